@@ -1,0 +1,296 @@
+package shopdb
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Defaults of Config; a zero field means its default.
+const (
+	DefaultAddr               = "127.0.0.1:3306"
+	DefaultTablePrefix        = "quotesync_"
+	DefaultConnMaxLifetime    = 3 * time.Minute
+	DefaultMaxOpenConns       = 10
+	DefaultQueryTimeout       = 30 * time.Second
+	DefaultLockHeartbeat      = 5 * time.Second
+	DefaultLockSessionTimeout = 30 * time.Second
+	// DefaultDialTimeout bounds connecting to the server.
+	DefaultDialTimeout = 10 * time.Second
+)
+
+// Limits checked by Validate.
+const (
+	maxConnMaxLifetime = 5 * time.Minute
+	maxPrefixLen       = 32 // the longest table or key name stays under 64 characters
+	maxLockNameLen     = 64 // MySQL 8 refuses longer GET_LOCK names
+)
+
+// Config is how quotesync reaches the shop's database and how the shop's
+// schema maps onto quotesync's needs. The YAML keys named below live under
+// "shop:"; the command decodes the file, shopdb validates what it is given.
+type Config struct {
+	// Addr is host:port of the server (shop.addr), or the path of its unix
+	// socket when it starts with "/". Default DefaultAddr.
+	Addr string
+	// User (shop.user) is required.
+	User string
+	// Password is resolved by the command from a file or the environment;
+	// it is never printed, not even by String.
+	Password string
+	// Database (shop.database) is the shop's schema; quotesync's own tables
+	// live beside the shop's. Required.
+	Database string
+	// TLS (shop.tls): "" (off), "true", "skip-verify" or "preferred".
+	TLS string
+	// TablePrefix (shop.table_prefix) prefixes quotesync's own tables.
+	// Default DefaultTablePrefix; letters, digits and "_" only.
+	TablePrefix string
+	// LockName (shop.lock_name) is the GET_LOCK name of the single-instance
+	// lock; default derived from Database and TablePrefix.
+	LockName string
+	// ConnMaxLifetime (shop.conn_max_lifetime) recycles pooled connections;
+	// default DefaultConnMaxLifetime, at most 5m.
+	ConnMaxLifetime time.Duration
+	// MaxOpenConns (shop.max_open_conns) caps the pool; the lock pins one
+	// connection of it. Default DefaultMaxOpenConns, at least 2.
+	MaxOpenConns int
+	// QueryTimeout (shop.query_timeout) bounds each operation of DB.
+	// Default DefaultQueryTimeout.
+	QueryTimeout time.Duration
+	// LockHeartbeat (shop.lock_heartbeat) is how often the lock checks it is
+	// still held. Default DefaultLockHeartbeat.
+	LockHeartbeat time.Duration
+	// LockSessionTimeout (shop.lock_session_timeout) is the wait_timeout of
+	// the lock's connection: how soon the server frees the lock of a
+	// vanished holder. Default DefaultLockSessionTimeout; at least twice
+	// LockHeartbeat.
+	LockSessionTimeout time.Duration
+
+	// Queries (shop.queries) is the mapping SQL; see Queries.
+	Queries Queries
+	// Params (shop.params) names extra parameters of the mapping queries:
+	// parameter name → dotted JSON path into the request as received from
+	// the remote, e.g. "registration": "vehicle.registration" (a number
+	// segment indexes an array: "vehicle.owners.0.name"). Strings and
+	// numbers arrive as text, booleans as 1/0, objects and arrays as JSON
+	// text; a path missing in a request yields NULL.
+	Params map[string]string
+	// WorkTypes (shop.work_types) maps the shop's operation codes to remote
+	// work types, e.g. "R&R": "RemoveReplaceLabour". A line whose code is
+	// not a key here is invalid.
+	WorkTypes map[string]string
+	// AllowCredits (shop.allow_credits) accepts negative quantities and
+	// prices (credit lines). Default false.
+	AllowCredits bool
+
+	// DriverLog, when set, receives the MySQL driver's own diagnostics
+	// (e.g. "unexpected EOF" when a connection drops); nil discards them.
+	// The errors themselves are always returned to the caller.
+	DriverLog func(msg string)
+}
+
+// driverLogger adapts Config.DriverLog to the driver's Logger.
+type driverLogger func(msg string)
+
+func (f driverLogger) Print(v ...any) {
+	if f != nil {
+		f(strings.TrimSuffix(fmt.Sprint(v...), "\n"))
+	}
+}
+
+// Queries holds the integrator's SQL: sqlx named queries (":name"
+// parameters; write "::" for a literal colon, and no literal "?").
+//
+// Parameters available to FindJob, CreateJob and BookingDate:
+// :request_id, :claim_number, :expiry (NULL when none) and every key of
+// Config.Params; BookingDate also gets :job. LineItems and EstimateState get
+// :jobs, a list, expanded for "IN (:jobs)"; they must use it.
+type Queries struct {
+	// FindJob (shop.queries.find_job) returns the existing job for a
+	// request: one column "job", zero rows for none, never more than one.
+	FindJob string
+	// CreateJob (shop.queries.create_job) creates a job when FindJob is
+	// absent or finds none: statements run in order in the transaction that
+	// records the reservation; the last one returns the new "job".
+	CreateJob []string
+	// BookingDate (shop.queries.booking_date), optional, returns one
+	// DATE/DATETIME column (or "YYYY-MM-DD" text) for :job.
+	BookingDate string
+	// LineItems (shop.queries.line_items) returns the estimate lines of
+	// :jobs with columns job, line_id, line_no, code, description, quantity,
+	// price and optionally part_number, total (alias them with AS). Other
+	// columns are an error. Amounts are read from their text form (DECIMAL
+	// keeps its scale); a NULL total means quantity × price rounded half up
+	// to cents. A job with one invalid row is reported, not loaded.
+	LineItems string
+	// EstimateState (shop.queries.estimate_state) returns one row per job
+	// of :jobs (two rows for a job are an error: GROUP BY the job) with
+	// columns job, final (a number, non-zero meaning final, or true/false;
+	// NULL is false) and optionally marker (any type; it must change
+	// whenever the estimate or its lines change). Other columns are an
+	// error.
+	EstimateState string
+}
+
+// withDefaults returns c with every zero tunable set to its default.
+func (c Config) withDefaults() Config {
+	if c.Addr == "" {
+		c.Addr = DefaultAddr
+	}
+	if c.TablePrefix == "" {
+		c.TablePrefix = DefaultTablePrefix
+	}
+	if c.LockName == "" && c.Database != "" {
+		c.LockName = shortName("quotesync." + c.Database + "." + c.TablePrefix)
+	}
+	if c.ConnMaxLifetime == 0 {
+		c.ConnMaxLifetime = DefaultConnMaxLifetime
+	}
+	if c.MaxOpenConns == 0 {
+		c.MaxOpenConns = DefaultMaxOpenConns
+	}
+	if c.QueryTimeout == 0 {
+		c.QueryTimeout = DefaultQueryTimeout
+	}
+	if c.LockHeartbeat == 0 {
+		c.LockHeartbeat = DefaultLockHeartbeat
+	}
+	if c.LockSessionTimeout == 0 {
+		c.LockSessionTimeout = DefaultLockSessionTimeout
+	}
+	return c
+}
+
+// shortName keeps a lock name within MySQL's 64 characters by replacing a
+// long one with a hash of it.
+func shortName(name string) string {
+	if len(name) <= maxLockNameLen {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return "quotesync." + hex.EncodeToString(sum[:16])
+}
+
+var (
+	prefixPattern = regexp.MustCompile(`^[A-Za-z0-9_]*$`)
+	paramPattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// Validate reports the first problem with c, naming its YAML key under
+// "shop:" and the fix. Zero tunables are valid (they mean the default).
+func (c Config) Validate() error {
+	if err := c.validateConnection(); err != nil {
+		return err
+	}
+	_, err := compileQueries(c)
+	return err
+}
+
+func (c Config) validateConnection() error {
+	switch {
+	case c.User == "":
+		return fmt.Errorf("shop.user: required")
+	case c.Database == "":
+		return fmt.Errorf("shop.database: required (the shop's schema name)")
+	case len(c.Database) > 64:
+		return fmt.Errorf("shop.database: longer than 64 characters")
+	case !prefixPattern.MatchString(c.TablePrefix) || len(c.TablePrefix) > maxPrefixLen:
+		return fmt.Errorf("shop.table_prefix: %q must be at most %d letters, digits or underscores", c.TablePrefix, maxPrefixLen)
+	case len(c.LockName) > maxLockNameLen:
+		return fmt.Errorf("shop.lock_name: longer than %d characters", maxLockNameLen)
+	case c.ConnMaxLifetime < 0 || c.ConnMaxLifetime > maxConnMaxLifetime:
+		return fmt.Errorf("shop.conn_max_lifetime: %s must be between 0 (default %s) and %s", c.ConnMaxLifetime, DefaultConnMaxLifetime, maxConnMaxLifetime)
+	case c.MaxOpenConns < 0 || c.MaxOpenConns == 1:
+		return fmt.Errorf("shop.max_open_conns: %d must be at least 2 (the lock pins one connection) or 0 for the default %d", c.MaxOpenConns, DefaultMaxOpenConns)
+	case c.QueryTimeout < 0:
+		return fmt.Errorf("shop.query_timeout: must not be negative")
+	case c.LockHeartbeat < 0:
+		return fmt.Errorf("shop.lock_heartbeat: must not be negative")
+	case c.LockSessionTimeout < 0 || (c.LockSessionTimeout > 0 && c.LockSessionTimeout < time.Second):
+		return fmt.Errorf("shop.lock_session_timeout: must be at least 1s")
+	}
+	d := c.withDefaults()
+	if d.LockSessionTimeout < 2*d.LockHeartbeat {
+		return fmt.Errorf("shop.lock_session_timeout: %s must be at least twice shop.lock_heartbeat (%s)", d.LockSessionTimeout, d.LockHeartbeat)
+	}
+	switch c.TLS {
+	case "", "false", "true", "skip-verify", "preferred":
+	default:
+		return fmt.Errorf("shop.tls: %q must be one of false, true, skip-verify, preferred", c.TLS)
+	}
+	for _, name := range sortedKeys(c.Params) {
+		switch path := c.Params[name]; {
+		case !paramPattern.MatchString(name):
+			return fmt.Errorf("shop.params.%s: a parameter name is letters, digits and underscores", name)
+		case isBuiltinParam(name):
+			return fmt.Errorf("shop.params.%s: %s is a built-in parameter; choose another name", name, name)
+		case path == "" || strings.HasPrefix(path, ".") || strings.HasSuffix(path, ".") || strings.Contains(path, ".."):
+			return fmt.Errorf("shop.params.%s: %q is not a dotted JSON path such as vehicle.registration", name, path)
+		}
+	}
+	if len(c.WorkTypes) == 0 {
+		return fmt.Errorf("shop.work_types: required: map each operation code of the shop to a remote work type")
+	}
+	for _, code := range sortedKeys(c.WorkTypes) {
+		if strings.TrimSpace(code) == "" || strings.TrimSpace(c.WorkTypes[code]) == "" {
+			return fmt.Errorf("shop.work_types.%s: code and work type must both be non-empty", code)
+		}
+	}
+	return nil
+}
+
+// mysqlConfig is the driver configuration for c (defaults applied).
+func (c Config) mysqlConfig() *mysql.Config {
+	m := mysql.NewConfig()
+	m.User = c.User
+	m.Passwd = c.Password
+	m.Net = "tcp"
+	if strings.HasPrefix(c.Addr, "/") {
+		m.Net = "unix"
+	}
+	m.Addr = c.Addr
+	m.DBName = c.Database
+	m.ParseTime = true
+	m.Loc = time.UTC
+	// Arguments are interpolated client-side: one round trip per statement,
+	// no prepare, and no 65,535-placeholder limit for "IN (:jobs)".
+	m.InterpolateParams = true
+	m.Timeout = DefaultDialTimeout
+	m.RejectReadOnly = true
+	m.Logger = driverLogger(c.DriverLog)
+	if c.TLS != "" && c.TLS != "false" {
+		m.TLSConfig = c.TLS
+	}
+	return m
+}
+
+// DSN returns the go-sql-driver/mysql DSN for c. It holds the password:
+// hand it to a driver, never to a log.
+func (c Config) DSN() string {
+	return c.withDefaults().mysqlConfig().FormatDSN()
+}
+
+// String describes c without its password.
+func (c Config) String() string {
+	d := c.withDefaults()
+	return fmt.Sprintf("mysql %s@%s/%s (tables %s*)", d.User, d.Addr, d.Database, d.TablePrefix)
+}
+
+// GoString is String, so that %#v does not print the password either.
+func (c Config) GoString() string { return "shopdb.Config{" + c.String() + "}" }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

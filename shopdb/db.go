@@ -1,0 +1,170 @@
+package shopdb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
+)
+
+// DB is quotesync's handle on the shop database: the mapping queries, the
+// daemon's own state tables and the single-instance lock. It is safe for
+// concurrent use.
+type DB struct {
+	cfg   Config
+	x     *sqlx.DB
+	trips *atomic.Int64
+	q     queries
+	t     tables
+	// beforeCommit, when set (by tests), runs inside Reserve's transaction
+	// just before COMMIT.
+	beforeCommit func(ctx context.Context, tx *sqlx.Tx) error
+}
+
+// tables are the quoted names of quotesync's own tables.
+type tables struct {
+	requests, events, schema string
+}
+
+func newTables(prefix string) tables {
+	return tables{
+		requests: "`" + prefix + "requests`",
+		events:   "`" + prefix + "events`",
+		schema:   "`" + prefix + "schema`",
+	}
+}
+
+// Open validates cfg, connects and pings. It does not migrate: call
+// Migrate (or check SchemaVersion) before using the state tables.
+func Open(ctx context.Context, cfg Config) (*DB, error) {
+	if err := cfg.validateConnection(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	qs, err := compileQueries(cfg)
+	if err != nil {
+		return nil, err
+	}
+	connector, err := mysql.NewConnector(cfg.mysqlConfig())
+	if err != nil {
+		return nil, fmt.Errorf("configure driver for %s: %w", cfg, err)
+	}
+	trips := new(atomic.Int64)
+	sdb := sql.OpenDB(&countingConnector{inner: connector, n: trips})
+	sdb.SetMaxOpenConns(cfg.MaxOpenConns)
+	sdb.SetMaxIdleConns(cfg.MaxOpenConns)
+	sdb.SetConnMaxLifetime(cfg.ConnMaxLifetime)
+	db := &DB{cfg: cfg, x: sqlx.NewDb(sdb, "mysql"), trips: trips, q: qs, t: newTables(cfg.TablePrefix)}
+	if err := db.Ping(ctx); err != nil {
+		sdb.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Close closes the connection pool.
+func (db *DB) Close() error {
+	return db.x.Close()
+}
+
+// Ping checks that the server answers.
+func (db *DB) Ping(ctx context.Context) error {
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	if err := db.x.PingContext(ctx); err != nil {
+		return fmt.Errorf("connect to %s: %w", db.cfg, err)
+	}
+	return nil
+}
+
+// RoundTrips is the number of commands sent to the server that waited for
+// its answer (statements, BEGIN/COMMIT/ROLLBACK, pings, the per-connection
+// session set-up) since Open.
+func (db *DB) RoundTrips() int64 {
+	return db.trips.Load()
+}
+
+// Config returns the configuration in use, defaults applied.
+func (db *DB) Config() Config {
+	return db.cfg
+}
+
+func (db *DB) timeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, db.cfg.QueryTimeout)
+}
+
+// inTx runs f in a transaction and commits; any error rolls back.
+func (db *DB) inTx(ctx context.Context, f func(tx *sqlx.Tx) error) error {
+	tx, err := db.x.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	if err := f(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// MySQL error numbers quotesync branches on.
+const (
+	errDupEntry     = 1062 // ER_DUP_ENTRY
+	errNoSuchTable  = 1146 // ER_NO_SUCH_TABLE
+	errTableExists  = 1050 // ER_TABLE_EXISTS_ERROR
+	errDupFieldName = 1060 // ER_DUP_FIELDNAME
+	errDupKeyName   = 1061 // ER_DUP_KEYNAME
+	errCantDropKey  = 1091 // ER_CANT_DROP_FIELD_OR_KEY
+	errReadOnlyTx   = 1792 // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
+)
+
+// mysqlErrno is the server's error number in err, 0 when none.
+func mysqlErrno(err error) uint16 {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number
+	}
+	return 0
+}
+
+// maxTextLen caps last_error and event messages (bytes).
+const maxTextLen = 4000
+
+// capText cuts s to at most maxTextLen bytes on a rune boundary.
+func capText(s string) string {
+	if len(s) <= maxTextLen {
+		return s
+	}
+	cut := maxTextLen - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// dbTime is t as stored: UTC, microseconds; nil (NULL) for the zero time.
+func dbTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return normTime(t)
+}
+
+// normTime is t as it reads back from a DATETIME(6) column.
+func normTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC().Truncate(time.Microsecond)
+}
+
+// now is the current time as stored.
+func now() time.Time { return normTime(time.Now()) }

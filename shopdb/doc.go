@@ -1,0 +1,33 @@
+// Package shopdb is everything quotesync does with SQL, on the shop's
+// MySQL or MariaDB database:
+//
+//   - the mapping: the integrator's named queries (Config.Queries) that find
+//     or create the job for a request, read its booking date, its estimate
+//     lines (validated into Line values, decimal end to end) and whether its
+//     estimate is final;
+//   - quotesync's own state, in tables with a configurable prefix created
+//     by embedded, versioned migrations (Migrate): one row per remote
+//     request (Request) moved by compare-and-set (Update), and an
+//     append-only event log;
+//   - the single-instance lock (AcquireLock) for an HA pair.
+//
+// Batched reads cost one statement whatever the number of jobs:
+// OpenRequests, JobStates and LineItems each send one query, so an idle
+// pass over 10,000 jobs costs a constant number of round trips (RoundTrips
+// counts them). Arguments are interpolated by the driver, so there is no
+// prepare round trip and no 65,535-placeholder limit on "IN (:jobs)".
+//
+// Every transaction runs at READ COMMITTED (set per session when a
+// connection opens, in SQL that MariaDB 10.11 and MySQL 8 both accept).
+// Reserve allocates a job number and records it in one transaction: a
+// connection lost half-way leaves neither a job nor a row behind.
+//
+// Portability notes (MariaDB 10.11, MySQL 8, go-mysql-server for the demo):
+// DDL commits implicitly on all of them, hence one statement per migration
+// step; GET_LOCK names are limited to 64 characters on MySQL 8 (long names
+// are hashed); request JSON is kept in MEDIUMTEXT, not JSON, so that MySQL
+// does not reorder it.
+//
+// shopdb never logs: it returns errors, and the caller decides. The
+// password never appears in errors or in Config.String.
+package shopdb

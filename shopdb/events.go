@@ -1,0 +1,81 @@
+package shopdb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// eventColumns is the column list of the events table in scan order.
+const eventColumns = "id, request_id, job, kind, from_phase, to_phase, route, status, attempt, duration_ms, message, `at`"
+
+// insertEvent appends ev (ID is assigned by the database).
+func (db *DB) insertEvent(ctx context.Context, x queryer, ev Event) error {
+	if ev.Kind == "" {
+		return fmt.Errorf("record event: kind is empty")
+	}
+	if ev.At.IsZero() {
+		ev.At = now()
+	}
+	_, err := x.ExecContext(ctx, "INSERT INTO "+db.t.events+
+		" (request_id, job, kind, from_phase, to_phase, route, status, attempt, duration_ms, message, `at`)"+
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		ev.RequestID, ev.Job, ev.Kind, ev.From, ev.To, ev.Route, ev.Status, ev.Attempt,
+		ev.Duration.Milliseconds(), capText(ev.Message), normTime(ev.At))
+	if err != nil {
+		return fmt.Errorf("record %s event of request %s: %w", ev.Kind, ev.RequestID, err)
+	}
+	return nil
+}
+
+// RecordEvent appends ev to the event log (At defaults to now).
+func (db *DB) RecordEvent(ctx context.Context, ev Event) error {
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	return db.insertEvent(ctx, db.x, ev)
+}
+
+// Events returns the newest events first, at most limit (<= 0: no limit),
+// of one request, or of all when requestID is "".
+func (db *DB) Events(ctx context.Context, requestID string, limit int) ([]Event, error) {
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	q := "SELECT " + eventColumns + " FROM " + db.t.events
+	var args []any
+	if requestID != "" {
+		q += " WHERE request_id = ?"
+		args = append(args, requestID)
+	}
+	q += " ORDER BY id DESC"
+	if limit > 0 {
+		q += " LIMIT " + strconv.Itoa(limit)
+	}
+	rows, err := db.x.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var (
+			ev  Event
+			ms  int64
+			msg sql.NullString
+		)
+		err := rows.Scan(&ev.ID, &ev.RequestID, &ev.Job, &ev.Kind, &ev.From, &ev.To, &ev.Route,
+			&ev.Status, &ev.Attempt, &ms, &msg, &ev.At)
+		if err != nil {
+			return nil, fmt.Errorf("read events: %w", err)
+		}
+		ev.Duration = time.Duration(ms) * time.Millisecond
+		ev.Message = msg.String
+		ev.At = ev.At.UTC()
+		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	return out, nil
+}

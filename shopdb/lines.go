@@ -1,0 +1,340 @@
+package shopdb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/shopspring/decimal"
+)
+
+// Columns of line_items and estimate_state.
+var (
+	lineColumnsRequired = []string{"job", "line_id", "line_no", "code", "description", "quantity", "price"}
+	lineColumnsOptional = []string{"part_number", "total"}
+	stateColumnsReq     = []string{"job", "final"}
+	stateColumnsOpt     = []string{"marker"}
+)
+
+// RowError is an invalid estimate line: the job it belongs to is skipped
+// until the shop fixes the row. Error() names job, line and column, and says
+// what a valid value is.
+type RowError struct {
+	Job    string
+	Line   string // line_no as the shop returned it; "NULL" when missing
+	LineID string // "NULL" when missing
+	Column string
+	Reason string // what is wrong and what is needed
+}
+
+// Error implements error.
+func (e *RowError) Error() string {
+	return fmt.Sprintf("job %s line %s (line_id %s): column %s %s", e.Job, e.Line, e.LineID, e.Column, e.Reason)
+}
+
+// columnIndex maps the result columns onto the names a query must and may
+// return; a missing required or an unknown column is an error.
+func columnIndex(key string, cols, required, optional []string) (map[string]int, error) {
+	idx := make(map[string]int, len(cols))
+	for i, c := range cols {
+		name := strings.ToLower(c)
+		if !contains(required, name) && !contains(optional, name) {
+			return nil, fmt.Errorf("%s returns column %q, which quotesync does not know; it returns %s and optionally %s", key, c, strings.Join(required, ", "), strings.Join(optional, ", "))
+		}
+		if _, dup := idx[name]; dup {
+			return nil, fmt.Errorf("%s returns column %q twice", key, c)
+		}
+		idx[name] = i
+	}
+	for _, r := range required {
+		if _, ok := idx[r]; !ok {
+			return nil, fmt.Errorf("%s returns no column %q; it must return %s (alias with AS)", key, r, strings.Join(required, ", "))
+		}
+	}
+	return idx, nil
+}
+
+// scanRows calls f with the values of every row (the slice is reused).
+func scanRows(rows *sql.Rows, key string, f func(vals []any) error) error {
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return fmt.Errorf("read columns of %s: %w", key, err)
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return fmt.Errorf("read %s: %w", key, err)
+		}
+		if err := f(vals); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", key, err)
+	}
+	return nil
+}
+
+// jobSet dedupes jobs and resolves the job a row names to one that was
+// asked for (exactly, else ignoring case as a case-insensitive collation
+// would).
+type jobSet struct {
+	exact map[string]bool
+	fold  map[string]string
+	list  []string
+}
+
+func newJobSet(jobs []string) jobSet {
+	s := jobSet{exact: make(map[string]bool, len(jobs)), fold: make(map[string]string, len(jobs))}
+	for _, j := range jobs {
+		if j == "" || s.exact[j] {
+			continue
+		}
+		s.exact[j] = true
+		s.fold[strings.ToLower(j)] = j
+		s.list = append(s.list, j)
+	}
+	return s
+}
+
+func (s jobSet) resolve(job string) (string, bool) {
+	if s.exact[job] {
+		return job, true
+	}
+	j, ok := s.fold[strings.ToLower(job)]
+	return j, ok
+}
+
+// LineItems runs line_items for jobs in one statement. Valid lines come
+// back per job ordered by line_no; a job with any invalid row is in bad
+// (a *RowError) and not in lines. Jobs without lines are in neither. Rows
+// for jobs that were not asked for are ignored. err is for the query as a
+// whole (the database, or columns that do not fit).
+func (db *DB) LineItems(ctx context.Context, jobs []string) (lines map[string][]Line, bad map[string]error, err error) {
+	set := newJobSet(jobs)
+	lines, bad = map[string][]Line{}, map[string]error{}
+	if len(set.list) == 0 {
+		return lines, bad, nil
+	}
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	q := &db.q.lineItems
+	rows, err := q.query(ctx, db.x, map[string]any{ParamJobs: set.list})
+	if err != nil {
+		return nil, nil, err
+	}
+	cols, err := rows.Columns()
+	if err != nil {
+		rows.Close()
+		return nil, nil, fmt.Errorf("read columns of %s: %w", q.key, err)
+	}
+	idx, err := columnIndex(q.key, cols, lineColumnsRequired, lineColumnsOptional)
+	if err != nil {
+		rows.Close()
+		return nil, nil, err
+	}
+	seen := map[string]map[string]bool{}
+	err = scanRows(rows, q.key, func(vals []any) error {
+		raw, ok := text(vals[idx["job"]])
+		if !ok {
+			return fmt.Errorf("%s returned a row with a NULL job", q.key)
+		}
+		job, ok := set.resolve(raw)
+		if !ok || bad[job] != nil {
+			return nil
+		}
+		l, rerr := db.parseLine(job, idx, vals)
+		if rerr == nil {
+			if seen[job] == nil {
+				seen[job] = map[string]bool{}
+			}
+			if seen[job][l.LineID] {
+				rerr = &RowError{Job: job, Line: fmt.Sprint(l.Order), LineID: l.LineID, Column: "line_id",
+					Reason: "appears twice; line ids must be unique within a job"}
+			}
+			seen[job][l.LineID] = true
+		}
+		if rerr != nil {
+			bad[job] = rerr
+			delete(lines, job)
+			return nil
+		}
+		lines[job] = append(lines[job], l)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, ls := range lines {
+		sort.SliceStable(ls, func(i, j int) bool { return ls[i].Order < ls[j].Order })
+	}
+	return lines, bad, nil
+}
+
+// parseLine validates one row of line_items.
+func (db *DB) parseLine(job string, idx map[string]int, vals []any) (Line, *RowError) {
+	get := func(col string) (string, bool) {
+		i, ok := idx[col]
+		if !ok {
+			return "", false
+		}
+		return text(vals[i])
+	}
+	lineNo, okNo := get("line_no")
+	lineID, okID := get("line_id")
+	e := &RowError{Job: job, Line: "NULL", LineID: "NULL"}
+	if okNo {
+		e.Line = lineNo
+	}
+	if okID {
+		e.LineID = lineID
+	}
+	fail := func(col, reason string) (Line, *RowError) {
+		e.Column, e.Reason = col, reason
+		return Line{}, e
+	}
+	l := Line{Job: job, LineID: strings.TrimSpace(lineID)}
+	if !okID || l.LineID == "" {
+		return fail("line_id", "is NULL or empty; every line needs a stable id (it becomes the remote item id)")
+	}
+	if !okNo {
+		return fail("line_no", "is NULL; every line needs a line number (the item's order)")
+	}
+	n, err := decimal.NewFromString(strings.TrimSpace(lineNo))
+	if err != nil || !n.IsInteger() || n.Abs().GreaterThan(decimal.NewFromInt(1<<31)) {
+		return fail("line_no", fmt.Sprintf("is %q; a line number is a whole number", lineNo))
+	}
+	l.Order = int(n.IntPart())
+	code, ok := get("code")
+	l.Code = strings.TrimSpace(code)
+	if !ok || l.Code == "" {
+		return fail("code", "is NULL or empty; every line needs an operation code listed under shop.work_types")
+	}
+	if l.WorkType, ok = db.cfg.WorkTypes[l.Code]; !ok {
+		return fail("code", fmt.Sprintf("is %q, which is not under shop.work_types; add it there or leave such lines out in line_items", l.Code))
+	}
+	desc, ok := get("description")
+	l.Description = strings.TrimSpace(desc)
+	if !ok || l.Description == "" {
+		return fail("description", "is NULL or empty; every line needs a description")
+	}
+	l.PartNumber, _ = get("part_number")
+	l.PartNumber = strings.TrimSpace(l.PartNumber)
+	var problem string
+	q, qok := get("quantity")
+	if l.Quantity, problem = db.amount(q, qok, "every line needs a numeric quantity"); problem != "" {
+		return fail("quantity", problem)
+	}
+	p, pok := get("price")
+	if l.Price, problem = db.amount(p, pok, "every line needs a unit price"); problem != "" {
+		return fail("price", problem)
+	}
+	total, ok := get("total")
+	switch {
+	case !ok:
+		l.Total = l.Quantity.Mul(l.Price).Round(2)
+	default:
+		if l.Total, err = decimal.NewFromString(strings.TrimSpace(total)); err != nil {
+			return fail("total", fmt.Sprintf("is %q, which is not a number; return a number or NULL (quotesync then computes quantity × price)", total))
+		}
+	}
+	return l, nil
+}
+
+// amount parses a quantity or price; negative ones only with AllowCredits.
+// problem is "" for a valid amount, else the reason, ending with need.
+func (db *DB) amount(s string, ok bool, need string) (d decimal.Decimal, problem string) {
+	if !ok {
+		return d, "is NULL; " + need
+	}
+	d, err := decimal.NewFromString(strings.TrimSpace(s))
+	if err != nil {
+		return d, fmt.Sprintf("is %q, which is not a number; %s", s, need)
+	}
+	if d.IsNegative() && !db.cfg.AllowCredits {
+		return d, fmt.Sprintf("is %s: negative, and shop.allow_credits is false; set it to true to accept credit lines", s)
+	}
+	return d, ""
+}
+
+// JobStates runs estimate_state for jobs in one statement. Jobs the query
+// returns no row for are absent from the map.
+func (db *DB) JobStates(ctx context.Context, jobs []string) (map[string]JobState, error) {
+	set := newJobSet(jobs)
+	out := make(map[string]JobState, len(set.list))
+	if len(set.list) == 0 {
+		return out, nil
+	}
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	q := &db.q.estimateState
+	rows, err := q.query(ctx, db.x, map[string]any{ParamJobs: set.list})
+	if err != nil {
+		return nil, err
+	}
+	cols, err := rows.Columns()
+	if err != nil {
+		rows.Close()
+		return nil, fmt.Errorf("read columns of %s: %w", q.key, err)
+	}
+	idx, err := columnIndex(q.key, cols, stateColumnsReq, stateColumnsOpt)
+	if err != nil {
+		rows.Close()
+		return nil, err
+	}
+	err = scanRows(rows, q.key, func(vals []any) error {
+		raw, ok := text(vals[idx["job"]])
+		if !ok {
+			return fmt.Errorf("%s returned a row with a NULL job", q.key)
+		}
+		job, ok := set.resolve(raw)
+		if !ok {
+			return nil
+		}
+		if _, dup := out[job]; dup {
+			return fmt.Errorf("%s returned two rows for job %s; it must return one per job (GROUP BY the job)", q.key, job)
+		}
+		final, ferr := truth(vals[idx["final"]])
+		if ferr != nil {
+			return fmt.Errorf("%s: job %s: column final %w", q.key, job, ferr)
+		}
+		st := JobState{Job: job, Final: final}
+		if i, ok := idx["marker"]; ok {
+			st.Marker, _ = text(vals[i])
+		}
+		out[job] = st
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// truth reads a boolean column: a number (non-zero is true), true/false,
+// yes/no, y/n; NULL is false.
+func truth(v any) (bool, error) {
+	s, ok := text(v)
+	if !ok {
+		return false, nil
+	}
+	s = strings.TrimSpace(s)
+	switch strings.ToLower(s) {
+	case "true", "yes", "y", "t":
+		return true, nil
+	case "false", "no", "n", "f", "":
+		return false, nil
+	}
+	d, err := decimal.NewFromString(s)
+	if err != nil {
+		return false, fmt.Errorf("is %q; return 1/0 or true/false", s)
+	}
+	return !d.IsZero(), nil
+}

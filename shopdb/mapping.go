@@ -1,0 +1,407 @@
+package shopdb
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Built-in parameter names of the mapping queries (see Queries).
+const (
+	ParamRequestID   = "request_id"
+	ParamClaimNumber = "claim_number"
+	ParamExpiry      = "expiry"
+	ParamJob         = "job"
+	ParamJobs        = "jobs"
+)
+
+func isBuiltinParam(name string) bool {
+	switch name {
+	case ParamRequestID, ParamClaimNumber, ParamExpiry, ParamJob, ParamJobs:
+		return true
+	}
+	return false
+}
+
+// namedQuery is one validated mapping query.
+type namedQuery struct {
+	key      string // YAML key, e.g. "shop.queries.create_job[1]"
+	text     string // the integrator's SQL with :name parameters
+	names    []string
+	usesJobs bool
+}
+
+// queries is the compiled mapping.
+type queries struct {
+	findJob       *namedQuery
+	createJob     []namedQuery
+	bookingDate   *namedQuery
+	lineItems     namedQuery
+	estimateState namedQuery
+}
+
+// compileQueries checks every mapping query of c: present where required,
+// parseable as a named query, and using only the parameters it may use.
+func compileQueries(c Config) (queries, error) {
+	var qs queries
+	reqParams := []string{ParamRequestID, ParamClaimNumber, ParamExpiry}
+	reqParams = append(reqParams, sortedKeys(c.Params)...)
+	q := c.Queries
+	if strings.TrimSpace(q.FindJob) == "" && len(q.CreateJob) == 0 {
+		return qs, fmt.Errorf("shop.queries: set find_job, create_job or both, so that a request can get a job")
+	}
+	if strings.TrimSpace(q.FindJob) != "" {
+		nq, err := compileNamed("shop.queries.find_job", q.FindJob, reqParams)
+		if err != nil {
+			return qs, err
+		}
+		qs.findJob = &nq
+	}
+	for i, text := range q.CreateJob {
+		nq, err := compileNamed(fmt.Sprintf("shop.queries.create_job[%d]", i), text, reqParams)
+		if err != nil {
+			return qs, err
+		}
+		qs.createJob = append(qs.createJob, nq)
+	}
+	if strings.TrimSpace(q.BookingDate) != "" {
+		nq, err := compileNamed("shop.queries.booking_date", q.BookingDate, append([]string{ParamJob}, reqParams...))
+		if err != nil {
+			return qs, err
+		}
+		qs.bookingDate = &nq
+	}
+	var err error
+	if qs.lineItems, err = compileJobsQuery("shop.queries.line_items", q.LineItems); err != nil {
+		return qs, err
+	}
+	if qs.estimateState, err = compileJobsQuery("shop.queries.estimate_state", q.EstimateState); err != nil {
+		return qs, err
+	}
+	return qs, nil
+}
+
+func compileJobsQuery(key, text string) (namedQuery, error) {
+	if strings.TrimSpace(text) == "" {
+		return namedQuery{}, fmt.Errorf("%s: required", key)
+	}
+	nq, err := compileNamed(key, text, []string{ParamJobs})
+	if err != nil {
+		return nq, err
+	}
+	if !nq.usesJobs {
+		return nq, fmt.Errorf("%s: must use :jobs, e.g. WHERE j.job_no IN (:jobs)", key)
+	}
+	return nq, nil
+}
+
+func compileNamed(key, text string, allowed []string) (namedQuery, error) {
+	nq := namedQuery{key: key, text: text}
+	if strings.TrimSpace(text) == "" {
+		return nq, fmt.Errorf("%s: empty statement", key)
+	}
+	bound, names, err := scanNamed(text)
+	if err != nil {
+		return nq, fmt.Errorf("%s: %w", key, err)
+	}
+	if strings.Count(bound, "?") != len(names) {
+		return nq, fmt.Errorf("%s: contains a literal \"?\"; write CHAR(63) instead (parameters are :name)", key)
+	}
+	ok := make(map[string]bool, len(allowed))
+	for _, a := range allowed {
+		ok[a] = true
+	}
+	vals := make(map[string]any, len(names))
+	for _, n := range names {
+		if !ok[n] {
+			return nq, fmt.Errorf("%s: unknown parameter :%s; known here: :%s (add others under shop.params)", key, n, strings.Join(allowed, ", :"))
+		}
+		vals[n] = nil
+		if n == ParamJobs {
+			nq.usesJobs = true
+		}
+		if !contains(nq.names, n) {
+			nq.names = append(nq.names, n)
+		}
+	}
+	// sqlx is the binder at run time: make sure it reads the text as we do.
+	if _, args, err := sqlx.Named(text, vals); err != nil || len(args) != len(names) {
+		return nq, fmt.Errorf("%s: not a valid named query: %v", key, err)
+	}
+	return nq, nil
+}
+
+// scanNamed finds the :name parameters of a named query as sqlx does ("::"
+// is a literal colon, ":=" an assignment) and returns the text with "?" in
+// their place.
+func scanNamed(text string) (string, []string, error) {
+	var out strings.Builder
+	var names []string
+	isNameByte := func(b byte) bool {
+		return b == '_' || b == '.' || unicode.IsLetter(rune(b)) || unicode.IsDigit(rune(b))
+	}
+	for i := 0; i < len(text); i++ {
+		b := text[i]
+		if b != ':' {
+			out.WriteByte(b)
+			continue
+		}
+		switch {
+		case i+1 < len(text) && text[i+1] == ':':
+			out.WriteByte(':')
+			i++
+		case i+1 < len(text) && text[i+1] == '=':
+			out.WriteString(":=")
+			i++
+		default:
+			j := i + 1
+			for j < len(text) && isNameByte(text[j]) {
+				j++
+			}
+			if j == i+1 {
+				return "", nil, fmt.Errorf("\":\" at offset %d starts no parameter name; write \"::\" for a literal colon", i)
+			}
+			names = append(names, text[i+1:j])
+			out.WriteByte('?')
+			i = j - 1
+		}
+	}
+	return out.String(), names, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// queryer is what the mapping runs on: the pool or a transaction.
+type queryer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// bind turns q and the parameter values into SQL and arguments.
+func (q *namedQuery) bind(vals map[string]any) (string, []any, error) {
+	text, args, err := sqlx.Named(q.text, vals)
+	if err != nil {
+		return "", nil, fmt.Errorf("bind %s: %w", q.key, err)
+	}
+	if q.usesJobs {
+		if text, args, err = sqlx.In(text, args...); err != nil {
+			return "", nil, fmt.Errorf("expand :jobs of %s: %w", q.key, err)
+		}
+	}
+	return text, args, nil
+}
+
+func (q *namedQuery) query(ctx context.Context, x queryer, vals map[string]any) (*sql.Rows, error) {
+	text, args, err := q.bind(vals)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := x.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", q.key, err)
+	}
+	return rows, nil
+}
+
+func (q *namedQuery) exec(ctx context.Context, x queryer, vals map[string]any) error {
+	text, args, err := q.bind(vals)
+	if err != nil {
+		return err
+	}
+	if _, err := x.ExecContext(ctx, text, args...); err != nil {
+		return fmt.Errorf("run %s: %w", q.key, err)
+	}
+	return nil
+}
+
+// requestParams are the parameter values for one request: the built-ins
+// and every configured JSON path (NULL where the request has no value).
+func requestParams(nr NewRequest, params map[string]string) (map[string]any, error) {
+	vals := map[string]any{
+		ParamRequestID:   nr.RequestID,
+		ParamClaimNumber: nr.ClaimNumber,
+		ParamExpiry:      nil,
+	}
+	if !nr.Expiry.IsZero() {
+		vals[ParamExpiry] = nr.Expiry.UTC()
+	}
+	if len(params) == 0 {
+		return vals, nil
+	}
+	var doc any
+	if len(bytes.TrimSpace(nr.RequestJSON)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(nr.RequestJSON))
+		dec.UseNumber()
+		if err := dec.Decode(&doc); err != nil {
+			return nil, fmt.Errorf("decode JSON of request %s: %w", nr.RequestID, err)
+		}
+	}
+	for name, path := range params {
+		vals[name] = jsonPath(doc, path)
+	}
+	return vals, nil
+}
+
+// jsonPath follows a dotted path (object keys, or array indexes) into doc
+// and returns a value for SQL: a string, a bool, nil, or compact JSON for
+// an object or array.
+func jsonPath(doc any, path string) any {
+	cur := doc
+	for _, seg := range strings.Split(path, ".") {
+		switch v := cur.(type) {
+		case map[string]any:
+			next, ok := v[seg]
+			if !ok {
+				return nil
+			}
+			cur = next
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(v) {
+				return nil
+			}
+			cur = v[i]
+		default:
+			return nil
+		}
+	}
+	switch v := cur.(type) {
+	case nil, string, bool:
+		return v
+	case json.Number:
+		return v.String()
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil
+		}
+		return string(b)
+	}
+}
+
+// scanJob reads the job column of a find_job or create_job result: zero
+// rows is "", more than one is an error.
+func scanJob(rows *sql.Rows, key string) (string, error) {
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return "", fmt.Errorf("read columns of %s: %w", key, err)
+	}
+	idx, err := jobColumn(cols, key)
+	if err != nil {
+		return "", err
+	}
+	var jobs []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return "", fmt.Errorf("read %s: %w", key, err)
+		}
+		s, ok := text(vals[idx])
+		if !ok || strings.TrimSpace(s) == "" {
+			return "", fmt.Errorf("%s returned a NULL or empty job", key)
+		}
+		jobs = append(jobs, s)
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("read %s: %w", key, err)
+	}
+	switch len(jobs) {
+	case 0:
+		return "", nil
+	case 1:
+		return jobs[0], nil
+	default:
+		return "", fmt.Errorf("%s returned %d rows (jobs %s); it must return at most one", key, len(jobs), strings.Join(jobs, ", "))
+	}
+}
+
+// jobColumn is the index of the job column: the only column, or the one
+// named "job".
+func jobColumn(cols []string, key string) (int, error) {
+	if len(cols) == 1 {
+		return 0, nil
+	}
+	for i, c := range cols {
+		if strings.EqualFold(c, "job") {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("%s returns columns %s; it needs one column named job", key, strings.Join(cols, ", "))
+}
+
+// scanDate reads booking_date's single value: a DATE/DATETIME, or text in
+// "YYYY-MM-DD[ hh:mm:ss]" form. No row or NULL is the zero time.
+func scanDate(rows *sql.Rows, key string) (time.Time, error) {
+	defer rows.Close()
+	var v any
+	if rows.Next() {
+		if err := rows.Scan(&v); err != nil {
+			return time.Time{}, fmt.Errorf("read %s: %w (it must return one column)", key, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return time.Time{}, fmt.Errorf("read %s: %w", key, err)
+	}
+	switch t := v.(type) {
+	case nil:
+		return time.Time{}, nil
+	case time.Time:
+		return t.UTC(), nil
+	}
+	s, _ := text(v)
+	for _, layout := range []string{time.DateOnly, time.DateTime, time.RFC3339} {
+		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%s returned %q, which is not a date", key, s)
+}
+
+// text renders a scanned value as text; false for NULL.
+func text(v any) (string, bool) {
+	switch t := v.(type) {
+	case nil:
+		return "", false
+	case []byte:
+		return string(t), true
+	case string:
+		return t, true
+	case int64:
+		return strconv.FormatInt(t, 10), true
+	case uint64:
+		return strconv.FormatUint(t, 10), true
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64), true
+	case float32:
+		return strconv.FormatFloat(float64(t), 'f', -1, 32), true
+	case bool:
+		if t {
+			return "1", true
+		}
+		return "0", true
+	case time.Time:
+		return t.UTC().Format("2006-01-02 15:04:05.999999"), true
+	default:
+		return fmt.Sprint(t), true
+	}
+}

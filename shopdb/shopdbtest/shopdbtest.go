@@ -1,0 +1,194 @@
+// Package shopdbtest gives each test a fresh, uniquely named database
+// (qstest_<random>) on a real MySQL or MariaDB server, dropped when the test
+// ends. The server comes from the environment variable QUOTESYNC_TEST_DSN
+// (default root@tcp(127.0.0.1:3306)/); `make test` starts one when none
+// answers. When no server answers, the test fails and says so: it never
+// skips.
+package shopdbtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/sampleshop"
+)
+
+// EnvDSN names the environment variable holding the test server's DSN
+// (go-sql-driver/mysql form, no database); DefaultDSN is used when unset.
+const (
+	EnvDSN     = "QUOTESYNC_TEST_DSN"
+	DefaultDSN = "root@tcp(127.0.0.1:3306)/"
+	// NamePrefix starts every test database's name; the CI test user may
+	// create only those.
+	NamePrefix = "qstest_"
+)
+
+// Database is a fresh database on the test server.
+type Database struct {
+	// Name is the database's name, NamePrefix + 12 hex digits.
+	Name string
+	// SQL is a pool on the database for the test's own statements (playing
+	// the shop, assertions, KILL). Times are UTC.
+	SQL  *sqlx.DB
+	base *mysql.Config
+}
+
+// serverConfig parses the test server's DSN.
+func serverConfig(tb testing.TB) *mysql.Config {
+	tb.Helper()
+	dsn := os.Getenv(EnvDSN)
+	if dsn == "" {
+		dsn = DefaultDSN
+	}
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		tb.Fatalf("shopdbtest: %s is not a go-sql-driver/mysql DSN: %v", EnvDSN, err)
+	}
+	cfg.DBName = ""
+	cfg.ParseTime = true
+	cfg.Loc = time.UTC
+	cfg.InterpolateParams = true
+	cfg.MultiStatements = false
+	return cfg
+}
+
+// DSN returns the DSN of database name on the test server, e.g. for an
+// end-to-end test that points the real binary at it.
+func DSN(tb testing.TB, name string) string {
+	tb.Helper()
+	cfg := serverConfig(tb)
+	cfg.DBName = name
+	return cfg.FormatDSN()
+}
+
+func unavailable(tb testing.TB, cfg *mysql.Config, err error) {
+	tb.Helper()
+	tb.Fatalf("shopdbtest: no MySQL/MariaDB server answers at %s as %s: %v\n"+
+		"\tthe SQL tests need a real server: `make test` starts one (see .ci/mariadb),\n"+
+		"\tor set %s=user:pass@tcp(host:port)/ (a user allowed to create %s* databases)",
+		cfg.Addr, cfg.User, err, EnvDSN, NamePrefix)
+}
+
+// NewDatabase creates an empty database, dropped in tb.Cleanup.
+func NewDatabase(tb testing.TB) *Database {
+	tb.Helper()
+	base := serverConfig(tb)
+	admin, err := sqlx.Open("mysql", base.FormatDSN())
+	if err != nil {
+		tb.Fatalf("shopdbtest: %v", err)
+	}
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := admin.PingContext(ctx); err != nil {
+		unavailable(tb, base, err)
+	}
+	var rnd [6]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		tb.Fatalf("shopdbtest: %v", err)
+	}
+	name := NamePrefix + hex.EncodeToString(rnd[:])
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE `"+name+"` CHARACTER SET utf8mb4"); err != nil {
+		tb.Fatalf("shopdbtest: create database %s: %v", name, err)
+	}
+	d := &Database{Name: name, base: base}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		admin, err := sqlx.Open("mysql", base.FormatDSN())
+		if err == nil {
+			_, err = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS `"+name+"`")
+			admin.Close()
+		}
+		if err != nil {
+			tb.Errorf("shopdbtest: drop database %s: %v", name, err)
+		}
+	})
+	cfg := base.Clone()
+	cfg.DBName = name
+	if d.SQL, err = sqlx.Open("mysql", cfg.FormatDSN()); err != nil {
+		tb.Fatalf("shopdbtest: %v", err)
+	}
+	tb.Cleanup(func() { d.SQL.Close() })
+	return d
+}
+
+// NewSampleShop creates a database holding the sample shop's schema and
+// data (package sampleshop).
+func NewSampleShop(tb testing.TB) *Database {
+	tb.Helper()
+	d := NewDatabase(tb)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := sampleshop.Apply(ctx, d.SQL); err != nil {
+		tb.Fatalf("shopdbtest: %v", err)
+	}
+	return d
+}
+
+// New is the common case: a sample shop database, and a shopdb.DB on it
+// with the sample mapping, opened and migrated.
+func New(tb testing.TB) (*shopdb.DB, *Database) {
+	tb.Helper()
+	d := NewSampleShop(tb)
+	return d.Open(tb, d.Config()), d
+}
+
+// DSN returns the database's DSN.
+func (d *Database) DSN() string {
+	cfg := d.base.Clone()
+	cfg.DBName = d.Name
+	return cfg.FormatDSN()
+}
+
+// Config returns a shopdb.Config for this database with the sample shop's
+// mapping (sampleshop.Mapping) and small lock timings for tests.
+func (d *Database) Config() shopdb.Config {
+	cfg := sampleshop.Mapping()
+	cfg.Addr = d.base.Addr
+	cfg.User = d.base.User
+	cfg.Password = d.base.Passwd
+	cfg.Database = d.Name
+	cfg.LockHeartbeat = 200 * time.Millisecond
+	cfg.LockSessionTimeout = 2 * time.Second
+	return cfg
+}
+
+// Open opens cfg and migrates it; the DB is closed in tb.Cleanup.
+func (d *Database) Open(tb testing.TB, cfg shopdb.Config) *shopdb.DB {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db, err := shopdb.Open(ctx, cfg)
+	if err != nil {
+		tb.Fatalf("shopdbtest: open: %v", err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		tb.Fatalf("shopdbtest: migrate: %v", err)
+	}
+	return db
+}
+
+// Shop returns the sample shop's helper on this database.
+func (d *Database) Shop() *sampleshop.Shop {
+	return sampleshop.New(d.SQL.DB)
+}
+
+// Kill ends a server session (KILL CONNECTION) from the test's own pool, as
+// a crashed client or a network partition would.
+func (d *Database) Kill(tb testing.TB, connectionID int64) {
+	tb.Helper()
+	if _, err := d.SQL.Exec(fmt.Sprintf("KILL CONNECTION %d", connectionID)); err != nil {
+		tb.Fatalf("shopdbtest: kill connection %d: %v", connectionID, err)
+	}
+}

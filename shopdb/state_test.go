@@ -1,0 +1,311 @@
+package shopdb_test
+
+import (
+	"errors"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+)
+
+func TestUpdateStoresEveryField(t *testing.T) {
+	db, _ := shopdbtest.New(t)
+	ctx := testContext(t)
+	cur := mustReserve(t, db, newRequest("1", sampleshop.ClaimDraft))
+
+	next := cur
+	next.Phase = shopdb.PhaseDrafted
+	next.ResumePhase = shopdb.PhaseAccepted
+	next.PushedHash = "sha256:abc"
+	next.PushedMarker = "DRAFT|2025-07-01|4"
+	next.SupplementNeeded = true
+	next.Attempts = 3
+	next.NextAttemptAt = time.Date(2030, 5, 6, 7, 8, 9, 123456789, time.FixedZone("NZST", 12*3600))
+	next.LastError = strings.Repeat("é", 3000) // 6000 bytes: capped
+	next.PushedAt = time.Now()
+	next.SubmittedAt = time.Now().Add(time.Minute)
+	next.BookingDate = time.Date(2030, 1, 2, 0, 0, 0, 0, time.UTC)
+	got, err := db.Update(ctx, cur, next, shopdb.Event{Kind: shopdb.EventPhase, Message: "drafted"})
+	if err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	if got.Version != cur.Version+1 || got.Phase != shopdb.PhaseDrafted {
+		t.Errorf("returned version %d phase %s, want %d drafted", got.Version, got.Phase, cur.Version+1)
+	}
+	if len(got.LastError) > 4000 || !strings.HasSuffix(got.LastError, "…") {
+		t.Errorf("last error is %d bytes, want capped at 4000 with an ellipsis", len(got.LastError))
+	}
+	stored, err := db.Request(ctx, "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(got, stored); diff != "" {
+		t.Errorf("Update's returned row differs from the stored row (-returned +stored):\n%s", diff)
+	}
+	if !stored.NextAttemptAt.Equal(next.NextAttemptAt.Truncate(time.Microsecond)) {
+		t.Errorf("next attempt = %v, want %v", stored.NextAttemptAt, next.NextAttemptAt)
+	}
+	evs, err := db.Events(ctx, "1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := shopdb.Event{ID: evs[0].ID, RequestID: "1", Job: sampleshop.JobDraft, Kind: shopdb.EventPhase,
+		From: shopdb.PhaseReserved, To: shopdb.PhaseDrafted, Message: "drafted", At: got.UpdatedAt}
+	if diff := cmp.Diff(want, evs[0]); diff != "" {
+		t.Errorf("event (-want +got):\n%s", diff)
+	}
+}
+
+// TestUpdateCompareAndSet runs two updaters of the same row at once: one
+// wins, the other gets ErrStale, and only the winner's event is written.
+func TestUpdateCompareAndSet(t *testing.T) {
+	d := shopdbtest.NewSampleShop(t)
+	a, b := d.Open(t, d.Config()), d.Open(t, d.Config())
+	ctx := testContext(t)
+	cur := mustReserve(t, a, newRequest("1", sampleshop.ClaimDraft))
+
+	for round := 0; round < 5; round++ {
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i, db := range []*shopdb.DB{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				next := cur
+				next.Attempts = cur.Attempts + 1
+				next.LastError = "updater " + string(rune('A'+i))
+				_, errs[i] = db.Update(ctx, cur, next, shopdb.Event{Kind: shopdb.EventCall, Message: next.LastError})
+			}()
+		}
+		wg.Wait()
+		wins := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				wins++
+			case !errors.Is(err, shopdb.ErrStale):
+				t.Fatalf("round %d: Update error %v, want nil or ErrStale", round, err)
+			}
+		}
+		if wins != 1 {
+			t.Fatalf("round %d: %d updaters won, want exactly 1 (errors %v)", round, wins, errs)
+		}
+		var err error
+		if cur, err = a.Request(ctx, "1"); err != nil {
+			t.Fatal(err)
+		}
+		if cur.Version != int64(round+2) || cur.Attempts != round+1 {
+			t.Fatalf("round %d: version %d attempts %d, want %d and %d", round, cur.Version, cur.Attempts, round+2, round+1)
+		}
+	}
+	if got := count(t, d, "SELECT COUNT(*) FROM quotesync_events WHERE kind = 'call'"); got != 5 {
+		t.Errorf("call events = %d, want 5 (losers write none)", got)
+	}
+
+	// A stale phase or version loses too.
+	stale := cur
+	stale.Phase = shopdb.PhaseAccepted
+	if _, err := a.Update(ctx, stale, cur, shopdb.Event{}); !errors.Is(err, shopdb.ErrStale) {
+		t.Errorf("Update with the wrong phase: %v, want ErrStale", err)
+	}
+	stale = cur
+	stale.Version--
+	if _, err := a.Update(ctx, stale, cur, shopdb.Event{}); !errors.Is(err, shopdb.ErrStale) {
+		t.Errorf("Update with an old version: %v, want ErrStale", err)
+	}
+}
+
+func TestUpdateJobInUse(t *testing.T) {
+	db, _ := shopdbtest.New(t)
+	ctx := testContext(t)
+	mustReserve(t, db, newRequest("1", sampleshop.ClaimDraft))
+	r2 := mustReserve(t, db, newRequest("2", sampleshop.ClaimFinal))
+	next := r2
+	next.JobNumber = sampleshop.JobDraft
+	if _, err := db.Update(ctx, r2, next, shopdb.Event{}); !errors.Is(err, shopdb.ErrJobInUse) {
+		t.Errorf("Update to a job of another request: %v, want ErrJobInUse", err)
+	}
+}
+
+func TestUpdateRoundTrips(t *testing.T) {
+	db, _ := shopdbtest.New(t)
+	ctx := testContext(t)
+	cur := mustReserve(t, db, newRequest("1", sampleshop.ClaimDraft))
+	next := cur
+	next.Attempts++
+	n := trips(db)
+	cur, err := db.Update(ctx, cur, next, shopdb.Event{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := n(); got != 1 {
+		t.Errorf("Update without event cost %d round trips, want 1", got)
+	}
+	next = cur
+	next.Phase = shopdb.PhaseAccepted
+	n = trips(db)
+	if _, err := db.Update(ctx, cur, next, shopdb.Event{Kind: shopdb.EventPhase}); err != nil {
+		t.Fatal(err)
+	}
+	if got := n(); got != 4 {
+		t.Errorf("Update with event cost %d round trips, want 4 (begin, update, insert, commit)", got)
+	}
+}
+
+func TestOpenAndListRequests(t *testing.T) {
+	d := shopdbtest.NewSampleShop(t)
+	cfg := d.Config()
+	cfg.Queries.CreateJob = nil // so that a request can wait
+	db := d.Open(t, cfg)
+	ctx := testContext(t)
+	since := time.Now().Add(-time.Hour)
+
+	if _, err := db.Reserve(ctx, newRequest("waiting", "CLM-NONE")); !errors.Is(err, shopdb.ErrNoJob) {
+		t.Fatalf("Reserve: %v", err)
+	}
+	shop := d.Shop()
+	reserve := func(id string) shopdb.Request {
+		job, err := shop.CreateJob(ctx, "CLM-"+id, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := mustReserve(t, db, newRequest(id, "CLM-"+id))
+		if r.JobNumber != job {
+			t.Fatalf("request %s got job %s, want %s", id, r.JobNumber, job)
+		}
+		return r
+	}
+	reserve("reserved")
+	advance(t, db, reserve("accepted"), shopdb.PhaseAccepted, nil)
+	advance(t, db, advance(t, db, reserve("drafted"), shopdb.PhaseAccepted, nil), shopdb.PhaseDrafted, nil)
+	submit := func(id string, at time.Time, supplement bool) {
+		advance(t, db, reserve(id), shopdb.PhaseSubmitted, func(r *shopdb.Request) {
+			r.SubmittedAt, r.SupplementNeeded = at, supplement
+		})
+	}
+	submit("submitted-new", time.Now(), false)
+	submit("submitted-old", since.Add(-time.Hour), false)
+	submit("submitted-supplement", time.Now(), true)
+	advance(t, db, reserve("rejected"), shopdb.PhaseRejected, func(r *shopdb.Request) { r.ResumePhase = shopdb.PhaseReserved })
+	advance(t, db, advance(t, db, reserve("rejected-late"), shopdb.PhaseAccepted, nil), shopdb.PhaseRejected,
+		func(r *shopdb.Request) { r.ResumePhase = shopdb.PhaseAccepted })
+	advance(t, db, reserve("gone"), shopdb.PhaseGone, nil)
+
+	n := trips(db)
+	open, err := db.OpenRequests(ctx, since)
+	if err != nil {
+		t.Fatalf("OpenRequests: %v", err)
+	}
+	if got := n(); got != 1 {
+		t.Errorf("OpenRequests cost %d round trips, want 1", got)
+	}
+	got := ids(open)
+	// A request rejected before acceptance may still be pending on the
+	// remote: it is returned so that it is known; one rejected later is not.
+	want := []string{"waiting:waiting", "reserved:reserved", "accepted:accepted", "drafted:drafted", "submitted-new:submitted", "rejected:rejected"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("OpenRequests (-want +got):\n%s", diff)
+	}
+	all, err := db.OpenRequests(ctx, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 7 {
+		t.Errorf("OpenRequests(zero) = %v, want the open ones, both submitted without supplement and the rejected one", ids(all))
+	}
+
+	list, err := db.ListRequests(ctx, false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantList := []string{"rejected-late:rejected", "rejected:rejected", "drafted:drafted", "accepted:accepted", "reserved:reserved", "waiting:waiting"}
+	if diff := cmp.Diff(wantList, ids(list)); diff != "" {
+		t.Errorf("ListRequests(all=false) newest first (-want +got):\n%s", diff)
+	}
+	list, err = db.ListRequests(ctx, true, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"gone:gone", "rejected-late:rejected", "rejected:rejected"}, ids(list)); diff != "" {
+		t.Errorf("ListRequests(all, 3) (-want +got):\n%s", diff)
+	}
+}
+
+func TestRetry(t *testing.T) {
+	db, _ := shopdbtest.New(t)
+	ctx := testContext(t)
+	r := mustReserve(t, db, newRequest("1", sampleshop.ClaimDraft))
+	if _, err := db.Retry(ctx, "1", "again"); !errors.Is(err, shopdb.ErrNotRejected) {
+		t.Fatalf("Retry of a reserved request: %v, want ErrNotRejected", err)
+	}
+	if _, err := db.Retry(ctx, "nope", ""); !errors.Is(err, shopdb.ErrNotFound) {
+		t.Fatalf("Retry of an unknown request: %v, want ErrNotFound", err)
+	}
+	r = advance(t, db, r, shopdb.PhaseRejected, func(r *shopdb.Request) {
+		r.ResumePhase, r.Attempts, r.LastError = shopdb.PhaseAccepted, 4, "400 bad item"
+		r.NextAttemptAt = time.Now().Add(time.Hour)
+	})
+	got, err := db.Retry(ctx, "1", "fixed the price list")
+	if err != nil {
+		t.Fatalf("Retry: %v", err)
+	}
+	if got.Phase != shopdb.PhaseAccepted || got.ResumePhase != "" || got.Attempts != 0 || got.LastError != "" || !got.NextAttemptAt.IsZero() {
+		t.Errorf("after Retry: %+v; want accepted, no resume phase, attempts 0, no error, due now", got)
+	}
+	evs, err := db.Events(ctx, "1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || evs[0].Kind != shopdb.EventRetry || evs[0].Message != "fixed the price list" ||
+		evs[0].From != shopdb.PhaseRejected || evs[0].To != shopdb.PhaseAccepted {
+		t.Errorf("retry event = %+v", evs)
+	}
+}
+
+func TestEvents(t *testing.T) {
+	db, _ := shopdbtest.New(t)
+	ctx := testContext(t)
+	at := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	in := []shopdb.Event{
+		{RequestID: "7", Job: "RO-1", Kind: shopdb.EventCall, Route: "POST /requests/{id}", Status: 503, Attempt: 2, Duration: 1500 * time.Millisecond, Message: "busy", At: at},
+		{RequestID: "8", Kind: shopdb.EventWarning, Message: "lines changed after submit", At: at.Add(time.Second)},
+		{RequestID: "7", Kind: shopdb.EventCall, Route: "POST /requests/{id}", Status: 201, Attempt: 3, At: at.Add(2 * time.Second)},
+	}
+	for _, ev := range in {
+		if err := db.RecordEvent(ctx, ev); err != nil {
+			t.Fatalf("RecordEvent: %v", err)
+		}
+	}
+	if err := db.RecordEvent(ctx, shopdb.Event{RequestID: "7"}); err == nil {
+		t.Error("RecordEvent without a kind succeeded")
+	}
+	got, err := db.Events(ctx, "7", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []shopdb.Event{in[2], in[0]}
+	if diff := cmp.Diff(want, got, cmpIgnoreID()); diff != "" {
+		t.Errorf("Events(7) newest first (-want +got):\n%s", diff)
+	}
+	all, err := db.Events(ctx, "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]shopdb.Event{in[2], in[1]}, all, cmpIgnoreID()); diff != "" {
+		t.Errorf("Events(all, 2) (-want +got):\n%s", diff)
+	}
+	if !sort.SliceIsSorted(got, func(i, j int) bool { return got[i].ID > got[j].ID }) {
+		t.Error("events are not newest first")
+	}
+}
+
+func cmpIgnoreID() cmp.Option {
+	return cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".ID" }, cmp.Ignore())
+}
