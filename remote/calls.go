@@ -1,0 +1,176 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// ListRequests returns the pending quote requests (GET /requests).
+//
+// Entries that cannot be decoded (a bad expiry, an id of the wrong type)
+// do not fail the call: the others are returned together with a
+// *DecodeError listing the skipped ones (errors.As). So a caller that wants
+// the good requests checks for *DecodeError before giving up on err; every
+// other error comes with no requests. A body that is not a JSON array at
+// all is a temporary failure (retried, then ErrTemporary).
+func (c *Client) ListRequests(ctx context.Context) ([]Request, error) {
+	var (
+		reqs    []Request
+		skipped *DecodeError
+	)
+	_, err := c.do(ctx, call{
+		method: http.MethodGet,
+		route:  "GET /requests",
+		path:   "/requests",
+		decode: func(a *answer) error {
+			var err error
+			reqs, skipped, err = decodeRequests(a.body)
+			return err
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if skipped != nil {
+		return reqs, skipped
+	}
+	return reqs, nil
+}
+
+// Accept accepts request requestID with the repairer's referenceID
+// (POST /requests/{id}); a zero bookingDate is left out of the body. Any 2xx
+// is success (the seed says 201). The Job's ID is the answer's id, or
+// referenceID when the answer has none (or no body); Location is the
+// answer's Location header.
+//
+// A retried accept whose earlier attempt landed gets ErrConflict with
+// Error.Attempts > 1: the referenceId is idempotent on the service's side,
+// and the caller tells "accepted by us" from the pending list.
+func (c *Client) Accept(ctx context.Context, requestID, referenceID string, bookingDate time.Time) (Job, error) {
+	const route = "POST /requests/{id}"
+	if err := nonEmpty(http.MethodPost, "/requests/{id}", "request id", requestID, "referenceId", referenceID); err != nil {
+		return Job{}, err
+	}
+	payload := struct {
+		ReferenceID string `json:"referenceId"`
+		BookingDate string `json:"bookingDate,omitempty"`
+	}{ReferenceID: referenceID}
+	if !bookingDate.IsZero() {
+		payload.BookingDate = bookingDate.Format(c.cfg.BookingDateLayout)
+	}
+	body, err := jsonBody(payload)
+	if err != nil {
+		return Job{}, err
+	}
+	var job Job
+	_, err = c.do(ctx, call{
+		method: http.MethodPost,
+		route:  route,
+		path:   "/requests/" + segment(requestID),
+		body:   body,
+		decode: func(a *answer) error {
+			job = Job{}
+			if !isEmptyBody(a.body) {
+				if err := job.UnmarshalJSON(a.body); err != nil {
+					return err
+				}
+			}
+			if job.ID == "" {
+				job.ID = referenceID
+			}
+			job.Location = a.header.Get("Location")
+			return nil
+		},
+	})
+	if err != nil {
+		return Job{}, err
+	}
+	return job, nil
+}
+
+// CreateQuote creates quote q on job jobID (POST /jobs/{id}/quotes) and
+// returns the quote the service answers with (item ids filled in); an empty
+// 2xx body gives q back. Any 2xx is success.
+func (c *Client) CreateQuote(ctx context.Context, jobID string, q Quote) (Quote, error) {
+	return c.sendQuote(ctx, http.MethodPost, "/jobs/{id}/quotes", jobID, q)
+}
+
+// UpdateDraft replaces the Draft quote q on job jobID, by the strategy of
+// Config.DraftUpdate: DraftUpdateRepost sends it again to
+// POST /jobs/{id}/quotes, DraftUpdatePut to PUT /jobs/{id}/quotes/{type}.
+// A Submitted quote cannot be changed: the service answers ErrConflict (or
+// ErrRejected, the seed leaves it open).
+func (c *Client) UpdateDraft(ctx context.Context, jobID string, q Quote) (Quote, error) {
+	if c.cfg.DraftUpdate == DraftUpdatePut {
+		return c.sendQuote(ctx, http.MethodPut, "/jobs/{id}/quotes/{type}", jobID, q)
+	}
+	return c.sendQuote(ctx, http.MethodPost, "/jobs/{id}/quotes", jobID, q)
+}
+
+// sendQuote sends q to template (with {id} and possibly {type}).
+func (c *Client) sendQuote(ctx context.Context, method, template, jobID string, q Quote) (Quote, error) {
+	path := "/jobs/" + segment(jobID) + "/quotes"
+	checks := []string{"job id", jobID}
+	if template == "/jobs/{id}/quotes/{type}" {
+		path += "/" + segment(q.Type)
+		checks = append(checks, "quote type", q.Type)
+	}
+	if err := nonEmpty(method, template, checks...); err != nil {
+		return Quote{}, err
+	}
+	body, err := jsonBody(q)
+	if err != nil {
+		return Quote{}, err
+	}
+	var out Quote
+	_, err = c.do(ctx, call{
+		method: method,
+		route:  method + " " + template,
+		path:   path,
+		body:   body,
+		decode: func(a *answer) error {
+			if isEmptyBody(a.body) {
+				out = q
+				return nil
+			}
+			out = Quote{}
+			return out.UnmarshalJSON(a.body)
+		},
+	})
+	if err != nil {
+		return Quote{}, err
+	}
+	return out, nil
+}
+
+// nonEmpty returns ErrRejected, before any call, when one of the named
+// values (name, value pairs) is empty: it would make a wrong path.
+func nonEmpty(method, template string, pairs ...string) error {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] == "" {
+			return &Error{Method: method, Path: template,
+				Err: classify(ClassRejected, fmt.Errorf("%s is empty", pairs[i]))}
+		}
+	}
+	return nil
+}
+
+// jsonBody encodes a request body.
+func jsonBody(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode request body: %w", classify(ClassRejected, err))
+	}
+	return b, nil
+}
+
+// isEmptyBody reports whether a 2xx body carries nothing.
+func isEmptyBody(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
+
+// urlPathEscape escapes s for use as one path segment ("/" becomes %2F).
+func urlPathEscape(s string) string { return url.PathEscape(s) }

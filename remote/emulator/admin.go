@@ -1,0 +1,277 @@
+package emulator
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// serveAdmin serves the admin API under AdminPrefix. It needs no token and
+// answers 403 to peers that are not on a loopback address unless
+// Options.AllowRemoteAdmin is set.
+func (e *Emulator) serveAdmin(w http.ResponseWriter, r *http.Request) {
+	if !e.opts.AllowRemoteAdmin && !isLoopback(r.RemoteAddr) {
+		writeError(w, newError(http.StatusForbidden, CodeForbidden,
+			"the admin API answers loopback clients only"))
+		return
+	}
+	path := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, AdminPrefix), "/")
+	switch {
+	case path == "state" && r.Method == http.MethodGet:
+		writeJSON(w, http.StatusOK, e.State())
+	case path == "calls" && r.Method == http.MethodGet:
+		writeJSON(w, http.StatusOK, e.Calls())
+	case path == "routes" && r.Method == http.MethodGet:
+		writeJSON(w, http.StatusOK, Routes())
+	case path == "requests" && r.Method == http.MethodPost:
+		e.adminSeed(w, r)
+	case path == "faults" && r.Method == http.MethodGet:
+		infos := e.Faults()
+		out := make([]faultJSON, len(infos))
+		for i, fi := range infos {
+			out[i] = toFaultJSON(fi)
+		}
+		writeJSON(w, http.StatusOK, out)
+	case path == "faults" && r.Method == http.MethodPost:
+		e.adminAddFault(w, r)
+	case path == "faults" && r.Method == http.MethodDelete:
+		e.ClearFaults()
+		w.WriteHeader(http.StatusNoContent)
+	case strings.HasPrefix(path, "faults/") && r.Method == http.MethodDelete:
+		if !e.RemoveFault(strings.TrimPrefix(path, "faults/")) {
+			writeError(w, newError(http.StatusNotFound, CodeFaultNotFound, "no fault %s", strings.TrimPrefix(path, "faults/")))
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	case path == "reset" && r.Method == http.MethodPost:
+		e.Reset()
+		w.WriteHeader(http.StatusNoContent)
+	case path == "seed" && r.Method == http.MethodPost:
+		var in struct {
+			Seed uint64 `json:"seed"`
+		}
+		if aerr := decodeAdmin(w, r, &in); aerr != nil {
+			writeError(w, aerr)
+			return
+		}
+		e.SetSeed(in.Seed)
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		writeError(w, newError(http.StatusNotFound, CodeRouteNotFound, "no admin route %s %s", r.Method, r.URL.Path))
+	}
+}
+
+// isLoopback reports whether a RemoteAddr is on a loopback address.
+func isLoopback(remoteAddr string) bool {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// decodeAdmin decodes an admin body strictly (unknown fields are errors).
+func decodeAdmin(w http.ResponseWriter, r *http.Request, v any) *apiError {
+	body, err := readAll(w, r, DefaultMaxBodyBytes*8)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return newError(http.StatusBadRequest, CodeInvalidBody, "decode admin body: %v", err)
+	}
+	return nil
+}
+
+// readAll reads an admin body of any Content-Type, capped at limit.
+func readAll(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *apiError) {
+	body, aerr := readCapped(w, r, limit)
+	if aerr == nil && len(body) == 0 {
+		aerr = newError(http.StatusBadRequest, CodeInvalidBody, "body is empty; a JSON value is required")
+	}
+	return body, aerr
+}
+
+// seedJSON is one request in POST /_emulator/requests.
+type seedJSON struct {
+	ID           json.RawMessage `json:"id"` // string or number; absent: next numeric id
+	ClaimNumber  string          `json:"claim_number"`
+	Expiry       time.Time       `json:"expiry"`
+	Vehicle      json.RawMessage `json:"vehicle"`
+	Accident     json.RawMessage `json:"accident"`
+	Instructions json.RawMessage `json:"instructions"`
+}
+
+// toSeed converts and checks one seedJSON; field names it in errors.
+func (s seedJSON) toSeed(field string) (SeedRequest, *apiError) {
+	sr := SeedRequest{ClaimNumber: s.ClaimNumber, Expiry: s.Expiry}
+	switch kind(s.ID) {
+	case "null":
+	case "string":
+		id, aerr := asString(s.ID, field+".id")
+		if aerr != nil {
+			return sr, aerr
+		}
+		sr.ID = id
+	case "number":
+		id, aerr := asInteger(s.ID, field+".id")
+		if aerr != nil {
+			return sr, aerr
+		}
+		sr.ID = string(id)
+	default:
+		return sr, wrongType(field+".id", "a string or an integer", s.ID)
+	}
+	for _, o := range []struct {
+		name string
+		raw  json.RawMessage
+		dst  *json.RawMessage
+	}{{"vehicle", s.Vehicle, &sr.Vehicle}, {"accident", s.Accident, &sr.Accident}, {"instructions", s.Instructions, &sr.Instructions}} {
+		switch kind(o.raw) {
+		case "null":
+		case "object":
+			*o.dst = o.raw
+		default:
+			return sr, wrongType(field+"."+o.name, "an object", o.raw)
+		}
+	}
+	return sr, nil
+}
+
+// adminSeed serves POST /_emulator/requests: an array of requests, one
+// request object, or {"count":N} for N random requests.
+func (e *Emulator) adminSeed(w http.ResponseWriter, r *http.Request) {
+	body, aerr := readAll(w, r, DefaultMaxBodyBytes*8)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	var ids []string
+	if obj, _ := decodeObject(body, ""); obj != nil && obj["count"] != nil {
+		if len(obj) != 1 {
+			writeError(w, newError(http.StatusBadRequest, CodeInvalidBody, `{"count":N} takes no other field`))
+			return
+		}
+		n, aerr := asInteger(obj["count"], "count")
+		if aerr != nil {
+			writeError(w, aerr)
+			return
+		}
+		count, err := strconv.Atoi(string(n))
+		if err != nil || count < 0 || count > MaxRandomRequests {
+			writeError(w, fieldError(CodeInvalidField, "count", "count must be 0 to %d", MaxRandomRequests))
+			return
+		}
+		ids = e.AddRandomRequests(count)
+	} else {
+		seeds, aerr := decodeSeeds(body)
+		if aerr != nil {
+			writeError(w, aerr)
+			return
+		}
+		ids = e.AddRequests(seeds...)
+	}
+	if aerr := e.commit(); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string][]string{"ids": ids})
+}
+
+// decodeSeeds decodes an array of seed requests or a single one.
+func decodeSeeds(body []byte) ([]SeedRequest, *apiError) {
+	var list []seedJSON
+	trimmed := bytes.TrimSpace(body)
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.DisallowUnknownFields()
+	var err error
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		var one seedJSON
+		err = dec.Decode(&one)
+		list = []seedJSON{one}
+	} else {
+		err = dec.Decode(&list)
+	}
+	if err != nil {
+		return nil, newError(http.StatusBadRequest, CodeInvalidBody, "decode seed requests: %v", err)
+	}
+	seeds := make([]SeedRequest, len(list))
+	for i, s := range list {
+		sr, aerr := s.toSeed("[" + strconv.Itoa(i) + "]")
+		if aerr != nil {
+			return nil, aerr
+		}
+		seeds[i] = sr
+	}
+	return seeds, nil
+}
+
+// faultJSON is a Fault in the admin API; durations are Go duration
+// strings ("250ms", "2s").
+type faultJSON struct {
+	ID          string  `json:"id,omitempty"`
+	Route       string  `json:"route"`
+	Action      string  `json:"action"`
+	Status      int     `json:"status,omitempty"`
+	RetryAfter  string  `json:"retryAfter,omitempty"`
+	Latency     string  `json:"latency,omitempty"`
+	Count       int     `json:"count,omitempty"`
+	Probability float64 `json:"probability,omitempty"`
+	Fired       int     `json:"fired"`
+	Active      bool    `json:"active"`
+}
+
+func toFaultJSON(fi FaultInfo) faultJSON {
+	fj := faultJSON{ID: fi.ID, Route: fi.Fault.Route, Action: fi.Fault.Action, Status: fi.Fault.Status,
+		Count: fi.Fault.Count, Probability: fi.Fault.Probability, Fired: fi.Fired, Active: fi.Active}
+	if fi.Fault.RetryAfter > 0 {
+		fj.RetryAfter = fi.Fault.RetryAfter.String()
+	}
+	if fi.Fault.Latency > 0 {
+		fj.Latency = fi.Fault.Latency.String()
+	}
+	return fj
+}
+
+// adminAddFault serves POST /_emulator/faults.
+func (e *Emulator) adminAddFault(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Route       string  `json:"route"`
+		Action      string  `json:"action"`
+		Status      int     `json:"status"`
+		RetryAfter  string  `json:"retryAfter"`
+		Latency     string  `json:"latency"`
+		Count       int     `json:"count"`
+		Probability float64 `json:"probability"`
+	}
+	if aerr := decodeAdmin(w, r, &in); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	f := Fault{Route: in.Route, Action: in.Action, Status: in.Status, Count: in.Count, Probability: in.Probability}
+	for _, d := range []struct {
+		name, text string
+		dst        *time.Duration
+	}{{"retryAfter", in.RetryAfter, &f.RetryAfter}, {"latency", in.Latency, &f.Latency}} {
+		if d.text == "" {
+			continue
+		}
+		v, err := time.ParseDuration(d.text)
+		if err != nil {
+			writeError(w, fieldError(CodeInvalidField, d.name, "%s must be a duration such as \"2s\": %v", d.name, err))
+			return
+		}
+		*d.dst = v
+	}
+	if err := f.Validate(); err != nil {
+		writeError(w, newError(http.StatusBadRequest, CodeInvalidField, "%v", err))
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]string{"id": e.AddFault(f)})
+}

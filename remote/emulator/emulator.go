@@ -1,0 +1,237 @@
+package emulator
+
+import (
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Defaults of Options.
+const (
+	// DefaultMaxBodyBytes caps a request body; larger bodies get 413.
+	DefaultMaxBodyBytes = 1 << 20
+	// DefaultRequestTTL is the expiry of a seeded request that names none.
+	DefaultRequestTTL = 72 * time.Hour
+	// DefaultMaxHang bounds a "land_then_hang" fault without Latency.
+	DefaultMaxHang = 5 * time.Minute
+)
+
+// APIPrefix is the root of the integration API; every route of the seed is
+// relative to it.
+const APIPrefix = "/integrations/repairer"
+
+// AdminPrefix is the reserved root of the admin API.
+const AdminPrefix = "/_emulator/"
+
+// ErrNoToken is returned by New when Options.Token is empty.
+var ErrNoToken = errors.New("emulator: Options.Token is required")
+
+// Options configures an Emulator.
+type Options struct {
+	// Token is the bearer token every API call must carry. Required.
+	Token string
+	// Now is the clock used for expiry and history; nil means time.Now.
+	Now func() time.Time
+	// StatePath, when set, is a JSON file the state is loaded from at New
+	// (when it exists) and saved to atomically after every change.
+	StatePath string
+	// Seed seeds the random source used by fault probabilities and random
+	// requests; 0 means a seed from the clock. Set it for reproducible tests.
+	Seed uint64
+	// MaxBodyBytes caps request bodies; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// AllowRemoteAdmin lets non-loopback peers use the admin API. The admin
+	// API has no authentication: leave it false unless the listener is
+	// reachable only by people you trust.
+	AllowRemoteAdmin bool
+}
+
+// Emulator is an in-memory implementation of the Repairer Quotation
+// Integration Service. It is safe for concurrent use.
+type Emulator struct {
+	opts   Options
+	now    func() time.Time
+	routes []route // the routing table; read-only after New
+
+	mu     sync.Mutex // guards everything below
+	st     *store
+	calls  map[string]int
+	faults []*faultState
+	nextF  int
+	rng    *rand.Rand
+	dirty  uint64 // state version, bumped by every change
+
+	saveMu sync.Mutex // serialises writes of StatePath
+	saved  uint64     // state version last written
+}
+
+// New returns an emulator with no requests, or with the state in
+// opts.StatePath when that file exists.
+func New(opts Options) (*Emulator, error) {
+	if opts.Token == "" {
+		return nil, ErrNoToken
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	e := &Emulator{opts: opts, now: opts.Now, routes: routeTable(), st: newStore(), calls: make(map[string]int)}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	e.SetSeed(opts.Seed)
+	if opts.StatePath != "" {
+		st, err := loadStore(opts.StatePath)
+		if err != nil {
+			return nil, fmt.Errorf("load emulator state %s: %w", opts.StatePath, err)
+		}
+		if st != nil {
+			e.st = st
+		}
+	}
+	return e, nil
+}
+
+// SetSeed reseeds the random source of fault probabilities and random
+// requests; 0 seeds from the clock.
+func (e *Emulator) SetSeed(seed uint64) {
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	e.mu.Lock()
+	e.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	e.mu.Unlock()
+}
+
+// ServeHTTP serves the integration API under APIPrefix and the admin API
+// under AdminPrefix.
+func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.EscapedPath()
+	switch {
+	case strings.HasPrefix(path, AdminPrefix) || path == strings.TrimSuffix(AdminPrefix, "/"):
+		e.serveAdmin(w, r)
+	case strings.HasPrefix(path, APIPrefix+"/"):
+		e.serveAPI(w, r, strings.TrimPrefix(path, APIPrefix))
+	default:
+		writeError(w, newError(http.StatusNotFound, CodeRouteNotFound,
+			"no route %s %s: the API is under %s", r.Method, path, APIPrefix))
+	}
+}
+
+// serveAPI serves one call of the integration API; rel is the escaped path
+// below APIPrefix.
+func (e *Emulator) serveAPI(w http.ResponseWriter, r *http.Request, rel string) {
+	rt, p, allowed := matchRoute(e.routes, r.Method, rel)
+	if rt != nil {
+		e.mu.Lock()
+		e.calls[rt.name]++
+		e.mu.Unlock()
+	}
+	if !e.authorized(r) {
+		writeError(w, newError(http.StatusUnauthorized, CodeUnauthorized,
+			"missing or invalid bearer token in the Authorization header"))
+		return
+	}
+	if rt == nil {
+		if len(allowed) > 0 {
+			w.Header().Set("Allow", strings.Join(allowed, ", "))
+			writeError(w, newError(http.StatusMethodNotAllowed, CodeMethodNotAllowed,
+				"method %s not allowed on %s; allowed: %s", r.Method, rel, strings.Join(allowed, ", ")))
+			return
+		}
+		writeError(w, newError(http.StatusNotFound, CodeRouteNotFound, "no route %s %s%s", r.Method, APIPrefix, rel))
+		return
+	}
+	serve := func(w http.ResponseWriter) { rt.handle(e, w, r, p) }
+	if f, ok := e.pickFault(rt.name); ok {
+		e.applyFault(w, r, f, serve)
+		return
+	}
+	serve(w)
+}
+
+// authorized reports whether r carries "Authorization: Bearer <Token>".
+func (e *Emulator) authorized(r *http.Request) bool {
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(e.opts.Token)) == 1
+}
+
+// Calls returns how many API calls each route has received since New or
+// Reset, whatever their outcome (401 and injected faults included). Keys
+// are the route names of Routes; admin calls are not counted.
+func (e *Emulator) Calls() map[string]int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string]int, len(e.calls))
+	for k, v := range e.calls {
+		out[k] = v
+	}
+	return out
+}
+
+// State returns a deep copy of the requests, jobs, quotes and history.
+func (e *Emulator) State() State {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.st.snapshot(e.now())
+}
+
+// Reset forgets every request, job, quote, history entry, call count and
+// fault, as if the emulator were new (a StatePath file is overwritten with
+// the empty state).
+func (e *Emulator) Reset() {
+	e.mu.Lock()
+	e.st = newStore()
+	e.calls = make(map[string]int)
+	e.faults = nil
+	e.dirty++
+	e.mu.Unlock()
+	_ = e.save()
+}
+
+// changed marks the state as modified; the caller holds e.mu and calls
+// e.save after unlocking.
+func (e *Emulator) changed() { e.dirty++ }
+
+// save writes the state to StatePath when it changed since the last write.
+// It must be called without e.mu held.
+func (e *Emulator) save() error {
+	if e.opts.StatePath == "" {
+		return nil
+	}
+	e.saveMu.Lock()
+	defer e.saveMu.Unlock()
+	e.mu.Lock()
+	version := e.dirty
+	if version == e.saved {
+		e.mu.Unlock()
+		return nil
+	}
+	data, err := marshalIndent(persistedState{Format: stateFormat, State: e.st.snapshot(e.now())}, "  ")
+	e.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("encode emulator state: %w", err)
+	}
+	if err := writeFileAtomic(e.opts.StatePath, data); err != nil {
+		return err
+	}
+	e.saved = version
+	return nil
+}
+
+// commit saves after a change and answers the 500 the package documents
+// when the save failed (the change stays applied in memory).
+func (e *Emulator) commit() *apiError {
+	if err := e.save(); err != nil {
+		return newError(http.StatusInternalServerError, CodeStateSaveFailed,
+			"change applied in memory but not saved: %v", err)
+	}
+	return nil
+}

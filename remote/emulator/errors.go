@@ -1,0 +1,150 @@
+package emulator
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+)
+
+// Error codes of the error body. Every error answer of the emulator carries
+// one of them in error.code; see the package documentation for the status
+// code that goes with each.
+const (
+	CodeInvalidBody            = "invalid_body"             // 400: not a JSON object, empty, trailing data
+	CodeMissingField           = "missing_field"            // 400: a required field is absent
+	CodeInvalidField           = "invalid_field"            // 400: a field has the wrong type or value
+	CodeUnknownField           = "unknown_field"            // 400: a field the accept body does not know
+	CodeUnauthorized           = "unauthorized"             // 401: missing or wrong bearer token
+	CodeForbidden              = "forbidden"                // 403: admin API called from a non-loopback peer
+	CodeRequestNotFound        = "request_not_found"        // 404
+	CodeJobNotFound            = "job_not_found"            // 404
+	CodeQuoteNotFound          = "quote_not_found"          // 404
+	CodeFaultNotFound          = "fault_not_found"          // 404 (admin API)
+	CodeRouteNotFound          = "route_not_found"          // 404: no such path
+	CodeMethodNotAllowed       = "method_not_allowed"       // 405: path known, method not
+	CodeRequestAlreadyAccepted = "request_already_accepted" // 409
+	CodeReferenceInUse         = "reference_in_use"         // 409
+	CodeQuoteSubmitted         = "quote_submitted"          // 409: modifying a Submitted quote
+	CodeQuoteAlreadySubmitted  = "quote_already_submitted"  // 409: submitting a Submitted quote
+	CodeRequestExpired         = "request_expired"          // 410
+	CodeBodyTooLarge           = "body_too_large"           // 413
+	CodeUnsupportedMediaType   = "unsupported_media_type"   // 415
+	CodeInjectedFault          = "injected_fault"           // any status: answered by a "status" fault
+	CodeStateSaveFailed        = "state_save_failed"        // 500: the change is applied in memory, not on disk
+)
+
+// ErrorBody is the JSON body of every error answer:
+//
+//	{"error":{"code":"reference_in_use","message":"…","field":"referenceId"}}
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is the inside of ErrorBody. Field names the offending body
+// field ("referenceId", "items[2].quantity") for 400 answers; ReferenceID and
+// RequestID say which acceptance a 409 of accept collided with.
+type ErrorDetail struct {
+	Code        string `json:"code"`
+	Message     string `json:"message"`
+	Field       string `json:"field,omitempty"`
+	ReferenceID string `json:"referenceId,omitempty"`
+	RequestID   string `json:"requestId,omitempty"`
+}
+
+// apiError is an error answer on its way out.
+type apiError struct {
+	status int
+	detail ErrorDetail
+}
+
+func (e *apiError) Error() string {
+	return fmt.Sprintf("%d %s: %s", e.status, e.detail.Code, e.detail.Message)
+}
+
+// newError builds an error answer.
+func newError(status int, code, format string, args ...any) *apiError {
+	return &apiError{status: status, detail: ErrorDetail{Code: code, Message: fmt.Sprintf(format, args...)}}
+}
+
+// fieldError builds a 400 answer naming a body field.
+func fieldError(code, field, format string, args ...any) *apiError {
+	e := newError(http.StatusBadRequest, code, format, args...)
+	e.detail.Field = field
+	return e
+}
+
+// writeJSON answers status with v encoded as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := marshal(v)
+	if err != nil {
+		// Only our own types are encoded here; this is a programming error.
+		status = http.StatusInternalServerError
+		body = []byte(`{"error":{"code":"internal","message":"encode answer"}}`)
+	}
+	writeRawJSON(w, status, body)
+}
+
+// writeRawJSON answers status with an already encoded JSON body.
+func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", fmt.Sprint(len(body)+1))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+	_, _ = w.Write([]byte("\n"))
+}
+
+// writeError answers with the error body of e.
+func writeError(w http.ResponseWriter, e *apiError) {
+	if e.status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="quotesync-emulator"`)
+	}
+	writeJSON(w, e.status, ErrorBody{Error: e.detail})
+}
+
+// isJSONContentType reports whether the Content-Type header names JSON
+// (application/json with any parameters).
+func isJSONContentType(h http.Header) bool {
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && mt == "application/json"
+}
+
+// readBody reads the request body, capped at limit bytes. With required set
+// the body must be declared JSON; otherwise an empty body is accepted with
+// any Content-Type and a non-empty one must be declared JSON.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, required bool) ([]byte, *apiError) {
+	if required && !isJSONContentType(r.Header) {
+		return nil, newError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType,
+			"Content-Type must be application/json, got %q", r.Header.Get("Content-Type"))
+	}
+	body, aerr := readCapped(w, r, limit)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if len(body) == 0 {
+		if required {
+			return nil, newError(http.StatusBadRequest, CodeInvalidBody, "body is empty; a JSON object is required")
+		}
+		return nil, nil
+	}
+	if !required && !isJSONContentType(r.Header) {
+		return nil, newError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType,
+			"Content-Type must be application/json, got %q", r.Header.Get("Content-Type"))
+	}
+	return body, nil
+}
+
+// readCapped reads the request body, capped at limit bytes (413 beyond).
+func readCapped(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *apiError) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, newError(http.StatusRequestEntityTooLarge, CodeBodyTooLarge,
+				"body larger than %d bytes", limit)
+		}
+		return nil, newError(http.StatusBadRequest, CodeInvalidBody, "read body: %v", err)
+	}
+	return body, nil
+}

@@ -1,0 +1,227 @@
+package emulator
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Fault actions.
+const (
+	FaultStatus       = "status"         // answer Status with the error body, apply nothing
+	FaultLatency      = "latency"        // wait Latency, then serve normally
+	FaultDrop         = "drop"           // close the connection without answering, apply nothing
+	FaultGarbage      = "garbage"        // answer 200 with a body that is not JSON, apply nothing
+	FaultLandThenDrop = "land_then_drop" // apply the call, then close the connection without answering
+	FaultLandThenHang = "land_then_hang" // apply the call, then hold the connection Latency, then close it
+)
+
+// DefaultFaultStatus is the status of a "status" fault that names none.
+const DefaultFaultStatus = http.StatusServiceUnavailable
+
+// Fault is a failure injected on API calls, in the style of WireMock
+// scenarios and the LocalStack chaos API. The first active fault (in the
+// order added) whose Route matches a call and whose Probability draw
+// succeeds fires, once per call.
+type Fault struct {
+	// Route is a route name of Routes ("POST /requests/{id}") or "*" for
+	// every API route.
+	Route string
+	// Action is one of the Fault… constants.
+	Action string
+	// Status is the status of a "status" fault; 0 means DefaultFaultStatus.
+	Status int
+	// RetryAfter adds a Retry-After header (whole seconds, rounded up) to a
+	// "status" fault; 0 adds none.
+	RetryAfter time.Duration
+	// Latency is the wait of "latency" and the hang of "land_then_hang"
+	// (0 there: until the client goes away, at most DefaultMaxHang).
+	Latency time.Duration
+	// Count is how many times the fault fires; 0 means unlimited.
+	Count int
+	// Probability is the chance the fault fires on a matching call; 0 or 1
+	// means always. Draws use the emulator's seeded source (Options.Seed).
+	Probability float64
+}
+
+// FaultInfo is an added fault with its id and how often it has fired.
+type FaultInfo struct {
+	ID     string
+	Fault  Fault
+	Fired  int
+	Active bool // false once Count is used up
+}
+
+// Validate reports what is wrong with f, naming the field.
+func (f Fault) Validate() error {
+	switch {
+	case f.Route != "*" && !isRoute(f.Route):
+		return fmt.Errorf("fault route %q: not an API route (see Routes) nor \"*\"", f.Route)
+	case f.Count < 0:
+		return errors.New("fault count: must be 0 (unlimited) or more")
+	case f.Probability < 0 || f.Probability > 1 || math.IsNaN(f.Probability):
+		return errors.New("fault probability: must be between 0 and 1")
+	case f.RetryAfter < 0 || f.Latency < 0:
+		return errors.New("fault retryAfter, latency: must not be negative")
+	}
+	switch f.Action {
+	case FaultStatus:
+		if f.Status != 0 && (f.Status < 400 || f.Status > 599) {
+			return fmt.Errorf("fault status %d: must be 400-599", f.Status)
+		}
+	case FaultLatency:
+		if f.Latency <= 0 {
+			return errors.New("fault latency: required for a latency fault")
+		}
+	case FaultDrop, FaultGarbage, FaultLandThenDrop, FaultLandThenHang:
+	default:
+		return fmt.Errorf("fault action %q: must be status, latency, drop, garbage, land_then_drop or land_then_hang", f.Action)
+	}
+	return nil
+}
+
+// faultState is an added fault.
+type faultState struct {
+	id    string
+	f     Fault
+	fired int
+}
+
+func (fs *faultState) active() bool { return fs.f.Count == 0 || fs.fired < fs.f.Count }
+
+// AddFault adds a fault and returns its id. It panics when f is invalid
+// (see Fault.Validate), as regexp.MustCompile does: a fault that can never
+// fire would let a test pass without testing anything.
+func (e *Emulator) AddFault(f Fault) string {
+	if err := f.Validate(); err != nil {
+		panic("emulator: AddFault: " + err.Error())
+	}
+	if f.Action == FaultStatus && f.Status == 0 {
+		f.Status = DefaultFaultStatus
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.nextF++
+	id := "f" + strconv.Itoa(e.nextF)
+	e.faults = append(e.faults, &faultState{id: id, f: f})
+	return id
+}
+
+// RemoveFault removes one fault; it reports whether the id existed.
+func (e *Emulator) RemoveFault(id string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, fs := range e.faults {
+		if fs.id == id {
+			e.faults = append(e.faults[:i], e.faults[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// ClearFaults removes every fault.
+func (e *Emulator) ClearFaults() {
+	e.mu.Lock()
+	e.faults = nil
+	e.mu.Unlock()
+}
+
+// Faults lists the faults added, in order, used-up ones included.
+func (e *Emulator) Faults() []FaultInfo {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]FaultInfo, 0, len(e.faults))
+	for _, fs := range e.faults {
+		out = append(out, FaultInfo{ID: fs.id, Fault: fs.f, Fired: fs.fired, Active: fs.active()})
+	}
+	return out
+}
+
+// pickFault returns the fault that fires on a call of route, if any.
+func (e *Emulator) pickFault(route string) (Fault, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, fs := range e.faults {
+		if !fs.active() || (fs.f.Route != "*" && fs.f.Route != route) {
+			continue
+		}
+		if p := fs.f.Probability; p > 0 && p < 1 && e.rng.Float64() >= p {
+			continue
+		}
+		fs.fired++
+		return fs.f, true
+	}
+	return Fault{}, false
+}
+
+// garbageBody is what a "garbage" fault answers: an HTML error page of a
+// proxy, followed by a cut JSON object, under a JSON Content-Type.
+const garbageBody = "<html><body><h1>502 Bad Gateway</h1></body></html>\n{\"id\": 12, \"trunc"
+
+// applyFault serves a call hit by fault f; serve runs the real handler.
+func (e *Emulator) applyFault(w http.ResponseWriter, r *http.Request, f Fault, serve func(http.ResponseWriter)) {
+	switch f.Action {
+	case FaultStatus:
+		if f.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(f.RetryAfter.Seconds()))))
+		}
+		writeError(w, newError(f.Status, CodeInjectedFault, "injected fault: %s answers %d", r.Method, f.Status))
+	case FaultLatency:
+		if wait(r, f.Latency) {
+			serve(w)
+		}
+	case FaultDrop:
+		dropConnection(w)
+	case FaultGarbage:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(garbageBody))
+	case FaultLandThenDrop:
+		serve(&discardWriter{header: make(http.Header)})
+		dropConnection(w)
+	case FaultLandThenHang:
+		serve(&discardWriter{header: make(http.Header)})
+		hang := f.Latency
+		if hang == 0 {
+			hang = DefaultMaxHang
+		}
+		wait(r, hang)
+		dropConnection(w)
+	}
+}
+
+// wait sleeps d; it returns false early when the client goes away. It
+// holds no lock.
+func wait(r *http.Request, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// dropConnection closes the client's connection without an answer.
+func dropConnection(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			_ = conn.Close()
+			return
+		}
+	}
+	// HTTP/2 or a wrapped writer: abort the response the standard way.
+	panic(http.ErrAbortHandler)
+}
+
+// discardWriter is the ResponseWriter of a call whose answer is lost.
+type discardWriter struct{ header http.Header }
+
+func (d *discardWriter) Header() http.Header         { return d.header }
+func (d *discardWriter) WriteHeader(int)             {}
+func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }

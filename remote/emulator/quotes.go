@@ -1,0 +1,208 @@
+package emulator
+
+import (
+	"net/http"
+	"time"
+)
+
+// createQuote serves POST /jobs/{id}/quotes: create a quote (201) or
+// replace the Draft of the same type (200).
+func (e *Emulator) createQuote(w http.ResponseWriter, r *http.Request, p params) {
+	body, aerr := readBody(w, r, e.opts.MaxBodyBytes, true)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	q, aerr := decodeQuote(body, true, true)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	e.mu.Lock()
+	status, out, aerr := e.writeQuoteLocked(p, q, false)
+	e.mu.Unlock()
+	e.answerChange(w, status, out, aerr)
+}
+
+// updateQuote serves PUT /jobs/{id}/quotes/{type}: update an existing
+// Draft. type may be left out of the body; status defaults to Draft.
+func (e *Emulator) updateQuote(w http.ResponseWriter, r *http.Request, p params) {
+	body, aerr := readBody(w, r, e.opts.MaxBodyBytes, true)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	q, aerr := decodeQuote(body, false, false)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	typ := p.get("type")
+	if q.Type != "" && q.Type != typ {
+		writeError(w, fieldError(CodeInvalidField, "type", "type %q in the body disagrees with %q in the path", q.Type, typ))
+		return
+	}
+	q.Type = typ
+	if q.Status == "" {
+		q.Status = StatusDraft
+	}
+	e.mu.Lock()
+	status, out, aerr := e.writeQuoteLocked(p, q, true)
+	e.mu.Unlock()
+	e.answerChange(w, status, out, aerr)
+}
+
+// answerChange saves a change and answers it.
+func (e *Emulator) answerChange(w http.ResponseWriter, status int, out []byte, aerr *apiError) {
+	if aerr == nil {
+		aerr = e.commit()
+	}
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	writeRawJSON(w, status, out)
+}
+
+// writeQuoteLocked stores q on job p["id"]. With update set the quote must
+// exist (PUT); otherwise it is created or, when a Draft, replaced (POST).
+// e.mu is held.
+func (e *Emulator) writeQuoteLocked(p params, q quote, update bool) (int, []byte, *apiError) {
+	now := e.now()
+	jobID := p.get("id")
+	j := e.st.jobs[jobID]
+	if j == nil {
+		return 0, nil, newError(http.StatusNotFound, CodeJobNotFound, "job %s does not exist", jobID)
+	}
+	if q.ReferenceID != nil && *q.ReferenceID != jobID {
+		return 0, nil, fieldError(CodeInvalidField, "referenceId",
+			"referenceId %q is not the id of job %s", *q.ReferenceID, jobID)
+	}
+	sq := j.quotes[q.Type]
+	switch {
+	case sq == nil && update:
+		return 0, nil, newError(http.StatusNotFound, CodeQuoteNotFound, "job %s has no %s quote", jobID, q.Type)
+	case sq != nil && sq.quote.Status == StatusSubmitted:
+		return 0, nil, newError(http.StatusConflict, CodeQuoteSubmitted,
+			"the %s quote of job %s is Submitted and can no longer be modified", q.Type, jobID)
+	}
+	j.assignItemIDs(&q, q.Type)
+	status, kind := http.StatusOK, HistoryQuoteReplace
+	switch {
+	case update:
+		kind = HistoryQuoteUpdate
+	case sq == nil:
+		status, kind = http.StatusCreated, HistoryQuoteCreate
+		sq = &storedQuote{createdAt: now}
+		j.quotes[q.Type] = sq
+		j.quoteOrder = append(j.quoteOrder, q.Type)
+	}
+	sq.quote = q
+	sq.touch(now)
+	out := q.render()
+	e.st.record(HistoryEntry{Time: now, Kind: kind, Route: p.route, RequestID: j.requestID, JobID: jobID,
+		QuoteType: q.Type, QuoteStatus: q.Status, Body: out})
+	e.changed()
+	return status, out, nil
+}
+
+// touch counts a write made at now, and a submission when the quote is now
+// Submitted.
+func (sq *storedQuote) touch(now time.Time) {
+	sq.writes++
+	sq.updatedAt = now
+	if sq.quote.Status == StatusSubmitted {
+		sq.submitCount++
+		sq.submittedAt = now
+	}
+}
+
+// changeStatus serves the four status path forms with PUT and POST.
+func (e *Emulator) changeStatus(w http.ResponseWriter, r *http.Request, p params) {
+	pathStatus := p.get("status")
+	body, aerr := readBody(w, r, e.opts.MaxBodyBytes, pathStatus == "")
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	want, aerr := decodeStatusBody(body, pathStatus)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	if want != StatusSubmitted {
+		writeError(w, fieldError(CodeInvalidField, "status", "status can only be changed to %q, got %q", StatusSubmitted, want))
+		return
+	}
+	e.mu.Lock()
+	out, aerr := e.submitLocked(p)
+	e.mu.Unlock()
+	e.answerChange(w, http.StatusOK, out, aerr)
+}
+
+// decodeStatusBody returns the status asked for: the body's (required when
+// pathStatus is "") or pathStatus, which a body present must agree with.
+func decodeStatusBody(body []byte, pathStatus string) (string, *apiError) {
+	if body == nil {
+		if pathStatus == "" {
+			return "", fieldError(CodeMissingField, "status", "status is required")
+		}
+		return pathStatus, nil
+	}
+	obj, aerr := decodeObject(body, "")
+	if aerr != nil {
+		return "", aerr
+	}
+	var status string
+	for _, name := range sortedKeys(obj) {
+		if name != "status" {
+			return "", fieldError(CodeUnknownField, name, "unknown field %q; the status body has status only", name)
+		}
+		if status, aerr = asString(obj[name], name); aerr != nil {
+			return "", aerr
+		}
+	}
+	switch {
+	case status == "" && pathStatus == "":
+		return "", fieldError(CodeMissingField, "status", "status is required")
+	case status == "":
+		return pathStatus, nil
+	case pathStatus != "" && status != pathStatus:
+		return "", fieldError(CodeInvalidField, "status", "status %q in the body disagrees with %q in the path", status, pathStatus)
+	}
+	return status, nil
+}
+
+// submitLocked changes a Draft to Submitted. In the {quoteId} forms the
+// quote is the one of that type; in the {status} forms it is the job's
+// Estimate, or its only quote. e.mu is held.
+func (e *Emulator) submitLocked(p params) ([]byte, *apiError) {
+	now := e.now()
+	jobID := p.get("jobId")
+	j := e.st.jobs[jobID]
+	if j == nil {
+		return nil, newError(http.StatusNotFound, CodeJobNotFound, "job %s does not exist", jobID)
+	}
+	typ := p.get("quoteId")
+	if typ == "" {
+		typ = quoteTypeEstimate
+		if j.quotes[typ] == nil && len(j.quoteOrder) == 1 {
+			typ = j.quoteOrder[0]
+		}
+	}
+	sq := j.quotes[typ]
+	switch {
+	case sq == nil:
+		return nil, newError(http.StatusNotFound, CodeQuoteNotFound, "job %s has no %s quote", jobID, typ)
+	case sq.quote.Status == StatusSubmitted:
+		return nil, newError(http.StatusConflict, CodeQuoteAlreadySubmitted,
+			"the %s quote of job %s is already Submitted", typ, jobID)
+	}
+	sq.quote.Status = StatusSubmitted
+	sq.touch(now)
+	out := sq.quote.render()
+	e.st.record(HistoryEntry{Time: now, Kind: HistoryStatusChange, Route: p.route, RequestID: j.requestID,
+		JobID: jobID, QuoteType: typ, QuoteStatus: StatusSubmitted, Body: out})
+	e.changed()
+	return out, nil
+}

@@ -1,0 +1,144 @@
+package emulator
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Route names of the integration API, as used by Calls, Fault.Route and
+// the admin API: the method, a space and the path template relative to
+// APIPrefix. The eight status-change routes are listed by Routes.
+const (
+	RouteListRequests = "GET /requests"
+	RouteAccept       = "POST /requests/{id}"
+	RouteCreateQuote  = "POST /jobs/{id}/quotes"
+	RouteUpdateQuote  = "PUT /jobs/{id}/quotes/{type}"
+)
+
+// StatusPaths returns the four path forms of the status change in the
+// seed, each served with both PUT and POST.
+func StatusPaths() []string {
+	return []string{
+		"/jobs/{jobId}/quote/{quoteId}/status",
+		"/jobs/{jobId}/quotes/{quoteId}/status",
+		"/jobs/{jobId}/quote/status/{status}",
+		"/jobs/{jobId}/quotes/status/{status}",
+	}
+}
+
+// handler serves one matched route.
+type handler func(e *Emulator, w http.ResponseWriter, r *http.Request, p params)
+
+// params are the route name and unescaped path parameters of a call.
+type params struct {
+	route string
+	vals  map[string]string
+}
+
+// get returns the path parameter name ("" when the route has none).
+func (p params) get(name string) string { return p.vals[name] }
+
+// route is one entry of the routing table.
+type route struct {
+	method string
+	segs   []string // "{name}" segments are parameters
+	name   string
+	handle handler
+}
+
+// routeTable builds the API's routing table (each Emulator keeps one, so
+// that the package has no mutable globals). Routes with a literal segment
+// where another has a parameter come first.
+func routeTable() []route {
+	rs := []route{
+		newRoute(http.MethodGet, "/requests", (*Emulator).listRequests),
+		newRoute(http.MethodPost, "/requests/{id}", (*Emulator).accept),
+		newRoute(http.MethodPost, "/jobs/{id}/quotes", (*Emulator).createQuote),
+	}
+	// {status} forms before {quoteId} forms: ".../quotes/status/Submitted"
+	// is the status form, ".../quotes/Estimate/status" the quoteId form.
+	sp := StatusPaths()
+	for _, p := range []string{sp[2], sp[3], sp[0], sp[1]} {
+		for _, m := range []string{http.MethodPut, http.MethodPost} {
+			rs = append(rs, newRoute(m, p, (*Emulator).changeStatus))
+		}
+	}
+	return append(rs, newRoute(http.MethodPut, "/jobs/{id}/quotes/{type}", (*Emulator).updateQuote))
+}
+
+func newRoute(method, tmpl string, h handler) route {
+	return route{
+		method: method,
+		segs:   strings.Split(strings.TrimPrefix(tmpl, "/"), "/"),
+		name:   method + " " + tmpl,
+		handle: h,
+	}
+}
+
+// Routes lists the route names of the integration API.
+func Routes() []string {
+	rs := routeTable()
+	names := make([]string, len(rs))
+	for i, r := range rs {
+		names[i] = r.name
+	}
+	return names
+}
+
+// isRoute reports whether name is a route name of Routes.
+func isRoute(name string) bool {
+	return slices.Contains(Routes(), name)
+}
+
+// matchRoute finds the route of method and rel (the escaped path below
+// APIPrefix) in table. When the path exists with other methods only, it
+// returns those methods in allowed.
+func matchRoute(table []route, method, rel string) (rt *route, p params, allowed []string) {
+	segs := strings.Split(strings.TrimPrefix(rel, "/"), "/")
+	for i, s := range segs {
+		u, err := url.PathUnescape(s)
+		if err != nil {
+			return nil, params{}, nil
+		}
+		segs[i] = u
+	}
+	for i := range table {
+		vals, ok := table[i].match(segs)
+		if !ok {
+			continue
+		}
+		if table[i].method == method {
+			return &table[i], params{route: table[i].name, vals: vals}, nil
+		}
+		if !slices.Contains(allowed, table[i].method) {
+			allowed = append(allowed, table[i].method)
+		}
+	}
+	return nil, params{}, allowed
+}
+
+// match matches unescaped path segments against the route's template.
+func (rt route) match(segs []string) (map[string]string, bool) {
+	if len(segs) != len(rt.segs) {
+		return nil, false
+	}
+	var p map[string]string
+	for i, t := range rt.segs {
+		if strings.HasPrefix(t, "{") {
+			if segs[i] == "" {
+				return nil, false
+			}
+			if p == nil {
+				p = make(map[string]string, 2)
+			}
+			p[strings.Trim(t, "{}")] = segs[i]
+			continue
+		}
+		if segs[i] != t {
+			return nil, false
+		}
+	}
+	return p, true
+}

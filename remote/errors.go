@@ -1,0 +1,226 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Sentinel errors: every error a Client returns matches exactly one of them
+// under errors.Is. The names say what the caller should do about it.
+var (
+	// ErrUnauthorized: the service refused the token (401 twice, or 403), or
+	// no token could be had. Retrying will not help until the token is fixed.
+	ErrUnauthorized = errors.New("unauthorized")
+	// ErrNotFound: the request, job or quote does not exist (404) or no
+	// longer exists (410, e.g. an expired request).
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: the change clashes with the state of the service (409),
+	// e.g. a used referenceId or a Submitted quote.
+	ErrConflict = errors.New("conflict")
+	// ErrRejected: the service refused the call for a reason retrying cannot
+	// fix (any other 4xx, an unexpected 1xx/3xx, or data this package will
+	// not accept).
+	ErrRejected = errors.New("rejected")
+	// ErrTemporary: network errors, timeouts, 408, 425, 429, 5xx, oversize or
+	// undecodable 2xx bodies. The call was retried MaxAttempts times; the
+	// caller may try again later (after Error.RetryAfter when set).
+	ErrTemporary = errors.New("temporary failure")
+)
+
+// Class names, as CallInfo.Class and Class report them.
+const (
+	ClassOK           = "ok"
+	ClassTemporary    = "temporary"
+	ClassUnauthorized = "unauthorized"
+	ClassNotFound     = "not_found"
+	ClassConflict     = "conflict"
+	ClassRejected     = "rejected"
+)
+
+// DefaultBodyExcerpt is the most bytes of a response body an Error keeps.
+const DefaultBodyExcerpt = 512
+
+// Error is the error every Client call returns. It matches its class's
+// sentinel under errors.Is (errors.Is(err, ErrConflict)) and is read with
+// errors.As when the caller needs the status, body or RetryAfter.
+//
+// Error() never contains the bearer token: the client does not put it in
+// any field, and a body excerpt that echoes it is redacted.
+type Error struct {
+	Method string // HTTP method
+	Path   string // path relative to the API root, escaped: "/requests/17"
+	Status int    // HTTP status of the last attempt; 0 when there was no answer
+	// Body is an excerpt of the last response body: at most
+	// DefaultBodyExcerpt bytes, valid UTF-8, the token redacted.
+	Body string
+	// RetryAfter is the Retry-After the service sent with the last answer
+	// (0 when none). It is not capped, so the caller can schedule with it.
+	RetryAfter time.Duration
+	Attempts   int   // attempts made, the 401 token refresh included
+	Err        error // the class sentinel, wrapped with the cause when there is one
+}
+
+// Error formats the error as "METHOD path: cause: status N (K attempts): body".
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Method)
+	b.WriteByte(' ')
+	b.WriteString(e.Path)
+	b.WriteString(": ")
+	if e.Err != nil {
+		b.WriteString(e.Err.Error())
+	} else {
+		b.WriteString(sentinelOf(Class(e)).Error())
+	}
+	if e.Status != 0 {
+		fmt.Fprintf(&b, ": status %d", e.Status)
+		if t := http.StatusText(e.Status); t != "" {
+			b.WriteString(" " + t)
+		}
+	}
+	var notes []string
+	if e.Attempts > 1 {
+		notes = append(notes, strconv.Itoa(e.Attempts)+" attempts")
+	}
+	if e.RetryAfter > 0 {
+		notes = append(notes, "retry after "+e.RetryAfter.String())
+	}
+	if len(notes) > 0 {
+		b.WriteString(" (" + strings.Join(notes, ", ") + ")")
+	}
+	if e.Body != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Body)
+	}
+	return b.String()
+}
+
+// Unwrap returns Err, so errors.Is finds the sentinel and any cause
+// (context.Canceled, a network error) inside it.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is the sentinel of e's class when Err does not
+// already carry one (an Error built by hand with only a Status).
+func (e *Error) Is(target error) bool {
+	if e.Err != nil && sentinelIn(e.Err) != nil {
+		return false // Unwrap leads errors.Is to it
+	}
+	if e.Status == 0 {
+		return target == ErrTemporary
+	}
+	return target == sentinelOf(classOfStatus(e.Status))
+}
+
+// Class returns the class name of err: ClassOK for nil, the class of the
+// sentinel it matches, ClassTemporary for a context error or any other error
+// this package did not classify (trying again later is the safe reading).
+func Class(err error) string {
+	if err == nil {
+		return ClassOK
+	}
+	switch sentinelIn(err) {
+	case ErrUnauthorized:
+		return ClassUnauthorized
+	case ErrNotFound:
+		return ClassNotFound
+	case ErrConflict:
+		return ClassConflict
+	case ErrRejected:
+		return ClassRejected
+	}
+	return ClassTemporary
+}
+
+// sentinelIn returns the first sentinel err matches, or nil.
+func sentinelIn(err error) error {
+	for _, s := range []error{ErrUnauthorized, ErrNotFound, ErrConflict, ErrRejected, ErrTemporary} {
+		if errors.Is(err, s) {
+			return s
+		}
+	}
+	return nil
+}
+
+// classOfStatus classifies an HTTP status as TEAM.md prescribes.
+func classOfStatus(status int) string {
+	switch {
+	case status >= 200 && status <= 299:
+		return ClassOK
+	case status == http.StatusUnauthorized, status == http.StatusForbidden:
+		return ClassUnauthorized
+	case status == http.StatusNotFound, status == http.StatusGone:
+		return ClassNotFound
+	case status == http.StatusConflict:
+		return ClassConflict
+	case status == http.StatusRequestTimeout, status == http.StatusTooEarly,
+		status == http.StatusTooManyRequests, status >= 500:
+		return ClassTemporary
+	default: // other 4xx, and 1xx/3xx which an API call never expects
+		return ClassRejected
+	}
+}
+
+// sentinelOf maps a class name to its sentinel (nil for ClassOK).
+func sentinelOf(class string) error {
+	switch class {
+	case ClassUnauthorized:
+		return ErrUnauthorized
+	case ClassNotFound:
+		return ErrNotFound
+	case ClassConflict:
+		return ErrConflict
+	case ClassRejected:
+		return ErrRejected
+	case ClassTemporary:
+		return ErrTemporary
+	}
+	return nil
+}
+
+// classify wraps cause with the sentinel of class: "temporary failure: cause".
+func classify(class string, cause error) error {
+	s := sentinelOf(class)
+	if cause == nil {
+		return s
+	}
+	if errors.Is(cause, s) {
+		return cause
+	}
+	return fmt.Errorf("%w: %w", s, cause)
+}
+
+// isContextErr reports whether err is a cancellation or deadline.
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// excerpt returns at most max bytes of body as one valid UTF-8 string with
+// secret (the bearer token) redacted; a cut is marked with "…".
+func excerpt(body []byte, max int, secret string) string {
+	s := strings.ToValidUTF8(string(body), "\uFFFD")
+	if len(secret) >= minRedactLen {
+		s = strings.ReplaceAll(s, secret, redacted)
+	}
+	s = strings.TrimSpace(s)
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// redacted replaces a secret in text this package produces.
+const redacted = "[REDACTED]"
+
+// minRedactLen is the shortest secret worth replacing in a body; shorter
+// ones would shred ordinary text and no real token is that short.
+const minRedactLen = 4

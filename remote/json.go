@@ -1,0 +1,328 @@
+package remote
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// Wire helpers shared by the Request, Job and Quote codecs. Each field is
+// decoded on its own from the object's raw members, so a bad field gives an
+// error that names it, and tolerance (string or number ids, quoted numbers)
+// lives in one place.
+
+// FieldError is a decoding error naming the JSON field at fault
+// ("expiry", "items[2].price").
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+// Error returns "field: cause".
+func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// fieldErr wraps err as a FieldError for field, prefixing an inner field
+// name ("items" + "[2].price") when err already is one.
+func fieldErr(field string, err error) error {
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		sep := "."
+		if strings.HasPrefix(fe.Field, "[") {
+			sep = ""
+		}
+		return &FieldError{Field: field + sep + fe.Field, Err: fe.Err}
+	}
+	return &FieldError{Field: field, Err: err}
+}
+
+// maxNumberLen bounds the text of one JSON number or id. Real ids, money and
+// quantities are far shorter; a longer one is refused before any parsing
+// whose cost grows with it.
+const maxNumberLen = 64
+
+// decodeObject splits a JSON object into its members. null is an error:
+// callers that allow it check first.
+func decodeObject(data []byte) (map[string]json.RawMessage, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		return nil, fmt.Errorf("want a JSON object, got %s", describe(data))
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// isNull reports whether raw is absent or JSON null.
+func isNull(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+// describe names the JSON kind of raw for error messages, never echoing it.
+func describe(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// decodeString decodes a JSON string; null gives "".
+func decodeString(raw json.RawMessage) (string, error) {
+	if isNull(raw) {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", fmt.Errorf("want a string, got %s", describe(raw))
+	}
+	return s, nil
+}
+
+// decodeID decodes an id that may be a JSON string or number. A number keeps
+// its exact text ("12345678901234567890" stays as sent); null gives "".
+func decodeID(raw json.RawMessage) (string, error) {
+	if isNull(raw) {
+		return "", nil
+	}
+	raw = bytes.TrimSpace(raw)
+	if raw[0] == '"' {
+		return decodeString(raw)
+	}
+	n, err := decodeNumber(raw)
+	if err != nil {
+		return "", fmt.Errorf("want a string or number, got %s", describe(raw))
+	}
+	return n.String(), nil
+}
+
+// decodeNumber decodes a JSON number literal into its exact text.
+func decodeNumber(raw json.RawMessage) (json.Number, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > maxNumberLen {
+		return "", fmt.Errorf("number longer than %d characters", maxNumberLen)
+	}
+	if len(raw) == 0 || raw[0] == '"' {
+		return "", fmt.Errorf("want a number, got %s", describe(raw))
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return "", fmt.Errorf("want a number, got %s", describe(raw))
+	}
+	return n, nil
+}
+
+// decodeInt decodes an integer sent as a number ("3", "3.0") or a quoted
+// number; null gives 0.
+func decodeInt(raw json.RawMessage) (int, error) {
+	if isNull(raw) {
+		return 0, nil
+	}
+	d, err := decodeDecimal(raw)
+	if err != nil {
+		return 0, err
+	}
+	if !d.IsInteger() || d.Abs().GreaterThan(decimal.NewFromInt(math.MaxInt32)) {
+		return 0, fmt.Errorf("want an integer, got %s", d.String())
+	}
+	return int(d.IntPart()), nil
+}
+
+// decodeBool decodes a JSON boolean or a quoted "true"/"false".
+func decodeBool(raw json.RawMessage) (bool, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '"' {
+		s, err := decodeString(raw)
+		if err != nil {
+			return false, err
+		}
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return false, fmt.Errorf("want a boolean, got %q", clip(s))
+		}
+		return b, nil
+	}
+	var b bool
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return false, fmt.Errorf("want a boolean, got %s", describe(raw))
+	}
+	return b, nil
+}
+
+// clip shortens s for an error message.
+func clip(s string) string {
+	const n = 40
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+// parseExpiry parses an ISO-8601 date-time or date. The layouts are tried
+// in order; those without a zone are read as UTC, and a bare date means its
+// first instant (UTC), the earliest moment it can mean, so that an expired
+// request is never taken for a live one.
+func parseExpiry(s string) (time.Time, error) {
+	layouts := [...]string{
+		time.RFC3339Nano,                      // 2024-05-01T10:00:00.5+02:00, ...Z
+		"2006-01-02T15:04:05.999999999Z0700",  // +0200 without colon
+		"2006-01-02T15:04:05.999999999",       // no zone
+		"2006-01-02T15:04Z07:00",              // no seconds
+		"2006-01-02T15:04",                    // no seconds, no zone
+		"2006-01-02 15:04:05.999999999Z07:00", // space separator
+		"2006-01-02 15:04:05.999999999",       // space separator, no zone
+		time.DateOnly,                         // 2024-05-01
+	}
+	s = strings.TrimSpace(s)
+	for _, layout := range layouts {
+		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("want an ISO-8601 date-time or date, got %q", clip(s))
+}
+
+// decodeExpiry decodes expiry: null or "" gives the zero time.
+func decodeExpiry(raw json.RawMessage) (time.Time, error) {
+	if isNull(raw) {
+		return time.Time{}, nil
+	}
+	s, err := decodeString(raw)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("want an ISO-8601 date-time string, got %s", describe(raw))
+	}
+	if strings.TrimSpace(s) == "" {
+		return time.Time{}, nil
+	}
+	return parseExpiry(s)
+}
+
+// rawOrNil returns raw unless it is absent or null.
+func rawOrNil(raw json.RawMessage) json.RawMessage {
+	if isNull(raw) {
+		return nil
+	}
+	return raw
+}
+
+// UnmarshalJSON decodes a request tolerantly: id as a string or a number
+// (exact digits kept), claim_number or claimNumber (the first non-empty),
+// expiry as an ISO-8601 date-time or date (see parseExpiry). A request
+// without an id is an error: it could never be accepted. Errors name the
+// request (when its id is known) and the field.
+func (r *Request) UnmarshalJSON(data []byte) error {
+	m, err := decodeObject(data)
+	if err != nil {
+		return fmt.Errorf("decode request: %w", err)
+	}
+	var out Request
+	if out.ID, err = decodeID(m["id"]); err != nil {
+		return fmt.Errorf("decode request: %w", fieldErr("id", err))
+	}
+	if out.ID == "" {
+		return fmt.Errorf("decode request: %w", fieldErr("id", errors.New("missing")))
+	}
+	fail := func(field string, err error) error {
+		return fmt.Errorf("decode request %s: %w", out.ID, fieldErr(field, err))
+	}
+	for _, key := range []string{"claim_number", "claimNumber"} {
+		s, err := decodeID(m[key])
+		if err != nil {
+			return fail(key, err)
+		}
+		if out.ClaimNumber == "" {
+			out.ClaimNumber = s
+		}
+	}
+	if out.Expiry, err = decodeExpiry(m["expiry"]); err != nil {
+		return fail("expiry", err)
+	}
+	out.Instructions = rawOrNil(m["instructions"])
+	out.Accident = rawOrNil(m["accident"])
+	out.Vehicle = rawOrNil(m["vehicle"])
+	out.Raw = append(json.RawMessage(nil), bytes.TrimSpace(data)...)
+	*r = out
+	return nil
+}
+
+// MarshalJSON returns Raw when the request was decoded, so nothing is lost;
+// otherwise it builds the seed's form (claim_number, RFC 3339 expiry).
+func (r Request) MarshalJSON() ([]byte, error) {
+	if len(r.Raw) > 0 {
+		return compact(r.Raw)
+	}
+	type wire struct {
+		ID           string          `json:"id"`
+		ClaimNumber  string          `json:"claim_number,omitempty"`
+		Expiry       string          `json:"expiry,omitempty"`
+		Instructions json.RawMessage `json:"instructions,omitempty"`
+		Accident     json.RawMessage `json:"accident,omitempty"`
+		Vehicle      json.RawMessage `json:"vehicle,omitempty"`
+	}
+	w := wire{ID: r.ID, ClaimNumber: r.ClaimNumber, Instructions: r.Instructions,
+		Accident: r.Accident, Vehicle: r.Vehicle}
+	if !r.Expiry.IsZero() {
+		w.Expiry = r.Expiry.Format(time.RFC3339Nano)
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON decodes a job: its id as a string or number; Raw keeps the
+// whole object. A missing id is left empty (Accept falls back to the
+// referenceId it sent).
+func (j *Job) UnmarshalJSON(data []byte) error {
+	m, err := decodeObject(data)
+	if err != nil {
+		return fmt.Errorf("decode job: %w", err)
+	}
+	id, err := decodeID(m["id"])
+	if err != nil {
+		return fmt.Errorf("decode job: %w", fieldErr("id", err))
+	}
+	*j = Job{ID: id, Location: j.Location, Raw: append(json.RawMessage(nil), bytes.TrimSpace(data)...)}
+	return nil
+}
+
+// MarshalJSON returns Raw when the job was decoded, else {"id": ID}.
+// Location is an HTTP header, not part of the object.
+func (j Job) MarshalJSON() ([]byte, error) {
+	if len(j.Raw) > 0 {
+		return compact(j.Raw)
+	}
+	return json.Marshal(struct {
+		ID string `json:"id"`
+	}{j.ID})
+}
+
+// compact validates raw JSON and returns it without insignificant space.
+func compact(raw []byte) ([]byte, error) {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

@@ -1,0 +1,191 @@
+package remote
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+)
+
+// DefaultExpiryLeeway is how long before its expiry a client-credentials
+// token is fetched anew, when ClientCredentialsConfig.ExpiryLeeway is zero.
+const DefaultExpiryLeeway = time.Minute
+
+// DefaultTokenTimeout bounds a token fetch when ClientCredentialsConfig
+// has no HTTPClient (the attempt's own timeout applies as well).
+const DefaultTokenTimeout = 30 * time.Second
+
+// ClientCredentialsConfig configures ClientCredentials.
+type ClientCredentialsConfig struct {
+	TokenURL     string // the token endpoint; required
+	ClientID     string // required
+	ClientSecret string // required; never printed
+	Scopes       []string
+	// EndpointParams are extra form values sent to the token endpoint
+	// (e.g. "audience").
+	EndpointParams url.Values
+	// ExpiryLeeway: a token is fetched anew this long before it expires
+	// (at most half its lifetime); DefaultExpiryLeeway when zero.
+	ExpiryLeeway time.Duration
+	// HTTPClient calls the token endpoint; a client with a
+	// DefaultTokenTimeout timeout when nil.
+	HTTPClient *http.Client
+}
+
+// ClientCredentials returns a TokenSource that fetches tokens with the OAuth2
+// client-credentials grant (golang.org/x/oauth2/clientcredentials; the
+// service gives no refresh token). A token is cached until ExpiryLeeway
+// before its expiry (forever when the endpoint gives no expires_in);
+// Invalidate drops it so the next call fetches a fresh one. Concurrent
+// callers share one fetch.
+//
+// Errors never contain the client secret or the token. A refused fetch
+// (4xx: a wrong client id or secret) is permanent; a network error, 408,
+// 429 or 5xx from the endpoint matches ErrTemporary.
+func ClientCredentials(cfg ClientCredentialsConfig) TokenSource {
+	return &ccToken{
+		cfg: cfg,
+		conf: &clientcredentials.Config{
+			ClientID:       cfg.ClientID,
+			ClientSecret:   cfg.ClientSecret,
+			TokenURL:       cfg.TokenURL,
+			Scopes:         cfg.Scopes,
+			EndpointParams: cfg.EndpointParams,
+		},
+		now: time.Now,
+	}
+}
+
+type ccToken struct {
+	cfg  ClientCredentialsConfig
+	conf *clientcredentials.Config
+	now  func() time.Time
+
+	mu        sync.Mutex
+	token     string
+	refreshAt time.Time // zero: no expiry given
+}
+
+func (s *ccToken) Token(ctx context.Context) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.token != "" && (s.refreshAt.IsZero() || s.now().Before(s.refreshAt)) {
+		return s.token, nil
+	}
+	for _, f := range []struct{ name, v string }{
+		{"TokenURL", s.cfg.TokenURL}, {"ClientID", s.cfg.ClientID}, {"ClientSecret", s.cfg.ClientSecret},
+	} {
+		if f.v == "" {
+			return "", fmt.Errorf("fetch oauth2 token: %s: required", f.name)
+		}
+	}
+	hc := s.cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: DefaultTokenTimeout}
+	}
+	tok, err := s.conf.Token(context.WithValue(ctx, oauth2.HTTPClient, hc))
+	if err != nil {
+		return "", s.fetchError(ctx, err)
+	}
+	if tok.AccessToken == "" {
+		return "", errors.New("fetch oauth2 token: the endpoint returned no access_token")
+	}
+	s.token, s.refreshAt = tok.AccessToken, time.Time{}
+	if !tok.Expiry.IsZero() {
+		leeway := min(cmpOrDuration(s.cfg.ExpiryLeeway, DefaultExpiryLeeway), tok.Expiry.Sub(s.now())/2)
+		s.refreshAt = tok.Expiry.Add(-leeway)
+	}
+	return s.token, nil
+}
+
+func (s *ccToken) Invalidate() {
+	s.mu.Lock()
+	s.token, s.refreshAt = "", time.Time{}
+	s.mu.Unlock()
+}
+
+// cmpOrDuration returns d, or def when d is not positive.
+func cmpOrDuration(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// fetchError rewrites an error of the oauth2 library so that it names what
+// happened without the secret (the endpoint's body may echo the request),
+// and classifies it.
+func (s *ccToken) fetchError(ctx context.Context, err error) error {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		status := 0
+		if re.Response != nil {
+			status = re.Response.StatusCode
+		}
+		msg := fmt.Sprintf("token endpoint answered status %d", status)
+		if re.ErrorCode != "" {
+			msg += fmt.Sprintf(" (error %q", re.ErrorCode)
+			if re.ErrorDescription != "" {
+				msg += fmt.Sprintf(": %q", re.ErrorDescription)
+			}
+			msg += ")"
+		} else if b := excerpt(re.Body, 200, ""); b != "" {
+			msg += ": " + b
+		}
+		class := ErrUnauthorized
+		if classOfStatus(status) == ClassTemporary {
+			class = ErrTemporary
+		}
+		return &tokenError{msg: s.redact(msg), class: class}
+	}
+	te := &tokenError{msg: s.redact(unwrapURLError(err).Error()), class: ErrTemporary}
+	if ctx.Err() != nil {
+		te.ctxErr = ctx.Err()
+	}
+	return te
+}
+
+// redact removes the client secret, in every form the request carried it,
+// from msg.
+func (s *ccToken) redact(msg string) string {
+	secret := s.cfg.ClientSecret
+	if len(secret) < minRedactLen {
+		return msg
+	}
+	basic := url.QueryEscape(s.cfg.ClientID) + ":" + url.QueryEscape(secret)
+	for _, form := range []string{
+		secret,
+		url.QueryEscape(secret),
+		base64.StdEncoding.EncodeToString([]byte(basic)),
+		base64.StdEncoding.EncodeToString([]byte(s.cfg.ClientID + ":" + secret)),
+	} {
+		msg = strings.ReplaceAll(msg, form, redacted)
+	}
+	return msg
+}
+
+// tokenError is a token-endpoint failure whose text has been cleaned; it
+// matches its class sentinel and, when the caller's context ended, that
+// context error.
+type tokenError struct {
+	msg    string
+	class  error
+	ctxErr error
+}
+
+func (e *tokenError) Error() string { return "fetch oauth2 token: " + e.msg }
+
+func (e *tokenError) Unwrap() []error {
+	if e.ctxErr != nil {
+		return []error{e.class, e.ctxErr}
+	}
+	return []error{e.class}
+}

@@ -1,0 +1,364 @@
+package remote
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/shopspring/decimal"
+)
+
+// Money and quantities travel as JSON numbers written from the decimal's own
+// text, never through float64, and keep their scale: 95.5000 is sent as
+// 95.5000, not 95.5. Decoding accepts numbers and quoted numbers.
+
+// maxDecimalExponent bounds the exponent of a decoded decimal: no price or
+// quantity needs more, and a hostile 1e999999999 must not turn into a
+// billion-digit string when it is sent back.
+const maxDecimalExponent = 32
+
+// decodeDecimal decodes a JSON number or quoted number; null gives zero.
+func decodeDecimal(raw json.RawMessage) (decimal.Decimal, error) {
+	if isNull(raw) {
+		return decimal.Decimal{}, nil
+	}
+	raw = bytes.TrimSpace(raw)
+	var text string
+	if raw[0] == '"' {
+		s, err := decodeString(raw)
+		if err != nil {
+			return decimal.Decimal{}, err
+		}
+		if len(s) > maxNumberLen {
+			return decimal.Decimal{}, fmt.Errorf("number longer than %d characters", maxNumberLen)
+		}
+		text = s
+	} else {
+		n, err := decodeNumber(raw)
+		if err != nil {
+			return decimal.Decimal{}, err
+		}
+		text = n.String()
+	}
+	d, err := decimal.NewFromString(text)
+	if err != nil {
+		return decimal.Decimal{}, fmt.Errorf("want a decimal number, got %q", clip(text))
+	}
+	if e := d.Exponent(); e > maxDecimalExponent || e < -maxDecimalExponent {
+		return decimal.Decimal{}, fmt.Errorf("decimal %q out of range", clip(text))
+	}
+	return d, nil
+}
+
+// formatDecimal writes d as a JSON number keeping its scale.
+func formatDecimal(d decimal.Decimal) string {
+	if e := d.Exponent(); e < 0 {
+		return d.StringFixed(-e)
+	}
+	return d.String()
+}
+
+// wireDecimal is a decimal that marshals as a JSON number (see formatDecimal).
+type wireDecimal decimal.Decimal
+
+// MarshalJSON writes the number without quotes, keeping its scale.
+func (d wireDecimal) MarshalJSON() ([]byte, error) {
+	return []byte(formatDecimal(decimal.Decimal(d))), nil
+}
+
+// quoteKeys are the members of a quote this package models; everything
+// else goes to Quote.Extra.
+func isQuoteKey(k string) bool {
+	switch k {
+	case "type", "status", "referenceId", "rates", "items":
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a quote; members beyond type, status, referenceId,
+// rates and items are kept raw in Extra (nil when there are none).
+func (q *Quote) UnmarshalJSON(data []byte) error {
+	m, err := decodeObject(data)
+	if err != nil {
+		return fmt.Errorf("decode quote: %w", err)
+	}
+	var out Quote
+	fail := func(field string, err error) error {
+		return fmt.Errorf("decode quote: %w", fieldErr(field, err))
+	}
+	if out.Type, err = decodeString(m["type"]); err != nil {
+		return fail("type", err)
+	}
+	if out.Status, err = decodeString(m["status"]); err != nil {
+		return fail("status", err)
+	}
+	if out.ReferenceID, err = decodeID(m["referenceId"]); err != nil {
+		return fail("referenceId", err)
+	}
+	if out.Rates, err = decodeList(m["rates"], decodeRate); err != nil {
+		return fail("rates", err)
+	}
+	if out.Items, err = decodeList(m["items"], decodeItem); err != nil {
+		return fail("items", err)
+	}
+	for k, v := range m {
+		if !isQuoteKey(k) {
+			if out.Extra == nil {
+				out.Extra = make(map[string]json.RawMessage)
+			}
+			out.Extra[k] = v
+		}
+	}
+	*q = out
+	return nil
+}
+
+// MarshalJSON writes type, status, referenceId (omitted when empty), rates
+// and items (empty arrays rather than null), then the Extra members in key
+// order. Extra members named like a modelled field are not written: the
+// field wins.
+func (q Quote) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	member := func(k string, v any) error {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("encode quote %s: %w", k, err)
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		key, _ := json.Marshal(k)
+		b.Write(key)
+		b.WriteByte(':')
+		return json.Compact(&b, raw)
+	}
+	rates, items := q.Rates, q.Items
+	if rates == nil {
+		rates = []Rate{}
+	}
+	if items == nil {
+		items = []Item{}
+	}
+	if err := member("type", q.Type); err != nil {
+		return nil, err
+	}
+	if err := member("status", q.Status); err != nil {
+		return nil, err
+	}
+	if q.ReferenceID != "" {
+		if err := member("referenceId", q.ReferenceID); err != nil {
+			return nil, err
+		}
+	}
+	if err := member("rates", rates); err != nil {
+		return nil, err
+	}
+	if err := member("items", items); err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(q.Extra))
+	for k, v := range q.Extra {
+		if !isQuoteKey(k) && len(bytes.TrimSpace(v)) > 0 {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if err := member(k, q.Extra[k]); err != nil {
+			return nil, err
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// decodeList decodes a JSON array element by element; null gives nil.
+// Errors name the element: "[2].price".
+func decodeList[T any](raw json.RawMessage, one func(json.RawMessage) (T, error)) ([]T, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	raw = bytes.TrimSpace(raw)
+	if raw[0] != '[' {
+		return nil, fmt.Errorf("want an array, got %s", describe(raw))
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(elems))
+	for i, e := range elems {
+		v, err := one(e)
+		if err != nil {
+			return nil, fieldErr("["+strconv.Itoa(i)+"]", err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// UnmarshalJSON decodes a rate: {"type": "...", "rate": 55.00}.
+func (r *Rate) UnmarshalJSON(data []byte) error {
+	v, err := decodeRate(data)
+	if err != nil {
+		return fmt.Errorf("decode rate: %w", err)
+	}
+	*r = v
+	return nil
+}
+
+// MarshalJSON writes the rate with its decimal as a JSON number.
+func (r Rate) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Type string      `json:"type"`
+		Rate wireDecimal `json:"rate"`
+	}{r.Type, wireDecimal(r.Rate)})
+}
+
+func decodeRate(data json.RawMessage) (Rate, error) {
+	m, err := decodeObject(data)
+	if err != nil {
+		return Rate{}, err
+	}
+	var r Rate
+	if r.Type, err = decodeString(m["type"]); err != nil {
+		return Rate{}, fieldErr("type", err)
+	}
+	if r.Rate, err = decodeDecimal(m["rate"]); err != nil {
+		return Rate{}, fieldErr("rate", err)
+	}
+	return r, nil
+}
+
+// UnmarshalJSON decodes an item tolerantly: id as a string or number,
+// decimals as numbers or quoted numbers, metadata values other than strings
+// kept as their JSON text. Members not modelled by Item are dropped.
+func (it *Item) UnmarshalJSON(data []byte) error {
+	v, err := decodeItem(data)
+	if err != nil {
+		return fmt.Errorf("decode item: %w", err)
+	}
+	*it = v
+	return nil
+}
+
+// wireItem is the wire form of Item, in the order the members are written.
+type wireItem struct {
+	ID          string            `json:"id,omitempty"`
+	Order       int               `json:"order"`
+	Type        string            `json:"type"`
+	Description string            `json:"description"`
+	Quantity    wireDecimal       `json:"quantity"`
+	Price       wireDecimal       `json:"price"`
+	Total       wireDecimal       `json:"total"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
+	PartNumber  string            `json:"partNumber,omitempty"`
+	Markup      *wireDecimal      `json:"markup,omitempty"`
+	IsOnReport  *bool             `json:"isOnReport,omitempty"`
+}
+
+// MarshalJSON writes the item; id, metadata, partNumber, markup and
+// isOnReport are omitted when empty or nil.
+func (it Item) MarshalJSON() ([]byte, error) {
+	w := wireItem{ID: it.ID, Order: it.Order, Type: it.Type, Description: it.Description,
+		Quantity: wireDecimal(it.Quantity), Price: wireDecimal(it.Price), Total: wireDecimal(it.Total),
+		Metadata: it.Metadata, PartNumber: it.PartNumber, IsOnReport: it.IsOnReport}
+	if it.Markup != nil {
+		m := wireDecimal(*it.Markup)
+		w.Markup = &m
+	}
+	return json.Marshal(w)
+}
+
+func decodeItem(data json.RawMessage) (Item, error) {
+	m, err := decodeObject(data)
+	if err != nil {
+		return Item{}, err
+	}
+	var it Item
+	strs := []struct {
+		key string
+		dst *string
+		dec func(json.RawMessage) (string, error)
+	}{
+		{"id", &it.ID, decodeID},
+		{"type", &it.Type, decodeString},
+		{"description", &it.Description, decodeString},
+		{"partNumber", &it.PartNumber, decodeID},
+	}
+	for _, f := range strs {
+		if *f.dst, err = f.dec(m[f.key]); err != nil {
+			return Item{}, fieldErr(f.key, err)
+		}
+	}
+	if it.Order, err = decodeInt(m["order"]); err != nil {
+		return Item{}, fieldErr("order", err)
+	}
+	decs := []struct {
+		key string
+		dst *decimal.Decimal
+	}{{"quantity", &it.Quantity}, {"price", &it.Price}, {"total", &it.Total}}
+	for _, f := range decs {
+		if *f.dst, err = decodeDecimal(m[f.key]); err != nil {
+			return Item{}, fieldErr(f.key, err)
+		}
+	}
+	if !isNull(m["markup"]) {
+		d, err := decodeDecimal(m["markup"])
+		if err != nil {
+			return Item{}, fieldErr("markup", err)
+		}
+		it.Markup = &d
+	}
+	if !isNull(m["isOnReport"]) {
+		b, err := decodeBool(m["isOnReport"])
+		if err != nil {
+			return Item{}, fieldErr("isOnReport", err)
+		}
+		it.IsOnReport = &b
+	}
+	if it.Metadata, err = decodeMetadata(m["metadata"]); err != nil {
+		return Item{}, fieldErr("metadata", err)
+	}
+	return it, nil
+}
+
+// decodeMetadata decodes a string → string object. The real service sends
+// strings; other values are kept as their compact JSON text, null as "".
+func decodeMetadata(raw json.RawMessage) (map[string]string, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	m, err := decodeObject(raw)
+	if err != nil {
+		return nil, err
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		v = bytes.TrimSpace(v)
+		switch {
+		case isNull(v):
+			out[k] = ""
+		case v[0] == '"':
+			s, err := decodeString(v)
+			if err != nil {
+				return nil, fieldErr(k, err)
+			}
+			out[k] = s
+		default:
+			c, err := compact(v)
+			if err != nil {
+				return nil, fieldErr(k, err)
+			}
+			out[k] = string(c)
+		}
+	}
+	return out, nil
+}

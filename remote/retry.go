@@ -1,0 +1,266 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The retry loop is written out here rather than taken from
+// cenkalti/backoff: one call mixes three rules that library models as one
+// (temporary failures backed off with full jitter and Retry-After, the
+// single immediate retry after a 401 that does not count as a temporary
+// attempt, and decoding inside the attempt so an undecodable 2xx is retried),
+// plus a rate-limit wait and an Observe callback per attempt. Forty lines of
+// loop say that more plainly than wrapping each rule into the library's
+// Permanent/RetryAfter error types.
+
+// call is one logical API call, retried as a whole.
+type call struct {
+	method string
+	route  string // template for CallInfo: "POST /requests/{id}"
+	path   string // escaped, relative to the API root: "/requests/17"
+	body   []byte // nil for none
+	// decode reads a 2xx answer inside the attempt; its error makes the
+	// attempt a temporary failure (an undecodable body), so it is retried.
+	decode func(*answer) error
+}
+
+// answer is one HTTP answer, its body read in full (within the cap).
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// maxErrorBody is the most of a non-2xx body read: only an excerpt is kept.
+const maxErrorBody = 64 << 10
+
+// maxRetryAfter bounds a Retry-After the service sends (a week).
+const maxRetryAfter = 7 * 24 * time.Hour
+
+// do runs cl until it succeeds, fails for good, runs out of attempts or ctx
+// ends. Every failure is an *Error.
+func (c *Client) do(ctx context.Context, cl call) (*answer, error) {
+	var (
+		attempt, temporaries int
+		refreshed            bool
+		last                 *Error
+	)
+	for {
+		if err := c.limiter.Wait(ctx); err != nil {
+			return nil, c.stopped(ctx, cl, last, attempt, fmt.Errorf("wait for rate limit: %w", err))
+		}
+		attempt++
+		start := time.Now()
+		ans, e := c.attempt(ctx, cl)
+		if c.cfg.Observe != nil {
+			c.observe(cl, attempt, time.Since(start), ans, e)
+		}
+		if e == nil {
+			return ans, nil
+		}
+		e.Attempts = attempt
+		last = e
+		switch Class(e) {
+		case ClassUnauthorized:
+			if e.Status == http.StatusUnauthorized && !refreshed {
+				refreshed = true
+				c.tokens.Invalidate()
+				continue
+			}
+			return nil, e
+		case ClassTemporary:
+			temporaries++
+			if ctx.Err() != nil {
+				return nil, c.stopped(ctx, cl, e, attempt, ctx.Err())
+			}
+			if temporaries >= c.cfg.MaxAttempts {
+				return nil, e
+			}
+			if !c.sleep(ctx.Done(), c.backoff(temporaries, e.RetryAfter)) {
+				return nil, c.stopped(ctx, cl, last, attempt, ctx.Err())
+			}
+		default:
+			return nil, e
+		}
+	}
+}
+
+// stopped is the error of a call that ctx (or the rate limiter) ended
+// between attempts: the last attempt's error with cause in front of it.
+func (c *Client) stopped(ctx context.Context, cl call, last *Error, attempts int, cause error) *Error {
+	if ctx.Err() != nil && !errors.Is(cause, ctx.Err()) {
+		cause = fmt.Errorf("%w: %w", ctx.Err(), cause)
+	}
+	if last == nil || Class(last) != ClassTemporary {
+		return &Error{Method: cl.method, Path: cl.path, Attempts: attempts, Err: classify(ClassTemporary, cause)}
+	}
+	e := *last
+	e.Attempts = attempts
+	if !errors.Is(last.Err, cause) {
+		e.Err = fmt.Errorf("%w: %w", cause, last.Err)
+	}
+	return &e
+}
+
+// observe reports one attempt to Config.Observe.
+func (c *Client) observe(cl call, attempt int, d time.Duration, ans *answer, e *Error) {
+	info := CallInfo{Method: cl.method, Route: cl.route, Attempt: attempt, Duration: d, Class: ClassOK}
+	if ans != nil {
+		info.Status = ans.status
+	}
+	if e != nil {
+		cp := *e // the observer may keep it; e is still changed by do
+		cp.Attempts = attempt
+		info.Status, info.Class, info.Err = cp.Status, Class(&cp), &cp
+	}
+	c.cfg.Observe(info)
+}
+
+// backoff returns the wait before the attempt after the n-th temporary
+// failure: the server's Retry-After when it sent one, else full jitter in
+// [0, BackoffInitial·2^(n-1)]; both capped at BackoffMax.
+func (c *Client) backoff(n int, retryAfter time.Duration) time.Duration {
+	if retryAfter > 0 {
+		return min(retryAfter, c.cfg.BackoffMax)
+	}
+	ceiling := c.cfg.BackoffInitial
+	for i := 1; i < n && ceiling < c.cfg.BackoffMax; i++ {
+		if ceiling > c.cfg.BackoffMax/2 {
+			ceiling = c.cfg.BackoffMax
+			break
+		}
+		ceiling *= 2
+	}
+	ceiling = min(ceiling, c.cfg.BackoffMax)
+	return time.Duration(c.jitter(int64(ceiling) + 1))
+}
+
+// attempt makes one HTTP exchange of cl under its own timeout. The returned
+// *Error has no Attempts yet.
+func (c *Client) attempt(ctx context.Context, cl call) (*answer, *Error) {
+	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	e := &Error{Method: cl.method, Path: cl.path}
+
+	tok, err := c.tokens.Token(actx)
+	if err != nil {
+		class := ClassUnauthorized
+		if errors.Is(err, ErrTemporary) || isContextErr(err) {
+			class = ClassTemporary
+		}
+		e.Err = classify(class, fmt.Errorf("get token: %w", err))
+		return nil, e
+	}
+	var body io.Reader
+	if cl.body != nil {
+		body = bytes.NewReader(cl.body)
+	}
+	req, err := http.NewRequestWithContext(actx, cl.method, c.api+cl.path, body)
+	if err != nil {
+		e.Err = classify(ClassRejected, fmt.Errorf("build request: %w", unwrapURLError(err)))
+		return nil, e
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+
+	resp, err := c.http.Do(req)
+	if err != nil {
+		e.Err = classify(ClassTemporary, c.transportCause(ctx, actx, err))
+		return nil, e
+	}
+	defer resp.Body.Close()
+	e.Status = resp.StatusCode
+	e.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), c.now())
+	class := classOfStatus(resp.StatusCode)
+
+	limit := c.cfg.MaxBodyBytes
+	if class != ClassOK {
+		limit = min(limit, maxErrorBody)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		e.Body = excerpt(data, DefaultBodyExcerpt, tok)
+		e.Err = classify(ClassTemporary, fmt.Errorf("read response body: %w", c.transportCause(ctx, actx, err)))
+		return nil, e
+	}
+	if class != ClassOK {
+		e.Body = excerpt(data, DefaultBodyExcerpt, tok)
+		e.Err = sentinelOf(class)
+		return nil, e
+	}
+	if int64(len(data)) > limit {
+		e.Body = excerpt(data, DefaultBodyExcerpt, tok)
+		e.Err = classify(ClassTemporary, fmt.Errorf("response body exceeds %d bytes", limit))
+		return nil, e
+	}
+	ans := &answer{status: resp.StatusCode, header: resp.Header, body: data}
+	if cl.decode != nil {
+		if err := cl.decode(ans); err != nil {
+			e.Body = excerpt(data, DefaultBodyExcerpt, tok)
+			e.Err = classify(ClassTemporary, err)
+			return nil, e
+		}
+	}
+	return ans, nil
+}
+
+// transportCause turns an error of the HTTP exchange into a cause that says
+// what happened without repeating the URL: the attempt's own timeout, the
+// caller's context, or the network error.
+func (c *Client) transportCause(ctx, actx context.Context, err error) error {
+	err = unwrapURLError(err)
+	switch {
+	case ctx.Err() != nil:
+		if !errors.Is(err, ctx.Err()) {
+			return fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+		return err
+	case actx.Err() != nil:
+		return fmt.Errorf("attempt timed out after %s: %w", c.cfg.Timeout, context.DeadlineExceeded)
+	}
+	return err
+}
+
+// unwrapURLError drops *url.Error's "Get \"http://…\": " prefix: the Error
+// already names method and path.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP
+// date. Absent, malformed or past values give 0; values past a week are
+// taken as a week.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseUint(v, 10, 64); err == nil {
+		if secs > uint64(maxRetryAfter/time.Second) {
+			return maxRetryAfter
+		}
+		return time.Duration(secs) * time.Second
+	} else if errors.Is(err, strconv.ErrRange) {
+		return maxRetryAfter
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0
+	}
+	return min(max(t.Sub(now), 0), maxRetryAfter)
+}

@@ -1,0 +1,134 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// The four path forms of the status change the seed shows (Config.StatusPath).
+// Every form is sent the body {"status": "<status>"}.
+const (
+	StatusPathQuoteID      = "/jobs/{jobId}/quote/{quoteId}/status"
+	StatusPathQuotesID     = "/jobs/{jobId}/quotes/{quoteId}/status"
+	StatusPathQuoteStatus  = "/jobs/{jobId}/quote/status/{status}"
+	StatusPathQuotesStatus = "/jobs/{jobId}/quotes/status/{status}"
+	// StatusPathAuto tries the forms in the order of statusForms, each with
+	// StatusMethod and then the other method, moving on at a 404 or 405,
+	// and remembers the first pair the service answers (see SetStatus).
+	StatusPathAuto = "auto"
+)
+
+// statusForms returns the four forms in the order auto mode tries them:
+// the default first, then its singular twin, then the forms with the
+// status in the path (plural, singular).
+func statusForms() []string {
+	return []string{StatusPathQuotesID, StatusPathQuoteID, StatusPathQuotesStatus, StatusPathQuoteStatus}
+}
+
+// isStatusForm reports whether p is one of the four forms.
+func isStatusForm(p string) bool { return slices.Contains(statusForms(), p) }
+
+// statusCandidate is one (method, form) pair.
+type statusCandidate struct{ method, form string }
+
+// statusCandidates lists what SetStatus tries: in auto mode every form with
+// the configured method then the other one (8 pairs); otherwise the one
+// configured pair.
+func (c *Client) statusCandidates() []statusCandidate {
+	if c.cfg.StatusPath != StatusPathAuto {
+		return []statusCandidate{{c.cfg.StatusMethod, c.cfg.StatusPath}}
+	}
+	other := http.MethodPost
+	if c.cfg.StatusMethod == http.MethodPost {
+		other = http.MethodPut
+	}
+	var out []statusCandidate
+	for _, f := range statusForms() {
+		out = append(out, statusCandidate{c.cfg.StatusMethod, f}, statusCandidate{other, f})
+	}
+	return out
+}
+
+// expandStatusPath fills form's placeholders with escaped segments.
+func expandStatusPath(form, jobID, quoteID, status string) string {
+	return strings.NewReplacer(
+		"{jobId}", segment(jobID),
+		"{quoteId}", segment(quoteID),
+		"{status}", segment(status),
+	).Replace(form)
+}
+
+// segment escapes s as one path segment. "." and ".." are escaped too, so a
+// job number can never walk the path.
+func segment(s string) string {
+	if s == "." || s == ".." {
+		return strings.ReplaceAll(s, ".", "%2E")
+	}
+	return urlPathEscape(s)
+}
+
+// SetStatus changes the status of the quote of type quoteType on job jobID
+// (to StatusSubmitted, in practice) and returns the quote the service
+// answers with; an empty 2xx body gives {Type: quoteType, Status: status}.
+//
+// With StatusPathAuto, a 404 or 405 moves on to the next (method, form)
+// pair; the first pair that gets any other answer but a 401/403 (success,
+// 409 for an already Submitted quote, a 400) is remembered for the life of
+// the Client and used alone from then on. When every pair gets 404/405 the
+// last error is returned (ErrNotFound or ErrRejected).
+func (c *Client) SetStatus(ctx context.Context, jobID, quoteType, status string) (Quote, error) {
+	if err := nonEmpty(c.cfg.StatusMethod, c.cfg.StatusPath, "job id", jobID, "quote type", quoteType, "status", status); err != nil {
+		return Quote{}, err
+	}
+	body, err := jsonBody(map[string]string{"status": status})
+	if err != nil {
+		return Quote{}, err
+	}
+	candidates := c.statusCandidates()
+	if i := c.statusForm.Load(); i > 0 {
+		candidates = candidates[i-1 : i]
+	}
+	var lastErr error
+	for _, cand := range candidates {
+		var q Quote
+		cl := call{
+			method: cand.method,
+			route:  cand.method + " " + cand.form,
+			path:   expandStatusPath(cand.form, jobID, quoteType, status),
+			body:   body,
+			decode: func(a *answer) error {
+				if isEmptyBody(a.body) {
+					q = Quote{Type: quoteType, Status: status}
+					return nil
+				}
+				return q.UnmarshalJSON(a.body)
+			},
+		}
+		_, err := c.do(ctx, cl)
+		if err == nil || !tryNextForm(err) {
+			if c.cfg.StatusPath == StatusPathAuto && (err == nil || !errors.Is(err, ErrUnauthorized) && !errors.Is(err, ErrTemporary)) {
+				c.remember(cand)
+			}
+			return q, err
+		}
+		lastErr = err
+	}
+	return Quote{}, lastErr
+}
+
+// tryNextForm reports whether err says the route itself is unknown.
+func tryNextForm(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && (e.Status == http.StatusNotFound || e.Status == http.StatusMethodNotAllowed)
+}
+
+// remember stores cand as the pair auto mode uses from now on.
+func (c *Client) remember(cand statusCandidate) {
+	i := slices.Index(c.statusCandidates(), cand)
+	if i >= 0 {
+		c.statusForm.Store(int32(i + 1))
+	}
+}

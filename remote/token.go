@@ -1,0 +1,126 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// TokenSource gives the bearer token for each attempt. Implementations are
+// safe for concurrent use, and their errors never contain the token.
+//
+// An error that matches ErrTemporary (or is a context error) makes the
+// attempt a temporary failure, retried like a network error; any other
+// error is ErrUnauthorized (a missing file, an unset variable, a refused
+// client secret): retrying will not fix it.
+type TokenSource interface {
+	// Token returns the current token.
+	Token(ctx context.Context) (string, error)
+	// Invalidate says a 401 was seen: the next Token call must not return
+	// the cached value (a file is read again, an OAuth2 token fetched anew).
+	Invalidate()
+}
+
+// StaticToken returns a TokenSource that always gives token. Invalidate has
+// nothing to refresh; an empty token is an error at the first call.
+func StaticToken(token string) TokenSource { return staticToken(token) }
+
+type staticToken string
+
+func (s staticToken) Token(context.Context) (string, error) {
+	if s == "" {
+		return "", errors.New("static token is empty")
+	}
+	return string(s), nil
+}
+
+func (staticToken) Invalidate() {}
+
+// EnvToken returns a TokenSource that reads the environment variable name at
+// every call (surrounding space trimmed). An unset or empty variable is an
+// error naming the variable.
+func EnvToken(name string) TokenSource { return envToken(name) }
+
+type envToken string
+
+func (e envToken) Token(context.Context) (string, error) {
+	if v := strings.TrimSpace(os.Getenv(string(e))); v != "" {
+		return v, nil
+	}
+	return "", fmt.Errorf("read token from environment variable %s: unset or empty", string(e))
+}
+
+func (envToken) Invalidate() {}
+
+// maxTokenFile bounds the size of a token file.
+const maxTokenFile = 64 << 10
+
+// FileToken returns a TokenSource that reads the token from the file at path
+// (for systemd LoadCredential=: $CREDENTIALS_DIRECTORY/<name>), trimmed of
+// surrounding space. The file is read again when its modification time or
+// size changes, and after Invalidate. Errors name the file, never its
+// content; an empty file is an error.
+func FileToken(path string) TokenSource { return &fileToken{path: path} }
+
+type fileToken struct {
+	path string
+
+	mu      sync.Mutex
+	token   string
+	modTime time.Time
+	size    int64
+	stale   bool
+}
+
+func (f *fileToken) Token(context.Context) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fi, err := os.Stat(f.path)
+	if err != nil {
+		return "", fmt.Errorf("read token file: %w", err)
+	}
+	if f.token != "" && !f.stale && fi.ModTime().Equal(f.modTime) && fi.Size() == f.size {
+		return f.token, nil
+	}
+	tok, err := readTokenFile(f.path)
+	if err != nil {
+		return "", err
+	}
+	f.token, f.modTime, f.size, f.stale = tok, fi.ModTime(), fi.Size(), false
+	return tok, nil
+}
+
+func (f *fileToken) Invalidate() {
+	f.mu.Lock()
+	f.stale = true
+	f.mu.Unlock()
+}
+
+// readTokenFile reads and trims one token file.
+func readTokenFile(path string) (string, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("read token file: %w", err)
+	}
+	defer fh.Close()
+	b, err := io.ReadAll(io.LimitReader(fh, maxTokenFile+1))
+	if err != nil {
+		return "", fmt.Errorf("read token file: %w", err)
+	}
+	if len(b) > maxTokenFile {
+		return "", fmt.Errorf("read token file %s: larger than %d bytes", path, maxTokenFile)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", fmt.Errorf("read token file %s: file is empty", path)
+	}
+	if strings.ContainsAny(tok, "\r\n") {
+		return "", fmt.Errorf("read token file %s: more than one line", path)
+	}
+	return tok, nil
+}
