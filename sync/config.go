@@ -1,0 +1,153 @@
+package sync
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"github.com/shopspring/decimal"
+)
+
+// Defaults of Config.
+const (
+	DefaultSchedule        = "@every 1m"
+	DefaultConcurrency     = 4
+	DefaultPassTimeout     = 10 * time.Minute
+	DefaultRetryBackoffMin = time.Minute
+	DefaultRetryBackoffMax = time.Hour
+	DefaultMaxConflicts    = 3
+	DefaultWatchSubmitted  = 30 * 24 * time.Hour
+	DefaultQuoteType       = "Estimate"
+)
+
+// Config tunes the reconciler. The zero value of each field means its
+// default; DefaultConfig returns them spelled out.
+type Config struct {
+	// Schedule is a robfig/cron spec for passes: five fields
+	// ("*/5 * * * *") or a descriptor ("@every 1m"). Default "@every 1m".
+	Schedule string
+	// Location is the time zone the schedule is read in. Default time.Local.
+	Location *time.Location
+	// Concurrency bounds how many requests a pass works on at once.
+	// Default 4.
+	Concurrency int
+	// PassTimeout bounds one pass; what is unfinished is left for the next
+	// one. Default 10m.
+	PassTimeout time.Duration
+	// RetryBackoffMin and RetryBackoffMax bound the wait before a request
+	// whose remote call failed temporarily is tried again; the wait doubles
+	// with every consecutive failure. Defaults 1m and 1h.
+	RetryBackoffMin time.Duration
+	RetryBackoffMax time.Duration
+	// MaxConflicts is how many consecutive 409 answers to an accept, while
+	// the request stays pending, turn into a rejection (the job number is
+	// taken on the remote). Default 3.
+	MaxConflicts int
+	// WatchSubmitted is how long after submission a job's lines are still
+	// watched for changes that need a supplement. Default 720h (30 days);
+	// negative: not watched.
+	WatchSubmitted time.Duration
+	// Quote shapes the quote built from the shop's lines.
+	Quote QuoteConfig
+}
+
+// QuoteConfig shapes the quote built from a job's lines.
+type QuoteConfig struct {
+	// Type is the quote type, also its quoteId in status paths.
+	// Default "Estimate".
+	Type string
+	// Rates are sent with every quote, keyed by work type. Default none.
+	Rates map[string]decimal.Decimal
+	// OmitReferenceID leaves referenceId out of the quote body (the seed
+	// shows both forms). Default false: referenceId is the job number.
+	OmitReferenceID bool
+}
+
+// DefaultConfig returns a Config with every default filled in.
+func DefaultConfig() Config {
+	return Config{
+		Schedule:        DefaultSchedule,
+		Location:        time.Local,
+		Concurrency:     DefaultConcurrency,
+		PassTimeout:     DefaultPassTimeout,
+		RetryBackoffMin: DefaultRetryBackoffMin,
+		RetryBackoffMax: DefaultRetryBackoffMax,
+		MaxConflicts:    DefaultMaxConflicts,
+		WatchSubmitted:  DefaultWatchSubmitted,
+		Quote:           QuoteConfig{Type: DefaultQuoteType},
+	}
+}
+
+// withDefaults fills zero fields with their defaults.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Schedule == "" {
+		c.Schedule = d.Schedule
+	}
+	if c.Location == nil {
+		c.Location = d.Location
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = d.Concurrency
+	}
+	if c.PassTimeout == 0 {
+		c.PassTimeout = d.PassTimeout
+	}
+	if c.RetryBackoffMin == 0 {
+		c.RetryBackoffMin = d.RetryBackoffMin
+	}
+	if c.RetryBackoffMax == 0 {
+		c.RetryBackoffMax = d.RetryBackoffMax
+	}
+	if c.MaxConflicts == 0 {
+		c.MaxConflicts = d.MaxConflicts
+	}
+	if c.WatchSubmitted == 0 {
+		c.WatchSubmitted = d.WatchSubmitted
+	}
+	if c.Quote.Type == "" {
+		c.Quote.Type = d.Quote.Type
+	}
+	return c
+}
+
+// cronParser accepts five-field specs and descriptors such as "@every 1m".
+var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// Validate checks the configuration. Errors name the key as it is spelled
+// in the YAML file ("sync.schedule", "quote.rates.Parts") and say how to
+// fix it.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	var errs []error
+	if _, err := cronParser.Parse(c.Schedule); err != nil {
+		errs = append(errs, fmt.Errorf("sync.schedule: %q is not a cron spec (%v); use five fields such as \"*/5 * * * *\" or \"@every 1m\"", c.Schedule, err))
+	}
+	if c.Concurrency < 1 || c.Concurrency > 256 {
+		errs = append(errs, fmt.Errorf("sync.concurrency: %d is out of range; use 1 to 256", c.Concurrency))
+	}
+	if c.PassTimeout < time.Second {
+		errs = append(errs, fmt.Errorf("sync.pass_timeout: %s is too short; use at least 1s", c.PassTimeout))
+	}
+	if c.RetryBackoffMin < 0 || c.RetryBackoffMax < c.RetryBackoffMin {
+		errs = append(errs, fmt.Errorf("sync.retry_backoff_max: %s must be at least sync.retry_backoff_min (%s)", c.RetryBackoffMax, c.RetryBackoffMin))
+	}
+	if c.MaxConflicts < 1 {
+		errs = append(errs, fmt.Errorf("sync.max_conflicts: %d must be at least 1", c.MaxConflicts))
+	}
+	types := make([]string, 0, len(c.Quote.Rates))
+	for t := range c.Quote.Rates {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	for _, t := range types {
+		if t == "" {
+			errs = append(errs, errors.New("quote.rates: a rate has an empty work type; name the work type, e.g. RepairLabour: 95.50"))
+		} else if c.Quote.Rates[t].IsNegative() {
+			errs = append(errs, fmt.Errorf("quote.rates.%s: %s is negative; rates are positive amounts", t, c.Quote.Rates[t]))
+		}
+	}
+	return errors.Join(errs...)
+}

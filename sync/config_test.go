@@ -1,0 +1,51 @@
+package sync
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		change  func(c *Config)
+		wantErr string // "" means valid
+	}{
+		{"defaults", func(c *Config) {}, ""},
+		{"zero value", func(c *Config) { *c = Config{} }, ""},
+		{"five fields", func(c *Config) { c.Schedule = "*/5 * * * *" }, ""},
+		{"bad schedule", func(c *Config) { c.Schedule = "every minute" }, "sync.schedule:"},
+		{"six fields", func(c *Config) { c.Schedule = "0 */5 * * * *" }, "sync.schedule:"},
+		{"concurrency", func(c *Config) { c.Concurrency = -1 }, "sync.concurrency:"},
+		{"concurrency too high", func(c *Config) { c.Concurrency = 1000 }, "sync.concurrency:"},
+		{"pass timeout", func(c *Config) { c.PassTimeout = time.Millisecond }, "sync.pass_timeout:"},
+		{"backoff order", func(c *Config) { c.RetryBackoffMin, c.RetryBackoffMax = time.Hour, time.Minute }, "sync.retry_backoff_max:"},
+		{"negative rate", func(c *Config) { c.Quote.Rates = map[string]decimal.Decimal{"Parts": dec("-1")} }, "quote.rates.Parts:"},
+		{"empty rate type", func(c *Config) { c.Quote.Rates = map[string]decimal.Decimal{"": dec("1")} }, "quote.rates:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := DefaultConfig()
+			tt.change(&c)
+			err := c.Validate()
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("Validate() = %v, want nil", err)
+			case tt.wantErr != "" && err == nil:
+				t.Fatalf("Validate() = nil, want an error about %s", tt.wantErr)
+			case tt.wantErr != "" && !strings.Contains(err.Error(), tt.wantErr):
+				t.Fatalf("Validate() = %v, want it to name %s", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestWithDefaults(t *testing.T) {
+	got := Config{Concurrency: 9}.withDefaults()
+	if got.Concurrency != 9 || got.Schedule != DefaultSchedule || got.Quote.Type != DefaultQuoteType || got.Location == nil {
+		t.Errorf("withDefaults() = %+v", got)
+	}
+}

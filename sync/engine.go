@@ -1,0 +1,190 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	gosync "sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/shopdb"
+)
+
+// Remote is the integration service as the engine uses it;
+// *remote.Client implements it.
+type Remote interface {
+	ListRequests(ctx context.Context) ([]remote.Request, error)
+	Accept(ctx context.Context, requestID, referenceID string, bookingDate time.Time) (remote.Job, error)
+	CreateQuote(ctx context.Context, jobID string, q remote.Quote) (remote.Quote, error)
+	UpdateDraft(ctx context.Context, jobID string, q remote.Quote) (remote.Quote, error)
+	SetStatus(ctx context.Context, jobID, quoteType, status string) (remote.Quote, error)
+}
+
+// Store is the shop database and quotesync's own state; *shopdb.DB
+// implements it.
+type Store interface {
+	OpenRequests(ctx context.Context, submittedSince time.Time) ([]shopdb.Request, error)
+	Reserve(ctx context.Context, nr shopdb.NewRequest) (shopdb.Request, error)
+	PlanReserve(ctx context.Context, nr shopdb.NewRequest) (job string, wouldCreate bool, err error)
+	Update(ctx context.Context, cur, next shopdb.Request, ev shopdb.Event) (shopdb.Request, error)
+	RecordEvent(ctx context.Context, ev shopdb.Event) error
+	JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, error)
+	LineItems(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error)
+}
+
+// ErrUnauthorized is returned by a pass that stopped because the remote
+// refused the token.
+var ErrUnauthorized = errors.New("the remote refused the token")
+
+// persistTimeout bounds a state write that records the outcome of a remote
+// call; it runs even when the pass is being cancelled, so that what the
+// remote did is never forgotten.
+const persistTimeout = 15 * time.Second
+
+// Engine runs passes. It is safe to call Pass and Plan from one goroutine
+// at a time; Run makes sure passes never overlap.
+type Engine struct {
+	cfg    Config
+	remote Remote
+	store  Store
+	log    *zap.Logger
+
+	// Metrics receives counters and gauges. Default: discarded.
+	Metrics Metrics
+	// Now is the engine's clock. Default time.Now.
+	Now func() time.Time
+
+	passStart atomic.Int64 // unix nanoseconds of the running pass's start, 0 when idle
+
+	mu          gosync.Mutex
+	warned      map[string]bool // once-per-process warnings already logged
+	failStreak  int             // consecutive failed passes
+	lastFailLog time.Time       // when a failed pass was last logged
+}
+
+// failLogInterval is how often a run of failing passes is logged at error
+// level; the passes in between log at debug.
+const failLogInterval = 10 * time.Minute
+
+// New returns an engine. cfg is validated; zero fields take their defaults.
+func New(cfg Config, rem Remote, store Store, log *zap.Logger) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("sync config: %w", err)
+	}
+	if rem == nil || store == nil || log == nil {
+		return nil, errors.New("new engine: remote, store and logger are required")
+	}
+	return &Engine{
+		cfg:     cfg.withDefaults(),
+		remote:  rem,
+		store:   store,
+		log:     log,
+		Metrics: nopMetrics{},
+		Now:     time.Now,
+		warned:  make(map[string]bool),
+	}, nil
+}
+
+// Config returns the engine's configuration with defaults filled in.
+func (e *Engine) Config() Config { return e.cfg }
+
+// Busy reports when the running pass (or plan) started; ok is false when
+// none runs. The daemon's watchdog uses it to tell a long pass from a stuck
+// one.
+func (e *Engine) Busy() (since time.Time, ok bool) {
+	n := e.passStart.Load()
+	if n == 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, n), true
+}
+
+// warnOnce reports whether key has not been warned about yet in this
+// process, and remembers it.
+func (e *Engine) warnOnce(key string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.warned[key] {
+		return false
+	}
+	e.warned[key] = true
+	return true
+}
+
+// Summary counts what one pass did.
+type Summary struct {
+	Pending     int // requests the remote listed as pending
+	Tracked     int // open requests in quotesync's state at the start
+	Reserved    int // job numbers reserved
+	Accepted    int // requests accepted (confirmed or inferred)
+	Drafted     int // first Draft pushes
+	Redrafted   int // Draft re-pushes after a change
+	Submitted   int // quotes submitted
+	Rejected    int // requests rejected
+	Gone        int // requests gone
+	Waiting     int // requests waiting for a shop job
+	Held        int // jobs held because their shop data is invalid
+	Supplements int // submitted jobs whose lines changed
+	Retrying    int // requests whose remote call failed temporarily
+	Duration    time.Duration
+}
+
+// Changed reports whether the pass changed any state.
+func (s Summary) Changed() bool {
+	return s.Reserved+s.Accepted+s.Drafted+s.Redrafted+s.Submitted+s.Rejected+s.Gone+s.Supplements > 0
+}
+
+// Plan is what a pass would do, computed from real reads with no write
+// anywhere (see Engine.Plan).
+type Plan struct {
+	Pending int
+	Tracked int
+	Actions []Action
+}
+
+// Action is one step a pass would take.
+type Action struct {
+	Request string       `json:"request"`
+	Claim   string       `json:"claim,omitempty"`
+	Job     string       `json:"job,omitempty"`
+	Phase   shopdb.Phase `json:"phase,omitempty"` // the phase now; "" for a new request
+	Do      string       `json:"do"`              // one of the Do… constants
+	Why     string       `json:"why"`
+	Items   int          `json:"items,omitempty"` // quote items, for pushes
+}
+
+// What an Action does.
+const (
+	DoReserve        = "reserve job and accept"
+	DoCreateJob      = "create job and accept"
+	DoAccept         = "accept"
+	DoWait           = "wait for a shop job"
+	DoMarkAccepted   = "mark accepted"
+	DoMarkGone       = "mark gone"
+	DoPushDraft      = "push draft"
+	DoSubmit         = "submit"
+	DoHold           = "hold (invalid shop data)"
+	DoFlagSupplement = "flag supplement needed"
+	DoSkip           = "skip"
+)
+
+// Pass runs one pass: list, accept, push, submit. It returns what it did;
+// the error is non-nil when the pass as a whole failed (the pending list or
+// the state could not be read, or the token was refused). Failures of single
+// requests are recorded on their rows and counted in the Summary instead.
+func (e *Engine) Pass(ctx context.Context) (Summary, error) {
+	p, err := e.pass(ctx, false)
+	return p.summary, err
+}
+
+// Plan computes what a pass would do now, from real reads of the remote's
+// pending list, quotesync's state and the shop's lines, without writing
+// anywhere: no remote write, no shop statement that writes, no state change.
+func (e *Engine) Plan(ctx context.Context) (Plan, error) {
+	p, err := e.pass(ctx, true)
+	return Plan{Pending: p.summary.Pending, Tracked: p.summary.Tracked, Actions: p.actions}, err
+}

@@ -1,0 +1,330 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	gosync "sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/shopdb"
+)
+
+// pass is the state of one pass in progress.
+type pass struct {
+	e   *Engine
+	dry bool
+	now time.Time
+	log *zap.Logger
+
+	stop context.CancelCauseFunc // stops the whole pass (401)
+
+	mu      gosync.Mutex
+	summary Summary
+	actions []Action
+	phases  map[string]shopdb.Phase // request id → phase after the pass
+	errs    []error                 // pass-level failures
+
+	interrupted bool // the caller cancelled the pass (shutdown)
+}
+
+// count updates the summary under the pass's lock.
+func (p *pass) count(f func(s *Summary)) {
+	p.mu.Lock()
+	f(&p.summary)
+	p.mu.Unlock()
+}
+
+// plan records an action of a dry run.
+func (p *pass) plan(a Action) {
+	p.mu.Lock()
+	p.actions = append(p.actions, a)
+	p.mu.Unlock()
+}
+
+// fail records a pass-level failure.
+func (p *pass) fail(err error) {
+	p.mu.Lock()
+	p.errs = append(p.errs, err)
+	p.mu.Unlock()
+}
+
+// setPhase remembers a request's phase after a change, for the gauges.
+func (p *pass) setPhase(id string, ph shopdb.Phase) {
+	p.mu.Lock()
+	p.phases[id] = ph
+	p.mu.Unlock()
+}
+
+// errInterrupted is returned by a pass its caller cancelled.
+var errInterrupted = errors.New("pass interrupted")
+
+// acceptWork is one request the accept stage works on.
+type acceptWork struct {
+	req remote.Request
+	row *shopdb.Request // nil for a request seen for the first time
+}
+
+func (e *Engine) pass(ctx context.Context, dry bool) (*pass, error) {
+	p := &pass{e: e, dry: dry, now: e.Now(), log: e.log, phases: make(map[string]shopdb.Phase)}
+	e.passStart.Store(time.Now().UnixNano())
+	defer e.passStart.Store(0)
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.PassTimeout)
+	defer cancel()
+	ctx, p.stop = context.WithCancelCause(ctx)
+	defer p.stop(nil)
+
+	pending, listErr := e.listPending(ctx, p)
+	if errors.Is(listErr, remote.ErrUnauthorized) {
+		return p, e.finish(p, listErr)
+	}
+	since := time.Time{}
+	if e.cfg.WatchSubmitted > 0 {
+		since = p.now.Add(-e.cfg.WatchSubmitted)
+	} else {
+		since = p.now.Add(time.Hour) // nothing submitted is watched
+	}
+	rows, err := e.store.OpenRequests(ctx, since)
+	if err != nil {
+		e.Metrics.Error(ErrKindState)
+		return p, e.finish(p, fmt.Errorf("load open requests: %w", err))
+	}
+	p.summary.Tracked = len(rows)
+	for _, r := range rows {
+		p.phases[r.RequestID] = r.Phase
+	}
+
+	var work []acceptWork
+	if listErr == nil {
+		c := e.classify(p, pending, rows)
+		work = c.work
+		for _, r := range c.vanished {
+			e.markGone(ctx, p, r, "the request left the pending list before the shop had a job for it")
+		}
+		for _, r := range c.inferred {
+			if nr, ok := e.markAcceptedInferred(ctx, p, r); ok {
+				rows = replaceRow(rows, nr)
+			}
+		}
+	}
+	accepted := e.acceptAll(ctx, p, work)
+	rows = append(rows, accepted...)
+
+	if ctx.Err() == nil {
+		e.pushAll(ctx, p, rows)
+	}
+	switch cause := context.Cause(ctx); {
+	case cause == nil:
+	case errors.Is(cause, ErrUnauthorized):
+		p.fail(cause)
+	case errors.Is(cause, context.DeadlineExceeded):
+		p.fail(fmt.Errorf("pass timed out after %s; the rest is left for the next pass", e.cfg.PassTimeout))
+	default:
+		p.interrupted = true
+	}
+	return p, e.finish(p, listErr)
+}
+
+// listPending lists the pending requests. A partial answer (some requests
+// undecodable) is used for the good ones; each bad one is logged once.
+func (e *Engine) listPending(ctx context.Context, p *pass) ([]remote.Request, error) {
+	pending, err := e.remote.ListRequests(ctx)
+	var de *remote.DecodeError
+	if errors.As(err, &de) {
+		// The good requests go on; each bad one is reported once per
+		// process (it stays bad on every pass until the service fixes it).
+		for _, sk := range de.Skipped {
+			if e.warnOnce(fmt.Sprintf("undecodable:%s:%d:%v", sk.ID, sk.Index, sk.Err)) {
+				e.log.Warn(msgBadRequest, zap.String(fieldRequest, sk.ID), zap.Int("index", sk.Index),
+					zap.String("field", sk.Field), zap.Error(sk.Err))
+			}
+		}
+		e.Metrics.Error(ErrKindList)
+		err = nil
+	}
+	if err != nil {
+		if errors.Is(err, remote.ErrUnauthorized) {
+			e.Metrics.Error(ErrKindUnauthorized)
+			return nil, fmt.Errorf("list pending requests: %w: %w", ErrUnauthorized, err)
+		}
+		e.Metrics.Error(ErrKindList)
+		return nil, fmt.Errorf("list pending requests: %w", err)
+	}
+	p.summary.Pending = len(pending)
+	return pending, nil
+}
+
+// classified is the pending list and the open rows sorted by what the
+// accept stage does with them.
+type classified struct {
+	work     []acceptWork     // to reserve and/or accept, soonest expiry first
+	inferred []shopdb.Request // reserved, no longer pending: our accept landed
+	vanished []shopdb.Request // waiting, no longer pending: gone
+}
+
+// classify sorts the pending list and the open rows by what the accept
+// stage does with them.
+func (e *Engine) classify(p *pass, pending []remote.Request, rows []shopdb.Request) classified {
+	var c classified
+	isPending := make(map[string]remote.Request, len(pending))
+	for _, r := range pending {
+		isPending[r.ID] = r
+	}
+	known := make(map[string]bool, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		known[r.RequestID] = true
+		req, listed := isPending[r.RequestID]
+		switch r.Phase {
+		case shopdb.PhaseWaiting:
+			if !listed {
+				c.vanished = append(c.vanished, *r)
+				continue
+			}
+			c.work = append(c.work, acceptWork{req: req, row: r})
+		case shopdb.PhaseReserved:
+			if !listed {
+				c.inferred = append(c.inferred, *r)
+				continue
+			}
+			if p.due(*r) {
+				c.work = append(c.work, acceptWork{req: req, row: r})
+			}
+		}
+	}
+	for _, req := range pending {
+		if known[req.ID] {
+			continue
+		}
+		if p.expired(req.Expiry) {
+			if e.warnOnce("expired:" + req.ID) {
+				e.log.Warn(msgExpiredUnseen, zap.String(fieldRequest, req.ID), zap.String(fieldClaim, req.ClaimNumber), zap.Time("expiry", req.Expiry))
+			}
+			continue
+		}
+		c.work = append(c.work, acceptWork{req: req})
+	}
+	// Soonest expiry first; requests without an expiry last.
+	work := c.work
+	sort.SliceStable(work, func(i, j int) bool {
+		a, b := work[i].req.Expiry, work[j].req.Expiry
+		switch {
+		case a.IsZero() != b.IsZero():
+			return b.IsZero()
+		case !a.Equal(b):
+			return a.Before(b)
+		default:
+			return work[i].req.ID < work[j].req.ID
+		}
+	})
+	return c
+}
+
+// due reports whether a row's backoff has run out.
+func (p *pass) due(r shopdb.Request) bool {
+	return r.NextAttemptAt.IsZero() || !p.now.Before(r.NextAttemptAt)
+}
+
+// expired reports whether an expiry time has passed.
+func (p *pass) expired(t time.Time) bool {
+	return !t.IsZero() && !p.now.Before(t)
+}
+
+// each runs fn for 0..n-1 with at most Concurrency at once, stopping early
+// when ctx ends.
+func (p *pass) each(ctx context.Context, n int, fn func(ctx context.Context, i int)) {
+	sem := make(chan struct{}, p.e.cfg.Concurrency)
+	var wg gosync.WaitGroup
+	for i := 0; i < n; i++ {
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return
+		case sem <- struct{}{}:
+		}
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			fn(ctx, i)
+		}(i)
+	}
+	wg.Wait()
+}
+
+// finish logs the pass's outcome, reports metrics and returns its error.
+func (e *Engine) finish(p *pass, listErr error) error {
+	p.summary.Duration = e.Now().Sub(p.now)
+	errs := p.errs
+	if listErr != nil {
+		errs = append([]error{listErr}, errs...)
+	}
+	err := errors.Join(errs...)
+	if p.interrupted && err == nil {
+		err = errInterrupted
+	}
+	if p.dry {
+		return err
+	}
+	counts := make(map[shopdb.Phase]int)
+	for _, ph := range p.phases {
+		if !ph.Terminal() {
+			counts[ph]++
+		}
+	}
+	e.Metrics.OpenPhases(counts)
+	e.Metrics.PassDone(p.summary.Duration, err)
+	s := p.summary
+	fields := []zap.Field{
+		zap.Duration(fieldDuration, s.Duration),
+		zap.Int("pending", s.Pending), zap.Int("tracked", s.Tracked),
+		zap.Int("accepted", s.Accepted), zap.Int("drafted", s.Drafted), zap.Int("redrafted", s.Redrafted),
+		zap.Int("submitted", s.Submitted), zap.Int("rejected", s.Rejected), zap.Int("gone", s.Gone),
+		zap.Int("held", s.Held), zap.Int("waiting", s.Waiting), zap.Int("retrying", s.Retrying),
+	}
+	e.mu.Lock()
+	streak, logFail := e.failStreak, false
+	if err != nil {
+		e.failStreak++
+		streak = e.failStreak
+		if streak == 1 || p.now.Sub(e.lastFailLog) >= failLogInterval {
+			logFail, e.lastFailLog = true, p.now
+		}
+	} else {
+		e.failStreak = 0
+	}
+	e.mu.Unlock()
+	switch {
+	case errors.Is(err, errInterrupted):
+		e.log.Info("pass interrupted; the next pass takes over", fields...)
+	case err != nil && logFail:
+		msg := msgPassFailed
+		if errors.Is(err, ErrUnauthorized) {
+			msg = msgUnauthorized
+		}
+		e.log.Error(msg, append(fields, zap.Int("consecutive_errors", streak), zap.Error(err))...)
+	case err != nil:
+		e.log.Debug(msgPassFailed, append(fields, zap.Int("consecutive_errors", streak), zap.Error(err))...)
+	case streak > 0:
+		e.log.Info(msgRecovered, append(fields, zap.Int("consecutive_errors", streak))...)
+	case s.Changed():
+		e.log.Info(msgPassDone, fields...)
+	default:
+		e.log.Debug(msgPassDone, fields...)
+	}
+	return err
+}
+
+// replaceRow returns rows with the row of nr's request replaced by nr.
+func replaceRow(rows []shopdb.Request, nr shopdb.Request) []shopdb.Request {
+	for i := range rows {
+		if rows[i].RequestID == nr.RequestID {
+			rows[i] = nr
+		}
+	}
+	return rows
+}

@@ -1,0 +1,331 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/shopdb"
+)
+
+// Route names of the quote calls in events and logs.
+const (
+	routeCreateQuote = "POST /jobs/{id}/quotes"
+	routeUpdateDraft = "update draft"
+	routeSetStatus   = "status Submitted"
+)
+
+// pushJob is one job the push stage looks at.
+type pushJob struct {
+	row   shopdb.Request
+	state shopdb.JobState
+}
+
+// pushAll brings the remote up to date for every accepted job: a Draft
+// whenever the shop's lines changed, Submitted once the estimate is final;
+// and watches submitted jobs for changes that need a supplement. It costs
+// one JobStates round trip, plus one LineItems round trip when some job
+// changed, plus the writes.
+func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
+	var candidates []shopdb.Request
+	var jobs []string
+	for _, r := range rows {
+		switch r.Phase {
+		case shopdb.PhaseAccepted, shopdb.PhaseDrafted:
+		case shopdb.PhaseSubmitted:
+			if r.SupplementNeeded {
+				continue
+			}
+		default:
+			continue
+		}
+		candidates = append(candidates, r)
+		jobs = append(jobs, r.JobNumber)
+	}
+	if len(jobs) == 0 {
+		return
+	}
+	states, err := e.store.JobStates(ctx, jobs)
+	if err != nil {
+		e.Metrics.Error(ErrKindState)
+		if ctx.Err() == nil {
+			p.fail(fmt.Errorf("read estimate states: %w", err))
+		}
+		return
+	}
+	var work []pushJob
+	var need []string
+	for _, r := range candidates {
+		st, ok := states[r.JobNumber]
+		if !ok {
+			continue // no estimate in the shop yet
+		}
+		changed := st.Marker == "" || st.Marker != r.PushedMarker
+		held := isHeld(r)
+		finalDue := st.Final && r.Phase != shopdb.PhaseSubmitted && !held
+		if (changed || finalDue) && p.due(r) {
+			work = append(work, pushJob{row: r, state: st})
+			need = append(need, r.JobNumber)
+		}
+	}
+	if len(need) == 0 {
+		return
+	}
+	lines, bad, err := e.store.LineItems(ctx, need)
+	if err != nil {
+		e.Metrics.Error(ErrKindState)
+		if ctx.Err() == nil {
+			p.fail(fmt.Errorf("read estimate lines: %w", err))
+		}
+		return
+	}
+	p.each(ctx, len(work), func(ctx context.Context, i int) {
+		w := work[i]
+		e.reconcileJob(ctx, p, w.row, w.state, lines[w.row.JobNumber], bad[w.row.JobNumber])
+	})
+}
+
+// reconcileJob makes the remote hold the job's current lines, and submits
+// them when the estimate is final.
+func (e *Engine) reconcileJob(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, lines []shopdb.Line, badErr error) {
+	if badErr == nil && st.Final && len(lines) == 0 && r.Phase != shopdb.PhaseSubmitted {
+		badErr = fmt.Errorf("job %s: the estimate is final but has no lines; add lines or take it back to draft", r.JobNumber)
+	}
+	if badErr != nil {
+		e.hold(ctx, p, r, st, badErr)
+		return
+	}
+	q := e.buildQuote(r.JobNumber, lines)
+	hash := hashQuote(q)
+	if r.Phase == shopdb.PhaseSubmitted {
+		e.watchSubmitted(ctx, p, r, st, hash)
+		return
+	}
+	if r.Phase == shopdb.PhaseAccepted && len(lines) == 0 {
+		// Nothing to push until the shop writes lines.
+		e.noteExamined(ctx, p, r, st)
+		return
+	}
+	var ok bool
+	if r.Phase == shopdb.PhaseAccepted || hash != r.PushedHash {
+		r, ok = e.pushDraft(ctx, p, r, st, q, hash)
+	} else {
+		r, ok = e.noteExamined(ctx, p, r, st)
+	}
+	if ok && st.Final {
+		e.submit(ctx, p, r, st)
+	}
+}
+
+// pushDraft pushes the job's quote as a Draft: created on the first push,
+// updated (per remote.Config.DraftUpdate) after that.
+func (e *Engine) pushDraft(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, q remote.Quote, hash string) (shopdb.Request, bool) {
+	first := r.Phase == shopdb.PhaseAccepted
+	if p.dry {
+		why := "lines changed since the last push"
+		if first {
+			why = "first draft of the job's lines"
+		}
+		p.plan(Action{Request: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, Phase: r.Phase, Do: DoPushDraft, Why: why, Items: len(q.Items)})
+		return r, true
+	}
+	route := routeCreateQuote
+	start := time.Now()
+	var err error
+	if first {
+		_, err = e.remote.CreateQuote(ctx, r.JobNumber, q)
+	} else {
+		route = routeUpdateDraft
+		_, err = e.remote.UpdateDraft(ctx, r.JobNumber, q)
+	}
+	d := time.Since(start)
+	switch {
+	case err == nil:
+		next := r
+		next.Phase = shopdb.PhaseDrafted
+		next.PushedHash, next.PushedMarker, next.PushedAt = hash, st.Marker, p.now
+		next.Attempts, next.LastError, next.NextAttemptAt = 0, "", time.Time{}
+		ev := callEvent(route, nil, r.Attempts+1, d)
+		ev.Message = fmt.Sprintf("draft with %d items, hash %.12s", len(q.Items), hash)
+		if first {
+			ev.Kind = shopdb.EventPhase
+		}
+		saved, ok := e.save(ctx, p, r, next, ev)
+		if ok {
+			msg := msgRedrafted
+			if first {
+				msg = msgDrafted
+				p.count(func(s *Summary) { s.Drafted++ })
+			} else {
+				p.count(func(s *Summary) { s.Redrafted++ })
+			}
+			e.log.Info(msg, append(requestFields(saved), zap.Int(fieldItems, len(q.Items)),
+				zap.Int(fieldAttempt, r.Attempts+1), zap.Duration(fieldDuration, d))...)
+		}
+		return saved, ok
+	case ctx.Err() != nil:
+	case errors.Is(err, remote.ErrUnauthorized):
+		e.unauthorized(p, err)
+	case errors.Is(err, remote.ErrConflict):
+		// The remote holds a Submitted quote: an earlier submit of ours
+		// landed without its answer. The new lines need a supplement.
+		e.submittedElsewhere(ctx, p, r, st, err)
+	case errors.Is(err, remote.ErrNotFound) && first:
+		e.markGone(ctx, p, r, fmt.Sprintf("the remote does not know job %s: the request was withdrawn or expired before our accept landed (%v)", r.JobNumber, err))
+	case errors.Is(err, remote.ErrNotFound), errors.Is(err, remote.ErrRejected):
+		e.reject(ctx, p, r, route, fmt.Errorf("push draft of job %s: %w", r.JobNumber, err), d)
+	default:
+		e.retryLater(ctx, p, r, route, err, d)
+	}
+	return r, false
+}
+
+// submit changes the quote's status to Submitted. A 409 means it already
+// is: an earlier submit of ours landed without its answer.
+//
+// st is the estimate state the pushed lines were read under. It is read
+// again first: the lines were read in a later statement, so a shop that
+// edited or reopened the estimate in between must not get a quote
+// submitted that was never its final content. The next pass sees the
+// change and pushes it.
+func (e *Engine) submit(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState) {
+	if p.dry {
+		p.plan(Action{Request: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, Phase: r.Phase, Do: DoSubmit,
+			Why: "the estimate is final and the remote holds its content"})
+		return
+	}
+	now, err := e.store.JobStates(ctx, []string{r.JobNumber})
+	if err != nil {
+		e.Metrics.Error(ErrKindState)
+		if ctx.Err() == nil {
+			p.fail(fmt.Errorf("re-read the estimate state of job %s before submitting: %w", r.JobNumber, err))
+		}
+		return
+	}
+	if cur, ok := now[r.JobNumber]; !ok || !cur.Final || cur.Marker != st.Marker {
+		e.log.Info("estimate changed while the pass read it; submitting is left to the next pass", requestFields(r)...)
+		return
+	}
+	start := time.Now()
+	_, err = e.remote.SetStatus(ctx, r.JobNumber, e.cfg.Quote.Type, remote.StatusSubmitted)
+	d := time.Since(start)
+	switch {
+	case err == nil, errors.Is(err, remote.ErrConflict):
+		next := r
+		next.Phase = shopdb.PhaseSubmitted
+		next.SubmittedAt = p.now
+		next.Attempts, next.LastError, next.NextAttemptAt = 0, "", time.Time{}
+		ev := callEvent(routeSetStatus, err, r.Attempts+1, d)
+		ev.Kind = shopdb.EventPhase
+		if err == nil {
+			ev.Status = 200
+		} else {
+			ev.Message = "already Submitted on the remote: " + err.Error()
+		}
+		if saved, ok := e.save(ctx, p, r, next, ev); ok {
+			p.count(func(s *Summary) { s.Submitted++ })
+			e.log.Info(msgSubmitted, append(requestFields(saved), zap.Int(fieldAttempt, r.Attempts+1),
+				zap.Int(fieldStatus, ev.Status), zap.Duration(fieldDuration, d))...)
+		}
+	case ctx.Err() != nil:
+	case errors.Is(err, remote.ErrUnauthorized):
+		e.unauthorized(p, err)
+	case errors.Is(err, remote.ErrNotFound), errors.Is(err, remote.ErrRejected):
+		e.reject(ctx, p, r, routeSetStatus, fmt.Errorf("submit quote of job %s: %w", r.JobNumber, err), d)
+	default:
+		e.retryLater(ctx, p, r, routeSetStatus, err, d)
+	}
+}
+
+// submittedElsewhere records that the remote's quote is already Submitted
+// while the shop's lines differ from what was pushed.
+func (e *Engine) submittedElsewhere(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, err error) {
+	next := r
+	next.Phase = shopdb.PhaseSubmitted
+	next.SubmittedAt = p.now
+	next.SupplementNeeded = true
+	next.PushedMarker = st.Marker
+	next.Attempts, next.LastError, next.NextAttemptAt = 0, "", time.Time{}
+	ev := callEvent(routeUpdateDraft, err, r.Attempts+1, 0)
+	ev.Kind = shopdb.EventPhase
+	ev.Message = "the remote quote is already Submitted; the shop's newer lines need a supplement: " + err.Error()
+	if saved, ok := e.save(ctx, p, r, next, ev); ok {
+		p.count(func(s *Summary) { s.Submitted++; s.Supplements++ })
+		e.log.Warn(msgSupplement, append(requestFields(saved), zap.String(fieldFrom, string(r.Phase)), zap.Error(err))...)
+	}
+}
+
+// watchSubmitted flags a submitted job whose lines changed: a supplement
+// is needed, and is never pushed.
+func (e *Engine) watchSubmitted(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, hash string) {
+	if hash == r.PushedHash {
+		e.noteExamined(ctx, p, r, st)
+		return
+	}
+	if p.dry {
+		p.plan(Action{Request: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, Phase: r.Phase, Do: DoFlagSupplement,
+			Why: "the shop's lines changed after the quote was submitted"})
+		return
+	}
+	next := r
+	next.SupplementNeeded = true
+	next.PushedMarker = st.Marker
+	ev := shopdb.Event{Kind: shopdb.EventWarning, Message: "lines changed after submission; a supplement is needed and was not pushed"}
+	if saved, ok := e.save(ctx, p, r, next, ev); ok {
+		p.count(func(s *Summary) { s.Supplements++ })
+		e.log.Warn(msgSupplement, requestFields(saved)...)
+	}
+}
+
+// hold records invalid shop data on a job: the job keeps its phase, the
+// reason is shown by status and logged once, and the job is looked at again
+// when the shop's change marker moves.
+func (e *Engine) hold(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, reason error) {
+	e.Metrics.Error(ErrKindShopData)
+	p.count(func(s *Summary) { s.Held++ })
+	if p.dry {
+		p.plan(Action{Request: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, Phase: r.Phase, Do: DoHold, Why: reason.Error()})
+		return
+	}
+	msg := capText(heldPrefix + reason.Error())
+	if r.LastError == msg && r.PushedMarker == st.Marker {
+		return
+	}
+	next := r
+	next.LastError = msg
+	next.PushedMarker = st.Marker
+	var ev shopdb.Event
+	if r.LastError != msg {
+		ev = shopdb.Event{Kind: shopdb.EventWarning, Message: msg}
+	}
+	if saved, ok := e.save(ctx, p, r, next, ev); ok && r.LastError != msg {
+		e.log.Warn(msgHeld, append(requestFields(saved), zap.Error(reason))...)
+	}
+}
+
+// noteExamined records that the job's current lines were looked at and
+// need no push (their hash equals what the remote holds), so that the next
+// pass skips them until the shop's change marker moves; a job that was
+// held is released.
+func (e *Engine) noteExamined(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState) (shopdb.Request, bool) {
+	recovered := isHeld(r)
+	if (r.PushedMarker == st.Marker && !recovered) || p.dry {
+		return r, true
+	}
+	next := r
+	next.PushedMarker = st.Marker
+	var ev shopdb.Event
+	if recovered {
+		next.LastError = ""
+		ev = shopdb.Event{Kind: shopdb.EventWarning, Message: "shop data valid again"}
+	}
+	saved, ok := e.save(ctx, p, r, next, ev)
+	if ok && recovered {
+		e.log.Info(msgRecovered, requestFields(saved)...)
+	}
+	return saved, ok
+}

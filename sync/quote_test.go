@@ -1,0 +1,157 @@
+package sync
+
+import (
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/shopspring/decimal"
+	"go.uber.org/zap"
+
+	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/shopdb"
+)
+
+func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
+func sampleLines() []shopdb.Line {
+	return []shopdb.Line{
+		{Job: "RO-1", LineID: "11", Order: 1, Code: "R&R", WorkType: "RemoveReplaceLabour", Description: "Front bumper R&R",
+			Quantity: dec("1.5"), Price: dec("95.5000"), Total: dec("143.25")},
+		{Job: "RO-1", LineID: "12", Order: 2, Code: "PART", WorkType: "Parts", Description: "Bumper cover", PartNumber: "52119-0K929",
+			Quantity: dec("1"), Price: dec("412.3375"), Total: dec("412.34")},
+	}
+}
+
+func testEngine(t *testing.T, cfg Config) *Engine {
+	t.Helper()
+	e, err := New(cfg, &fakeRemote{}, &fakeStore{}, zap.NewNop())
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return e
+}
+
+func TestBuildQuote(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Quote.Rates = map[string]decimal.Decimal{"RepairLabour": dec("88"), "RemoveReplaceLabour": dec("95.50")}
+	q := testEngine(t, cfg).buildQuote("RO-1", sampleLines())
+	if got, want := q.Type, "Estimate"; got != want {
+		t.Errorf("Type = %q, want %q", got, want)
+	}
+	if got, want := q.Status, remote.StatusDraft; got != want {
+		t.Errorf("Status = %q, want %q", got, want)
+	}
+	if got, want := q.ReferenceID, "RO-1"; got != want {
+		t.Errorf("ReferenceID = %q, want %q", got, want)
+	}
+	if got, want := len(q.Rates), 2; got != want {
+		t.Fatalf("len(Rates) = %d, want %d", got, want)
+	}
+	if got, want := q.Rates[0].Type, "RemoveReplaceLabour"; got != want {
+		t.Errorf("Rates[0].Type = %q, want %q (sorted by type)", got, want)
+	}
+	if got, want := len(q.Items), 2; got != want {
+		t.Fatalf("len(Items) = %d, want %d", got, want)
+	}
+	it := q.Items[1]
+	if it.ID != "12" || it.Order != 2 || it.Type != "Parts" || it.PartNumber != "52119-0K929" || it.Price.String() != "412.3375" || it.Total.String() != "412.34" {
+		t.Errorf("Items[1] = %+v, want the PART line with its shop values", it)
+	}
+
+	cfg.Quote.OmitReferenceID = true
+	if got := testEngine(t, cfg).buildQuote("RO-1", sampleLines()).ReferenceID; got != "" {
+		t.Errorf("ReferenceID with OmitReferenceID = %q, want empty", got)
+	}
+}
+
+func TestHashQuote(t *testing.T) {
+	e := testEngine(t, DefaultConfig())
+	base := e.buildQuote("RO-1", sampleLines())
+	h := hashQuote(base)
+	if len(h) != 64 {
+		t.Fatalf("hash %q is not hex SHA-256", h)
+	}
+	// The same amounts written differently hash alike.
+	lines := sampleLines()
+	lines[0].Price = dec("95.5")
+	lines[0].Quantity = dec("1.500")
+	if got := hashQuote(e.buildQuote("RO-1", lines)); got != h {
+		t.Errorf("hash changed for 95.5 vs 95.5000: %s vs %s", got, h)
+	}
+
+	changes := map[string]func(q *remote.Quote){
+		"price":         func(q *remote.Quote) { q.Items[0].Price = dec("95.51") },
+		"quantity":      func(q *remote.Quote) { q.Items[0].Quantity = dec("2") },
+		"total":         func(q *remote.Quote) { q.Items[1].Total = dec("412.33") },
+		"description":   func(q *remote.Quote) { q.Items[0].Description += "." },
+		"type":          func(q *remote.Quote) { q.Items[0].Type = "RepairLabour" },
+		"order":         func(q *remote.Quote) { q.Items[0].Order = 3 },
+		"id":            func(q *remote.Quote) { q.Items[0].ID = "13" },
+		"part number":   func(q *remote.Quote) { q.Items[1].PartNumber = "X" },
+		"item removed":  func(q *remote.Quote) { q.Items = q.Items[:1] },
+		"reference":     func(q *remote.Quote) { q.ReferenceID = "RO-2" },
+		"rate added":    func(q *remote.Quote) { q.Rates = append(q.Rates, remote.Rate{Type: "Parts", Rate: dec("1")}) },
+		"metadata":      func(q *remote.Quote) { q.Items[0].Metadata = map[string]string{"k": "v"} },
+		"markup":        func(q *remote.Quote) { m := dec("10"); q.Items[1].Markup = &m },
+		"on report":     func(q *remote.Quote) { b := true; q.Items[1].IsOnReport = &b },
+		"field shuffle": func(q *remote.Quote) { q.Items[0].Description, q.Items[0].PartNumber = "", q.Items[0].Description },
+	}
+	for name, change := range changes {
+		t.Run(name, func(t *testing.T) {
+			q := e.buildQuote("RO-1", sampleLines())
+			change(&q)
+			if got := hashQuote(q); got == h {
+				t.Errorf("hash unchanged after changing the %s", name)
+			}
+		})
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.RetryBackoffMin, cfg.RetryBackoffMax = time.Minute, time.Hour
+	e := testEngine(t, cfg)
+	tests := []struct {
+		n          int
+		retryAfter time.Duration
+		lo, hi     time.Duration
+	}{
+		{1, 0, 48 * time.Second, 72 * time.Second},
+		{2, 0, 96 * time.Second, 144 * time.Second},
+		{4, 0, 384 * time.Second, 576 * time.Second},
+		{30, 0, 48 * time.Minute, 72 * time.Minute},
+		{1, 5 * time.Minute, 5 * time.Minute, 5 * time.Minute},
+	}
+	for _, tt := range tests {
+		for range 50 {
+			if got := e.backoff(tt.n, tt.retryAfter); got < tt.lo || got > tt.hi {
+				t.Fatalf("backoff(%d, %s) = %s, want within [%s, %s]", tt.n, tt.retryAfter, got, tt.lo, tt.hi)
+			}
+		}
+	}
+}
+
+func TestCapText(t *testing.T) {
+	long := make([]byte, 0, 2*maxErrorLen)
+	for len(long) < 2*maxErrorLen {
+		long = append(long, "é"...)
+	}
+	got := capText(string(long))
+	if len(got) > maxErrorLen+len("…") {
+		t.Errorf("capText kept %d bytes, want at most %d", len(got), maxErrorLen+len("…"))
+	}
+	for i := 0; i < len(got); {
+		r, size := rune(got[i]), 1
+		if r >= 0x80 {
+			r, size = utf8.DecodeRuneInString(got[i:])
+		}
+		if r == 0xFFFD {
+			t.Fatalf("capText cut a UTF-8 sequence at byte %d", i)
+		}
+		i += size
+	}
+	if got := capText("short"); got != "short" {
+		t.Errorf("capText(short) = %q", got)
+	}
+}

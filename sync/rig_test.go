@@ -1,0 +1,243 @@
+package sync_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	gosync "sync"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/remote/emulator"
+	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	qsync "github.com/quotesync/quotesync/sync"
+)
+
+const testToken = "engine-test-token-7f3a9c"
+
+// rig is the engine wired to its real parts: a sample shop on the real
+// MariaDB, the emulator over real HTTP and the real remote client.
+type rig struct {
+	t      *testing.T
+	ctx    context.Context
+	d      *shopdbtest.Database
+	db     *shopdb.DB
+	shop   *sampleshop.Shop
+	emu    *emulator.Emulator
+	url    string
+	client *remote.Client
+	engine *qsync.Engine
+	logs   *observer.ObservedLogs
+	clock  *clock
+}
+
+// rigOptions change the rig's parts before they are built.
+type rigOptions struct {
+	sync   func(*qsync.Config)
+	remote func(*remote.Config)
+	shop   func(*shopdb.Config)
+	token  string           // the client's token; default testToken
+	emuNow func() time.Time // the emulator's clock; default time.Now
+}
+
+func newRig(t *testing.T, o rigOptions) *rig {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	r := &rig{t: t, ctx: ctx, clock: &clock{t: time.Now()}}
+	r.d = shopdbtest.NewSampleShop(t)
+	cfg := r.d.Config()
+	if o.shop != nil {
+		o.shop(&cfg)
+	}
+	r.db = r.d.Open(t, cfg)
+	r.shop = r.d.Shop()
+
+	var err error
+	r.emu, err = emulator.New(emulator.Options{Token: testToken, Seed: 1, Now: o.emuNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(r.emu)
+	t.Cleanup(srv.Close)
+	r.url = srv.URL
+
+	rc := remote.Config{BaseURL: srv.URL, RateLimit: -1, MaxAttempts: 2, Timeout: 5 * time.Second,
+		BackoffInitial: time.Millisecond, BackoffMax: 20 * time.Millisecond}
+	if o.remote != nil {
+		o.remote(&rc)
+	}
+	token := testToken
+	if o.token != "" {
+		token = o.token
+	}
+	r.client, err = remote.New(rc, remote.StaticToken(token))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	sc := qsync.DefaultConfig()
+	sc.RetryBackoffMin, sc.RetryBackoffMax = time.Minute, 10*time.Minute
+	sc.Quote.Rates = map[string]decimal.Decimal{"RemoveReplaceLabour": decimal.RequireFromString("95.50")}
+	if o.sync != nil {
+		o.sync(&sc)
+	}
+	core, logs := observer.New(zap.DebugLevel)
+	r.logs = logs
+	r.engine, err = qsync.New(sc, r.client, r.db, zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.engine.Now = r.clock.Now
+	return r
+}
+
+// pass runs one pass and fails the test when it fails.
+func (r *rig) pass() qsync.Summary {
+	r.t.Helper()
+	s, err := r.engine.Pass(r.ctx)
+	if err != nil {
+		r.t.Fatalf("pass: %v", err)
+	}
+	return s
+}
+
+// seed adds pending requests to the emulator for the given claims.
+func (r *rig) seed(claims ...string) []string {
+	r.t.Helper()
+	reqs := make([]emulator.SeedRequest, len(claims))
+	for i, c := range claims {
+		reqs[i] = emulator.SeedRequest{ClaimNumber: c, Vehicle: json.RawMessage(`{"registration":"AB12 CDE"}`)}
+	}
+	return r.emu.AddRequests(reqs...)
+}
+
+// row reads quotesync's state row of a request.
+func (r *rig) row(id string) shopdb.Request {
+	r.t.Helper()
+	row, err := r.db.Request(r.ctx, id)
+	if err != nil {
+		r.t.Fatalf("read state row %s: %v", id, err)
+	}
+	return row
+}
+
+// writes returns the remote calls other than listing made since before.
+func (r *rig) writes(before map[string]int) map[string]int {
+	out := map[string]int{}
+	for route, n := range r.emu.Calls() {
+		if route == emulator.RouteListRequests {
+			continue
+		}
+		if d := n - before[route]; d > 0 {
+			out[route] = d
+		}
+	}
+	return out
+}
+
+// logged counts the log lines with message msg.
+func (r *rig) logged(msg string) int { return r.logs.FilterMessage(msg).Len() }
+
+// remoteQuote returns the emulator's quote of a job.
+func (r *rig) remoteQuote(job string) (emulator.QuoteState, bool) {
+	r.t.Helper()
+	j, ok := r.emu.State().Job(job)
+	if !ok {
+		return emulator.QuoteState{}, false
+	}
+	return j.Quote("Estimate")
+}
+
+// wireItem is a quote item as the emulator stored it; numbers stay text.
+type wireItem struct {
+	ID          json.Number `json:"id"`
+	Order       int         `json:"order"`
+	Type        string      `json:"type"`
+	Description string      `json:"description"`
+	Quantity    json.Number `json:"quantity"`
+	Price       json.Number `json:"price"`
+	Total       json.Number `json:"total"`
+	PartNumber  string      `json:"partNumber"`
+}
+
+// assertRemoteHoldsShopLines checks that the remote quote of job holds
+// exactly the shop's live lines: ids, order, work types, amounts.
+func (r *rig) assertRemoteHoldsShopLines(job string) {
+	r.t.Helper()
+	q, ok := r.remoteQuote(job)
+	if !ok {
+		r.t.Fatalf("the remote has no quote for job %s", job)
+	}
+	var body struct {
+		Items []wireItem `json:"items"`
+	}
+	if err := json.Unmarshal(q.Body, &body); err != nil {
+		r.t.Fatalf("decode the remote quote of %s: %v", job, err)
+	}
+	lines, err := r.shop.Lines(r.ctx, job)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if len(body.Items) != len(lines) {
+		r.t.Fatalf("job %s: remote has %d items, shop has %d lines", job, len(body.Items), len(lines))
+	}
+	wt := sampleshop.WorkTypes()
+	for i, l := range lines {
+		it := body.Items[i]
+		total := l.Qty.Mul(l.UnitPrice.Decimal).Round(2)
+		if l.LineTotal.Valid {
+			total = l.LineTotal.Decimal
+		}
+		checks := []struct {
+			what      string
+			got, want string
+		}{
+			{"id", it.ID.String(), decimal.NewFromInt(l.LineID).String()},
+			{"type", it.Type, wt[l.Code]},
+			{"description", it.Description, l.Description},
+			{"part number", it.PartNumber, l.PartNo},
+		}
+		for _, c := range checks {
+			if c.got != c.want {
+				r.t.Errorf("job %s item %d %s = %q, want %q", job, i, c.what, c.got, c.want)
+			}
+		}
+		nums := []struct {
+			what string
+			got  json.Number
+			want decimal.Decimal
+		}{{"quantity", it.Quantity, l.Qty}, {"price", it.Price, l.UnitPrice.Decimal}, {"total", it.Total, total}}
+		for _, n := range nums {
+			got, err := decimal.NewFromString(n.got.String())
+			if err != nil || !got.Equal(n.want) {
+				r.t.Errorf("job %s item %d %s = %s, want %s", job, i, n.what, n.got, n.want)
+			}
+		}
+	}
+}
+
+// clock is the engine's clock; tests move it to run out backoffs.
+type clock struct {
+	mu gosync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}

@@ -1,0 +1,201 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	gosync "sync"
+
+	"github.com/robfig/cron/v3"
+	"go.uber.org/zap"
+
+	"github.com/quotesync/quotesync/shopdb"
+)
+
+// Lease is the single-instance lock as the scheduler uses it;
+// *shopdb.Lock implements it.
+type Lease interface {
+	Check(ctx context.Context) error
+	Lost() <-chan struct{}
+	Release() error
+}
+
+// LockFunc acquires the single-instance lock. It returns an error wrapping
+// shopdb.ErrNotLeader while another instance holds it.
+type LockFunc func(ctx context.Context) (Lease, error)
+
+// RunOptions configures Run.
+type RunOptions struct {
+	// Lock acquires the single-instance lock before passes; nil runs
+	// without one (a single instance).
+	Lock LockFunc
+	// OnTick, when set, is called after every scheduled tick, from the
+	// scheduler's goroutine: after a pass, or after a standby instance
+	// found the lock held elsewhere. The daemon pings systemd's watchdog
+	// from it.
+	OnTick func(Tick)
+	// SkipFirst leaves out the pass Run otherwise starts at once, before
+	// the schedule's first tick.
+	SkipFirst bool
+	// Drain, when closed, makes Run stop scheduling and return once the
+	// pass in progress has finished on its own (not cancelled): a
+	// configuration reload takes effect at the next pass this way.
+	Drain <-chan struct{}
+}
+
+// Tick is what one scheduled tick did.
+type Tick struct {
+	Leader  bool    // this instance held the lock (always true without a Lock)
+	Ran     bool    // a pass ran
+	Summary Summary // of the pass, when Ran
+	Err     error   // of the pass or of the lock
+}
+
+// Run runs passes on the configured schedule until ctx is cancelled; then
+// it waits for the pass in progress (which sees the cancellation and stops
+// after recording what it already did), releases the lock and returns nil.
+// When opts.Drain is closed instead, Run lets the pass in progress finish,
+// releases the lock and returns nil. Passes never overlap.
+func (e *Engine) Run(ctx context.Context, opts RunOptions) error {
+	sched, err := cronParser.Parse(e.cfg.Schedule)
+	if err != nil {
+		return err // Validate caught this already
+	}
+	cl := cronLogger{e.log.Named("cron")}
+	c := cron.New(
+		cron.WithLocation(e.cfg.Location),
+		cron.WithLogger(cl),
+		// SkipIfStillRunning outermost: robfig/cron v3.0.1 loses its token
+		// when an inner job panics, so Recover must sit inside it.
+		cron.WithChain(cron.SkipIfStillRunning(cl), cron.Recover(cl)),
+	)
+	s := &scheduler{e: e, opts: opts}
+	id := c.Schedule(sched, cron.FuncJob(func() { s.tick(ctx) }))
+	c.Start()
+	var first gosync.WaitGroup
+	if !opts.SkipFirst {
+		// Through the wrapped job, so that it shares the skip guard; cron's
+		// Stop does not wait for it, first does.
+		first.Add(1)
+		go func() {
+			defer first.Done()
+			c.Entry(id).WrappedJob.Run()
+		}()
+	}
+	select {
+	case <-ctx.Done():
+	case <-opts.Drain: // nil channel: never
+	}
+	<-c.Stop().Done()
+	first.Wait()
+	s.release()
+	return nil
+}
+
+// scheduler holds Run's state between ticks; only the cron goroutine of
+// the running tick touches it (SkipIfStillRunning serialises ticks).
+type scheduler struct {
+	e        *Engine
+	opts     RunOptions
+	lease    Lease
+	standby  bool // logged as standby since the last leadership
+	lockErrs int  // consecutive lock errors
+}
+
+func (s *scheduler) tick(ctx context.Context) {
+	if ctx.Err() != nil {
+		return
+	}
+	t := Tick{Leader: true}
+	passCtx := ctx
+	if s.opts.Lock != nil {
+		lease, err := s.lead(ctx)
+		if lease == nil {
+			t.Leader, t.Err = false, err
+			s.report(t)
+			return
+		}
+		var cancel context.CancelFunc
+		passCtx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-lease.Lost():
+				cancel()
+			case <-passCtx.Done():
+			}
+		}()
+	}
+	t.Summary, t.Err = s.e.Pass(passCtx)
+	t.Ran = true
+	s.report(t)
+}
+
+func (s *scheduler) report(t Tick) {
+	if s.opts.OnTick != nil {
+		s.opts.OnTick(t)
+	}
+}
+
+// lead returns the lease when this instance is the leader, acquiring it
+// when needed; nil when another instance leads or the lock failed.
+func (s *scheduler) lead(ctx context.Context) (Lease, error) {
+	e := s.e
+	if s.lease != nil {
+		err := s.lease.Check(ctx)
+		if err == nil {
+			return s.lease, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		e.log.Warn(msgLeaseLost, zap.Error(err))
+		e.Metrics.Error(ErrKindLock)
+		e.Metrics.Leader(false)
+		s.release()
+	}
+	lease, err := s.opts.Lock(ctx)
+	switch {
+	case errors.Is(err, shopdb.ErrNotLeader):
+		s.lockErrs = 0
+		if !s.standby {
+			s.standby = true
+			e.log.Info(msgStandby)
+			e.Metrics.Leader(false)
+		}
+		return nil, nil
+	case err != nil:
+		s.lockErrs++
+		e.Metrics.Error(ErrKindLock)
+		if s.lockErrs == 1 || s.lockErrs%10 == 0 {
+			e.log.Error("acquire the single-instance lock", zap.Int("consecutive_errors", s.lockErrs), zap.Error(err))
+		}
+		return nil, err
+	}
+	s.lease, s.standby, s.lockErrs = lease, false, 0
+	e.log.Info(msgLeader)
+	e.Metrics.Leader(true)
+	return lease, nil
+}
+
+// release gives the lock up, if held.
+func (s *scheduler) release() {
+	if s.lease == nil {
+		return
+	}
+	if err := s.lease.Release(); err != nil {
+		s.e.log.Warn("release the single-instance lock", zap.Error(err))
+	}
+	s.lease = nil
+}
+
+// cronLogger routes robfig/cron's logs to zap: its chatty Info at debug
+// level, its errors (recovered panics) at error level.
+type cronLogger struct{ l *zap.Logger }
+
+func (c cronLogger) Info(msg string, keysAndValues ...any) {
+	c.l.Sugar().Debugw(msg, keysAndValues...)
+}
+
+func (c cronLogger) Error(err error, msg string, keysAndValues ...any) {
+	c.l.Sugar().Errorw(msg, append(keysAndValues, "error", err)...)
+}

@@ -1,0 +1,191 @@
+package sync_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/remote/emulator"
+	"github.com/quotesync/quotesync/shopdb"
+	qsync "github.com/quotesync/quotesync/sync"
+)
+
+// lockFunc adapts a shopdb.DB's lock to the scheduler, as cmd does.
+func lockFunc(db *shopdb.DB) qsync.LockFunc {
+	return func(ctx context.Context) (qsync.Lease, error) {
+		l, err := db.AcquireLock(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return l, nil
+	}
+}
+
+// second builds another engine on the rig's shop database and emulator,
+// with its own pool, client and logs: the other half of an HA pair.
+func (r *rig) second() (*qsync.Engine, *shopdb.DB, *observer.ObservedLogs) {
+	r.t.Helper()
+	db := r.d.Open(r.t, r.d.Config())
+	c, err := remote.New(remote.Config{BaseURL: r.url, RateLimit: -1}, remote.StaticToken(testToken))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	core, logs := observer.New(zap.DebugLevel)
+	e, err := qsync.New(r.engine.Config(), c, db, zap.New(core))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return e, db, logs
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", within, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// allAccepted reports whether every request id is accepted on the remote.
+func (r *rig) allAccepted(ids []string) bool {
+	st := r.emu.State()
+	for _, id := range ids {
+		if rs, ok := st.Request(id); !ok || rs.Status != emulator.RequestAccepted {
+			return false
+		}
+	}
+	return true
+}
+
+// Two instances on one shop database: only the holder of the lock works;
+// when it stops, the standby takes over. Every request is accepted once.
+func TestRunLeadership(t *testing.T) {
+	r := newRig(t, rigOptions{sync: func(c *qsync.Config) { c.Schedule = "@every 1s" }})
+	e2, db2, logs2 := r.second()
+
+	ctx1, stop1 := context.WithCancel(r.ctx)
+	ctx2, stop2 := context.WithCancel(r.ctx)
+	defer stop2()
+	done1, done2 := make(chan error, 1), make(chan error, 1)
+	ticks2 := make(chan qsync.Tick, 100)
+	go func() { done1 <- r.engine.Run(ctx1, qsync.RunOptions{Lock: lockFunc(r.db)}) }()
+	waitFor(t, "the first instance to lead", 10*time.Second, func() bool { return r.logged("leadership acquired") == 1 })
+	go func() {
+		done2 <- e2.Run(ctx2, qsync.RunOptions{Lock: lockFunc(db2), OnTick: func(tk qsync.Tick) {
+			select {
+			case ticks2 <- tk:
+			default:
+			}
+		}})
+	}()
+	tk := <-ticks2
+	if tk.Leader || tk.Ran {
+		t.Fatalf("second instance's first tick %+v, want a standby tick", tk)
+	}
+
+	var ids []string
+	for i := range 4 {
+		ids = append(ids, r.seed(fmt.Sprintf("CLM-30%02d", i))...)
+	}
+	waitFor(t, "the leader to accept every request", 20*time.Second, func() bool { return r.allAccepted(ids) })
+	if got := logs2.FilterMessage("request accepted").Len(); got != 0 {
+		t.Errorf("the standby accepted %d requests", got)
+	}
+
+	stop1()
+	select {
+	case err := <-done1:
+		if err != nil {
+			t.Fatalf("Run returned %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after cancellation")
+	}
+	more := r.seed("CLM-3099")
+	waitFor(t, "the standby to take over", 30*time.Second, func() bool { return r.allAccepted(more) })
+	if got := logs2.FilterMessage("leadership acquired").Len(); got != 1 {
+		t.Errorf("the standby logged leadership %d times", got)
+	}
+	stop2()
+	<-done2
+
+	accepts := map[string]int{}
+	for _, h := range r.emu.State().History {
+		if h.Kind == emulator.HistoryAccept {
+			accepts[h.RequestID]++
+		}
+	}
+	for _, id := range append(ids, more...) {
+		if accepts[id] != 1 {
+			t.Errorf("request %s accepted %d times", id, accepts[id])
+		}
+	}
+}
+
+// Drain stops scheduling and returns after the pass in progress finished
+// on its own, not cancelled.
+func TestRunDrain(t *testing.T) {
+	r := newRig(t, rigOptions{sync: func(c *qsync.Config) { c.Schedule = "@every 1h" }})
+	ids := r.seed("CLM-4001")
+	// Hold the accept so that the drain arrives while the pass runs.
+	r.emu.AddFault(emulator.Fault{Route: emulator.RouteAccept, Action: emulator.FaultLatency, Latency: 500 * time.Millisecond})
+	drain := make(chan struct{})
+	done := make(chan error, 1)
+	go func() { done <- r.engine.Run(r.ctx, qsync.RunOptions{Drain: drain}) }()
+	waitFor(t, "the first pass to start", 10*time.Second, func() bool { _, busy := r.engine.Busy(); return busy })
+	close(drain)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, busy := r.engine.Busy(); busy {
+		t.Error("Run returned while a pass was running")
+	}
+	if !r.allAccepted(ids) || r.row(ids[0]).Phase != shopdb.PhaseAccepted {
+		t.Errorf("the drained pass did not finish its accept: phase %s", r.row(ids[0]).Phase)
+	}
+	if got := r.logged("pass interrupted; the next pass takes over"); got != 0 {
+		t.Error("the pass was cancelled, not drained")
+	}
+}
+
+// Cancelling Run cancels the pass in progress; what it did is recorded and
+// the next pass takes over.
+func TestRunCancel(t *testing.T) {
+	r := newRig(t, rigOptions{sync: func(c *qsync.Config) { c.Schedule = "@every 1h" }})
+	r.seed("CLM-5001")
+	r.emu.AddFault(emulator.Fault{Route: emulator.RouteAccept, Action: emulator.FaultLatency, Latency: 3 * time.Second})
+	ctx, cancel := context.WithCancel(r.ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.engine.Run(ctx, qsync.RunOptions{}) }()
+	waitFor(t, "the accept to be sent", 10*time.Second, func() bool { return r.emu.Calls()[emulator.RouteAccept] == 1 })
+	start := time.Now()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("Run took %s to stop; the pass should be cancelled", took)
+	}
+	if got := r.logged("pass interrupted; the next pass takes over"); got != 1 {
+		t.Errorf("interrupted pass logged %d times", got)
+	}
+	// The row stays reserved: the next pass repairs it.
+	rows, err := r.db.ListRequests(r.ctx, true, 0)
+	if err != nil || len(rows) != 1 || rows[0].Phase != shopdb.PhaseReserved {
+		t.Fatalf("after cancellation: %v rows (%v)", rows, err)
+	}
+	r.emu.ClearFaults()
+	r.pass()
+	if got := r.row(rows[0].RequestID).Phase; got != shopdb.PhaseAccepted {
+		t.Errorf("after the next pass: %s, want accepted", got)
+	}
+}
