@@ -1,8 +1,10 @@
 package emulator
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -171,6 +173,7 @@ func (e *Emulator) applyFault(w http.ResponseWriter, r *http.Request, f Fault, s
 		}
 		writeError(w, newError(f.Status, CodeInjectedFault, "injected fault: %s answers %d", r.Method, f.Status))
 	case FaultLatency:
+		e.readAhead(r)
 		if wait(r, f.Latency) {
 			serve(w)
 		}
@@ -184,6 +187,7 @@ func (e *Emulator) applyFault(w http.ResponseWriter, r *http.Request, f Fault, s
 		serve(&discardWriter{header: make(http.Header)})
 		dropConnection(w)
 	case FaultLandThenHang:
+		e.readAhead(r)
 		serve(&discardWriter{header: make(http.Header)})
 		hang := f.Latency
 		if hang == 0 {
@@ -193,6 +197,34 @@ func (e *Emulator) applyFault(w http.ResponseWriter, r *http.Request, f Fault, s
 		dropConnection(w)
 	}
 }
+
+// readAhead reads the request body (up to MaxBodyBytes+1 bytes) before a
+// fault waits, and puts it back for the handler. net/http watches the
+// connection for a departed client only once the body has been read to
+// its end; without this, a client that gives up during the wait of a call
+// with a body (or whose handler answers without reading it) would leave
+// the handler sleeping the full wait, and Server.Close blocked on it. A
+// body over the cap is put back whole (the handler answers 413); the wait
+// then cannot notice a departed client.
+func (e *Emulator) readAhead(r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	buf, err := io.ReadAll(io.LimitReader(r.Body, e.opts.MaxBodyBytes+1))
+	var rest io.Reader = r.Body
+	if err != nil {
+		rest = errReader{err}
+	}
+	// The server closes the original body itself; the handler's Close of
+	// this one has nothing to release.
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(buf), rest))
+}
+
+// errReader fails every read with err, so the handler sees the read error
+// the read-ahead met (a 400, as without the fault).
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // wait sleeps d; it returns false early when the client goes away. It
 // holds no lock.

@@ -3,6 +3,7 @@ package emulator_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -251,5 +252,93 @@ func TestFaultValidation(t *testing.T) {
 	}
 	if !emu.RemoveFault(id) || emu.RemoveFault(id) || len(emu.Faults()) != 0 {
 		t.Errorf("RemoveFault did not remove exactly once")
+	}
+}
+
+// TestFaultWaitNoticesDepartedClient: a client that gives up during a
+// "latency" or "land_then_hang" wait on a call with a body must not leave
+// the handler sleeping the full Latency. net/http only watches a
+// connection for a departed client once the request body has been read to
+// the end, so the fault reads it before waiting; Server.Close (which waits
+// for every handler) then returns long before the 5 s wait is over.
+func TestFaultWaitNoticesDepartedClient(t *testing.T) {
+	const latency = 5 * time.Second
+	cases := []struct {
+		name, route, method, path, contentType, body string
+		action                                       string
+	}{
+		{"LatencyOnAccept", emulator.RouteAccept, "POST", "/requests/%s", "application/json",
+			`{"referenceId":"RO-1"}`, emulator.FaultLatency},
+		// The 415 answer is written without reading the body: the fault's
+		// own read is what lets the server see the client go.
+		{"LandThenHangOnUnreadBody", emulator.RouteAccept, "POST", "/requests/%s", "text/plain",
+			`{"referenceId":"RO-1"}`, emulator.FaultLandThenHang},
+		{"LandThenHangOnQuote", emulator.RouteCreateQuote, "POST", "/jobs/%s/quotes", "application/json",
+			`{"type":"Estimate","status":"Draft"}`, emulator.FaultLandThenHang},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			emu, err := emulator.New(emulator.Options{Token: testToken, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := emu.AddRequests(emulator.SeedRequest{ClaimNumber: "CLM-1"})[0]
+			srv := httptest.NewServer(emu)
+			defer srv.Close() // a no-op after the timed Close below
+			target := id
+			if c.route == emulator.RouteCreateQuote {
+				target = "RO-0"
+				req, _ := http.NewRequest("POST", srv.URL+emulator.APIPrefix+"/requests/"+id, strings.NewReader(`{"referenceId":"RO-0"}`))
+				req.Header.Set("Authorization", "Bearer "+testToken)
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := srv.Client().Do(req)
+				if err != nil || resp.StatusCode != http.StatusCreated {
+					t.Fatalf("accept before the fault: %v %v", resp, err)
+				}
+				resp.Body.Close()
+			}
+			emu.AddFault(emulator.Fault{Route: c.route, Action: c.action, Latency: latency, Count: 1})
+
+			client := &http.Client{Timeout: 200 * time.Millisecond, Transport: &http.Transport{DisableKeepAlives: true}}
+			req, _ := http.NewRequest(c.method, srv.URL+emulator.APIPrefix+fmt.Sprintf(c.path, target), strings.NewReader(c.body))
+			req.Header.Set("Authorization", "Bearer "+testToken)
+			req.Header.Set("Content-Type", c.contentType)
+			start := time.Now()
+			resp, err := client.Do(req)
+			if err == nil {
+				resp.Body.Close()
+				t.Fatalf("the faulted call answered %d within the client's timeout", resp.StatusCode)
+			}
+			if took := time.Since(start); took > 2*time.Second {
+				t.Fatalf("the client gave up after %v, want about 200ms", took)
+			}
+
+			start = time.Now()
+			srv.Close()
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("Server.Close took %v after the client left: the %s wait did not notice (want < 2s of the %v)",
+					took, c.action, latency)
+			}
+			if got := emu.Faults()[0].Fired; got != 1 {
+				t.Errorf("fault fired %d times, want 1", got)
+			}
+		})
+	}
+}
+
+// TestFaultWaitKeepsTheBody: the body a latency fault reads before its
+// wait reaches the handler whole, and the body cap still applies (413).
+func TestFaultWaitKeepsTheBody(t *testing.T) {
+	h := newHarness(t, withoutValidation(), func(o *emulator.Options, _ *harness) { o.MaxBodyBytes = 64 })
+	id := h.seed("CLM-1")
+	h.emu.AddFault(emulator.Fault{Route: emulator.RouteAccept, Action: emulator.FaultLatency, Latency: 10 * time.Millisecond})
+	long := `{"referenceId":"` + strings.Repeat("R", 80) + `"}`
+	expectError(t, "oversize accept", h.call("POST", "/requests/"+id, long), http.StatusRequestEntityTooLarge, emulator.CodeBodyTooLarge)
+	expectStatus(t, "accept", h.call("POST", "/requests/"+id, `{"referenceId":"RO-1","bookingDate":"2025-06-05"}`), http.StatusCreated)
+	if r, _ := h.emu.State().Request(id); r.ReferenceID != "RO-1" || r.BookingDate != "2025-06-05" {
+		t.Errorf("accepted as %q booked %q, want RO-1 on 2025-06-05", r.ReferenceID, r.BookingDate)
+	}
+	if got, want := h.emu.Faults()[0].Fired, 2; got != want {
+		t.Errorf("fault fired %d times, want %d", got, want)
 	}
 }
