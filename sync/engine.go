@@ -36,9 +36,15 @@ type Store interface {
 	LineItems(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error)
 }
 
-// ErrUnauthorized is returned by a pass that stopped because the remote
-// refused the token.
-var ErrUnauthorized = errors.New("the remote refused the token")
+// Errors a pass returns that callers branch on.
+var (
+	// ErrUnauthorized: the pass stopped because the remote refused the
+	// token.
+	ErrUnauthorized = errors.New("the remote refused the token")
+	// ErrInterrupted: the caller cancelled the pass (shutdown); what it did
+	// is recorded and the next pass takes over.
+	ErrInterrupted = errors.New("pass interrupted")
+)
 
 // persistTimeout bounds a state write that records the outcome of a remote
 // call; it runs even when the pass is being cancelled, so that what the

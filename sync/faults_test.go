@@ -319,3 +319,36 @@ func TestSubmitRechecksFinal(t *testing.T) {
 	}
 	r.assertRemoteHoldsShopLines(sampleshop.JobDraft)
 }
+
+// A first Draft push that landed without its answer, after which the shop
+// deletes every line: the remote's stale Draft is overwritten with the
+// empty quote, not left holding lines the shop no longer has.
+func TestFirstPushLandedThenLinesDeleted(t *testing.T) {
+	r := newRig(t, rigOptions{remote: func(c *remote.Config) { c.MaxAttempts = 1 }})
+	id := r.seed(sampleshop.ClaimDraft)[0]
+	r.emu.AddFault(emulator.Fault{Route: emulator.RouteCreateQuote, Action: emulator.FaultLandThenDrop, Count: 1})
+	if s := r.pass(); s.Retrying != 1 {
+		t.Fatalf("pass 1: %+v, want the first push retrying", s)
+	}
+	if row := r.row(id); row.Phase != shopdb.PhaseAccepted || row.PushedAt.IsZero() {
+		t.Fatalf("row after the lost answer: phase %s, pushed at %v; want accepted with the push recorded as sent", row.Phase, row.PushedAt)
+	}
+	if q, ok := r.remoteQuote(sampleshop.JobDraft); !ok || q.Status != "Draft" {
+		t.Fatal("the push did not land on the remote")
+	}
+	lines, err := r.shop.Lines(r.ctx, sampleshop.JobDraft)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		if err := r.shop.DeleteLine(r.ctx, l.LineID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.clock.advance(time.Hour)
+	r.pass()
+	if got := r.row(id).Phase; got != shopdb.PhaseDrafted {
+		t.Fatalf("phase %s, want drafted", got)
+	}
+	r.assertRemoteHoldsShopLines(sampleshop.JobDraft) // no lines: no items
+}

@@ -60,9 +60,6 @@ func (p *pass) setPhase(id string, ph shopdb.Phase) {
 	p.mu.Unlock()
 }
 
-// errInterrupted is returned by a pass its caller cancelled.
-var errInterrupted = errors.New("pass interrupted")
-
 // acceptWork is one request the accept stage works on.
 type acceptWork struct {
 	req remote.Request
@@ -265,7 +262,7 @@ func (e *Engine) finish(p *pass, listErr error) error {
 	}
 	err := errors.Join(errs...)
 	if p.interrupted && err == nil {
-		err = errInterrupted
+		err = ErrInterrupted
 	}
 	if p.dry {
 		return err
@@ -299,7 +296,7 @@ func (e *Engine) finish(p *pass, listErr error) error {
 	}
 	e.mu.Unlock()
 	switch {
-	case errors.Is(err, errInterrupted):
+	case errors.Is(err, ErrInterrupted):
 		e.log.Info("pass interrupted; the next pass takes over", fields...)
 	case err != nil && logFail:
 		msg := msgPassFailed

@@ -105,8 +105,10 @@ func (e *Engine) reconcileJob(ctx context.Context, p *pass, r shopdb.Request, st
 		e.watchSubmitted(ctx, p, r, st, hash)
 		return
 	}
-	if r.Phase == shopdb.PhaseAccepted && len(lines) == 0 {
-		// Nothing to push until the shop writes lines.
+	if r.Phase == shopdb.PhaseAccepted && len(lines) == 0 && r.PushedAt.IsZero() {
+		// Nothing to push until the shop writes lines. (With PushedAt set,
+		// a first push was sent and may have landed: the empty quote is
+		// pushed over whatever the remote holds.)
 		e.noteExamined(ctx, p, r, st)
 		return
 	}
@@ -132,6 +134,18 @@ func (e *Engine) pushDraft(ctx context.Context, p *pass, r shopdb.Request, st sh
 		}
 		p.plan(Action{Request: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, Phase: r.Phase, Do: DoPushDraft, Why: why, Items: len(q.Items)})
 		return r, true
+	}
+	if first && r.PushedAt.IsZero() {
+		// Intent before effect: a first push whose answer is lost leaves
+		// the row accepted, and only this mark tells the next pass that the
+		// remote may hold a Draft (one the shop's lines must overwrite even
+		// if they are all deleted meanwhile).
+		next := r
+		next.PushedAt = p.now
+		var ok bool
+		if r, ok = e.save(ctx, p, r, next, shopdb.Event{}); !ok {
+			return r, false
+		}
 	}
 	route := routeCreateQuote
 	start := time.Now()
