@@ -27,6 +27,9 @@ type RowError struct {
 	LineID string // "NULL" when missing
 	Column string
 	Reason string // what is wrong and what is needed
+	// UnmappedCode is the line's operation code when the error is that the
+	// code is not under shop.work_types; "" otherwise.
+	UnmappedCode string
 }
 
 // Error implements error.
@@ -218,7 +221,9 @@ func (db *DB) parseLine(job string, idx map[string]int, vals []any) (Line, *RowE
 		return fail("code", "is NULL or empty; every line needs an operation code listed under shop.work_types")
 	}
 	if l.WorkType, ok = db.cfg.WorkTypes[l.Code]; !ok {
-		return fail("code", fmt.Sprintf("is %q, which is not under shop.work_types; add it there or leave such lines out in line_items", l.Code))
+		_, err := fail("code", fmt.Sprintf("is %q, which is not under shop.work_types; add it there or leave such lines out in line_items", l.Code))
+		err.UnmappedCode = l.Code
+		return Line{}, err
 	}
 	desc, ok := get("description")
 	l.Description = strings.TrimSpace(desc)

@@ -216,9 +216,12 @@ func (db *DB) PlanReserve(ctx context.Context, nr NewRequest) (job string, would
 		return "", false, fmt.Errorf("plan request %s: begin: %w", nr.RequestID, err)
 	}
 	defer func() { _ = tx.Rollback() }()
+	// A missing state table (quotesync never started here) means the
+	// request is not tracked yet: `quotesync check` plans before the first
+	// start.
 	if r, err := db.readRequest(ctx, tx, nr.RequestID, false); err == nil && r.JobNumber != "" {
 		return r.JobNumber, false, nil
-	} else if err != nil && !errors.Is(err, ErrNotFound) {
+	} else if err != nil && !errors.Is(err, ErrNotFound) && mysqlErrno(err) != errNoSuchTable {
 		return "", false, fmt.Errorf("plan request %s: %w", nr.RequestID, err)
 	}
 	if q := db.q.findJob; q != nil {
