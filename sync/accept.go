@@ -124,9 +124,13 @@ func (e *Engine) planReserve(ctx context.Context, p *pass, w acceptWork, nr shop
 
 // accept sends the accept call for a reserved row and records its outcome.
 func (e *Engine) accept(ctx context.Context, p *pass, r shopdb.Request) (shopdb.Request, bool) {
+	if !p.acquire(ctx) {
+		return r, false
+	}
 	start := time.Now()
 	_, err := e.remote.Accept(ctx, r.RequestID, r.JobNumber, r.BookingDate)
 	d := time.Since(start)
+	p.release()
 	switch {
 	case err == nil:
 		next := r

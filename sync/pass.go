@@ -21,7 +21,8 @@ type pass struct {
 	now time.Time
 	log *zap.Logger
 
-	stop context.CancelCauseFunc // stops the whole pass (401)
+	stop  context.CancelCauseFunc // stops the whole pass (401)
+	slots chan struct{}           // remote calls in flight, at most Concurrency
 
 	mu      gosync.Mutex
 	summary Summary
@@ -30,6 +31,7 @@ type pass struct {
 	errs    []error                 // pass-level failures
 
 	interrupted bool // the caller cancelled the pass (shutdown)
+	ctxSeen     bool // cancelled has recorded why the context ended
 }
 
 // count updates the summary under the pass's lock.
@@ -67,7 +69,8 @@ type acceptWork struct {
 }
 
 func (e *Engine) pass(ctx context.Context, dry bool) (*pass, error) {
-	p := &pass{e: e, dry: dry, now: e.Now(), log: e.log, phases: make(map[string]shopdb.Phase)}
+	p := &pass{e: e, dry: dry, now: e.Now(), log: e.log, phases: make(map[string]shopdb.Phase),
+		slots: make(chan struct{}, e.cfg.Concurrency)}
 	e.passStart.Store(time.Now().UnixNano())
 	defer e.passStart.Store(0)
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.PassTimeout)
@@ -79,6 +82,9 @@ func (e *Engine) pass(ctx context.Context, dry bool) (*pass, error) {
 	if errors.Is(listErr, remote.ErrUnauthorized) {
 		return p, e.finish(p, listErr)
 	}
+	if p.cancelled(ctx) {
+		return p, e.finish(p, nil)
+	}
 	since := time.Time{}
 	if e.cfg.WatchSubmitted > 0 {
 		since = p.now.Add(-e.cfg.WatchSubmitted)
@@ -87,6 +93,9 @@ func (e *Engine) pass(ctx context.Context, dry bool) (*pass, error) {
 	}
 	rows, err := e.store.OpenRequests(ctx, since)
 	if err != nil {
+		if p.cancelled(ctx) {
+			return p, e.finish(p, nil)
+		}
 		e.Metrics.Error(ErrKindState)
 		return p, e.finish(p, fmt.Errorf("load open requests: %w", err))
 	}
@@ -114,15 +123,7 @@ func (e *Engine) pass(ctx context.Context, dry bool) (*pass, error) {
 	if ctx.Err() == nil {
 		e.pushAll(ctx, p, rows)
 	}
-	switch cause := context.Cause(ctx); {
-	case cause == nil:
-	case errors.Is(cause, ErrUnauthorized):
-		p.fail(cause)
-	case errors.Is(cause, context.DeadlineExceeded):
-		p.fail(fmt.Errorf("pass timed out after %s; the rest is left for the next pass", e.cfg.PassTimeout))
-	default:
-		p.interrupted = true
-	}
+	p.cancelled(ctx)
 	return p, e.finish(p, listErr)
 }
 
@@ -221,6 +222,28 @@ func (e *Engine) classify(p *pass, pending []remote.Request, rows []shopdb.Reque
 	return c
 }
 
+// cancelled reports whether the pass's context ended, and records why:
+// the token refused (a failure), the pass timeout (a failure), or the
+// caller's cancellation (an interruption, not a failure).
+func (p *pass) cancelled(ctx context.Context) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	if p.ctxSeen {
+		return true
+	}
+	p.ctxSeen = true
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, ErrUnauthorized):
+		p.fail(cause)
+	case errors.Is(cause, context.DeadlineExceeded):
+		p.fail(fmt.Errorf("pass timed out after %s; the rest is left for the next pass", p.e.cfg.PassTimeout))
+	default:
+		p.interrupted = true
+	}
+	return true
+}
+
 // due reports whether a row's backoff has run out.
 func (p *pass) due(r shopdb.Request) bool {
 	return r.NextAttemptAt.IsZero() || !p.now.Before(r.NextAttemptAt)
@@ -231,10 +254,29 @@ func (p *pass) expired(t time.Time) bool {
 	return !t.IsZero() && !p.now.Before(t)
 }
 
-// each runs fn for 0..n-1 with at most Concurrency at once, stopping early
-// when ctx ends.
+// acquire waits for one of the Concurrency slots for a remote call; false
+// when ctx ended first. release gives the slot back after the call.
+//
+// Concurrency bounds the calls to the remote, not the database work
+// around them: each runs twice as many requests at once, so that one
+// request's state writes overlap another's remote call, and a pass is
+// bounded by the remote's latency, the configured concurrency and the rate
+// limit rather than by the shop database's commits.
+func (p *pass) acquire(ctx context.Context) bool {
+	select {
+	case p.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (p *pass) release() { <-p.slots }
+
+// each runs fn for 0..n-1 with at most 2×Concurrency at once (see
+// acquire), in order of i, stopping early when ctx ends.
 func (p *pass) each(ctx context.Context, n int, fn func(ctx context.Context, i int)) {
-	sem := make(chan struct{}, p.e.cfg.Concurrency)
+	sem := make(chan struct{}, 2*p.e.cfg.Concurrency)
 	var wg gosync.WaitGroup
 	for i := 0; i < n; i++ {
 		select {

@@ -135,17 +135,22 @@ func (e *Engine) pushDraft(ctx context.Context, p *pass, r shopdb.Request, st sh
 		p.plan(Action{Request: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, Phase: r.Phase, Do: DoPushDraft, Why: why, Items: len(q.Items)})
 		return r, true
 	}
-	if first && r.PushedAt.IsZero() {
-		// Intent before effect: a first push whose answer is lost leaves
-		// the row accepted, and only this mark tells the next pass that the
-		// remote may hold a Draft (one the shop's lines must overwrite even
-		// if they are all deleted meanwhile).
+	if r.PushedHash != "" || r.PushedAt.IsZero() {
+		// Intent before effect: from here until the answer is recorded, what
+		// the remote holds is unknown. A push whose answer is lost (a kill,
+		// a dropped connection) leaves PushedHash empty, so the next pass
+		// pushes the shop's lines again even if the shop meanwhile went
+		// back to what was pushed before, or deleted every line (PushedAt
+		// set on an accepted row says a first Draft may exist).
 		next := r
-		next.PushedAt = p.now
+		next.PushedHash, next.PushedAt = "", p.now
 		var ok bool
 		if r, ok = e.save(ctx, p, r, next, shopdb.Event{}); !ok {
 			return r, false
 		}
+	}
+	if !p.acquire(ctx) {
+		return r, false
 	}
 	route := routeCreateQuote
 	start := time.Now()
@@ -157,6 +162,7 @@ func (e *Engine) pushDraft(ctx context.Context, p *pass, r shopdb.Request, st sh
 		_, err = e.remote.UpdateDraft(ctx, r.JobNumber, q)
 	}
 	d := time.Since(start)
+	p.release()
 	switch {
 	case err == nil:
 		next := r
@@ -224,9 +230,13 @@ func (e *Engine) submit(ctx context.Context, p *pass, r shopdb.Request, st shopd
 		e.log.Info("estimate changed while the pass read it; submitting is left to the next pass", requestFields(r)...)
 		return
 	}
+	if !p.acquire(ctx) {
+		return
+	}
 	start := time.Now()
 	_, err = e.remote.SetStatus(ctx, r.JobNumber, e.cfg.Quote.Type, remote.StatusSubmitted)
 	d := time.Since(start)
+	p.release()
 	switch {
 	case err == nil, errors.Is(err, remote.ErrConflict):
 		next := r
