@@ -1,0 +1,345 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/shopdb"
+	qsync "github.com/quotesync/quotesync/sync"
+)
+
+// settings are the package configurations built from the file, secrets
+// resolved.
+type settings struct {
+	remote       remote.Config
+	tokens       remote.TokenSource // nil when the remote secrets were not read
+	tokenFrom    string             // where the token comes from, for check (never the token)
+	passwordFrom string             // where the database password comes from ("" when none)
+	shop         shopdb.Config
+	sync         qsync.Config
+	logLevel     zapcore.Level
+	logFormat    string
+	metrics      metricsSection
+}
+
+// secretScope says which secrets build reads: status and retry need the
+// database password only, and check reports the file and its secrets
+// separately.
+type secretScope uint8
+
+// Secret scopes of build.
+const (
+	readNoSecrets     secretScope = 0
+	readRemoteSecrets secretScope = 1 << iota // the token, or the OAuth2 client secret
+	readShopSecrets                           // the database password
+	readAllSecrets    = readRemoteSecrets | readShopSecrets
+)
+
+// build validates the file and turns it into the packages' configs,
+// reading the secrets of scope from files and variables (getenv). Its
+// errors name the key and where a secret should come from, never a secret.
+// Every problem is reported.
+func (c *fileConfig) build(getenv func(string) string, scope secretScope) (*settings, error) {
+	s := &settings{}
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+
+	add(c.buildRemote(s, getenv, scope&readRemoteSecrets != 0))
+	add(c.buildShop(s, getenv, scope&readShopSecrets != 0))
+	add(c.buildSync(s))
+
+	s.logFormat = strings.ToLower(c.Log.Format)
+	if s.logFormat == "" {
+		s.logFormat = defaultLogFormat
+	}
+	if s.logFormat != "json" && s.logFormat != "console" {
+		add(fmt.Errorf("log.format: %q is not a format; use json (for journald) or console", c.Log.Format))
+	}
+	level := c.Log.Level
+	if level == "" {
+		level = defaultLogLevel
+	}
+	if err := s.logLevel.UnmarshalText([]byte(strings.ToLower(level))); err != nil || s.logLevel > zapcore.ErrorLevel {
+		add(fmt.Errorf("log.level: %q is not a level; use debug, info, warn or error", c.Log.Level))
+	}
+	s.metrics = c.Metrics
+	add(validateListen(c.Metrics))
+	if s.metrics.HealthMaxAge < 0 {
+		add(errors.New("metrics.health_max_age: must not be negative (0 means three activations of sync.schedule)"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// validateListen checks metrics.listen: host:port, loopback unless
+// metrics.allow_non_loopback says otherwise (the listener has no
+// authentication).
+func validateListen(m metricsSection) error {
+	if m.Listen == "" {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(m.Listen)
+	if err != nil || port == "" {
+		return fmt.Errorf("metrics.listen: %q is not host:port; write e.g. 127.0.0.1:9464", m.Listen)
+	}
+	if m.AllowNonLoopback || host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("metrics.listen: %q is not a loopback address and the listener has no authentication; use 127.0.0.1:%s or [::1]:%s, or set metrics.allow_non_loopback: true to expose it on purpose", m.Listen, port, port)
+	}
+	return nil
+}
+
+func (c *fileConfig) buildRemote(s *settings, getenv func(string) string, secrets bool) error {
+	r := c.Remote
+	s.remote = remote.Config{
+		BaseURL:           r.BaseURL,
+		UserAgent:         userAgent(),
+		Timeout:           r.Timeout,
+		MaxAttempts:       r.MaxAttempts,
+		BackoffInitial:    r.BackoffInitial,
+		BackoffMax:        r.BackoffMax,
+		RateLimit:         r.RateLimit,
+		Burst:             r.Burst,
+		MaxBodyBytes:      r.MaxBodyBytes,
+		DraftUpdate:       r.DraftUpdate,
+		StatusMethod:      strings.ToUpper(r.StatusMethod),
+		StatusPath:        r.StatusPath,
+		BookingDateLayout: r.BookingDateLayout,
+	}
+	var errs []error
+	if r.BaseURL == "" {
+		errs = append(errs, errors.New("remote.base_url: required, e.g. https://api.insurer.example"))
+	} else if u, err := url.Parse(r.BaseURL); err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		errs = append(errs, fmt.Errorf("remote.base_url: %q must be an http(s) URL such as https://api.insurer.example", r.BaseURL))
+	}
+	tokens, from, err := buildToken(r.Token, getenv, secrets)
+	errs = append(errs, err)
+	s.tokens, s.tokenFrom = tokens, from
+	return errors.Join(errs...)
+}
+
+// buildToken checks the token section and, when secrets is set, makes the
+// token source (a file or a variable is read when the token is used).
+func buildToken(t tokenSection, getenv func(string) string, secrets bool) (remote.TokenSource, string, error) {
+	if t.Value != "" {
+		return nil, "", errors.New("remote.token.value: the token must not be written in the YAML; put it in a file (remote.token.file, e.g. ${CREDENTIALS_DIRECTORY}/token) or an environment variable (remote.token.env)")
+	}
+	n := 0
+	for _, set := range []bool{t.File != "", t.Env != "", t.OAuth2 != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return nil, "", errors.New("remote.token: set exactly one of file (e.g. ${CREDENTIALS_DIRECTORY}/token), env (a variable name) or oauth2")
+	}
+	switch {
+	case t.File != "":
+		if !secrets {
+			return nil, "file " + t.File, nil
+		}
+		path, err := expandPath("remote.token.file", t.File, getenv)
+		if err != nil {
+			return nil, "", err
+		}
+		return remote.FileToken(path), "file " + path, nil
+	case t.Env != "":
+		return remote.EnvToken(t.Env), "environment variable " + t.Env, nil
+	}
+	o := t.OAuth2
+	if o.ClientSecret != "" {
+		return nil, "", errors.New("remote.token.oauth2.client_secret: the secret must not be written in the YAML; use client_secret_file (e.g. ${CREDENTIALS_DIRECTORY}/token) or client_secret_env")
+	}
+	var errs []error
+	if u, err := url.Parse(o.TokenURL); o.TokenURL == "" || err != nil || u.Host == "" {
+		errs = append(errs, fmt.Errorf("remote.token.oauth2.token_url: %q must be the URL of the token endpoint", o.TokenURL))
+	}
+	if o.ClientID == "" {
+		errs = append(errs, errors.New("remote.token.oauth2.client_id: required"))
+	}
+	if (o.ClientSecretFile == "") == (o.ClientSecretEnv == "") {
+		errs = append(errs, errors.New("remote.token.oauth2: set one of client_secret_file and client_secret_env"))
+	}
+	if o.ExpiryLeeway < 0 {
+		errs = append(errs, errors.New("remote.token.oauth2.expiry_leeway: must not be negative"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, "", err
+	}
+	from := "oauth2 client credentials at " + o.TokenURL
+	if !secrets {
+		return nil, from, nil
+	}
+	secret, err := readSecret("remote.token.oauth2.client_secret", o.ClientSecretFile, o.ClientSecretEnv, getenv, false)
+	if err != nil {
+		return nil, "", err
+	}
+	params := url.Values{}
+	for k, v := range o.EndpointParams {
+		params.Set(k, v)
+	}
+	return remote.ClientCredentials(remote.ClientCredentialsConfig{
+		TokenURL: o.TokenURL, ClientID: o.ClientID, ClientSecret: secret,
+		Scopes: o.Scopes, EndpointParams: params, ExpiryLeeway: o.ExpiryLeeway,
+	}), from, nil
+}
+
+func (c *fileConfig) buildShop(s *settings, getenv func(string) string, secrets bool) error {
+	sh := c.Shop
+	if sh.Password != "" {
+		return errors.New("shop.password: the password must not be written in the YAML; use shop.password_file (e.g. ${CREDENTIALS_DIRECTORY}/db-password) or shop.password_env")
+	}
+	if sh.PasswordFile != "" && sh.PasswordEnv != "" {
+		return errors.New("shop.password_file and shop.password_env: set one, not both")
+	}
+	var password string
+	switch {
+	case sh.PasswordFile != "":
+		s.passwordFrom = "file " + sh.PasswordFile
+	case sh.PasswordEnv != "":
+		s.passwordFrom = "environment variable " + sh.PasswordEnv
+	}
+	if secrets && s.passwordFrom != "" {
+		p, err := readSecret("shop.password", sh.PasswordFile, sh.PasswordEnv, getenv, true)
+		if err != nil {
+			return err
+		}
+		password = p
+		if sh.PasswordFile != "" {
+			path, _ := expandPath("shop.password_file", sh.PasswordFile, getenv) // it expanded in readSecret
+			s.passwordFrom = "file " + path
+		}
+	}
+	s.shop = shopdb.Config{
+		Addr:               sh.Addr,
+		User:               sh.User,
+		Password:           password,
+		Database:           sh.Database,
+		TLS:                sh.TLS,
+		TablePrefix:        sh.TablePrefix,
+		LockName:           sh.LockName,
+		ConnMaxLifetime:    sh.ConnMaxLifetime,
+		MaxOpenConns:       sh.MaxOpenConns,
+		QueryTimeout:       sh.QueryTimeout,
+		LockHeartbeat:      sh.LockHeartbeat,
+		LockSessionTimeout: sh.LockSessionTimeout,
+		Params:             sh.Params,
+		WorkTypes:          sh.WorkTypes,
+		AllowCredits:       sh.AllowCredits,
+		Queries: shopdb.Queries{
+			FindJob:       sh.Queries.FindJob,
+			CreateJob:     sh.Queries.CreateJob,
+			BookingDate:   sh.Queries.BookingDate,
+			LineItems:     sh.Queries.LineItems,
+			EstimateState: sh.Queries.EstimateState,
+		},
+	}
+	return s.shop.Validate()
+}
+
+func (c *fileConfig) buildSync(s *settings) error {
+	sy := c.Sync
+	loc := time.Local
+	if sy.TimeZone != "" && sy.TimeZone != "Local" {
+		l, err := time.LoadLocation(sy.TimeZone)
+		if err != nil {
+			return fmt.Errorf("sync.time_zone: %q is not a time zone; use an IANA name such as Europe/London, or Local", sy.TimeZone)
+		}
+		loc = l
+	}
+	rates := make(map[string]decimal.Decimal, len(c.Quote.Rates))
+	for k, v := range c.Quote.Rates {
+		rates[k] = v.Decimal
+	}
+	s.sync = qsync.Config{
+		Schedule:        sy.Schedule,
+		Location:        loc,
+		Concurrency:     sy.Concurrency,
+		PassTimeout:     sy.PassTimeout,
+		RetryBackoffMin: sy.RetryBackoffMin,
+		RetryBackoffMax: sy.RetryBackoffMax,
+		MaxConflicts:    sy.MaxConflicts,
+		WatchSubmitted:  sy.WatchSubmitted,
+		Quote: qsync.QuoteConfig{
+			Type:            c.Quote.Type,
+			Rates:           rates,
+			OmitReferenceID: c.Quote.OmitReferenceID,
+		},
+	}
+	return s.sync.Validate()
+}
+
+// readSecret reads a secret from a file (trimmed) or an environment
+// variable; key names the setting in errors, which never hold the secret.
+// allowEmpty accepts an empty file (a database user that logs in by
+// unix_socket has no password, but systemd's LoadCredential= needs a file).
+func readSecret(key, file, env string, getenv func(string) string, allowEmpty bool) (string, error) {
+	switch {
+	case file != "" && env != "":
+		return "", fmt.Errorf("%s_file and %s_env: set one, not both", key, key)
+	case file != "":
+		path, err := expandPath(key+"_file", file, getenv)
+		if err != nil {
+			return "", err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", fmt.Errorf("%s_file: read %s: %w", key, path, unwrapPathError(err))
+		}
+		v := strings.TrimSpace(string(b))
+		if v == "" && !allowEmpty {
+			return "", fmt.Errorf("%s_file: %s is empty; write the secret into it", key, path)
+		}
+		return v, nil
+	case env != "":
+		v := strings.TrimSpace(getenv(env))
+		if v == "" {
+			return "", fmt.Errorf("%s_env: the environment variable %s is not set or empty", key, env)
+		}
+		return v, nil
+	}
+	return "", fmt.Errorf("%s: set %s_file or %s_env", key, key, key)
+}
+
+// expandPath expands ${VAR} in a secret file's path (systemd sets
+// CREDENTIALS_DIRECTORY for LoadCredential=).
+func expandPath(key, path string, getenv func(string) string) (string, error) {
+	var missing []string
+	out := os.Expand(path, func(name string) string {
+		v := getenv(name)
+		if v == "" {
+			missing = append(missing, name)
+		}
+		return v
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("%s: %q uses ${%s}, which is not set (systemd sets CREDENTIALS_DIRECTORY for LoadCredential=; outside systemd run e.g. CREDENTIALS_DIRECTORY=/etc/quotesync/credentials quotesync …, or write the full path)", key, path, missing[0])
+	}
+	return out, nil
+}
+
+// unwrapPathError drops the path from an *os.PathError; the caller names it.
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"go.yaml.in/yaml/v3"
+)
+
+// defaultConfigPath is where the package installs the configuration.
+const defaultConfigPath = "/etc/quotesync/config.yaml"
+
+// fileConfig is the YAML file. Each section turns into its package's own
+// Config (see build.go); the packages never see YAML.
+type fileConfig struct {
+	Remote  remoteSection  `yaml:"remote"`
+	Shop    shopSection    `yaml:"shop"`
+	Sync    syncSection    `yaml:"sync"`
+	Quote   quoteSection   `yaml:"quote"`
+	Log     logSection     `yaml:"log"`
+	Metrics metricsSection `yaml:"metrics"`
+}
+
+type remoteSection struct {
+	BaseURL           string        `yaml:"base_url"`
+	Token             tokenSection  `yaml:"token"`
+	Timeout           time.Duration `yaml:"timeout"`
+	MaxAttempts       int           `yaml:"max_attempts"`
+	BackoffInitial    time.Duration `yaml:"backoff_initial"`
+	BackoffMax        time.Duration `yaml:"backoff_max"`
+	RateLimit         float64       `yaml:"rate_limit"`
+	Burst             int           `yaml:"burst"`
+	MaxBodyBytes      int64         `yaml:"max_body_bytes"`
+	DraftUpdate       string        `yaml:"draft_update"`
+	StatusMethod      string        `yaml:"status_method"`
+	StatusPath        string        `yaml:"status_path"`
+	BookingDateLayout string        `yaml:"booking_date_layout"`
+}
+
+// tokenSection says where the bearer token comes from: exactly one of
+// file, env and oauth2. A literal token is refused on purpose.
+type tokenSection struct {
+	File   string         `yaml:"file"`
+	Env    string         `yaml:"env"`
+	OAuth2 *oauth2Section `yaml:"oauth2"`
+	Value  string         `yaml:"value"` // refused: secrets never in the YAML
+}
+
+type oauth2Section struct {
+	TokenURL         string            `yaml:"token_url"`
+	ClientID         string            `yaml:"client_id"`
+	ClientSecretFile string            `yaml:"client_secret_file"`
+	ClientSecretEnv  string            `yaml:"client_secret_env"`
+	ClientSecret     string            `yaml:"client_secret"` // refused
+	Scopes           []string          `yaml:"scopes"`
+	EndpointParams   map[string]string `yaml:"endpoint_params"`
+	ExpiryLeeway     time.Duration     `yaml:"expiry_leeway"`
+}
+
+type shopSection struct {
+	Addr               string            `yaml:"addr"`
+	User               string            `yaml:"user"`
+	PasswordFile       string            `yaml:"password_file"`
+	PasswordEnv        string            `yaml:"password_env"`
+	Password           string            `yaml:"password"` // refused
+	Database           string            `yaml:"database"`
+	TLS                string            `yaml:"tls"`
+	TablePrefix        string            `yaml:"table_prefix"`
+	LockName           string            `yaml:"lock_name"`
+	ConnMaxLifetime    time.Duration     `yaml:"conn_max_lifetime"`
+	MaxOpenConns       int               `yaml:"max_open_conns"`
+	QueryTimeout       time.Duration     `yaml:"query_timeout"`
+	LockHeartbeat      time.Duration     `yaml:"lock_heartbeat"`
+	LockSessionTimeout time.Duration     `yaml:"lock_session_timeout"`
+	Params             map[string]string `yaml:"params"`
+	WorkTypes          map[string]string `yaml:"work_types"`
+	AllowCredits       bool              `yaml:"allow_credits"`
+	Queries            queriesSection    `yaml:"queries"`
+}
+
+type queriesSection struct {
+	FindJob       string   `yaml:"find_job"`
+	CreateJob     []string `yaml:"create_job"`
+	BookingDate   string   `yaml:"booking_date"`
+	LineItems     string   `yaml:"line_items"`
+	EstimateState string   `yaml:"estimate_state"`
+}
+
+type syncSection struct {
+	Schedule        string        `yaml:"schedule"`
+	TimeZone        string        `yaml:"time_zone"`
+	Concurrency     int           `yaml:"concurrency"`
+	PassTimeout     time.Duration `yaml:"pass_timeout"`
+	RetryBackoffMin time.Duration `yaml:"retry_backoff_min"`
+	RetryBackoffMax time.Duration `yaml:"retry_backoff_max"`
+	MaxConflicts    int           `yaml:"max_conflicts"`
+	WatchSubmitted  time.Duration `yaml:"watch_submitted"`
+}
+
+type quoteSection struct {
+	Type            string                 `yaml:"type"`
+	Rates           map[string]yamlDecimal `yaml:"rates"`
+	OmitReferenceID bool                   `yaml:"omit_reference_id"`
+}
+
+type logSection struct {
+	Level  string `yaml:"level"`  // debug, info, warn, error
+	Format string `yaml:"format"` // json, console
+}
+
+type metricsSection struct {
+	Listen string `yaml:"listen"` // "" = off; else a loopback host:port
+	// AllowNonLoopback lets Listen name a non-loopback address (the
+	// listener has no authentication).
+	AllowNonLoopback bool `yaml:"allow_non_loopback"`
+	// HealthMaxAge: /healthz fails when the last successful pass is older;
+	// 0 means three activations of the schedule (see health.go).
+	HealthMaxAge time.Duration `yaml:"health_max_age"`
+}
+
+// Defaults of the sections that belong to cmd itself.
+const (
+	defaultLogLevel  = "info"
+	defaultLogFormat = "json"
+)
+
+// yamlDecimal decodes a YAML number or string into an exact decimal
+// (YAML's own float decoding would round 95.10 through float64).
+type yamlDecimal struct{ decimal.Decimal }
+
+func (d *yamlDecimal) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want a number such as 95.50", n.Line)
+	}
+	v, err := decimal.NewFromString(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a number; write an amount such as 95.50", n.Line, n.Value)
+	}
+	d.Decimal = v
+	return nil
+}
+
+// parseConfig decodes one YAML document strictly: unknown keys and type
+// errors are reported with their line. An empty document means defaults.
+func parseConfig(r io.Reader) (*fileConfig, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	cfg := &fileConfig{}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil {
+		if errors.Is(err, io.EOF) {
+			return cfg, nil
+		}
+		return nil, fmt.Errorf("parse config: %w", friendlyYAMLError(err))
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, errors.New("parse config: the file holds more than one YAML document; keep one (remove the extra '---')")
+	}
+	return cfg, nil
+}
+
+// loadConfig reads and parses the file at path.
+func loadConfig(path string) (*fileConfig, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("config file %s does not exist; pass --config FILE or copy config.example.yaml there", path)
+		}
+		return nil, fmt.Errorf("open config: %w", err)
+	}
+	defer f.Close()
+	cfg, err := parseConfig(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// friendlyYAMLError rewrites yaml's "field x not found in type main.y" into
+// words about the file.
+func friendlyYAMLError(err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	msgs := make([]string, 0, len(te.Errors))
+	for _, m := range te.Errors {
+		if i := strings.Index(m, " not found in type "); i >= 0 && strings.Contains(m, "field ") {
+			m = strings.Replace(m[:i], "field ", "unknown key ", 1) + " (check its spelling and indentation against config.example.yaml)"
+		}
+		m = strings.ReplaceAll(m, "time.Duration", "a duration such as 30s")
+		msgs = append(msgs, m)
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}

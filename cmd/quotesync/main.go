@@ -1,0 +1,77 @@
+// Command quotesync is the sync daemon between a repair workshop's
+// shop-management database and an insurer's Repairer Quotation Integration
+// Service. See README.md.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// Exit codes, documented in README.md.
+const (
+	exitOK      = 0 // success
+	exitFailure = 1 // the work failed (a pass failed, a check failed)
+	exitUsage   = 2 // bad command line or configuration
+)
+
+// verb is one sub-command.
+type verb struct {
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+// verbs lists every sub-command; each lives in a file of its own name.
+var verbs = map[string]verb{
+	"check":    {"check the configuration, secrets, database, queries, work types and token", runCheck},
+	"emulator": {"serve the in-memory emulator of the integration service", runEmulator},
+	"once":     {"run one pass now (or print its plan with --dry-run)", runOnce},
+	"retry":    {"put a rejected request back into the flow", runRetry},
+	"run":      {"run the daemon: passes on the schedule until stopped", runRun},
+	"status":   {"show the tracked requests and their phases", runStatus},
+	"version":  {"print the version", runVersion},
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	v, ok := verbs[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "quotesync: unknown command %q; run 'quotesync --help' for the list\n", args[0])
+		return exitUsage
+	}
+	return v.run(ctx, args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "Usage: quotesync <command> [flags]\n\nCommands:\n")
+	names := make([]string, 0, len(verbs))
+	for name := range verbs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", name, verbs[name].summary)
+	}
+	fmt.Fprintf(w, "\nEvery command that reads the configuration takes --config FILE (default %s).\n", defaultConfigPath)
+	fmt.Fprintf(w, "Run 'quotesync <command> --help' for the flags of one command.\n\n")
+	fmt.Fprintf(w, "Exit status: 0 success, 1 the work or a check failed, 2 bad command line or configuration.\n\n")
+	fmt.Fprintf(w, "Example:\n  quotesync check --config %s\n", defaultConfigPath)
+}

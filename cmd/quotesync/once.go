@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"go.uber.org/zap"
+
+	"github.com/quotesync/quotesync/shopdb"
+	qsync "github.com/quotesync/quotesync/sync"
+)
+
+const onceHelp = `Usage: quotesync once [--config FILE] [--dry-run [--json]]
+
+Runs one pass now: list the pending requests, accept new ones, push the
+Drafts whose lines changed, submit the final ones; then exits. The state
+tables are migrated first, and the single-instance lock is taken for the
+pass (another running instance makes it exit 1).
+
+With --dry-run it prints what a pass would do, computed from real reads,
+and writes nothing anywhere: no remote write, no shop statement that
+writes, no change to quotesync's state, no migration.
+
+Exit status: 0 the pass succeeded, 1 it failed (see the log), 2 bad
+flags or configuration.
+
+Example:
+  quotesync once --config /etc/quotesync/config.yaml --dry-run
+
+Flags:
+`
+
+func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("once", flag.ContinueOnError)
+	var cf commonFlags
+	cf.register(fs)
+	dry := fs.Bool("dry-run", false, "print the plan of a pass; write nothing")
+	asJSON := fs.Bool("json", false, "with --dry-run: print the plan as JSON")
+	fs.Usage = func() { fmt.Fprint(stderr, onceHelp); fs.PrintDefaults() }
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	set, err := cf.loadSettings(readAllSecrets)
+	if err != nil {
+		fmt.Fprintf(stderr, "quotesync once: %v\n", err)
+		return exitUsage
+	}
+	log := newLogger(zap.NewAtomicLevelAt(set.logLevel), set.logFormat, stderr)
+	defer func() { _ = log.Sync() }()
+
+	a, err := openApp(ctx, set, log, appOptions{migrate: !*dry})
+	if err != nil {
+		fmt.Fprintf(stderr, "quotesync once: %v\n", err)
+		return exitFailure
+	}
+	defer a.Close()
+
+	if *dry {
+		plan, err := a.engine.Plan(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "quotesync once --dry-run: %v\n", err)
+			return exitFailure
+		}
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(plan); err != nil {
+				return exitFailure
+			}
+			return exitOK
+		}
+		printPlan(stdout, plan)
+		return exitOK
+	}
+
+	lock, err := a.db.AcquireLock(ctx)
+	if err != nil {
+		if errors.Is(err, shopdb.ErrNotLeader) {
+			fmt.Fprintln(stderr, "quotesync once: another quotesync instance holds the lock on this shop database; stop it or let it do the pass")
+		} else {
+			fmt.Fprintf(stderr, "quotesync once: %v\n", err)
+		}
+		return exitFailure
+	}
+	defer lock.Release()
+	passCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-lock.Lost():
+			cancel()
+		case <-passCtx.Done():
+		}
+	}()
+	if _, err := a.engine.Pass(passCtx); err != nil {
+		// The engine logged the error with its context; this is the verdict.
+		fmt.Fprintln(stderr, "quotesync once: the pass failed; the log above says why")
+		return exitFailure
+	}
+	return exitOK
+}
+
+// printPlan writes a dry run's plan as a table.
+func printPlan(w io.Writer, p qsync.Plan) {
+	fmt.Fprintf(w, "pending requests on the remote: %d; open requests in quotesync's state: %d\n", p.Pending, p.Tracked)
+	if len(p.Actions) == 0 {
+		fmt.Fprintln(w, "nothing to do")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "REQUEST\tCLAIM\tJOB\tPHASE\tWOULD\tWHY")
+	for _, a := range p.Actions {
+		phase := string(a.Phase)
+		if phase == "" {
+			phase = "new"
+		}
+		do := a.Do
+		if a.Items > 0 {
+			do = fmt.Sprintf("%s (%d items)", do, a.Items)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.Request, dash(a.Claim), dash(a.Job), phase, do, a.Why)
+	}
+	_ = tw.Flush()
+}

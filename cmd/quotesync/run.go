@@ -1,0 +1,355 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	gosync "sync"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	qsync "github.com/quotesync/quotesync/sync"
+)
+
+const runHelp = `Usage: quotesync run [--config FILE] [--log-format console] [--log-level LEVEL]
+
+Runs the daemon: connects to the shop database and migrates quotesync's
+state tables, then runs a pass at once and then on sync.schedule, until
+SIGTERM or SIGINT. Passes never overlap; with two instances on one shop
+database only the holder of the single-instance lock works, the other
+waits as a standby. Logs go to standard output (JSON by default; journald
+keeps them).
+
+Under systemd (Type=notify) it sends READY=1 once the database answers and
+the state tables are current, WATCHDOG=1 while its scheduler makes
+progress, STOPPING=1 on SIGTERM, RELOADING=1 and READY=1 around reloads.
+
+SIGHUP re-reads the file: a valid file (database and all) takes effect at
+the next pass, after the pass in progress has finished; an invalid one is
+logged with the reason and the running configuration stays.
+SIGTERM/SIGINT cancel the pass in progress (it records what it already
+did) and exit within 30s; a second signal exits at once.
+
+With metrics.listen set it serves /metrics (Prometheus) and /healthz.
+
+Exit status: 0 after a clean stop, 1 when it could not start (database,
+listener) or could not stop in time, 2 bad flags or configuration.
+
+Example:
+  quotesync run --config /etc/quotesync/config.yaml --log-format console
+
+Flags:
+`
+
+// stopTimeout bounds the wait for the pass in progress after SIGTERM.
+const stopTimeout = 30 * time.Second
+
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	var cf commonFlags
+	cf.register(fs)
+	fs.Usage = func() { fmt.Fprint(stderr, runHelp); fs.PrintDefaults() }
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	// SIGHUP is caught from the start: its default action would kill us.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+
+	set, err := cf.loadSettings(readAllSecrets)
+	if err != nil {
+		fmt.Fprintf(stderr, "quotesync run: %v\n", err)
+		return exitUsage
+	}
+	level := zap.NewAtomicLevelAt(set.logLevel)
+	log := newLogger(level, set.logFormat, stdout)
+	defer func() { _ = log.Sync() }()
+	d := &daemon{cf: cf, log: log, level: level, notify: notifier{log: log}, metrics: newPromMetrics()}
+	code := d.run(ctx, set, hup)
+	if code == exitFailure && d.startErr != nil {
+		fmt.Fprintf(stderr, "quotesync run: %v\n", d.startErr)
+	}
+	return code
+}
+
+// daemon is the running `quotesync run`: the current wiring, swapped by
+// reloads, and what the watchdog and /healthz read.
+type daemon struct {
+	cf      commonFlags
+	log     *zap.Logger
+	level   zap.AtomicLevel
+	notify  notifier
+	metrics *promMetrics
+	prog    progress
+
+	startErr error // why the start failed, for stderr
+
+	mu    gosync.Mutex // guards the wiring below
+	cur   *app
+	set   *settings
+	sched schedule
+	obs   *obsServer
+}
+
+// wiring is a loaded configuration and what was built from it.
+type wiring struct {
+	set   *settings
+	app   *app
+	sched schedule
+	obs   *obsServer // a new listener when metrics.listen changed
+	newLn bool       // obs replaces the running listener
+}
+
+func (d *daemon) run(ctx context.Context, set *settings, hup <-chan os.Signal) int {
+	w, err := d.open(ctx, set, nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			// SIGTERM during the start (the migration, a slow database): a
+			// clean stop, not a failure for systemd to restart.
+			d.log.Info(msgStopped, zap.String("during", "start"))
+			return exitOK
+		}
+		d.startErr = err
+		d.log.Error(msgStartFailed, zap.Error(err))
+		return exitFailure
+	}
+	d.mu.Lock()
+	d.cur, d.set, d.sched, d.obs = w.app, w.set, w.sched, w.obs
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		_ = d.obs.Close()
+		_ = d.cur.Close()
+	}()
+	d.prog.restart(time.Now())
+
+	interval, err := watchdogInterval()
+	if err != nil {
+		d.log.Warn(msgNotifyFailed, zap.Error(err))
+	}
+	d.log.Info(msgStarted, zap.String(fieldVersion, version), zap.String(fieldConfig, d.cf.config),
+		zap.String(fieldSchedule, w.sched.spec), zap.String("database", set.shop.String()),
+		zap.String("remote", set.remote.BaseURL), zap.Duration(fieldWatchdog, interval))
+	d.notify.send(sdReady, sdStatus("ready; schedule %s", w.sched.spec))
+	d.log.Info(msgReady) // the e2e tests and operators wait for this line
+	wdCtx, wdCancel := context.WithCancel(context.Background())
+	defer wdCancel()
+	if interval > 0 {
+		go runWatchdog(wdCtx, interval, d.notify, d.alive)
+	}
+
+	skipFirst := false
+	for {
+		drain := make(chan struct{})
+		runDone := d.start(ctx, drain, skipFirst)
+		next, stop, code := d.serve(ctx, hup, runDone)
+		if stop {
+			return code
+		}
+		close(drain) // the pass in progress finishes, then Run returns
+		<-runDone
+		d.swap(next)
+		if ctx.Err() != nil { // stopped while the old pass drained
+			d.notify.send(sdStopping)
+			d.log.Info(msgStopped)
+			return exitOK
+		}
+		skipFirst = true // the new configuration takes effect at the next scheduled pass
+	}
+}
+
+// open builds the wiring of set: database (migrated), remote client,
+// engine, and a metrics listener unless the running one (prev) serves the
+// same address.
+func (d *daemon) open(ctx context.Context, set *settings, prev *settings) (*wiring, error) {
+	a, err := openApp(ctx, set, d.log, appOptions{migrate: true, observe: d.metrics.observe, metrics: d.metrics})
+	if err != nil {
+		return nil, err
+	}
+	w := &wiring{set: set, app: a}
+	if w.sched, err = parseSchedule(a.engine.Config()); err != nil {
+		_ = a.Close()
+		return nil, err
+	}
+	if prev != nil && prev.metrics.Listen == set.metrics.Listen {
+		return w, nil
+	}
+	w.newLn = true
+	if set.metrics.Listen != "" {
+		if w.obs, err = startObsServer(set.metrics.Listen, obsHandler(d.metrics, d.health), d.log); err != nil {
+			_ = a.Close()
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// start runs the current engine's scheduler until ctx ends or drain is
+// closed; its result arrives on the returned channel.
+func (d *daemon) start(ctx context.Context, drain chan struct{}, skipFirst bool) <-chan error {
+	a := d.current()
+	done := make(chan error, 1)
+	go func() {
+		done <- a.engine.Run(ctx, qsync.RunOptions{
+			Lock: a.lockFunc(), OnTick: d.onTick, SkipFirst: skipFirst, Drain: drain,
+		})
+	}()
+	return done
+}
+
+// serve waits for a stop, a failure of the scheduler or a valid reload.
+func (d *daemon) serve(ctx context.Context, hup <-chan os.Signal, runDone <-chan error) (next *wiring, stop bool, code int) {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, true, d.stop(runDone)
+		case err := <-runDone:
+			d.log.Error(msgSchedulerDied, zap.Error(err))
+			return nil, true, exitFailure
+		case <-hup:
+			if w := d.prepareReload(ctx); w != nil {
+				return w, false, exitOK
+			}
+		}
+	}
+}
+
+// stop waits, bounded, for the scheduler to wind down after ctx ended.
+func (d *daemon) stop(runDone <-chan error) int {
+	force := make(chan os.Signal, 1)
+	signal.Notify(force, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(force)
+	d.notify.send(sdStopping, sdStatus("stopping"))
+	d.log.Info(msgStopping)
+	timer := time.NewTimer(stopTimeout)
+	defer timer.Stop()
+	select {
+	case <-runDone:
+		d.log.Info(msgStopped)
+		return exitOK
+	case <-timer.C:
+		d.log.Error(msgStopTimeout, zap.Duration("waited", stopTimeout))
+	case sig := <-force:
+		d.log.Error(msgStopTimeout, zap.String(fieldSignal, sig.String()))
+	}
+	return exitFailure
+}
+
+// prepareReload re-reads the file and builds the new wiring while the old
+// one keeps working; nil (logged, old configuration kept) when anything
+// about it is wrong.
+func (d *daemon) prepareReload(ctx context.Context) *wiring {
+	d.notify.send(reloading()...)
+	d.log.Info(msgReloading, zap.String(fieldConfig, d.cf.config))
+	reject := func(err error) *wiring {
+		d.metrics.reloaded(false)
+		d.log.Error(msgReloadRejected, zap.String(fieldConfig, d.cf.config), zap.Error(err))
+		d.notify.send(sdReady, sdStatus("reload rejected (see the log); running with the previous configuration"))
+		return nil
+	}
+	set, err := d.cf.loadSettings(readAllSecrets)
+	if err != nil {
+		return reject(err)
+	}
+	d.mu.Lock()
+	prev := d.set
+	d.mu.Unlock()
+	if set.logFormat != prev.logFormat {
+		d.log.Warn("log.format changes take effect at the next restart", zap.String("running", prev.logFormat))
+	}
+	w, err := d.open(ctx, set, prev)
+	if err != nil {
+		return reject(err)
+	}
+	return w
+}
+
+// swap puts the new wiring in place once the old scheduler has stopped.
+func (d *daemon) swap(w *wiring) {
+	d.mu.Lock()
+	old, oldObs := d.cur, d.obs
+	d.cur, d.set, d.sched = w.app, w.set, w.sched
+	if w.newLn {
+		d.obs = w.obs
+	}
+	d.mu.Unlock()
+	if w.newLn {
+		_ = oldObs.Close()
+	}
+	_ = old.Close()
+	d.level.SetLevel(w.set.logLevel)
+	d.metrics.Leader(false) // the old scheduler released the lock; the next tick takes it again
+	d.metrics.reloaded(true)
+	d.prog.restart(time.Now())
+	d.log.Info(msgReloaded, zap.String(fieldSchedule, w.sched.spec), zap.String("database", w.set.shop.String()))
+	d.notify.send(sdReady, sdStatus("ready; configuration reloaded; schedule %s", w.sched.spec))
+}
+
+// current returns the wiring's app.
+func (d *daemon) current() *app {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cur
+}
+
+// onTick records the scheduler's progress and tells systemd about it.
+func (d *daemon) onTick(t qsync.Tick) {
+	d.prog.tick(t, time.Now())
+	switch {
+	case !t.Leader && t.Err == nil:
+		d.notify.send(sdStatus("standby: another instance holds the lock"))
+	case t.Err != nil:
+		d.notify.send(sdStatus("last pass failed at %s: %s", time.Now().Format(time.TimeOnly), truncate(t.Err.Error(), 200)))
+	default:
+		s := t.Summary
+		d.notify.send(sdStatus("leader; last pass ok at %s (%d pending, %d tracked)", time.Now().Format(time.TimeOnly), s.Pending, s.Tracked))
+	}
+}
+
+// alive is the watchdog's question: does the scheduler make progress?
+func (d *daemon) alive(now time.Time) (bool, string) {
+	d.mu.Lock()
+	a, sched := d.cur, d.sched
+	d.mu.Unlock()
+	since, busy := a.engine.Busy()
+	return evalLive(liveInput{now: now, view: d.prog.view(), busy: busy, busySince: since,
+		passTimeout: a.engine.Config().PassTimeout, sched: sched})
+}
+
+// health answers /healthz.
+func (d *daemon) health(ctx context.Context) (bool, healthReport) {
+	d.mu.Lock()
+	a, sched, set := d.cur, d.sched, d.set
+	d.mu.Unlock()
+	if a == nil {
+		return false, healthReport{Status: "unhealthy", Reason: "starting", Role: "starting", Database: "not connected yet"}
+	}
+	maxAge := set.metrics.HealthMaxAge
+	pctx, cancel := context.WithTimeout(ctx, healthPingTimeout)
+	dbErr := a.db.Ping(pctx)
+	cancel()
+	since, busy := a.engine.Busy()
+	return evalHealth(healthInput{
+		liveInput: liveInput{now: time.Now(), view: d.prog.view(), busy: busy, busySince: since,
+			passTimeout: a.engine.Config().PassTimeout, sched: sched},
+		maxAge: maxAge, dbErr: dbErr,
+	})
+}
+
+// lockFunc adapts the shop database's lock to the scheduler.
+func (a *app) lockFunc() qsync.LockFunc {
+	return func(ctx context.Context) (qsync.Lease, error) {
+		l, err := a.db.AcquireLock(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return l, nil
+	}
+}
