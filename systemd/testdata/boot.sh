@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Boots this machine's own systemd as PID 1 in a container (systemd-nspawn)
+# on a throwaway overlay of /, installs a quotesync .deb there whose binary is
+# testdata/probe, and drives the unit through start, reload, a watchdog
+# timeout, a panic, exit statuses 1 and 2, and a missing credential. Run by
+# TestUnitUnderSystemd as root:
+#
+#   unshare --mount --fork bash boot.sh PACKAGE.deb SCRATCH_DIR NSPAWN
+#
+# stdout: one "key: value" line per observation (the probe's own lines are
+# "probe.<what>: <result>"); the container's console goes to stderr.
+# The host's /run/mysqld is bound read-only into the container so the probe
+# can reach the local MariaDB through its socket; the network is shared.
+set -euo pipefail
+
+deb=$1
+base=$2
+nspawn=$3
+[[ -f $deb && -d $base && -x $nspawn ]] || { echo "usage: boot.sh PACKAGE.deb SCRATCH_DIR NSPAWN" >&2; exit 2; }
+mount --make-rprivate /
+mount -t tmpfs -o mode=0755 quotesync-test "$base"
+mkdir "$base/upper" "$base/work" "$base/root" "$base/results"
+mount -t overlay overlay -o "lowerdir=/,upperdir=$base/upper,workdir=$base/work" "$base/root"
+r=$base/root
+[[ $(findmnt -no FSTYPE "$r") == overlay ]] || { echo "boot.sh: $r is not an overlay; stopping" >&2; exit 1; }
+[[ -f $r/var/lib/dpkg/status && -x $r/usr/bin/dpkg ]] || { echo "boot.sh: the overlay of / has no dpkg database (/var or /usr on another file system?); this check needs them on /" >&2; exit 1; }
+cp "$deb" "$r/root/quotesync.deb"
+
+# Boot into a target of our own: basic.target plus the driver, nothing else
+# (no database server, no getty) in the container.
+sysd=$r/etc/systemd/system
+cat >"$sysd/qs-test.target" <<'UNIT'
+[Unit]
+Description=quotesync unit test
+Requires=basic.target qs-driver.service
+After=basic.target
+AllowIsolate=yes
+UNIT
+cat >"$sysd/qs-driver.service" <<'UNIT'
+[Unit]
+After=basic.target
+[Service]
+Type=oneshot
+ExecStart=/bin/bash /root/driver.sh
+UNIT
+ln -sf qs-test.target "$sysd/default.target"
+
+cat >"$r/root/driver.sh" <<'DRIVER'
+exec >/results/out.txt 2>/results/driver.err
+trap 'systemctl poweroff' EXIT
+out() { printf '%s: %s\n' "$1" "$2"; }
+show() { systemctl show -P "$1" quotesync; }
+dropin() {
+	mkdir -p /etc/systemd/system/quotesync.service.d
+	printf '[Service]\nRestartSec=1s\n%s\n' "$1" >/etc/systemd/system/quotesync.service.d/test.conf
+	systemctl daemon-reload
+	systemctl reset-failed quotesync 2>/dev/null || true
+}
+# scenario NAME DROPIN SECONDS: start with the drop-in, wait, report.
+scenario() {
+	local since
+	since=$(date '+%Y-%m-%d %H:%M:%S')
+	dropin "$2"
+	timeout 20 systemctl start quotesync
+	[[ $1 == watchdog ]] && systemctl kill -s USR1 --kill-whom=main quotesync
+	sleep "$3"
+	out "$1.state" "$(show ActiveState)"
+	out "$1.restarted" "$( (($(show NRestarts) > 0)) && echo yes || echo no)"
+	out "$1.status" "$(show ExecMainStatus)"
+	out "$1.abort" "$(journalctl -u quotesync --since "$since" -o cat | grep -q 'code=killed, status=6/ABRT' && echo yes || echo no)"
+	systemctl stop quotesync
+	sleep 1
+}
+
+dpkg -i /root/quotesync.deb >&2
+out install.enabled "$(systemctl is-enabled quotesync)"
+out install.active "$(systemctl is-active quotesync)"
+install -m 0600 /dev/null /etc/quotesync/credentials/token
+install -m 0600 /dev/null /etc/quotesync/credentials/db-password
+printf 'token' >/etc/quotesync/credentials/token
+printf 'password' >/etc/quotesync/credentials/db-password
+
+# (the unit's TimeoutStartSec is 2min: a probe that cannot notify would
+# stall the whole run that long)
+timeout 20 systemctl start quotesync
+out start.state "$(show ActiveState)/$(show SubState)"
+out start.watchdog "$(show WatchdogUSec)"
+systemctl reload quotesync
+sleep 1
+journalctl -u quotesync -o cat | grep '^probe\.'
+systemctl stop quotesync
+
+scenario watchdog 'WatchdogSec=3s' 7
+scenario panic 'Environment=PROBE_PANIC=1' 3
+scenario exit1 'Environment=PROBE_EXIT=1' 3
+scenario exit2 'Environment=PROBE_EXIT=2' 3
+
+rm -rf /etc/systemd/system/quotesync.service.d
+systemctl daemon-reload
+systemctl reset-failed quotesync 2>/dev/null || true
+rm /etc/quotesync/credentials/db-password
+timeout 20 systemctl start quotesync 2>/dev/null
+out nocredential.status "$(show ExecMainStatus)"
+systemctl stop quotesync
+DRIVER
+
+binds=(--bind="$base/results:/results")
+[[ -d /run/mysqld ]] && binds+=(--bind-ro=/run/mysqld)
+timeout 240 "$nspawn" --quiet -D "$r" --boot --register=no --keep-unit --link-journal=no \
+	--console=pipe "${binds[@]}" </dev/null >&2 || echo "boot.sh: systemd-nspawn exited with $?" >&2
+cat "$base/results/driver.err" >&2 || true
+cat "$base/results/out.txt"

@@ -1,0 +1,129 @@
+// Command probe stands in for `quotesync run` in TestUnitUnderSystemd: under
+// the unit's sandbox it tries what the daemon needs (and a few things it must
+// not be able to do), prints one "probe.<what>: <result>" line each, and
+// speaks sd_notify (READY=1, WATCHDOG=1) like the daemon. PROBE_EXIT=N exits
+// with N after READY; PROBE_PANIC=1 panics after READY; SIGUSR1 stops the
+// watchdog pings; SIGHUP prints probe.reload; SIGTERM exits 0.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+func notify(msg string) error {
+	addr := os.Getenv("NOTIFY_SOCKET")
+	if addr == "" {
+		return errors.New("no NOTIFY_SOCKET")
+	}
+	if addr[0] == '@' {
+		addr = "\x00" + addr[1:]
+	}
+	c, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: addr, Net: "unixgram"})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, err = c.Write([]byte(msg))
+	return err
+}
+
+// greet reads the MySQL handshake packet: proof that the server was reached.
+func greet(network, addr string) string {
+	c, err := net.DialTimeout(network, addr, 3*time.Second)
+	if err != nil {
+		return err.Error()
+	}
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	b := make([]byte, 128)
+	if n, err := c.Read(b); err != nil || n < 6 {
+		return fmt.Sprintf("no handshake: %v", err)
+	}
+	return "ok"
+}
+
+func result(err error) string {
+	var errno syscall.Errno
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.As(err, &errno):
+		return errno.Error()
+	default:
+		return err.Error()
+	}
+}
+
+func readable(path string) string {
+	_, err := os.ReadFile(path)
+	return result(err)
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "version" {
+		fmt.Println("quotesync probe")
+		return
+	}
+	p := func(what, res string) { fmt.Printf("probe.%s: %s\n", what, res) }
+	p("args", fmt.Sprint(os.Args[1:]))
+	p("config", readable("/etc/quotesync/config.yaml"))
+	p("credential.token", readable(os.Getenv("CREDENTIALS_DIRECTORY")+"/token"))
+	p("credential.db-password", readable(os.Getenv("CREDENTIALS_DIRECTORY")+"/db-password"))
+	p("credentials-dir", readable("/etc/quotesync/credentials/token"))
+	p("db.unix", greet("unix", "/run/mysqld/mysqld.sock"))
+	p("db.tcp", greet("tcp", "127.0.0.1:3306"))
+	p("write.etc", result(os.WriteFile("/etc/quotesync/probe", nil, 0o600)))
+	p("write.tmp", result(os.WriteFile("/tmp/probe", nil, 0o600)))
+	l, err := net.Listen("tcp", "127.0.0.1:9464")
+	p("listen.9464", result(err))
+	if err == nil {
+		defer l.Close()
+	}
+	_, err = net.Listen("tcp", "127.0.0.1:80")
+	p("listen.80", result(err))
+	p("setpriority", result(syscall.Setpriority(syscall.PRIO_PROCESS, 0, 5)))
+	p("watchdog-usec", os.Getenv("WATCHDOG_USEC"))
+	p("ready", result(notify("READY=1")))
+
+	if code, err := strconv.Atoi(os.Getenv("PROBE_EXIT")); err == nil {
+		time.Sleep(500 * time.Millisecond)
+		os.Exit(code)
+	}
+	if os.Getenv("PROBE_PANIC") != "" {
+		time.Sleep(500 * time.Millisecond)
+		panic("probe panic")
+	}
+	usec, _ := strconv.Atoi(os.Getenv("WATCHDOG_USEC"))
+	interval := time.Duration(usec) * time.Microsecond / 2
+	if interval <= 0 {
+		interval = time.Hour
+	}
+	tick := time.NewTicker(interval)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGUSR1)
+	pinging := true
+	for {
+		select {
+		case s := <-sig:
+			switch s {
+			case syscall.SIGHUP:
+				p("reload", "ok")
+			case syscall.SIGUSR1:
+				pinging = false
+			case syscall.SIGTERM:
+				return
+			}
+		case <-tick.C:
+			if pinging {
+				_ = notify("WATCHDOG=1")
+			}
+		}
+	}
+}

@@ -1,0 +1,219 @@
+package systemd_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// unitPath is the unit file, relative to this package's directory (where go
+// test runs).
+const unitPath = "quotesync.service"
+
+// maxExposure is the highest exposure score systemd-analyze security may give
+// the unit (issue 5: "2.0 or lower").
+const maxExposure = 2.0
+
+// MustTool returns the path of a required command. A missing tool fails the
+// test, with the Debian package that has it: these checks are the point of
+// the package, so they never skip.
+func MustTool(tb testing.TB, name, debianPackage string) string {
+	tb.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		tb.Fatalf("%s not found in PATH: install it (apt-get install -y %s); these checks do not skip", name, debianPackage)
+	}
+	return path
+}
+
+// run runs a command and returns its stdout, stderr and exit status; it fails
+// the test only when the command cannot be started at all.
+func run(tb testing.TB, env []string, name string, args ...string) (stdout, stderr string, code int) {
+	tb.Helper()
+	cmd := exec.Command(name, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		tb.Fatalf("run %s: %v", name, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// MustReadFile returns a file's content or fails the test.
+func MustReadFile(tb testing.TB, path string) string {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}
+
+// writeUnit writes a unit text as quotesync.service in a fresh directory and
+// returns its path.
+func writeUnit(tb testing.TB, text string) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "quotesync.service")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// TestUnitVerify runs systemd-analyze verify on the unit. verify exits 0 even
+// on unknown keys and unparsable values (it only prints them), so any output
+// counts as a failure; the broken variants prove that the check can fail.
+// verify also wants ExecStart='s binary to exist: the copy under test points
+// it at this test binary (the installed unit is verified as is, against the
+// installed binary, in TestDeb/Install).
+func TestUnitVerify(t *testing.T) {
+	analyze := MustTool(t, "systemd-analyze", "systemd")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	shipped := MustReadFile(t, unitPath)
+	const execStart = "ExecStart=/usr/bin/quotesync "
+	if got, want := strings.Count(shipped, "\n"+execStart), 1; got != want {
+		t.Fatalf("%s has %d lines starting %q, want %d", unitPath, got, execStart, want)
+	}
+	testable := strings.Replace(shipped, "\n"+execStart, "\nExecStart="+exe+" ", 1)
+
+	tests := []struct {
+		name      string
+		unit      string
+		wantClean bool
+	}{
+		{"Shipped", testable, true},
+		{"UnknownKey", strings.Replace(testable, "[Service]\n", "[Service]\nRestartt=always\n", 1), false},
+		{"BadType", strings.Replace(testable, "\nType=notify\n", "\nType=notifyy\n", 1), false},
+		{"MissingBinary", shipped, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := run(t, nil, analyze, "verify", writeUnit(t, tt.unit))
+			out := strings.TrimSpace(stdout + stderr)
+			if clean := code == 0 && out == ""; clean != tt.wantClean {
+				t.Fatalf("systemd-analyze verify: exit %d, clean=%v, want clean=%v; output:\n%s", code, clean, tt.wantClean, out)
+			}
+		})
+	}
+}
+
+var exposureRE = regexp.MustCompile(`Overall exposure level for \S+: (\d+\.\d+)`)
+
+// exposure runs systemd-analyze security --offline on a unit file with the
+// gate at maxExposure and returns the score and the exit status.
+func exposure(tb testing.TB, analyze, path string) (float64, int) {
+	tb.Helper()
+	threshold := strconv.Itoa(int(maxExposure * 10)) // in tenths
+	stdout, stderr, code := run(tb, nil, analyze, "security", "--offline=yes", "--threshold="+threshold, path)
+	m := exposureRE.FindStringSubmatch(stdout + stderr)
+	if m == nil {
+		tb.Fatalf("systemd-analyze security printed no overall exposure level (exit %d):\n%s%s", code, stdout, stderr)
+	}
+	score, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return score, code
+}
+
+// TestUnitExposure scores the unit with systemd-analyze security --offline.
+// A bare unit (9.6) shows that the parsing and the threshold gate bite.
+func TestUnitExposure(t *testing.T) {
+	analyze := MustTool(t, "systemd-analyze", "systemd")
+
+	score, code := exposure(t, analyze, unitPath)
+	t.Logf("exposure of %s: %.1f (limit %.1f)", unitPath, score, maxExposure)
+	if score > maxExposure || code != 0 {
+		t.Errorf("exposure %.1f (exit %d), want <= %.1f and exit 0; see systemd-analyze security --offline=yes systemd/%s", score, code, maxExposure, unitPath)
+	}
+
+	bare, code := exposure(t, analyze, writeUnit(t, "[Service]\nExecStart=/bin/true\n"))
+	if bare <= maxExposure || code == 0 {
+		t.Errorf("bare unit: exposure %.1f, exit %d; want > %.1f and a non-zero exit (the gate)", bare, code, maxExposure)
+	}
+}
+
+// parseUnit reads a unit file into section -> key -> values (in order, a key
+// may repeat). It handles what the unit uses: sections, key=value, comments.
+func parseUnit(tb testing.TB, text string) map[string]map[string][]string {
+	tb.Helper()
+	units := map[string]map[string][]string{}
+	section := ""
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";"):
+		case strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]"):
+			section = strings.Trim(line, "[]")
+			units[section] = map[string][]string{}
+		case section != "" && strings.Contains(line, "="):
+			key, value, _ := strings.Cut(line, "=")
+			units[section][key] = append(units[section][key], value)
+		default:
+			tb.Fatalf("line %d: cannot parse %q", n, line)
+		}
+	}
+	return units
+}
+
+// TestUnitContract pins the directives other parts of quotesync rely on:
+// cmd/quotesync (the run verb and its flag, sd_notify from the main PID,
+// SIGHUP reload, exit status 2 for bad configuration, the credential names
+// the example config refers to), the package (binary, config and credential
+// paths; the user postinst creates) and the install notes.
+func TestUnitContract(t *testing.T) {
+	unit := parseUnit(t, MustReadFile(t, unitPath))
+	tests := []struct {
+		section, key string
+		want         []string
+	}{
+		{"Unit", "After", []string{"network-online.target mariadb.service mysql.service"}},
+		{"Unit", "Wants", []string{"network-online.target"}},
+		{"Service", "Type", []string{"notify"}},
+		{"Service", "NotifyAccess", []string{"main"}},
+		{"Service", "WatchdogSec", []string{"5min"}},
+		{"Service", "ExecStart", []string{"/usr/bin/quotesync run --config /etc/quotesync/config.yaml"}},
+		{"Service", "ExecReload", []string{"/bin/kill -HUP $MAINPID"}},
+		{"Service", "Restart", []string{"on-failure"}},
+		{"Service", "RestartPreventExitStatus", []string{"2"}},
+		// Go exits 2 on a panic too; crash turns that into SIGABRT, which
+		// Restart= restarts (TestUnitUnderSystemd shows both).
+		{"Service", "Environment", []string{"GOTRACEBACK=crash"}},
+		{"Service", "LimitCORE", []string{"0"}},
+		{"Service", "User", []string{"quotesync"}},
+		{"Service", "Group", []string{"quotesync"}},
+		{"Service", "LoadCredential", []string{
+			"token:/etc/quotesync/credentials/token",
+			"db-password:/etc/quotesync/credentials/db-password",
+		}},
+		{"Service", "ProtectSystem", []string{"strict"}},
+		{"Service", "RestrictAddressFamilies", []string{"AF_UNIX AF_INET AF_INET6"}},
+		{"Install", "WantedBy", []string{"multi-user.target"}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, unit[tt.section][tt.key]); diff != "" {
+			t.Errorf("[%s] %s= mismatch (-want +got):\n%s", tt.section, tt.key, diff)
+		}
+	}
+}
