@@ -324,6 +324,7 @@ func (e *Engine) finish(p *pass, listErr error) error {
 		zap.Int("accepted", s.Accepted), zap.Int("drafted", s.Drafted), zap.Int("redrafted", s.Redrafted),
 		zap.Int("submitted", s.Submitted), zap.Int("rejected", s.Rejected), zap.Int("gone", s.Gone),
 		zap.Int("held", s.Held), zap.Int("waiting", s.Waiting), zap.Int("retrying", s.Retrying),
+		zap.Int("supplements", s.Supplements),
 	}
 	e.mu.Lock()
 	streak, logFail := e.failStreak, false
