@@ -83,34 +83,79 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
 		}
 		return
 	}
+	ready := make([]*pushJob, len(work))
 	p.each(ctx, len(work), func(ctx context.Context, i int) {
 		w := work[i]
-		e.reconcileJob(ctx, p, w.row, w.state, lines[w.row.JobNumber], bad[w.row.JobNumber])
+		if r, ok := e.reconcileJob(ctx, p, w.row, w.state, lines[w.row.JobNumber], bad[w.row.JobNumber]); ok {
+			ready[i] = &pushJob{row: r, state: w.state}
+		}
 	})
+	e.submitAll(ctx, p, ready)
 }
 
-// reconcileJob makes the remote hold the job's current lines, and submits
-// them when the estimate is final.
-func (e *Engine) reconcileJob(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, lines []shopdb.Line, badErr error) {
+// submitAll submits the final estimates whose content the remote now
+// holds. The lines were read in a later statement than the estimate
+// states, so the states are read again first, for all of them in one
+// statement: a shop that edited or reopened an estimate in between must
+// not get a quote submitted that was never its final content. The next
+// pass sees the change and pushes it.
+func (e *Engine) submitAll(ctx context.Context, p *pass, ready []*pushJob) {
+	var jobs []string
+	var todo []pushJob
+	for _, w := range ready {
+		if w != nil {
+			jobs = append(jobs, w.row.JobNumber)
+			todo = append(todo, *w)
+		}
+	}
+	if len(todo) == 0 || ctx.Err() != nil {
+		return
+	}
+	if !p.dry {
+		now, err := e.store.JobStates(ctx, jobs)
+		if err != nil {
+			e.Metrics.Error(ErrKindState)
+			if ctx.Err() == nil {
+				p.fail(fmt.Errorf("re-read estimate states before submitting: %w", err))
+			}
+			return
+		}
+		kept := todo[:0]
+		for _, w := range todo {
+			if cur, ok := now[w.row.JobNumber]; ok && cur.Final && cur.Marker == w.state.Marker {
+				kept = append(kept, w)
+				continue
+			}
+			e.log.Info("estimate changed while the pass read it; submitting is left to the next pass", requestFields(w.row)...)
+		}
+		todo = kept
+	}
+	p.each(ctx, len(todo), func(ctx context.Context, i int) { e.submit(ctx, p, todo[i].row) })
+}
+
+// reconcileJob makes the remote hold the job's current lines. It returns
+// the row, and true when the estimate is final and the remote holds its
+// content: the job is ready to submit.
+func (e *Engine) reconcileJob(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, lines []shopdb.Line, badErr error) (shopdb.Request, bool) {
 	if badErr == nil && st.Final && len(lines) == 0 && r.Phase != shopdb.PhaseSubmitted {
 		badErr = fmt.Errorf("job %s: the estimate is final but has no lines; add lines or take it back to draft", r.JobNumber)
 	}
 	if badErr != nil {
 		e.hold(ctx, p, r, st, badErr)
-		return
+		return r, false
 	}
 	q := e.buildQuote(r.JobNumber, lines)
 	hash := hashQuote(q)
 	if r.Phase == shopdb.PhaseSubmitted {
 		e.watchSubmitted(ctx, p, r, st, hash)
-		return
+		return r, false
 	}
 	if r.Phase == shopdb.PhaseAccepted && len(lines) == 0 && r.PushedAt.IsZero() {
 		// Nothing to push until the shop writes lines. (With PushedAt set,
 		// a first push was sent and may have landed: the empty quote is
 		// pushed over whatever the remote holds.)
 		e.noteExamined(ctx, p, r, st)
-		return
+		return r, false
 	}
 	var ok bool
 	if r.Phase == shopdb.PhaseAccepted || hash != r.PushedHash {
@@ -118,9 +163,7 @@ func (e *Engine) reconcileJob(ctx context.Context, p *pass, r shopdb.Request, st
 	} else {
 		r, ok = e.noteExamined(ctx, p, r, st)
 	}
-	if ok && st.Final {
-		e.submit(ctx, p, r, st)
-	}
+	return r, ok && st.Final
 }
 
 // pushDraft pushes the job's quote as a Draft: created on the first push,
@@ -206,35 +249,17 @@ func (e *Engine) pushDraft(ctx context.Context, p *pass, r shopdb.Request, st sh
 
 // submit changes the quote's status to Submitted. A 409 means it already
 // is: an earlier submit of ours landed without its answer.
-//
-// st is the estimate state the pushed lines were read under. It is read
-// again first: the lines were read in a later statement, so a shop that
-// edited or reopened the estimate in between must not get a quote
-// submitted that was never its final content. The next pass sees the
-// change and pushes it.
-func (e *Engine) submit(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState) {
+func (e *Engine) submit(ctx context.Context, p *pass, r shopdb.Request) {
 	if p.dry {
 		p.plan(Action{Request: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, Phase: r.Phase, Do: DoSubmit,
 			Why: "the estimate is final and the remote holds its content"})
-		return
-	}
-	now, err := e.store.JobStates(ctx, []string{r.JobNumber})
-	if err != nil {
-		e.Metrics.Error(ErrKindState)
-		if ctx.Err() == nil {
-			p.fail(fmt.Errorf("re-read the estimate state of job %s before submitting: %w", r.JobNumber, err))
-		}
-		return
-	}
-	if cur, ok := now[r.JobNumber]; !ok || !cur.Final || cur.Marker != st.Marker {
-		e.log.Info("estimate changed while the pass read it; submitting is left to the next pass", requestFields(r)...)
 		return
 	}
 	if !p.acquire(ctx) {
 		return
 	}
 	start := time.Now()
-	_, err = e.remote.SetStatus(ctx, r.JobNumber, e.cfg.Quote.Type, remote.StatusSubmitted)
+	_, err := e.remote.SetStatus(ctx, r.JobNumber, e.cfg.Quote.Type, remote.StatusSubmitted)
 	d := time.Since(start)
 	p.release()
 	switch {
