@@ -69,19 +69,19 @@ func (e *Engine) reserve(ctx context.Context, p *pass, w acceptWork) (shopdb.Req
 		return shopdb.Request{}, false
 	}
 	r, err := e.store.Reserve(ctx, nr)
-	fields := []zap.Field{zap.String(fieldRequest, nr.RequestID), zap.String(fieldClaim, nr.ClaimNumber)}
+	fields := []zap.Field{zap.String(FieldRequest, nr.RequestID), zap.String(FieldClaim, nr.ClaimNumber)}
 	switch {
 	case errors.Is(err, shopdb.ErrNoJob):
 		p.count(func(s *Summary) { s.Waiting++ })
 		if w.row == nil {
 			p.setPhase(nr.RequestID, shopdb.PhaseWaiting)
-			e.log.Info(msgWaiting, append(fields, zap.String(fieldPhase, string(shopdb.PhaseWaiting)))...)
+			e.log.Info(MsgWaiting, append(fields, zap.String(FieldPhase, string(shopdb.PhaseWaiting)))...)
 		}
 		return shopdb.Request{}, false
 	case errors.Is(err, shopdb.ErrJobInUse):
 		e.Metrics.Error(ErrKindReserve)
 		if e.warnOnce("jobinuse:" + nr.RequestID + ":" + err.Error()) {
-			e.log.Warn("job number already linked to another request; fix find_job so that it finds one job per request", append(fields, zap.Error(err))...)
+			e.log.Warn(MsgJobInUse, append(fields, zap.Error(err))...)
 		}
 		return shopdb.Request{}, false
 	case err != nil:
@@ -98,7 +98,7 @@ func (e *Engine) reserve(ctx context.Context, p *pass, w acceptWork) (shopdb.Req
 	p.count(func(s *Summary) { s.Reserved++ })
 	p.setPhase(r.RequestID, r.Phase)
 	e.Metrics.Transition(shopdb.PhaseWaiting, shopdb.PhaseReserved)
-	e.log.Info(msgReserved, requestFields(r)...)
+	e.log.Info(MsgReserved, requestFields(r)...)
 	return r, true
 }
 
@@ -141,7 +141,7 @@ func (e *Engine) accept(ctx context.Context, p *pass, r shopdb.Request) (shopdb.
 		saved, ok := e.save(ctx, p, r, next, ev)
 		if ok {
 			p.count(func(s *Summary) { s.Accepted++ })
-			e.log.Info(msgAccepted, append(requestFields(saved), zap.Int(fieldAttempt, r.Attempts+1), zap.Duration(fieldDuration, d))...)
+			e.log.Info(MsgAccepted, append(requestFields(saved), zap.Int(FieldAttempt, r.Attempts+1), zap.Duration(FieldDuration, d))...)
 		}
 		return saved, ok
 	case ctx.Err() != nil:
@@ -182,8 +182,8 @@ func (e *Engine) acceptConflict(ctx context.Context, p *pass, r shopdb.Request, 
 	next.LastError = conflictPrefix + err.Error()
 	next.NextAttemptAt = time.Time{} // look again next pass
 	if saved, ok := e.save(ctx, p, r, next, callEvent(routeAccept, err, streak, d)); ok {
-		e.log.Warn("accept answered 409; the next pass checks whether our accept landed",
-			append(requestFields(saved), zap.Int(fieldAttempt, streak), zap.Error(err))...)
+		e.log.Warn(MsgAcceptConflict,
+			append(requestFields(saved), zap.Int(FieldAttempt, streak), zap.Error(err))...)
 	}
 }
 
@@ -202,7 +202,7 @@ func (e *Engine) markAcceptedInferred(ctx context.Context, p *pass, r shopdb.Req
 		Message: "no longer pending after our accept was sent: accepted"})
 	if ok {
 		p.count(func(s *Summary) { s.Accepted++ })
-		e.log.Info(msgAcceptInferred, requestFields(saved)...)
+		e.log.Info(MsgAcceptInferred, requestFields(saved)...)
 	}
 	return saved, ok
 }
@@ -220,11 +220,11 @@ func (e *Engine) markGone(ctx context.Context, p *pass, r shopdb.Request, why st
 	saved, ok := e.save(ctx, p, r, next, shopdb.Event{Kind: shopdb.EventPhase, Message: why})
 	if ok {
 		p.count(func(s *Summary) { s.Gone++ })
-		fields := append(requestFields(saved), zap.String(fieldFrom, string(r.Phase)), zap.String("reason", why))
+		fields := append(requestFields(saved), zap.String(FieldFrom, string(r.Phase)), zap.String("reason", why))
 		if !r.Expiry.IsZero() {
 			fields = append(fields, zap.Time("expiry", r.Expiry))
 		}
-		e.log.Warn(msgGone, fields...)
+		e.log.Warn(MsgGone, fields...)
 	}
 }
 

@@ -137,7 +137,7 @@ func (e *Engine) listPending(ctx context.Context, p *pass) ([]remote.Request, er
 		// process (it stays bad on every pass until the service fixes it).
 		for _, sk := range de.Skipped {
 			if e.warnOnce(fmt.Sprintf("undecodable:%s:%d:%v", sk.ID, sk.Index, sk.Err)) {
-				e.log.Warn(msgBadRequest, zap.String(fieldRequest, sk.ID), zap.Int("index", sk.Index),
+				e.log.Warn(MsgBadRequest, zap.String(FieldRequest, sk.ID), zap.Int("index", sk.Index),
 					zap.String("field", sk.Field), zap.Error(sk.Err))
 			}
 		}
@@ -200,7 +200,7 @@ func (e *Engine) classify(p *pass, pending []remote.Request, rows []shopdb.Reque
 		}
 		if p.expired(req.Expiry) {
 			if e.warnOnce("expired:" + req.ID) {
-				e.log.Warn(msgExpiredUnseen, zap.String(fieldRequest, req.ID), zap.String(fieldClaim, req.ClaimNumber), zap.Time("expiry", req.Expiry))
+				e.log.Warn(MsgExpiredUnseen, zap.String(FieldRequest, req.ID), zap.String(FieldClaim, req.ClaimNumber), zap.Time("expiry", req.Expiry))
 			}
 			continue
 		}
@@ -319,7 +319,7 @@ func (e *Engine) finish(p *pass, listErr error) error {
 	e.Metrics.PassDone(p.summary.Duration, err)
 	s := p.summary
 	fields := []zap.Field{
-		zap.Duration(fieldDuration, s.Duration),
+		zap.Duration(FieldDuration, s.Duration),
 		zap.Int("pending", s.Pending), zap.Int("tracked", s.Tracked),
 		zap.Int("accepted", s.Accepted), zap.Int("drafted", s.Drafted), zap.Int("redrafted", s.Redrafted),
 		zap.Int("submitted", s.Submitted), zap.Int("rejected", s.Rejected), zap.Int("gone", s.Gone),
@@ -340,21 +340,21 @@ func (e *Engine) finish(p *pass, listErr error) error {
 	e.mu.Unlock()
 	switch {
 	case errors.Is(err, ErrInterrupted):
-		e.log.Info("pass interrupted; the next pass takes over", fields...)
+		e.log.Info(MsgInterrupted, fields...)
 	case err != nil && logFail:
-		msg := msgPassFailed
+		msg := MsgPassFailed
 		if errors.Is(err, ErrUnauthorized) {
-			msg = msgUnauthorized
+			msg = MsgUnauthorized
 		}
 		e.log.Error(msg, append(fields, zap.Int("consecutive_errors", streak), zap.Error(err))...)
 	case err != nil:
-		e.log.Debug(msgPassFailed, append(fields, zap.Int("consecutive_errors", streak), zap.Error(err))...)
+		e.log.Debug(MsgPassFailed, append(fields, zap.Int("consecutive_errors", streak), zap.Error(err))...)
 	case streak > 0:
-		e.log.Info(msgRecovered, append(fields, zap.Int("consecutive_errors", streak))...)
+		e.log.Info(MsgRecovered, append(fields, zap.Int("consecutive_errors", streak))...)
 	case s.Changed():
-		e.log.Info(msgPassDone, fields...)
+		e.log.Info(MsgPassDone, fields...)
 	default:
-		e.log.Debug(msgPassDone, fields...)
+		e.log.Debug(MsgPassDone, fields...)
 	}
 	return err
 }

@@ -126,7 +126,7 @@ func (e *Engine) submitAll(ctx context.Context, p *pass, ready []*pushJob) {
 				kept = append(kept, w)
 				continue
 			}
-			e.log.Info("estimate changed while the pass read it; submitting is left to the next pass", requestFields(w.row)...)
+			e.log.Info(MsgSubmitDeferred, requestFields(w.row)...)
 		}
 		todo = kept
 	}
@@ -170,6 +170,7 @@ func (e *Engine) reconcileJob(ctx context.Context, p *pass, r shopdb.Request, st
 // updated (per remote.Config.DraftUpdate) after that.
 func (e *Engine) pushDraft(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, q remote.Quote, hash string) (shopdb.Request, bool) {
 	first := r.Phase == shopdb.PhaseAccepted
+	released := isHeld(r) // the shop fixed the data this job was held for
 	if p.dry {
 		why := "lines changed since the last push"
 		if first {
@@ -219,15 +220,19 @@ func (e *Engine) pushDraft(ctx context.Context, p *pass, r shopdb.Request, st sh
 		}
 		saved, ok := e.save(ctx, p, r, next, ev)
 		if ok {
-			msg := msgRedrafted
+			msg := MsgRedrafted
 			if first {
-				msg = msgDrafted
+				msg = MsgDrafted
 				p.count(func(s *Summary) { s.Drafted++ })
 			} else {
 				p.count(func(s *Summary) { s.Redrafted++ })
 			}
-			e.log.Info(msg, append(requestFields(saved), zap.Int(fieldItems, len(q.Items)),
-				zap.Int(fieldAttempt, r.Attempts+1), zap.Duration(fieldDuration, d))...)
+			fields := append(requestFields(saved), zap.Int(FieldItems, len(q.Items)),
+				zap.Int(FieldAttempt, r.Attempts+1), zap.Duration(FieldDuration, d))
+			if released {
+				fields = append(fields, zap.Bool(FieldReleased, true))
+			}
+			e.log.Info(msg, fields...)
 		}
 		return saved, ok
 	case ctx.Err() != nil:
@@ -277,8 +282,8 @@ func (e *Engine) submit(ctx context.Context, p *pass, r shopdb.Request) {
 		}
 		if saved, ok := e.save(ctx, p, r, next, ev); ok {
 			p.count(func(s *Summary) { s.Submitted++ })
-			e.log.Info(msgSubmitted, append(requestFields(saved), zap.Int(fieldAttempt, r.Attempts+1),
-				zap.Int(fieldStatus, ev.Status), zap.Duration(fieldDuration, d))...)
+			e.log.Info(MsgSubmitted, append(requestFields(saved), zap.Int(FieldAttempt, r.Attempts+1),
+				zap.Int(FieldStatus, ev.Status), zap.Duration(FieldDuration, d))...)
 		}
 	case ctx.Err() != nil:
 	case errors.Is(err, remote.ErrUnauthorized):
@@ -304,7 +309,7 @@ func (e *Engine) submittedElsewhere(ctx context.Context, p *pass, r shopdb.Reque
 	ev.Message = "the remote quote is already Submitted; the shop's newer lines need a supplement: " + err.Error()
 	if saved, ok := e.save(ctx, p, r, next, ev); ok {
 		p.count(func(s *Summary) { s.Submitted++; s.Supplements++ })
-		e.log.Warn(msgSupplement, append(requestFields(saved), zap.String(fieldFrom, string(r.Phase)), zap.Error(err))...)
+		e.log.Warn(MsgSupplement, append(requestFields(saved), zap.String(FieldFrom, string(r.Phase)), zap.Error(err))...)
 	}
 }
 
@@ -326,7 +331,7 @@ func (e *Engine) watchSubmitted(ctx context.Context, p *pass, r shopdb.Request, 
 	ev := shopdb.Event{Kind: shopdb.EventWarning, Message: "lines changed after submission; a supplement is needed and was not pushed"}
 	if saved, ok := e.save(ctx, p, r, next, ev); ok {
 		p.count(func(s *Summary) { s.Supplements++ })
-		e.log.Warn(msgSupplement, requestFields(saved)...)
+		e.log.Warn(MsgSupplement, requestFields(saved)...)
 	}
 }
 
@@ -352,7 +357,7 @@ func (e *Engine) hold(ctx context.Context, p *pass, r shopdb.Request, st shopdb.
 		ev = shopdb.Event{Kind: shopdb.EventWarning, Message: msg}
 	}
 	if saved, ok := e.save(ctx, p, r, next, ev); ok && r.LastError != msg {
-		e.log.Warn(msgHeld, append(requestFields(saved), zap.Error(reason))...)
+		e.log.Warn(MsgHeld, append(requestFields(saved), zap.Error(reason))...)
 	}
 }
 
@@ -374,7 +379,7 @@ func (e *Engine) noteExamined(ctx context.Context, p *pass, r shopdb.Request, st
 	}
 	saved, ok := e.save(ctx, p, r, next, ev)
 	if ok && recovered {
-		e.log.Info(msgRecovered, requestFields(saved)...)
+		e.log.Info(MsgRecovered, requestFields(saved)...)
 	}
 	return saved, ok
 }

@@ -148,7 +148,7 @@ func (s *scheduler) lead(ctx context.Context) (Lease, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		e.log.Warn(msgLeaseLost, zap.Error(err))
+		e.log.Warn(MsgLeaseLost, zap.Error(err))
 		e.Metrics.Error(ErrKindLock)
 		e.Metrics.Leader(false)
 		s.release()
@@ -159,7 +159,7 @@ func (s *scheduler) lead(ctx context.Context) (Lease, error) {
 		s.lockErrs = 0
 		if !s.standby {
 			s.standby = true
-			e.log.Info(msgStandby)
+			e.log.Info(MsgStandby)
 			e.Metrics.Leader(false)
 		}
 		return nil, nil
@@ -167,12 +167,12 @@ func (s *scheduler) lead(ctx context.Context) (Lease, error) {
 		s.lockErrs++
 		e.Metrics.Error(ErrKindLock)
 		if s.lockErrs == 1 || s.lockErrs%10 == 0 {
-			e.log.Error("acquire the single-instance lock", zap.Int("consecutive_errors", s.lockErrs), zap.Error(err))
+			e.log.Error(MsgLockFailed, zap.Int("consecutive_errors", s.lockErrs), zap.Error(err))
 		}
 		return nil, err
 	}
 	s.lease, s.standby, s.lockErrs = lease, false, 0
-	e.log.Info(msgLeader)
+	e.log.Info(MsgLeader)
 	e.Metrics.Leader(true)
 	return lease, nil
 }
@@ -183,7 +183,7 @@ func (s *scheduler) release() {
 		return
 	}
 	if err := s.lease.Release(); err != nil {
-		s.e.log.Warn("release the single-instance lock", zap.Error(err))
+		s.e.log.Warn(MsgReleaseFailed, zap.Error(err))
 	}
 	s.lease = nil
 }

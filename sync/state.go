@@ -48,7 +48,7 @@ func (e *Engine) save(ctx context.Context, p *pass, cur, next shopdb.Request, ev
 	saved, err := e.store.Update(ctx, cur, next, ev)
 	switch {
 	case errors.Is(err, shopdb.ErrStale):
-		e.log.Info(msgStale, requestFields(cur)...)
+		e.log.Info(MsgStale, requestFields(cur)...)
 		return cur, false
 	case err != nil:
 		e.Metrics.Error(ErrKindState)
@@ -70,7 +70,7 @@ func (e *Engine) record(ctx context.Context, ev shopdb.Event) {
 	ev.Message = capText(ev.Message)
 	if err := e.store.RecordEvent(ctx, ev); err != nil {
 		e.Metrics.Error(ErrKindState)
-		e.log.Warn("event not recorded", zap.String(fieldRequest, ev.RequestID), zap.Error(err))
+		e.log.Warn(MsgEventLost, zap.String(FieldRequest, ev.RequestID), zap.Error(err))
 	}
 }
 
@@ -106,9 +106,9 @@ func (e *Engine) retryLater(ctx context.Context, p *pass, r shopdb.Request, rout
 	e.Metrics.Error(ErrKindTemporary)
 	p.count(func(s *Summary) { s.Retrying++ })
 	if ok {
-		e.log.Warn(msgCallFailed, append(requestFields(saved),
-			zap.String(fieldRoute, route), zap.Int(fieldAttempt, saved.Attempts),
-			zap.Time(fieldNext, saved.NextAttemptAt), zap.Error(callErr))...)
+		e.log.Warn(MsgCallFailed, append(requestFields(saved),
+			zap.String(FieldRoute, route), zap.Int(FieldAttempt, saved.Attempts),
+			zap.Time(FieldNext, saved.NextAttemptAt), zap.Error(callErr))...)
 	}
 	return saved
 }
@@ -127,8 +127,8 @@ func (e *Engine) reject(ctx context.Context, p *pass, r shopdb.Request, route st
 	e.Metrics.Error(ErrKindRejected)
 	if ok {
 		p.count(func(s *Summary) { s.Rejected++ })
-		e.log.Warn(msgRejected, append(requestFields(saved), zap.String(fieldFrom, string(r.Phase)),
-			zap.String(fieldRoute, route), zap.Int(fieldStatus, statusOf(reason)), zap.Error(reason))...)
+		e.log.Warn(MsgRejected, append(requestFields(saved), zap.String(FieldFrom, string(r.Phase)),
+			zap.String(FieldRoute, route), zap.Int(FieldStatus, statusOf(reason)), zap.Error(reason))...)
 	}
 }
 
@@ -152,12 +152,12 @@ func statusOf(err error) int {
 
 // requestFields are the log fields that identify a request.
 func requestFields(r shopdb.Request) []zap.Field {
-	fs := []zap.Field{zap.String(fieldRequest, r.RequestID), zap.String(fieldPhase, string(r.Phase))}
+	fs := []zap.Field{zap.String(FieldRequest, r.RequestID), zap.String(FieldPhase, string(r.Phase))}
 	if r.ClaimNumber != "" {
-		fs = append(fs, zap.String(fieldClaim, r.ClaimNumber))
+		fs = append(fs, zap.String(FieldClaim, r.ClaimNumber))
 	}
 	if r.JobNumber != "" {
-		fs = append(fs, zap.String(fieldJob, r.JobNumber))
+		fs = append(fs, zap.String(FieldJob, r.JobNumber))
 	}
 	return fs
 }
