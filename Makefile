@@ -31,7 +31,8 @@ RACE_PKGS = $(shell $(GO) list ./... | grep -v /cmd/quotesync-demo)
 
 test: lint build
 	@dsn=$$(bash .ci/mariadb) && export QUOTESYNC_TEST_DSN="$$dsn" QUOTESYNC_BIN="$(CURDIR)/bin/quotesync" && \
-		$(GO) test -race -count=1 $(RACE_PKGS)
+		$(GO) test -race -count=1 $(RACE_PKGS) && \
+		$(GO) test -count=1 ./cmd/quotesync-demo/...
 
 demo:
 	$(GO) run ./cmd/quotesync-demo

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// demoBudget bounds one run of the demo in these tests (its --timeout);
+// the test's own deadline is a little longer.
+const demoBudget = 50 * time.Second
+
+// TestDemoConverges runs the whole demo in-process: the real engine, the
+// emulator, the embedded server and the shop's script.
+func TestDemoConverges(t *testing.T) {
+	t.Parallel() // with TestDemoBinary: the demo mostly waits for its schedule
+	ctx, cancel := context.WithTimeout(context.Background(), demoBudget+10*time.Second)
+	defer cancel()
+	var stdout, stderr syncBuffer
+	code := run(ctx, []string{"--timeout", demoBudget.String()}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	checkDemoOutput(t, stdout.String())
+	if got := stderr.String(); got != "" {
+		t.Errorf("stderr %q, want nothing without --verbose", got)
+	}
+}
+
+// TestDemoBinary builds the real demo binary (with -race when this test
+// binary has it, so that the build reuses its compiled packages) and runs
+// it with --verbose.
+func TestDemoBinary(t *testing.T) {
+	t.Parallel()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("this test builds the demo with the go command, which is not on PATH: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "quotesync-demo")
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command(goTool, append(args, ".")...)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), demoBudget+10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--verbose", "--timeout", demoBudget.String())
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err = cmd.Run()
+	t.Logf("the demo binary ran %s", time.Since(start).Round(100*time.Millisecond))
+	if err != nil { // an *exec.ExitError carries the exit status
+		t.Fatalf("run the demo: %v, want exit status 0\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	checkDemoOutput(t, stdout.String())
+
+	// --verbose: the daemon's JSON log lines on stderr, one per event.
+	msgs := make(map[string]int)
+	sc := bufio.NewScanner(strings.NewReader(stderr.String()))
+	for sc.Scan() {
+		var e struct{ Level, Msg, Logger string }
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("stderr line %q is not JSON: %v", sc.Text(), err)
+		}
+		if e.Level == "error" {
+			t.Errorf("error logged: %s", sc.Text())
+		}
+		msgs[e.Msg]++
+	}
+	for msg, want := range map[string]int{"request accepted": 6, "draft pushed": 6, "draft re-pushed": 2, "quote submitted": 6, "job held: shop data invalid": 1} {
+		if got := msgs[msg]; got != want {
+			t.Errorf("%d JSON log lines %q, want %d (all: %v)", got, msg, want, msgs)
+		}
+	}
+	for name, out := range map[string]string{"stdout": stdout.String(), "stderr": stderr.String()} {
+		if regexp.MustCompile(`demo-[0-9a-f]{32}`).MatchString(out) {
+			t.Errorf("%s shows the bearer token", name)
+		}
+	}
+}
+
+// TestDemoTimeout shows the check failing: stopped before the shop's
+// script is done, the demo exits 1 and says what did not converge.
+func TestDemoTimeout(t *testing.T) {
+	var stdout, stderr syncBuffer
+	code := run(context.Background(), []string{"--timeout", "1500ms"}, &stdout, &stderr)
+	out := stdout.String()
+	if code != 1 {
+		t.Fatalf("exit code %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, stderr.String())
+	}
+	for _, want := range []string{
+		"NOT CONVERGED: stopped after 1.5s. What did not converge:\n",
+		"  - the shop's script still waits to run step ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^  - request 73\d\d \(claim CLM-\d+, job \S+\): .*(not Submitted|no Estimate quote)`).MatchString(out) {
+		t.Errorf("stdout names no request that is not Submitted:\n%s", out)
+	}
+	if strings.Contains(out, "OK: ") {
+		t.Errorf("stdout claims success:\n%s", out)
+	}
+}
+
+// timelineLine is a daemon line of the timeline about one request.
+var timelineLine = regexp.MustCompile(`(?m)^\d\d:\d\d\.\d  quotesync  request (\d+) +claim (\S+) +job (RO-\d+) +(.+)$`)
+
+// shopLine is a line of the shop's actions.
+var shopLine = regexp.MustCompile(`(?m)^\d\d:\d\d\.\d  shop {18,}claim (\S+) +job (RO-\d+) +(.+)$`)
+
+// summaryRow is a row of the summary table.
+var summaryRow = regexp.MustCompile(`(?m)^  (\d+) +(CLM-\d+) +(RO-\d+) +(\S+) +(\S+) +(\d+) +(\d+) +(yes, at \S+|no.*)$`)
+
+// checkDemoOutput checks a successful run's stdout: each request's story
+// in order, the shop's actions between the daemon's reactions, the
+// summary and the verdict.
+func checkDemoOutput(t *testing.T, out string) {
+	t.Helper()
+	events := make(map[string][]string) // claim → timeline texts, daemon's and shop's, in order
+	jobs := make(map[string]string)     // claim → job
+	for _, line := range strings.Split(out, "\n") {
+		if m := timelineLine.FindStringSubmatch(line); m != nil {
+			events[m[2]] = append(events[m[2]], m[4])
+			jobs[m[2]] = m[3]
+		} else if m := shopLine.FindStringSubmatch(line); m != nil {
+			events[m[1]] = append(events[m[1]], "shop: "+m[3])
+		}
+	}
+	stories := map[string][]string{ // what must happen, in this order, among other lines
+		"CLM-1001": {"job number reserved", "request accepted", "draft pushed: 4 items", "shop: edited line 1",
+			"draft re-pushed: 4 items", "shop: marked the estimate FINAL", "quote submitted"},
+		"CLM-1002": {"request accepted", "draft pushed: 4 items", "quote submitted"},
+		"CLM-1003": {"request accepted", "shop: added 3 lines", "draft pushed: 3 items", "shop: marked the estimate FINAL", "quote submitted"},
+		"CLM-1005": {"request accepted", "held, nothing pushed: job RO-50005 line 2", "shop: edited line 2",
+			"draft pushed: 2 items (released: the shop fixed its data)", "shop: marked the estimate FINAL", "quote submitted"},
+		"CLM-2041": {"request accepted", "shop: added 2 lines", "draft pushed: 2 items", "shop: marked the estimate FINAL", "quote submitted"},
+		"CLM-2042": {"request accepted", "shop: added 4 lines", "draft pushed: 4 items", "shop: deleted line 3",
+			"draft re-pushed: 3 items", "shop: marked the estimate FINAL", "quote submitted"},
+	}
+	for claim, story := range stories {
+		got := events[claim]
+		i := 0
+		for _, e := range got {
+			if i < len(story) && strings.HasPrefix(e, story[i]) {
+				i++
+			}
+		}
+		if i < len(story) {
+			t.Errorf("claim %s: the timeline lacks %q (in this order: %q); it has:\n  %s", claim, story[i], story, strings.Join(got, "\n  "))
+		}
+		if n := countPrefix(got, "quote submitted"); n != 1 {
+			t.Errorf("claim %s: %d \"quote submitted\" lines, want 1", claim, n)
+		}
+	}
+	for claim, job := range map[string]string{"CLM-1001": "RO-50001", "CLM-1002": "RO-50002", "CLM-1003": "RO-50003", "CLM-1005": "RO-50005"} {
+		if jobs[claim] != job {
+			t.Errorf("claim %s: job %q, want the sample shop's %s", claim, jobs[claim], job)
+		}
+	}
+	created := []string{jobs["CLM-2041"], jobs["CLM-2042"]}
+	slices.Sort(created)
+	if diff := cmp.Diff([]string{"RO-50006", "RO-50007"}, created); diff != "" {
+		t.Errorf("jobs made by create_job (-want +got):\n%s", diff)
+	}
+
+	type row struct {
+		Job, Phase, Quote, Submitted string
+		Items, Drafts                int
+	}
+	got := make(map[string]row)
+	for _, m := range summaryRow.FindAllStringSubmatch(out, -1) {
+		items, _ := strconv.Atoi(m[6])
+		drafts, _ := strconv.Atoi(m[7])
+		got[m[2]] = row{Job: m[3], Phase: m[4], Quote: m[5], Items: items, Drafts: drafts, Submitted: strings.Fields(m[8])[0]}
+	}
+	want := make(map[string]row)
+	for claim, n := range map[string][2]int{"CLM-1001": {4, 2}, "CLM-1002": {4, 1}, "CLM-1003": {3, 1}, "CLM-1005": {2, 1}, "CLM-2041": {2, 1}, "CLM-2042": {3, 2}} {
+		want[claim] = row{Job: jobs[claim], Phase: "submitted", Quote: "Submitted", Items: n[0], Drafts: n[1], Submitted: "yes,"}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("summary table (-want +got):\n%s\n%s", diff, out)
+	}
+	for _, s := range []string{"POST /requests/{id} ×6,", "PUT /jobs/{jobId}/quotes/{quoteId}/status ×6", "\nOK: all 6 requests reached Submitted on the remote, each once"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("stdout lacks %q:\n%s", s, out)
+		}
+	}
+	if !strings.Contains(out, "leadership acquired (GET_LOCK") {
+		t.Errorf("the timeline does not show the single-instance lock taken:\n%s", out)
+	}
+}
+
+// countPrefix counts the elements of ss that start with prefix.
+func countPrefix(ss []string, prefix string) int {
+	n := 0
+	for _, s := range ss {
+		if strings.HasPrefix(s, prefix) {
+			n++
+		}
+	}
+	return n
+}

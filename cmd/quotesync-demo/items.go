@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/quotesync/quotesync/shopdb/sampleshop"
+)
+
+// item is one quote item in a form the shop's lines and the remote's
+// quote can both be put in and compared. Amounts compare as numbers
+// (95.5 equals 95.5000).
+type item struct {
+	ID          string
+	Order       int
+	Type        string
+	Description string
+	PartNumber  string
+	Quantity    decimal.Decimal
+	Price       decimal.Decimal
+	Total       decimal.Decimal
+}
+
+// shopItems is what the remote must hold for the shop's live lines,
+// worked out here from the shop's rows and the sample mapping, not by
+// quotesync: the id is the line id, the type the mapped operation code,
+// the total the shop's line total or else quantity × price rounded half up
+// to cents.
+func shopItems(lines []sampleshop.Line, workTypes map[string]string) ([]item, error) {
+	out := make([]item, 0, len(lines))
+	for _, l := range lines {
+		typ, ok := workTypes[l.Code]
+		if !ok {
+			return nil, fmt.Errorf("shop line %d has operation code %q, which the mapping does not know", l.LineID, l.Code)
+		}
+		if !l.UnitPrice.Valid {
+			return nil, fmt.Errorf("shop line %d has no unit price", l.LineID)
+		}
+		total := l.Qty.Mul(l.UnitPrice.Decimal).Round(2)
+		if l.LineTotal.Valid {
+			total = l.LineTotal.Decimal
+		}
+		out = append(out, item{
+			ID: strconv.FormatInt(l.LineID, 10), Order: l.LineNo, Type: typ, Description: l.Description,
+			PartNumber: l.PartNo, Quantity: l.Qty, Price: l.UnitPrice.Decimal, Total: total,
+		})
+	}
+	return out, nil
+}
+
+// wireItem is an item of a quote body as the emulator stores it.
+type wireItem struct {
+	ID          json.RawMessage `json:"id"`
+	Order       int             `json:"order"`
+	Type        string          `json:"type"`
+	Description string          `json:"description"`
+	PartNumber  string          `json:"partNumber"`
+	Quantity    json.Number     `json:"quantity"`
+	Price       json.Number     `json:"price"`
+	Total       json.Number     `json:"total"`
+}
+
+// quoteItems decodes the items of a quote body, numbers exactly.
+func quoteItems(body []byte) ([]item, error) {
+	var q struct {
+		Items []wireItem `json:"items"`
+	}
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	if err := d.Decode(&q); err != nil {
+		return nil, fmt.Errorf("decode the remote quote: %w", err)
+	}
+	out := make([]item, 0, len(q.Items))
+	for i, w := range q.Items {
+		it := item{Order: w.Order, Type: w.Type, Description: w.Description, PartNumber: w.PartNumber}
+		var id string
+		if err := json.Unmarshal(w.ID, &id); err != nil {
+			id = string(w.ID) // a numeric id
+		}
+		it.ID = id
+		for _, n := range []struct {
+			dst *decimal.Decimal
+			src json.Number
+			key string
+		}{{&it.Quantity, w.Quantity, "quantity"}, {&it.Price, w.Price, "price"}, {&it.Total, w.Total, "total"}} {
+			v, err := decimal.NewFromString(n.src.String())
+			if err != nil {
+				return nil, fmt.Errorf("remote quote item %d: %s %q: %w", i, n.key, n.src, err)
+			}
+			*n.dst = v
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+// diffItems lists the differences between the items the shop wants and
+// the items the remote holds, matched by id; nil when they are equal.
+func diffItems(want, got []item) []string {
+	byID := func(items []item) (map[string]item, []string) {
+		m := make(map[string]item, len(items))
+		var ids []string
+		for _, it := range items {
+			m[it.ID] = it
+			ids = append(ids, it.ID)
+		}
+		sort.Strings(ids)
+		return m, ids
+	}
+	w, wantIDs := byID(want)
+	g, gotIDs := byID(got)
+	var out []string
+	if len(got) != len(g) {
+		out = append(out, fmt.Sprintf("the remote quote repeats an item id (%d items, %d ids)", len(got), len(g)))
+	}
+	for _, id := range wantIDs {
+		gi, ok := g[id]
+		if !ok {
+			out = append(out, fmt.Sprintf("line %s (%s) is missing on the remote", id, w[id].Description))
+			continue
+		}
+		if d := diffItem(w[id], gi); d != "" {
+			out = append(out, fmt.Sprintf("line %s differs: %s", id, d))
+		}
+	}
+	for _, id := range gotIDs {
+		if _, ok := w[id]; !ok {
+			out = append(out, fmt.Sprintf("the remote holds item %s (%s), which the shop does not have (or deleted)", id, g[id].Description))
+		}
+	}
+	return out
+}
+
+// diffItem names the first field in which two items differ.
+func diffItem(want, got item) string {
+	for _, f := range []struct {
+		name      string
+		want, got string
+	}{
+		{"order", strconv.Itoa(want.Order), strconv.Itoa(got.Order)},
+		{"type", want.Type, got.Type},
+		{"description", want.Description, got.Description},
+		{"partNumber", want.PartNumber, got.PartNumber},
+	} {
+		if f.want != f.got {
+			return fmt.Sprintf("%s %q, the shop has %q", f.name, f.got, f.want)
+		}
+	}
+	for _, f := range []struct {
+		name      string
+		want, got decimal.Decimal
+	}{{"quantity", want.Quantity, got.Quantity}, {"price", want.Price, got.Price}, {"total", want.Total, got.Total}} {
+		if !f.want.Equal(f.got) {
+			return fmt.Sprintf("%s %s, the shop has %s", f.name, f.got, f.want)
+		}
+	}
+	return ""
+}

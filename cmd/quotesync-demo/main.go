@@ -1,0 +1,102 @@
+// Command quotesync-demo is quotesync's zero-setup demo: one command, on a
+// machine with nothing but Go, shows the whole workflow.
+//
+//	go run ./cmd/quotesync-demo [--verbose] [--timeout 60s]
+//
+// It starts an embedded MySQL-compatible server (dolthub/go-mysql-server,
+// in memory, on loopback) loaded with the sample shop, and the emulator of
+// the insurer's integration API with six pending quote requests. On them
+// it runs the daemon's real code, wired as `quotesync run` wires it:
+// shopdb with the sample mapping and migrated state tables, the remote
+// client, and the engine's scheduler (Engine.Run, with the single-instance
+// lock) on a one-second schedule. Meanwhile it plays the shop's part on a
+// script: it writes lines on the jobs that have none, edits one line, fills
+// in a missing price and marks the estimates final one by one.
+//
+// It prints a timeline built from the daemon's own log entries, interleaved
+// with the shop's actions, then a summary table read back from the
+// emulator, quotesync's state tables and the shop, and the remote call
+// counts. It exits 0 only when every request reached Submitted on the
+// remote, once, holding exactly the shop's final lines (checked item by
+// item), and 1 otherwise, saying what did not converge.
+//
+// The embedded server is a stand-in, not MariaDB: it serialises sessions
+// (see serialize.go) and is no place for performance figures. FINDINGS.md
+// says what it can and cannot do; README.md says what the demo shows.
+//
+// The demo lives in its own binary so that the production binary,
+// cmd/quotesync, does not carry the embedded server.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `Usage: quotesync-demo [--verbose] [--timeout 60s]
+       quotesync-demo --serve-mysql [--mysql-addr 127.0.0.1:3307]
+
+Runs quotesync's real daemon code against an embedded MySQL-compatible
+server holding a sample shop and an emulator of the insurer's API, plays
+the shop's part, and prints a timeline and a summary. Needs nothing but
+Go; nothing leaves this machine.
+
+--serve-mysql only starts the embedded server with the sample shop, prints
+its DSN and serves until Ctrl-C (to look around with a MySQL client).
+
+Exit status: 0 when every request reached Submitted with exactly the
+shop's final lines, 1 when not (or the demo could not start), 2 bad flags.
+
+Example:
+  go run ./cmd/quotesync-demo
+  go run ./cmd/quotesync-demo --verbose 2>daemon.log.json
+
+Flags:
+`
+
+// run is main without the process: it parses args, runs the demo (or
+// serves the embedded server) and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("quotesync-demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := demoOptions{schedule: DefaultSchedule}
+	fs.BoolVar(&o.verbose, "verbose", false, "also write the daemon's raw JSON log lines (as quotesync run writes them) to standard error")
+	fs.DurationVar(&o.timeout, "timeout", DefaultTimeout, "give up, report what did not converge and exit 1 after this `duration`")
+	fs.StringVar(&o.mysqlAddr, "mysql-addr", DefaultMySQLAddr, "listen `address` of the embedded MySQL server (port 0: a free one)")
+	serve := fs.Bool("serve-mysql", false, "only serve the embedded server with the sample shop until Ctrl-C")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "quotesync-demo: unexpected argument %q; run 'quotesync-demo --help'\n", fs.Arg(0))
+		return 2
+	}
+	if o.timeout <= 0 {
+		fmt.Fprintln(stderr, "quotesync-demo: --timeout: must be positive, e.g. 60s")
+		return 2
+	}
+	if *serve {
+		return serveMySQL(ctx, o.mysqlAddr, stdout, stderr)
+	}
+	return runDemo(ctx, o, stdout, stderr)
+}

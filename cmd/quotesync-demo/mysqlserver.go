@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	gosql "database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	sqle "github.com/dolthub/go-mysql-server"
+	"github.com/dolthub/go-mysql-server/memory"
+	"github.com/dolthub/go-mysql-server/server"
+	"github.com/dolthub/go-mysql-server/sql"
+	vmysql "github.com/dolthub/vitess/go/mysql"
+	"github.com/go-sql-driver/mysql"
+	"github.com/sirupsen/logrus"
+
+	"github.com/quotesync/quotesync/shopdb/sampleshop"
+)
+
+// Defaults of mysqlConfig.
+const (
+	// DefaultMySQLAddr listens on a free loopback port.
+	DefaultMySQLAddr = "127.0.0.1:0"
+	// DefaultMySQLUser is the account the daemon logs in with.
+	DefaultMySQLUser = "quotesync"
+	// DefaultMySQLDatabase is the in-memory database created at start.
+	DefaultMySQLDatabase = "shop"
+	// DefaultLockWaitTimeout bounds how long a statement waits for another
+	// session's transaction (see turnHandler), like innodb_lock_wait_timeout.
+	DefaultLockWaitTimeout = 10 * time.Second
+)
+
+// mysqlConfig configures the embedded MySQL-compatible server.
+type mysqlConfig struct {
+	// Addr is the TCP listen address; DefaultMySQLAddr when empty. Keep it on
+	// loopback: the server holds no real data but accepts any SQL.
+	Addr string
+	// User is the account name; DefaultMySQLUser when empty.
+	User string
+	// Password of User; a random one when empty (read it back from the DSN).
+	Password string
+	// Database is created empty at start; DefaultMySQLDatabase when empty.
+	Database string
+	// LockWaitTimeout: see turnHandler; DefaultLockWaitTimeout when zero.
+	// Negative serves raw go-mysql-server, whose concurrent transactions lose
+	// writes (only the probes that pin that behaviour want it).
+	LockWaitTimeout time.Duration
+	// Log receives go-mysql-server's own log lines (logrus, one global
+	// logger: setting it affects the whole process); nil discards them.
+	Log io.Writer
+}
+
+// withDefaults fills the zero fields of c.
+func (c mysqlConfig) withDefaults() (mysqlConfig, error) {
+	if c.Addr == "" {
+		c.Addr = DefaultMySQLAddr
+	}
+	if c.User == "" {
+		c.User = DefaultMySQLUser
+	}
+	if c.Database == "" {
+		c.Database = DefaultMySQLDatabase
+	}
+	if c.LockWaitTimeout == 0 {
+		c.LockWaitTimeout = DefaultLockWaitTimeout
+	}
+	if c.Password == "" {
+		b := make([]byte, 12)
+		if _, err := rand.Read(b); err != nil {
+			return c, fmt.Errorf("generate password: %w", err)
+		}
+		c.Password = hex.EncodeToString(b)
+	}
+	return c, nil
+}
+
+// startMySQL starts go-mysql-server in-process with one empty in-memory
+// database and one superuser, listening on cfg.Addr, with whole transactions
+// serialised (turnHandler). It returns the DSN for go-sql-driver/mysql
+// (parseTime=true, the database selected) and a stop func that closes the
+// listener and every open session; stop is idempotent. The listener is bound
+// before startMySQL returns, so the DSN can be used at once.
+func startMySQL(cfg mysqlConfig) (dsn string, stop func() error, err error) {
+	cfg, err = cfg.withDefaults()
+	if err != nil {
+		return "", nil, err
+	}
+	quietLogrus(cfg.Log)
+	engine, pro := newEngine(cfg)
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	var turns *turnHandler
+	wrap := func(h vmysql.Handler) (vmysql.Handler, error) {
+		if cfg.LockWaitTimeout < 0 {
+			return h, nil
+		}
+		turns = newTurnHandler(h, cfg.LockWaitTimeout)
+		return turns, nil
+	}
+	srv, err := server.NewServerWithHandler(server.Config{
+		Protocol: "tcp",
+		Address:  ln.Addr().String(),
+		Listener: ln,
+	}, engine, sql.NewContext, memory.NewSessionBuilder(pro), nil, wrap)
+	if err != nil {
+		_ = ln.Close()
+		return "", nil, fmt.Errorf("create embedded mysql server: %w", err)
+	}
+	if turns != nil {
+		turns.setSessions(srv.SessionManager())
+	}
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Start() // returns when the listener is closed
+	}()
+
+	var once sync.Once
+	var stopErr error
+	stop = func() error {
+		once.Do(func() {
+			stopErr = srv.Close()
+			<-done
+			// Close the sessions still open so their goroutines end too.
+			sm := srv.SessionManager()
+			for _, p := range engine.ProcessList.Processes() {
+				sm.KillConnection(p.Connection)
+			}
+			// Engine.Close always reports the cancellation of its own
+			// background threads' context: that is its normal end.
+			if err := engine.Close(); err != nil && !errors.Is(err, context.Canceled) {
+				stopErr = errors.Join(stopErr, err)
+			}
+		})
+		return stopErr
+	}
+	return formatDSN(cfg, ln.Addr().String()), stop, nil
+}
+
+// newEngine builds the engine: one empty in-memory database and cfg's user.
+func newEngine(cfg mysqlConfig) (*sqle.Engine, *memory.DbProvider) {
+	// Primary keys are indexes (later GMS versions always do this; there
+	// these two calls no longer exist). Without them a FOREIGN KEY to a
+	// primary key fails: "missing index for foreign key … on the referenced
+	// table …". The option covers databases made by CREATE DATABASE.
+	db := memory.NewDatabase(cfg.Database)
+	db.BaseDatabase.EnablePrimaryKeyIndexes()
+	pro := memory.NewDBProvider(db)
+	pro.WithOption(memory.NativeIndexProvider(true))
+	engine := sqle.NewDefault(pro)
+
+	mdb := engine.Analyzer.Catalog.MySQLDb
+	ed := mdb.Editor()
+	defer ed.Close()
+	// "localhost" matches every loopback client (GMS maps 127.0.0.1 and ::1 to it).
+	mdb.AddSuperUser(ed, cfg.User, "localhost", cfg.Password)
+	return engine, pro
+}
+
+// formatDSN returns the go-sql-driver/mysql DSN of the server at addr.
+func formatDSN(cfg mysqlConfig, addr string) string {
+	mc := mysql.NewConfig()
+	mc.User = cfg.User
+	mc.Passwd = cfg.Password
+	mc.Net = "tcp"
+	mc.Addr = addr
+	mc.DBName = cfg.Database
+	mc.ParseTime = true
+	return mc.FormatDSN()
+}
+
+// quietLogrus points logrus's standard logger, which go-mysql-server and its
+// vitess fork log through, at w (nil: discard) at warning level.
+func quietLogrus(w io.Writer) {
+	if w == nil {
+		logrus.SetOutput(io.Discard)
+		logrus.SetLevel(logrus.PanicLevel)
+		return
+	}
+	logrus.SetOutput(w)
+	logrus.SetLevel(logrus.WarnLevel)
+}
+
+// serveMySQL starts the embedded server with the sample shop loaded,
+// prints its DSN and serves until ctx ends (Ctrl-C): for looking around
+// with a MySQL client, or running shopdb's tests against it (FINDINGS.md).
+func serveMySQL(ctx context.Context, addr string, stdout, stderr io.Writer) int {
+	dsn, stop, err := startMySQL(mysqlConfig{Addr: addr})
+	if err != nil {
+		fmt.Fprintf(stderr, "quotesync-demo: start the embedded mysql server: %v\n", err)
+		return 1
+	}
+	db, err := gosql.Open("mysql", dsn)
+	if err == nil {
+		err = sampleshop.Apply(ctx, db)
+		err = errors.Join(err, db.Close())
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "quotesync-demo: load the sample shop: %v\n", err)
+		_ = stop()
+		return 1
+	}
+	// The password is random and the data in memory: printing the DSN is
+	// the point of this mode.
+	fmt.Fprintf(stdout, "embedded MySQL-compatible server ready, sample shop loaded\n  DSN: %s\nPress Ctrl-C to stop.\n", dsn)
+	<-ctx.Done()
+	if err := stop(); err != nil {
+		fmt.Fprintf(stderr, "quotesync-demo: stop the embedded mysql server: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, "stopped")
+	return 0
+}

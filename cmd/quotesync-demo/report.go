@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/remote/emulator"
+	"github.com/quotesync/quotesync/shopdb"
+)
+
+// outcome is where one request ended, on both sides, and what is wrong
+// with it (nothing, when it converged).
+type outcome struct {
+	Request, Claim, Job string
+	Phase               string    // quotesync's state; "" when not tracked
+	Remote              string    // the request's status on the remote
+	Quote               string    // the remote quote's status; "" when none
+	Items               int       // items of the remote quote
+	Drafts              int       // Draft writes of the remote quote
+	Submits             int       // times the remote quote became Submitted
+	SubmittedAt         time.Time // zero when not submitted
+	Problems            []string
+}
+
+// outcomes reads every demo request's end state from the emulator, from
+// quotesync's state and from the shop, and checks it: accepted with the
+// shop's job number, Submitted exactly once, holding exactly the shop's
+// final lines, and recorded as submitted by quotesync.
+func outcomes(ctx context.Context, s *stack, ids []string) ([]outcome, error) {
+	st := s.emu.State()
+	out := make([]outcome, 0, len(ids))
+	for _, id := range ids {
+		o, err := checkRequest(ctx, s, st, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+func checkRequest(ctx context.Context, s *stack, st emulator.State, id string) (outcome, error) {
+	o := outcome{Request: id}
+	problem := func(format string, args ...any) { o.Problems = append(o.Problems, fmt.Sprintf(format, args...)) }
+	rs, ok := st.Request(id)
+	if !ok {
+		problem("the remote does not know the request")
+		return o, nil
+	}
+	o.Claim, o.Remote = rs.ClaimNumber, rs.Status
+	job, err := s.shop.FindJob(ctx, rs.ClaimNumber)
+	if err != nil {
+		return o, err
+	}
+	o.Job = job
+	row, err := s.db.Request(ctx, id)
+	switch {
+	case errors.Is(err, shopdb.ErrNotFound):
+		problem("quotesync does not track it")
+	case err != nil:
+		return o, err
+	default:
+		o.Phase = string(row.Phase)
+		if row.Phase != shopdb.PhaseSubmitted {
+			problem("quotesync's phase is %s", row.Phase)
+		}
+		if row.LastError != "" {
+			problem("quotesync's last error: %s", row.LastError)
+		}
+		if row.SupplementNeeded {
+			problem("quotesync flagged a supplement")
+		}
+		if o.Job == "" {
+			o.Job = row.JobNumber
+		}
+	}
+	if job == "" {
+		problem("the shop has no job for the claim")
+		return o, nil
+	}
+	if rs.Status != emulator.RequestAccepted {
+		problem("the request is %s on the remote", rs.Status)
+		return o, nil
+	}
+	if rs.ReferenceID != job {
+		problem("accepted with referenceId %s, but the shop's job is %s", rs.ReferenceID, job)
+	}
+	q, ok := remoteQuote(st, rs.ReferenceID)
+	if !ok {
+		problem("the remote holds no %s quote", remote.QuoteTypeEstimate)
+		return o, nil
+	}
+	o.Quote, o.Submits, o.Drafts, o.SubmittedAt = q.Status, q.SubmitCount, q.Writes-q.SubmitCount, q.SubmittedAt
+	if items, err := quoteItems(q.Body); err == nil {
+		o.Items = len(items)
+	}
+	if q.Status != emulator.StatusSubmitted {
+		problem("the remote quote is %s, not %s", q.Status, emulator.StatusSubmitted)
+	} else if q.SubmitCount != 1 {
+		problem("the remote quote was submitted %d times", q.SubmitCount)
+	}
+	diffs, err := compareLines(ctx, s.shop, job, q.Body)
+	if err != nil {
+		return o, err
+	}
+	o.Problems = append(o.Problems, diffs...)
+	final, err := estimateFinal(ctx, s, job)
+	if err != nil {
+		return o, err
+	}
+	if !final && q.Status == emulator.StatusSubmitted {
+		problem("submitted, but the shop's estimate is not FINAL")
+	}
+	return o, nil
+}
+
+// estimateFinal reads, as the shop's application would, whether the job's
+// estimate is FINAL.
+func estimateFinal(ctx context.Context, s *stack, job string) (bool, error) {
+	var status string
+	err := s.shopPool.QueryRowContext(ctx, `SELECT e.status FROM estimates e
+JOIN jobs j ON j.job_id = e.job_id WHERE j.job_no = ?`, job).Scan(&status)
+	if err != nil {
+		return false, fmt.Errorf("read the estimate status of %s: %w", job, err)
+	}
+	return status == "FINAL", nil
+}
+
+// remoteDone is the cheap test run after every pass: has the remote
+// Submitted a quote for every demo request? The full check (outcomes)
+// follows when it has.
+func remoteDone(st emulator.State, ids []string) bool {
+	for _, id := range ids {
+		rs, ok := st.Request(id)
+		if !ok || rs.Status != emulator.RequestAccepted {
+			return false
+		}
+		q, ok := remoteQuote(st, rs.ReferenceID)
+		if !ok || q.Status != emulator.StatusSubmitted {
+			return false
+		}
+	}
+	return true
+}
+
+// printSummary prints the table of outcomes and the remote's call counts.
+func printSummary(w io.Writer, tl *timeline, outs []outcome, calls map[string]int, passes int, trips int64) {
+	fmt.Fprintln(w, "\nsummary (read back from the emulator, quotesync's state tables and the shop)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  request\tclaim\tjob\tquotesync\tremote quote\titems\tdrafts pushed\tsubmitted")
+	for _, o := range outs {
+		submitted := "no"
+		if o.Submits > 0 {
+			submitted = "yes, at " + tl.elapsed(o.SubmittedAt)
+			if o.Submits > 1 {
+				submitted += fmt.Sprintf(" (%d times!)", o.Submits)
+			}
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", o.Request, o.Claim, dash(o.Job), dash(o.Phase), dash(o.Quote),
+			o.Items, o.Drafts, submitted)
+	}
+	_ = tw.Flush()
+	routes := make([]string, 0, len(calls))
+	total := 0
+	for r, n := range calls {
+		routes = append(routes, r)
+		total += n
+	}
+	sort.Strings(routes)
+	var parts []string
+	for _, r := range routes {
+		parts = append(parts, fmt.Sprintf("%s ×%d", r, calls[r]))
+	}
+	fmt.Fprintf(w, "\nremote calls (%d): %s\n", total, strings.Join(parts, ", "))
+	fmt.Fprintf(w, "quotesync: %d passes, %d statements sent to the shop database\n", passes, trips)
+}
+
+// dash stands in for an empty cell.
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// problems lists what did not converge, one line per request.
+func problems(outs []outcome) []string {
+	var out []string
+	for _, o := range outs {
+		if len(o.Problems) > 0 {
+			out = append(out, fmt.Sprintf("request %s (claim %s, job %s): %s", o.Request, o.Claim, dash(o.Job), joinProblems(o.Problems)))
+		}
+	}
+	return out
+}

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dolthub/go-mysql-server/server"
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+)
+
+// turnHandler wraps go-mysql-server's protocol handler so that one session at
+// a time works on the data, and a session inside an open transaction keeps
+// that turn until COMMIT, ROLLBACK or the end of its connection.
+//
+// Why: GMS's in-memory tables are documented as not thread-safe and without
+// real transactions (upstream issues dolthub/go-mysql-server#1306, #1506). A
+// session's COMMIT writes back its whole copy of every table it touched, so
+// two overlapping transactions silently lose each other's writes (both
+// compare-and-set updates "win", two inserts of the same unique key both
+// commit, counter bumps hand out the same number), and SELECT … FOR UPDATE
+// locks nothing. Serialising whole transactions turns that into the strictest
+// InnoDB outcome: a conflicting statement waits, then sees the committed data.
+//
+// Statements that touch no table (KILL, and SELECT or SET without FROM, such
+// as GET_LOCK or IS_USED_LOCK heartbeats) skip the queue, so a lock holder's
+// heartbeat and KILL CONNECTION work while another session is in a
+// transaction. A statement that waits longer than wait fails with MySQL error
+// 1205 (lock wait timeout), as InnoDB's would: that is what a client that
+// holds a transaction open on one connection while it waits for another gets
+// instead of a hang.
+type turnHandler struct {
+	mysql.Handler
+	wait time.Duration
+	turn chan struct{} // capacity 1: a token in it is the turn, taken
+
+	mu       sync.Mutex
+	sessions *server.SessionManager // set once the server exists
+	owner    uint32                 // connection holding the turn between statements
+	owned    bool
+}
+
+// newTurnHandler wraps h; wait bounds how long a statement queues.
+func newTurnHandler(h mysql.Handler, wait time.Duration) *turnHandler {
+	return &turnHandler{Handler: h, wait: wait, turn: make(chan struct{}, 1)}
+}
+
+// setSessions gives the handler the session manager it reads transaction
+// state from; call it before the server accepts connections.
+func (h *turnHandler) setSessions(sm *server.SessionManager) {
+	h.mu.Lock()
+	h.sessions = sm
+	h.mu.Unlock()
+}
+
+// ComQuery implements mysql.Handler.
+func (h *turnHandler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
+	if err := h.enter(ctx, c, query); err != nil {
+		return err
+	}
+	defer h.leave(c)
+	return h.Handler.ComQuery(ctx, c, query, cb)
+}
+
+// ComMultiQuery implements mysql.Handler.
+func (h *turnHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (string, error) {
+	if err := h.enter(ctx, c, query); err != nil {
+		return "", err
+	}
+	defer h.leave(c)
+	return h.Handler.ComMultiQuery(ctx, c, query, cb)
+}
+
+// ComPrepare implements mysql.Handler.
+func (h *turnHandler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p *mysql.PrepareData) ([]*querypb.Field, error) {
+	if err := h.enter(ctx, c, query); err != nil {
+		return nil, err
+	}
+	defer h.leave(c)
+	return h.Handler.ComPrepare(ctx, c, query, p)
+}
+
+// ComStmtExecute implements mysql.Handler.
+func (h *turnHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
+	if err := h.enter(ctx, c, p.PrepareStmt); err != nil {
+		return err
+	}
+	defer h.leave(c)
+	return h.Handler.ComStmtExecute(ctx, c, p, cb)
+}
+
+// ComResetConnection implements mysql.Handler; a reset ends any transaction.
+func (h *turnHandler) ComResetConnection(c *mysql.Conn) error {
+	defer h.leave(c)
+	return h.Handler.ComResetConnection(c)
+}
+
+// ConnectionClosed implements mysql.Handler; a closed (or killed) connection
+// gives its turn back.
+func (h *turnHandler) ConnectionClosed(c *mysql.Conn) {
+	h.Handler.ConnectionClosed(c)
+	h.release(c.ConnectionID)
+}
+
+// enter waits for c's turn unless c already holds it or query touches no table.
+func (h *turnHandler) enter(ctx context.Context, c *mysql.Conn, query string) error {
+	if tableless(query) {
+		return nil
+	}
+	h.mu.Lock()
+	mine := h.owned && h.owner == c.ConnectionID
+	h.mu.Unlock()
+	if mine {
+		return nil
+	}
+	t := time.NewTimer(h.wait)
+	defer t.Stop()
+	select {
+	case h.turn <- struct{}{}:
+	case <-t.C:
+		return mysql.NewSQLError(mysql.ERLockWaitTimeout, mysql.SSUnknownSQLState,
+			"Lock wait timeout exceeded; try restarting transaction (embedded server: another session held its transaction open for %v)", h.wait)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	h.mu.Lock()
+	h.owner, h.owned = c.ConnectionID, true
+	h.mu.Unlock()
+	return nil
+}
+
+// leave settles c's session after a statement and gives the turn back if c
+// holds it and is no longer inside a transaction (a table-less statement
+// such as SET autocommit=1 can end one too).
+func (h *turnHandler) leave(c *mysql.Conn) {
+	if !h.settle(c.ConnectionID) {
+		h.release(c.ConnectionID)
+	}
+}
+
+// release gives the turn back if connID holds it.
+func (h *turnHandler) release(connID uint32) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.owned && h.owner == connID {
+		h.owned = false
+		<-h.turn
+	}
+}
+
+// settle reports whether connID's session is inside an explicit transaction
+// (START TRANSACTION, or autocommit off). A session in autocommit mode that
+// still holds a transaction after its statement is one whose statement
+// failed (a duplicate key, say): GMS leaves that transaction open, with its
+// stale copy of the tables, and commits it with the session's next statement,
+// wiping whatever other sessions wrote in between. settle rolls it back, as
+// MySQL rolls back a failed autocommitted statement.
+func (h *turnHandler) settle(connID uint32) bool {
+	h.mu.Lock()
+	sm := h.sessions
+	h.mu.Unlock()
+	if sm == nil {
+		return false
+	}
+	explicit := false
+	_ = sm.Iter(func(s sql.Session) (bool, error) {
+		if s.ID() != connID {
+			return false, nil
+		}
+		tx := s.GetTransaction()
+		if tx == nil {
+			return true, nil
+		}
+		if s.GetIgnoreAutoCommit() || autocommitOff(s) {
+			explicit = true
+			return true, nil
+		}
+		if ts, ok := s.(sql.TransactionSession); ok {
+			_ = ts.Rollback(sql.NewContext(context.Background(), sql.WithSession(s)), tx)
+		}
+		s.SetTransaction(nil)
+		return true, nil
+	})
+	return explicit
+}
+
+// autocommitOff reports whether s has @@autocommit off.
+func autocommitOff(s sql.Session) bool {
+	switch v := s.GetAllSessionVariables()["autocommit"].(type) {
+	case bool:
+		return !v
+	case int8, int16, int32, int64, int, uint8, uint64:
+		return fmt.Sprint(v) == "0"
+	case string:
+		return strings.EqualFold(v, "off") || v == "0"
+	}
+	return false
+}
+
+// tableless reports whether query is KILL, or a SELECT or SET without a
+// FROM: statements that read or change no table and so need no turn. A false
+// "no" (a FROM inside a string literal) only costs a wait.
+func tableless(query string) bool {
+	q := strings.ToLower(strings.TrimSpace(query))
+	word, _, _ := strings.Cut(q, " ")
+	switch word {
+	case "kill":
+		return true
+	case "select", "set":
+		return !strings.Contains(q, "from")
+	}
+	return false
+}

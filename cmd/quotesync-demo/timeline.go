@@ -1,0 +1,232 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+
+	qsync "github.com/quotesync/quotesync/sync"
+)
+
+// Actors of timeline lines.
+const (
+	actorDaemon = "quotesync"
+	actorShop   = "shop"
+	actorDemo   = "demo"
+)
+
+// ref names what a timeline line is about; empty fields print as blanks.
+type ref struct {
+	Request, Claim, Job string
+}
+
+// timeline prints the demo's story, one line per event, stamped with the
+// time since the demo started. It is safe for concurrent use: the
+// engine's goroutines and the shop's script print to it at once.
+type timeline struct {
+	start time.Time
+
+	mu   sync.Mutex
+	w    io.Writer
+	held map[string]bool // requests held for invalid shop data, not yet released
+}
+
+func newTimeline(w io.Writer, start time.Time) *timeline {
+	return &timeline{w: w, start: start, held: make(map[string]bool)}
+}
+
+// elapsed formats the time since the start as "mm:ss.t".
+func (t *timeline) elapsed(at time.Time) string {
+	d := max(at.Sub(t.start), 0).Truncate(100 * time.Millisecond)
+	m := d / time.Minute
+	s := (d % time.Minute).Seconds()
+	return fmt.Sprintf("%02d:%04.1f", int(m), s)
+}
+
+// line prints one event.
+func (t *timeline) line(at time.Time, actor string, r ref, text string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  %-9s  ", t.elapsed(at), actor)
+	if r != (ref{}) {
+		col := func(label, v string, width int) {
+			if v == "" {
+				fmt.Fprintf(&b, "%-*s", width, "")
+				return
+			}
+			fmt.Fprintf(&b, "%-*s", width, label+" "+v)
+		}
+		col("request", r.Request, 14)
+		col("claim", r.Claim, 16)
+		col("job", r.Job, 14)
+	}
+	b.WriteString(text)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fmt.Fprintln(t.w, strings.TrimRight(b.String(), " "))
+}
+
+// shop prints one of the shop's actions on a job.
+func (t *timeline) shop(claim, job, format string, args ...any) {
+	t.line(time.Now(), actorShop, ref{Claim: claim, Job: job}, fmt.Sprintf(format, args...))
+}
+
+// pass prints the outcome of one scheduled tick of the engine.
+func (t *timeline) pass(n int, tick qsync.Tick) {
+	now := time.Now()
+	switch {
+	case !tick.Leader && tick.Err == nil:
+		t.line(now, actorDaemon, ref{}, fmt.Sprintf("tick %d: standby, another instance holds the lock", n))
+	case !tick.Ran:
+		t.line(now, actorDaemon, ref{}, fmt.Sprintf("tick %d: no pass: %v", n, tick.Err))
+	case tick.Err != nil:
+		t.line(now, actorDaemon, ref{}, fmt.Sprintf("pass %d failed after %s: %v", n, round(tick.Summary.Duration), tick.Err))
+	default:
+		t.line(now, actorDaemon, ref{}, fmt.Sprintf("pass %d done in %s: %s", n, round(tick.Summary.Duration), describe(tick.Summary)))
+	}
+}
+
+// round shortens a duration for the timeline.
+func round(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(10 * time.Millisecond).String()
+}
+
+// describe lists what a pass changed, or says it had nothing to do.
+func describe(s qsync.Summary) string {
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{
+		{s.Accepted, "accepted"}, {s.Drafted, "drafted"}, {s.Redrafted, "re-drafted"},
+		{s.Submitted, "submitted"}, {s.Held, "held"}, {s.Waiting, "waiting"},
+		{s.Retrying, "retrying"}, {s.Rejected, "rejected"}, {s.Gone, "gone"},
+	} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("nothing to do (%d pending, %d tracked)", s.Pending, s.Tracked)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// entry renders one log entry of the daemon on the timeline: the
+// engine's named events worded for a newcomer, anything else as it is
+// (with its error), except the pass summaries, which the tick lines give.
+func (t *timeline) entry(e zapcore.Entry, f map[string]any) {
+	str := func(k string) string {
+		if v, ok := f[k]; ok {
+			return fmt.Sprint(v)
+		}
+		return ""
+	}
+	r := ref{Request: str(qsync.FieldRequest), Claim: str(qsync.FieldClaim), Job: str(qsync.FieldJob)}
+	var text string
+	switch e.Message {
+	case qsync.MsgPassDone, qsync.MsgPassFailed:
+		return // the pass line (from the scheduler's tick) says it
+	case qsync.MsgReserved:
+		text = "job number reserved (recorded before the accept call)"
+	case qsync.MsgAccepted:
+		text = "request accepted"
+	case qsync.MsgAcceptInferred:
+		text = "request accepted (inferred: no longer pending)"
+	case qsync.MsgDrafted:
+		text = fmt.Sprintf("draft pushed: %s items", str(qsync.FieldItems))
+		if t.release(r.Request) || str(qsync.FieldReleased) == "true" {
+			text += " (released: the shop fixed its data)"
+		}
+	case qsync.MsgRedrafted:
+		text = fmt.Sprintf("draft re-pushed: %s items", str(qsync.FieldItems))
+		if t.release(r.Request) || str(qsync.FieldReleased) == "true" {
+			text += " (released: the shop fixed its data)"
+		}
+	case qsync.MsgSubmitted:
+		text = "quote submitted"
+	case qsync.MsgHeld:
+		t.mu.Lock()
+		t.held[r.Request] = true
+		t.mu.Unlock()
+		text = "held, nothing pushed: " + str("error")
+	case qsync.MsgRecovered:
+		if r.Request != "" {
+			t.release(r.Request)
+			text = "released: the shop fixed its data"
+		} else {
+			text = "passes work again"
+		}
+	case qsync.MsgLeader:
+		text = "leadership acquired (GET_LOCK on the shop database): this instance runs the passes"
+	default:
+		text = e.Message
+		for _, k := range []string{"error", "detail"} {
+			if v := str(k); v != "" {
+				text += ": " + v
+			}
+		}
+		if e.Level >= zapcore.WarnLevel {
+			text = strings.ToUpper(e.Level.String()) + " " + text
+		}
+	}
+	t.line(e.Time, actorDaemon, r, text)
+}
+
+// release forgets that a request was held; it reports whether it was.
+func (t *timeline) release(request string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	was := t.held[request]
+	delete(t.held, request)
+	return was
+}
+
+// timelineCore is a zapcore.Core that hands the engine's log entries to
+// the timeline, with their fields decoded.
+type timelineCore struct {
+	zapcore.LevelEnabler
+	tl     *timeline
+	fields []zapcore.Field
+}
+
+func newTimelineCore(tl *timeline) *timelineCore {
+	return &timelineCore{LevelEnabler: zapcore.InfoLevel, tl: tl}
+}
+
+// With implements zapcore.Core.
+func (c *timelineCore) With(fields []zapcore.Field) zapcore.Core {
+	clone := *c
+	clone.fields = append(append([]zapcore.Field(nil), c.fields...), fields...)
+	return &clone
+}
+
+// Check implements zapcore.Core.
+func (c *timelineCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if c.Enabled(e.Level) {
+		return ce.AddCore(e, c)
+	}
+	return ce
+}
+
+// Write implements zapcore.Core.
+func (c *timelineCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
+	enc := zapcore.NewMapObjectEncoder()
+	for _, f := range c.fields {
+		f.AddTo(enc)
+	}
+	for _, f := range fields {
+		f.AddTo(enc)
+	}
+	c.tl.entry(e, enc.Fields)
+	return nil
+}
+
+// Sync implements zapcore.Core.
+func (c *timelineCore) Sync() error { return nil }
