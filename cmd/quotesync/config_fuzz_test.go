@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// fuzzSecrets are the secrets the fuzzed files may point at; none may ever
+// appear in an error.
+const (
+	fuzzToken    = "fuzz-token-5b8e1d"
+	fuzzPassword = "fuzz-password-c47a9f"
+)
+
+// FuzzParseConfig feeds arbitrary YAML to the strict decoder and the
+// builder: they must never panic, never echo a secret in an error, and a
+// file that builds must also re-encode and decode to a file that builds.
+func FuzzParseConfig(f *testing.F) {
+	example, err := os.ReadFile("../../config.example.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(example)
+	for _, seed := range []string{
+		"",
+		"---\n",
+		"remote: {base_url: http://x}\n---\nremote: {}\n",
+		"remote:\n  base_ulr: http://x\n",
+		"remote:\n  timeout: 30\n",
+		"remote:\n  token: {value: " + fuzzToken + "}\n",
+		"shop:\n  password: " + fuzzPassword + "\n",
+		"quote:\n  rates: {Parts: 1e400, RepairLabour: -3, X: [1]}\n",
+		"sync:\n  schedule: '@every 0s'\n  time_zone: Mars/Olympus\n",
+		"shop:\n  queries:\n    find_job: 'SELECT :nope'\n    create_job: [1, {a: b}]\n",
+		"metrics: {listen: '0.0.0.0:9464', health_max_age: -1s}\n",
+		"\t\x00: [",
+	} {
+		f.Add([]byte(seed))
+	}
+	env := map[string]string{
+		"CREDENTIALS_DIRECTORY": f.TempDir(),
+		"QUOTESYNC_TOKEN":       fuzzToken,
+		"QUOTESYNC_DB_PASSWORD": fuzzPassword,
+	}
+	getenv := func(k string) string { return env[k] }
+	for _, name := range []string{"token", "db-password"} {
+		secret := fuzzToken
+		if name == "db-password" {
+			secret = fuzzPassword
+		}
+		if err := os.WriteFile(env["CREDENTIALS_DIRECTORY"]+"/"+name, []byte(secret+"\n"), 0o600); err != nil {
+			f.Fatal(err)
+		}
+	}
+	noSecret := func(t *testing.T, what string, err error) {
+		if err == nil {
+			return
+		}
+		if msg := err.Error(); strings.Contains(msg, fuzzToken) || strings.Contains(msg, fuzzPassword) {
+			t.Fatalf("%s error shows a secret: %s", what, msg)
+		}
+	}
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fc, err := parseConfig(bytes.NewReader(data))
+		if err != nil {
+			if strings.Contains(string(data), fuzzToken) || strings.Contains(string(data), fuzzPassword) {
+				return // the file itself holds the secret; yaml may quote it back
+			}
+			noSecret(t, "parse", err)
+			return
+		}
+		if _, err := fc.build(getenv, readAllSecrets); err != nil {
+			if !strings.Contains(string(data), fuzzToken) && !strings.Contains(string(data), fuzzPassword) {
+				noSecret(t, "build", err)
+			}
+			return
+		}
+		out, err := yaml.Marshal(fc)
+		if err != nil {
+			t.Fatalf("a file that builds does not re-encode: %v", err)
+		}
+		again, err := parseConfig(bytes.NewReader(out))
+		if err != nil {
+			t.Fatalf("re-encoded file does not parse: %v\n%s", err, out)
+		}
+		if _, err := again.build(getenv, readAllSecrets); err != nil {
+			t.Fatalf("re-encoded file does not build: %v\n%s", err, out)
+		}
+	})
+}
