@@ -43,9 +43,12 @@ FROM jobs WHERE claim_number LIKE 'GEN-%'`)
 		for _, r := range open {
 			numbers = append(numbers, r.JobNumber)
 		}
-		states, err := db.JobStates(ctx, numbers)
+		states, badStates, err := db.JobStates(ctx, numbers)
 		if err != nil {
 			b.Fatal(err)
+		}
+		if len(badStates) != 0 {
+			b.Fatalf("JobStates: %d bad jobs, want 0: %v", len(badStates), badStates)
 		}
 		idleTrips += n()
 		idleTime += time.Since(start)

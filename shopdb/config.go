@@ -131,11 +131,11 @@ type Queries struct {
 	// to cents. A job with one invalid row is reported, not loaded.
 	LineItems string
 	// EstimateState (shop.queries.estimate_state) returns one row per job
-	// of :jobs (two rows for a job are an error: GROUP BY the job) with
-	// columns job, final (a number, non-zero meaning final, or true/false;
-	// NULL is false) and optionally marker (any type; it must change
-	// whenever the estimate or its lines change). Other columns are an
-	// error.
+	// of :jobs (GROUP BY the job) with columns job, final (a number,
+	// non-zero meaning final, or true/false; NULL is false) and optionally
+	// marker (any type; it must change whenever the estimate or its lines
+	// change). Other columns are an error; a job with two rows or an
+	// invalid final is reported, not loaded, and the others go on.
 	EstimateState string
 }
 

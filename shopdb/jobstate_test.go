@@ -1,12 +1,15 @@
 package shopdb_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
+	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 )
@@ -15,9 +18,12 @@ func TestJobStatesSampleShop(t *testing.T) {
 	db, _ := shopdbtest.New(t)
 	ctx := testContext(t)
 	n := trips(db)
-	st, err := db.JobStates(ctx, []string{sampleshop.JobDraft, sampleshop.JobFinal, sampleshop.JobNoLines, "RO-NONE"})
+	st, bad, err := db.JobStates(ctx, []string{sampleshop.JobDraft, sampleshop.JobFinal, sampleshop.JobNoLines, "RO-NONE"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(bad) != 0 {
+		t.Errorf("bad = %v, want none", bad)
 	}
 	if got := n(); got != 1 {
 		t.Errorf("JobStates cost %d round trips, want 1", got)
@@ -42,9 +48,9 @@ func TestMarkerChangesWithEveryEdit(t *testing.T) {
 	job := sampleshop.JobNoLines
 	marker := func() string {
 		t.Helper()
-		st, err := db.JobStates(ctx, []string{job})
-		if err != nil {
-			t.Fatal(err)
+		st, bad, err := db.JobStates(ctx, []string{job})
+		if err != nil || len(bad) != 0 {
+			t.Fatalf("JobStates = %v, %v; want no error", bad, err)
 		}
 		return st[job].Marker
 	}
@@ -106,15 +112,15 @@ func TestTenThousandJobsOneStatementEach(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := trips(db)
-	st, err := db.JobStates(ctx, jobs)
+	st, bad, err := db.JobStates(ctx, jobs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := n(); got != 1 {
 		t.Errorf("JobStates(10,000 jobs) cost %d round trips, want 1", got)
 	}
-	if len(st) != 10000 {
-		t.Errorf("JobStates returned %d jobs, want 10000", len(st))
+	if len(st) != 10000 || len(bad) != 0 {
+		t.Errorf("JobStates returned %d jobs, %d bad; want 10000 and 0", len(st), len(bad))
 	}
 	n = trips(db)
 	lines, bad, err := db.LineItems(ctx, jobs)
@@ -139,8 +145,8 @@ func TestTenThousandJobsOneStatementEach(t *testing.T) {
 		many = append(many, fmt.Sprintf("RO-X%d", i))
 	}
 	n = trips(db)
-	if st, err = db.JobStates(ctx, many); err != nil || len(st) != 10000 {
-		t.Errorf("JobStates(70,000 jobs) = %d jobs, %v", len(st), err)
+	if st, bad, err = db.JobStates(ctx, many); err != nil || len(st) != 10000 || len(bad) != 0 {
+		t.Errorf("JobStates(70,000 jobs) = %d jobs, %d bad, %v; want 10000, 0, nil", len(st), len(bad), err)
 	}
 	if got := n(); got != 1 {
 		t.Errorf("JobStates(70,000 jobs) cost %d round trips, want 1", got)
@@ -190,5 +196,97 @@ func TestCheckQueries(t *testing.T) {
 	}
 	if len(failed) != 3 {
 		t.Errorf("failed checks = %v, want exactly the 3 broken queries", failed)
+	}
+}
+
+// TestJobStatesBadJobs: a job whose estimate_state row is invalid, or that
+// comes back twice, is reported in bad with the job, the column and the
+// fix; the other jobs of the same statement are unaffected.
+func TestJobStatesBadJobs(t *testing.T) {
+	d := shopdbtest.NewSampleShop(t)
+	ctx := testContext(t)
+	_, err := d.SQL.Exec(`CREATE TABLE fixture_states (seq INT AUTO_INCREMENT PRIMARY KEY, job VARCHAR(20),
+final VARCHAR(20), marker VARCHAR(20))`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := [][3]any{
+		{"J-OK", "1", "m1"},
+		{"J-TWICE", "0", "m2"},
+		{"J-MAYBE", "maybe", "m3"},
+		{"J-BAD-TWICE", "maybe", "m4"},
+		{"J-NULL", nil, nil},
+		{"J-BAD-TWICE", "1", "m5"},
+		{"J-NOT-ASKED", "maybe", "m6"},
+		{"J-TWICE", "1", "m7"},
+		{"J-DRAFT", "no", "m8"},
+	}
+	for _, r := range rows {
+		if _, err := d.SQL.Exec("INSERT INTO fixture_states (job, final, marker) VALUES (?, ?, ?)", r[0], r[1], r[2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := d.Config()
+	cfg.Queries.EstimateState = "SELECT job, final, marker FROM fixture_states WHERE job IN (:jobs) ORDER BY seq"
+	db := d.Open(t, cfg)
+
+	n := trips(db)
+	states, bad, err := db.JobStates(ctx, []string{"J-OK", "J-TWICE", "J-MAYBE", "J-BAD-TWICE", "J-NULL", "J-DRAFT", "J-NONE"})
+	if err != nil {
+		t.Fatalf("JobStates: %v", err)
+	}
+	if got := n(); got != 1 {
+		t.Errorf("JobStates cost %d round trips, want 1", got)
+	}
+	wantStates := map[string]shopdb.JobState{
+		"J-OK":    {Job: "J-OK", Final: true, Marker: "m1"},
+		"J-NULL":  {Job: "J-NULL"},
+		"J-DRAFT": {Job: "J-DRAFT", Marker: "m8"},
+	}
+	if diff := cmp.Diff(wantStates, states); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+	wantBad := map[string]struct{ column, text string }{
+		"J-TWICE":     {"job", "job J-TWICE: shop.queries.estimate_state column job appears in two rows; return one row per job (GROUP BY the job)"},
+		"J-MAYBE":     {"final", `job J-MAYBE: shop.queries.estimate_state column final is "maybe"; return 1/0 or true/false`},
+		"J-BAD-TWICE": {"final", `job J-BAD-TWICE: shop.queries.estimate_state column final is "maybe"; return 1/0 or true/false`},
+	}
+	if len(bad) != len(wantBad) {
+		t.Errorf("bad = %v, want exactly %d jobs", bad, len(wantBad))
+	}
+	for job, want := range wantBad {
+		err := bad[job]
+		if err == nil {
+			t.Errorf("job %s is not bad", job)
+			continue
+		}
+		if got := err.Error(); got != want.text {
+			t.Errorf("bad[%s]\n got %s\nwant %s", job, got, want.text)
+		}
+		var se *shopdb.StateError
+		if !errors.As(err, &se) || se.Job != job || se.Column != want.column {
+			t.Errorf("bad[%s] = %#v, want a *StateError for job %s column %s", job, err, job, want.column)
+		}
+	}
+}
+
+// TestJobStatesQueryErrors: failures of the statement as a whole are err,
+// with neither map.
+func TestJobStatesQueryErrors(t *testing.T) {
+	d := shopdbtest.NewSampleShop(t)
+	ctx := testContext(t)
+	for name, q := range map[string]string{
+		"MissingTable": "SELECT job_no AS job, 0 AS final FROM no_such_table WHERE job_no IN (:jobs)",
+		"NullJob":      "SELECT NULL AS job, 0 AS final FROM jobs WHERE job_no IN (:jobs)",
+		"NoFinal":      "SELECT job_no AS job FROM jobs WHERE job_no IN (:jobs)",
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := d.Config()
+			cfg.Queries.EstimateState = q
+			states, bad, err := d.Open(t, cfg).JobStates(ctx, []string{sampleshop.JobDraft})
+			if err == nil || states != nil || bad != nil {
+				t.Errorf("JobStates = %v, %v, %v; want nil, nil and an error", states, bad, err)
+			}
+		})
 	}
 }

@@ -1,10 +1,11 @@
 package shopdb
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/shopspring/decimal"
@@ -116,10 +117,12 @@ func (s jobSet) resolve(job string) (string, bool) {
 }
 
 // LineItems runs line_items for jobs in one statement. Valid lines come
-// back per job ordered by line_no; a job with any invalid row is in bad
-// (a *RowError) and not in lines. Jobs without lines are in neither. Rows
-// for jobs that were not asked for are ignored. err is for the query as a
-// whole (the database, or columns that do not fit).
+// back per job ordered by line_no, then by line_id (numerically when both
+// ids are integers), whatever order the query returns them in; a job with
+// any invalid row is in bad (a *RowError) and not in lines. Jobs without
+// lines are in neither. Rows for jobs that were not asked for are ignored.
+// err is for the query as a whole (the database, or columns that do not
+// fit).
 func (db *DB) LineItems(ctx context.Context, jobs []string) (lines map[string][]Line, bad map[string]error, err error) {
 	set := newJobSet(jobs)
 	lines, bad = map[string][]Line{}, map[string]error{}
@@ -176,9 +179,89 @@ func (db *DB) LineItems(ctx context.Context, jobs []string) (lines map[string][]
 		return nil, nil, err
 	}
 	for _, ls := range lines {
-		sort.SliceStable(ls, func(i, j int) bool { return ls[i].Order < ls[j].Order })
+		slices.SortStableFunc(ls, compareLines)
 	}
 	return lines, bad, nil
+}
+
+// compareLines orders a job's lines by Order (line_no), then by LineID, so
+// that lines with the same line_no come in the same order whatever order
+// the query returned them in (the quote hash depends on it).
+func compareLines(a, b Line) int {
+	if c := cmp.Compare(a.Order, b.Order); c != 0 {
+		return c
+	}
+	return compareLineIDs(a.LineID, b.LineID)
+}
+
+// compareLineIDs orders two line ids: numerically when both are integers
+// (ties such as "7" and "07" broken by their text), as strings when
+// neither is, and integers before the rest when only one is. Comparing a
+// mixed pair as strings would not be transitive ("9" < "10" numerically,
+// "10" < "1a" and "1a" < "9" as strings), and a sort needs a total order.
+func compareLineIDs(a, b string) int {
+	ai, bi := isInteger(a), isInteger(b)
+	switch {
+	case ai && bi:
+		if c := compareIntegers(a, b); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	case ai:
+		return -1
+	case bi:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+// isInteger reports whether s is an optional sign and one or more ASCII
+// digits, of any length.
+func isInteger(s string) bool {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// compareIntegers compares two strings for which isInteger holds by their
+// values, without a size limit.
+func compareIntegers(a, b string) int {
+	aneg, amag := splitSign(a)
+	bneg, bmag := splitSign(b)
+	switch {
+	case aneg && !bneg:
+		return -1
+	case !aneg && bneg:
+		return 1
+	}
+	c := cmp.Compare(len(amag), len(bmag))
+	if c == 0 {
+		c = strings.Compare(amag, bmag)
+	}
+	if aneg {
+		return -c
+	}
+	return c
+}
+
+// splitSign returns whether an integer's text is negative and its digits
+// without leading zeros ("" for zero, which is never negative).
+func splitSign(s string) (neg bool, mag string) {
+	neg = s[0] == '-'
+	if s[0] == '+' || s[0] == '-' {
+		s = s[1:]
+	}
+	mag = strings.TrimLeft(s, "0")
+	return neg && mag != "", mag
 }
 
 // parseLine validates one row of line_items.
@@ -267,79 +350,4 @@ func (db *DB) amount(s string, ok bool, need string) (d decimal.Decimal, problem
 		return d, fmt.Sprintf("is %s: negative, and shop.allow_credits is false; set it to true to accept credit lines", s)
 	}
 	return d, ""
-}
-
-// JobStates runs estimate_state for jobs in one statement. Jobs the query
-// returns no row for are absent from the map.
-func (db *DB) JobStates(ctx context.Context, jobs []string) (map[string]JobState, error) {
-	set := newJobSet(jobs)
-	out := make(map[string]JobState, len(set.list))
-	if len(set.list) == 0 {
-		return out, nil
-	}
-	ctx, cancel := db.timeout(ctx)
-	defer cancel()
-	q := &db.q.estimateState
-	rows, err := q.query(ctx, db.x, map[string]any{ParamJobs: set.list})
-	if err != nil {
-		return nil, err
-	}
-	cols, err := rows.Columns()
-	if err != nil {
-		rows.Close()
-		return nil, fmt.Errorf("read columns of %s: %w", q.key, err)
-	}
-	idx, err := columnIndex(q.key, cols, stateColumnsReq, stateColumnsOpt)
-	if err != nil {
-		rows.Close()
-		return nil, err
-	}
-	err = scanRows(rows, q.key, func(vals []any) error {
-		raw, ok := text(vals[idx["job"]])
-		if !ok {
-			return fmt.Errorf("%s returned a row with a NULL job", q.key)
-		}
-		job, ok := set.resolve(raw)
-		if !ok {
-			return nil
-		}
-		if _, dup := out[job]; dup {
-			return fmt.Errorf("%s returned two rows for job %s; it must return one per job (GROUP BY the job)", q.key, job)
-		}
-		final, ferr := truth(vals[idx["final"]])
-		if ferr != nil {
-			return fmt.Errorf("%s: job %s: column final %w", q.key, job, ferr)
-		}
-		st := JobState{Job: job, Final: final}
-		if i, ok := idx["marker"]; ok {
-			st.Marker, _ = text(vals[i])
-		}
-		out[job] = st
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// truth reads a boolean column: a number (non-zero is true), true/false,
-// yes/no, y/n; NULL is false.
-func truth(v any) (bool, error) {
-	s, ok := text(v)
-	if !ok {
-		return false, nil
-	}
-	s = strings.TrimSpace(s)
-	switch strings.ToLower(s) {
-	case "true", "yes", "y", "t":
-		return true, nil
-	case "false", "no", "n", "f", "":
-		return false, nil
-	}
-	d, err := decimal.NewFromString(s)
-	if err != nil {
-		return false, fmt.Errorf("is %q; return 1/0 or true/false", s)
-	}
-	return !d.IsZero(), nil
 }

@@ -31,7 +31,10 @@ func checkNewRequest(nr NewRequest) error {
 // Reserve gives the request a job number and records it as reserved, in
 // one transaction: find_job (when configured), else create_job (when
 // configured), then booking_date, then the state row and its event. If the
-// request already has a row past waiting, that row is returned unchanged.
+// request already has a row past waiting, that row is returned unchanged. A
+// waiting row (recorded by Reserve or Defer) that now gets a job is
+// upgraded in place, keeping CreatedAt, with its attempts, backoff
+// (NextAttemptAt) and LastError cleared.
 //
 // When the shop has no job and create_job is not configured, the request is
 // recorded as waiting (once) and that row is returned with an error
@@ -128,9 +131,13 @@ func (db *DB) reserveTx(ctx context.Context, tx *sqlx.Tx, nr NewRequest, vals ma
 	if waiting {
 		from = PhaseWaiting
 		r.CreatedAt, r.Version = existing.CreatedAt, existing.Version+1
+		// A fresh start on the new job: no backoff, no error (Defer's), and
+		// nothing pushed (a request sent back to waiting by a job conflict).
 		_, err = tx.ExecContext(ctx, "UPDATE "+db.t.requests+" SET claim_number = ?, job_number = ?, phase = ?, "+
-			"expiry = ?, booking_date = ?, request_json = ?, attempts = 0, next_attempt_at = NULL, last_error = '', "+
-			"updated_at = ?, version = version + 1 WHERE request_id = ? AND phase = 'waiting'",
+			"resume_phase = '', pushed_hash = '', pushed_marker = '', supplement_needed = 0, pushed_at = NULL, "+
+			"submitted_at = NULL, expiry = ?, booking_date = ?, request_json = ?, attempts = 0, "+
+			"next_attempt_at = NULL, last_error = '', updated_at = ?, version = version + 1 "+
+			"WHERE request_id = ? AND phase = 'waiting'",
 			r.ClaimNumber, r.JobNumber, r.Phase, dbTime(r.Expiry), dbTime(r.BookingDate),
 			nullString(string(r.RequestJSON)), t, r.RequestID)
 	} else {

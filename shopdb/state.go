@@ -98,14 +98,16 @@ func (db *DB) OpenRequests(ctx context.Context, submittedSince time.Time) ([]Req
 }
 
 // ListRequests returns requests newest first, at most limit (<= 0: no
-// limit). Without all, submitted and gone requests are left out: what is
-// left is what is in progress or needs attention (rejected).
+// limit). Without all, gone requests and submitted ones with no supplement
+// due are left out: what is left is what is in progress or needs attention
+// (rejected, or submitted with SupplementNeeded set: the shop changed the
+// lines after the quote was submitted).
 func (db *DB) ListRequests(ctx context.Context, all bool, limit int) ([]Request, error) {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
 	q := "SELECT " + requestColumns + " FROM " + db.t.requests
 	if !all {
-		q += " WHERE phase NOT IN ('submitted', 'gone')"
+		q += " WHERE phase NOT IN ('submitted', 'gone') OR (phase = 'submitted' AND supplement_needed = 1)"
 	}
 	q += " ORDER BY created_at DESC, request_id DESC"
 	if limit > 0 {
@@ -147,13 +149,22 @@ func (db *DB) readRequest(ctx context.Context, x queryer, requestID string, forU
 
 // insertRequest writes a new row with version 1.
 func (db *DB) insertRequest(ctx context.Context, x queryer, r Request) error {
-	_, err := x.ExecContext(ctx, "INSERT INTO "+db.t.requests+" ("+requestColumns+
-		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
-		r.RequestID, r.ClaimNumber, nullString(r.JobNumber), r.Phase, r.ResumePhase, r.PushedHash,
+	_, err := x.ExecContext(ctx, db.insertRequestSQL(), insertRequestArgs(r)...)
+	return err
+}
+
+// insertRequestSQL is the INSERT of a new row with version 1; its
+// arguments are insertRequestArgs.
+func (db *DB) insertRequestSQL() string {
+	return "INSERT INTO " + db.t.requests + " (" + requestColumns +
+		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)"
+}
+
+func insertRequestArgs(r Request) []any {
+	return []any{r.RequestID, r.ClaimNumber, nullString(r.JobNumber), r.Phase, r.ResumePhase, r.PushedHash,
 		r.PushedMarker, r.SupplementNeeded, r.Attempts, dbTime(r.NextAttemptAt), capText(r.LastError),
 		dbTime(r.Expiry), dbTime(r.BookingDate), nullString(string(r.RequestJSON)),
-		dbTime(r.CreatedAt), dbTime(r.UpdatedAt), dbTime(r.PushedAt), dbTime(r.SubmittedAt))
-	return err
+		dbTime(r.CreatedAt), dbTime(r.UpdatedAt), dbTime(r.PushedAt), dbTime(r.SubmittedAt)}
 }
 
 func nullString(s string) any {
@@ -167,7 +178,10 @@ func nullString(s string) any {
 // version (compare-and-set), with Version+1 and UpdatedAt now, and appends
 // ev (when ev.Kind is set) in the same transaction. ErrStale when another
 // writer got there first; ErrJobInUse when next's job number belongs to
-// another request. RequestID and CreatedAt are not changed.
+// another request. The job number is written from next too: a different
+// one moves the request to that job, "" clears it (NULL, so any number of
+// requests can be without a job) and frees the old job for another
+// request. RequestID and CreatedAt are not changed.
 func (db *DB) Update(ctx context.Context, cur, next Request, ev Event) (Request, error) {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
@@ -240,7 +254,9 @@ func fillEvent(ev Event, cur, next Request) Event {
 
 // Retry puts a rejected request back into its ResumePhase (or, when that is
 // unset, reserved if it has a job, else waiting) with no attempts and no
-// error, and records an EventRetry carrying note. ErrNotRejected when the
+// error, and records an EventRetry carrying note. A request without a job
+// number never resumes as reserved: it goes back to waiting, so that the
+// next pass runs find_job (or create_job) again. ErrNotRejected when the
 // request is not rejected.
 func (db *DB) Retry(ctx context.Context, requestID, note string) (Request, error) {
 	cur, err := db.Request(ctx, requestID)
@@ -253,10 +269,10 @@ func (db *DB) Retry(ctx context.Context, requestID, note string) (Request, error
 	next := cur
 	next.Phase = cur.ResumePhase
 	if next.Phase == "" || next.Phase == PhaseRejected {
+		next.Phase = PhaseReserved
+	}
+	if next.Phase == PhaseReserved && cur.JobNumber == "" {
 		next.Phase = PhaseWaiting
-		if cur.JobNumber != "" {
-			next.Phase = PhaseReserved
-		}
 	}
 	next.ResumePhase, next.Attempts, next.NextAttemptAt, next.LastError = "", 0, time.Time{}, ""
 	return db.Update(ctx, cur, next, Event{Kind: EventRetry, Message: note})

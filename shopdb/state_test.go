@@ -225,7 +225,10 @@ func TestOpenAndListRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantList := []string{"rejected-late:rejected", "rejected:rejected", "drafted:drafted", "accepted:accepted", "reserved:reserved", "waiting:waiting"}
+	// Submitted with a supplement due needs attention; submitted without
+	// one and gone do not.
+	wantList := []string{"rejected-late:rejected", "rejected:rejected", "submitted-supplement:submitted",
+		"drafted:drafted", "accepted:accepted", "reserved:reserved", "waiting:waiting"}
 	if diff := cmp.Diff(wantList, ids(list)); diff != "" {
 		t.Errorf("ListRequests(all=false) newest first (-want +got):\n%s", diff)
 	}

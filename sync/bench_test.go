@@ -293,12 +293,12 @@ func (s timedStore) Update(ctx context.Context, cur, next shopdb.Request, ev sho
 	return s.db.Update(ctx, cur, next, ev)
 }
 
-func (s timedStore) RecordEvent(ctx context.Context, ev shopdb.Event) error {
-	defer s.p.since("db.RecordEvent", time.Now())
-	return s.db.RecordEvent(ctx, ev)
+func (s timedStore) Defer(ctx context.Context, nr shopdb.NewRequest, reason string, next time.Time) (shopdb.Request, error) {
+	defer s.p.since("db.Defer", time.Now())
+	return s.db.Defer(ctx, nr, reason, next)
 }
 
-func (s timedStore) JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, error) {
+func (s timedStore) JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, map[string]error, error) {
 	defer s.p.since("db.JobStates", time.Now())
 	return s.db.JobStates(ctx, jobs)
 }

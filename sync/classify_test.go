@@ -30,23 +30,47 @@ func TestClassify(t *testing.T) {
 		{RequestID: "7", Phase: shopdb.PhaseReserved, JobNumber: "RO-7", NextAttemptAt: now.Add(time.Minute)},
 		{RequestID: "8", Phase: shopdb.PhaseRejected, JobNumber: "RO-8"},
 		{RequestID: "9", Phase: shopdb.PhaseWaiting},                       // no longer pending: gone
-		{RequestID: "10", Phase: shopdb.PhaseReserved, JobNumber: "RO-10"}, // no longer pending: accepted
+		{RequestID: "10", Phase: shopdb.PhaseReserved, JobNumber: "RO-10"}, // no longer pending: probed
 		{RequestID: "11", Phase: shopdb.PhaseDrafted, JobNumber: "RO-11"},  // push stage's business
 	}
-	c := e.classify(p, pending, rows)
+	c := e.classify(p, pendingList{requests: pending}, rows)
 	var order []string
 	for _, w := range c.work {
-		order = append(order, w.req.ID)
+		id := w.req.ID
+		if w.probe {
+			id += "?"
+		}
+		order = append(order, id)
 	}
-	if diff := cmp.Diff([]string{"3", "5", "6", "1", "2"}, order); diff != "" {
+	// Request 10 is reserved and no longer listed: probed ("10?"), sorted
+	// last for it has no expiry.
+	if diff := cmp.Diff([]string{"3", "5", "6", "1", "10?", "2"}, order); diff != "" {
 		t.Errorf("accept work order (-want +got):\n%s", diff)
-	}
-	if got := ids(c.inferred); !cmp.Equal(got, []string{"10"}) {
-		t.Errorf("inferred accepted = %v, want [10]", got)
 	}
 	if got := ids(c.vanished); !cmp.Equal(got, []string{"9"}) {
 		t.Errorf("vanished = %v, want [9]", got)
 	}
+
+	// Requests listed but undecodable are still pending: nothing about
+	// them is concluded. An undecodable entry without an id may be any
+	// request: nothing at all is.
+	c = e.classify(p, pendingList{requests: pending, skipped: map[string]bool{"9": true, "10": true}}, rows)
+	if len(c.vanished) != 0 || hasProbe(c.work) {
+		t.Errorf("skipped ids treated as gone: vanished %v, probes %v", ids(c.vanished), hasProbe(c.work))
+	}
+	c = e.classify(p, pendingList{requests: pending, blind: true}, rows)
+	if len(c.vanished) != 0 || hasProbe(c.work) {
+		t.Errorf("a list with an unreadable entry still concluded: vanished %v, probes %v", ids(c.vanished), hasProbe(c.work))
+	}
+}
+
+func hasProbe(work []acceptWork) bool {
+	for _, w := range work {
+		if w.probe {
+			return true
+		}
+	}
+	return false
 }
 
 func ids(rows []shopdb.Request) []string {

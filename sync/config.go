@@ -116,6 +116,10 @@ func (c Config) withDefaults() Config {
 // cronParser accepts five-field specs and descriptors such as "@every 1m".
 var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
+// ParseSchedule parses a schedule as Config.Schedule takes it: five cron
+// fields ("*/5 * * * *") or a descriptor ("@every 1m", "@hourly").
+func ParseSchedule(spec string) (cron.Schedule, error) { return cronParser.Parse(spec) }
+
 // Validate checks the configuration. Errors name the key as it is spelled
 // in the YAML file ("sync.schedule", "quote.rates.Parts") and say how to
 // fix it.

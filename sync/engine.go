@@ -30,9 +30,9 @@ type Store interface {
 	OpenRequests(ctx context.Context, submittedSince time.Time) ([]shopdb.Request, error)
 	Reserve(ctx context.Context, nr shopdb.NewRequest) (shopdb.Request, error)
 	PlanReserve(ctx context.Context, nr shopdb.NewRequest) (job string, wouldCreate bool, err error)
+	Defer(ctx context.Context, nr shopdb.NewRequest, reason string, next time.Time) (shopdb.Request, error)
 	Update(ctx context.Context, cur, next shopdb.Request, ev shopdb.Event) (shopdb.Request, error)
-	RecordEvent(ctx context.Context, ev shopdb.Event) error
-	JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, error)
+	JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, map[string]error, error)
 	LineItems(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error)
 }
 
@@ -169,7 +169,7 @@ const (
 	DoCreateJob      = "create job and accept"
 	DoAccept         = "accept"
 	DoWait           = "wait for a shop job"
-	DoMarkAccepted   = "mark accepted"
+	DoConfirm        = "confirm the accept"
 	DoMarkGone       = "mark gone"
 	DoPushDraft      = "push draft"
 	DoSubmit         = "submit"

@@ -63,9 +63,9 @@ type fakeStore struct {
 	open        func(ctx context.Context, since time.Time) ([]shopdb.Request, error)
 	reserve     func(ctx context.Context, nr shopdb.NewRequest) (shopdb.Request, error)
 	planReserve func(ctx context.Context, nr shopdb.NewRequest) (string, bool, error)
+	deferReq    func(ctx context.Context, nr shopdb.NewRequest, reason string, next time.Time) (shopdb.Request, error)
 	update      func(ctx context.Context, cur, next shopdb.Request, ev shopdb.Event) (shopdb.Request, error)
-	event       func(ctx context.Context, ev shopdb.Event) error
-	states      func(ctx context.Context, jobs []string) (map[string]shopdb.JobState, error)
+	states      func(ctx context.Context, jobs []string) (map[string]shopdb.JobState, map[string]error, error)
 	lines       func(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error)
 }
 
@@ -97,16 +97,16 @@ func (f *fakeStore) Update(ctx context.Context, cur, next shopdb.Request, ev sho
 	return f.update(ctx, cur, next, ev)
 }
 
-func (f *fakeStore) RecordEvent(ctx context.Context, ev shopdb.Event) error {
-	if f.event == nil {
-		return errNotFaked
+func (f *fakeStore) Defer(ctx context.Context, nr shopdb.NewRequest, reason string, next time.Time) (shopdb.Request, error) {
+	if f.deferReq == nil {
+		return shopdb.Request{}, errNotFaked
 	}
-	return f.event(ctx, ev)
+	return f.deferReq(ctx, nr, reason, next)
 }
 
-func (f *fakeStore) JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, error) {
+func (f *fakeStore) JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, map[string]error, error) {
 	if f.states == nil {
-		return nil, errNotFaked
+		return nil, nil, errNotFaked
 	}
 	return f.states(ctx, jobs)
 }

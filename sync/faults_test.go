@@ -30,19 +30,41 @@ func TestAcceptLandedAnswerLost(t *testing.T) {
 	if row.Phase != shopdb.PhaseReserved || row.Attempts != 1 || row.NextAttemptAt.IsZero() {
 		t.Fatalf("row after a lost answer: phase %s attempts %d next %v", row.Phase, row.Attempts, row.NextAttemptAt)
 	}
-	s = r.pass() // backoff pending: no accept is sent, but the list shows it
+	before := r.emu.Calls()[emulator.RouteAccept]
+	if s = r.pass(); s.Accepted != 0 || r.emu.Calls()[emulator.RouteAccept] != before {
+		t.Fatalf("pass within the backoff: %+v; nothing may be sent yet", s)
+	}
+	r.clock.advance(time.Hour) // the backoff ran out: the request is confirmed
+	s = r.pass()
 	if s.Accepted != 1 {
 		t.Fatalf("repair pass: %+v, want the request marked accepted", s)
 	}
 	if got := r.row(id).Phase; got != shopdb.PhaseAccepted {
 		t.Fatalf("phase %s, want accepted", got)
 	}
-	if got := r.emu.Calls()[emulator.RouteAccept]; got != 1 {
-		t.Errorf("accept sent %d times, want 1", got)
+	// The repair pass confirmed it with a repeated accept (answered 409):
+	// two calls, one acceptance.
+	if got := r.emu.Calls()[emulator.RouteAccept]; got != 2 {
+		t.Errorf("accept sent %d times, want 2 (the lost one and the confirming one)", got)
 	}
-	if got := r.logged("request accepted (confirmed by its absence from the pending list)"); got != 1 {
-		t.Errorf("inferred acceptance logged %d times", got)
+	if got := acceptances(r.emu.State(), id); got != 1 {
+		t.Errorf("request accepted %d times on the remote, want 1", got)
 	}
+	if got := r.logged(qsync.MsgAcceptInferred); got != 1 {
+		t.Errorf("confirmed acceptance logged %d times", got)
+	}
+}
+
+// acceptances counts the successful accepts of a request in the
+// emulator's history.
+func acceptances(st emulator.State, id string) int {
+	n := 0
+	for _, h := range st.History {
+		if h.Kind == emulator.HistoryAccept && h.RequestID == id {
+			n++
+		}
+	}
+	return n
 }
 
 // A referenceId taken on the remote by another request: 409 on every
@@ -72,8 +94,10 @@ func TestAcceptConflictRejects(t *testing.T) {
 			t.Errorf("rejection reason %q does not mention %q", row.LastError, want)
 		}
 	}
-	if row.ResumePhase != shopdb.PhaseReserved {
-		t.Errorf("resume phase %s, want reserved", row.ResumePhase)
+	// Retry must look the job up again (the shop renumbers it, or the
+	// mapping is fixed): back to waiting, the job number freed.
+	if row.ResumePhase != shopdb.PhaseWaiting || row.JobNumber != "" {
+		t.Errorf("rejected row: resume phase %s, job %q; want waiting with no job number", row.ResumePhase, row.JobNumber)
 	}
 	// Known and rejected: later passes leave it alone.
 	before := r.emu.Calls()
@@ -84,8 +108,20 @@ func TestAcceptConflictRejects(t *testing.T) {
 	if _, err := r.db.Retry(r.ctx, id, "test"); err != nil {
 		t.Fatal(err)
 	}
-	if got := r.row(id).Phase; got != shopdb.PhaseReserved {
-		t.Fatalf("after retry: %s, want reserved", got)
+	if got := r.row(id).Phase; got != shopdb.PhaseWaiting {
+		t.Fatalf("after retry: %s, want waiting", got)
+	}
+	// The shop gives the job another number; the next pass reserves and
+	// accepts it with that one.
+	if _, err := r.d.SQL.ExecContext(r.ctx, "UPDATE jobs SET job_no = 'RO-59001' WHERE job_no = ?", sampleshop.JobDraft); err != nil {
+		t.Fatal(err)
+	}
+	r.pass()
+	if row := r.row(id); row.Phase == shopdb.PhaseRejected || row.JobNumber != "RO-59001" {
+		t.Fatalf("after the shop renumbered the job: %s with job %q (%s)", row.Phase, row.JobNumber, row.LastError)
+	}
+	if rs, _ := r.emu.State().Request(id); rs.ReferenceID != "RO-59001" {
+		t.Errorf("remote accepted %s with %q, want RO-59001", id, rs.ReferenceID)
 	}
 }
 
@@ -268,7 +304,15 @@ func TestSubmitLandedAnswerLost(t *testing.T) {
 // An estimate the shop reopens while the pass pushes its lines is not
 // submitted: the engine reads the estimate state again before submitting.
 func TestSubmitRechecksFinal(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	testSubmitRecheck(t, newRig(t, rigOptions{}), true)
+}
+
+// testSubmitRecheck marks RO-50001 final, then, while the pass pushes a new
+// line, edits another line (and reopens the estimate when reopen is set):
+// the pass must not submit. The next pass pushes the edit, and submits it
+// when the estimate is still final.
+func testSubmitRecheck(t *testing.T, r *rig, reopen bool) {
+	t.Helper()
 	id := r.seed(sampleshop.ClaimDraft)[0]
 	r.pass()
 	if _, err := r.shop.AddLine(r.ctx, sampleshop.JobDraft, sampleshop.Line{Code: "PNT", Description: "Blend wing", Qty: d("1.2"), UnitPrice: price("70")}); err != nil {
@@ -278,7 +322,7 @@ func TestSubmitRechecksFinal(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The push of the new line is held for a second; meanwhile the shop
-	// edits a line and reopens the estimate.
+	// edits a line (and reopens the estimate).
 	r.emu.AddFault(emulator.Fault{Route: emulator.RouteCreateQuote, Action: emulator.FaultLatency, Latency: time.Second, Count: 1})
 	pushes := r.emu.Calls()[emulator.RouteCreateQuote]
 	done := make(chan error, 1)
@@ -302,20 +346,24 @@ func TestSubmitRechecksFinal(t *testing.T) {
 			done <- err
 			return
 		}
-		done <- r.shop.SetFinal(r.ctx, sampleshop.JobDraft, false)
+		if reopen {
+			err = r.shop.SetFinal(r.ctx, sampleshop.JobDraft, false)
+		}
+		done <- err
 	}()
 	s := r.pass()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 	if s.Submitted != 0 || r.row(id).Phase != shopdb.PhaseDrafted {
-		t.Fatalf("submitted content the shop had reopened: %+v, phase %s", s, r.row(id).Phase)
+		t.Fatalf("submitted content the shop changed meanwhile: %+v, phase %s", s, r.row(id).Phase)
 	}
-	if got := r.logged("estimate changed while the pass read it; submitting is left to the next pass"); got != 1 {
+	if got := r.logged(qsync.MsgSubmitDeferred); got != 1 {
 		t.Errorf("skip logged %d times", got)
 	}
-	if s := r.pass(); s.Redrafted != 1 || s.Submitted != 0 {
-		t.Errorf("next pass: %+v, want the edit pushed and nothing submitted", s)
+	s = r.pass()
+	if s.Redrafted != 1 || (s.Submitted == 1) == reopen {
+		t.Errorf("next pass: %+v, want the edit pushed, and submitted only if the estimate is still final", s)
 	}
 	r.assertRemoteHoldsShopLines(sampleshop.JobDraft)
 }

@@ -15,6 +15,29 @@ const (
 	FieldNext     = "next_attempt"
 	FieldItems    = "items"
 	FieldCount    = "count"
+	FieldIndex    = "index"  // position of an undecodable request in the pending list
+	FieldField    = "field"  // the JSON field at fault
+	FieldExpiry   = "expiry" // the request's expiry
+	FieldReason   = "reason" // why a request is gone
+
+	// FieldConsecutiveErrors counts failed passes (or lock errors) in a row.
+	FieldConsecutiveErrors = "consecutive_errors"
+)
+
+// Field keys of the pass summary line (MsgPassDone): the Summary's counts.
+const (
+	FieldPending     = "pending"
+	FieldTracked     = "tracked"
+	FieldAccepted    = "accepted"
+	FieldDrafted     = "drafted"
+	FieldRedrafted   = "redrafted"
+	FieldSubmitted   = "submitted"
+	FieldRejected    = "rejected"
+	FieldGone        = "gone"
+	FieldHeld        = "held"
+	FieldWaiting     = "waiting"
+	FieldRetrying    = "retrying"
+	FieldSupplements = "supplements"
 	// FieldReleased marks the push that released a job held for invalid
 	// shop data.
 	FieldReleased = "released"
@@ -26,7 +49,7 @@ const (
 	MsgWaiting        = "waiting for a job in the shop"
 	MsgReserved       = "job number reserved"
 	MsgAccepted       = "request accepted"
-	MsgAcceptInferred = "request accepted (confirmed by its absence from the pending list)"
+	MsgAcceptInferred = "request accepted (its answer was lost; confirmed by a repeated accept)"
 	MsgDrafted        = "draft pushed"
 	MsgRedrafted      = "draft re-pushed"
 	MsgSubmitted      = "quote submitted"
@@ -51,5 +74,5 @@ const (
 	MsgSubmitDeferred = "estimate changed while the pass read it; submitting is left to the next pass"
 	MsgLockFailed     = "acquire the single-instance lock"
 	MsgReleaseFailed  = "release the single-instance lock"
-	MsgEventLost      = "event not recorded"
+	MsgReserveFailed  = "job number not reserved; the request waits and is tried again"
 )

@@ -66,6 +66,9 @@ func (p *pass) setPhase(id string, ph shopdb.Phase) {
 type acceptWork struct {
 	req remote.Request
 	row *shopdb.Request // nil for a request seen for the first time
+	// probe: the row is reserved and the request left the pending list;
+	// the accept is sent again to learn whether ours had landed.
+	probe bool
 }
 
 func (e *Engine) pass(ctx context.Context, dry bool) (*pass, error) {
@@ -111,11 +114,6 @@ func (e *Engine) pass(ctx context.Context, dry bool) (*pass, error) {
 		for _, r := range c.vanished {
 			e.markGone(ctx, p, r, "the request left the pending list before the shop had a job for it")
 		}
-		for _, r := range c.inferred {
-			if nr, ok := e.markAcceptedInferred(ctx, p, r); ok {
-				rows = replaceRow(rows, nr)
-			}
-		}
 	}
 	accepted := e.acceptAll(ctx, p, work)
 	rows = append(rows, accepted...)
@@ -127,18 +125,43 @@ func (e *Engine) pass(ctx context.Context, dry bool) (*pass, error) {
 	return p, e.finish(p, listErr)
 }
 
+// pendingList is the remote's pending list as the pass reads it.
+type pendingList struct {
+	requests []remote.Request // the decodable ones
+	// skipped holds the ids of listed requests that could not be decoded:
+	// they are pending all the same, and nothing may conclude otherwise.
+	skipped map[string]bool
+	// blind is set when an undecodable entry had no readable id: any
+	// request may be among them, so no request counts as having left the
+	// list in this pass.
+	blind bool
+}
+
+// listed reports whether the remote listed request id as pending.
+func (l pendingList) listed(id string, decoded map[string]remote.Request) bool {
+	_, ok := decoded[id]
+	return ok || l.skipped[id] || l.blind
+}
+
 // listPending lists the pending requests. A partial answer (some requests
 // undecodable) is used for the good ones; each bad one is logged once.
-func (e *Engine) listPending(ctx context.Context, p *pass) ([]remote.Request, error) {
+func (e *Engine) listPending(ctx context.Context, p *pass) (pendingList, error) {
 	pending, err := e.remote.ListRequests(ctx)
+	l := pendingList{requests: pending}
 	var de *remote.DecodeError
 	if errors.As(err, &de) {
 		// The good requests go on; each bad one is reported once per
 		// process (it stays bad on every pass until the service fixes it).
+		l.skipped = make(map[string]bool, len(de.Skipped))
 		for _, sk := range de.Skipped {
+			if sk.ID == "" {
+				l.blind = true
+			} else {
+				l.skipped[sk.ID] = true
+			}
 			if e.warnOnce(fmt.Sprintf("undecodable:%s:%d:%v", sk.ID, sk.Index, sk.Err)) {
-				e.log.Warn(MsgBadRequest, zap.String(FieldRequest, sk.ID), zap.Int("index", sk.Index),
-					zap.String("field", sk.Field), zap.Error(sk.Err))
+				e.log.Warn(MsgBadRequest, zap.String(FieldRequest, sk.ID), zap.Int(FieldIndex, sk.Index),
+					zap.String(FieldField, sk.Field), zap.Error(sk.Err))
 			}
 		}
 		e.Metrics.Error(ErrKindList)
@@ -147,60 +170,62 @@ func (e *Engine) listPending(ctx context.Context, p *pass) ([]remote.Request, er
 	if err != nil {
 		if errors.Is(err, remote.ErrUnauthorized) {
 			e.Metrics.Error(ErrKindUnauthorized)
-			return nil, fmt.Errorf("list pending requests: %w: %w", ErrUnauthorized, err)
+			return pendingList{}, fmt.Errorf("list pending requests: %w: %w", ErrUnauthorized, err)
 		}
 		e.Metrics.Error(ErrKindList)
-		return nil, fmt.Errorf("list pending requests: %w", err)
+		return pendingList{}, fmt.Errorf("list pending requests: %w", err)
 	}
-	p.summary.Pending = len(pending)
-	return pending, nil
+	p.summary.Pending = len(pending) + len(l.skipped)
+	return l, nil
 }
 
 // classified is the pending list and the open rows sorted by what the
 // accept stage does with them.
 type classified struct {
-	work     []acceptWork     // to reserve and/or accept, soonest expiry first
-	inferred []shopdb.Request // reserved, no longer pending: our accept landed
+	work     []acceptWork     // to reserve, accept or probe, soonest expiry first
 	vanished []shopdb.Request // waiting, no longer pending: gone
 }
 
 // classify sorts the pending list and the open rows by what the accept
 // stage does with them.
-func (e *Engine) classify(p *pass, pending []remote.Request, rows []shopdb.Request) classified {
+func (e *Engine) classify(p *pass, l pendingList, rows []shopdb.Request) classified {
 	var c classified
-	isPending := make(map[string]remote.Request, len(pending))
-	for _, r := range pending {
-		isPending[r.ID] = r
+	decoded := make(map[string]remote.Request, len(l.requests))
+	for _, r := range l.requests {
+		decoded[r.ID] = r
 	}
 	known := make(map[string]bool, len(rows))
 	for i := range rows {
 		r := &rows[i]
 		known[r.RequestID] = true
-		req, listed := isPending[r.RequestID]
-		switch r.Phase {
-		case shopdb.PhaseWaiting:
-			if !listed {
-				c.vanished = append(c.vanished, *r)
-				continue
-			}
-			c.work = append(c.work, acceptWork{req: req, row: r})
-		case shopdb.PhaseReserved:
-			if !listed {
-				c.inferred = append(c.inferred, *r)
-				continue
-			}
+		if r.Phase != shopdb.PhaseWaiting && r.Phase != shopdb.PhaseReserved {
+			continue
+		}
+		req, ok := decoded[r.RequestID]
+		switch {
+		case ok:
 			if p.due(*r) {
 				c.work = append(c.work, acceptWork{req: req, row: r})
 			}
+		case l.listed(r.RequestID, decoded):
+			// Listed but undecodable: still pending; nothing to conclude.
+		case r.Phase == shopdb.PhaseWaiting:
+			c.vanished = append(c.vanished, *r)
+		case p.due(*r):
+			// Reserved and no longer pending: our accept landed, or the
+			// request expired or was withdrawn first. A repeated accept
+			// with the same referenceId tells which (see probe).
+			c.work = append(c.work, acceptWork{row: r, probe: true,
+				req: remote.Request{ID: r.RequestID, ClaimNumber: r.ClaimNumber, Expiry: r.Expiry}})
 		}
 	}
-	for _, req := range pending {
+	for _, req := range l.requests {
 		if known[req.ID] {
 			continue
 		}
 		if p.expired(req.Expiry) {
 			if e.warnOnce("expired:" + req.ID) {
-				e.log.Warn(MsgExpiredUnseen, zap.String(FieldRequest, req.ID), zap.String(FieldClaim, req.ClaimNumber), zap.Time("expiry", req.Expiry))
+				e.log.Warn(MsgExpiredUnseen, zap.String(FieldRequest, req.ID), zap.String(FieldClaim, req.ClaimNumber), zap.Time(FieldExpiry, req.Expiry))
 			}
 			continue
 		}
@@ -320,11 +345,11 @@ func (e *Engine) finish(p *pass, listErr error) error {
 	s := p.summary
 	fields := []zap.Field{
 		zap.Duration(FieldDuration, s.Duration),
-		zap.Int("pending", s.Pending), zap.Int("tracked", s.Tracked),
-		zap.Int("accepted", s.Accepted), zap.Int("drafted", s.Drafted), zap.Int("redrafted", s.Redrafted),
-		zap.Int("submitted", s.Submitted), zap.Int("rejected", s.Rejected), zap.Int("gone", s.Gone),
-		zap.Int("held", s.Held), zap.Int("waiting", s.Waiting), zap.Int("retrying", s.Retrying),
-		zap.Int("supplements", s.Supplements),
+		zap.Int(FieldPending, s.Pending), zap.Int(FieldTracked, s.Tracked),
+		zap.Int(FieldAccepted, s.Accepted), zap.Int(FieldDrafted, s.Drafted), zap.Int(FieldRedrafted, s.Redrafted),
+		zap.Int(FieldSubmitted, s.Submitted), zap.Int(FieldRejected, s.Rejected), zap.Int(FieldGone, s.Gone),
+		zap.Int(FieldHeld, s.Held), zap.Int(FieldWaiting, s.Waiting), zap.Int(FieldRetrying, s.Retrying),
+		zap.Int(FieldSupplements, s.Supplements),
 	}
 	e.mu.Lock()
 	streak, logFail := e.failStreak, false
@@ -346,25 +371,15 @@ func (e *Engine) finish(p *pass, listErr error) error {
 		if errors.Is(err, ErrUnauthorized) {
 			msg = MsgUnauthorized
 		}
-		e.log.Error(msg, append(fields, zap.Int("consecutive_errors", streak), zap.Error(err))...)
+		e.log.Error(msg, append(fields, zap.Int(FieldConsecutiveErrors, streak), zap.Error(err))...)
 	case err != nil:
-		e.log.Debug(MsgPassFailed, append(fields, zap.Int("consecutive_errors", streak), zap.Error(err))...)
+		e.log.Debug(MsgPassFailed, append(fields, zap.Int(FieldConsecutiveErrors, streak), zap.Error(err))...)
 	case streak > 0:
-		e.log.Info(MsgRecovered, append(fields, zap.Int("consecutive_errors", streak))...)
+		e.log.Info(MsgRecovered, append(fields, zap.Int(FieldConsecutiveErrors, streak))...)
 	case s.Changed():
 		e.log.Info(MsgPassDone, fields...)
 	default:
 		e.log.Debug(MsgPassDone, fields...)
 	}
 	return err
-}
-
-// replaceRow returns rows with the row of nr's request replaced by nr.
-func replaceRow(rows []shopdb.Request, nr shopdb.Request) []shopdb.Request {
-	for i := range rows {
-		if rows[i].RequestID == nr.RequestID {
-			rows[i] = nr
-		}
-	}
-	return rows
 }

@@ -21,8 +21,17 @@ const (
 
 // pushJob is one job the push stage looks at.
 type pushJob struct {
-	row   shopdb.Request
-	state shopdb.JobState
+	row      shopdb.Request
+	state    shopdb.JobState
+	stateErr error // estimate_state's row for the job is invalid
+}
+
+// lineItems reads the lines of jobs, none when jobs is empty.
+func (e *Engine) lineItems(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error) {
+	if len(jobs) == 0 {
+		return nil, nil, nil
+	}
+	return e.store.LineItems(ctx, jobs)
 }
 
 // pushAll brings the remote up to date for every accepted job: a Draft
@@ -49,7 +58,7 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
 	if len(jobs) == 0 {
 		return
 	}
-	states, err := e.store.JobStates(ctx, jobs)
+	states, badStates, err := e.store.JobStates(ctx, jobs)
 	if err != nil {
 		e.Metrics.Error(ErrKindState)
 		if ctx.Err() == nil {
@@ -60,6 +69,14 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
 	var work []pushJob
 	var need []string
 	for _, r := range candidates {
+		if berr, bad := badStates[r.JobNumber]; bad {
+			if r.Phase != shopdb.PhaseSubmitted {
+				// Held with no marker remembered, so that the job is read
+				// again as soon as its estimate state is valid.
+				work = append(work, pushJob{row: r, state: shopdb.JobState{Job: r.JobNumber}, stateErr: berr})
+			}
+			continue
+		}
 		st, ok := states[r.JobNumber]
 		if !ok {
 			continue // no estimate in the shop yet
@@ -72,10 +89,10 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
 			need = append(need, r.JobNumber)
 		}
 	}
-	if len(need) == 0 {
+	if len(work) == 0 {
 		return
 	}
-	lines, bad, err := e.store.LineItems(ctx, need)
+	lines, bad, err := e.lineItems(ctx, need)
 	if err != nil {
 		e.Metrics.Error(ErrKindState)
 		if ctx.Err() == nil {
@@ -86,6 +103,10 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
 	ready := make([]*pushJob, len(work))
 	p.each(ctx, len(work), func(ctx context.Context, i int) {
 		w := work[i]
+		if w.stateErr != nil {
+			e.hold(ctx, p, w.row, w.state, w.stateErr)
+			return
+		}
 		if r, ok := e.reconcileJob(ctx, p, w.row, w.state, lines[w.row.JobNumber], bad[w.row.JobNumber]); ok {
 			ready[i] = &pushJob{row: r, state: w.state}
 		}
@@ -97,14 +118,14 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
 // holds. The lines were read in a later statement than the estimate
 // states, so the states are read again first, for all of them in one
 // statement: a shop that edited or reopened an estimate in between must
-// not get a quote submitted that was never its final content. The next
-// pass sees the change and pushes it.
+// not get a quote submitted that was never its final content (the next
+// pass sees the change and pushes it). Without a change marker in
+// estimate_state, the lines of those jobs are read again too and must hash
+// to what was pushed.
 func (e *Engine) submitAll(ctx context.Context, p *pass, ready []*pushJob) {
-	var jobs []string
 	var todo []pushJob
 	for _, w := range ready {
 		if w != nil {
-			jobs = append(jobs, w.row.JobNumber)
 			todo = append(todo, *w)
 		}
 	}
@@ -112,25 +133,52 @@ func (e *Engine) submitAll(ctx context.Context, p *pass, ready []*pushJob) {
 		return
 	}
 	if !p.dry {
-		now, err := e.store.JobStates(ctx, jobs)
-		if err != nil {
+		var err error
+		if todo, err = e.stillFinal(ctx, todo); err != nil {
 			e.Metrics.Error(ErrKindState)
 			if ctx.Err() == nil {
-				p.fail(fmt.Errorf("re-read estimate states before submitting: %w", err))
+				p.fail(fmt.Errorf("re-read estimates before submitting: %w", err))
 			}
 			return
 		}
-		kept := todo[:0]
-		for _, w := range todo {
-			if cur, ok := now[w.row.JobNumber]; ok && cur.Final && cur.Marker == w.state.Marker {
-				kept = append(kept, w)
-				continue
-			}
-			e.log.Info(MsgSubmitDeferred, requestFields(w.row)...)
-		}
-		todo = kept
 	}
 	p.each(ctx, len(todo), func(ctx context.Context, i int) { e.submit(ctx, p, todo[i].row) })
+}
+
+// stillFinal keeps the jobs whose estimate is still final and unchanged
+// since the pass read it.
+func (e *Engine) stillFinal(ctx context.Context, todo []pushJob) ([]pushJob, error) {
+	jobs := make([]string, 0, len(todo))
+	var unmarked []string
+	for _, w := range todo {
+		jobs = append(jobs, w.row.JobNumber)
+		if w.state.Marker == "" {
+			unmarked = append(unmarked, w.row.JobNumber)
+		}
+	}
+	now, badNow, err := e.store.JobStates(ctx, jobs)
+	if err != nil {
+		return nil, err
+	}
+	lines, badLines, err := e.lineItems(ctx, unmarked)
+	if err != nil {
+		return nil, err
+	}
+	kept := todo[:0]
+	for _, w := range todo {
+		job := w.row.JobNumber
+		cur, ok := now[job]
+		same := ok && badNow[job] == nil && cur.Final && cur.Marker == w.state.Marker
+		if same && w.state.Marker == "" {
+			same = badLines[job] == nil && hashQuote(e.buildQuote(job, lines[job])) == w.row.PushedHash
+		}
+		if same {
+			kept = append(kept, w)
+			continue
+		}
+		e.log.Info(MsgSubmitDeferred, requestFields(w.row)...)
+	}
+	return kept, nil
 }
 
 // reconcileJob makes the remote hold the job's current lines. It returns
@@ -212,6 +260,7 @@ func (e *Engine) pushDraft(ctx context.Context, p *pass, r shopdb.Request, st sh
 		next := r
 		next.Phase = shopdb.PhaseDrafted
 		next.PushedHash, next.PushedMarker, next.PushedAt = hash, st.Marker, p.now
+		next.SubmittedAt = time.Time{} // the remote's quote is a Draft: no submit of ours landed
 		next.Attempts, next.LastError, next.NextAttemptAt = 0, "", time.Time{}
 		ev := callEvent(route, nil, r.Attempts+1, d)
 		ev.Message = fmt.Sprintf("draft with %d items, hash %.12s", len(q.Items), hash)
@@ -238,10 +287,14 @@ func (e *Engine) pushDraft(ctx context.Context, p *pass, r shopdb.Request, st sh
 	case ctx.Err() != nil:
 	case errors.Is(err, remote.ErrUnauthorized):
 		e.unauthorized(p, err)
-	case errors.Is(err, remote.ErrConflict):
-		// The remote holds a Submitted quote: an earlier submit of ours
-		// landed without its answer. The new lines need a supplement.
+	case errors.Is(err, remote.ErrConflict) && !r.SubmittedAt.IsZero():
+		// A submit of ours was sent and its answer lost: it landed, the
+		// remote holds a Submitted quote, and the new lines need a
+		// supplement.
 		e.submittedElsewhere(ctx, p, r, st, err)
+	case errors.Is(err, remote.ErrConflict):
+		e.reject(ctx, p, r, route, fmt.Errorf("push draft of job %s: the remote refused it as a conflict and no submit of ours was sent; if the service does not let a new POST replace a Draft, set remote.draft_update: put, then run quotesync retry %s: %w",
+			r.JobNumber, r.RequestID, err), d)
 	case errors.Is(err, remote.ErrNotFound) && first:
 		e.markGone(ctx, p, r, fmt.Sprintf("the remote does not know job %s: the request was withdrawn or expired before our accept landed (%v)", r.JobNumber, err))
 	case errors.Is(err, remote.ErrNotFound), errors.Is(err, remote.ErrRejected):
@@ -259,6 +312,16 @@ func (e *Engine) submit(ctx context.Context, p *pass, r shopdb.Request) {
 		p.plan(Action{Request: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, Phase: r.Phase, Do: DoSubmit,
 			Why: "the estimate is final and the remote holds its content"})
 		return
+	}
+	if r.SubmittedAt.IsZero() {
+		// Intent before effect: only a row that says a submit was sent may
+		// read a later 409 to a Draft push as "already Submitted".
+		next := r
+		next.SubmittedAt = p.now
+		var ok bool
+		if r, ok = e.save(ctx, p, r, next, shopdb.Event{}); !ok {
+			return
+		}
 	}
 	if !p.acquire(ctx) {
 		return

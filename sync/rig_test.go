@@ -35,8 +35,13 @@ type rig struct {
 	client *remote.Client
 	engine *qsync.Engine
 	logs   *observer.ObservedLogs
+	log    *zap.Logger // writes to logs
 	clock  *clock
 }
+
+// engineLog is the rig's logger, for another engine whose lines the test
+// reads from the same logs.
+func (r *rig) engineLog() *zap.Logger { return r.log }
 
 // rigOptions change the rig's parts before they are built.
 type rigOptions struct {
@@ -90,8 +95,8 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		o.sync(&sc)
 	}
 	core, logs := observer.New(zap.DebugLevel)
-	r.logs = logs
-	r.engine, err = qsync.New(sc, r.client, r.db, zap.New(core))
+	r.logs, r.log = logs, zap.New(core)
+	r.engine, err = qsync.New(sc, r.client, r.db, r.log)
 	if err != nil {
 		t.Fatal(err)
 	}

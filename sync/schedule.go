@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	gosync "sync"
+	"time"
 
 	"github.com/robfig/cron/v3"
 	"go.uber.org/zap"
@@ -91,6 +92,10 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) error {
 	return nil
 }
 
+// lockCheckTimeout bounds the check of the lock before a pass: a database
+// that stopped answering must not hold the scheduler until TCP gives up.
+const lockCheckTimeout = 15 * time.Second
+
 // scheduler holds Run's state between ticks; only the cron goroutine of
 // the running tick touches it (SkipIfStillRunning serialises ticks).
 type scheduler struct {
@@ -141,7 +146,9 @@ func (s *scheduler) report(t Tick) {
 func (s *scheduler) lead(ctx context.Context) (Lease, error) {
 	e := s.e
 	if s.lease != nil {
-		err := s.lease.Check(ctx)
+		cctx, cancel := context.WithTimeout(ctx, lockCheckTimeout)
+		err := s.lease.Check(cctx)
+		cancel()
 		if err == nil {
 			return s.lease, nil
 		}
@@ -167,7 +174,7 @@ func (s *scheduler) lead(ctx context.Context) (Lease, error) {
 		s.lockErrs++
 		e.Metrics.Error(ErrKindLock)
 		if s.lockErrs == 1 || s.lockErrs%10 == 0 {
-			e.log.Error(MsgLockFailed, zap.Int("consecutive_errors", s.lockErrs), zap.Error(err))
+			e.log.Error(MsgLockFailed, zap.Int(FieldConsecutiveErrors, s.lockErrs), zap.Error(err))
 		}
 		return nil, err
 	}

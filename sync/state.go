@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -62,18 +63,6 @@ func (e *Engine) save(ctx context.Context, p *pass, cur, next shopdb.Request, ev
 	return saved, true
 }
 
-// record appends an event that goes with no row change; a failure to
-// record it is counted, not fatal.
-func (e *Engine) record(ctx context.Context, ev shopdb.Event) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
-	defer cancel()
-	ev.Message = capText(ev.Message)
-	if err := e.store.RecordEvent(ctx, ev); err != nil {
-		e.Metrics.Error(ErrKindState)
-		e.log.Warn(MsgEventLost, zap.String(FieldRequest, ev.RequestID), zap.Error(err))
-	}
-}
-
 // backoff returns the wait before attempt n+1 after n consecutive
 // failures: RetryBackoffMin doubled per failure, capped at RetryBackoffMax,
 // with ±20% jitter so that a batch of failures does not come back at once;
@@ -114,20 +103,25 @@ func (e *Engine) retryLater(ctx context.Context, p *pass, r shopdb.Request, rout
 }
 
 // reject moves r to rejected with the reason; `quotesync retry` puts it
-// back into resume.
+// back into the phase it was rejected from.
 func (e *Engine) reject(ctx context.Context, p *pass, r shopdb.Request, route string, reason error, d time.Duration) {
-	next := r
+	e.rejectAs(ctx, p, r, r, r.Phase, route, reason, d)
+}
+
+// rejectAs moves cur to rejected, writing next's other fields, with resume
+// as the phase `quotesync retry` puts it back into.
+func (e *Engine) rejectAs(ctx context.Context, p *pass, cur, next shopdb.Request, resume shopdb.Phase, route string, reason error, d time.Duration) {
 	next.Phase = shopdb.PhaseRejected
-	next.ResumePhase = r.Phase
+	next.ResumePhase = resume
 	next.LastError = reason.Error()
 	next.NextAttemptAt = time.Time{}
-	ev := callEvent(route, reason, r.Attempts+1, d)
+	ev := callEvent(route, reason, cur.Attempts+1, d)
 	ev.Kind = shopdb.EventPhase
-	saved, ok := e.save(ctx, p, r, next, ev)
+	saved, ok := e.save(ctx, p, cur, next, ev)
 	e.Metrics.Error(ErrKindRejected)
 	if ok {
 		p.count(func(s *Summary) { s.Rejected++ })
-		e.log.Warn(MsgRejected, append(requestFields(saved), zap.String(FieldFrom, string(r.Phase)),
+		e.log.Warn(MsgRejected, append(requestFields(saved), zap.String(FieldFrom, string(cur.Phase)),
 			zap.String(FieldRoute, route), zap.Int(FieldStatus, statusOf(reason)), zap.Error(reason))...)
 	}
 }
@@ -168,14 +162,11 @@ func capText(s string) string {
 		return s
 	}
 	cut := maxErrorLen
-	for cut > 0 && !utf8Start(s[cut]) {
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:cut] + "…"
 }
-
-// utf8Start reports whether b starts a UTF-8 sequence.
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // isHeld reports whether r is held for invalid shop data.
 func isHeld(r shopdb.Request) bool { return strings.HasPrefix(r.LastError, heldPrefix) }
