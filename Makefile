@@ -1,6 +1,7 @@
 # quotesync — build, test and package.
 #
-#   make test     the full suite (starts a MariaDB server first if none answers)
+#   make test     the full suite (installs the programs it runs, .ci/tools, and
+#                 starts a MariaDB server first if none answers, .ci/mariadb)
 #   make demo     the zero-setup demo
 #   make build    bin/quotesync
 #   make deb      dist/quotesync_<version>_amd64.deb
@@ -30,6 +31,7 @@ lint:
 RACE_PKGS = $(shell $(GO) list ./... | grep -v /cmd/quotesync-demo)
 
 test: lint build
+	@bash .ci/tools
 	@dsn=$$(bash .ci/mariadb) && export QUOTESYNC_TEST_DSN="$$dsn" QUOTESYNC_BIN="$(CURDIR)/bin/quotesync" && \
 		$(GO) test -race -count=1 $(RACE_PKGS) && \
 		$(GO) test -count=1 ./cmd/quotesync-demo/...
@@ -43,6 +45,7 @@ bench:
 	@dsn=$$(bash .ci/mariadb) && QUOTESYNC_TEST_DSN="$$dsn" $(GO) test -run '^$$' -bench . -benchtime 3x -timeout 30m ./sync/ ./shopdb/
 
 soak:
+	@bash .ci/tools
 	@dsn=$$(bash .ci/mariadb) && QUOTESYNC_TEST_DSN="$$dsn" QUOTESYNC_SOAK=1 $(GO) test -count=1 -timeout 60m ./...
 
 deb: build

@@ -99,7 +99,7 @@ func openApp(ctx context.Context, s *settings, log *zap.Logger, opts appOptions)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("remote: %w", err), a.Close())
 	}
-	a.engine, err = qsync.New(s.sync, a.client, db, log.Named("sync"))
+	a.engine, err = qsync.New(s.sync, a.client, db, log.Named(loggerSync))
 	if err != nil {
 		return nil, errors.Join(err, a.Close())
 	}
@@ -113,16 +113,20 @@ func openApp(ctx context.Context, s *settings, log *zap.Logger, opts appOptions)
 // diagnostics routed to log.
 func shopConfig(s *settings, log *zap.Logger) shopdb.Config {
 	cfg := s.shop
-	driverLog := log.Named("mysql")
+	driverLog := log.Named(loggerMySQL)
 	cfg.DriverLog = func(msg string) { driverLog.Warn(msgDriver, zap.String(fieldDetail, msg)) }
 	return cfg
 }
 
 // prepareSchema migrates quotesync's state tables, or only checks that
-// they are current when migrate is false.
+// they are current when migrate is false. Either way it refuses tables
+// that a newer quotesync migrated.
 func (a *app) prepareSchema(ctx context.Context, migrate bool) error {
 	if migrate {
 		if err := a.db.Migrate(ctx); err != nil {
+			if errors.Is(err, shopdb.ErrSchemaTooNew) {
+				return fmt.Errorf("migrate quotesync's state tables: %w; %s", err, upgradeHint)
+			}
 			if mysqlErrno(err) == errTableAccessDenied {
 				cfg := a.db.Config()
 				return fmt.Errorf("migrate quotesync's state tables: %w; the database user needs CREATE, ALTER and INDEX on %s for its own tables (%s*): GRANT CREATE, ALTER, INDEX, SELECT, INSERT, UPDATE ON `%s`.* TO '%s'@…", err, cfg.Database, cfg.TablePrefix, cfg.Database, cfg.User)
@@ -135,6 +139,9 @@ func (a *app) prepareSchema(ctx context.Context, migrate bool) error {
 	if err != nil {
 		return fmt.Errorf("read the state schema version: %w", err)
 	}
+	if cur > latest {
+		return schemaTooNew(a.db.Config().Database, cur, latest)
+	}
 	if cur == 0 {
 		return fmt.Errorf("quotesync's state tables do not exist yet in %s: the first start of 'quotesync run' (or a 'quotesync once' without --dry-run) creates them", a.db.Config().Database)
 	}
@@ -142,6 +149,16 @@ func (a *app) prepareSchema(ctx context.Context, migrate bool) error {
 		return fmt.Errorf("quotesync's state tables are at version %d, this quotesync needs %d: run 'quotesync once' or start the daemon once to migrate them", cur, latest)
 	}
 	return nil
+}
+
+// upgradeHint is what to do when a newer quotesync migrated the database.
+const upgradeHint = "a newer quotesync migrated this database: upgrade quotesync on this machine to that version (or newer) before running it again"
+
+// schemaTooNew is the error of a state schema newer than this quotesync:
+// reading or writing tables of a layout it does not know could lose state.
+func schemaTooNew(database string, cur, latest int) error {
+	return fmt.Errorf("quotesync's state tables in %s are at version %d, this quotesync knows only up to %d: %s: %w",
+		database, cur, latest, upgradeHint, shopdb.ErrSchemaTooNew)
 }
 
 // Close closes the database.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -104,101 +103,6 @@ func validateListen(m metricsSection) error {
 		return fmt.Errorf("metrics.listen: %q is not a loopback address and the listener has no authentication; use 127.0.0.1:%s or [::1]:%s, or set metrics.allow_non_loopback: true to expose it on purpose", m.Listen, port, port)
 	}
 	return nil
-}
-
-func (c *fileConfig) buildRemote(s *settings, getenv func(string) string, secrets bool) error {
-	r := c.Remote
-	s.remote = remote.Config{
-		BaseURL:           r.BaseURL,
-		UserAgent:         userAgent(),
-		Timeout:           r.Timeout,
-		MaxAttempts:       r.MaxAttempts,
-		BackoffInitial:    r.BackoffInitial,
-		BackoffMax:        r.BackoffMax,
-		RateLimit:         r.RateLimit,
-		Burst:             r.Burst,
-		MaxBodyBytes:      r.MaxBodyBytes,
-		DraftUpdate:       r.DraftUpdate,
-		StatusMethod:      strings.ToUpper(r.StatusMethod),
-		StatusPath:        r.StatusPath,
-		BookingDateLayout: r.BookingDateLayout,
-	}
-	var errs []error
-	if r.BaseURL == "" {
-		errs = append(errs, errors.New("remote.base_url: required, e.g. https://api.insurer.example"))
-	} else if u, err := url.Parse(r.BaseURL); err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		errs = append(errs, fmt.Errorf("remote.base_url: %q must be an http(s) URL such as https://api.insurer.example", r.BaseURL))
-	}
-	tokens, from, err := buildToken(r.Token, getenv, secrets)
-	errs = append(errs, err)
-	s.tokens, s.tokenFrom = tokens, from
-	return errors.Join(errs...)
-}
-
-// buildToken checks the token section and, when secrets is set, makes the
-// token source (a file or a variable is read when the token is used).
-func buildToken(t tokenSection, getenv func(string) string, secrets bool) (remote.TokenSource, string, error) {
-	if t.Value != "" {
-		return nil, "", errors.New("remote.token.value: the token must not be written in the YAML; put it in a file (remote.token.file, e.g. ${CREDENTIALS_DIRECTORY}/token) or an environment variable (remote.token.env)")
-	}
-	n := 0
-	for _, set := range []bool{t.File != "", t.Env != "", t.OAuth2 != nil} {
-		if set {
-			n++
-		}
-	}
-	if n != 1 {
-		return nil, "", errors.New("remote.token: set exactly one of file (e.g. ${CREDENTIALS_DIRECTORY}/token), env (a variable name) or oauth2")
-	}
-	switch {
-	case t.File != "":
-		if !secrets {
-			return nil, "file " + t.File, nil
-		}
-		path, err := expandPath("remote.token.file", t.File, getenv)
-		if err != nil {
-			return nil, "", err
-		}
-		return remote.FileToken(path), "file " + path, nil
-	case t.Env != "":
-		return remote.EnvToken(t.Env), "environment variable " + t.Env, nil
-	}
-	o := t.OAuth2
-	if o.ClientSecret != "" {
-		return nil, "", errors.New("remote.token.oauth2.client_secret: the secret must not be written in the YAML; use client_secret_file (e.g. ${CREDENTIALS_DIRECTORY}/token) or client_secret_env")
-	}
-	var errs []error
-	if u, err := url.Parse(o.TokenURL); o.TokenURL == "" || err != nil || u.Host == "" {
-		errs = append(errs, fmt.Errorf("remote.token.oauth2.token_url: %q must be the URL of the token endpoint", o.TokenURL))
-	}
-	if o.ClientID == "" {
-		errs = append(errs, errors.New("remote.token.oauth2.client_id: required"))
-	}
-	if (o.ClientSecretFile == "") == (o.ClientSecretEnv == "") {
-		errs = append(errs, errors.New("remote.token.oauth2: set one of client_secret_file and client_secret_env"))
-	}
-	if o.ExpiryLeeway < 0 {
-		errs = append(errs, errors.New("remote.token.oauth2.expiry_leeway: must not be negative"))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, "", err
-	}
-	from := "oauth2 client credentials at " + o.TokenURL
-	if !secrets {
-		return nil, from, nil
-	}
-	secret, err := readSecret("remote.token.oauth2.client_secret", o.ClientSecretFile, o.ClientSecretEnv, getenv, false)
-	if err != nil {
-		return nil, "", err
-	}
-	params := url.Values{}
-	for k, v := range o.EndpointParams {
-		params.Set(k, v)
-	}
-	return remote.ClientCredentials(remote.ClientCredentialsConfig{
-		TokenURL: o.TokenURL, ClientID: o.ClientID, ClientSecret: secret,
-		Scopes: o.Scopes, EndpointParams: params, ExpiryLeeway: o.ExpiryLeeway,
-	}), from, nil
 }
 
 func (c *fileConfig) buildShop(s *settings, getenv func(string) string, secrets bool) error {

@@ -27,7 +27,8 @@ shop query run read-only or only prepared) and never prints a secret.
   database        the shop database accepts the login
   state schema    quotesync's own tables are current, or are created (or
                   migrated) by the first start of run or once: that needs
-                  CREATE, ALTER and INDEX privileges
+                  CREATE, ALTER and INDEX privileges; tables migrated by a
+                  newer quotesync fail (upgrade quotesync)
   shop.queries.*  each query prepares on the server; each query that reads
                   runs in a read-only transaction and returns the columns
                   quotesync reads

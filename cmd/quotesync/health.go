@@ -10,9 +10,6 @@ import (
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
-// cronParser reads sync.schedule exactly as the engine does.
-var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
-
 // Health and watchdog tunables.
 const (
 	// staleActivations: by default /healthz fails once this many scheduled
@@ -35,9 +32,10 @@ type schedule struct {
 	loc  *time.Location
 }
 
-// parseSchedule parses the engine's schedule (already validated).
+// parseSchedule parses the engine's schedule (already validated) with the
+// engine's own parser.
 func parseSchedule(cfg qsync.Config) (schedule, error) {
-	s, err := cronParser.Parse(cfg.Schedule)
+	s, err := qsync.ParseSchedule(cfg.Schedule)
 	if err != nil {
 		return schedule{}, fmt.Errorf("sync.schedule: %w", err)
 	}

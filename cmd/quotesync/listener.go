@@ -67,7 +67,7 @@ func startObsServer(addr string, h http.Handler, log *zap.Logger) (*obsServer, e
 			ReadHeaderTimeout: listenerReadTimeout,
 			ReadTimeout:       listenerReadTimeout,
 			WriteTimeout:      30 * time.Second,
-			ErrorLog:          zap.NewStdLog(log.Named("http")),
+			ErrorLog:          zap.NewStdLog(log.Named(loggerHTTP)),
 		},
 		done: make(chan struct{}),
 	}

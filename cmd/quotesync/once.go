@@ -16,6 +16,7 @@ import (
 )
 
 const onceHelp = `Usage: quotesync once [--config FILE] [--dry-run [--json]]
+                      [--log-format console] [--log-level LEVEL]
 
 Runs one pass now: list the pending requests, accept new ones, push the
 Drafts whose lines changed, submit the final ones; then exits. The state
@@ -26,8 +27,13 @@ With --dry-run it prints what a pass would do, computed from real reads,
 and writes nothing anywhere: no remote write, no shop statement that
 writes, no change to quotesync's state, no migration.
 
-Exit status: 0 the pass succeeded, 1 it failed (see the log), 2 bad
-flags or configuration.
+Either way it refuses state tables that a newer quotesync migrated
+(upgrade quotesync first); --dry-run also needs them to exist (the first
+run or once creates them).
+
+Exit status: 0 the pass succeeded, 1 it could not start or the pass
+failed (standard error says why), 2 bad flags or configuration (every
+key is checked first: nothing is migrated or called with a bad file).
 
 Example:
   quotesync once --config /etc/quotesync/config.yaml --dry-run

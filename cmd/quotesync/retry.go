@@ -25,7 +25,8 @@ It writes only quotesync's own row (compare-and-set), so it is safe while
 the daemon runs. It needs the database password, not the token.
 
 Exit status: 0 the request was put back, 1 it is unknown, not rejected, or
-the database could not be written, 2 bad flags or configuration.
+the database could not be written (or a newer quotesync migrated its state
+tables: upgrade quotesync), 2 bad flags or configuration.
 
 Example:
   quotesync retry --config /etc/quotesync/config.yaml --note "job number fixed in the shop" 1234

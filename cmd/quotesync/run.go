@@ -37,8 +37,10 @@ did) and exit within 30s; a second signal exits at once.
 
 With metrics.listen set it serves /metrics (Prometheus) and /healthz.
 
-Exit status: 0 after a clean stop, 1 when it could not start (database,
-listener) or could not stop in time, 2 bad flags or configuration.
+Exit status: 0 after a clean stop (also when stopped while starting), 1
+when it could not start (database, state tables migrated by a newer
+quotesync, listener) or could not stop in time, 2 bad flags or
+configuration (every key is checked before the database is touched).
 
 Example:
   quotesync run --config /etc/quotesync/config.yaml --log-format console
@@ -112,7 +114,7 @@ func (d *daemon) run(ctx context.Context, set *settings, hup <-chan os.Signal) i
 		if ctx.Err() != nil {
 			// SIGTERM during the start (the migration, a slow database): a
 			// clean stop, not a failure for systemd to restart.
-			d.log.Info(msgStopped, zap.String("during", "start"))
+			d.log.Info(msgStopped, zap.String(fieldDuring, duringStart))
 			return exitOK
 		}
 		d.startErr = err
@@ -135,8 +137,8 @@ func (d *daemon) run(ctx context.Context, set *settings, hup <-chan os.Signal) i
 		d.log.Warn(msgNotifyFailed, zap.Error(err))
 	}
 	d.log.Info(msgStarted, zap.String(fieldVersion, version), zap.String(fieldConfig, d.cf.config),
-		zap.String(fieldSchedule, w.sched.spec), zap.String("database", set.shop.String()),
-		zap.String("remote", set.remote.BaseURL), zap.Duration(fieldWatchdog, interval))
+		zap.String(fieldSchedule, w.sched.spec), zap.String(fieldDatabase, set.shop.String()),
+		zap.String(fieldRemote, set.remote.BaseURL), zap.Duration(fieldWatchdog, interval))
 	d.notify.send(sdReady, sdStatus("ready; schedule %s", w.sched.spec))
 	d.log.Info(msgReady) // the e2e tests and operators wait for this line
 	wdCtx, wdCancel := context.WithCancel(context.Background())
@@ -235,7 +237,7 @@ func (d *daemon) stop(runDone <-chan error) int {
 		d.log.Info(msgStopped)
 		return exitOK
 	case <-timer.C:
-		d.log.Error(msgStopTimeout, zap.Duration("waited", stopTimeout))
+		d.log.Error(msgStopTimeout, zap.Duration(fieldWaited, stopTimeout))
 	case sig := <-force:
 		d.log.Error(msgStopTimeout, zap.String(fieldSignal, sig.String()))
 	}
@@ -262,7 +264,7 @@ func (d *daemon) prepareReload(ctx context.Context) *wiring {
 	prev := d.set
 	d.mu.Unlock()
 	if set.logFormat != prev.logFormat {
-		d.log.Warn("log.format changes take effect at the next restart", zap.String("running", prev.logFormat))
+		d.log.Warn(msgLogFormatKept, zap.String(fieldRunning, prev.logFormat))
 	}
 	w, err := d.open(ctx, set, prev)
 	if err != nil {
@@ -288,7 +290,7 @@ func (d *daemon) swap(w *wiring) {
 	d.metrics.Leader(false) // the old scheduler released the lock; the next tick takes it again
 	d.metrics.reloaded(true)
 	d.prog.restart(time.Now())
-	d.log.Info(msgReloaded, zap.String(fieldSchedule, w.sched.spec), zap.String("database", w.set.shop.String()))
+	d.log.Info(msgReloaded, zap.String(fieldSchedule, w.sched.spec), zap.String(fieldDatabase, w.set.shop.String()))
 	d.notify.send(sdReady, sdStatus("ready; configuration reloaded; schedule %s", w.sched.spec))
 }
 

@@ -17,18 +17,20 @@ const statusHelp = `Usage: quotesync status [--config FILE] [--all] [--json] [--
 
 Shows the requests quotesync tracks, newest first: request id, claim, the
 shop's job number, phase, when the quote was last pushed, the last error
-(cut short; --json has it whole) and the age; then the number of requests
+(cut short; --json has it whole, as stored: up to 1,000 characters) and the age; then the number of requests
 in each phase. Without --all, submitted and gone requests are left out:
-what is left is in progress or needs attention (rejected; see 'quotesync
-retry'). It only reads the database (no lock), so it works while the
-daemon runs. It needs the database password, not the token.
+what is left is in progress or needs attention (rejected, see 'quotesync
+retry'; submitted with a supplement needed). It only reads the database
+(no lock), so it works while the daemon runs. It needs the database
+password, not the token.
 
 Phases: waiting (no shop job yet), reserved (job number allocated, accept
 sent or due), accepted, drafted (a Draft was pushed), submitted (done),
 rejected (refused for good; needs a person), gone (expired or withdrawn
 before acceptance).
 
-Exit status: 0 shown, 1 the database could not be read, 2 bad flags or
+Exit status: 0 shown, 1 the database could not be read (or a newer
+quotesync migrated its state tables: upgrade quotesync), 2 bad flags or
 configuration.
 
 Example:
@@ -109,6 +111,15 @@ func openStateDB(ctx context.Context, verb, path string, stderr io.Writer) (*sho
 	db, err := shopdb.Open(ctx, set.shop)
 	if err != nil {
 		fmt.Fprintf(stderr, "quotesync %s: %s\n", verb, explainDBError(err, set))
+		return nil, exitFailure
+	}
+	cur, latest, err := db.SchemaVersion(ctx)
+	if err == nil && cur > latest {
+		err = schemaTooNew(set.shop.Database, cur, latest)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "quotesync %s: %v\n", verb, err)
+		_ = db.Close()
 		return nil, exitFailure
 	}
 	return db, exitOK
