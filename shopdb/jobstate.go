@@ -34,32 +34,7 @@ func (db *DB) JobStates(ctx context.Context, jobs []string) (states map[string]J
 	if len(set.list) == 0 {
 		return states, bad, nil
 	}
-	ctx, cancel := db.timeout(ctx)
-	defer cancel()
-	q := &db.q.estimateState
-	rows, err := q.query(ctx, db.x, map[string]any{ParamJobs: set.list})
-	if err != nil {
-		return nil, nil, err
-	}
-	cols, err := rows.Columns()
-	if err != nil {
-		rows.Close()
-		return nil, nil, fmt.Errorf("read columns of %s: %w", q.key, err)
-	}
-	idx, err := columnIndex(q.key, cols, stateColumnsReq, stateColumnsOpt)
-	if err != nil {
-		rows.Close()
-		return nil, nil, err
-	}
-	err = scanRows(rows, q.key, func(vals []any) error {
-		raw, ok := text(vals[idx["job"]])
-		if !ok {
-			return fmt.Errorf("%s returned a row with a NULL job", q.key)
-		}
-		job, ok := set.resolve(raw)
-		if !ok || bad[job] != nil {
-			return nil
-		}
+	err = db.scanJobRows(ctx, &db.q.estimateState, set, stateColumnsReq, stateColumnsOpt, bad, func(job string, idx map[string]int, vals []any) error {
 		if _, dup := states[job]; dup {
 			delete(states, job)
 			bad[job] = &StateError{Job: job, Column: "job",

@@ -86,6 +86,41 @@ func scanRows(rows *sql.Rows, key string, f func(vals []any) error) error {
 	return nil
 }
 
+// scanJobRows runs q (line_items or estimate_state) for the jobs of set in
+// one statement, checks its columns against required and optional, and
+// calls f for each row that names a job asked for and not already in bad.
+// Rows with a NULL job are an error for the query as a whole.
+func (db *DB) scanJobRows(ctx context.Context, q *namedQuery, set jobSet, required, optional []string, bad map[string]error,
+	f func(job string, idx map[string]int, vals []any) error) error {
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	rows, err := q.query(ctx, db.x, map[string]any{ParamJobs: set.list})
+	if err != nil {
+		return err
+	}
+	cols, err := rows.Columns()
+	if err != nil {
+		rows.Close()
+		return fmt.Errorf("read columns of %s: %w", q.key, err)
+	}
+	idx, err := columnIndex(q.key, cols, required, optional)
+	if err != nil {
+		rows.Close()
+		return err
+	}
+	return scanRows(rows, q.key, func(vals []any) error {
+		raw, ok := text(vals[idx["job"]])
+		if !ok {
+			return fmt.Errorf("%s returned a row with a NULL job", q.key)
+		}
+		job, ok := set.resolve(raw)
+		if !ok || bad[job] != nil {
+			return nil
+		}
+		return f(job, idx, vals)
+	})
+}
+
 // jobSet dedupes jobs and resolves the job a row names to one that was
 // asked for (exactly, else ignoring case as a case-insensitive collation
 // would).
@@ -129,33 +164,8 @@ func (db *DB) LineItems(ctx context.Context, jobs []string) (lines map[string][]
 	if len(set.list) == 0 {
 		return lines, bad, nil
 	}
-	ctx, cancel := db.timeout(ctx)
-	defer cancel()
-	q := &db.q.lineItems
-	rows, err := q.query(ctx, db.x, map[string]any{ParamJobs: set.list})
-	if err != nil {
-		return nil, nil, err
-	}
-	cols, err := rows.Columns()
-	if err != nil {
-		rows.Close()
-		return nil, nil, fmt.Errorf("read columns of %s: %w", q.key, err)
-	}
-	idx, err := columnIndex(q.key, cols, lineColumnsRequired, lineColumnsOptional)
-	if err != nil {
-		rows.Close()
-		return nil, nil, err
-	}
 	seen := map[string]map[string]bool{}
-	err = scanRows(rows, q.key, func(vals []any) error {
-		raw, ok := text(vals[idx["job"]])
-		if !ok {
-			return fmt.Errorf("%s returned a row with a NULL job", q.key)
-		}
-		job, ok := set.resolve(raw)
-		if !ok || bad[job] != nil {
-			return nil
-		}
+	err = db.scanJobRows(ctx, &db.q.lineItems, set, lineColumnsRequired, lineColumnsOptional, bad, func(job string, idx map[string]int, vals []any) error {
 		l, rerr := db.parseLine(job, idx, vals)
 		if rerr == nil {
 			if seen[job] == nil {
