@@ -36,8 +36,8 @@ const (
 	DefaultBurst             = 5
 	DefaultMaxBodyBytes      = 8 << 20
 	DefaultDraftUpdate       = DraftUpdateRepost
-	DefaultStatusMethod      = http.MethodPut
-	DefaultStatusPath        = StatusPathQuotesID
+	DefaultStatusMethod      = http.MethodPost
+	DefaultStatusPath        = StatusPathQuotesStatus
 	DefaultBookingDateLayout = time.DateOnly
 )
 
@@ -83,10 +83,11 @@ type Config struct {
 	MaxBodyBytes int64
 	// DraftUpdate is DraftUpdateRepost (the default) or DraftUpdatePut.
 	DraftUpdate string
-	// StatusMethod is "PUT" (the default) or "POST".
+	// StatusMethod is "POST" (the default) or "PUT".
 	StatusMethod string
-	// StatusPath is one of the four seed path forms (StatusPathQuoteID,
-	// StatusPathQuotesID, StatusPathQuoteStatus, StatusPathQuotesStatus) or
+	// StatusPath is one of the four path forms (StatusPathQuotesStatus, the
+	// default, which the public documentation's example uses;
+	// StatusPathQuoteStatus; StatusPathQuotesID; StatusPathQuoteID) or
 	// StatusPathAuto; DefaultStatusPath when empty.
 	StatusPath string
 	// BookingDateLayout is the Go time layout of bookingDate on accept;

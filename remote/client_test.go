@@ -63,7 +63,7 @@ func TestNewValidatesConfig(t *testing.T) {
 		want := Config{BaseURL: "https://example.com/base/", UserAgent: DefaultUserAgent, Timeout: DefaultTimeout,
 			MaxAttempts: DefaultMaxAttempts, BackoffInitial: DefaultBackoffInitial, BackoffMax: DefaultBackoffMax,
 			RateLimit: DefaultRateLimit, Burst: DefaultBurst, MaxBodyBytes: DefaultMaxBodyBytes,
-			DraftUpdate: DraftUpdateRepost, StatusMethod: "PUT", StatusPath: StatusPathQuotesID,
+			DraftUpdate: DraftUpdateRepost, StatusMethod: "POST", StatusPath: StatusPathQuotesStatus,
 			BookingDateLayout: "2006-01-02"}
 		if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Config{}, "Observe", "HTTPClient")); diff != "" {
 			t.Errorf("defaults (-want +got):\n%s", diff)
@@ -229,7 +229,7 @@ func TestPathSegmentsEscaped(t *testing.T) {
 		"POST /requests/a%2Fb%20c%3Fd",
 		"POST /jobs/RO%2F50001/quotes",
 		"PUT /jobs/%2E%2E/quotes/Est%2Fimate",
-		"PUT /jobs/RO%231/quotes/Estimate/status",
+		"POST /jobs/RO%231/quotes/status/Submitted",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("paths (-want +got):\n%s", diff)

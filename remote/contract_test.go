@@ -354,7 +354,12 @@ func (r *contractRun) quotes(t *testing.T) {
 	if q, err = c.CreateQuote(ctx, "RO/1002", sup); err != nil || q.Status != remote.StatusSubmitted {
 		t.Fatalf("CreateQuote Submitted at once: %v, status %q", err, q.Status)
 	}
-	_, err = c.SetStatus(ctx, "RO/1002", "Supplement", remote.StatusSubmitted)
+	// Only the forms with the quote type in the path name another quote
+	// than the job's Estimate.
+	byType := r.env.client(contractToken, func(cfg *remote.Config) {
+		cfg.StatusPath, cfg.StatusMethod = remote.StatusPathQuotesID, http.MethodPut
+	})
+	_, err = byType.SetStatus(ctx, "RO/1002", "Supplement", remote.StatusSubmitted)
 	expectCallError(t, "submit a quote created Submitted", err, remote.ErrConflict, 409, "quote_already_submitted")
 }
 
@@ -399,8 +404,9 @@ func (r *contractRun) statusForms(t *testing.T) {
 	}
 }
 
-// statusAuto: auto mode with either method tries all eight pairs on an
-// unknown job, then submits with the first pair and remembers it.
+// statusAuto: auto mode (whatever status_method says) tries all eight
+// pairs on an unknown job, then submits with the first pair, the public
+// documentation's example, and remembers it.
 func (r *contractRun) statusAuto(t *testing.T) {
 	ctx := context.Background()
 	for i, method := range []string{http.MethodPut, http.MethodPost} {
@@ -419,10 +425,11 @@ func (r *contractRun) statusAuto(t *testing.T) {
 		if q, err := ac.SetStatus(ctx, job, remote.QuoteTypeEstimate, remote.StatusSubmitted); err != nil || q.Status != remote.StatusSubmitted {
 			t.Errorf("auto (%s): %v, status %q", method, err, q.Status)
 		}
-		r.env.expectSubmittedBy(t, job, method+" "+remote.StatusPathQuotesID)
+		documented := http.MethodPost + " " + remote.StatusPathQuotesStatus
+		r.env.expectSubmittedBy(t, job, documented)
 		_, err = ac.SetStatus(ctx, job, remote.QuoteTypeEstimate, remote.StatusSubmitted)
 		expectCallError(t, "auto, second submit", err, remote.ErrConflict, 409, "quote_already_submitted")
-		if got := mine.routes(); len(got) != 10 || got[9] != method+" "+remote.StatusPathQuotesID {
+		if got := mine.routes(); len(got) != 10 || got[9] != documented {
 			t.Errorf("auto (%s) attempts %q, want the remembered pair alone for the last call", method, got)
 		}
 	}

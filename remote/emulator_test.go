@@ -253,7 +253,7 @@ func TestSetStatusAutoAgainstEmulator(t *testing.T) {
 	if got := calls["POST "+StatusPathQuoteID]; got != 2 {
 		t.Errorf("emulator saw %d POST %s, want 2 (one per job)", got, StatusPathQuoteID)
 	}
-	if got, want := c.statusForm.Load(), int32(4); got != want {
+	if got, want := c.statusForm.Load(), int32(8); got != want {
 		t.Errorf("remembered candidate %d, want %d (POST %s)", got, want, StatusPathQuoteID)
 	}
 	st := emu.State()

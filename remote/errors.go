@@ -31,6 +31,10 @@ var (
 	// undecodable 2xx bodies. The call was retried MaxAttempts times; the
 	// caller may try again later (after Error.RetryAfter when set).
 	ErrTemporary = errors.New("temporary failure")
+	// ErrUnreadable: the service answered 2xx, so the write landed, but its
+	// answer could not be read. It is not retried: sending the write again
+	// would repeat it.
+	ErrUnreadable = errors.New("answer unreadable")
 )
 
 // Class names, as CallInfo.Class and Class report them.
@@ -41,6 +45,7 @@ const (
 	ClassNotFound     = "not_found"
 	ClassConflict     = "conflict"
 	ClassRejected     = "rejected"
+	ClassUnreadable   = "unreadable"
 )
 
 // DefaultBodyExcerpt is the most bytes of a response body an Error keeps.
@@ -133,13 +138,15 @@ func Class(err error) string {
 		return ClassConflict
 	case ErrRejected:
 		return ClassRejected
+	case ErrUnreadable:
+		return ClassUnreadable
 	}
 	return ClassTemporary
 }
 
 // sentinelIn returns the first sentinel err matches, or nil.
 func sentinelIn(err error) error {
-	for _, s := range []error{ErrUnauthorized, ErrNotFound, ErrConflict, ErrRejected, ErrTemporary} {
+	for _, s := range []error{ErrUnauthorized, ErrNotFound, ErrConflict, ErrRejected, ErrUnreadable, ErrTemporary} {
 		if errors.Is(err, s) {
 			return s
 		}
@@ -179,6 +186,8 @@ func sentinelOf(class string) error {
 		return ErrRejected
 	case ClassTemporary:
 		return ErrTemporary
+	case ClassUnreadable:
+		return ErrUnreadable
 	}
 	return nil
 }

@@ -3,29 +3,31 @@ package remote
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 )
 
-// The four path forms of the status change the seed shows (Config.StatusPath).
-// Every form is sent the body {"status": "<status>"}.
+// The four path forms of the status change the specification shows
+// (Config.StatusPath). Every form is sent the body {"status": "<status>"}.
+// The service's public documentation uses the {status} forms: its worked
+// example is POST /jobs/{jobId}/quotes/status/Submitted (the default), its
+// prose PUT /jobs/{jobId}/quote/status/{status}.
 const (
 	StatusPathQuoteID      = "/jobs/{jobId}/quote/{quoteId}/status"
 	StatusPathQuotesID     = "/jobs/{jobId}/quotes/{quoteId}/status"
 	StatusPathQuoteStatus  = "/jobs/{jobId}/quote/status/{status}"
 	StatusPathQuotesStatus = "/jobs/{jobId}/quotes/status/{status}"
-	// StatusPathAuto tries the forms in the order of statusForms, each with
-	// StatusMethod and then the other method, moving on at a 404 or 405,
-	// and remembers the first pair the service answers (see SetStatus).
+	// StatusPathAuto tries the (method, form) pairs of autoCandidates in
+	// order, moving on at a 404 or 405, and remembers the first pair the
+	// service answers (see SetStatus).
 	StatusPathAuto = "auto"
 )
 
-// statusForms returns the four forms in the order auto mode tries them:
-// the default first, then its singular twin, then the forms with the
-// status in the path (plural, singular).
+// statusForms returns the four forms.
 func statusForms() []string {
-	return []string{StatusPathQuotesID, StatusPathQuoteID, StatusPathQuotesStatus, StatusPathQuoteStatus}
+	return []string{StatusPathQuotesStatus, StatusPathQuoteStatus, StatusPathQuotesID, StatusPathQuoteID}
 }
 
 // isStatusForm reports whether p is one of the four forms.
@@ -34,22 +36,62 @@ func isStatusForm(p string) bool { return slices.Contains(statusForms(), p) }
 // statusCandidate is one (method, form) pair.
 type statusCandidate struct{ method, form string }
 
-// statusCandidates lists what SetStatus tries: in auto mode every form with
-// the configured method then the other one (8 pairs); otherwise the one
-// configured pair.
+// String is the pair as "METHOD form".
+func (c statusCandidate) String() string { return c.method + " " + c.form }
+
+// autoCandidates are the pairs auto mode tries, in order: the public
+// documentation's example, then its prose, then the other method of each,
+// then the forms with the quote type in the path.
+var autoCandidates = []statusCandidate{
+	{http.MethodPost, StatusPathQuotesStatus},
+	{http.MethodPut, StatusPathQuoteStatus},
+	{http.MethodPut, StatusPathQuotesStatus},
+	{http.MethodPost, StatusPathQuoteStatus},
+	{http.MethodPut, StatusPathQuotesID},
+	{http.MethodPost, StatusPathQuotesID},
+	{http.MethodPut, StatusPathQuoteID},
+	{http.MethodPost, StatusPathQuoteID},
+}
+
+// statusCandidates lists what SetStatus tries: in auto mode every pair of
+// autoCandidates; otherwise the one configured pair.
 func (c *Client) statusCandidates() []statusCandidate {
 	if c.cfg.StatusPath != StatusPathAuto {
 		return []statusCandidate{{c.cfg.StatusMethod, c.cfg.StatusPath}}
 	}
-	other := http.MethodPost
-	if c.cfg.StatusMethod == http.MethodPost {
-		other = http.MethodPut
+	return slices.Clone(autoCandidates)
+}
+
+// StatusForm returns the status change the client sends, as "METHOD
+// form" (e.g. "POST /jobs/{jobId}/quotes/status/{status}"). found is true
+// only in auto mode once a form is known (found by a call, or given by
+// UseStatusForm); in auto mode before that form is "".
+func (c *Client) StatusForm() (form string, found bool) {
+	if c.cfg.StatusPath != StatusPathAuto {
+		return c.statusCandidates()[0].String(), false
 	}
-	var out []statusCandidate
-	for _, f := range statusForms() {
-		out = append(out, statusCandidate{c.cfg.StatusMethod, f}, statusCandidate{other, f})
+	i := c.statusForm.Load()
+	if i == 0 {
+		return "", false
 	}
-	return out
+	return autoCandidates[i-1].String(), true
+}
+
+// UseStatusForm makes auto mode send form ("METHOD form", as StatusForm
+// returns it) from now on, as if a call had found it: what a daemon found
+// before a restart. An error when the client is not in auto mode or form is
+// not one of the pairs it would try.
+func (c *Client) UseStatusForm(form string) error {
+	if c.cfg.StatusPath != StatusPathAuto {
+		return fmt.Errorf("use status form %q: remote.status_path is %s, not auto", form, c.cfg.StatusPath)
+	}
+	for i, cand := range autoCandidates {
+		if cand.String() == form {
+			c.statusForm.Store(int32(i + 1))
+			return nil
+		}
+	}
+	return fmt.Errorf("use status form %q: not a form auto mode tries", form)
 }
 
 // expandStatusPath fills form's placeholders with escaped segments.
@@ -127,7 +169,7 @@ func tryNextForm(err error) bool {
 
 // remember stores cand as the pair auto mode uses from now on.
 func (c *Client) remember(cand statusCandidate) {
-	i := slices.Index(c.statusCandidates(), cand)
+	i := slices.Index(autoCandidates, cand)
 	if i >= 0 {
 		c.statusForm.Store(int32(i + 1))
 	}

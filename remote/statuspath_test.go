@@ -46,7 +46,7 @@ func TestSetStatusEveryFormAndMethod(t *testing.T) {
 // for PUT there, 404 anywhere else.
 func oneFormServer(rec *recorder) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasSuffix(r.URL.Path, "/quote/status/Submitted") {
+		if !strings.HasSuffix(r.URL.Path, "/quote/Estimate/status") {
 			rec.ServeHTTP(httptestDiscard{}, r)
 			http.NotFound(w, r)
 			return
@@ -78,11 +78,13 @@ func TestSetStatusAuto(t *testing.T) {
 	for _, r := range rec.requests() {
 		got = append(got, r.Method+" "+strings.TrimPrefix(r.Path, APIRoot))
 	}
+	// The public documentation's example first, then its prose, then the
+	// other method of each, then the forms with the quote type.
 	want := []string{
+		"POST /jobs/RO-1/quotes/status/Submitted", "PUT /jobs/RO-1/quote/status/Submitted",
+		"PUT /jobs/RO-1/quotes/status/Submitted", "POST /jobs/RO-1/quote/status/Submitted",
 		"PUT /jobs/RO-1/quotes/Estimate/status", "POST /jobs/RO-1/quotes/Estimate/status",
 		"PUT /jobs/RO-1/quote/Estimate/status", "POST /jobs/RO-1/quote/Estimate/status",
-		"PUT /jobs/RO-1/quotes/status/Submitted", "POST /jobs/RO-1/quotes/status/Submitted",
-		"PUT /jobs/RO-1/quote/status/Submitted", "POST /jobs/RO-1/quote/status/Submitted",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("probe order (-want +got):\n%s", diff)
@@ -116,7 +118,7 @@ func TestSetStatusAutoConcurrentFirstCalls(t *testing.T) {
 	}
 	wg.Wait()
 	if got, want := c.statusForm.Load(), int32(8); got != want {
-		t.Errorf("remembered candidate %d, want %d (POST quote/status/{status})", got, want)
+		t.Errorf("remembered candidate %d, want %d (POST quote/{quoteId}/status)", got, want)
 	}
 }
 
@@ -145,5 +147,47 @@ func TestSetStatusAutoRemembersConflict(t *testing.T) {
 	reqs := rec.requests()
 	if reqs[0].Method != "POST" || reqs[1].Method != "PUT" {
 		t.Errorf("methods %s, %s; want POST (configured) then PUT", reqs[0].Method, reqs[1].Method)
+	}
+}
+
+// TestStatusFormKeptAndGiven: auto mode says which pair it found, and takes
+// one found by an earlier run (then sends only that); a fixed form is
+// reported as configured and cannot be replaced.
+func TestStatusFormKeptAndGiven(t *testing.T) {
+	rec := &recorder{replies: []reply{{status: 200, body: `{"type":"Estimate","status":"Submitted"}`}}}
+	c, _ := newTestClient(t, oneFormServer(rec), func(c *Config) { c.StatusPath = StatusPathAuto })
+	if form, found := c.StatusForm(); found || form != "" {
+		t.Errorf("StatusForm before any call = %q, %v; want none", form, found)
+	}
+	if _, err := c.SetStatus(context.Background(), "RO-1", "Estimate", StatusSubmitted); err != nil {
+		t.Fatal(err)
+	}
+	form, found := c.StatusForm()
+	if want := "POST " + StatusPathQuoteID; !found || form != want {
+		t.Fatalf("StatusForm after the probe = %q, %v; want %q", form, found, want)
+	}
+
+	// A restart: a new client is given the form, and probes nothing.
+	rec2 := &recorder{replies: []reply{{status: 200, body: `{"type":"Estimate","status":"Submitted"}`}}}
+	c2, _ := newTestClient(t, oneFormServer(rec2), func(c *Config) { c.StatusPath = StatusPathAuto })
+	if err := c2.UseStatusForm(form); err != nil {
+		t.Fatalf("UseStatusForm(%q): %v", form, err)
+	}
+	if _, err := c2.SetStatus(context.Background(), "RO-2", "Estimate", StatusSubmitted); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec2.requests(); len(got) != 1 {
+		t.Errorf("a client given the form sent %d requests, want 1", len(got))
+	}
+	if err := c2.UseStatusForm("PATCH /jobs/{jobId}/x"); err == nil {
+		t.Error("UseStatusForm accepted a form auto mode never tries")
+	}
+
+	fixed, _ := newTestClient(t, rec, nil)
+	if form, found := fixed.StatusForm(); found || form != "POST "+StatusPathQuotesStatus {
+		t.Errorf("StatusForm of the default = %q, %v; want the documented POST form, not found", form, found)
+	}
+	if err := fixed.UseStatusForm("POST " + StatusPathQuoteID); err == nil {
+		t.Error("UseStatusForm replaced a configured form")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 )
 
@@ -35,7 +36,8 @@ FROM jobs WHERE claim_number LIKE 'GEN-%'`)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		n, start := trips(db), time.Now()
-		open, err := db.OpenRequests(ctx, time.Now().Add(-24*time.Hour))
+		open, err := db.OpenRequests(ctx, shopdb.OpenQuery{Phases: []shopdb.Phase{phWaiting, phReserved, phAccepted, phDrafted},
+			Recent: []shopdb.Phase{phSubmitted}, Since: time.Now().Add(-24 * time.Hour)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -26,7 +26,7 @@ const probe = "quotesync-check"
 func (db *DB) CheckQueries(ctx context.Context) []QueryCheck {
 	vals := map[string]any{
 		ParamRequestID: probe, ParamClaimNumber: probe, ParamExpiry: now().Add(24 * time.Hour),
-		ParamJob: probe, ParamJobs: []string{probe},
+		ParamJob: probe, ParamJobs: []string{probe}, ParamJobCreated: false,
 	}
 	for name := range db.cfg.Params {
 		vals[name] = nil
@@ -48,6 +48,9 @@ func (db *DB) CheckQueries(ctx context.Context) []QueryCheck {
 			_, err := jobColumn(cols, q.key)
 			return err
 		}))
+	}
+	for i := range db.q.releaseJob {
+		out = append(out, db.checkQuery(ctx, &db.q.releaseJob[i], vals, nil))
 	}
 	if q := db.q.bookingDate; q != nil {
 		out = append(out, db.checkQuery(ctx, q, vals, func(cols []string) error {
@@ -81,7 +84,7 @@ func (db *DB) checkQuery(ctx context.Context, q *namedQuery, vals map[string]any
 	}
 	st, err := db.x.PrepareContext(ctx, text)
 	if err != nil {
-		c.Err = fmt.Errorf("prepare %s: %w", q.key, err)
+		c.Err = fmt.Errorf("prepare %s: %w", q.key, explainPrivilege(err, db.cfg))
 		return c
 	}
 	_ = st.Close()
@@ -100,7 +103,7 @@ func (db *DB) checkQuery(ctx context.Context, q *namedQuery, vals map[string]any
 		return c
 	}
 	if err != nil {
-		c.Err = fmt.Errorf("run %s read-only: %w", q.key, err)
+		c.Err = fmt.Errorf("run %s read-only: %w", q.key, explainPrivilege(err, db.cfg))
 		return c
 	}
 	c.Columns, err = rows.Columns()

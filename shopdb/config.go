@@ -44,6 +44,10 @@ type Config struct {
 	// Password is resolved by the command from a file or the environment;
 	// it is never printed, not even by String.
 	Password string
+	// PasswordFrom says where the password comes from ("file
+	// /etc/quotesync/credentials/db-password"), for messages; "" when none
+	// is configured.
+	PasswordFrom string
 	// Database (shop.database) is the shop's schema; quotesync's own tables
 	// live beside the shop's. Required.
 	Database string
@@ -108,9 +112,10 @@ func (f driverLogger) Print(v ...any) {
 // Queries holds the integrator's SQL: sqlx named queries (":name"
 // parameters; write "::" for a literal colon, and no literal "?").
 //
-// Parameters available to FindJob, CreateJob and BookingDate:
+// Parameters available to FindJob, CreateJob, BookingDate and ReleaseJob:
 // :request_id, :claim_number, :expiry (NULL when none) and every key of
-// Config.Params; BookingDate also gets :job. LineItems and EstimateState get
+// Config.Params; BookingDate also gets :job, ReleaseJob :job and
+// :job_created. LineItems and EstimateState get
 // :jobs, a list, expanded for "IN (:jobs)"; they must use it.
 type Queries struct {
 	// FindJob (shop.queries.find_job) returns the existing job for a
@@ -123,6 +128,13 @@ type Queries struct {
 	// BookingDate (shop.queries.booking_date), optional, returns one
 	// DATE/DATETIME column (or "YYYY-MM-DD" text) for :job.
 	BookingDate string
+	// ReleaseJob (shop.queries.release_job), optional: statements run in
+	// order, in the transaction that records it, when a request that
+	// holds job :job is taken by someone else or goes away before our
+	// accept landed; :job_created is 1 when create_job made the job (for
+	// example: cancel a job quotesync created, unlink one it found). Without
+	// it the job number is reported as unused and the shop keeps the job.
+	ReleaseJob []string
 	// LineItems (shop.queries.line_items) returns the estimate lines of
 	// :jobs with columns job, line_id, line_no, code, description, quantity,
 	// price and optionally part_number, total (alias them with AS). Other

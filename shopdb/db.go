@@ -22,14 +22,14 @@ type DB struct {
 	trips *atomic.Int64
 	q     queries
 	t     tables
-	// beforeCommit, when set (by tests), runs inside Reserve's transaction
+	// beforeCommit, when set (by tests), runs inside InTx's transaction
 	// just before COMMIT.
 	beforeCommit func(ctx context.Context, tx *sqlx.Tx) error
 }
 
 // tables are the quoted names of quotesync's own tables.
 type tables struct {
-	requests, events, schema string
+	requests, events, schema, settings string
 }
 
 func newTables(prefix string) tables {
@@ -37,6 +37,7 @@ func newTables(prefix string) tables {
 		requests: "`" + prefix + "requests`",
 		events:   "`" + prefix + "events`",
 		schema:   "`" + prefix + "schema`",
+		settings: "`" + prefix + "settings`",
 	}
 }
 
@@ -78,7 +79,7 @@ func (db *DB) Ping(ctx context.Context) error {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
 	if err := db.x.PingContext(ctx); err != nil {
-		return fmt.Errorf("connect to %s: %w", db.cfg, err)
+		return fmt.Errorf("connect to %s: %w", db.cfg, explainConnect(err, db.cfg))
 	}
 	return nil
 }
@@ -135,15 +136,20 @@ func mysqlErrno(err error) uint16 {
 	return 0
 }
 
-// maxTextLen caps last_error and event messages (bytes).
-const maxTextLen = 4000
+// MaxTextLen caps last_error and event messages (bytes): what the state
+// tables keep of a text, and what the reconciler keeps of one anywhere.
+const MaxTextLen = 4000
 
-// capText cuts s to at most maxTextLen bytes on a rune boundary.
+// CapText cuts s to at most MaxTextLen bytes on a rune boundary, marking
+// the cut with "…".
+func CapText(s string) string { return capText(s) }
+
+// capText cuts s to at most MaxTextLen bytes on a rune boundary.
 func capText(s string) string {
-	if len(s) <= maxTextLen {
+	if len(s) <= MaxTextLen {
 		return s
 	}
-	cut := maxTextLen - len("…")
+	cut := MaxTextLen - len("…")
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}

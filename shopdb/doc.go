@@ -7,8 +7,10 @@
 //     estimate is final;
 //   - quotesync's own state, in tables with a configurable prefix created
 //     by embedded, versioned migrations (Migrate): one row per remote
-//     request (Request) moved by compare-and-set (Update), and an
-//     append-only event log;
+//     request (Request), written by Insert and moved by compare-and-set
+//     (Update), an append-only event log, and a few settings. shopdb stores
+//     the phase, reason and intent columns as the reconciler (package sync)
+//     gives them: it knows none of their values;
 //   - the single-instance lock (AcquireLock) for an HA pair.
 //
 // Batched reads cost one statement whatever the number of jobs:
@@ -19,8 +21,10 @@
 //
 // Every transaction runs at READ COMMITTED (set per session when a
 // connection opens, in SQL that MariaDB 10.11 and MySQL 8 both accept).
-// Reserve allocates a job number and records it in one transaction: a
-// connection lost half-way leaves neither a job nor a row behind.
+// InTx gives the reconciler one transaction in which it reads a request's
+// row, runs find_job, create_job, booking_date or release_job and writes
+// the row: a connection lost half-way leaves neither a job nor a row
+// behind.
 //
 // Portability notes (MariaDB 10.11, MySQL 8, go-mysql-server for the demo):
 // DDL commits implicitly on all of them, hence one statement per migration

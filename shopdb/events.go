@@ -9,7 +9,7 @@ import (
 )
 
 // eventColumns is the column list of the events table in scan order.
-const eventColumns = "id, request_id, job, kind, from_phase, to_phase, route, status, attempt, duration_ms, message, `at`"
+const eventColumns = "id, request_id, job, kind, from_phase, to_phase, reason, route, status, attempt, duration_ms, items, hash, message, `at`"
 
 // insertEvent appends ev (ID is assigned by the database).
 func (db *DB) insertEvent(ctx context.Context, x queryer, ev Event) error {
@@ -20,10 +20,10 @@ func (db *DB) insertEvent(ctx context.Context, x queryer, ev Event) error {
 		ev.At = now()
 	}
 	_, err := x.ExecContext(ctx, "INSERT INTO "+db.t.events+
-		" (request_id, job, kind, from_phase, to_phase, route, status, attempt, duration_ms, message, `at`)"+
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		ev.RequestID, ev.Job, ev.Kind, ev.From, ev.To, ev.Route, ev.Status, ev.Attempt,
-		ev.Duration.Milliseconds(), capText(ev.Message), normTime(ev.At))
+		" (request_id, job, kind, from_phase, to_phase, reason, route, status, attempt, duration_ms, items, hash, message, `at`)"+
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		ev.RequestID, ev.Job, ev.Kind, ev.From, ev.To, ev.Reason, ev.Route, ev.Status, ev.Attempt,
+		ev.Duration.Milliseconds(), ev.Items, ev.Hash, capText(ev.Message), normTime(ev.At))
 	if err != nil {
 		return fmt.Errorf("record %s event of request %s: %w", ev.Kind, ev.RequestID, err)
 	}
@@ -64,8 +64,8 @@ func (db *DB) Events(ctx context.Context, requestID string, limit int) ([]Event,
 			ms  int64
 			msg sql.NullString
 		)
-		err := rows.Scan(&ev.ID, &ev.RequestID, &ev.Job, &ev.Kind, &ev.From, &ev.To, &ev.Route,
-			&ev.Status, &ev.Attempt, &ms, &msg, &ev.At)
+		err := rows.Scan(&ev.ID, &ev.RequestID, &ev.Job, &ev.Kind, &ev.From, &ev.To, &ev.Reason, &ev.Route,
+			&ev.Status, &ev.Attempt, &ms, &ev.Items, &ev.Hash, &msg, &ev.At)
 		if err != nil {
 			return nil, fmt.Errorf("read events: %w", err)
 		}

@@ -3,9 +3,12 @@ package shopdb_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
@@ -53,6 +56,64 @@ func trips(db *shopdb.DB) func() int64 {
 	return func() int64 { return db.RoundTrips() - start }
 }
 
+// Phases and event kinds as the reconciler writes them: shopdb stores them
+// as given and knows none of them.
+const (
+	phWaiting   shopdb.Phase = "waiting"
+	phReserved  shopdb.Phase = "reserved"
+	phAccepted  shopdb.Phase = "accepted"
+	phDrafted   shopdb.Phase = "drafted"
+	phSubmitted shopdb.Phase = "submitted"
+	phRejected  shopdb.Phase = "rejected"
+	phGone      shopdb.Phase = "gone"
+
+	kindPhase   = "reserved"
+	kindCall    = "retrying"
+	kindWarning = "held"
+)
+
+// reserve records nr as reserved on the job find_job finds or create_job
+// makes, with its booking date, in one transaction: the storage half of the
+// reconciler's reservation (its decisions are tested in package sync). A
+// request that has a row gets it back unchanged.
+func reserve(ctx context.Context, db *shopdb.DB, nr shopdb.NewRequest) (shopdb.Request, error) {
+	var r shopdb.Request
+	err := db.InTx(ctx, nr, func(ctx context.Context, tx *shopdb.Tx) error {
+		cur, err := tx.Request(ctx)
+		if err == nil {
+			r = cur
+			return nil
+		}
+		if !errors.Is(err, shopdb.ErrNotFound) {
+			return err
+		}
+		job, err := tx.FindJob(ctx)
+		created := false
+		if err == nil && job == "" && tx.CanCreateJob() {
+			job, err = tx.CreateJob(ctx)
+			created = true
+		}
+		if err != nil {
+			return err
+		}
+		if job == "" {
+			return errNoJob
+		}
+		booking, err := tx.BookingDate(ctx, job)
+		if err != nil {
+			return err
+		}
+		r, err = tx.Insert(ctx, shopdb.Request{RequestID: nr.RequestID, ClaimNumber: nr.ClaimNumber, JobNumber: job,
+			Phase: phReserved, Intent: "accept", JobCreated: created, Expiry: nr.Expiry, BookingDate: booking,
+			RequestJSON: nr.RequestJSON}, shopdb.Event{Kind: kindPhase, Message: "job " + job})
+		return err
+	})
+	return r, err
+}
+
+// errNoJob: reserve found no job and create_job is not configured.
+var errNoJob = errors.New("no job for the claim")
+
 // advance moves r to phase through Update, failing the test on error.
 func advance(tb testing.TB, db *shopdb.DB, r shopdb.Request, phase shopdb.Phase, edit func(*shopdb.Request)) shopdb.Request {
 	tb.Helper()
@@ -61,7 +122,7 @@ func advance(tb testing.TB, db *shopdb.DB, r shopdb.Request, phase shopdb.Phase,
 	if edit != nil {
 		edit(&next)
 	}
-	got, err := db.Update(testContext(tb), r, next, shopdb.Event{Kind: shopdb.EventPhase})
+	got, err := db.Update(testContext(tb), r, next, shopdb.Event{Kind: "phase"})
 	if err != nil {
 		tb.Fatalf("advance %s to %s: %v", r.RequestID, phase, err)
 	}
@@ -70,7 +131,7 @@ func advance(tb testing.TB, db *shopdb.DB, r shopdb.Request, phase shopdb.Phase,
 
 func mustReserve(tb testing.TB, db *shopdb.DB, nr shopdb.NewRequest) shopdb.Request {
 	tb.Helper()
-	r, err := db.Reserve(testContext(tb), nr)
+	r, err := reserve(testContext(tb), db, nr)
 	if err != nil {
 		tb.Fatalf("reserve %s: %v", nr.RequestID, err)
 	}
@@ -83,4 +144,16 @@ func ids(rs []shopdb.Request) []string {
 		out[i] = fmt.Sprintf("%s:%s", r.RequestID, r.Phase)
 	}
 	return out
+}
+
+// checkStored fails unless r is the row stored for r.RequestID.
+func checkStored(tb testing.TB, db *shopdb.DB, r shopdb.Request) {
+	tb.Helper()
+	stored, err := db.Request(testContext(tb), r.RequestID)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if diff := cmp.Diff(stored, r); diff != "" {
+		tb.Fatalf("returned row differs from the stored row (-stored +returned):\n%s", diff)
+	}
 }

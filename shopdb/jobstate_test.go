@@ -159,7 +159,7 @@ func TestCheckQueries(t *testing.T) {
 	before := snapshot(t, d)
 	checks := db.CheckQueries(ctx)
 	cfg := sampleshop.Mapping()
-	if got, want := len(checks), 1+len(cfg.Queries.CreateJob)+3; got != want {
+	if got, want := len(checks), 1+len(cfg.Queries.CreateJob)+len(cfg.Queries.ReleaseJob)+3; got != want {
 		t.Fatalf("CheckQueries returned %d results, want %d", got, want)
 	}
 	for _, c := range checks {

@@ -31,7 +31,18 @@ type RowError struct {
 	// UnmappedCode is the line's operation code when the error is that the
 	// code is not under shop.work_types; "" otherwise.
 	UnmappedCode string
+	// Kind says which setting can lift the error: RowUnmapped (an entry
+	// under shop.work_types), RowCredit (shop.allow_credits), RowBounds
+	// (shop.limits); "" when only the shop's data can.
+	Kind string
 }
+
+// Kinds of RowError that a configuration change can lift.
+const (
+	RowUnmapped = "unmapped_code"
+	RowCredit   = "credit"
+	RowBounds   = "bounds"
+)
 
 // Error implements error.
 func (e *RowError) Error() string {
@@ -315,7 +326,7 @@ func (db *DB) parseLine(job string, idx map[string]int, vals []any) (Line, *RowE
 	}
 	if l.WorkType, ok = db.cfg.WorkTypes[l.Code]; !ok {
 		_, err := fail("code", fmt.Sprintf("is %q, which is not under shop.work_types; add it there or leave such lines out in line_items", l.Code))
-		err.UnmappedCode = l.Code
+		err.UnmappedCode, err.Kind = l.Code, RowUnmapped
 		return Line{}, err
 	}
 	desc, ok := get("description")
@@ -325,14 +336,18 @@ func (db *DB) parseLine(job string, idx map[string]int, vals []any) (Line, *RowE
 	}
 	l.PartNumber, _ = get("part_number")
 	l.PartNumber = strings.TrimSpace(l.PartNumber)
-	var problem string
+	var problem, kind string
 	q, qok := get("quantity")
-	if l.Quantity, problem = db.amount(q, qok, "every line needs a numeric quantity"); problem != "" {
-		return fail("quantity", problem)
+	if l.Quantity, problem, kind = db.amount(q, qok, "every line needs a numeric quantity"); problem != "" {
+		_, err := fail("quantity", problem)
+		err.Kind = kind
+		return Line{}, err
 	}
 	p, pok := get("price")
-	if l.Price, problem = db.amount(p, pok, "every line needs a unit price"); problem != "" {
-		return fail("price", problem)
+	if l.Price, problem, kind = db.amount(p, pok, "every line needs a unit price"); problem != "" {
+		_, err := fail("price", problem)
+		err.Kind = kind
+		return Line{}, err
 	}
 	total, ok := get("total")
 	switch {
@@ -347,17 +362,18 @@ func (db *DB) parseLine(job string, idx map[string]int, vals []any) (Line, *RowE
 }
 
 // amount parses a quantity or price; negative ones only with AllowCredits.
-// problem is "" for a valid amount, else the reason, ending with need.
-func (db *DB) amount(s string, ok bool, need string) (d decimal.Decimal, problem string) {
+// problem is "" for a valid amount, else the reason, ending with need;
+// kind is the RowError kind of the problem.
+func (db *DB) amount(s string, ok bool, need string) (d decimal.Decimal, problem, kind string) {
 	if !ok {
-		return d, "is NULL; " + need
+		return d, "is NULL; " + need, ""
 	}
 	d, err := decimal.NewFromString(strings.TrimSpace(s))
 	if err != nil {
-		return d, fmt.Sprintf("is %q, which is not a number; %s", s, need)
+		return d, fmt.Sprintf("is %q, which is not a number; %s", s, need), ""
 	}
 	if d.IsNegative() && !db.cfg.AllowCredits {
-		return d, fmt.Sprintf("is %s: negative, and shop.allow_credits is false; set it to true to accept credit lines", s)
+		return d, fmt.Sprintf("is %s: negative, and shop.allow_credits is false; set it to true to accept credit lines", s), RowCredit
 	}
-	return d, ""
+	return d, "", ""
 }

@@ -21,11 +21,12 @@ const (
 	ParamExpiry      = "expiry"
 	ParamJob         = "job"
 	ParamJobs        = "jobs"
+	ParamJobCreated  = "job_created"
 )
 
 func isBuiltinParam(name string) bool {
 	switch name {
-	case ParamRequestID, ParamClaimNumber, ParamExpiry, ParamJob, ParamJobs:
+	case ParamRequestID, ParamClaimNumber, ParamExpiry, ParamJob, ParamJobs, ParamJobCreated:
 		return true
 	}
 	return false
@@ -44,6 +45,7 @@ type queries struct {
 	findJob       *namedQuery
 	createJob     []namedQuery
 	bookingDate   *namedQuery
+	releaseJob    []namedQuery
 	lineItems     namedQuery
 	estimateState namedQuery
 }
@@ -78,6 +80,14 @@ func compileQueries(c Config) (queries, error) {
 			return qs, err
 		}
 		qs.bookingDate = &nq
+	}
+	for i, text := range q.ReleaseJob {
+		nq, err := compileNamed(fmt.Sprintf("shop.queries.release_job[%d]", i), text,
+			append([]string{ParamJob, ParamJobCreated}, reqParams...))
+		if err != nil {
+			return qs, err
+		}
+		qs.releaseJob = append(qs.releaseJob, nq)
 	}
 	var err error
 	if qs.lineItems, err = compileJobsQuery("shop.queries.line_items", q.LineItems); err != nil {

@@ -98,10 +98,10 @@ func TestTruth(t *testing.T) {
 func TestCapText(t *testing.T) {
 	for _, in := range []string{"", "short", strings.Repeat("a", 4000), strings.Repeat("a", 4001), strings.Repeat("€", 2000)} {
 		got := capText(in)
-		if len(got) > maxTextLen || !utf8.ValidString(got) {
+		if len(got) > MaxTextLen || !utf8.ValidString(got) {
 			t.Errorf("capText(%d bytes) = %d bytes, valid UTF-8 %v", len(in), len(got), utf8.ValidString(got))
 		}
-		if len(in) <= maxTextLen && got != in {
+		if len(in) <= MaxTextLen && got != in {
 			t.Errorf("capText changed a short text")
 		}
 	}

@@ -133,7 +133,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 		}
 	}()
 	if err := db.migrateLocked(ctx, conn, ms); err != nil {
-		return fmt.Errorf("migrate state tables: %w", err)
+		return fmt.Errorf("migrate state tables: %w", explainMigrate(err, db.cfg))
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -13,12 +14,9 @@ import (
 
 // requestColumns is the column list every read of the requests table uses,
 // in the order scanRequest expects.
-const requestColumns = "request_id, claim_number, job_number, phase, resume_phase, pushed_hash, " +
-	"pushed_marker, supplement_needed, attempts, next_attempt_at, last_error, expiry, booking_date, " +
-	"request_json, created_at, updated_at, pushed_at, submitted_at, version"
-
-// openPhases is the SQL list of the phases that are not terminal.
-const openPhases = "('waiting', 'reserved', 'accepted', 'drafted')"
+const requestColumns = "request_id, claim_number, job_number, phase, resume_phase, reason, intent, " +
+	"job_created, released_job, pushed_hash, pushed_marker, supplement_needed, attempts, next_attempt_at, " +
+	"last_error, expiry, booking_date, request_json, created_at, updated_at, pushed_at, submitted_at, version"
 
 type rowScanner interface {
 	Scan(dest ...any) error
@@ -31,9 +29,9 @@ func scanRequest(s rowScanner) (Request, error) {
 		reqJSON                                []byte
 		next, expiry, booking, pushed, submitd sql.NullTime
 	)
-	err := s.Scan(&r.RequestID, &r.ClaimNumber, &job, &r.Phase, &r.ResumePhase, &r.PushedHash,
-		&r.PushedMarker, &r.SupplementNeeded, &r.Attempts, &next, &lastErr, &expiry, &booking,
-		&reqJSON, &r.CreatedAt, &r.UpdatedAt, &pushed, &submitd, &r.Version)
+	err := s.Scan(&r.RequestID, &r.ClaimNumber, &job, &r.Phase, &r.ResumePhase, &r.Reason, &r.Intent,
+		&r.JobCreated, &r.ReleasedJob, &r.PushedHash, &r.PushedMarker, &r.SupplementNeeded, &r.Attempts, &next,
+		&lastErr, &expiry, &booking, &reqJSON, &r.CreatedAt, &r.UpdatedAt, &pushed, &submitd, &r.Version)
 	if err != nil {
 		return Request{}, err
 	}
@@ -71,49 +69,100 @@ func (db *DB) queryRequests(ctx context.Context, x queryer, query string, args .
 	return out, rows.Err()
 }
 
-// OpenRequests returns, in one statement, every request that is not in a
-// terminal phase, plus the submitted ones with SubmittedAt at or after
-// submittedSince (zero: all) whose supplement was not yet flagged, plus the
-// ones rejected before acceptance (ResumePhase waiting or reserved) and
-// last changed at or after submittedSince: such a request may still be
-// pending on the remote, and the reconciler must know it is already
-// tracked. Oldest first.
-func (db *DB) OpenRequests(ctx context.Context, submittedSince time.Time) ([]Request, error) {
+// OpenQuery says which rows OpenRequests reads. The reconciler decides
+// which phases are open; shopdb only filters.
+type OpenQuery struct {
+	// Phases: every row in one of these phases.
+	Phases []Phase
+	// Recent: the rows in one of these phases changed at or after Since.
+	Recent []Phase
+	Since  time.Time
+	// IDs: the rows of these requests, whatever their phase (the requests
+	// the remote lists as pending now, so that a request quotesync already
+	// knows is never taken for a new one).
+	IDs []string
+}
+
+// OpenRequests returns, in one statement, the rows q selects, oldest first.
+func (db *DB) OpenRequests(ctx context.Context, q OpenQuery) ([]Request, error) {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
-	if submittedSince.IsZero() {
-		submittedSince = time.Date(1000, 1, 1, 0, 0, 0, 0, time.UTC)
+	var where []string
+	var args []any
+	if len(q.Phases) > 0 {
+		where = append(where, "phase IN (?)")
+		args = append(args, phaseStrings(q.Phases))
 	}
-	q := "SELECT " + requestColumns + " FROM " + db.t.requests +
-		" WHERE phase IN " + openPhases +
-		" OR (phase = 'submitted' AND supplement_needed = 0 AND submitted_at >= ?)" +
-		" OR (phase = 'rejected' AND resume_phase IN ('waiting', 'reserved') AND updated_at >= ?)" +
-		" ORDER BY created_at, request_id"
-	since := normTime(submittedSince)
-	rs, err := db.queryRequests(ctx, db.x, q, since, since)
+	if len(q.Recent) > 0 {
+		since := q.Since
+		if since.IsZero() {
+			since = time.Date(1000, 1, 1, 0, 0, 0, 0, time.UTC)
+		}
+		where = append(where, "(phase IN (?) AND updated_at >= ?)")
+		args = append(args, phaseStrings(q.Recent), normTime(since))
+	}
+	if len(q.IDs) > 0 {
+		where = append(where, "request_id IN (?)")
+		args = append(args, q.IDs)
+	}
+	if len(where) == 0 {
+		return nil, nil
+	}
+	text, args, err := sqlx.In("SELECT "+requestColumns+" FROM "+db.t.requests+
+		" WHERE "+strings.Join(where, " OR ")+" ORDER BY created_at, request_id", args...)
+	if err != nil {
+		return nil, fmt.Errorf("read open requests: %w", err)
+	}
+	rs, err := db.queryRequests(ctx, db.x, text, args...)
+	if mysqlErrno(err) == errNoSuchTable {
+		err = ErrNoStateTables
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read open requests: %w", err)
 	}
 	return rs, nil
 }
 
-// ListRequests returns requests newest first, at most limit (<= 0: no
-// limit). Without all, gone requests and submitted ones with no supplement
-// due are left out: what is left is what is in progress or needs attention
-// (rejected, or submitted with SupplementNeeded set: the shop changed the
-// lines after the quote was submitted).
-func (db *DB) ListRequests(ctx context.Context, all bool, limit int) ([]Request, error) {
+func phaseStrings(ps []Phase) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = string(p)
+	}
+	return out
+}
+
+// ListQuery says which rows ListRequests shows.
+type ListQuery struct {
+	// Hide leaves out the rows in these phases…
+	Hide []Phase
+	// …except those with SupplementNeeded set, when KeepSupplements.
+	KeepSupplements bool
+	// Limit caps the rows returned, newest first; <= 0: no limit.
+	Limit int
+}
+
+// ListRequests returns the rows q selects, newest first.
+func (db *DB) ListRequests(ctx context.Context, q ListQuery) ([]Request, error) {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
-	q := "SELECT " + requestColumns + " FROM " + db.t.requests
-	if !all {
-		q += " WHERE phase NOT IN ('submitted', 'gone') OR (phase = 'submitted' AND supplement_needed = 1)"
+	query := "SELECT " + requestColumns + " FROM " + db.t.requests
+	var args []any
+	if len(q.Hide) > 0 {
+		query += " WHERE phase NOT IN (?)"
+		args = append(args, phaseStrings(q.Hide))
+		if q.KeepSupplements {
+			query += " OR supplement_needed = 1"
+		}
 	}
-	q += " ORDER BY created_at DESC, request_id DESC"
-	if limit > 0 {
-		q += " LIMIT " + strconv.Itoa(limit)
+	query += " ORDER BY created_at DESC, request_id DESC"
+	if q.Limit > 0 {
+		query += " LIMIT " + strconv.Itoa(q.Limit)
 	}
-	rs, err := db.queryRequests(ctx, db.x, q)
+	text, args, err := sqlx.In(query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list requests: %w", err)
+	}
+	rs, err := db.queryRequests(ctx, db.x, text, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list requests: %w", err)
 	}
@@ -147,31 +196,94 @@ func (db *DB) readRequest(ctx context.Context, x queryer, requestID string, forU
 	return rs[0], nil
 }
 
-// insertRequest writes a new row with version 1.
-func (db *DB) insertRequest(ctx context.Context, x queryer, r Request) error {
-	_, err := x.ExecContext(ctx, db.insertRequestSQL(), insertRequestArgs(r)...)
-	return err
-}
-
-// insertRequestSQL is the INSERT of a new row with version 1; its
-// arguments are insertRequestArgs.
-func (db *DB) insertRequestSQL() string {
-	return "INSERT INTO " + db.t.requests + " (" + requestColumns +
-		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)"
-}
-
-func insertRequestArgs(r Request) []any {
-	return []any{r.RequestID, r.ClaimNumber, nullString(r.JobNumber), r.Phase, r.ResumePhase, r.PushedHash,
-		r.PushedMarker, r.SupplementNeeded, r.Attempts, dbTime(r.NextAttemptAt), capText(r.LastError),
-		dbTime(r.Expiry), dbTime(r.BookingDate), nullString(string(r.RequestJSON)),
-		dbTime(r.CreatedAt), dbTime(r.UpdatedAt), dbTime(r.PushedAt), dbTime(r.SubmittedAt)}
-}
-
 func nullString(s string) any {
 	if s == "" {
 		return nil
 	}
 	return s
+}
+
+// prepareNew fills in what Insert stores of a new row: version 1, created
+// and updated now unless set, times as stored, texts capped.
+func prepareNew(r Request) Request {
+	t := now()
+	if r.CreatedAt.IsZero() {
+		r.CreatedAt = t
+	}
+	r.CreatedAt = normTime(r.CreatedAt)
+	r.UpdatedAt = t
+	r.Version = 1
+	return normRow(r)
+}
+
+// normRow is r with its times as a DATETIME(6) keeps them and its texts
+// capped as stored.
+func normRow(r Request) Request {
+	for _, t := range []*time.Time{&r.NextAttemptAt, &r.Expiry, &r.BookingDate, &r.PushedAt, &r.SubmittedAt} {
+		*t = normTime(*t)
+	}
+	r.LastError = capText(r.LastError)
+	return r
+}
+
+// insertRow writes a new row (prepared by prepareNew) with ev. A row that
+// exists already is ErrExists; a job number another request holds is
+// ErrJobInUse.
+func (db *DB) insertRow(ctx context.Context, x queryer, r Request, ev Event) error {
+	_, err := x.ExecContext(ctx, "INSERT INTO "+db.t.requests+" ("+requestColumns+
+		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		r.RequestID, r.ClaimNumber, nullString(r.JobNumber), r.Phase, r.ResumePhase, r.Reason, r.Intent,
+		r.JobCreated, r.ReleasedJob, r.PushedHash, r.PushedMarker, r.SupplementNeeded, r.Attempts,
+		dbTime(r.NextAttemptAt), r.LastError, dbTime(r.Expiry), dbTime(r.BookingDate),
+		nullString(string(r.RequestJSON)), r.CreatedAt, r.UpdatedAt, dbTime(r.PushedAt),
+		dbTime(r.SubmittedAt), r.Version)
+	if err != nil {
+		return db.keyError(err, r)
+	}
+	return db.recordEvent(ctx, x, ev, Request{}, r)
+}
+
+// keyError turns a unique-key violation into ErrExists (the request) or
+// ErrJobInUse (the job number).
+func (db *DB) keyError(err error, r Request) error {
+	if mysqlErrno(err) != errDupEntry {
+		return err
+	}
+	if strings.Contains(err.Error(), "PRIMARY") {
+		return fmt.Errorf("request %s: %w", r.RequestID, ErrExists)
+	}
+	return fmt.Errorf("job %s: %w", r.JobNumber, ErrJobInUse)
+}
+
+// updateRow stores next over cur, compare-and-set on cur's phase and
+// version, with ev; it returns next as stored.
+func (db *DB) updateRow(ctx context.Context, x queryer, cur, next Request) (Request, error) {
+	next.RequestID, next.CreatedAt = cur.RequestID, cur.CreatedAt
+	next.UpdatedAt = now()
+	next.Version = cur.Version + 1
+	next = normRow(next)
+	res, err := x.ExecContext(ctx, "UPDATE "+db.t.requests+" SET claim_number = ?, job_number = ?, "+
+		"phase = ?, resume_phase = ?, reason = ?, intent = ?, job_created = ?, released_job = ?, "+
+		"pushed_hash = ?, pushed_marker = ?, supplement_needed = ?, attempts = ?, next_attempt_at = ?, "+
+		"last_error = ?, expiry = ?, booking_date = ?, request_json = ?, updated_at = ?, pushed_at = ?, "+
+		"submitted_at = ?, version = version + 1 "+
+		"WHERE request_id = ? AND phase = ? AND version = ?",
+		next.ClaimNumber, nullString(next.JobNumber), next.Phase, next.ResumePhase, next.Reason, next.Intent,
+		next.JobCreated, next.ReleasedJob, next.PushedHash, next.PushedMarker, next.SupplementNeeded,
+		next.Attempts, dbTime(next.NextAttemptAt), next.LastError, dbTime(next.Expiry),
+		dbTime(next.BookingDate), nullString(string(next.RequestJSON)), next.UpdatedAt,
+		dbTime(next.PushedAt), dbTime(next.SubmittedAt), cur.RequestID, cur.Phase, cur.Version)
+	if err != nil {
+		return Request{}, db.keyError(err, next)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return Request{}, err
+	}
+	if n == 0 {
+		return Request{}, ErrStale
+	}
+	return next, nil
 }
 
 // Update stores next in place of cur if the row is still at cur's phase and
@@ -185,42 +297,13 @@ func nullString(s string) any {
 func (db *DB) Update(ctx context.Context, cur, next Request, ev Event) (Request, error) {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
-	next.RequestID, next.CreatedAt = cur.RequestID, cur.CreatedAt
-	next.UpdatedAt = now()
-	next.Version = cur.Version + 1
-	next.LastError = capText(next.LastError)
-	for _, t := range []*time.Time{&next.NextAttemptAt, &next.Expiry, &next.BookingDate, &next.PushedAt, &next.SubmittedAt} {
-		*t = normTime(*t)
-	}
+	var saved Request
 	write := func(x queryer) error {
-		res, err := x.ExecContext(ctx, "UPDATE "+db.t.requests+" SET claim_number = ?, job_number = ?, "+
-			"phase = ?, resume_phase = ?, pushed_hash = ?, pushed_marker = ?, supplement_needed = ?, "+
-			"attempts = ?, next_attempt_at = ?, last_error = ?, expiry = ?, booking_date = ?, "+
-			"request_json = ?, updated_at = ?, pushed_at = ?, submitted_at = ?, version = version + 1 "+
-			"WHERE request_id = ? AND phase = ? AND version = ?",
-			next.ClaimNumber, nullString(next.JobNumber), next.Phase, next.ResumePhase, next.PushedHash,
-			next.PushedMarker, next.SupplementNeeded, next.Attempts, dbTime(next.NextAttemptAt),
-			next.LastError, dbTime(next.Expiry), dbTime(next.BookingDate),
-			nullString(string(next.RequestJSON)), dbTime(next.UpdatedAt), dbTime(next.PushedAt),
-			dbTime(next.SubmittedAt), cur.RequestID, cur.Phase, cur.Version)
-		if err != nil {
-			if mysqlErrno(err) == errDupEntry {
-				return fmt.Errorf("job %s: %w", next.JobNumber, ErrJobInUse)
-			}
+		var err error
+		if saved, err = db.updateRow(ctx, x, cur, next); err != nil {
 			return err
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return ErrStale
-		}
-		if ev.Kind == "" {
-			return nil
-		}
-		ev = fillEvent(ev, cur, next)
-		return db.insertEvent(ctx, x, ev)
+		return db.recordEvent(ctx, x, ev, cur, saved)
 	}
 	var err error
 	if ev.Kind == "" {
@@ -231,14 +314,35 @@ func (db *DB) Update(ctx context.Context, cur, next Request, ev Event) (Request,
 	if err != nil {
 		return Request{}, fmt.Errorf("update request %s (%s, version %d): %w", cur.RequestID, cur.Phase, cur.Version, err)
 	}
-	return next, nil
+	return saved, nil
 }
 
-// fillEvent completes an event written by Update from the rows it moves
-// between.
-func fillEvent(ev Event, cur, next Request) Event {
+// Insert writes a new row r (version 1, created and updated now unless
+// CreatedAt is set) and ev in one transaction. ErrExists when the request
+// has a row already; ErrJobInUse when r's job number belongs to another
+// request. It returns the row as stored.
+func (db *DB) Insert(ctx context.Context, r Request, ev Event) (Request, error) {
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	if err := checkRow(r); err != nil {
+		return Request{}, fmt.Errorf("record request %s: %w", r.RequestID, err)
+	}
+	r = prepareNew(r)
+	err := db.inTx(ctx, func(tx *sqlx.Tx) error { return db.insertRow(ctx, tx, r, ev) })
+	if err != nil {
+		return Request{}, fmt.Errorf("record request %s: %w", r.RequestID, err)
+	}
+	return r, nil
+}
+
+// recordEvent appends ev (when its Kind is set) for a change from cur to
+// next, filling in what the rows say.
+func (db *DB) recordEvent(ctx context.Context, x queryer, ev Event, cur, next Request) error {
+	if ev.Kind == "" {
+		return nil
+	}
 	if ev.RequestID == "" {
-		ev.RequestID = cur.RequestID
+		ev.RequestID = next.RequestID
 	}
 	if ev.Job == "" {
 		ev.Job = next.JobNumber
@@ -249,31 +353,42 @@ func fillEvent(ev Event, cur, next Request) Event {
 	if ev.At.IsZero() {
 		ev.At = next.UpdatedAt
 	}
-	return ev
+	return db.insertEvent(ctx, x, ev)
 }
 
-// Retry puts a rejected request back into its ResumePhase (or, when that is
-// unset, reserved if it has a job, else waiting) with no attempts and no
-// error, and records an EventRetry carrying note. A request without a job
-// number never resumes as reserved: it goes back to waiting, so that the
-// next pass runs find_job (or create_job) again. ErrNotRejected when the
-// request is not rejected.
-func (db *DB) Retry(ctx context.Context, requestID, note string) (Request, error) {
-	cur, err := db.Request(ctx, requestID)
+// PhaseCount is how many rows are in one phase for one reason, and how many
+// of them have a supplement flagged.
+type PhaseCount struct {
+	Phase       Phase
+	Reason      Reason
+	N           int
+	Supplements int
+}
+
+// PhaseCounts counts quotesync's rows by phase and reason, in one
+// statement; nothing when the state tables do not exist yet.
+func (db *DB) PhaseCounts(ctx context.Context) ([]PhaseCount, error) {
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	rows, err := db.x.QueryContext(ctx, "SELECT phase, reason, COUNT(*), SUM(supplement_needed) FROM "+db.t.requests+
+		" GROUP BY phase, reason")
+	if mysqlErrno(err) == errNoSuchTable {
+		return nil, nil
+	}
 	if err != nil {
-		return Request{}, err
+		return nil, fmt.Errorf("count requests by phase: %w", err)
 	}
-	if cur.Phase != PhaseRejected {
-		return Request{}, fmt.Errorf("retry request %s: it is %s: %w", requestID, cur.Phase, ErrNotRejected)
+	defer rows.Close()
+	var out []PhaseCount
+	for rows.Next() {
+		var c PhaseCount
+		if err := rows.Scan(&c.Phase, &c.Reason, &c.N, &c.Supplements); err != nil {
+			return nil, fmt.Errorf("count requests by phase: %w", err)
+		}
+		out = append(out, c)
 	}
-	next := cur
-	next.Phase = cur.ResumePhase
-	if next.Phase == "" || next.Phase == PhaseRejected {
-		next.Phase = PhaseReserved
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count requests by phase: %w", err)
 	}
-	if next.Phase == PhaseReserved && cur.JobNumber == "" {
-		next.Phase = PhaseWaiting
-	}
-	next.ResumePhase, next.Attempts, next.NextAttemptAt, next.LastError = "", 0, time.Time{}, ""
-	return db.Update(ctx, cur, next, Event{Kind: EventRetry, Message: note})
+	return out, nil
 }

@@ -21,8 +21,8 @@ func TestUpdateStoresEveryField(t *testing.T) {
 	cur := mustReserve(t, db, newRequest("1", sampleshop.ClaimDraft))
 
 	next := cur
-	next.Phase = shopdb.PhaseDrafted
-	next.ResumePhase = shopdb.PhaseAccepted
+	next.Phase = phDrafted
+	next.ResumePhase = phAccepted
 	next.PushedHash = "sha256:abc"
 	next.PushedMarker = "DRAFT|2025-07-01|4"
 	next.SupplementNeeded = true
@@ -32,11 +32,11 @@ func TestUpdateStoresEveryField(t *testing.T) {
 	next.PushedAt = time.Now()
 	next.SubmittedAt = time.Now().Add(time.Minute)
 	next.BookingDate = time.Date(2030, 1, 2, 0, 0, 0, 0, time.UTC)
-	got, err := db.Update(ctx, cur, next, shopdb.Event{Kind: shopdb.EventPhase, Message: "drafted"})
+	got, err := db.Update(ctx, cur, next, shopdb.Event{Kind: "phase", Message: "drafted"})
 	if err != nil {
 		t.Fatalf("Update: %v", err)
 	}
-	if got.Version != cur.Version+1 || got.Phase != shopdb.PhaseDrafted {
+	if got.Version != cur.Version+1 || got.Phase != phDrafted {
 		t.Errorf("returned version %d phase %s, want %d drafted", got.Version, got.Phase, cur.Version+1)
 	}
 	if len(got.LastError) > 4000 || !strings.HasSuffix(got.LastError, "…") {
@@ -56,8 +56,8 @@ func TestUpdateStoresEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := shopdb.Event{ID: evs[0].ID, RequestID: "1", Job: sampleshop.JobDraft, Kind: shopdb.EventPhase,
-		From: shopdb.PhaseReserved, To: shopdb.PhaseDrafted, Message: "drafted", At: got.UpdatedAt}
+	want := shopdb.Event{ID: evs[0].ID, RequestID: "1", Job: sampleshop.JobDraft, Kind: "phase",
+		From: phReserved, To: phDrafted, Message: "drafted", At: got.UpdatedAt}
 	if diff := cmp.Diff(want, evs[0]); diff != "" {
 		t.Errorf("event (-want +got):\n%s", diff)
 	}
@@ -81,7 +81,7 @@ func TestUpdateCompareAndSet(t *testing.T) {
 				next := cur
 				next.Attempts = cur.Attempts + 1
 				next.LastError = "updater " + string(rune('A'+i))
-				_, errs[i] = db.Update(ctx, cur, next, shopdb.Event{Kind: shopdb.EventCall, Message: next.LastError})
+				_, errs[i] = db.Update(ctx, cur, next, shopdb.Event{Kind: "call", Message: next.LastError})
 			}()
 		}
 		wg.Wait()
@@ -111,7 +111,7 @@ func TestUpdateCompareAndSet(t *testing.T) {
 
 	// A stale phase or version loses too.
 	stale := cur
-	stale.Phase = shopdb.PhaseAccepted
+	stale.Phase = phAccepted
 	if _, err := a.Update(ctx, stale, cur, shopdb.Event{}); !errors.Is(err, shopdb.ErrStale) {
 		t.Errorf("Update with the wrong phase: %v, want ErrStale", err)
 	}
@@ -149,9 +149,9 @@ func TestUpdateRoundTrips(t *testing.T) {
 		t.Errorf("Update without event cost %d round trips, want 1", got)
 	}
 	next = cur
-	next.Phase = shopdb.PhaseAccepted
+	next.Phase = phAccepted
 	n = trips(db)
-	if _, err := db.Update(ctx, cur, next, shopdb.Event{Kind: shopdb.EventPhase}); err != nil {
+	if _, err := db.Update(ctx, cur, next, shopdb.Event{Kind: "phase"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := n(); got != 4 {
@@ -160,15 +160,13 @@ func TestUpdateRoundTrips(t *testing.T) {
 }
 
 func TestOpenAndListRequests(t *testing.T) {
-	d := shopdbtest.NewSampleShop(t)
-	cfg := d.Config()
-	cfg.Queries.CreateJob = nil // so that a request can wait
-	db := d.Open(t, cfg)
+	db, d := shopdbtest.New(t)
 	ctx := testContext(t)
 	since := time.Now().Add(-time.Hour)
 
-	if _, err := db.Reserve(ctx, newRequest("waiting", "CLM-NONE")); !errors.Is(err, shopdb.ErrNoJob) {
-		t.Fatalf("Reserve: %v", err)
+	if _, err := db.Insert(ctx, shopdb.Request{RequestID: "waiting", ClaimNumber: "CLM-NONE", Phase: phWaiting},
+		shopdb.Event{Kind: "waiting"}); err != nil {
+		t.Fatalf("Insert: %v", err)
 	}
 	shop := d.Shop()
 	reserve := func(id string) shopdb.Request {
@@ -183,45 +181,57 @@ func TestOpenAndListRequests(t *testing.T) {
 		return r
 	}
 	reserve("reserved")
-	advance(t, db, reserve("accepted"), shopdb.PhaseAccepted, nil)
-	advance(t, db, advance(t, db, reserve("drafted"), shopdb.PhaseAccepted, nil), shopdb.PhaseDrafted, nil)
-	submit := func(id string, at time.Time, supplement bool) {
-		advance(t, db, reserve(id), shopdb.PhaseSubmitted, func(r *shopdb.Request) {
-			r.SubmittedAt, r.SupplementNeeded = at, supplement
+	advance(t, db, reserve("accepted"), phAccepted, nil)
+	advance(t, db, advance(t, db, reserve("drafted"), phAccepted, nil), phDrafted, nil)
+	submit := func(id string, supplement bool) {
+		advance(t, db, reserve(id), phSubmitted, func(r *shopdb.Request) {
+			r.SubmittedAt, r.SupplementNeeded = time.Now(), supplement
 		})
 	}
-	submit("submitted-new", time.Now(), false)
-	submit("submitted-old", since.Add(-time.Hour), false)
-	submit("submitted-supplement", time.Now(), true)
-	advance(t, db, reserve("rejected"), shopdb.PhaseRejected, func(r *shopdb.Request) { r.ResumePhase = shopdb.PhaseReserved })
-	advance(t, db, advance(t, db, reserve("rejected-late"), shopdb.PhaseAccepted, nil), shopdb.PhaseRejected,
-		func(r *shopdb.Request) { r.ResumePhase = shopdb.PhaseAccepted })
-	advance(t, db, reserve("gone"), shopdb.PhaseGone, nil)
+	submit("submitted-new", false)
+	submit("submitted-old", false)
+	if _, err := d.SQL.ExecContext(ctx, "UPDATE quotesync_requests SET updated_at = ? WHERE request_id = 'submitted-old'", since.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	submit("submitted-supplement", true)
+	advance(t, db, reserve("rejected"), phRejected, func(r *shopdb.Request) { r.ResumePhase = phReserved })
+	advance(t, db, advance(t, db, reserve("rejected-late"), phAccepted, nil), phRejected,
+		func(r *shopdb.Request) { r.ResumePhase = phAccepted })
+	advance(t, db, reserve("gone"), phGone, nil)
 
 	n := trips(db)
-	open, err := db.OpenRequests(ctx, since)
+	open, err := db.OpenRequests(ctx, shopdb.OpenQuery{
+		Phases: []shopdb.Phase{phWaiting, phReserved, phAccepted, phDrafted},
+		Recent: []shopdb.Phase{phSubmitted}, Since: since,
+		IDs: []string{"rejected", "not-tracked"},
+	})
 	if err != nil {
 		t.Fatalf("OpenRequests: %v", err)
 	}
 	if got := n(); got != 1 {
 		t.Errorf("OpenRequests cost %d round trips, want 1", got)
 	}
-	got := ids(open)
-	// A request rejected before acceptance may still be pending on the
-	// remote: it is returned so that it is known; one rejected later is not.
-	want := []string{"waiting:waiting", "reserved:reserved", "accepted:accepted", "drafted:drafted", "submitted-new:submitted", "rejected:rejected"}
-	if diff := cmp.Diff(want, got); diff != "" {
+	// The open phases, the submitted ones changed since, and the listed
+	// ones whatever their phase (so that a known request is never taken
+	// for a new one), oldest first.
+	want := []string{"waiting:waiting", "reserved:reserved", "accepted:accepted", "drafted:drafted", "submitted-new:submitted",
+		"submitted-supplement:submitted", "rejected:rejected"}
+	if diff := cmp.Diff(want, ids(open)); diff != "" {
 		t.Errorf("OpenRequests (-want +got):\n%s", diff)
 	}
-	all, err := db.OpenRequests(ctx, time.Time{})
+	all, err := db.OpenRequests(ctx, shopdb.OpenQuery{Recent: []shopdb.Phase{phSubmitted}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all) != 7 {
-		t.Errorf("OpenRequests(zero) = %v, want the open ones, both submitted without supplement and the rejected one", ids(all))
+	if len(all) != 3 {
+		t.Errorf("OpenRequests(recent submitted, no since) = %v, want the three submitted", ids(all))
+	}
+	if none, err := db.OpenRequests(ctx, shopdb.OpenQuery{}); err != nil || len(none) != 0 {
+		t.Errorf("OpenRequests(nothing asked) = %v, %v; want nothing", ids(none), err)
 	}
 
-	list, err := db.ListRequests(ctx, false, 0)
+	hide := shopdb.ListQuery{Hide: []shopdb.Phase{phSubmitted, phGone}, KeepSupplements: true}
+	list, err := db.ListRequests(ctx, hide)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,9 +240,9 @@ func TestOpenAndListRequests(t *testing.T) {
 	wantList := []string{"rejected-late:rejected", "rejected:rejected", "submitted-supplement:submitted",
 		"drafted:drafted", "accepted:accepted", "reserved:reserved", "waiting:waiting"}
 	if diff := cmp.Diff(wantList, ids(list)); diff != "" {
-		t.Errorf("ListRequests(all=false) newest first (-want +got):\n%s", diff)
+		t.Errorf("ListRequests(hide submitted and gone) newest first (-want +got):\n%s", diff)
 	}
-	list, err = db.ListRequests(ctx, true, 3)
+	list, err = db.ListRequests(ctx, shopdb.ListQuery{Limit: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,45 +251,14 @@ func TestOpenAndListRequests(t *testing.T) {
 	}
 }
 
-func TestRetry(t *testing.T) {
-	db, _ := shopdbtest.New(t)
-	ctx := testContext(t)
-	r := mustReserve(t, db, newRequest("1", sampleshop.ClaimDraft))
-	if _, err := db.Retry(ctx, "1", "again"); !errors.Is(err, shopdb.ErrNotRejected) {
-		t.Fatalf("Retry of a reserved request: %v, want ErrNotRejected", err)
-	}
-	if _, err := db.Retry(ctx, "nope", ""); !errors.Is(err, shopdb.ErrNotFound) {
-		t.Fatalf("Retry of an unknown request: %v, want ErrNotFound", err)
-	}
-	r = advance(t, db, r, shopdb.PhaseRejected, func(r *shopdb.Request) {
-		r.ResumePhase, r.Attempts, r.LastError = shopdb.PhaseAccepted, 4, "400 bad item"
-		r.NextAttemptAt = time.Now().Add(time.Hour)
-	})
-	got, err := db.Retry(ctx, "1", "fixed the price list")
-	if err != nil {
-		t.Fatalf("Retry: %v", err)
-	}
-	if got.Phase != shopdb.PhaseAccepted || got.ResumePhase != "" || got.Attempts != 0 || got.LastError != "" || !got.NextAttemptAt.IsZero() {
-		t.Errorf("after Retry: %+v; want accepted, no resume phase, attempts 0, no error, due now", got)
-	}
-	evs, err := db.Events(ctx, "1", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(evs) != 1 || evs[0].Kind != shopdb.EventRetry || evs[0].Message != "fixed the price list" ||
-		evs[0].From != shopdb.PhaseRejected || evs[0].To != shopdb.PhaseAccepted {
-		t.Errorf("retry event = %+v", evs)
-	}
-}
-
 func TestEvents(t *testing.T) {
 	db, _ := shopdbtest.New(t)
 	ctx := testContext(t)
 	at := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	in := []shopdb.Event{
-		{RequestID: "7", Job: "RO-1", Kind: shopdb.EventCall, Route: "POST /requests/{id}", Status: 503, Attempt: 2, Duration: 1500 * time.Millisecond, Message: "busy", At: at},
-		{RequestID: "8", Kind: shopdb.EventWarning, Message: "lines changed after submit", At: at.Add(time.Second)},
-		{RequestID: "7", Kind: shopdb.EventCall, Route: "POST /requests/{id}", Status: 201, Attempt: 3, At: at.Add(2 * time.Second)},
+		{RequestID: "7", Job: "RO-1", Kind: "call", Route: "POST /requests/{id}", Status: 503, Attempt: 2, Duration: 1500 * time.Millisecond, Message: "busy", At: at},
+		{RequestID: "8", Kind: "warning", Message: "lines changed after submit", At: at.Add(time.Second)},
+		{RequestID: "7", Kind: "call", Route: "POST /requests/{id}", Status: 201, Attempt: 3, At: at.Add(2 * time.Second)},
 	}
 	for _, ev := range in {
 		if err := db.RecordEvent(ctx, ev); err != nil {

@@ -267,74 +267,64 @@ func (p *benchProfile) report(passStart time.Time, requests int) string {
 	return b.String()
 }
 
-// timedStore is the real store, timed.
+// timedStore is the real store, its main calls timed.
 type timedStore struct {
-	db *shopdb.DB
-	p  *benchProfile
+	*shopdb.DB
+	p *benchProfile
 }
 
-func (s timedStore) OpenRequests(ctx context.Context, since time.Time) ([]shopdb.Request, error) {
+func (s timedStore) OpenRequests(ctx context.Context, q shopdb.OpenQuery) ([]shopdb.Request, error) {
 	defer s.p.since("db.OpenRequests", time.Now())
-	return s.db.OpenRequests(ctx, since)
+	return s.DB.OpenRequests(ctx, q)
 }
 
-func (s timedStore) Reserve(ctx context.Context, nr shopdb.NewRequest) (shopdb.Request, error) {
-	defer s.p.since("db.Reserve", time.Now())
-	return s.db.Reserve(ctx, nr)
-}
-
-func (s timedStore) PlanReserve(ctx context.Context, nr shopdb.NewRequest) (string, bool, error) {
-	defer s.p.since("db.PlanReserve", time.Now())
-	return s.db.PlanReserve(ctx, nr)
+func (s timedStore) InTx(ctx context.Context, nr shopdb.NewRequest, f func(context.Context, *shopdb.Tx) error) error {
+	defer s.p.since("db.InTx", time.Now())
+	return s.DB.InTx(ctx, nr, f)
 }
 
 func (s timedStore) Update(ctx context.Context, cur, next shopdb.Request, ev shopdb.Event) (shopdb.Request, error) {
 	defer s.p.since("db.Update", time.Now())
-	return s.db.Update(ctx, cur, next, ev)
-}
-
-func (s timedStore) Defer(ctx context.Context, nr shopdb.NewRequest, reason string, next time.Time) (shopdb.Request, error) {
-	defer s.p.since("db.Defer", time.Now())
-	return s.db.Defer(ctx, nr, reason, next)
+	return s.DB.Update(ctx, cur, next, ev)
 }
 
 func (s timedStore) JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, map[string]error, error) {
 	defer s.p.since("db.JobStates", time.Now())
-	return s.db.JobStates(ctx, jobs)
+	return s.DB.JobStates(ctx, jobs)
 }
 
 func (s timedStore) LineItems(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error) {
 	defer s.p.since("db.LineItems", time.Now())
-	return s.db.LineItems(ctx, jobs)
+	return s.DB.LineItems(ctx, jobs)
 }
 
-// timedRemote is the real client, timed.
+// timedRemote is the real client, its calls timed.
 type timedRemote struct {
-	c *remote.Client
+	*remote.Client
 	p *benchProfile
 }
 
 func (r timedRemote) ListRequests(ctx context.Context) ([]remote.Request, error) {
 	defer r.p.since("remote.ListRequests", time.Now())
-	return r.c.ListRequests(ctx)
+	return r.Client.ListRequests(ctx)
 }
 
 func (r timedRemote) Accept(ctx context.Context, id, ref string, booking time.Time) (remote.Job, error) {
 	defer r.p.since("remote.Accept", time.Now())
-	return r.c.Accept(ctx, id, ref, booking)
+	return r.Client.Accept(ctx, id, ref, booking)
 }
 
 func (r timedRemote) CreateQuote(ctx context.Context, job string, q remote.Quote) (remote.Quote, error) {
 	defer r.p.since("remote.CreateQuote", time.Now())
-	return r.c.CreateQuote(ctx, job, q)
+	return r.Client.CreateQuote(ctx, job, q)
 }
 
 func (r timedRemote) UpdateDraft(ctx context.Context, job string, q remote.Quote) (remote.Quote, error) {
 	defer r.p.since("remote.UpdateDraft", time.Now())
-	return r.c.UpdateDraft(ctx, job, q)
+	return r.Client.UpdateDraft(ctx, job, q)
 }
 
 func (r timedRemote) SetStatus(ctx context.Context, job, typ, status string) (remote.Quote, error) {
 	defer r.p.since("remote.SetStatus", time.Now())
-	return r.c.SetStatus(ctx, job, typ, status)
+	return r.Client.SetStatus(ctx, job, typ, status)
 }

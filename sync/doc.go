@@ -6,8 +6,20 @@
 // call), pushes each accepted job's Estimate as a Draft whenever the shop's
 // lines change, and changes its status to Submitted, once, when the shop
 // marks the estimate final. Everything a crash or a fault can leave behind is
-// repaired by the next pass; see DESIGN.md for the state machine and the
-// rules that make it safe.
+// repaired by the next pass.
+//
+// The state machine of a tracked request lives in one place, machine.go:
+// its phases, the transitions allowed between them, the reasons and the
+// intents, as tables. The decisions (decide_accept.go, decide_push.go,
+// retry.go) are pure functions from the rows, the shop's facts and the
+// remote's answers to changes; the executor (exec.go) checks each change
+// against the table, writes it with its event in one transaction, and hands
+// the event to the observers (the log, the metrics, the demo, tests). A dry
+// run is the same decisions, printed instead of performed. ARCHITECTURE.md
+// at the top of the repository draws the whole.
+//
+// Open assembles the daemon (database, remote client, engine) for the
+// command, the demo and the tests alike.
 //
 // The package shadows the standard library's sync: import it under an alias
 // such as qsync.

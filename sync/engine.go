@@ -22,18 +22,29 @@ type Remote interface {
 	CreateQuote(ctx context.Context, jobID string, q remote.Quote) (remote.Quote, error)
 	UpdateDraft(ctx context.Context, jobID string, q remote.Quote) (remote.Quote, error)
 	SetStatus(ctx context.Context, jobID, quoteType, status string) (remote.Quote, error)
+	// StatusForm returns the status change form in use ("POST
+	// /jobs/{jobId}/quotes/status/{status}"); ok is false while
+	// remote.status_path auto has not found one.
+	StatusForm() (form string, ok bool)
+	// UseStatusForm makes auto mode use form from now on (one that an
+	// earlier run found); a form the client does not know is an error.
+	UseStatusForm(form string) error
 }
 
 // Store is the shop database and quotesync's own state; *shopdb.DB
 // implements it.
 type Store interface {
-	OpenRequests(ctx context.Context, submittedSince time.Time) ([]shopdb.Request, error)
-	Reserve(ctx context.Context, nr shopdb.NewRequest) (shopdb.Request, error)
-	PlanReserve(ctx context.Context, nr shopdb.NewRequest) (job string, wouldCreate bool, err error)
-	Defer(ctx context.Context, nr shopdb.NewRequest, reason string, next time.Time) (shopdb.Request, error)
+	OpenRequests(ctx context.Context, q shopdb.OpenQuery) ([]shopdb.Request, error)
+	Request(ctx context.Context, requestID string) (shopdb.Request, error)
+	InTx(ctx context.Context, nr shopdb.NewRequest, f func(ctx context.Context, tx *shopdb.Tx) error) error
+	ReadTx(ctx context.Context, nr shopdb.NewRequest, f func(ctx context.Context, tx *shopdb.Tx) error) error
+	Insert(ctx context.Context, r shopdb.Request, ev shopdb.Event) (shopdb.Request, error)
 	Update(ctx context.Context, cur, next shopdb.Request, ev shopdb.Event) (shopdb.Request, error)
+	JobHolder(ctx context.Context, job string) (string, error)
 	JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, map[string]error, error)
 	LineItems(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error)
+	Setting(ctx context.Context, name string) (string, bool, error)
+	PutSetting(ctx context.Context, name, value string) error
 }
 
 // Errors a pass returns that callers branch on.
@@ -51,6 +62,9 @@ var (
 // remote did is never forgotten.
 const persistTimeout = 15 * time.Second
 
+// settingStatusForm is the settings key of the status form auto mode found.
+const settingStatusForm = "remote.status_form"
+
 // Engine runs passes. It is safe to call Pass and Plan from one goroutine
 // at a time; Run makes sure passes never overlap.
 type Engine struct {
@@ -58,26 +72,26 @@ type Engine struct {
 	remote Remote
 	store  Store
 	log    *zap.Logger
+	obs    observers
 
-	// Metrics receives counters and gauges. Default: discarded.
-	Metrics Metrics
 	// Now is the engine's clock. Default time.Now.
 	Now func() time.Time
 
 	passStart atomic.Int64 // unix nanoseconds of the running pass's start, 0 when idle
 
-	mu          gosync.Mutex
-	warned      map[string]bool // once-per-process warnings already logged
-	failStreak  int             // consecutive failed passes
-	lastFailLog time.Time       // when a failed pass was last logged
+	mu         gosync.Mutex
+	reported   map[string]bool // once-per-process reports already made
+	failStreak int             // consecutive failed passes
+	// heldExamined: every held job was examined again since this engine
+	// was built (a restart or a reload builds a new one), so that a hold
+	// the new configuration lifts is lifted.
+	heldExamined bool
+	formLoaded   bool // the status form found by an earlier run was loaded
 }
 
-// failLogInterval is how often a run of failing passes is logged at error
-// level; the passes in between log at debug.
-const failLogInterval = 10 * time.Minute
-
-// New returns an engine. cfg is validated; zero fields take their defaults.
-func New(cfg Config, rem Remote, store Store, log *zap.Logger) (*Engine, error) {
+// New returns an engine. cfg is validated; zero fields take their
+// defaults. Events go to a LogObserver on log, then to obs in order.
+func New(cfg Config, rem Remote, store Store, log *zap.Logger, obs ...Observer) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("sync config: %w", err)
 	}
@@ -85,13 +99,13 @@ func New(cfg Config, rem Remote, store Store, log *zap.Logger) (*Engine, error) 
 		return nil, errors.New("new engine: remote, store and logger are required")
 	}
 	return &Engine{
-		cfg:     cfg.withDefaults(),
-		remote:  rem,
-		store:   store,
-		log:     log,
-		Metrics: nopMetrics{},
-		Now:     time.Now,
-		warned:  make(map[string]bool),
+		cfg:      cfg.withDefaults(),
+		remote:   rem,
+		store:    store,
+		log:      log,
+		obs:      append(observers{NewLogObserver(log)}, obs...),
+		Now:      time.Now,
+		reported: make(map[string]bool),
 	}, nil
 }
 
@@ -109,47 +123,86 @@ func (e *Engine) Busy() (since time.Time, ok bool) {
 	return time.Unix(0, n), true
 }
 
-// warnOnce reports whether key has not been warned about yet in this
+// emit hands ev to the observers, stamped with the time.
+func (e *Engine) emit(ev Event) {
+	if ev.At.IsZero() {
+		ev.At = e.Now()
+	}
+	e.obs.Observe(ev)
+}
+
+// reportOnce reports whether key has not been reported yet in this
 // process, and remembers it.
-func (e *Engine) warnOnce(key string) bool {
+func (e *Engine) reportOnce(key string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.warned[key] {
+	if e.reported[key] {
 		return false
 	}
-	e.warned[key] = true
+	e.reported[key] = true
 	return true
 }
 
 // Summary counts what one pass did.
 type Summary struct {
-	Pending     int // requests the remote listed as pending
-	Tracked     int // open requests in quotesync's state at the start
-	Reserved    int // job numbers reserved
-	Accepted    int // requests accepted (confirmed or inferred)
-	Drafted     int // first Draft pushes
-	Redrafted   int // Draft re-pushes after a change
-	Submitted   int // quotes submitted
-	Rejected    int // requests rejected
-	Gone        int // requests gone
-	Waiting     int // requests waiting for a shop job
-	Held        int // jobs held because their shop data is invalid
-	Supplements int // submitted jobs whose lines changed
-	Retrying    int // requests whose remote call failed temporarily
-	Duration    time.Duration
+	Pending        int // requests the remote listed as pending
+	Tracked        int // rows in quotesync's state the pass read
+	Reserved       int // job numbers reserved
+	Accepted       int // requests accepted (confirmed or inferred)
+	AcceptUnknown  int // requests whose accept's outcome is unknown
+	TakenElsewhere int // requests someone else accepted
+	Drafted        int // first Draft pushes
+	Redrafted      int // Draft re-pushes after a change
+	Submitted      int // quotes submitted
+	Rejected       int // requests rejected
+	Gone           int // requests gone
+	Waiting        int // requests waiting for a shop job
+	Held           int // jobs held because their data (or the configuration) does not allow a push
+	Supplements    int // submitted jobs whose lines changed
+	Retrying       int // requests whose step failed for now
+	Duration       time.Duration
 }
 
 // Changed reports whether the pass changed any state.
 func (s Summary) Changed() bool {
-	return s.Reserved+s.Accepted+s.Drafted+s.Redrafted+s.Submitted+s.Rejected+s.Gone+s.Supplements > 0
+	return s.Reserved+s.Accepted+s.AcceptUnknown+s.TakenElsewhere+s.Drafted+s.Redrafted+s.Submitted+
+		s.Rejected+s.Gone+s.Supplements > 0
+}
+
+// count adds ev to the summary.
+func (s *Summary) count(ev Event) {
+	switch ev.Kind {
+	case EventReserved:
+		s.Reserved++
+	case EventAccepted:
+		s.Accepted++
+	case EventAcceptUnknown:
+		s.AcceptUnknown++
+	case EventTakenElsewhere:
+		s.TakenElsewhere++
+	case EventDrafted:
+		s.Drafted++
+	case EventRedrafted:
+		s.Redrafted++
+	case EventSubmitted:
+		s.Submitted++
+	case EventRejected:
+		s.Rejected++
+	case EventGone:
+		s.Gone++
+	case EventSupplement:
+		s.Supplements++
+	case EventRetrying, EventReserveFailed:
+		s.Retrying++
+	}
 }
 
 // Plan is what a pass would do, computed from real reads with no write
 // anywhere (see Engine.Plan).
 type Plan struct {
-	Pending int
-	Tracked int
-	Actions []Action
+	Pending int      `json:"pending"`
+	Tracked int      `json:"tracked"`
+	Actions []Action `json:"actions"`
 }
 
 // Action is one step a pass would take.
@@ -173,7 +226,7 @@ const (
 	DoMarkGone       = "mark gone"
 	DoPushDraft      = "push draft"
 	DoSubmit         = "submit"
-	DoHold           = "hold (invalid shop data)"
+	DoHold           = "hold"
 	DoFlagSupplement = "flag supplement needed"
 	DoSkip           = "skip"
 )
@@ -190,6 +243,8 @@ func (e *Engine) Pass(ctx context.Context) (Summary, error) {
 // Plan computes what a pass would do now, from real reads of the remote's
 // pending list, quotesync's state and the shop's lines, without writing
 // anywhere: no remote write, no shop statement that writes, no state change.
+// On a database where quotesync's tables do not exist yet it plans as if
+// they were empty.
 func (e *Engine) Plan(ctx context.Context) (Plan, error) {
 	p, err := e.pass(ctx, true)
 	return Plan{Pending: p.summary.Pending, Tracked: p.summary.Tracked, Actions: p.actions}, err

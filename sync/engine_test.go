@@ -10,6 +10,7 @@ import (
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 func d(s string) decimal.Decimal { return decimal.RequireFromString(s) }
@@ -48,8 +49,8 @@ func TestWorkflow(t *testing.T) {
 	// RO-50001: drafted. RO-50002 (final): drafted and submitted in the
 	// same pass. RO-50003 and the new job: no lines, no draft. RO-50005:
 	// held for its NULL price.
-	wantPhases := map[string]shopdb.Phase{reqDraft: shopdb.PhaseDrafted, reqFinal: shopdb.PhaseSubmitted,
-		reqNoLines: shopdb.PhaseAccepted, reqBad: shopdb.PhaseAccepted, reqNew: shopdb.PhaseAccepted}
+	wantPhases := map[string]shopdb.Phase{reqDraft: qsync.PhaseDrafted, reqFinal: qsync.PhaseSubmitted,
+		reqNoLines: qsync.PhaseAccepted, reqBad: qsync.PhaseAccepted, reqNew: qsync.PhaseAccepted}
 	for id, want := range wantPhases {
 		if got := r.row(id).Phase; got != want {
 			t.Errorf("request %s phase %s, want %s", id, got, want)
@@ -70,7 +71,7 @@ func TestWorkflow(t *testing.T) {
 	if want := "job RO-50005 line 2"; !strings.Contains(held.LastError, want) || !strings.Contains(held.LastError, "price") {
 		t.Errorf("held job's last error %q should name the job, the line and the column", held.LastError)
 	}
-	if got := r.logged("job held: shop data invalid"); got != 1 {
+	if got := r.seen(qsync.EventHeld); got != 1 {
 		t.Errorf("held job logged %d times, want 1", got)
 	}
 
@@ -85,7 +86,7 @@ func TestWorkflow(t *testing.T) {
 	if got := r.db.RoundTrips() - trips; got > 2 {
 		t.Errorf("idle pass cost %d database round trips, want at most 2 (state + estimate states)", got)
 	}
-	if got := r.logged("job held: shop data invalid"); got != 1 {
+	if got := r.seen(qsync.EventHeld); got != 1 {
 		t.Errorf("held job logged again on an idle pass (%d lines)", got)
 	}
 
@@ -136,7 +137,7 @@ func TestWorkflow(t *testing.T) {
 	}
 	r.assertRemoteHoldsShopLines(sampleshop.JobNoLines)
 	r.assertRemoteHoldsShopLines(sampleshop.JobBadLine)
-	if got := r.row(reqBad); got.LastError != "" || got.Phase != shopdb.PhaseDrafted {
+	if got := r.row(reqBad); got.LastError != "" || got.Phase != qsync.PhaseDrafted {
 		t.Errorf("released job: phase %s, last error %q", got.Phase, got.LastError)
 	}
 
@@ -175,7 +176,7 @@ func TestWorkflow(t *testing.T) {
 	if !r.row(reqDraft).SupplementNeeded {
 		t.Error("supplement not flagged in state")
 	}
-	if got := r.logged("lines changed after submission: a supplement is needed (not pushed)"); got != 1 {
+	if got := r.seen(qsync.EventSupplement); got != 1 {
 		t.Errorf("supplement warning logged %d times, want 1", got)
 	}
 

@@ -9,111 +9,60 @@ import (
 	"github.com/quotesync/quotesync/shopdb"
 )
 
-// errNotFaked is returned by a fake method the test did not set.
+// errNotFaked is returned by every method of the fakes: the pure unit
+// tests of this package build an engine without calling its parts. The
+// engine's behaviour against the real client, emulator and database is
+// tested with the rig (rig_test.go).
 var errNotFaked = errors.New("not faked")
 
-// fakeRemote is a Remote of function fields, for pure unit tests. The
-// engine's behaviour against the real client, emulator and database is
-// tested in engine_test.go.
-type fakeRemote struct {
-	list   func(ctx context.Context) ([]remote.Request, error)
-	accept func(ctx context.Context, requestID, referenceID string, bookingDate time.Time) (remote.Job, error)
-	create func(ctx context.Context, jobID string, q remote.Quote) (remote.Quote, error)
-	update func(ctx context.Context, jobID string, q remote.Quote) (remote.Quote, error)
-	status func(ctx context.Context, jobID, quoteType, status string) (remote.Quote, error)
-}
+// fakeRemote is a Remote that refuses every call.
+type fakeRemote struct{}
 
-func (f *fakeRemote) ListRequests(ctx context.Context) ([]remote.Request, error) {
-	if f.list == nil {
-		return nil, errNotFaked
-	}
-	return f.list(ctx)
+func (fakeRemote) ListRequests(context.Context) ([]remote.Request, error) { return nil, errNotFaked }
+func (fakeRemote) Accept(context.Context, string, string, time.Time) (remote.Job, error) {
+	return remote.Job{}, errNotFaked
 }
+func (fakeRemote) CreateQuote(context.Context, string, remote.Quote) (remote.Quote, error) {
+	return remote.Quote{}, errNotFaked
+}
+func (fakeRemote) UpdateDraft(context.Context, string, remote.Quote) (remote.Quote, error) {
+	return remote.Quote{}, errNotFaked
+}
+func (fakeRemote) SetStatus(context.Context, string, string, string) (remote.Quote, error) {
+	return remote.Quote{}, errNotFaked
+}
+func (fakeRemote) StatusForm() (string, bool) { return "", false }
+func (fakeRemote) UseStatusForm(string) error { return errNotFaked }
 
-func (f *fakeRemote) Accept(ctx context.Context, requestID, referenceID string, bookingDate time.Time) (remote.Job, error) {
-	if f.accept == nil {
-		return remote.Job{}, errNotFaked
-	}
-	return f.accept(ctx, requestID, referenceID, bookingDate)
-}
+// fakeStore is a Store that refuses every call.
+type fakeStore struct{}
 
-func (f *fakeRemote) CreateQuote(ctx context.Context, jobID string, q remote.Quote) (remote.Quote, error) {
-	if f.create == nil {
-		return remote.Quote{}, errNotFaked
-	}
-	return f.create(ctx, jobID, q)
+func (fakeStore) OpenRequests(context.Context, shopdb.OpenQuery) ([]shopdb.Request, error) {
+	return nil, errNotFaked
 }
-
-func (f *fakeRemote) UpdateDraft(ctx context.Context, jobID string, q remote.Quote) (remote.Quote, error) {
-	if f.update == nil {
-		return remote.Quote{}, errNotFaked
-	}
-	return f.update(ctx, jobID, q)
+func (fakeStore) Request(context.Context, string) (shopdb.Request, error) {
+	return shopdb.Request{}, errNotFaked
 }
-
-func (f *fakeRemote) SetStatus(ctx context.Context, jobID, quoteType, status string) (remote.Quote, error) {
-	if f.status == nil {
-		return remote.Quote{}, errNotFaked
-	}
-	return f.status(ctx, jobID, quoteType, status)
+func (fakeStore) InTx(context.Context, shopdb.NewRequest, func(context.Context, *shopdb.Tx) error) error {
+	return errNotFaked
 }
-
-// fakeStore is a Store of function fields, for pure unit tests.
-type fakeStore struct {
-	open        func(ctx context.Context, since time.Time) ([]shopdb.Request, error)
-	reserve     func(ctx context.Context, nr shopdb.NewRequest) (shopdb.Request, error)
-	planReserve func(ctx context.Context, nr shopdb.NewRequest) (string, bool, error)
-	deferReq    func(ctx context.Context, nr shopdb.NewRequest, reason string, next time.Time) (shopdb.Request, error)
-	update      func(ctx context.Context, cur, next shopdb.Request, ev shopdb.Event) (shopdb.Request, error)
-	states      func(ctx context.Context, jobs []string) (map[string]shopdb.JobState, map[string]error, error)
-	lines       func(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error)
+func (fakeStore) ReadTx(context.Context, shopdb.NewRequest, func(context.Context, *shopdb.Tx) error) error {
+	return errNotFaked
 }
-
-func (f *fakeStore) OpenRequests(ctx context.Context, since time.Time) ([]shopdb.Request, error) {
-	if f.open == nil {
-		return nil, errNotFaked
-	}
-	return f.open(ctx, since)
+func (fakeStore) Insert(context.Context, shopdb.Request, shopdb.Event) (shopdb.Request, error) {
+	return shopdb.Request{}, errNotFaked
 }
-
-func (f *fakeStore) Reserve(ctx context.Context, nr shopdb.NewRequest) (shopdb.Request, error) {
-	if f.reserve == nil {
-		return shopdb.Request{}, errNotFaked
-	}
-	return f.reserve(ctx, nr)
+func (fakeStore) Update(context.Context, shopdb.Request, shopdb.Request, shopdb.Event) (shopdb.Request, error) {
+	return shopdb.Request{}, errNotFaked
 }
-
-func (f *fakeStore) PlanReserve(ctx context.Context, nr shopdb.NewRequest) (string, bool, error) {
-	if f.planReserve == nil {
-		return "", false, errNotFaked
-	}
-	return f.planReserve(ctx, nr)
+func (fakeStore) JobHolder(context.Context, string) (string, error) { return "", errNotFaked }
+func (fakeStore) JobStates(context.Context, []string) (map[string]shopdb.JobState, map[string]error, error) {
+	return nil, nil, errNotFaked
 }
-
-func (f *fakeStore) Update(ctx context.Context, cur, next shopdb.Request, ev shopdb.Event) (shopdb.Request, error) {
-	if f.update == nil {
-		return shopdb.Request{}, errNotFaked
-	}
-	return f.update(ctx, cur, next, ev)
+func (fakeStore) LineItems(context.Context, []string) (map[string][]shopdb.Line, map[string]error, error) {
+	return nil, nil, errNotFaked
 }
-
-func (f *fakeStore) Defer(ctx context.Context, nr shopdb.NewRequest, reason string, next time.Time) (shopdb.Request, error) {
-	if f.deferReq == nil {
-		return shopdb.Request{}, errNotFaked
-	}
-	return f.deferReq(ctx, nr, reason, next)
+func (fakeStore) Setting(context.Context, string) (string, bool, error) {
+	return "", false, errNotFaked
 }
-
-func (f *fakeStore) JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, map[string]error, error) {
-	if f.states == nil {
-		return nil, nil, errNotFaked
-	}
-	return f.states(ctx, jobs)
-}
-
-func (f *fakeStore) LineItems(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error) {
-	if f.lines == nil {
-		return nil, nil, errNotFaked
-	}
-	return f.lines(ctx, jobs)
-}
+func (fakeStore) PutSetting(context.Context, string, string) error { return errNotFaked }

@@ -27,7 +27,7 @@ func TestAcceptLandedAnswerLost(t *testing.T) {
 		t.Fatalf("pass with a lost answer: %+v, want 1 retrying", s)
 	}
 	row := r.row(id)
-	if row.Phase != shopdb.PhaseReserved || row.Attempts != 1 || row.NextAttemptAt.IsZero() {
+	if row.Phase != qsync.PhaseReserved || row.Attempts != 1 || row.NextAttemptAt.IsZero() {
 		t.Fatalf("row after a lost answer: phase %s attempts %d next %v", row.Phase, row.Attempts, row.NextAttemptAt)
 	}
 	before := r.emu.Calls()[emulator.RouteAccept]
@@ -39,7 +39,7 @@ func TestAcceptLandedAnswerLost(t *testing.T) {
 	if s.Accepted != 1 {
 		t.Fatalf("repair pass: %+v, want the request marked accepted", s)
 	}
-	if got := r.row(id).Phase; got != shopdb.PhaseAccepted {
+	if got := r.row(id).Phase; got != qsync.PhaseAccepted {
 		t.Fatalf("phase %s, want accepted", got)
 	}
 	// The repair pass confirmed it with a repeated accept (answered 409):
@@ -50,9 +50,20 @@ func TestAcceptLandedAnswerLost(t *testing.T) {
 	if got := acceptances(r.emu.State(), id); got != 1 {
 		t.Errorf("request accepted %d times on the remote, want 1", got)
 	}
-	if got := r.logged(qsync.MsgAcceptInferred); got != 1 {
-		t.Errorf("confirmed acceptance logged %d times", got)
+	if got := inferred(r.events.of(qsync.EventAccepted)); got != 1 {
+		t.Errorf("confirmed acceptance reported %d times, want 1", got)
 	}
+}
+
+// inferred counts the acceptances inferred from a repeated accept.
+func inferred(evs []qsync.Event) int {
+	n := 0
+	for _, ev := range evs {
+		if ev.Inferred {
+			n++
+		}
+	}
+	return n
 }
 
 // acceptances counts the successful accepts of a request in the
@@ -80,9 +91,9 @@ func TestAcceptConflictRejects(t *testing.T) {
 	for pass := 1; pass <= 3; pass++ {
 		r.pass()
 		row := r.row(id)
-		want := shopdb.PhaseReserved
+		want := qsync.PhaseReserved
 		if pass == 3 {
-			want = shopdb.PhaseRejected
+			want = qsync.PhaseRejected
 		}
 		if row.Phase != want {
 			t.Fatalf("after pass %d: phase %s, want %s (last error %q)", pass, row.Phase, want, row.LastError)
@@ -96,7 +107,7 @@ func TestAcceptConflictRejects(t *testing.T) {
 	}
 	// Retry must look the job up again (the shop renumbers it, or the
 	// mapping is fixed): back to waiting, the job number freed.
-	if row.ResumePhase != shopdb.PhaseWaiting || row.JobNumber != "" {
+	if row.ResumePhase != qsync.PhaseWaiting || row.JobNumber != "" {
 		t.Errorf("rejected row: resume phase %s, job %q; want waiting with no job number", row.ResumePhase, row.JobNumber)
 	}
 	// Known and rejected: later passes leave it alone.
@@ -105,10 +116,10 @@ func TestAcceptConflictRejects(t *testing.T) {
 	if w := r.writes(before); len(w) != 0 {
 		t.Errorf("a rejected request was tried again: %v", w)
 	}
-	if _, err := r.db.Retry(r.ctx, id, "test"); err != nil {
+	if _, _, err := qsync.Retry(r.ctx, r.db, id, "test"); err != nil {
 		t.Fatal(err)
 	}
-	if got := r.row(id).Phase; got != shopdb.PhaseWaiting {
+	if got := r.row(id).Phase; got != qsync.PhaseWaiting {
 		t.Fatalf("after retry: %s, want waiting", got)
 	}
 	// The shop gives the job another number; the next pass reserves and
@@ -117,7 +128,7 @@ func TestAcceptConflictRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.pass()
-	if row := r.row(id); row.Phase == shopdb.PhaseRejected || row.JobNumber != "RO-59001" {
+	if row := r.row(id); row.Phase == qsync.PhaseRejected || row.JobNumber != "RO-59001" {
 		t.Fatalf("after the shop renumbered the job: %s with job %q (%s)", row.Phase, row.JobNumber, row.LastError)
 	}
 	if rs, _ := r.emu.State().Request(id); rs.ReferenceID != "RO-59001" {
@@ -143,7 +154,7 @@ func TestPushRejectedIsolated(t *testing.T) {
 	}
 	var rejected string
 	for _, id := range ids {
-		if row := r.row(id); row.Phase == shopdb.PhaseRejected {
+		if row := r.row(id); row.Phase == qsync.PhaseRejected {
 			rejected = id
 			if !strings.Contains(row.LastError, "400") || row.ResumePhase == "" {
 				t.Errorf("rejected row: resume %q, last error %q", row.ResumePhase, row.LastError)
@@ -153,7 +164,7 @@ func TestPushRejectedIsolated(t *testing.T) {
 	if rejected == "" {
 		t.Fatal("no row rejected")
 	}
-	if _, err := r.db.Retry(r.ctx, rejected, "fixed"); err != nil {
+	if _, _, err := qsync.Retry(r.ctx, r.db, rejected, "fixed"); err != nil {
 		t.Fatal(err)
 	}
 	if s := r.pass(); s.Drafted+s.Redrafted != 1 {
@@ -175,7 +186,7 @@ func TestUnauthorizedStopsPass(t *testing.T) {
 	if strings.Contains(err.Error(), "wrong-token-0042") {
 		t.Errorf("the token leaked into the error: %v", err)
 	}
-	rows, err := r.db.ListRequests(r.ctx, true, 0)
+	rows, err := r.db.ListRequests(r.ctx, shopdb.ListQuery{})
 	if err != nil || len(rows) != 0 {
 		t.Errorf("state rows after a refused token: %d (%v)", len(rows), err)
 	}
@@ -194,7 +205,7 @@ func TestTemporaryFailureBacksOff(t *testing.T) {
 		t.Fatalf("pass 1: %+v, want 1 retrying", s)
 	}
 	row := r.row(id)
-	if row.Phase != shopdb.PhaseAccepted || row.Attempts != 1 || !strings.Contains(row.LastError, "503") {
+	if row.Phase != qsync.PhaseAccepted || row.Attempts != 1 || !strings.Contains(row.LastError, "503") {
 		t.Fatalf("row: phase %s attempts %d last error %q", row.Phase, row.Attempts, row.LastError)
 	}
 	if wait := row.NextAttemptAt.Sub(r.clock.Now()); wait < 2*time.Minute-time.Second {
@@ -236,11 +247,11 @@ func TestWaitingThenGone(t *testing.T) {
 	if s := r.pass(); s.Waiting != 2 {
 		t.Fatalf("pass 1: %+v, want 2 waiting", s)
 	}
-	if got := r.logged("waiting for a job in the shop"); got != 2 {
+	if got := r.seen(qsync.EventWaiting); got != 2 {
 		t.Errorf("waiting logged %d times, want once per request", got)
 	}
 	r.pass()
-	if got := r.logged("waiting for a job in the shop"); got != 2 {
+	if got := r.seen(qsync.EventWaiting); got != 2 {
 		t.Errorf("waiting logged again on the next pass (%d)", got)
 	}
 	job, err := r.shop.CreateJob(r.ctx, "CLM-LATER", "")
@@ -250,7 +261,7 @@ func TestWaitingThenGone(t *testing.T) {
 	if s := r.pass(); s.Accepted != 1 {
 		t.Fatalf("after the shop opened a job: %+v", s)
 	}
-	if row := r.row(ids[0]); row.Phase != shopdb.PhaseAccepted || row.JobNumber != job {
+	if row := r.row(ids[0]); row.Phase != qsync.PhaseAccepted || row.JobNumber != job {
 		t.Errorf("request %s: %s with job %q, want accepted with %s", ids[0], row.Phase, row.JobNumber, job)
 	}
 	mu.Lock()
@@ -259,23 +270,32 @@ func TestWaitingThenGone(t *testing.T) {
 	if s := r.pass(); s.Gone != 1 {
 		t.Fatalf("after expiry: %+v, want 1 gone", s)
 	}
-	if row := r.row(ids[1]); row.Phase != shopdb.PhaseGone || !strings.Contains(row.LastError, "before the shop had a job") {
+	if row := r.row(ids[1]); row.Phase != qsync.PhaseGone || !strings.Contains(row.LastError, "before the shop had a job") {
 		t.Errorf("expired request: %s, %q", row.Phase, row.LastError)
 	}
 }
 
 // A request whose expiry has passed is never accepted, even while the
-// remote still lists it.
+// remote still lists it; it is recorded gone (expired), once, so that it
+// is reported rather than forgotten, and no shop job is made for it.
 func TestExpiredNeverAccepted(t *testing.T) {
 	r := newRig(t, rigOptions{})
-	id := r.emu.AddRequests(emulator.SeedRequest{ClaimNumber: sampleshop.ClaimDraft, Expiry: time.Now().Add(time.Hour)})[0]
+	id := r.emu.AddRequests(emulator.SeedRequest{ClaimNumber: "CLM-LATE", Expiry: time.Now().Add(time.Hour)})[0]
 	r.clock.advance(2 * time.Hour) // quotesync's clock is past the expiry, the remote's is not
+	r.pass()
 	r.pass()
 	if got := r.emu.Calls()[emulator.RouteAccept]; got != 0 {
 		t.Errorf("accept sent %d times for an expired request", got)
 	}
-	if _, err := r.db.Request(r.ctx, id); !errors.Is(err, shopdb.ErrNotFound) {
-		t.Errorf("an expired request was reserved: %v", err)
+	row := r.row(id)
+	if row.Phase != qsync.PhaseGone || row.Reason != qsync.ReasonExpired || row.JobNumber != "" {
+		t.Errorf("expired request: %s (%s) job %q, want gone (expired) without a job", row.Phase, row.Reason, row.JobNumber)
+	}
+	if got := r.seen(qsync.EventGone); got != 1 {
+		t.Errorf("gone reported %d times, want once", got)
+	}
+	if job, _ := r.shop.FindJob(r.ctx, "CLM-LATE"); job != "" {
+		t.Errorf("create_job made job %s for an expired request", job)
 	}
 }
 
@@ -284,12 +304,12 @@ func TestExpiredNeverAccepted(t *testing.T) {
 func TestSubmitLandedAnswerLost(t *testing.T) {
 	r := newRig(t, rigOptions{remote: func(c *remote.Config) { c.MaxAttempts = 1 }})
 	id := r.seed(sampleshop.ClaimFinal)[0]
-	statusRoute := "PUT " + remote.StatusPathQuotesID
+	statusRoute := "POST " + remote.StatusPathQuotesStatus // the default form
 	r.emu.AddFault(emulator.Fault{Route: statusRoute, Action: emulator.FaultLandThenDrop, Count: 1})
 	if s := r.pass(); s.Retrying != 1 {
 		t.Fatalf("pass 1: %+v, want the submit retrying", s)
 	}
-	if got := r.row(id).Phase; got != shopdb.PhaseDrafted {
+	if got := r.row(id).Phase; got != qsync.PhaseDrafted {
 		t.Fatalf("phase %s, want drafted until the submit is confirmed", got)
 	}
 	r.clock.advance(time.Hour)
@@ -355,10 +375,10 @@ func testSubmitRecheck(t *testing.T, r *rig, reopen bool) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if s.Submitted != 0 || r.row(id).Phase != shopdb.PhaseDrafted {
+	if s.Submitted != 0 || r.row(id).Phase != qsync.PhaseDrafted {
 		t.Fatalf("submitted content the shop changed meanwhile: %+v, phase %s", s, r.row(id).Phase)
 	}
-	if got := r.logged(qsync.MsgSubmitDeferred); got != 1 {
+	if got := r.seen(qsync.EventSubmitDeferred); got != 1 {
 		t.Errorf("skip logged %d times", got)
 	}
 	s = r.pass()
@@ -378,7 +398,7 @@ func TestFirstPushLandedThenLinesDeleted(t *testing.T) {
 	if s := r.pass(); s.Retrying != 1 {
 		t.Fatalf("pass 1: %+v, want the first push retrying", s)
 	}
-	if row := r.row(id); row.Phase != shopdb.PhaseAccepted || row.PushedAt.IsZero() {
+	if row := r.row(id); row.Phase != qsync.PhaseAccepted || row.PushedAt.IsZero() {
 		t.Fatalf("row after the lost answer: phase %s, pushed at %v; want accepted with the push recorded as sent", row.Phase, row.PushedAt)
 	}
 	if q, ok := r.remoteQuote(sampleshop.JobDraft); !ok || q.Status != "Draft" {
@@ -395,7 +415,7 @@ func TestFirstPushLandedThenLinesDeleted(t *testing.T) {
 	}
 	r.clock.advance(time.Hour)
 	r.pass()
-	if got := r.row(id).Phase; got != shopdb.PhaseDrafted {
+	if got := r.row(id).Phase; got != qsync.PhaseDrafted {
 		t.Fatalf("phase %s, want drafted", got)
 	}
 	r.assertRemoteHoldsShopLines(sampleshop.JobDraft) // no lines: no items

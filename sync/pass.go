@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	gosync "sync"
 	"time"
-
-	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
@@ -19,25 +16,39 @@ type pass struct {
 	e   *Engine
 	dry bool
 	now time.Time
-	log *zap.Logger
 
 	stop  context.CancelCauseFunc // stops the whole pass (401)
 	slots chan struct{}           // remote calls in flight, at most Concurrency
 
-	mu      gosync.Mutex
-	summary Summary
-	actions []Action
-	phases  map[string]shopdb.Phase // request id → phase after the pass
-	errs    []error                 // pass-level failures
+	mu       gosync.Mutex
+	summary  Summary
+	actions  []Action
+	phases   map[string]shopdb.Phase // request id → phase after the pass
+	reserves map[string]bool         // requests reserved by this pass
+	errs     []error                 // pass-level failures
 
 	interrupted bool // the caller cancelled the pass (shutdown)
 	ctxSeen     bool // cancelled has recorded why the context ended
 }
 
-// count updates the summary under the pass's lock.
-func (p *pass) count(f func(s *Summary)) {
+// count adds an event to the summary.
+func (p *pass) count(ev Event) {
 	p.mu.Lock()
-	f(&p.summary)
+	p.summary.count(ev)
+	p.mu.Unlock()
+}
+
+// countWaiting counts a request that waits for a shop job.
+func (p *pass) countWaiting() {
+	p.mu.Lock()
+	p.summary.Waiting++
+	p.mu.Unlock()
+}
+
+// countHeld counts a job held back in this pass.
+func (p *pass) countHeld() {
+	p.mu.Lock()
+	p.summary.Held++
 	p.mu.Unlock()
 }
 
@@ -55,25 +66,31 @@ func (p *pass) fail(err error) {
 	p.mu.Unlock()
 }
 
-// setPhase remembers a request's phase after a change, for the gauges.
+// setPhase remembers a request's phase after a change.
 func (p *pass) setPhase(id string, ph shopdb.Phase) {
 	p.mu.Lock()
 	p.phases[id] = ph
 	p.mu.Unlock()
 }
 
-// acceptWork is one request the accept stage works on.
-type acceptWork struct {
-	req remote.Request
-	row *shopdb.Request // nil for a request seen for the first time
-	// probe: the row is reserved and the request left the pending list;
-	// the accept is sent again to learn whether ours had landed.
-	probe bool
+// reserved remembers that this pass reserved request id: no accept of an
+// earlier pass can have landed for it.
+func (p *pass) reserved(id string) {
+	p.mu.Lock()
+	p.reserves[id] = true
+	p.mu.Unlock()
+}
+
+// reservedNow reports whether this pass reserved request id.
+func (p *pass) reservedNow(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.reserves[id]
 }
 
 func (e *Engine) pass(ctx context.Context, dry bool) (*pass, error) {
-	p := &pass{e: e, dry: dry, now: e.Now(), log: e.log, phases: make(map[string]shopdb.Phase),
-		slots: make(chan struct{}, e.cfg.Concurrency)}
+	p := &pass{e: e, dry: dry, now: e.Now(), phases: make(map[string]shopdb.Phase),
+		reserves: make(map[string]bool), slots: make(chan struct{}, e.cfg.Concurrency)}
 	e.passStart.Store(time.Now().UnixNano())
 	defer e.passStart.Store(0)
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.PassTimeout)
@@ -88,63 +105,45 @@ func (e *Engine) pass(ctx context.Context, dry bool) (*pass, error) {
 	if p.cancelled(ctx) {
 		return p, e.finish(p, nil)
 	}
-	since := time.Time{}
-	if e.cfg.WatchSubmitted > 0 {
-		since = p.now.Add(-e.cfg.WatchSubmitted)
-	} else {
-		since = p.now.Add(time.Hour) // nothing submitted is watched
-	}
-	rows, err := e.store.OpenRequests(ctx, since)
-	if err != nil {
-		if p.cancelled(ctx) {
-			return p, e.finish(p, nil)
-		}
-		e.Metrics.Error(ErrKindState)
+	rows, err := e.store.OpenRequests(ctx, e.openQuery(p.now, pending))
+	switch {
+	case err != nil && dry && errors.Is(err, shopdb.ErrNoStateTables):
+		rows = nil // a fresh install: plan as if nothing were tracked
+	case err != nil && p.cancelled(ctx):
+		return p, e.finish(p, nil)
+	case err != nil:
 		return p, e.finish(p, fmt.Errorf("load open requests: %w", err))
 	}
 	p.summary.Tracked = len(rows)
 	for _, r := range rows {
 		p.phases[r.RequestID] = r.Phase
 	}
-
-	var work []acceptWork
 	if listErr == nil {
-		c := e.classify(p, pending, rows)
-		work = c.work
-		for _, r := range c.vanished {
-			e.markGone(ctx, p, r, "the request left the pending list before the shop had a job for it")
-		}
+		accepted := e.acceptAll(ctx, p, classify(p.now, pending, rows))
+		rows = append(rows, accepted...)
 	}
-	accepted := e.acceptAll(ctx, p, work)
-	rows = append(rows, accepted...)
-
 	if ctx.Err() == nil {
+		e.loadStatusForm(ctx)
 		e.pushAll(ctx, p, rows)
 	}
 	p.cancelled(ctx)
 	return p, e.finish(p, listErr)
 }
 
-// pendingList is the remote's pending list as the pass reads it.
-type pendingList struct {
-	requests []remote.Request // the decodable ones
-	// skipped holds the ids of listed requests that could not be decoded:
-	// they are pending all the same, and nothing may conclude otherwise.
-	skipped map[string]bool
-	// blind is set when an undecodable entry had no readable id: any
-	// request may be among them, so no request counts as having left the
-	// list in this pass.
-	blind bool
-}
-
-// listed reports whether the remote listed request id as pending.
-func (l pendingList) listed(id string, decoded map[string]remote.Request) bool {
-	_, ok := decoded[id]
-	return ok || l.skipped[id] || l.blind
+// openQuery selects the rows a pass reads: every open one, the submitted
+// ones still watched for changes, and those of the listed requests (so
+// that a request quotesync knows, in whatever phase, is never taken for a
+// new one).
+func (e *Engine) openQuery(now time.Time, l pendingList) shopdb.OpenQuery {
+	q := shopdb.OpenQuery{Phases: openPhases(), IDs: l.ids()}
+	if e.cfg.WatchSubmitted > 0 {
+		q.Recent, q.Since = []shopdb.Phase{PhaseSubmitted}, now.Add(-e.cfg.WatchSubmitted)
+	}
+	return q
 }
 
 // listPending lists the pending requests. A partial answer (some requests
-// undecodable) is used for the good ones; each bad one is logged once.
+// undecodable) is used for the good ones; each bad one is reported once.
 func (e *Engine) listPending(ctx context.Context, p *pass) (pendingList, error) {
 	pending, err := e.remote.ListRequests(ctx)
 	l := pendingList{requests: pending}
@@ -159,92 +158,29 @@ func (e *Engine) listPending(ctx context.Context, p *pass) (pendingList, error) 
 			} else {
 				l.skipped[sk.ID] = true
 			}
-			if e.warnOnce(fmt.Sprintf("undecodable:%s:%d:%v", sk.ID, sk.Index, sk.Err)) {
-				e.log.Warn(MsgBadRequest, zap.String(FieldRequest, sk.ID), zap.Int(FieldIndex, sk.Index),
-					zap.String(FieldField, sk.Field), zap.Error(sk.Err))
+			key := fmt.Sprintf("skipped:%d:%s:%v", sk.Index, boundText(sk.ID, 80), sk.Err)
+			if e.reportOnce(key) {
+				e.emit(Event{Kind: EventSkipped, Request: sk.ID, Reason: ReasonRefused,
+					Detail: fmt.Sprintf("entry %d of the pending list cannot be taken (field %s); the service must fix it", sk.Index, fieldOr(sk.Field)), Err: sk.Err})
 			}
 		}
-		e.Metrics.Error(ErrKindList)
 		err = nil
 	}
 	if err != nil {
 		if errors.Is(err, remote.ErrUnauthorized) {
-			e.Metrics.Error(ErrKindUnauthorized)
 			return pendingList{}, fmt.Errorf("list pending requests: %w: %w", ErrUnauthorized, err)
 		}
-		e.Metrics.Error(ErrKindList)
 		return pendingList{}, fmt.Errorf("list pending requests: %w", err)
 	}
 	p.summary.Pending = len(pending) + len(l.skipped)
 	return l, nil
 }
 
-// classified is the pending list and the open rows sorted by what the
-// accept stage does with them.
-type classified struct {
-	work     []acceptWork     // to reserve, accept or probe, soonest expiry first
-	vanished []shopdb.Request // waiting, no longer pending: gone
-}
-
-// classify sorts the pending list and the open rows by what the accept
-// stage does with them.
-func (e *Engine) classify(p *pass, l pendingList, rows []shopdb.Request) classified {
-	var c classified
-	decoded := make(map[string]remote.Request, len(l.requests))
-	for _, r := range l.requests {
-		decoded[r.ID] = r
+func fieldOr(f string) string {
+	if f == "" {
+		return "the whole entry"
 	}
-	known := make(map[string]bool, len(rows))
-	for i := range rows {
-		r := &rows[i]
-		known[r.RequestID] = true
-		if r.Phase != shopdb.PhaseWaiting && r.Phase != shopdb.PhaseReserved {
-			continue
-		}
-		req, ok := decoded[r.RequestID]
-		switch {
-		case ok:
-			if p.due(*r) {
-				c.work = append(c.work, acceptWork{req: req, row: r})
-			}
-		case l.listed(r.RequestID, decoded):
-			// Listed but undecodable: still pending; nothing to conclude.
-		case r.Phase == shopdb.PhaseWaiting:
-			c.vanished = append(c.vanished, *r)
-		case p.due(*r):
-			// Reserved and no longer pending: our accept landed, or the
-			// request expired or was withdrawn first. A repeated accept
-			// with the same referenceId tells which (see probe).
-			c.work = append(c.work, acceptWork{row: r, probe: true,
-				req: remote.Request{ID: r.RequestID, ClaimNumber: r.ClaimNumber, Expiry: r.Expiry}})
-		}
-	}
-	for _, req := range l.requests {
-		if known[req.ID] {
-			continue
-		}
-		if p.expired(req.Expiry) {
-			if e.warnOnce("expired:" + req.ID) {
-				e.log.Warn(MsgExpiredUnseen, zap.String(FieldRequest, req.ID), zap.String(FieldClaim, req.ClaimNumber), zap.Time(FieldExpiry, req.Expiry))
-			}
-			continue
-		}
-		c.work = append(c.work, acceptWork{req: req})
-	}
-	// Soonest expiry first; requests without an expiry last.
-	work := c.work
-	sort.SliceStable(work, func(i, j int) bool {
-		a, b := work[i].req.Expiry, work[j].req.Expiry
-		switch {
-		case a.IsZero() != b.IsZero():
-			return b.IsZero()
-		case !a.Equal(b):
-			return a.Before(b)
-		default:
-			return work[i].req.ID < work[j].req.ID
-		}
-	})
-	return c
+	return f
 }
 
 // cancelled reports whether the pass's context ended, and records why:
@@ -267,16 +203,6 @@ func (p *pass) cancelled(ctx context.Context) bool {
 		p.interrupted = true
 	}
 	return true
-}
-
-// due reports whether a row's backoff has run out.
-func (p *pass) due(r shopdb.Request) bool {
-	return r.NextAttemptAt.IsZero() || !p.now.Before(r.NextAttemptAt)
-}
-
-// expired reports whether an expiry time has passed.
-func (p *pass) expired(t time.Time) bool {
-	return !t.IsZero() && !p.now.Before(t)
 }
 
 // acquire waits for one of the Concurrency slots for a remote call; false
@@ -320,7 +246,7 @@ func (p *pass) each(ctx context.Context, n int, fn func(ctx context.Context, i i
 	wg.Wait()
 }
 
-// finish logs the pass's outcome, reports metrics and returns its error.
+// finish reports the pass's outcome (EventPassDone) and returns its error.
 func (e *Engine) finish(p *pass, listErr error) error {
 	p.summary.Duration = e.Now().Sub(p.now)
 	errs := p.errs
@@ -334,52 +260,18 @@ func (e *Engine) finish(p *pass, listErr error) error {
 	if p.dry {
 		return err
 	}
-	counts := make(map[shopdb.Phase]int)
-	for _, ph := range p.phases {
-		if !ph.Terminal() {
-			counts[ph]++
-		}
-	}
-	e.Metrics.OpenPhases(counts)
-	e.Metrics.PassDone(p.summary.Duration, err)
-	s := p.summary
-	fields := []zap.Field{
-		zap.Duration(FieldDuration, s.Duration),
-		zap.Int(FieldPending, s.Pending), zap.Int(FieldTracked, s.Tracked),
-		zap.Int(FieldAccepted, s.Accepted), zap.Int(FieldDrafted, s.Drafted), zap.Int(FieldRedrafted, s.Redrafted),
-		zap.Int(FieldSubmitted, s.Submitted), zap.Int(FieldRejected, s.Rejected), zap.Int(FieldGone, s.Gone),
-		zap.Int(FieldHeld, s.Held), zap.Int(FieldWaiting, s.Waiting), zap.Int(FieldRetrying, s.Retrying),
-		zap.Int(FieldSupplements, s.Supplements),
-	}
 	e.mu.Lock()
-	streak, logFail := e.failStreak, false
-	if err != nil {
+	streak := e.failStreak
+	switch {
+	case err != nil && !errors.Is(err, ErrInterrupted):
 		e.failStreak++
 		streak = e.failStreak
-		if streak == 1 || p.now.Sub(e.lastFailLog) >= failLogInterval {
-			logFail, e.lastFailLog = true, p.now
-		}
-	} else {
+	case err == nil:
 		e.failStreak = 0
+		e.heldExamined = true
 	}
 	e.mu.Unlock()
-	switch {
-	case errors.Is(err, ErrInterrupted):
-		e.log.Info(MsgInterrupted, fields...)
-	case err != nil && logFail:
-		msg := MsgPassFailed
-		if errors.Is(err, ErrUnauthorized) {
-			msg = MsgUnauthorized
-		}
-		e.log.Error(msg, append(fields, zap.Int(FieldConsecutiveErrors, streak), zap.Error(err))...)
-	case err != nil:
-		e.log.Debug(MsgPassFailed, append(fields, zap.Int(FieldConsecutiveErrors, streak), zap.Error(err))...)
-	case streak > 0:
-		e.log.Info(MsgRecovered, append(fields, zap.Int(FieldConsecutiveErrors, streak))...)
-	case s.Changed():
-		e.log.Info(MsgPassDone, fields...)
-	default:
-		e.log.Debug(MsgPassDone, fields...)
-	}
+	s := p.summary
+	e.emit(Event{Kind: EventPassDone, At: e.Now(), Summary: &s, Err: err, Streak: streak, Duration: s.Duration})
 	return err
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -26,7 +27,7 @@ func TestPlan(t *testing.T) {
 	}
 
 	before := r.emu.Calls()
-	stateBefore, _ := r.db.ListRequests(r.ctx, true, 0)
+	stateBefore, _ := r.db.ListRequests(r.ctx, shopdb.ListQuery{})
 	trips := r.db.RoundTrips()
 	plan, err := r.engine.Plan(r.ctx)
 	if err != nil {
@@ -51,7 +52,7 @@ func TestPlan(t *testing.T) {
 	if w := r.writes(before); len(w) != 0 {
 		t.Errorf("the dry run wrote to the remote: %v", w)
 	}
-	stateAfter, _ := r.db.ListRequests(r.ctx, true, 0)
+	stateAfter, _ := r.db.ListRequests(r.ctx, shopdb.ListQuery{})
 	if diff := cmp.Diff(stateBefore, stateAfter); diff != "" {
 		t.Errorf("the dry run changed quotesync's state (-before +after):\n%s", diff)
 	}

@@ -6,25 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
 )
-
-// Route names of the quote calls in events and logs.
-const (
-	routeCreateQuote = "POST /jobs/{id}/quotes"
-	routeUpdateDraft = "update draft"
-	routeSetStatus   = "status Submitted"
-)
-
-// pushJob is one job the push stage looks at.
-type pushJob struct {
-	row      shopdb.Request
-	state    shopdb.JobState
-	stateErr error // estimate_state's row for the job is invalid
-}
 
 // lineItems reads the lines of jobs, none when jobs is empty.
 func (e *Engine) lineItems(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error) {
@@ -34,67 +18,38 @@ func (e *Engine) lineItems(ctx context.Context, jobs []string) (map[string][]sho
 	return e.store.LineItems(ctx, jobs)
 }
 
+// examineHeld reports whether this pass examines every held job again: the
+// first successful pass of an engine (built at a start or a reload) does,
+// so that a hold the configuration lifts is lifted.
+func (e *Engine) examineHeld() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return !e.heldExamined
+}
+
 // pushAll brings the remote up to date for every accepted job: a Draft
 // whenever the shop's lines changed, Submitted once the estimate is final;
 // and watches submitted jobs for changes that need a supplement. It costs
 // one JobStates round trip, plus one LineItems round trip when some job
 // changed, plus the writes.
 func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
-	var candidates []shopdb.Request
-	var jobs []string
-	for _, r := range rows {
-		switch r.Phase {
-		case shopdb.PhaseAccepted, shopdb.PhaseDrafted:
-		case shopdb.PhaseSubmitted:
-			if r.SupplementNeeded {
-				continue
-			}
-		default:
-			continue
-		}
-		candidates = append(candidates, r)
-		jobs = append(jobs, r.JobNumber)
-	}
+	cands, jobs := pushCandidates(rows)
 	if len(jobs) == 0 {
 		return
 	}
 	states, badStates, err := e.store.JobStates(ctx, jobs)
 	if err != nil {
-		e.Metrics.Error(ErrKindState)
 		if ctx.Err() == nil {
 			p.fail(fmt.Errorf("read estimate states: %w", err))
 		}
 		return
 	}
-	var work []pushJob
-	var need []string
-	for _, r := range candidates {
-		if berr, bad := badStates[r.JobNumber]; bad {
-			if r.Phase != shopdb.PhaseSubmitted {
-				// Held with no marker remembered, so that the job is read
-				// again as soon as its estimate state is valid.
-				work = append(work, pushJob{row: r, state: shopdb.JobState{Job: r.JobNumber}, stateErr: berr})
-			}
-			continue
-		}
-		st, ok := states[r.JobNumber]
-		if !ok {
-			continue // no estimate in the shop yet
-		}
-		changed := st.Marker == "" || st.Marker != r.PushedMarker
-		held := isHeld(r)
-		finalDue := st.Final && r.Phase != shopdb.PhaseSubmitted && !held
-		if (changed || finalDue) && p.due(r) {
-			work = append(work, pushJob{row: r, state: st})
-			need = append(need, r.JobNumber)
-		}
-	}
+	work, need := choosePush(p.now, cands, states, badStates, e.examineHeld())
 	if len(work) == 0 {
 		return
 	}
 	lines, bad, err := e.lineItems(ctx, need)
 	if err != nil {
-		e.Metrics.Error(ErrKindState)
 		if ctx.Err() == nil {
 			p.fail(fmt.Errorf("read estimate lines: %w", err))
 		}
@@ -104,7 +59,7 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
 	p.each(ctx, len(work), func(ctx context.Context, i int) {
 		w := work[i]
 		if w.stateErr != nil {
-			e.hold(ctx, p, w.row, w.state, w.stateErr)
+			e.hold(ctx, p, w.row, w.state, ReasonEstimateState, w.stateErr)
 			return
 		}
 		if r, ok := e.reconcileJob(ctx, p, w.row, w.state, lines[w.row.JobNumber], bad[w.row.JobNumber]); ok {
@@ -112,6 +67,106 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
 		}
 	})
 	e.submitAll(ctx, p, ready)
+}
+
+// reconcileJob makes the remote hold the job's current lines. It returns
+// the row, and true when the estimate is final and the remote holds its
+// content: the job is ready to submit.
+func (e *Engine) reconcileJob(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, lines []shopdb.Line, badErr error) (shopdb.Request, bool) {
+	q := e.buildQuote(r.JobNumber, lines)
+	d := decideJob(r, st, lines, badErr, q, hashQuote(q))
+	switch d.step {
+	case jobHold:
+		e.hold(ctx, p, r, st, d.reason, d.err)
+		return r, false
+	case jobSupplement:
+		if p.dry {
+			p.plan(actionOf(r, DoFlagSupplement, "the shop's lines changed after the quote was submitted"))
+			return r, false
+		}
+		e.apply(ctx, p, decideSupplement(r, st))
+		return r, false
+	case jobNote:
+		if ch, ok := decideNote(r, st); ok && !p.dry {
+			saved, ok := e.apply(ctx, p, ch)
+			return saved, ok && d.final
+		}
+		return r, d.final
+	case jobPush:
+		saved, ok := e.pushDraft(ctx, p, r, st, d)
+		return saved, ok && d.final
+	}
+	return r, false
+}
+
+// hold records what holds a job back: the job keeps its phase, the reason
+// is shown by status and logged once, and the job is looked at again when
+// the shop's change marker moves (or, for any hold, after a reload).
+func (e *Engine) hold(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, reason shopdb.Reason, cause error) {
+	p.countHeld()
+	if p.dry {
+		p.plan(actionOf(r, DoHold, fmt.Sprintf("%s: %v", Reason(reason).Words, cause)))
+		return
+	}
+	if ch, ok := decideHold(r, st, reason, cause); ok {
+		e.apply(ctx, p, ch)
+	}
+}
+
+// pushDraft pushes the job's quote as a Draft: created on the first push,
+// updated (per remote.Config.DraftUpdate) after that.
+func (e *Engine) pushDraft(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, d jobDecision) (shopdb.Request, bool) {
+	isFirst := first(r)
+	if p.dry {
+		why := "lines changed since the last push"
+		switch {
+		case r.Phase == PhaseAcceptUnknown:
+			why = "first draft of the job's lines; it confirms that our accept landed"
+		case isFirst:
+			why = "first draft of the job's lines"
+		}
+		a := actionOf(r, DoPushDraft, why)
+		a.Items = len(d.quote.Items)
+		p.plan(a)
+		return r, true
+	}
+	if r.Intent != IntentPush {
+		// Intent before effect: from here until the answer is recorded,
+		// what the remote holds is unknown, so a push whose answer is lost
+		// (a kill, a dropped connection) is pushed again by the next pass
+		// even if the shop meanwhile went back to what was pushed before.
+		var ok bool
+		if r, ok = e.apply(ctx, p, decideIntent(r, p.now)); !ok {
+			return r, false
+		}
+	}
+	if !p.acquire(ctx) {
+		return r, false
+	}
+	route := routeCreateQuote
+	start := time.Now()
+	var err error
+	if isFirst {
+		_, err = e.remote.CreateQuote(ctx, r.JobNumber, d.quote)
+	} else {
+		route = routeUpdateDraft
+		_, err = e.remote.UpdateDraft(ctx, r.JobNumber, d.quote)
+	}
+	dur := time.Since(start)
+	p.release()
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return r, false
+	case errors.Is(err, remote.ErrUnauthorized):
+		e.unauthorized(p, err)
+		return r, false
+	}
+	ch, ok := decidePush(e.cfg, r, pushFacts{now: p.now, st: st, d: d, route: route, err: err, dur: dur, wasHeld: d.release})
+	if !ok {
+		return r, false
+	}
+	saved, ok := e.apply(ctx, p, ch)
+	return saved, ok && saved.Phase == PhaseDrafted
 }
 
 // submitAll submits the final estimates whose content the remote now
@@ -135,7 +190,6 @@ func (e *Engine) submitAll(ctx context.Context, p *pass, ready []*pushJob) {
 	if !p.dry {
 		var err error
 		if todo, err = e.stillFinal(ctx, todo); err != nil {
-			e.Metrics.Error(ErrKindState)
 			if ctx.Err() == nil {
 				p.fail(fmt.Errorf("re-read estimates before submitting: %w", err))
 			}
@@ -176,150 +230,22 @@ func (e *Engine) stillFinal(ctx context.Context, todo []pushJob) ([]pushJob, err
 			kept = append(kept, w)
 			continue
 		}
-		e.log.Info(MsgSubmitDeferred, requestFields(w.row)...)
+		e.emit(Event{Kind: EventSubmitDeferred, Request: w.row.RequestID, Claim: w.row.ClaimNumber, Job: job,
+			From: w.row.Phase, To: w.row.Phase})
 	}
 	return kept, nil
-}
-
-// reconcileJob makes the remote hold the job's current lines. It returns
-// the row, and true when the estimate is final and the remote holds its
-// content: the job is ready to submit.
-func (e *Engine) reconcileJob(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, lines []shopdb.Line, badErr error) (shopdb.Request, bool) {
-	if badErr == nil && st.Final && len(lines) == 0 && r.Phase != shopdb.PhaseSubmitted {
-		badErr = fmt.Errorf("job %s: the estimate is final but has no lines; add lines or take it back to draft", r.JobNumber)
-	}
-	if badErr != nil {
-		e.hold(ctx, p, r, st, badErr)
-		return r, false
-	}
-	q := e.buildQuote(r.JobNumber, lines)
-	hash := hashQuote(q)
-	if r.Phase == shopdb.PhaseSubmitted {
-		e.watchSubmitted(ctx, p, r, st, hash)
-		return r, false
-	}
-	if r.Phase == shopdb.PhaseAccepted && len(lines) == 0 && r.PushedAt.IsZero() {
-		// Nothing to push until the shop writes lines. (With PushedAt set,
-		// a first push was sent and may have landed: the empty quote is
-		// pushed over whatever the remote holds.)
-		e.noteExamined(ctx, p, r, st)
-		return r, false
-	}
-	var ok bool
-	if r.Phase == shopdb.PhaseAccepted || hash != r.PushedHash {
-		r, ok = e.pushDraft(ctx, p, r, st, q, hash)
-	} else {
-		r, ok = e.noteExamined(ctx, p, r, st)
-	}
-	return r, ok && st.Final
-}
-
-// pushDraft pushes the job's quote as a Draft: created on the first push,
-// updated (per remote.Config.DraftUpdate) after that.
-func (e *Engine) pushDraft(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, q remote.Quote, hash string) (shopdb.Request, bool) {
-	first := r.Phase == shopdb.PhaseAccepted
-	released := isHeld(r) // the shop fixed the data this job was held for
-	if p.dry {
-		why := "lines changed since the last push"
-		if first {
-			why = "first draft of the job's lines"
-		}
-		p.plan(Action{Request: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, Phase: r.Phase, Do: DoPushDraft, Why: why, Items: len(q.Items)})
-		return r, true
-	}
-	if r.PushedHash != "" || r.PushedAt.IsZero() {
-		// Intent before effect: from here until the answer is recorded, what
-		// the remote holds is unknown. A push whose answer is lost (a kill,
-		// a dropped connection) leaves PushedHash empty, so the next pass
-		// pushes the shop's lines again even if the shop meanwhile went
-		// back to what was pushed before, or deleted every line (PushedAt
-		// set on an accepted row says a first Draft may exist).
-		next := r
-		next.PushedHash, next.PushedAt = "", p.now
-		var ok bool
-		if r, ok = e.save(ctx, p, r, next, shopdb.Event{}); !ok {
-			return r, false
-		}
-	}
-	if !p.acquire(ctx) {
-		return r, false
-	}
-	route := routeCreateQuote
-	start := time.Now()
-	var err error
-	if first {
-		_, err = e.remote.CreateQuote(ctx, r.JobNumber, q)
-	} else {
-		route = routeUpdateDraft
-		_, err = e.remote.UpdateDraft(ctx, r.JobNumber, q)
-	}
-	d := time.Since(start)
-	p.release()
-	switch {
-	case err == nil:
-		next := r
-		next.Phase = shopdb.PhaseDrafted
-		next.PushedHash, next.PushedMarker, next.PushedAt = hash, st.Marker, p.now
-		next.SubmittedAt = time.Time{} // the remote's quote is a Draft: no submit of ours landed
-		next.Attempts, next.LastError, next.NextAttemptAt = 0, "", time.Time{}
-		ev := callEvent(route, nil, r.Attempts+1, d)
-		ev.Message = fmt.Sprintf("draft with %d items, hash %.12s", len(q.Items), hash)
-		if first {
-			ev.Kind = shopdb.EventPhase
-		}
-		saved, ok := e.save(ctx, p, r, next, ev)
-		if ok {
-			msg := MsgRedrafted
-			if first {
-				msg = MsgDrafted
-				p.count(func(s *Summary) { s.Drafted++ })
-			} else {
-				p.count(func(s *Summary) { s.Redrafted++ })
-			}
-			fields := append(requestFields(saved), zap.Int(FieldItems, len(q.Items)),
-				zap.Int(FieldAttempt, r.Attempts+1), zap.Duration(FieldDuration, d))
-			if released {
-				fields = append(fields, zap.Bool(FieldReleased, true))
-			}
-			e.log.Info(msg, fields...)
-		}
-		return saved, ok
-	case ctx.Err() != nil:
-	case errors.Is(err, remote.ErrUnauthorized):
-		e.unauthorized(p, err)
-	case errors.Is(err, remote.ErrConflict) && !r.SubmittedAt.IsZero():
-		// A submit of ours was sent and its answer lost: it landed, the
-		// remote holds a Submitted quote, and the new lines need a
-		// supplement.
-		e.submittedElsewhere(ctx, p, r, st, err)
-	case errors.Is(err, remote.ErrConflict):
-		e.reject(ctx, p, r, route, fmt.Errorf("push draft of job %s: the remote refused it as a conflict and no submit of ours was sent; if the service does not let a new POST replace a Draft, set remote.draft_update: put, then run quotesync retry %s: %w",
-			r.JobNumber, r.RequestID, err), d)
-	case errors.Is(err, remote.ErrNotFound) && first:
-		e.markGone(ctx, p, r, fmt.Sprintf("the remote does not know job %s: the request was withdrawn or expired before our accept landed (%v)", r.JobNumber, err))
-	case errors.Is(err, remote.ErrNotFound), errors.Is(err, remote.ErrRejected):
-		e.reject(ctx, p, r, route, fmt.Errorf("push draft of job %s: %w", r.JobNumber, err), d)
-	default:
-		e.retryLater(ctx, p, r, route, err, d)
-	}
-	return r, false
 }
 
 // submit changes the quote's status to Submitted. A 409 means it already
 // is: an earlier submit of ours landed without its answer.
 func (e *Engine) submit(ctx context.Context, p *pass, r shopdb.Request) {
 	if p.dry {
-		p.plan(Action{Request: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, Phase: r.Phase, Do: DoSubmit,
-			Why: "the estimate is final and the remote holds its content"})
+		p.plan(actionOf(r, DoSubmit, "the estimate is final and the remote holds its content"))
 		return
 	}
 	if r.SubmittedAt.IsZero() {
-		// Intent before effect: only a row that says a submit was sent may
-		// read a later 409 to a Draft push as "already Submitted".
-		next := r
-		next.SubmittedAt = p.now
 		var ok bool
-		if r, ok = e.save(ctx, p, r, next, shopdb.Event{}); !ok {
+		if r, ok = e.apply(ctx, p, decideSubmitIntent(r, p.now)); !ok {
 			return
 		}
 	}
@@ -331,118 +257,15 @@ func (e *Engine) submit(ctx context.Context, p *pass, r shopdb.Request) {
 	d := time.Since(start)
 	p.release()
 	switch {
-	case err == nil, errors.Is(err, remote.ErrConflict):
-		next := r
-		next.Phase = shopdb.PhaseSubmitted
-		next.SubmittedAt = p.now
-		next.Attempts, next.LastError, next.NextAttemptAt = 0, "", time.Time{}
-		ev := callEvent(routeSetStatus, err, r.Attempts+1, d)
-		ev.Kind = shopdb.EventPhase
-		if err == nil {
-			ev.Status = 200
-		} else {
-			ev.Message = "already Submitted on the remote: " + err.Error()
-		}
-		if saved, ok := e.save(ctx, p, r, next, ev); ok {
-			p.count(func(s *Summary) { s.Submitted++ })
-			e.log.Info(MsgSubmitted, append(requestFields(saved), zap.Int(FieldAttempt, r.Attempts+1),
-				zap.Int(FieldStatus, ev.Status), zap.Duration(FieldDuration, d))...)
-		}
-	case ctx.Err() != nil:
+	case err != nil && ctx.Err() != nil:
+		return
 	case errors.Is(err, remote.ErrUnauthorized):
 		e.unauthorized(p, err)
-	case errors.Is(err, remote.ErrNotFound), errors.Is(err, remote.ErrRejected):
-		e.reject(ctx, p, r, routeSetStatus, fmt.Errorf("submit quote of job %s: %w", r.JobNumber, err), d)
-	default:
-		e.retryLater(ctx, p, r, routeSetStatus, err, d)
-	}
-}
-
-// submittedElsewhere records that the remote's quote is already Submitted
-// while the shop's lines differ from what was pushed.
-func (e *Engine) submittedElsewhere(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, err error) {
-	next := r
-	next.Phase = shopdb.PhaseSubmitted
-	next.SubmittedAt = p.now
-	next.SupplementNeeded = true
-	next.PushedMarker = st.Marker
-	next.Attempts, next.LastError, next.NextAttemptAt = 0, "", time.Time{}
-	ev := callEvent(routeUpdateDraft, err, r.Attempts+1, 0)
-	ev.Kind = shopdb.EventPhase
-	ev.Message = "the remote quote is already Submitted; the shop's newer lines need a supplement: " + err.Error()
-	if saved, ok := e.save(ctx, p, r, next, ev); ok {
-		p.count(func(s *Summary) { s.Submitted++; s.Supplements++ })
-		e.log.Warn(MsgSupplement, append(requestFields(saved), zap.String(FieldFrom, string(r.Phase)), zap.Error(err))...)
-	}
-}
-
-// watchSubmitted flags a submitted job whose lines changed: a supplement
-// is needed, and is never pushed.
-func (e *Engine) watchSubmitted(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, hash string) {
-	if hash == r.PushedHash {
-		e.noteExamined(ctx, p, r, st)
 		return
 	}
-	if p.dry {
-		p.plan(Action{Request: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, Phase: r.Phase, Do: DoFlagSupplement,
-			Why: "the shop's lines changed after the quote was submitted"})
-		return
+	if ch, ok := decideSubmit(e.cfg, r, p.now, err, d); ok {
+		if saved, ok := e.apply(ctx, p, ch); ok && saved.Phase == PhaseSubmitted {
+			e.keepStatusForm(ctx)
+		}
 	}
-	next := r
-	next.SupplementNeeded = true
-	next.PushedMarker = st.Marker
-	ev := shopdb.Event{Kind: shopdb.EventWarning, Message: "lines changed after submission; a supplement is needed and was not pushed"}
-	if saved, ok := e.save(ctx, p, r, next, ev); ok {
-		p.count(func(s *Summary) { s.Supplements++ })
-		e.log.Warn(MsgSupplement, requestFields(saved)...)
-	}
-}
-
-// hold records invalid shop data on a job: the job keeps its phase, the
-// reason is shown by status and logged once, and the job is looked at again
-// when the shop's change marker moves.
-func (e *Engine) hold(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, reason error) {
-	e.Metrics.Error(ErrKindShopData)
-	p.count(func(s *Summary) { s.Held++ })
-	if p.dry {
-		p.plan(Action{Request: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, Phase: r.Phase, Do: DoHold, Why: reason.Error()})
-		return
-	}
-	msg := capText(heldPrefix + reason.Error())
-	if r.LastError == msg && r.PushedMarker == st.Marker {
-		return
-	}
-	next := r
-	next.LastError = msg
-	next.PushedMarker = st.Marker
-	var ev shopdb.Event
-	if r.LastError != msg {
-		ev = shopdb.Event{Kind: shopdb.EventWarning, Message: msg}
-	}
-	if saved, ok := e.save(ctx, p, r, next, ev); ok && r.LastError != msg {
-		e.log.Warn(MsgHeld, append(requestFields(saved), zap.Error(reason))...)
-	}
-}
-
-// noteExamined records that the job's current lines were looked at and
-// need no push (their hash equals what the remote holds), so that the next
-// pass skips them until the shop's change marker moves; a job that was
-// held is released.
-func (e *Engine) noteExamined(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState) (shopdb.Request, bool) {
-	recovered := isHeld(r)
-	if (r.PushedMarker == st.Marker && !recovered) || p.dry {
-		return r, true
-	}
-	next := r
-	next.PushedMarker = st.Marker
-	var ev shopdb.Event
-	if recovered {
-		next.LastError = ""
-		ev = shopdb.Event{Kind: shopdb.EventWarning, Message: "shop data valid again"}
-	}
-	saved, ok := e.save(ctx, p, r, next, ev)
-	if ok && recovered {
-		e.log.Info(MsgRecovered, requestFields(saved)...)
-	}
-	return saved, ok
 }

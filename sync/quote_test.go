@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -111,7 +112,6 @@ func TestHashQuote(t *testing.T) {
 func TestBackoff(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.RetryBackoffMin, cfg.RetryBackoffMax = time.Minute, time.Hour
-	e := testEngine(t, cfg)
 	tests := []struct {
 		n          int
 		retryAfter time.Duration
@@ -125,7 +125,7 @@ func TestBackoff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for range 50 {
-			if got := e.backoff(tt.n, tt.retryAfter); got < tt.lo || got > tt.hi {
+			if got := backoff(cfg, tt.n, tt.retryAfter); got < tt.lo || got > tt.hi {
 				t.Fatalf("backoff(%d, %s) = %s, want within [%s, %s]", tt.n, tt.retryAfter, got, tt.lo, tt.hi)
 			}
 		}
@@ -133,13 +133,13 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestCapText(t *testing.T) {
-	long := make([]byte, 0, 2*maxErrorLen)
-	for len(long) < 2*maxErrorLen {
+	long := make([]byte, 0, 2*shopdb.MaxTextLen)
+	for len(long) < 2*shopdb.MaxTextLen {
 		long = append(long, "é"...)
 	}
 	got := capText(string(long))
-	if len(got) > maxErrorLen+len("…") {
-		t.Errorf("capText kept %d bytes, want at most %d", len(got), maxErrorLen+len("…"))
+	if len(got) > shopdb.MaxTextLen {
+		t.Errorf("capText kept %d bytes, want at most %d", len(got), shopdb.MaxTextLen)
 	}
 	for i := 0; i < len(got); {
 		r, size := rune(got[i]), 1
@@ -153,5 +153,16 @@ func TestCapText(t *testing.T) {
 	}
 	if got := capText("short"); got != "short" {
 		t.Errorf("capText(short) = %q", got)
+	}
+}
+
+func TestBoundText(t *testing.T) {
+	id := strings.Repeat("9", 3<<20)
+	got := boundText(id, 80)
+	if len(got) > 120 || !strings.Contains(got, "(3145728 bytes)") || !strings.HasPrefix(got, "999") {
+		t.Errorf("boundText of a 3 MB id = %q (%d bytes), want an 80-byte prefix and the length", got[:min(len(got), 200)], len(got))
+	}
+	if got := boundText("short", 80); got != "short" {
+		t.Errorf("boundText(short) = %q", got)
 	}
 }

@@ -22,8 +22,9 @@ import (
 
 const testToken = "engine-test-token-7f3a9c"
 
-// rig is the engine wired to its real parts: a sample shop on the real
-// MariaDB, the emulator over real HTTP and the real remote client.
+// rig is the daemon assembled by qsync.Open, as the command assembles it,
+// on its real parts: a sample shop on the real MariaDB, the emulator over
+// real HTTP and the real remote client.
 type rig struct {
 	t      *testing.T
 	ctx    context.Context
@@ -36,7 +37,33 @@ type rig struct {
 	engine *qsync.Engine
 	logs   *observer.ObservedLogs
 	log    *zap.Logger // writes to logs
+	events *recorder   // every event the engine emitted
 	clock  *clock
+}
+
+// recorder is an observer that keeps every event.
+type recorder struct {
+	mu  gosync.Mutex
+	evs []qsync.Event
+}
+
+func (rc *recorder) Observe(ev qsync.Event) {
+	rc.mu.Lock()
+	rc.evs = append(rc.evs, ev)
+	rc.mu.Unlock()
+}
+
+// of returns the events of one kind, oldest first.
+func (rc *recorder) of(kind qsync.EventKind) []qsync.Event {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var out []qsync.Event
+	for _, ev := range rc.evs {
+		if ev.Kind == kind {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
 
 // engineLog is the rig's logger, for another engine whose lines the test
@@ -56,13 +83,12 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	r := &rig{t: t, ctx: ctx, clock: &clock{t: time.Now()}}
+	r := &rig{t: t, ctx: ctx, clock: &clock{t: time.Now()}, events: &recorder{}}
 	r.d = shopdbtest.NewSampleShop(t)
 	cfg := r.d.Config()
 	if o.shop != nil {
 		o.shop(&cfg)
 	}
-	r.db = r.d.Open(t, cfg)
 	r.shop = r.d.Shop()
 
 	var err error
@@ -83,11 +109,6 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	if o.token != "" {
 		token = o.token
 	}
-	r.client, err = remote.New(rc, remote.StaticToken(token))
-	if err != nil {
-		t.Fatal(err)
-	}
-
 	sc := qsync.DefaultConfig()
 	sc.RetryBackoffMin, sc.RetryBackoffMax = time.Minute, 10*time.Minute
 	sc.Quote.Rates = map[string]decimal.Decimal{"RemoveReplaceLabour": decimal.RequireFromString("95.50")}
@@ -96,10 +117,13 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	}
 	core, logs := observer.New(zap.DebugLevel)
 	r.logs, r.log = logs, zap.New(core)
-	r.engine, err = qsync.New(sc, r.client, r.db, r.log)
+	qd, err := qsync.Open(ctx, qsync.Settings{Remote: rc, Tokens: remote.StaticToken(token), Shop: cfg, Sync: sc},
+		qsync.OpenOptions{Migrate: true, Log: r.log, Observers: []qsync.Observer{r.events}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { qd.Close() })
+	r.db, r.client, r.engine = qd.DB, qd.Remote, qd.Engine
 	r.engine.Now = r.clock.Now
 	return r
 }
@@ -148,8 +172,8 @@ func (r *rig) writes(before map[string]int) map[string]int {
 	return out
 }
 
-// logged counts the log lines with message msg.
-func (r *rig) logged(msg string) int { return r.logs.FilterMessage(msg).Len() }
+// seen counts the events of a kind the engine emitted.
+func (r *rig) seen(kind qsync.EventKind) int { return len(r.events.of(kind)) }
 
 // remoteQuote returns the emulator's quote of a job.
 func (r *rig) remoteQuote(job string) (emulator.QuoteState, bool) {

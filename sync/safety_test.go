@@ -40,7 +40,7 @@ func TestReservedExpiredWithoutAcceptIsGone(t *testing.T) {
 	if s := r.pass(); s.Gone != 1 || s.Accepted != 0 {
 		t.Fatalf("pass after expiry: %+v, want gone", s)
 	}
-	if row := r.row(id); row.Phase != shopdb.PhaseGone || !strings.Contains(row.LastError, "before our accept landed") {
+	if row := r.row(id); row.Phase != qsync.PhaseGone || !strings.Contains(row.LastError, "before our accept landed") {
 		t.Errorf("row: %s, %q", row.Phase, row.LastError)
 	}
 	if got := acceptances(r.emu.State(), id); got != 0 {
@@ -62,7 +62,7 @@ func TestUndecodableEntryConcludesNothing(t *testing.T) {
 	)
 	fault := r.emu.AddFault(emulator.Fault{Route: emulator.RouteAccept, Action: emulator.FaultStatus, Status: 503})
 	r.pass()
-	if a, b := r.row(ids[0]).Phase, r.row(ids[1]).Phase; a != shopdb.PhaseWaiting || b != shopdb.PhaseReserved {
+	if a, b := r.row(ids[0]).Phase, r.row(ids[1]).Phase; a != qsync.PhaseWaiting || b != qsync.PhaseReserved {
 		t.Fatalf("after pass 1: %s and %s, want waiting and reserved", a, b)
 	}
 	r.emu.RemoveFault(fault)
@@ -87,7 +87,7 @@ func TestUndecodableEntryConcludesNothing(t *testing.T) {
 	if s.Gone != 0 || s.Accepted != 0 {
 		t.Errorf("pass concluded from an undecodable list: %+v", s)
 	}
-	if a, b := r.row(ids[0]).Phase, r.row(ids[1]).Phase; a != shopdb.PhaseWaiting || b != shopdb.PhaseReserved {
+	if a, b := r.row(ids[0]).Phase, r.row(ids[1]).Phase; a != qsync.PhaseWaiting || b != qsync.PhaseReserved {
 		t.Errorf("after the garbled list: %s and %s, want waiting and reserved unchanged", a, b)
 	}
 	if got := r.emu.Calls()[emulator.RouteAccept]; got != 1 {
@@ -134,10 +134,10 @@ func TestPushConflictWithoutSubmit(t *testing.T) {
 		t.Fatalf("pass: %+v, want the job rejected, not submitted", s)
 	}
 	row := r.row(id)
-	if row.Phase != shopdb.PhaseRejected || !strings.Contains(row.LastError, "remote.draft_update: put") || row.SupplementNeeded {
+	if row.Phase != qsync.PhaseRejected || !strings.Contains(row.LastError, "remote.draft_update: put") || row.SupplementNeeded {
 		t.Errorf("row: %s, supplement %v, %q", row.Phase, row.SupplementNeeded, row.LastError)
 	}
-	if _, err := r.db.Retry(r.ctx, id, "test"); err != nil {
+	if _, _, err := qsync.Retry(r.ctx, r.db, id, "test"); err != nil {
 		t.Fatal(err)
 	}
 	if s := r.pass(); s.Drafted != 1 {
@@ -169,14 +169,14 @@ func TestReserveFailureWaits(t *testing.T) {
 	}
 	for i, want := range []string{"RO-50001", "registration"} {
 		row := r.row(ids[i])
-		if row.Phase != shopdb.PhaseWaiting || row.NextAttemptAt.IsZero() || !strings.Contains(row.LastError, want) {
+		if row.Phase != qsync.PhaseWaiting || row.NextAttemptAt.IsZero() || !strings.Contains(row.LastError, want) {
 			t.Errorf("request %s: %s, next %v, %q; want waiting with a backoff and a reason naming %s", ids[i], row.Phase, row.NextAttemptAt, row.LastError, want)
 		}
 	}
 	if got := r.row(first).JobNumber; got != sampleshop.JobDraft {
 		t.Errorf("the first request lost its job: %q", got)
 	}
-	if got := r.logged(qsync.MsgReserveFailed); got != 2 {
+	if got := r.seen(qsync.EventReserveFailed); got != 2 {
 		t.Errorf("reserve failures logged %d times, want 2", got)
 	}
 	// Backing off: not tried on the next pass, and not logged again.
@@ -189,7 +189,7 @@ func TestReserveFailureWaits(t *testing.T) {
 	if got := r.row(ids[0]).Attempts; got != 2 {
 		t.Errorf("attempts %d after the backoff, want 2", got)
 	}
-	if got := r.logged(qsync.MsgReserveFailed); got != 2 {
+	if got := r.seen(qsync.EventReserveFailed); got != 2 {
 		t.Errorf("the same reason logged again (%d lines)", got)
 	}
 }

@@ -155,9 +155,7 @@ func (s *scheduler) lead(ctx context.Context) (Lease, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		e.log.Warn(MsgLeaseLost, zap.Error(err))
-		e.Metrics.Error(ErrKindLock)
-		e.Metrics.Leader(false)
+		e.emit(Event{Kind: EventLeaseLost, Err: err})
 		s.release()
 	}
 	lease, err := s.opts.Lock(ctx)
@@ -166,21 +164,18 @@ func (s *scheduler) lead(ctx context.Context) (Lease, error) {
 		s.lockErrs = 0
 		if !s.standby {
 			s.standby = true
-			e.log.Info(MsgStandby)
-			e.Metrics.Leader(false)
+			e.emit(Event{Kind: EventStandby})
 		}
 		return nil, nil
 	case err != nil:
 		s.lockErrs++
-		e.Metrics.Error(ErrKindLock)
 		if s.lockErrs == 1 || s.lockErrs%10 == 0 {
-			e.log.Error(MsgLockFailed, zap.Int(FieldConsecutiveErrors, s.lockErrs), zap.Error(err))
+			e.emit(Event{Kind: EventLockFailed, Streak: s.lockErrs, Err: err})
 		}
 		return nil, err
 	}
 	s.lease, s.standby, s.lockErrs = lease, false, 0
-	e.log.Info(MsgLeader)
-	e.Metrics.Leader(true)
+	e.emit(Event{Kind: EventLeader})
 	return lease, nil
 }
 
@@ -190,7 +185,7 @@ func (s *scheduler) release() {
 		return
 	}
 	if err := s.lease.Release(); err != nil {
-		s.e.log.Warn(MsgReleaseFailed, zap.Error(err))
+		s.e.emit(Event{Kind: EventReleaseFailed, Err: err})
 	}
 	s.lease = nil
 }

@@ -2,12 +2,10 @@ package sync_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
-
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/remote/emulator"
@@ -26,21 +24,31 @@ func lockFunc(db *shopdb.DB) qsync.LockFunc {
 	}
 }
 
-// second builds another engine on the rig's shop database and emulator,
-// with its own pool, client and logs: the other half of an HA pair.
-func (r *rig) second() (*qsync.Engine, *shopdb.DB, *observer.ObservedLogs) {
+// second assembles another daemon on the rig's shop database and
+// emulator, with its own pool, client and events: the other half of an HA
+// pair.
+func (r *rig) second() (*qsync.Engine, *shopdb.DB, *recorder) {
 	r.t.Helper()
-	db := r.d.Open(r.t, r.d.Config())
-	c, err := remote.New(remote.Config{BaseURL: r.url, RateLimit: -1}, remote.StaticToken(testToken))
+	events := &recorder{}
+	qd, err := qsync.Open(r.ctx, qsync.Settings{Remote: remote.Config{BaseURL: r.url, RateLimit: -1},
+		Tokens: remote.StaticToken(testToken), Shop: r.d.Config(), Sync: r.engine.Config()},
+		qsync.OpenOptions{Migrate: true, Observers: []qsync.Observer{events}})
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	core, logs := observer.New(zap.DebugLevel)
-	e, err := qsync.New(r.engine.Config(), c, db, zap.New(core))
-	if err != nil {
-		r.t.Fatal(err)
+	r.t.Cleanup(func() { qd.Close() })
+	return qd.Engine, qd.DB, events
+}
+
+// interrupted counts the passes that ended interrupted.
+func interrupted(rc *recorder) int {
+	n := 0
+	for _, ev := range rc.of(qsync.EventPassDone) {
+		if errors.Is(ev.Err, qsync.ErrInterrupted) {
+			n++
+		}
 	}
-	return e, db, logs
+	return n
 }
 
 // waitFor polls cond until it holds or the deadline passes.
@@ -70,7 +78,7 @@ func (r *rig) allAccepted(ids []string) bool {
 // when it stops, the standby takes over. Every request is accepted once.
 func TestRunLeadership(t *testing.T) {
 	r := newRig(t, rigOptions{sync: func(c *qsync.Config) { c.Schedule = "@every 1s" }})
-	e2, db2, logs2 := r.second()
+	e2, db2, events2 := r.second()
 
 	ctx1, stop1 := context.WithCancel(r.ctx)
 	ctx2, stop2 := context.WithCancel(r.ctx)
@@ -78,7 +86,7 @@ func TestRunLeadership(t *testing.T) {
 	done1, done2 := make(chan error, 1), make(chan error, 1)
 	ticks2 := make(chan qsync.Tick, 100)
 	go func() { done1 <- r.engine.Run(ctx1, qsync.RunOptions{Lock: lockFunc(r.db)}) }()
-	waitFor(t, "the first instance to lead", 10*time.Second, func() bool { return r.logged("leadership acquired") == 1 })
+	waitFor(t, "the first instance to lead", 10*time.Second, func() bool { return r.seen(qsync.EventLeader) == 1 })
 	go func() {
 		done2 <- e2.Run(ctx2, qsync.RunOptions{Lock: lockFunc(db2), OnTick: func(tk qsync.Tick) {
 			select {
@@ -97,7 +105,7 @@ func TestRunLeadership(t *testing.T) {
 		ids = append(ids, r.seed(fmt.Sprintf("CLM-30%02d", i))...)
 	}
 	waitFor(t, "the leader to accept every request", 20*time.Second, func() bool { return r.allAccepted(ids) })
-	if got := logs2.FilterMessage("request accepted").Len(); got != 0 {
+	if got := len(events2.of(qsync.EventAccepted)); got != 0 {
 		t.Errorf("the standby accepted %d requests", got)
 	}
 
@@ -112,8 +120,8 @@ func TestRunLeadership(t *testing.T) {
 	}
 	more := r.seed("CLM-3099")
 	waitFor(t, "the standby to take over", 30*time.Second, func() bool { return r.allAccepted(more) })
-	if got := logs2.FilterMessage("leadership acquired").Len(); got != 1 {
-		t.Errorf("the standby logged leadership %d times", got)
+	if got := len(events2.of(qsync.EventLeader)); got != 1 {
+		t.Errorf("the standby reported leadership %d times", got)
 	}
 	stop2()
 	<-done2
@@ -149,10 +157,10 @@ func TestRunDrain(t *testing.T) {
 	if _, busy := r.engine.Busy(); busy {
 		t.Error("Run returned while a pass was running")
 	}
-	if !r.allAccepted(ids) || r.row(ids[0]).Phase != shopdb.PhaseAccepted {
+	if !r.allAccepted(ids) || r.row(ids[0]).Phase != qsync.PhaseAccepted {
 		t.Errorf("the drained pass did not finish its accept: phase %s", r.row(ids[0]).Phase)
 	}
-	if got := r.logged("pass interrupted; the next pass takes over"); got != 0 {
+	if got := interrupted(r.events); got != 0 {
 		t.Error("the pass was cancelled, not drained")
 	}
 }
@@ -175,17 +183,17 @@ func TestRunCancel(t *testing.T) {
 	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("Run took %s to stop; the pass should be cancelled", took)
 	}
-	if got := r.logged("pass interrupted; the next pass takes over"); got != 1 {
-		t.Errorf("interrupted pass logged %d times", got)
+	if got := interrupted(r.events); got != 1 {
+		t.Errorf("interrupted pass reported %d times", got)
 	}
 	// The row stays reserved: the next pass repairs it.
-	rows, err := r.db.ListRequests(r.ctx, true, 0)
-	if err != nil || len(rows) != 1 || rows[0].Phase != shopdb.PhaseReserved {
+	rows, err := r.db.ListRequests(r.ctx, shopdb.ListQuery{})
+	if err != nil || len(rows) != 1 || rows[0].Phase != qsync.PhaseReserved {
 		t.Fatalf("after cancellation: %v rows (%v)", rows, err)
 	}
 	r.emu.ClearFaults()
 	r.pass()
-	if got := r.row(rows[0].RequestID).Phase; got != shopdb.PhaseAccepted {
+	if got := r.row(rows[0].RequestID).Phase; got != qsync.PhaseAccepted {
 		t.Errorf("after the next pass: %s, want accepted", got)
 	}
 }

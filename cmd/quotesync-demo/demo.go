@@ -36,12 +36,13 @@ type demoOptions struct {
 func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 	start := time.Now()
 	tl := newTimeline(stdout, start)
-	log := newDemoLogger(tl, o.verbose, stderr)
+	log := newDemoLogger(o.verbose, stderr)
 	defer func() { _ = log.Sync() }()
 
 	fmt.Fprintln(stdout, "quotesync demo: the daemon's real code against an embedded MySQL-compatible server")
 	fmt.Fprintln(stdout, "holding a sample shop, and an emulator of the insurer's API. Nothing leaves this machine.")
-	s, err := startStack(ctx, stackOptions{mysqlAddr: o.mysqlAddr, schedule: o.schedule, log: log})
+	s, err := startStack(ctx, stackOptions{mysqlAddr: o.mysqlAddr, schedule: o.schedule, log: log,
+		observers: []qsync.Observer{tl}})
 	if err != nil {
 		fmt.Fprintf(stderr, "quotesync-demo: %v\n", err)
 		return 1
@@ -54,15 +55,15 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 	ids := seedRequests(s.emu, time.Now())
 	printSetup(stdout, s, ids, o.schedule, time.Since(start))
 
-	fmt.Fprintln(stdout, "\ntimeline (quotesync's lines are its own log entries, reworded; --verbose shows them raw)")
+	fmt.Fprintln(stdout, "\ntimeline (quotesync's lines are its own events, reworded; --verbose shows its log lines raw)")
 	var passes atomic.Int64
 	passed := make(chan struct{}, 1)
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	runDone := make(chan error, 1)
 	go func() {
-		runDone <- s.engine.Run(runCtx, qsync.RunOptions{
-			Lock: s.lockFunc(),
+		runDone <- s.daemon.Engine.Run(runCtx, qsync.RunOptions{
+			Lock: s.daemon.Lock(),
 			OnTick: func(t qsync.Tick) {
 				tl.pass(int(passes.Add(1)), t)
 				select {
@@ -127,19 +128,18 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 	return 1
 }
 
-// newDemoLogger is the daemon's logger: its entries feed the timeline
-// and, with verbose, are also written as the JSON lines `quotesync run`
-// writes (to w).
-func newDemoLogger(tl *timeline, verbose bool, w io.Writer) *zap.Logger {
-	cores := []zapcore.Core{newTimelineCore(tl)}
-	if verbose {
-		ec := zap.NewProductionEncoderConfig()
-		ec.TimeKey = "ts"
-		ec.EncodeTime = zapcore.ISO8601TimeEncoder
-		ec.EncodeDuration = zapcore.StringDurationEncoder
-		cores = append(cores, zapcore.NewCore(zapcore.NewJSONEncoder(ec), zapcore.Lock(zapcore.AddSync(w)), zapcore.InfoLevel))
+// newDemoLogger is the daemon's logger: with verbose, the JSON lines
+// `quotesync run` writes (to w); else none (the timeline observes the
+// daemon's events).
+func newDemoLogger(verbose bool, w io.Writer) *zap.Logger {
+	if !verbose {
+		return zap.NewNop()
 	}
-	return zap.New(zapcore.NewTee(cores...))
+	ec := zap.NewProductionEncoderConfig()
+	ec.TimeKey = "ts"
+	ec.EncodeTime = zapcore.ISO8601TimeEncoder
+	ec.EncodeDuration = zapcore.StringDurationEncoder
+	return zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(ec), zapcore.Lock(zapcore.AddSync(w)), zapcore.InfoLevel))
 }
 
 // printSetup describes the running parts and the insurer's requests.

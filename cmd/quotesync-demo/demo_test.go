@@ -81,7 +81,7 @@ func TestDemoBinary(t *testing.T) {
 		}
 		msgs[e.Msg]++
 	}
-	for msg, want := range map[string]int{"request accepted": 6, "draft pushed": 6, "draft re-pushed": 2, "quote submitted": 6, "job held: shop data invalid": 1} {
+	for msg, want := range map[string]int{"request accepted": 6, "draft pushed": 6, "draft re-pushed": 2, "quote submitted": 6, "job held": 1} {
 		if got := msgs[msg]; got != want {
 			t.Errorf("%d JSON log lines %q, want %d (all: %v)", got, msg, want, msgs)
 		}
@@ -196,7 +196,7 @@ func checkDemoOutput(t *testing.T, out string) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("summary table (-want +got):\n%s\n%s", diff, out)
 	}
-	for _, s := range []string{"POST /requests/{id} ×6,", "PUT /jobs/{jobId}/quotes/{quoteId}/status ×6", "\nOK: all 6 requests reached Submitted on the remote, each once"} {
+	for _, s := range []string{"POST /requests/{id} ×6", "POST /jobs/{jobId}/quotes/status/{status} ×6,", "\nOK: all 6 requests reached Submitted on the remote, each once"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("stdout lacks %q:\n%s", s, out)
 		}

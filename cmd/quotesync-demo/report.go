@@ -13,6 +13,7 @@ import (
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb"
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // outcome is where one request ended, on both sides, and what is wrong
@@ -68,7 +69,7 @@ func checkRequest(ctx context.Context, s *stack, st emulator.State, id string) (
 		return o, err
 	default:
 		o.Phase = string(row.Phase)
-		if row.Phase != shopdb.PhaseSubmitted {
+		if row.Phase != qsync.PhaseSubmitted {
 			problem("quotesync's phase is %s", row.Phase)
 		}
 		if row.LastError != "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -12,10 +13,9 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/shopspring/decimal"
 	"go.uber.org/zap"
 
-	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
@@ -35,15 +35,15 @@ const (
 )
 
 // stack is the demo's running parts: the embedded MySQL-compatible server
-// holding the sample shop, the daemon's real shop adapter on it, the
-// emulator of the insurer's API on a loopback listener, and the daemon's
-// real remote client and engine wired as `quotesync run` wires them.
+// holding the sample shop, the emulator of the insurer's API on a loopback
+// listener, and quotesync assembled by qsync.Open from config.example.yaml
+// (the mapping a user starts from) with the demo's addresses and token, the
+// way `quotesync run` assembles it from a user's file.
 type stack struct {
 	mysqlAddr string
 	stopMySQL func() error
 	shopPool  *sql.DB          // the shop application's own connections
 	shop      *sampleshop.Shop // plays the shop's part on shopPool
-	db        *shopdb.DB       // quotesync's connections
 	schema    int              // state schema version after Migrate
 
 	emu     *emulator.Emulator
@@ -51,8 +51,8 @@ type stack struct {
 	api     *http.Server
 	apiDone chan struct{}
 
-	client *remote.Client
-	engine *qsync.Engine
+	daemon *qsync.Daemon
+	db     *shopdb.DB // the daemon's connections
 }
 
 // stackOptions configures startStack.
@@ -60,7 +60,12 @@ type stackOptions struct {
 	mysqlAddr string      // listen address of the embedded server
 	schedule  string      // the engine's cron spec
 	log       *zap.Logger // the daemon's logger
+	observers []qsync.Observer
 }
+
+// demoTokenEnv is the variable the demo's configuration names for the
+// token; the demo hands its value to the build, not to the environment.
+const demoTokenEnv = "QUOTESYNC_DEMO_TOKEN"
 
 // startStack starts and wires everything; on error it closes what it
 // started.
@@ -93,21 +98,6 @@ func startStack(ctx context.Context, o stackOptions) (s *stack, err error) {
 	}
 	s.shop = sampleshop.New(s.shopPool)
 
-	// quotesync's side, as cmd/quotesync builds it from the YAML file.
-	cfg := sampleshop.Mapping()
-	cfg.Addr, cfg.User, cfg.Password, cfg.Database = mc.Addr, mc.User, mc.Passwd, mc.DBName
-	driverLog := o.log.Named("mysql")
-	cfg.DriverLog = func(msg string) { driverLog.Warn("mysql driver", zap.String("detail", msg)) }
-	if s.db, err = shopdb.Open(ctx, cfg); err != nil {
-		return s, fmt.Errorf("connect to the shop database: %w", err)
-	}
-	if err := s.db.Migrate(ctx); err != nil {
-		return s, fmt.Errorf("migrate quotesync's state tables: %w", err)
-	}
-	if s.schema, _, err = s.db.SchemaVersion(ctx); err != nil {
-		return s, fmt.Errorf("read the state schema version: %w", err)
-	}
-
 	token, err := newToken()
 	if err != nil {
 		return s, err
@@ -115,29 +105,47 @@ func startStack(ctx context.Context, o stackOptions) (s *stack, err error) {
 	if err := s.startAPI(token); err != nil {
 		return s, err
 	}
-	// Production defaults (timeouts, retries, rate limit 10/s) except the
-	// base URL and the token.
-	if s.client, err = remote.New(remote.Config{BaseURL: s.apiURL, UserAgent: "quotesync-demo"}, remote.StaticToken(token)); err != nil {
-		return s, fmt.Errorf("remote: %w", err)
-	}
-	sc := qsync.DefaultConfig()
-	sc.Schedule = o.schedule
-	sc.RetryBackoffMin, sc.RetryBackoffMax = DefaultRetryBackoffMin, DefaultRetryBackoffMax
-	sc.Quote.Rates = demoRates()
-	if s.engine, err = qsync.New(sc, s.client, s.db, o.log.Named("sync")); err != nil {
+	set, err := demoSettings(mc, s.apiURL, token, o.schedule)
+	if err != nil {
 		return s, err
+	}
+	if s.daemon, err = qsync.Open(ctx, set, qsync.OpenOptions{Migrate: true, Log: o.log, Observers: o.observers}); err != nil {
+		return s, err
+	}
+	s.db = s.daemon.DB
+	if s.schema, _, err = s.db.SchemaVersion(ctx); err != nil {
+		return s, fmt.Errorf("read the state schema version: %w", err)
 	}
 	return s, nil
 }
 
-// demoRates are the labour rates of config.example.yaml.
-func demoRates() map[string]decimal.Decimal {
-	return map[string]decimal.Decimal{
-		"RemoveReplaceLabour": decimal.RequireFromString("95.50"),
-		"RepairLabour":        decimal.RequireFromString("95.50"),
-		"RefinishLabour":      decimal.RequireFromString("88.00"),
-		"MechanicalLabour":    decimal.RequireFromString("120.00"),
+// demoSettings loads config.example.yaml as a user's file is loaded, with
+// the demo's database, emulator, token, a one-second schedule and short
+// retry backoffs (production: 1m to 1h) so that a transient failure does
+// not outlast the demo.
+func demoSettings(mc *mysql.Config, apiURL, token, schedule string) (qsync.Settings, error) {
+	fc, err := config.Parse(bytes.NewReader(config.Example))
+	if err != nil {
+		return qsync.Settings{}, fmt.Errorf("load the example configuration: %w", err)
 	}
+	fc.Remote.BaseURL = apiURL
+	fc.Remote.Token = config.TokenSection{Env: demoTokenEnv}
+	fc.Shop.Addr, fc.Shop.User, fc.Shop.Database = mc.Addr, mc.User, mc.DBName
+	fc.Shop.PasswordFile, fc.Shop.PasswordEnv = "", ""
+	fc.Sync.Schedule = schedule
+	fc.Sync.RetryBackoffMin, fc.Sync.RetryBackoffMax = DefaultRetryBackoffMin, DefaultRetryBackoffMax
+	getenv := func(k string) string {
+		if k == demoTokenEnv {
+			return token
+		}
+		return ""
+	}
+	set, err := fc.Build(config.BuildOptions{Getenv: getenv, Scope: config.AllSecrets, UserAgent: "quotesync-demo"})
+	if err != nil {
+		return qsync.Settings{}, fmt.Errorf("build the example configuration: %w", err)
+	}
+	set.Daemon.Shop.Password = mc.Passwd
+	return set.Daemon, nil
 }
 
 // newToken returns a random bearer token for this run; it is never shown.
@@ -170,18 +178,6 @@ func (s *stack) startAPI(token string) error {
 	return nil
 }
 
-// lockFunc adapts the shop database's single-instance lock to the
-// scheduler, as `quotesync run` does.
-func (s *stack) lockFunc() qsync.LockFunc {
-	return func(ctx context.Context) (qsync.Lease, error) {
-		l, err := s.db.AcquireLock(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return l, nil
-	}
-}
-
 // Close stops everything in reverse order of start; safe on a partial
 // stack.
 func (s *stack) Close() error {
@@ -190,8 +186,8 @@ func (s *stack) Close() error {
 		errs = append(errs, s.api.Close())
 		<-s.apiDone
 	}
-	if s.db != nil {
-		errs = append(errs, s.db.Close())
+	if s.daemon != nil {
+		errs = append(errs, s.daemon.Close())
 	}
 	if s.shopPool != nil {
 		errs = append(errs, s.shopPool.Close())

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"go.uber.org/zap/zapcore"
-
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -118,65 +116,63 @@ func describe(s qsync.Summary) string {
 	return strings.Join(parts, ", ")
 }
 
-// entry renders one log entry of the daemon on the timeline: the
-// engine's named events worded for a newcomer, anything else as it is
-// (with its error), except the pass summaries, which the tick lines give.
-func (t *timeline) entry(e zapcore.Entry, f map[string]any) {
-	str := func(k string) string {
-		if v, ok := f[k]; ok {
-			return fmt.Sprint(v)
-		}
-		return ""
-	}
-	r := ref{Request: str(qsync.FieldRequest), Claim: str(qsync.FieldClaim), Job: str(qsync.FieldJob)}
+// Observe renders one event of the daemon on the timeline, worded for a
+// newcomer (it is a qsync.Observer). The pass summaries are left out: the
+// tick lines give them.
+func (t *timeline) Observe(ev qsync.Event) {
+	r := ref{Request: ev.Request, Claim: ev.Claim, Job: ev.Job}
 	var text string
-	switch e.Message {
-	case qsync.MsgPassDone, qsync.MsgPassFailed:
-		return // the pass line (from the scheduler's tick) says it
-	case qsync.MsgReserved:
+	switch ev.Kind {
+	case qsync.EventPassDone, qsync.EventStale, qsync.EventSubmitDeferred:
+		return
+	case qsync.EventReserved:
 		text = "job number reserved (recorded before the accept call)"
-	case qsync.MsgAccepted:
+	case qsync.EventAccepted:
 		text = "request accepted"
-	case qsync.MsgAcceptInferred:
-		text = "request accepted (inferred: no longer pending)"
-	case qsync.MsgDrafted:
-		text = fmt.Sprintf("draft pushed: %s items", str(qsync.FieldItems))
-		if t.release(r.Request) || str(qsync.FieldReleased) == "true" {
+		if ev.Inferred {
+			text = "request accepted (inferred: " + ev.Detail + ")"
+		}
+	case qsync.EventDrafted, qsync.EventRedrafted:
+		text = fmt.Sprintf("draft pushed: %d items", ev.Items)
+		if ev.Kind == qsync.EventRedrafted {
+			text = fmt.Sprintf("draft re-pushed: %d items", ev.Items)
+		}
+		if t.release(r.Request) || ev.Released {
 			text += " (released: the shop fixed its data)"
 		}
-	case qsync.MsgRedrafted:
-		text = fmt.Sprintf("draft re-pushed: %s items", str(qsync.FieldItems))
-		if t.release(r.Request) || str(qsync.FieldReleased) == "true" {
-			text += " (released: the shop fixed its data)"
-		}
-	case qsync.MsgSubmitted:
+	case qsync.EventSubmitted:
 		text = "quote submitted"
-	case qsync.MsgHeld:
+	case qsync.EventHeld:
 		t.mu.Lock()
 		t.held[r.Request] = true
 		t.mu.Unlock()
-		text = "held, nothing pushed: " + str("error")
-	case qsync.MsgRecovered:
-		if r.Request != "" {
-			t.release(r.Request)
-			text = "released: the shop fixed its data"
-		} else {
-			text = "passes work again"
-		}
-	case qsync.MsgLeader:
+		text = "held, nothing pushed: " + errText(ev)
+	case qsync.EventReleased:
+		t.release(r.Request)
+		text = "released: the shop fixed its data"
+	case qsync.EventLeader:
 		text = "leadership acquired (GET_LOCK on the shop database): this instance runs the passes"
+	case qsync.EventWaiting:
+		text = "waiting: the shop has no job for this claim yet"
 	default:
-		text = e.Message
-		for _, k := range []string{"error", "detail"} {
-			if v := str(k); v != "" {
-				text += ": " + v
-			}
-		}
-		if e.Level >= zapcore.WarnLevel {
-			text = strings.ToUpper(e.Level.String()) + " " + text
+		text = string(ev.Kind)
+		if d := errText(ev); d != "" {
+			text += ": " + d
 		}
 	}
-	t.line(e.Time, actorDaemon, r, text)
+	at := ev.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+	t.line(at, actorDaemon, r, text)
+}
+
+// errText is what an event says went wrong, or its details.
+func errText(ev qsync.Event) string {
+	if ev.Err != nil {
+		return ev.Err.Error()
+	}
+	return ev.Detail
 }
 
 // release forgets that a request was held; it reports whether it was.
@@ -187,46 +183,3 @@ func (t *timeline) release(request string) bool {
 	delete(t.held, request)
 	return was
 }
-
-// timelineCore is a zapcore.Core that hands the engine's log entries to
-// the timeline, with their fields decoded.
-type timelineCore struct {
-	zapcore.LevelEnabler
-	tl     *timeline
-	fields []zapcore.Field
-}
-
-func newTimelineCore(tl *timeline) *timelineCore {
-	return &timelineCore{LevelEnabler: zapcore.InfoLevel, tl: tl}
-}
-
-// With implements zapcore.Core.
-func (c *timelineCore) With(fields []zapcore.Field) zapcore.Core {
-	clone := *c
-	clone.fields = append(append([]zapcore.Field(nil), c.fields...), fields...)
-	return &clone
-}
-
-// Check implements zapcore.Core.
-func (c *timelineCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
-	if c.Enabled(e.Level) {
-		return ce.AddCore(e, c)
-	}
-	return ce
-}
-
-// Write implements zapcore.Core.
-func (c *timelineCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
-	enc := zapcore.NewMapObjectEncoder()
-	for _, f := range c.fields {
-		f.AddTo(enc)
-	}
-	for _, f := range fields {
-		f.AddTo(enc)
-	}
-	c.tl.entry(e, enc.Fields)
-	return nil
-}
-
-// Sync implements zapcore.Core.
-func (c *timelineCore) Sync() error { return nil }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"go.uber.org/zap"
 
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -32,26 +31,30 @@ func TestElapsed(t *testing.T) {
 	}
 }
 
-// TestTimelineCore feeds log entries shaped like the engine's through a
-// zap logger on the timeline core and reads the lines it prints.
-func TestTimelineCore(t *testing.T) {
+// TestTimelineObserver feeds events shaped like the engine's to the
+// timeline (it observes the engine) and reads the lines it prints.
+func TestTimelineObserver(t *testing.T) {
 	var out bytes.Buffer
 	tl := newTimeline(&out, time.Now())
-	log := newDemoLogger(tl, false, nil).Named("sync")
-	req := log.With(zap.String("request", "7304"), zap.String("phase", "accepted"), zap.String("claim", "CLM-1005"), zap.String("job", "RO-50005"))
-
-	log.Info(qsync.MsgLeader)
-	req.Info(qsync.MsgAccepted, zap.Int("attempt", 1))
-	req.Warn(qsync.MsgHeld, zap.Error(errors.New("job RO-50005 line 2 (line_id 11): column price is NULL")))
-	req.Info(qsync.MsgDrafted, zap.Int("items", 2))
-	req.Info(qsync.MsgRedrafted, zap.Int("items", 3))
-	req.Info(qsync.MsgSubmitted)
-	log.Info(qsync.MsgPassDone, zap.Int("accepted", 1))                     // left to the pass line
-	log.Debug("pass done")                                                  // below the core's level
-	log.Info("pass interrupted; the next pass takes over")                  // unknown: as is
-	req.Info("estimate changed while the pass read it; submitting is left") // unknown, about a request: as is
-	log.Warn("remote call failed; will retry", zap.Error(errors.New("503")))
-	log.Named("mysql").Warn("mysql driver", zap.String("detail", "unexpected EOF"))
+	req := func(kind qsync.EventKind) qsync.Event {
+		return qsync.Event{Kind: kind, Request: "7304", Claim: "CLM-1005", Job: "RO-50005", To: qsync.PhaseAccepted}
+	}
+	tl.Observe(qsync.Event{Kind: qsync.EventLeader})
+	tl.Observe(req(qsync.EventAccepted))
+	held := req(qsync.EventHeld)
+	held.Err = errors.New("job RO-50005 line 2 (line_id 11): column price is NULL")
+	tl.Observe(held)
+	drafted := req(qsync.EventDrafted)
+	drafted.Items = 2
+	tl.Observe(drafted)
+	redrafted := req(qsync.EventRedrafted)
+	redrafted.Items = 3
+	tl.Observe(redrafted)
+	tl.Observe(req(qsync.EventSubmitted))
+	tl.Observe(qsync.Event{Kind: qsync.EventPassDone, Summary: &qsync.Summary{Accepted: 1}}) // left to the pass line
+	tl.Observe(req(qsync.EventSubmitDeferred))                                               // not worth a line
+	retrying := qsync.Event{Kind: qsync.EventRetrying, Err: errors.New("503")}
+	tl.Observe(retrying)
 	tl.shop("CLM-1003", "RO-50003", "added %d lines", 3)
 	tl.pass(2, qsync.Tick{Leader: true, Ran: true, Summary: qsync.Summary{Drafted: 3, Duration: 24 * time.Millisecond}})
 	tl.pass(3, qsync.Tick{Leader: true, Ran: true, Summary: qsync.Summary{Pending: 0, Tracked: 6}})
@@ -72,10 +75,7 @@ func TestTimelineCore(t *testing.T) {
 		r + "draft pushed: 2 items (released: the shop fixed its data)",
 		r + "draft re-pushed: 3 items",
 		r + "quote submitted",
-		"quotesync  pass interrupted; the next pass takes over",
-		r + "estimate changed while the pass read it; submitting is left",
-		"quotesync  WARN remote call failed; will retry: 503",
-		"quotesync  WARN mysql driver: unexpected EOF",
+		"quotesync  retrying: 503",
 		"shop                     claim CLM-1003  job RO-50003  added 3 lines",
 		"quotesync  pass 2 done in 24ms: 3 drafted",
 		"quotesync  pass 3 done in 0s: nothing to do (0 pending, 6 tracked)",

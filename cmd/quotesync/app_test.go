@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -27,47 +26,6 @@ func newerQuotesync(t *testing.T, d *shopdbtest.Database, db *shopdb.DB) (cur, l
 		t.Fatal(err)
 	}
 	return latest + 1, latest
-}
-
-// TestPrepareSchema: without migration, prepareSchema (dry run) accepts
-// current tables, explains missing ones, and refuses tables a newer
-// quotesync migrated, saying to upgrade; with migration it refuses them
-// with the same advice.
-func TestPrepareSchema(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-
-	empty := shopdbtest.NewDatabase(t)
-	edb, err := shopdb.Open(ctx, empty.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer edb.Close()
-	if err := (&app{db: edb}).prepareSchema(ctx, false); err == nil || !strings.Contains(err.Error(), "do not exist yet") {
-		t.Errorf("prepareSchema on a database without state tables = %v, want 'do not exist yet'", err)
-	}
-
-	db, d := shopdbtest.New(t)
-	a := &app{db: db}
-	if err := a.prepareSchema(ctx, false); err != nil {
-		t.Fatalf("prepareSchema on current tables: %v", err)
-	}
-	cur, latest := newerQuotesync(t, d, db)
-	for _, migrate := range []bool{false, true} {
-		err := a.prepareSchema(ctx, migrate)
-		if !errors.Is(err, shopdb.ErrSchemaTooNew) {
-			t.Fatalf("prepareSchema(migrate=%t) on version %d (latest %d) = %v, want ErrSchemaTooNew", migrate, cur, latest, err)
-		}
-		for _, w := range []string{"a newer quotesync migrated this database", "upgrade quotesync"} {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("prepareSchema(migrate=%t) error %q lacks %q", migrate, err, w)
-			}
-		}
-	}
-	if got, _, err := db.SchemaVersion(ctx); err != nil || got != cur {
-		t.Errorf("schema version after the refusals = %d, %v; want %d untouched", got, err, cur)
-	}
 }
 
 // TestNewerSchemaBinary: every verb refuses a state schema a newer

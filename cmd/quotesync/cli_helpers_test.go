@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quotesync/quotesync/cmd/internal/config"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/quotesync/quotesync/remote/emulator"
@@ -42,7 +44,7 @@ type cliEnv struct {
 
 // newCLIEnv builds a world; edit (optional) changes the config before it
 // is written.
-func newCLIEnv(t *testing.T, edit func(fc *fileConfig)) *cliEnv {
+func newCLIEnv(t *testing.T, edit func(fc *config.File)) *cliEnv {
 	t.Helper()
 	e := &cliEnv{t: t, bin: quotesyncBinary(t), DB: shopdbtest.NewSampleShop(t)}
 	emu, err := emulator.New(emulator.Options{Token: cliToken, Seed: 7})
@@ -74,7 +76,7 @@ func (e *cliEnv) writeSecret(name, value string) {
 
 // writeConfig writes config.example.yaml pointed at this world, with
 // quick timings for tests, then edit's changes.
-func (e *cliEnv) writeConfig(edit func(fc *fileConfig)) {
+func (e *cliEnv) writeConfig(edit func(fc *config.File)) {
 	e.t.Helper()
 	fc := loadExample(e.t)
 	dbc := e.DB.Config()
@@ -180,4 +182,17 @@ func waitFor(d time.Duration, cond func() bool) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return cond()
+}
+
+// exampleConfigPath is the top-level config.example.yaml.
+const exampleConfigPath = "../../config.example.yaml"
+
+// loadExample parses config.example.yaml.
+func loadExample(t *testing.T) *config.File {
+	t.Helper()
+	fc, err := config.Load(exampleConfigPath)
+	if err != nil {
+		t.Fatalf("config.example.yaml: %v", err)
+	}
+	return fc
 }

@@ -20,7 +20,7 @@ const (
 	e2eRouteAccept = emulator.RouteAccept
 	e2eRouteQuote  = emulator.RouteCreateQuote
 	e2eRoutePut    = emulator.RouteUpdateQuote
-	e2eRouteStatus = "PUT /jobs/{jobId}/quotes/{quoteId}/status"
+	e2eRouteStatus = "POST /jobs/{jobId}/quotes/status/{status}" // the default form
 )
 
 // e2eWantCalls fails when a pass's remote calls differ from want.

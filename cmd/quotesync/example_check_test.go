@@ -2,8 +2,9 @@ package main
 
 import (
 	"context"
-	"net"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,14 +12,15 @@ import (
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // exampleToken is the emulator's token in the example check.
 const exampleToken = "tok-SECRET-example-6d0f"
 
 // checkLines indexes a checklist by name (the last line of each name).
-func checkLines(cl *checklist) map[string]checkItem {
-	m := map[string]checkItem{}
+func checkLines(cl *checklist) map[string]qsync.CheckItem {
+	m := map[string]qsync.CheckItem{}
 	for _, it := range cl.items {
 		m[it.Name] = it
 	}
@@ -59,7 +61,7 @@ func TestExampleConfigPassesCheck(t *testing.T) {
 	lines := checkLines(cl)
 	// On a fresh database (no state tables yet) the jobs of the pending
 	// requests are looked up all the same, and their codes checked.
-	if wt := lines["work types"]; wt.Status != checkOK || !strings.Contains(wt.Detail, "of pending requests") {
+	if wt := lines["work types"]; wt.Status != qsync.CheckOK || !strings.Contains(wt.Detail, "of pending requests") {
 		t.Errorf("work types on a fresh database: %+v, want the pending requests' jobs checked", wt)
 	}
 	assertAllPass(t, cl)
@@ -97,7 +99,7 @@ func TestExampleConfigPassesCheck(t *testing.T) {
 		}
 	}
 	// RO-50005 has a line without a price: a warning, not a failure.
-	if w := lines["shop data"]; w.Status != checkWarn || !strings.Contains(w.Detail, sampleshop.JobBadLine) || !strings.Contains(w.Detail, "price") {
+	if w := lines["shop data"]; w.Status != qsync.CheckWarn || !strings.Contains(w.Detail, sampleshop.JobBadLine) || !strings.Contains(w.Detail, "price") {
 		t.Errorf("shop data line = %+v, want a warning naming %s and its price", w, sampleshop.JobBadLine)
 	}
 	var out strings.Builder
@@ -128,58 +130,26 @@ func withoutItem(cl *checklist, name string) *checklist {
 func assertAllPass(t *testing.T, cl *checklist) {
 	t.Helper()
 	for _, it := range cl.items {
-		if it.Status == checkFail || it.Status == checkSkip {
+		if it.Status == qsync.CheckFail || it.Status == qsync.CheckSkip {
 			t.Errorf("%s %s: %s", it.Status, it.Name, it.Detail)
 		}
 	}
 }
 
-// TestExplainDBError checks the hints of the database check on real
-// server errors: a refused login and an unknown database; and a port where
-// nothing listens.
-func TestExplainDBError(t *testing.T) {
-	db := shopdbtest.NewDatabase(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+// cfgExampleEnv resolves ${CREDENTIALS_DIRECTORY} to a directory holding a
+// token and a database password.
+func cfgExampleEnv(t *testing.T, token, password string) func(string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, v := range map[string]string{"token": token, "db-password": password} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(v+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
-	closed := ln.Addr().String()
-	ln.Close()
-	tests := []struct {
-		name string
-		edit func(s *settings)
-		want []string
-	}{
-		{"WrongPassword", func(s *settings) { s.shop.Password = "pw-SECRET-wrong-77"; s.passwordFrom = "file /creds/db-password" },
-			[]string{"Access denied", "check shop.user", "file /creds/db-password"}},
-		{"NoDatabase", func(s *settings) { s.shop.Database = "qstest_does_not_exist_x" },
-			[]string{"does not exist", "shop.database"}},
-		{"NothingListens", func(s *settings) { s.shop.Addr = closed },
-			[]string{"nothing answers", "shop.addr"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := &settings{shop: db.Config()}
-			tt.edit(s)
-			cl := &checklist{}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if got := checkDatabase(ctx, cl, s); got != nil {
-				got.Close()
-				t.Fatal("the database check passed")
-			}
-			d := checkLines(cl)["database"]
-			if d.Status != checkFail {
-				t.Fatalf("database line %+v, want FAIL", d)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(d.Detail, w) {
-					t.Errorf("detail %q does not contain %q", d.Detail, w)
-				}
-			}
-			if strings.Contains(d.Detail, "pw-SECRET-wrong-77") {
-				t.Errorf("detail shows the password: %q", d.Detail)
-			}
-		})
+	return func(k string) string {
+		if k == "CREDENTIALS_DIRECTORY" {
+			return dir
+		}
+		return ""
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
+
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // Timeouts of the metrics listener.
@@ -21,7 +23,7 @@ const (
 )
 
 // healthFunc computes /healthz's verdict.
-type healthFunc func(ctx context.Context) (bool, healthReport)
+type healthFunc func(ctx context.Context) (bool, qsync.HealthReport)
 
 // obsHandler serves /metrics (Prometheus text format) and /healthz.
 func obsHandler(m *promMetrics, h healthFunc) http.Handler {

@@ -3,13 +3,11 @@ package main
 import (
 	"errors"
 	"runtime"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/quotesync/quotesync/remote"
-	"github.com/quotesync/quotesync/shopdb"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -24,21 +22,39 @@ const (
 	outcomeInterrupted  = "interrupted"
 )
 
-// openPhases are the phases of quotesync_open_requests; a phase without
-// requests is reported as 0, not left out.
-var openPhases = []shopdb.Phase{shopdb.PhaseWaiting, shopdb.PhaseReserved, shopdb.PhaseAccepted, shopdb.PhaseDrafted}
-
 // errorKinds are the values of quotesync_errors_total's kind label, exported
 // at 0 from the start so that rate() works on the first error.
-var errorKinds = []string{
-	qsync.ErrKindList, qsync.ErrKindState, qsync.ErrKindShopData, qsync.ErrKindReserve,
-	qsync.ErrKindTemporary, qsync.ErrKindRejected, qsync.ErrKindUnauthorized, qsync.ErrKindLock,
+var errorKinds = []string{errKindList, errKindState, errKindShopData, errKindReserve,
+	errKindTemporary, errKindRejected, errKindUnauthorized, errKindLock}
+
+// Kinds of quotesync_errors_total.
+const (
+	errKindList         = "list"         // a pending-list entry could not be taken, or the list not read
+	errKindState        = "state"        // a pass failed otherwise (reading or writing the state, the shop)
+	errKindShopData     = "shop_data"    // a job is held back
+	errKindReserve      = "reserve"      // allocating a job number failed
+	errKindTemporary    = "temporary"    // a remote call failed for now
+	errKindRejected     = "rejected"     // the remote refused for good, or someone else took the request
+	errKindUnauthorized = "unauthorized" // the remote refused the token
+	errKindLock         = "lock"         // the single-instance lock failed or was lost
+)
+
+// eventErrorKinds counts these events as errors of a kind.
+var eventErrorKinds = map[qsync.EventKind]string{
+	qsync.EventSkipped:        errKindList,
+	qsync.EventHeld:           errKindShopData,
+	qsync.EventReserveFailed:  errKindReserve,
+	qsync.EventRetrying:       errKindTemporary,
+	qsync.EventRejected:       errKindRejected,
+	qsync.EventTakenElsewhere: errKindRejected,
+	qsync.EventLockFailed:     errKindLock,
+	qsync.EventLeaseLost:      errKindLock,
 }
 
-// promMetrics exports the engine's counters and gauges (it implements
-// qsync.Metrics) and the remote client's calls (observe) to Prometheus. It
-// lives as long as the process: a reload hands the same one to the new
-// engine, so counters never go back.
+// promMetrics exports the engine's events (it is a qsync.Observer) and the
+// remote client's calls (observe) to Prometheus. It lives as long as the
+// process: a reload hands the same one to the new engine, so counters
+// never go back.
 type promMetrics struct {
 	reg *prometheus.Registry
 
@@ -46,12 +62,13 @@ type promMetrics struct {
 	passDuration   prometheus.Histogram
 	transitions    *prometheus.CounterVec
 	errors         *prometheus.CounterVec
-	open           *prometheus.GaugeVec
 	leader         prometheus.Gauge
 	lastSuccess    prometheus.Gauge
 	remoteCalls    *prometheus.CounterVec
 	remoteDuration *prometheus.HistogramVec
 	reloads        *prometheus.CounterVec
+	pending        prometheus.Gauge
+	state          *phaseGauges
 }
 
 // newPromMetrics registers quotesync's metrics, the Go runtime's and the
@@ -77,10 +94,6 @@ func newPromMetrics() *promMetrics {
 			Namespace: metricsNamespace, Name: "errors_total",
 			Help: "Errors by kind (list, state, shop_data, reserve, temporary, rejected, unauthorized, lock).",
 		}, []string{"kind"}),
-		open: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: metricsNamespace, Name: "open_requests",
-			Help: "Tracked requests not yet in a terminal phase, by phase, after the last pass.",
-		}, []string{"phase"}),
 		leader: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: metricsNamespace, Name: "leader",
 			Help: "1 while this instance holds the single-instance lock, else 0.",
@@ -102,14 +115,19 @@ func newPromMetrics() *promMetrics {
 			Namespace: metricsNamespace, Name: "config_reloads_total",
 			Help: "Configuration reloads (SIGHUP), by outcome (ok, failed).",
 		}, []string{"outcome"}),
+		pending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: metricsNamespace, Name: "pending_requests",
+			Help: "Requests the remote listed as pending at the last pass.",
+		}),
+		state: newPhaseGauges(),
 	}
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: metricsNamespace, Name: "build_info",
 		Help: "Always 1; the labels say which quotesync runs.",
 	}, []string{"version", "goversion"})
 	info.WithLabelValues(version, runtime.Version()).Set(1)
-	reg.MustRegister(m.passes, m.passDuration, m.transitions, m.errors, m.open, m.leader,
-		m.lastSuccess, m.remoteCalls, m.remoteDuration, m.reloads, info,
+	reg.MustRegister(m.passes, m.passDuration, m.transitions, m.errors, m.leader,
+		m.lastSuccess, m.remoteCalls, m.remoteDuration, m.reloads, m.pending, m.state, info,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, o := range []string{outcomeOK, outcomeFailed, outcomeUnauthorized, outcomeInterrupted} {
@@ -118,72 +136,58 @@ func newPromMetrics() *promMetrics {
 	for _, k := range errorKinds {
 		m.errors.WithLabelValues(k)
 	}
-	for _, ph := range openPhases {
-		m.open.WithLabelValues(string(ph))
-	}
 	for _, o := range []string{outcomeOK, outcomeFailed} {
 		m.reloads.WithLabelValues(o)
 	}
 	return m
 }
 
-// PassDone implements qsync.Metrics.
-func (m *promMetrics) PassDone(d time.Duration, err error) {
-	m.passDuration.Observe(d.Seconds())
-	switch {
+// Observe implements qsync.Observer.
+func (m *promMetrics) Observe(ev qsync.Event) {
+	if ev.From != ev.To && ev.To != "" {
+		from := string(ev.From)
+		if from == "" {
+			from = "new"
+		}
+		m.transitions.WithLabelValues(from, string(ev.To)).Inc()
+	}
+	if kind, ok := eventErrorKinds[ev.Kind]; ok {
+		m.errors.WithLabelValues(kind).Inc()
+	}
+	switch ev.Kind {
+	case qsync.EventPassDone:
+		m.passDone(ev)
+	case qsync.EventLeader:
+		m.leader.Set(1)
+	case qsync.EventStandby, qsync.EventLeaseLost:
+		m.leader.Set(0)
+	}
+}
+
+// passDone counts a pass by its outcome.
+func (m *promMetrics) passDone(ev qsync.Event) {
+	m.passDuration.Observe(ev.Duration.Seconds())
+	if ev.Summary != nil && ev.Err == nil {
+		m.pending.Set(float64(ev.Summary.Pending))
+	}
+	switch err := ev.Err; {
 	case err == nil:
 		m.passes.WithLabelValues(outcomeOK).Inc()
-		m.lastSuccess.Set(float64(time.Now().UnixNano()) / 1e9)
+		m.lastSuccess.Set(float64(ev.At.UnixNano()) / 1e9)
 	case errors.Is(err, qsync.ErrUnauthorized):
 		m.passes.WithLabelValues(outcomeUnauthorized).Inc()
+		m.errors.WithLabelValues(errKindUnauthorized).Inc()
 	case errors.Is(err, qsync.ErrInterrupted):
 		m.passes.WithLabelValues(outcomeInterrupted).Inc()
 	default:
 		m.passes.WithLabelValues(outcomeFailed).Inc()
+		m.errors.WithLabelValues(errKindState).Inc()
 	}
 }
 
-// Transition implements qsync.Metrics.
-func (m *promMetrics) Transition(from, to shopdb.Phase) {
-	f := string(from)
-	if f == "" {
-		f = "new"
-	}
-	m.transitions.WithLabelValues(f, string(to)).Inc()
-}
-
-// Error implements qsync.Metrics.
-func (m *promMetrics) Error(kind string) { m.errors.WithLabelValues(kind).Inc() }
-
-// OpenPhases implements qsync.Metrics.
-func (m *promMetrics) OpenPhases(counts map[shopdb.Phase]int) {
-	for _, ph := range openPhases {
-		m.open.WithLabelValues(string(ph)).Set(float64(counts[ph]))
-	}
-	for ph, n := range counts {
-		if !isOpenPhase(ph) {
-			m.open.WithLabelValues(string(ph)).Set(float64(n))
-		}
-	}
-}
-
-func isOpenPhase(ph shopdb.Phase) bool {
-	for _, p := range openPhases {
-		if p == ph {
-			return true
-		}
-	}
-	return false
-}
-
-// Leader implements qsync.Metrics.
-func (m *promMetrics) Leader(leader bool) {
-	v := 0.0
-	if leader {
-		v = 1
-	}
-	m.leader.Set(v)
-}
+// leaderless marks this instance as not holding the lock (a reload
+// released it; the next tick takes it again).
+func (m *promMetrics) leaderless() { m.leader.Set(0) }
 
 // observe is the remote client's per-attempt hook (remote.Config.Observe).
 func (m *promMetrics) observe(ci remote.CallInfo) {

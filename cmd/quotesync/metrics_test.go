@@ -19,11 +19,12 @@ import (
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
-// The Prometheus implementation must satisfy the engine's interface.
-var _ qsync.Metrics = (*promMetrics)(nil)
+// The Prometheus exporter observes the engine's events.
+var _ qsync.Observer = (*promMetrics)(nil)
 
 func httpGet(t *testing.T, url string) (int, string) {
 	t.Helper()
@@ -40,24 +41,37 @@ func httpGet(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// TestPromMetrics feeds the engine's hooks and the remote client's observe
-// hook, then scrapes /metrics over HTTP.
+// TestPromMetrics feeds the engine's events and the remote client's
+// observe hook, counts the state of a real database, then scrapes /metrics
+// over HTTP.
 func TestPromMetrics(t *testing.T) {
 	m := newPromMetrics()
-	m.PassDone(1500*time.Millisecond, nil)
-	m.PassDone(time.Second, errors.New("list pending requests: temporary failure"))
-	m.PassDone(time.Second, fmt.Errorf("list: %w", qsync.ErrUnauthorized))
-	m.Transition("", shopdb.PhaseReserved)
-	m.Transition(shopdb.PhaseReserved, shopdb.PhaseAccepted)
-	m.Error(qsync.ErrKindTemporary)
-	m.OpenPhases(map[shopdb.Phase]int{shopdb.PhaseAccepted: 2})
-	m.Leader(true)
+	now := time.Now()
+	m.Observe(qsync.Event{Kind: qsync.EventPassDone, At: now, Duration: 1500 * time.Millisecond, Summary: &qsync.Summary{Pending: 7}})
+	m.Observe(qsync.Event{Kind: qsync.EventPassDone, At: now, Duration: time.Second, Err: errors.New("list pending requests: temporary failure")})
+	m.Observe(qsync.Event{Kind: qsync.EventPassDone, At: now, Duration: time.Second, Err: fmt.Errorf("list: %w", qsync.ErrUnauthorized)})
+	m.Observe(qsync.Event{Kind: qsync.EventReserved, To: qsync.PhaseReserved})
+	m.Observe(qsync.Event{Kind: qsync.EventAccepted, From: qsync.PhaseReserved, To: qsync.PhaseAccepted})
+	m.Observe(qsync.Event{Kind: qsync.EventRetrying, From: qsync.PhaseAccepted, To: qsync.PhaseAccepted})
+	m.Observe(qsync.Event{Kind: qsync.EventLeader})
+	db, _ := shopdbtest.New(t)
+	ctx := context.Background()
+	for i, row := range []shopdb.Request{
+		{Phase: qsync.PhaseAccepted}, {Phase: qsync.PhaseAccepted, Reason: qsync.ReasonShopData},
+		{Phase: qsync.PhaseRejected, Reason: qsync.ReasonRefused}, {Phase: qsync.PhaseSubmitted, SupplementNeeded: true},
+	} {
+		row.RequestID = fmt.Sprint("g", i)
+		if _, err := db.Insert(ctx, row, shopdb.Event{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.state.use(db)
 	m.observe(remote.CallInfo{Method: "GET", Route: "GET /requests", Status: 200, Class: remote.ClassOK, Attempt: 1, Duration: 20 * time.Millisecond})
 	m.observe(remote.CallInfo{Method: "POST", Route: "POST /requests/{id}", Status: 503, Class: remote.ClassTemporary, Attempt: 1})
 	m.reloaded(false)
 
-	srv := httptest.NewServer(obsHandler(m, func(context.Context) (bool, healthReport) {
-		return false, healthReport{Status: "unhealthy", Reason: "test"}
+	srv := httptest.NewServer(obsHandler(m, func(context.Context) (bool, qsync.HealthReport) {
+		return false, qsync.HealthReport{Status: "unhealthy", Reason: "test"}
 	}))
 	defer srv.Close()
 	code, body := httpGet(t, srv.URL+"/metrics")
@@ -72,9 +86,16 @@ func TestPromMetrics(t *testing.T) {
 		`quotesync_transitions_total{from="new",to="reserved"} 1`,
 		`quotesync_transitions_total{from="reserved",to="accepted"} 1`,
 		`quotesync_errors_total{kind="temporary"} 1`,
+		`quotesync_errors_total{kind="unauthorized"} 1`,
 		`quotesync_errors_total{kind="lock"} 0`,
-		`quotesync_open_requests{phase="accepted"} 2`,
-		`quotesync_open_requests{phase="drafted"} 0`,
+		`quotesync_requests{phase="accepted"} 2`,
+		`quotesync_requests{phase="drafted"} 0`,
+		`quotesync_requests{phase="rejected"} 1`,
+		`quotesync_requests{phase="taken_elsewhere"} 0`,
+		`quotesync_requests_held 1`,
+		`quotesync_requests_needing_person 3`,
+		`quotesync_requests_supplement_needed 1`,
+		`quotesync_pending_requests 7`,
 		`quotesync_leader 1`,
 		`quotesync_remote_calls_total{class="ok",route="GET /requests"} 1`,
 		`quotesync_remote_calls_total{class="temporary",route="POST /requests/{id}"} 1`,

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/shopdb"
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -25,11 +26,13 @@ pass (another running instance makes it exit 1).
 
 With --dry-run it prints what a pass would do, computed from real reads,
 and writes nothing anywhere: no remote write, no shop statement that
-writes, no change to quotesync's state, no migration.
+writes, no change to quotesync's state, no migration. On a fresh install
+(quotesync's tables do not exist yet) it plans as if nothing were tracked.
+--json prints that plan as JSON; it needs --dry-run.
 
 Either way it refuses state tables that a newer quotesync migrated
-(upgrade quotesync first); --dry-run also needs them to exist (the first
-run or once creates them).
+(upgrade quotesync first). After a real pass it says on standard error
+how many requests now need a person (see 'quotesync status').
 
 Exit status: 0 the pass succeeded, 1 it could not start or the pass
 failed (standard error says why), 2 bad flags or configuration (every
@@ -51,23 +54,27 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
-	set, err := cf.loadSettings(readAllSecrets)
+	if *asJSON && !*dry {
+		fmt.Fprintln(stderr, "quotesync once: --json prints the plan of a dry run and needs --dry-run; a real pass reports on its log (quotesync once --dry-run --json)")
+		return exitUsage
+	}
+	set, err := cf.loadSettings(config.AllSecrets)
 	if err != nil {
 		fmt.Fprintf(stderr, "quotesync once: %v\n", err)
 		return exitUsage
 	}
-	log := newLogger(zap.NewAtomicLevelAt(set.logLevel), set.logFormat, stderr)
+	log := newLogger(zap.NewAtomicLevelAt(set.LogLevel), set.LogFormat, stderr)
 	defer func() { _ = log.Sync() }()
 
-	a, err := openApp(ctx, set, log, appOptions{migrate: !*dry})
+	qd, err := qsync.Open(ctx, set.Daemon, qsync.OpenOptions{Migrate: !*dry, AllowNoTables: *dry, Log: log})
 	if err != nil {
 		fmt.Fprintf(stderr, "quotesync once: %v\n", err)
 		return exitFailure
 	}
-	defer a.Close()
+	defer qd.Close()
 
 	if *dry {
-		plan, err := a.engine.Plan(ctx)
+		plan, err := qd.Engine.Plan(ctx)
 		if err != nil {
 			fmt.Fprintf(stderr, "quotesync once --dry-run: %v\n", err)
 			return exitFailure
@@ -83,30 +90,19 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		printPlan(stdout, plan)
 		return exitOK
 	}
-
-	lock, err := a.db.AcquireLock(ctx)
-	if err != nil {
-		if errors.Is(err, shopdb.ErrNotLeader) {
-			fmt.Fprintln(stderr, "quotesync once: another quotesync instance holds the lock on this shop database; stop it or let it do the pass")
-		} else {
-			fmt.Fprintf(stderr, "quotesync once: %v\n", err)
-		}
+	s, err := qd.Once(ctx)
+	switch {
+	case errors.Is(err, shopdb.ErrNotLeader):
+		fmt.Fprintln(stderr, "quotesync once: another quotesync instance holds the lock on this shop database; stop it or let it do the pass")
 		return exitFailure
-	}
-	defer lock.Release()
-	passCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-lock.Lost():
-			cancel()
-		case <-passCtx.Done():
-		}
-	}()
-	if _, err := a.engine.Pass(passCtx); err != nil {
+	case err != nil:
 		// The engine logged the error with its context; this is the verdict.
 		fmt.Fprintln(stderr, "quotesync once: the pass failed; the log above says why")
 		return exitFailure
+	}
+	if n := s.Rejected + s.TakenElsewhere + s.AcceptUnknown; n > 0 {
+		fmt.Fprintf(stderr, "quotesync once: the pass succeeded; %s now %s a person (rejected %d, taken elsewhere %d, accept outcome unknown %d): see quotesync status\n",
+			plural(n, "request"), map[bool]string{true: "needs", false: "need"}[n == 1], s.Rejected, s.TakenElsewhere, s.AcceptUnknown)
 	}
 	return exitOK
 }

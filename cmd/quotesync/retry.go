@@ -9,22 +9,34 @@ import (
 	"os"
 	"strings"
 
+	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/shopdb"
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 const retryHelp = `Usage: quotesync retry [--config FILE] [--note TEXT] REQUEST_ID
 
-Puts a rejected request back into the flow: its phase goes back to where
-it was rejected from (reserved, accepted or drafted), with its attempts
-and error cleared, and the change is recorded in the event log with the
-note. The next pass of the daemon takes it up again. Fix the cause first
-(see the LAST ERROR column of 'quotesync status'): a request rejected for
-the same reason is rejected again.
+Puts a request a person sees as stuck back into the flow, and records the
+change in the event log with the note. The next pass of the daemon takes
+it up again:
+
+  rejected         back to the phase it was refused in (a request whose
+                   job number the remote refused goes back to waiting, so
+                   that its job is looked up again)
+  accept_unknown   reserved again: the accept is sent again
+  gone,            waiting: the job is looked up again and the request
+  taken_elsewhere  accepted should the remote list it again
+  held, or waiting due now, and a held job is read again
+  for a retry
+
+Fix the cause first (see 'quotesync status', which says what to do for
+each): a request rejected for the same reason is rejected again. A
+submitted request has nothing to retry.
 
 It writes only quotesync's own row (compare-and-set), so it is safe while
 the daemon runs. It needs the database password, not the token.
 
-Exit status: 0 the request was put back, 1 it is unknown, not rejected, or
+Exit status: 0 the request was put back, 1 it is unknown, submitted, or
 the database could not be written (or a newer quotesync migrated its state
 tables: upgrade quotesync), 2 bad flags or configuration.
 
@@ -36,7 +48,7 @@ Flags:
 
 func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("retry", flag.ContinueOnError)
-	config := fs.String("config", defaultConfigPath, "configuration `file`")
+	path := fs.String("config", config.DefaultPath, "configuration `file`")
 	note := fs.String("note", "", "why, for the event log (default: who ran it)")
 	fs.Usage = func() { fmt.Fprint(stderr, retryHelp); fs.PrintDefaults() }
 	id, code, ok := parseRetryArgs(fs, args, stderr)
@@ -49,38 +61,32 @@ func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			*note += " by " + u
 		}
 	}
-	db, code := openStateDB(ctx, "retry", *config, stderr)
+	db, _, code := openStateDB(ctx, "retry", *path, stderr)
 	if db == nil {
 		return code
 	}
 	defer db.Close()
 
-	before, err := db.Request(ctx, id)
-	if err == nil {
-		_, err = db.Retry(ctx, id, *note)
-	}
+	before, after, err := qsync.Retry(ctx, db, id, *note)
 	switch {
 	case errors.Is(err, shopdb.ErrNotFound):
 		fmt.Fprintf(stderr, "quotesync retry: request %s is not tracked by quotesync; 'quotesync status --all' lists the requests it knows\n", id)
 		return exitFailure
-	case errors.Is(err, shopdb.ErrNotRejected):
-		fmt.Fprintf(stderr, "quotesync retry: request %s is %s, not rejected: only a rejected request can be retried (the daemon retries the others on its own)\n", id, before.Phase)
+	case errors.Is(err, qsync.ErrNotRetryable):
+		fmt.Fprintf(stderr, "quotesync retry: %v\n", err)
 		return exitFailure
 	case errors.Is(err, shopdb.ErrStale):
-		fmt.Fprintf(stderr, "quotesync retry: request %s changed while it was being retried; look at 'quotesync status' and run retry again if it is still rejected\n", id)
+		fmt.Fprintf(stderr, "quotesync retry: request %s changed while it was being retried; look at 'quotesync status' and run retry again if it is still stuck\n", id)
 		return exitFailure
 	case err != nil:
 		fmt.Fprintf(stderr, "quotesync retry: %v\n", err)
 		return exitFailure
 	}
-	after, err := db.Request(ctx, id)
-	if err != nil {
-		fmt.Fprintf(stderr, "quotesync retry: request %s was put back, but reading it again failed: %v\n", id, err)
-		return exitFailure
+	fmt.Fprintf(stdout, "request %s (claim %s, job %s): %s -> %s; the next pass takes it up again\n",
+		id, dash(after.ClaimNumber), dash(jobOf(after)), before.Phase, after.Phase)
+	if before.LastError != "" {
+		fmt.Fprintf(stdout, "it was %s because: %s\n", before.Phase, before.LastError)
 	}
-	fmt.Fprintf(stdout, "request %s (claim %s, job %s): rejected -> %s; the next pass takes it up again\n",
-		id, dash(after.ClaimNumber), dash(after.JobNumber), after.Phase)
-	fmt.Fprintf(stdout, "it was rejected because: %s\n", dash(truncate(before.LastError, 300)))
 	return exitOK
 }
 
@@ -94,7 +100,7 @@ func parseRetryArgs(fs *flag.FlagSet, args []string, stderr io.Writer) (id strin
 		return "", exitUsage, false
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "quotesync retry: the request id is missing; 'quotesync status' lists the rejected ones\nExample: quotesync retry 1234")
+		fmt.Fprintln(stderr, "quotesync retry: the request id is missing; 'quotesync status' lists the stuck ones\nExample: quotesync retry 1234")
 		return "", exitUsage, false
 	}
 	id = strings.TrimSpace(fs.Arg(0))

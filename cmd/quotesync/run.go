@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/quotesync/quotesync/cmd/internal/config"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -64,13 +65,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 
-	set, err := cf.loadSettings(readAllSecrets)
+	set, err := cf.loadSettings(config.AllSecrets)
 	if err != nil {
 		fmt.Fprintf(stderr, "quotesync run: %v\n", err)
 		return exitUsage
 	}
-	level := zap.NewAtomicLevelAt(set.logLevel)
-	log := newLogger(level, set.logFormat, stdout)
+	level := zap.NewAtomicLevelAt(set.LogLevel)
+	log := newLogger(level, set.LogFormat, stdout)
 	defer func() { _ = log.Sync() }()
 	d := &daemon{cf: cf, log: log, level: level, notify: notifier{log: log}, metrics: newPromMetrics()}
 	code := d.run(ctx, set, hup)
@@ -88,27 +89,25 @@ type daemon struct {
 	level   zap.AtomicLevel
 	notify  notifier
 	metrics *promMetrics
-	prog    progress
+	prog    qsync.Progress
 
 	startErr error // why the start failed, for stderr
 
-	mu    gosync.Mutex // guards the wiring below
-	cur   *app
-	set   *settings
-	sched schedule
-	obs   *obsServer
+	mu  gosync.Mutex // guards the wiring below
+	cur *qsync.Daemon
+	set *config.Settings
+	obs *obsServer
 }
 
 // wiring is a loaded configuration and what was built from it.
 type wiring struct {
-	set   *settings
-	app   *app
-	sched schedule
+	set   *config.Settings
+	d     *qsync.Daemon
 	obs   *obsServer // a new listener when metrics.listen changed
 	newLn bool       // obs replaces the running listener
 }
 
-func (d *daemon) run(ctx context.Context, set *settings, hup <-chan os.Signal) int {
+func (d *daemon) run(ctx context.Context, set *config.Settings, hup <-chan os.Signal) int {
 	w, err := d.open(ctx, set, nil)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -122,24 +121,26 @@ func (d *daemon) run(ctx context.Context, set *settings, hup <-chan os.Signal) i
 		return exitFailure
 	}
 	d.mu.Lock()
-	d.cur, d.set, d.sched, d.obs = w.app, w.set, w.sched, w.obs
+	d.cur, d.set, d.obs = w.d, w.set, w.obs
 	d.mu.Unlock()
+	d.metrics.state.use(w.d.DB)
 	defer func() {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		_ = d.obs.Close()
 		_ = d.cur.Close()
 	}()
-	d.prog.restart(time.Now())
+	d.prog.Restart(time.Now())
 
 	interval, err := watchdogInterval()
 	if err != nil {
 		d.log.Warn(msgNotifyFailed, zap.Error(err))
 	}
+	spec := set.Daemon.Sync.Schedule
 	d.log.Info(msgStarted, zap.String(fieldVersion, version), zap.String(fieldConfig, d.cf.config),
-		zap.String(fieldSchedule, w.sched.spec), zap.String(fieldDatabase, set.shop.String()),
-		zap.String(fieldRemote, set.remote.BaseURL), zap.Duration(fieldWatchdog, interval))
-	d.notify.send(sdReady, sdStatus("ready; schedule %s", w.sched.spec))
+		zap.String(fieldSchedule, spec), zap.String(fieldDatabase, set.Daemon.Shop.String()),
+		zap.String(fieldRemote, set.Daemon.Remote.BaseURL), zap.Duration(fieldWatchdog, interval))
+	d.notify.send(sdReady, sdStatus("ready; schedule %s", spec))
 	d.log.Info(msgReady) // the e2e tests and operators wait for this line
 	wdCtx, wdCancel := context.WithCancel(context.Background())
 	defer wdCancel()
@@ -170,23 +171,20 @@ func (d *daemon) run(ctx context.Context, set *settings, hup <-chan os.Signal) i
 // open builds the wiring of set: database (migrated), remote client,
 // engine, and a metrics listener unless the running one (prev) serves the
 // same address.
-func (d *daemon) open(ctx context.Context, set *settings, prev *settings) (*wiring, error) {
-	a, err := openApp(ctx, set, d.log, appOptions{migrate: true, observe: d.metrics.observe, metrics: d.metrics})
+func (d *daemon) open(ctx context.Context, set *config.Settings, prev *config.Settings) (*wiring, error) {
+	qd, err := qsync.Open(ctx, set.Daemon, qsync.OpenOptions{Migrate: true, Log: d.log,
+		Observers: []qsync.Observer{d.metrics}, ObserveCall: d.metrics.observe})
 	if err != nil {
 		return nil, err
 	}
-	w := &wiring{set: set, app: a}
-	if w.sched, err = parseSchedule(a.engine.Config()); err != nil {
-		_ = a.Close()
-		return nil, err
-	}
-	if prev != nil && prev.metrics.Listen == set.metrics.Listen {
+	w := &wiring{set: set, d: qd}
+	if prev != nil && prev.Metrics.Listen == set.Metrics.Listen {
 		return w, nil
 	}
 	w.newLn = true
-	if set.metrics.Listen != "" {
-		if w.obs, err = startObsServer(set.metrics.Listen, obsHandler(d.metrics, d.health), d.log); err != nil {
-			_ = a.Close()
+	if set.Metrics.Listen != "" {
+		if w.obs, err = startObsServer(set.Metrics.Listen, obsHandler(d.metrics, d.health), d.log); err != nil {
+			_ = qd.Close()
 			return nil, err
 		}
 	}
@@ -196,11 +194,11 @@ func (d *daemon) open(ctx context.Context, set *settings, prev *settings) (*wiri
 // start runs the current engine's scheduler until ctx ends or drain is
 // closed; its result arrives on the returned channel.
 func (d *daemon) start(ctx context.Context, drain chan struct{}, skipFirst bool) <-chan error {
-	a := d.current()
+	qd := d.current()
 	done := make(chan error, 1)
 	go func() {
-		done <- a.engine.Run(ctx, qsync.RunOptions{
-			Lock: a.lockFunc(), OnTick: d.onTick, SkipFirst: skipFirst, Drain: drain,
+		done <- qd.Engine.Run(ctx, qsync.RunOptions{
+			Lock: qd.Lock(), OnTick: d.onTick, SkipFirst: skipFirst, Drain: drain,
 		})
 	}()
 	return done
@@ -256,15 +254,15 @@ func (d *daemon) prepareReload(ctx context.Context) *wiring {
 		d.notify.send(sdReady, sdStatus("reload rejected (see the log); running with the previous configuration"))
 		return nil
 	}
-	set, err := d.cf.loadSettings(readAllSecrets)
+	set, err := d.cf.loadSettings(config.AllSecrets)
 	if err != nil {
 		return reject(err)
 	}
 	d.mu.Lock()
 	prev := d.set
 	d.mu.Unlock()
-	if set.logFormat != prev.logFormat {
-		d.log.Warn(msgLogFormatKept, zap.String(fieldRunning, prev.logFormat))
+	if set.LogFormat != prev.LogFormat {
+		d.log.Warn(msgLogFormatKept, zap.String(fieldRunning, prev.LogFormat))
 	}
 	w, err := d.open(ctx, set, prev)
 	if err != nil {
@@ -277,7 +275,7 @@ func (d *daemon) prepareReload(ctx context.Context) *wiring {
 func (d *daemon) swap(w *wiring) {
 	d.mu.Lock()
 	old, oldObs := d.cur, d.obs
-	d.cur, d.set, d.sched = w.app, w.set, w.sched
+	d.cur, d.set = w.d, w.set
 	if w.newLn {
 		d.obs = w.obs
 	}
@@ -285,17 +283,19 @@ func (d *daemon) swap(w *wiring) {
 	if w.newLn {
 		_ = oldObs.Close()
 	}
+	d.metrics.state.use(w.d.DB)
 	_ = old.Close()
-	d.level.SetLevel(w.set.logLevel)
-	d.metrics.Leader(false) // the old scheduler released the lock; the next tick takes it again
+	d.level.SetLevel(w.set.LogLevel)
+	d.metrics.leaderless() // the old scheduler released the lock; the next tick takes it again
 	d.metrics.reloaded(true)
-	d.prog.restart(time.Now())
-	d.log.Info(msgReloaded, zap.String(fieldSchedule, w.sched.spec), zap.String(fieldDatabase, w.set.shop.String()))
-	d.notify.send(sdReady, sdStatus("ready; configuration reloaded; schedule %s", w.sched.spec))
+	d.prog.Restart(time.Now())
+	spec := w.set.Daemon.Sync.Schedule
+	d.log.Info(msgReloaded, zap.String(fieldSchedule, spec), zap.String(fieldDatabase, w.set.Daemon.Shop.String()))
+	d.notify.send(sdReady, sdStatus("ready; configuration reloaded; schedule %s", spec))
 }
 
-// current returns the wiring's app.
-func (d *daemon) current() *app {
+// current returns the running daemon's parts.
+func (d *daemon) current() *qsync.Daemon {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.cur
@@ -303,7 +303,7 @@ func (d *daemon) current() *app {
 
 // onTick records the scheduler's progress and tells systemd about it.
 func (d *daemon) onTick(t qsync.Tick) {
-	d.prog.tick(t, time.Now())
+	d.prog.Tick(t, time.Now())
 	switch {
 	case !t.Leader && t.Err == nil:
 		d.notify.send(sdStatus("standby: another instance holds the lock"))
@@ -317,41 +317,19 @@ func (d *daemon) onTick(t qsync.Tick) {
 
 // alive is the watchdog's question: does the scheduler make progress?
 func (d *daemon) alive(now time.Time) (bool, string) {
-	d.mu.Lock()
-	a, sched := d.cur, d.sched
-	d.mu.Unlock()
-	since, busy := a.engine.Busy()
-	return evalLive(liveInput{now: now, view: d.prog.view(), busy: busy, busySince: since,
-		passTimeout: a.engine.Config().PassTimeout, sched: sched})
+	return d.current().Engine.Live(now, &d.prog)
 }
 
 // health answers /healthz.
-func (d *daemon) health(ctx context.Context) (bool, healthReport) {
+func (d *daemon) health(ctx context.Context) (bool, qsync.HealthReport) {
 	d.mu.Lock()
-	a, sched, set := d.cur, d.sched, d.set
+	qd, set := d.cur, d.set
 	d.mu.Unlock()
-	if a == nil {
-		return false, healthReport{Status: "unhealthy", Reason: "starting", Role: "starting", Database: "not connected yet"}
+	if qd == nil {
+		return false, qsync.HealthReport{Status: "unhealthy", Reason: "starting", Role: "starting", Database: "not connected yet"}
 	}
-	maxAge := set.metrics.HealthMaxAge
 	pctx, cancel := context.WithTimeout(ctx, healthPingTimeout)
-	dbErr := a.db.Ping(pctx)
+	dbErr := qd.DB.Ping(pctx)
 	cancel()
-	since, busy := a.engine.Busy()
-	return evalHealth(healthInput{
-		liveInput: liveInput{now: time.Now(), view: d.prog.view(), busy: busy, busySince: since,
-			passTimeout: a.engine.Config().PassTimeout, sched: sched},
-		maxAge: maxAge, dbErr: dbErr,
-	})
-}
-
-// lockFunc adapts the shop database's lock to the scheduler.
-func (a *app) lockFunc() qsync.LockFunc {
-	return func(ctx context.Context) (qsync.Lease, error) {
-		l, err := a.db.AcquireLock(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return l, nil
-	}
+	return qd.Engine.Health(time.Now(), &d.prog, set.Metrics.HealthMaxAge, dbErr)
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quotesync/quotesync/cmd/internal/config"
+
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 )
@@ -110,7 +112,7 @@ func logEntry(out, msg string, kv ...string) map[string]any {
 // (STOPPING=1, exit 0). No output holds a secret.
 func TestRunDaemonBinary(t *testing.T) {
 	t.Parallel()
-	e := newCLIEnv(t, func(fc *fileConfig) {
+	e := newCLIEnv(t, func(fc *config.File) {
 		fc.Sync.Schedule = "@every 1h" // only the pass at start
 		fc.Metrics.Listen = "127.0.0.1:0"
 		fc.Metrics.HealthMaxAge = 3 * time.Second
@@ -170,7 +172,7 @@ func TestRunDaemonBinary(t *testing.T) {
 		`quotesync_remote_calls_total{class="ok",route="POST /requests/{id}"} 1`,
 		`quotesync_transitions_total{from="accepted",to="drafted"} 1`,
 		`quotesync_leader 1`,
-		`quotesync_open_requests{phase="drafted"} 1`,
+		`quotesync_requests{phase="drafted"} 1`,
 		`process_open_fds `,
 	} {
 		if code != 200 || !strings.Contains(body, want) {
@@ -231,7 +233,7 @@ func TestRunDaemonBinary(t *testing.T) {
 	})
 
 	t.Run("ReloadValid", func(t *testing.T) {
-		e.writeConfig(func(fc *fileConfig) {
+		e.writeConfig(func(fc *config.File) {
 			fc.Sync.Schedule = "@every 1s"
 			fc.Metrics.Listen = "127.0.0.1:0" // unchanged: the listener stays
 			fc.Log.Level = "debug"
@@ -283,7 +285,7 @@ func TestRunDaemonBinary(t *testing.T) {
 // request stays reserved with its job number (the next start repairs it).
 func TestRunStopsDuringPass(t *testing.T) {
 	t.Parallel()
-	e := newCLIEnv(t, func(fc *fileConfig) { fc.Sync.Schedule = "@every 1h" })
+	e := newCLIEnv(t, func(fc *config.File) { fc.Sync.Schedule = "@every 1h" })
 	e.Emu.AddRequests(emulator.SeedRequest{ClaimNumber: sampleshop.ClaimDraft})
 	e.Emu.AddFault(emulator.Fault{Route: emulator.RouteAccept, Action: emulator.FaultLatency, Latency: time.Minute})
 

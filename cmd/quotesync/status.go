@@ -10,24 +10,28 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/shopdb"
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 const statusHelp = `Usage: quotesync status [--config FILE] [--all] [--json] [--limit N]
 
 Shows the requests quotesync tracks, newest first: request id, claim, the
-shop's job number, phase, when the quote was last pushed, the last error
-(cut short; --json has it whole, as stored: up to 1,000 characters) and the age; then the number of requests
-in each phase. Without --all, submitted and gone requests are left out:
-what is left is in progress or needs attention (rejected, see 'quotesync
-retry'; submitted with a supplement needed). It only reads the database
-(no lock), so it works while the daemon runs. It needs the database
-password, not the token.
+shop's job number, phase, reason, when the quote was last pushed and the
+age; then, for every request that needs a person, what happened in plain
+words, the details whole, and what to do; then the number of requests in
+each phase and the status change form in use. Without --all, submitted
+and gone requests are left out (a submitted one whose lines changed after
+submission stays). It only reads the database (no lock), so it works while
+the daemon runs. It needs the database password, not the token.
 
 Phases: waiting (no shop job yet), reserved (job number allocated, accept
-sent or due), accepted, drafted (a Draft was pushed), submitted (done),
-rejected (refused for good; needs a person), gone (expired or withdrawn
-before acceptance).
+sent or due), accept_unknown (our accept probably landed; the first Draft
+push confirms it), accepted, drafted (a Draft was pushed), submitted
+(done), rejected (refused for good; needs a person), gone (expired or left
+the list before our accept landed), taken_elsewhere (someone else accepted
+it). 'quotesync retry REQUEST' puts a stuck request back into the flow.
 
 Exit status: 0 shown, 1 the database could not be read (or a newer
 quotesync migrated its state tables: upgrade quotesync), 2 bad flags or
@@ -39,16 +43,12 @@ Example:
 Flags:
 `
 
-// statusErrorWidth is how much of a last error the table shows.
-const statusErrorWidth = 60
-
-// statusPhases orders the phase counts.
-var statusPhases = []shopdb.Phase{shopdb.PhaseWaiting, shopdb.PhaseReserved, shopdb.PhaseAccepted,
-	shopdb.PhaseDrafted, shopdb.PhaseSubmitted, shopdb.PhaseRejected, shopdb.PhaseGone}
+// statusWrap is the width the details below the table are wrapped at.
+const statusWrap = 100
 
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	config := fs.String("config", defaultConfigPath, "configuration `file`")
+	path := fs.String("config", config.DefaultPath, "configuration `file`")
 	all := fs.Bool("all", false, "include submitted and gone requests")
 	asJSON := fs.Bool("json", false, "print JSON (every field, whole errors) for scripts")
 	limit := fs.Int("limit", 200, "show at most `N` requests, newest first (0: all); the counts cover all")
@@ -60,7 +60,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "quotesync status: --limit must be 0 (all) or more")
 		return exitUsage
 	}
-	db, code := openStateDB(ctx, "status", *config, stderr)
+	db, set, code := openStateDB(ctx, "status", *path, stderr)
 	if db == nil {
 		return code
 	}
@@ -73,7 +73,11 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	var rows []shopdb.Request
 	if cur > 0 {
-		if rows, err = db.ListRequests(ctx, *all, 0); err != nil {
+		q := shopdb.ListQuery{}
+		if !*all {
+			q = shopdb.ListQuery{Hide: []shopdb.Phase{qsync.PhaseSubmitted, qsync.PhaseGone}, KeepSupplements: true}
+		}
+		if rows, err = db.ListRequests(ctx, q); err != nil {
 			fmt.Fprintf(stderr, "quotesync status: %v\n", err)
 			return exitFailure
 		}
@@ -86,57 +90,78 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *limit > 0 && len(rows) > *limit {
 		rows = rows[:*limit]
 	}
-	now := time.Now()
+	form := statusForm(ctx, db, set)
 	if *asJSON {
-		return writeStatusJSON(stdout, rows, counts, total)
+		return writeStatusJSON(stdout, rows, counts, total, form)
 	}
 	if cur == 0 {
 		fmt.Fprintf(stdout, "quotesync's state tables do not exist yet in %s: nothing is tracked. The first start of 'quotesync run' (or 'once') creates them.\n", db.Config().Database)
 		return exitOK
 	}
-	printStatus(stdout, rows, counts, total, *all, now)
+	printStatus(stdout, rows, counts, total, *all, time.Now())
+	fmt.Fprintf(stdout, "status change: %s\n", form)
 	return exitOK
+}
+
+// statusForm says which status change the daemon sends.
+func statusForm(ctx context.Context, db *shopdb.DB, set *config.Settings) string {
+	rc := set.Daemon.Remote
+	switch rc.StatusPath {
+	case "auto":
+		if found, ok, err := db.Setting(ctx, qsync.StatusFormSetting); err == nil && ok {
+			return "auto; found and used: " + found
+		}
+		return "auto; not found yet (the first submit finds it)"
+	case "":
+		return "POST /jobs/{jobId}/quotes/status/{status} (the default)"
+	}
+	method := rc.StatusMethod
+	if method == "" {
+		method = "POST"
+	}
+	return method + " " + rc.StatusPath
 }
 
 // openStateDB opens the shop database for a verb that reads or edits
 // quotesync's state: only the database password is read. It returns the
 // exit code to use when it returns nil.
-func openStateDB(ctx context.Context, verb, path string, stderr io.Writer) (*shopdb.DB, int) {
+func openStateDB(ctx context.Context, verb, path string, stderr io.Writer) (*shopdb.DB, *config.Settings, int) {
 	cf := commonFlags{config: path}
-	set, err := cf.loadSettings(readShopSecrets)
+	set, err := cf.loadSettings(config.ShopSecrets)
 	if err != nil {
 		fmt.Fprintf(stderr, "quotesync %s: %v\n", verb, err)
-		return nil, exitUsage
+		return nil, nil, exitUsage
 	}
-	db, err := shopdb.Open(ctx, set.shop)
+	db, err := shopdb.Open(ctx, set.Daemon.Shop)
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync %s: %s\n", verb, explainDBError(err, set))
-		return nil, exitFailure
+		fmt.Fprintf(stderr, "quotesync %s: %v\n", verb, err)
+		return nil, nil, exitFailure
 	}
 	cur, latest, err := db.SchemaVersion(ctx)
 	if err == nil && cur > latest {
-		err = schemaTooNew(set.shop.Database, cur, latest)
+		err = qsync.SchemaTooNew(set.Daemon.Shop.Database, cur, latest)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "quotesync %s: %v\n", verb, err)
 		_ = db.Close()
-		return nil, exitFailure
+		return nil, nil, exitFailure
 	}
-	return db, exitOK
+	return db, set, exitOK
 }
 
-// printStatus writes the table and the counts.
+// printStatus writes the table, what needs a person, and the counts.
 func printStatus(w io.Writer, rows []shopdb.Request, counts map[shopdb.Phase]int, total int, all bool, now time.Time) {
 	if total == 0 {
 		if all {
 			fmt.Fprintln(w, "no requests tracked yet")
 		} else {
-			fmt.Fprintln(w, "no requests in progress or rejected (--all shows submitted and gone ones too)")
+			fmt.Fprintln(w, "no requests in progress or needing attention (--all shows submitted and gone ones too)")
 		}
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "REQUEST\tCLAIM\tJOB\tPHASE\tLAST PUSH\tLAST ERROR\tAGE")
+	fmt.Fprintln(tw, "REQUEST\tCLAIM\tJOB\tPHASE\tREASON\tLAST PUSH\tAGE")
+	var attention []shopdb.Request
 	for _, r := range rows {
 		phase := string(r.Phase)
 		if r.SupplementNeeded {
@@ -146,35 +171,92 @@ func printStatus(w io.Writer, rows []shopdb.Request, counts map[shopdb.Phase]int
 		if !r.PushedAt.IsZero() {
 			last = ago(now, r.PushedAt) + " ago"
 		}
-		errText := dash(truncate(errorSummary(r), statusErrorWidth))
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.RequestID, dash(r.ClaimNumber), dash(r.JobNumber), phase, last, errText, ago(now, r.CreatedAt))
+		reason := string(r.Reason)
+		if qsync.Reason(r.Reason).Hold {
+			reason = "held: " + reason
+		}
+		job := r.JobNumber
+		if job == "" && r.ReleasedJob != "" {
+			job = "(" + r.ReleasedJob + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", truncate(r.RequestID, 24), dash(truncate(r.ClaimNumber, 24)), dash(job),
+			phase, dash(reason), last, ago(now, r.CreatedAt))
+		if needsPerson(r) {
+			attention = append(attention, r)
+		}
 	}
 	_ = tw.Flush()
 	if len(rows) < total {
 		fmt.Fprintf(w, "(the newest %d of %d shown; --limit 0 shows all)\n", len(rows), total)
 	}
-	var parts []string
-	for _, ph := range statusPhases {
-		if n := counts[ph]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, ph))
+	if len(attention) > 0 {
+		fmt.Fprintf(w, "\nneeds a person:\n")
+		for _, r := range attention {
+			printAttention(w, r)
 		}
 	}
-	what := "requests"
-	if !all {
-		what = "requests in progress or rejected"
+	var parts []string
+	for _, ph := range qsync.Phases() {
+		if n := counts[ph.Phase]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, ph.Phase))
+		}
 	}
-	fmt.Fprintf(w, "\n%d %s: %s\n", total, what, strings.Join(parts, ", "))
+	what := plural(total, "request")
+	if !all {
+		what += " in progress or needing attention"
+	}
+	fmt.Fprintf(w, "\n%s: %s\n", what, strings.Join(parts, ", "))
 }
 
-// errorSummary is the last error without a leading clause that only
-// repeats the request or the job ("accept request 17 with job RO-5: "),
-// which the table shows in columns of their own.
-func errorSummary(r shopdb.Request) string {
-	head, rest, ok := strings.Cut(r.LastError, ": ")
-	if ok && (strings.Contains(head, "request "+r.RequestID) || (r.JobNumber != "" && strings.Contains(head, "job "+r.JobNumber))) {
-		return rest
+// needsPerson reports whether a row waits for somebody to act or know.
+func needsPerson(r shopdb.Request) bool {
+	return r.SupplementNeeded || (r.Reason != qsync.ReasonNone && qsync.Reason(r.Reason).Person)
+}
+
+// printAttention writes what happened to r, its details and the fix,
+// wrapped, never cut.
+func printAttention(w io.Writer, r shopdb.Request) {
+	ri := qsync.Reason(r.Reason)
+	head := ri.Words
+	fix := ri.Fix
+	if r.SupplementNeeded && r.Reason == qsync.ReasonNone {
+		head = "the shop's lines changed after the quote was submitted; a supplement is needed"
+		fix = "arrange the supplement with the insurer (it is never pushed)"
 	}
-	return r.LastError
+	fmt.Fprintf(w, "  %s (job %s, %s):\n", r.RequestID, dash(jobOf(r)), r.Phase)
+	writeWrapped(w, "    ", head)
+	if r.LastError != "" {
+		writeWrapped(w, "    details: ", r.LastError)
+	}
+	if fix != "" {
+		writeWrapped(w, "    what to do: ", strings.ReplaceAll(fix, "REQUEST", r.RequestID))
+	}
+}
+
+// jobOf is the job a row holds, or the one it gave up.
+func jobOf(r shopdb.Request) string {
+	if r.JobNumber != "" {
+		return r.JobNumber
+	}
+	return r.ReleasedJob
+}
+
+// writeWrapped writes text after prefix, wrapped at statusWrap, the
+// continuation lines indented under the first.
+func writeWrapped(w io.Writer, prefix, text string) {
+	indent := strings.Repeat(" ", len(prefix))
+	line, empty := prefix, true // empty: nothing after the prefix yet
+	for _, word := range strings.Fields(text) {
+		if !empty && len(line)+1+len(word) > statusWrap {
+			fmt.Fprintln(w, line)
+			line, empty = indent, true
+		}
+		if !empty {
+			line += " "
+		}
+		line, empty = line+word, false
+	}
+	fmt.Fprintln(w, line)
 }
 
 // statusRow is one request in status --json.
@@ -182,8 +264,15 @@ type statusRow struct {
 	Request          string     `json:"request"`
 	Claim            string     `json:"claim"`
 	Job              string     `json:"job"`
+	ReleasedJob      string     `json:"released_job,omitempty"`
 	Phase            string     `json:"phase"`
 	ResumePhase      string     `json:"resume_phase,omitempty"`
+	Reason           string     `json:"reason,omitempty"`
+	ReasonWords      string     `json:"reason_words,omitempty"`
+	Fix              string     `json:"fix,omitempty"`
+	Held             bool       `json:"held"`
+	NeedsPerson      bool       `json:"needs_person"`
+	Intent           string     `json:"intent,omitempty"`
 	SupplementNeeded bool       `json:"supplement_needed"`
 	Attempts         int        `json:"attempts"`
 	NextAttemptAt    *time.Time `json:"next_attempt_at,omitempty"`
@@ -197,24 +286,31 @@ type statusRow struct {
 
 // statusDoc is the document status --json prints.
 type statusDoc struct {
-	Requests []statusRow    `json:"requests"`
-	Counts   map[string]int `json:"counts"`
-	Total    int            `json:"total"`
+	Requests     []statusRow    `json:"requests"`
+	Counts       map[string]int `json:"counts"`
+	Total        int            `json:"total"`
+	StatusChange string         `json:"status_change"`
 }
 
-func writeStatusJSON(w io.Writer, rows []shopdb.Request, counts map[shopdb.Phase]int, total int) int {
-	doc := statusDoc{Requests: make([]statusRow, 0, len(rows)), Counts: make(map[string]int), Total: total}
+func writeStatusJSON(w io.Writer, rows []shopdb.Request, counts map[shopdb.Phase]int, total int, form string) int {
+	doc := statusDoc{Requests: make([]statusRow, 0, len(rows)), Counts: make(map[string]int), Total: total, StatusChange: form}
 	for ph, n := range counts {
 		doc.Counts[string(ph)] = n
 	}
 	for _, r := range rows {
-		doc.Requests = append(doc.Requests, statusRow{
-			Request: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, Phase: string(r.Phase),
-			ResumePhase: string(r.ResumePhase), SupplementNeeded: r.SupplementNeeded, Attempts: r.Attempts,
+		ri := qsync.Reason(r.Reason)
+		row := statusRow{
+			Request: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, ReleasedJob: r.ReleasedJob, Phase: string(r.Phase),
+			ResumePhase: string(r.ResumePhase), Reason: string(r.Reason), Held: ri.Hold, NeedsPerson: needsPerson(r),
+			Intent: string(r.Intent), SupplementNeeded: r.SupplementNeeded, Attempts: r.Attempts,
 			NextAttemptAt: timePtr(r.NextAttemptAt), LastError: r.LastError, Expiry: timePtr(r.Expiry),
 			CreatedAt: timePtr(r.CreatedAt), UpdatedAt: timePtr(r.UpdatedAt), PushedAt: timePtr(r.PushedAt),
 			SubmittedAt: timePtr(r.SubmittedAt),
-		})
+		}
+		if r.Reason != qsync.ReasonNone {
+			row.ReasonWords, row.Fix = ri.Words, strings.ReplaceAll(ri.Fix, "REQUEST", r.RequestID)
+		}
+		doc.Requests = append(doc.Requests, row)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

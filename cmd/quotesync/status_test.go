@@ -11,6 +11,7 @@ import (
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // statusRowRE matches one row of the status table: request, claim, job,
@@ -59,13 +60,13 @@ func TestStatusAndRetryBinary(t *testing.T) {
 		t.Fatalf("once: %s", r)
 	}
 	db := e.DB.Open(t, e.DB.Config())
-	rows, err := db.ListRequests(ctx, true, 0)
+	rows, err := db.ListRequests(ctx, shopdb.ListQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var rejected shopdb.Request
 	for _, row := range rows {
-		if row.Phase == shopdb.PhaseRejected {
+		if row.Phase == qsync.PhaseRejected {
 			rejected = row
 		}
 	}
@@ -85,13 +86,22 @@ func TestStatusAndRetryBinary(t *testing.T) {
 		if got[rejected.ClaimNumber] != "rejected" {
 			t.Errorf("claim %s: phase %q, want rejected:\n%s", rejected.ClaimNumber, got[rejected.ClaimNumber], r.Stdout)
 		}
-		for _, h := range []string{"REQUEST", "CLAIM", "JOB", "PHASE", "LAST PUSH", "LAST ERROR", "AGE"} {
+		for _, h := range []string{"REQUEST", "CLAIM", "JOB", "PHASE", "REASON", "LAST PUSH", "AGE"} {
 			if !strings.Contains(r.Stdout, h) {
 				t.Errorf("no %s column:\n%s", h, r.Stdout)
 			}
 		}
-		if !strings.Contains(r.Stdout, "422") || !strings.Contains(r.Stdout, "requests in progress or rejected:") || !strings.Contains(r.Stdout, "1 rejected") {
-			t.Errorf("no error excerpt or counts:\n%s", r.Stdout)
+		if !strings.Contains(r.Stdout, "422") || !strings.Contains(r.Stdout, "requests in progress or needing attention:") || !strings.Contains(r.Stdout, "1 rejected") {
+			t.Errorf("no error details or counts:\n%s", r.Stdout)
+		}
+		// What needs a person is said whole, with what to do.
+		for _, want := range []string{"needs a person:", "details: accept request " + rejected.RequestID, "what to do: fix what the error says, then `quotesync retry " + rejected.RequestID + "`"} {
+			if !strings.Contains(r.Stdout, want) {
+				t.Errorf("status lacks %q:\n%s", want, r.Stdout)
+			}
+		}
+		if !strings.Contains(r.Stdout, "status change: POST /jobs/{jobId}/quotes/status/{status}") {
+			t.Errorf("status does not say which status change is sent:\n%s", r.Stdout)
 		}
 	})
 
@@ -145,7 +155,7 @@ func TestStatusAndRetryBinary(t *testing.T) {
 			}
 		}
 		r = e.run("retry", "--config", e.Conf, drafted)
-		if r.Code != exitFailure || !strings.Contains(r.Stderr, "is drafted, not rejected") {
+		if r.Code != exitFailure || !strings.Contains(r.Stderr, "is drafted and not stuck") {
 			t.Errorf("retry of a drafted request: %s", r)
 		}
 		r = e.run("retry", rejected.RequestID, "--config", e.Conf, "--note", "fixed on the insurer's side")
@@ -158,7 +168,7 @@ func TestStatusAndRetryBinary(t *testing.T) {
 		}
 		found := false
 		for _, ev := range evs {
-			if ev.Kind == shopdb.EventRetry && ev.Message == "fixed on the insurer's side" {
+			if ev.Kind == string(qsync.EventRetry) && ev.Message == "fixed on the insurer's side" {
 				found = true
 			}
 		}
@@ -173,11 +183,11 @@ func TestStatusAndRetryBinary(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if after.Phase == shopdb.PhaseRejected || after.Phase == shopdb.PhaseReserved {
+		if after.Phase == qsync.PhaseRejected || after.Phase == qsync.PhaseReserved {
 			t.Errorf("after retry and a pass: phase %s (%s)", after.Phase, after.LastError)
 		}
 		r = e.run("retry", "--config", e.Conf, rejected.RequestID)
-		if r.Code != exitFailure || !strings.Contains(r.Stderr, "not rejected") {
+		if r.Code != exitFailure || !strings.Contains(r.Stderr, "not stuck") {
 			t.Errorf("second retry: %s", r)
 		}
 	})

@@ -146,6 +146,12 @@ WHERE c.name = 'job'`,
 				`SELECT CONCAT('RO-', c.next_val) AS job FROM counters c WHERE c.name = 'job'`,
 			},
 			BookingDate: `SELECT j.booking_date FROM jobs j WHERE j.job_no = :job`,
+			ReleaseJob: []string{
+				`UPDATE jobs SET status = 'CANCELLED'
+WHERE job_no = :job AND :job_created = 1
+  AND NOT EXISTS (SELECT 1 FROM estimates e JOIN estimate_lines l ON l.estimate_id = e.estimate_id
+                  WHERE e.job_id = jobs.job_id AND l.deleted = 0)`,
+			},
 			LineItems: `SELECT j.job_no AS job, l.line_id, l.line_no, l.op_code AS code, l.description,
        l.part_no AS part_number, l.qty AS quantity, l.unit_price AS price, l.line_total AS total
 FROM jobs j

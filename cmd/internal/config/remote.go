@@ -1,7 +1,8 @@
-package main
+package config
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -33,11 +34,11 @@ var remoteKeys = []struct{ field, key string }{
 // and a token source (when secrets is set). Every invalid key is reported
 // by its name in the file, so that a bad value stops every verb with exit
 // status 2 before anything is migrated or called.
-func (c *fileConfig) buildRemote(s *settings, getenv func(string) string, secrets bool) error {
+func (c *File) buildRemote(s *Settings, getenv func(string) string, secrets bool, userAgent string) error {
 	r := c.Remote
-	s.remote = remote.Config{
+	s.Daemon.Remote = remote.Config{
 		BaseURL:           r.BaseURL,
-		UserAgent:         userAgent(),
+		UserAgent:         userAgent,
 		Timeout:           r.Timeout,
 		MaxAttempts:       r.MaxAttempts,
 		BackoffInitial:    r.BackoffInitial,
@@ -54,19 +55,19 @@ func (c *fileConfig) buildRemote(s *settings, getenv func(string) string, secret
 	if len(errs) == 0 {
 		// remote.New is the authority on its Config: a check it adds
 		// later still stops the file here, in the file's words.
-		if _, err := remote.New(s.remote, remote.StaticToken("")); err != nil {
+		if _, err := remote.New(s.Daemon.Remote, remote.StaticToken("")); err != nil {
 			errs = append(errs, remoteConfigError(err))
 		}
 	}
 	tokens, from, err := buildToken(r.Token, getenv, secrets)
 	errs = append(errs, err)
-	s.tokens, s.tokenFrom = tokens, from
+	s.Daemon.Tokens, s.TokenFrom = tokens, from
 	return errors.Join(errs...)
 }
 
 // validateRemote checks every key of the remote section but the token,
 // naming each key and its fix.
-func validateRemote(r remoteSection) []error {
+func validateRemote(r RemoteSection) []error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if r.BaseURL == "" {
@@ -191,7 +192,7 @@ func redactURL(s string) string {
 
 // buildToken checks the token section and, when secrets is set, makes the
 // token source (a file or a variable is read when the token is used).
-func buildToken(t tokenSection, getenv func(string) string, secrets bool) (remote.TokenSource, string, error) {
+func buildToken(t TokenSection, getenv func(string) string, secrets bool) (remote.TokenSource, string, error) {
 	if t.Value != "" {
 		return nil, "", errors.New("remote.token.value: the token must not be written in the YAML; put it in a file (remote.token.file, e.g. ${CREDENTIALS_DIRECTORY}/token) or an environment variable (remote.token.env)")
 	}
@@ -215,7 +216,7 @@ func buildToken(t tokenSection, getenv func(string) string, secrets bool) (remot
 		}
 		return remote.FileToken(path), "file " + path, nil
 	case t.Env != "":
-		return remote.EnvToken(t.Env), "environment variable " + t.Env, nil
+		return envToken{name: t.Env, getenv: getenv}, "environment variable " + t.Env, nil
 	}
 	o := t.OAuth2
 	if o.ClientSecret != "" {
@@ -254,3 +255,20 @@ func buildToken(t tokenSection, getenv func(string) string, secrets bool) (remot
 		Scopes: o.Scopes, EndpointParams: params, ExpiryLeeway: o.ExpiryLeeway,
 	}), from, nil
 }
+
+// envToken reads the token from an environment variable (through Build's
+// Getenv) at every call, trimmed; an unset or empty variable is an error
+// naming it, never a token.
+type envToken struct {
+	name   string
+	getenv func(string) string
+}
+
+func (e envToken) Token(context.Context) (string, error) {
+	if v := strings.TrimSpace(e.getenv(e.name)); v != "" {
+		return v, nil
+	}
+	return "", fmt.Errorf("read token from environment variable %s: unset or empty", e.name)
+}
+
+func (envToken) Invalidate() {}

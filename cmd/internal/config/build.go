@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"errors"
@@ -11,44 +11,56 @@ import (
 	"github.com/shopspring/decimal"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
-// settings are the package configurations built from the file, secrets
-// resolved.
-type settings struct {
-	remote       remote.Config
-	tokens       remote.TokenSource // nil when the remote secrets were not read
-	tokenFrom    string             // where the token comes from, for check (never the token)
-	passwordFrom string             // where the database password comes from ("" when none)
-	shop         shopdb.Config
-	sync         qsync.Config
-	logLevel     zapcore.Level
-	logFormat    string
-	metrics      metricsSection
+// Settings are what a configuration file says: each package's
+// configuration (Daemon), secrets resolved, and the command's own
+// sections.
+type Settings struct {
+	Daemon       qsync.Settings // Daemon.Tokens is nil when the remote secrets were not read
+	TokenFrom    string         // where the token comes from, for check (never the token)
+	PasswordFrom string         // where the database password comes from ("" when none)
+	LogLevel     zapcore.Level
+	LogFormat    string // json or console
+	Metrics      MetricsSection
 }
 
-// secretScope says which secrets build reads: status and retry need the
+// Scope says which secrets Build reads: status and retry need the
 // database password only, and check reports the file and its secrets
 // separately.
-type secretScope uint8
+type Scope uint8
 
-// Secret scopes of build.
+// Secret scopes of Build.
 const (
-	readNoSecrets     secretScope = 0
-	readRemoteSecrets secretScope = 1 << iota // the token, or the OAuth2 client secret
-	readShopSecrets                           // the database password
-	readAllSecrets    = readRemoteSecrets | readShopSecrets
+	NoSecrets     Scope = 0
+	RemoteSecrets Scope = 1 << iota // the token, or the OAuth2 client secret
+	ShopSecrets                     // the database password
+	AllSecrets    = RemoteSecrets | ShopSecrets
 )
 
-// build validates the file and turns it into the packages' configs,
-// reading the secrets of scope from files and variables (getenv). Its
-// errors name the key and where a secret should come from, never a secret.
-// Every problem is reported.
-func (c *fileConfig) build(getenv func(string) string, scope secretScope) (*settings, error) {
-	s := &settings{}
+// BuildOptions say how Build reads the environment.
+type BuildOptions struct {
+	// Getenv reads environment variables (os.Getenv when nil): secrets
+	// named by *_env keys, and ${VAR} in the paths of secret files.
+	Getenv func(string) string
+	// Scope says which secrets are read.
+	Scope Scope
+	// UserAgent names quotesync to the remote ("quotesync/<version>").
+	UserAgent string
+}
+
+// Build validates the file and turns it into the packages' configs,
+// reading the secrets of the scope from files and variables. Its errors
+// name the key and where a secret should come from, never a secret. Every
+// problem is reported.
+func (c *File) Build(o BuildOptions) (*Settings, error) {
+	getenv, scope := o.Getenv, o.Scope
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	s := &Settings{}
 	var errs []error
 	add := func(err error) {
 		if err != nil {
@@ -56,27 +68,27 @@ func (c *fileConfig) build(getenv func(string) string, scope secretScope) (*sett
 		}
 	}
 
-	add(c.buildRemote(s, getenv, scope&readRemoteSecrets != 0))
-	add(c.buildShop(s, getenv, scope&readShopSecrets != 0))
+	add(c.buildRemote(s, getenv, scope&RemoteSecrets != 0, o.UserAgent))
+	add(c.buildShop(s, getenv, scope&ShopSecrets != 0))
 	add(c.buildSync(s))
 
-	s.logFormat = strings.ToLower(c.Log.Format)
-	if s.logFormat == "" {
-		s.logFormat = defaultLogFormat
+	s.LogFormat = strings.ToLower(c.Log.Format)
+	if s.LogFormat == "" {
+		s.LogFormat = defaultLogFormat
 	}
-	if s.logFormat != "json" && s.logFormat != "console" {
+	if s.LogFormat != "json" && s.LogFormat != "console" {
 		add(fmt.Errorf("log.format: %q is not a format; use json (for journald) or console", c.Log.Format))
 	}
 	level := c.Log.Level
 	if level == "" {
 		level = defaultLogLevel
 	}
-	if err := s.logLevel.UnmarshalText([]byte(strings.ToLower(level))); err != nil || s.logLevel > zapcore.ErrorLevel {
+	if err := s.LogLevel.UnmarshalText([]byte(strings.ToLower(level))); err != nil || s.LogLevel > zapcore.ErrorLevel {
 		add(fmt.Errorf("log.level: %q is not a level; use debug, info, warn or error", c.Log.Level))
 	}
-	s.metrics = c.Metrics
+	s.Metrics = c.Metrics
 	add(validateListen(c.Metrics))
-	if s.metrics.HealthMaxAge < 0 {
+	if s.Metrics.HealthMaxAge < 0 {
 		add(errors.New("metrics.health_max_age: must not be negative (0 means three activations of sync.schedule)"))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -88,7 +100,7 @@ func (c *fileConfig) build(getenv func(string) string, scope secretScope) (*sett
 // validateListen checks metrics.listen: host:port, loopback unless
 // metrics.allow_non_loopback says otherwise (the listener has no
 // authentication).
-func validateListen(m metricsSection) error {
+func validateListen(m MetricsSection) error {
 	if m.Listen == "" {
 		return nil
 	}
@@ -105,7 +117,7 @@ func validateListen(m metricsSection) error {
 	return nil
 }
 
-func (c *fileConfig) buildShop(s *settings, getenv func(string) string, secrets bool) error {
+func (c *File) buildShop(s *Settings, getenv func(string) string, secrets bool) error {
 	sh := c.Shop
 	if sh.Password != "" {
 		return errors.New("shop.password: the password must not be written in the YAML; use shop.password_file (e.g. ${CREDENTIALS_DIRECTORY}/db-password) or shop.password_env")
@@ -116,11 +128,11 @@ func (c *fileConfig) buildShop(s *settings, getenv func(string) string, secrets 
 	var password string
 	switch {
 	case sh.PasswordFile != "":
-		s.passwordFrom = "file " + sh.PasswordFile
+		s.PasswordFrom = "file " + sh.PasswordFile
 	case sh.PasswordEnv != "":
-		s.passwordFrom = "environment variable " + sh.PasswordEnv
+		s.PasswordFrom = "environment variable " + sh.PasswordEnv
 	}
-	if secrets && s.passwordFrom != "" {
+	if secrets && s.PasswordFrom != "" {
 		p, err := readSecret("shop.password", sh.PasswordFile, sh.PasswordEnv, getenv, true)
 		if err != nil {
 			return err
@@ -128,13 +140,14 @@ func (c *fileConfig) buildShop(s *settings, getenv func(string) string, secrets 
 		password = p
 		if sh.PasswordFile != "" {
 			path, _ := expandPath("shop.password_file", sh.PasswordFile, getenv) // it expanded in readSecret
-			s.passwordFrom = "file " + path
+			s.PasswordFrom = "file " + path
 		}
 	}
-	s.shop = shopdb.Config{
+	s.Daemon.Shop = shopdb.Config{
 		Addr:               sh.Addr,
 		User:               sh.User,
 		Password:           password,
+		PasswordFrom:       s.PasswordFrom,
 		Database:           sh.Database,
 		TLS:                sh.TLS,
 		TablePrefix:        sh.TablePrefix,
@@ -151,14 +164,15 @@ func (c *fileConfig) buildShop(s *settings, getenv func(string) string, secrets 
 			FindJob:       sh.Queries.FindJob,
 			CreateJob:     sh.Queries.CreateJob,
 			BookingDate:   sh.Queries.BookingDate,
+			ReleaseJob:    sh.Queries.ReleaseJob,
 			LineItems:     sh.Queries.LineItems,
 			EstimateState: sh.Queries.EstimateState,
 		},
 	}
-	return s.shop.Validate()
+	return s.Daemon.Shop.Validate()
 }
 
-func (c *fileConfig) buildSync(s *settings) error {
+func (c *File) buildSync(s *Settings) error {
 	sy := c.Sync
 	loc := time.Local
 	if sy.TimeZone != "" && sy.TimeZone != "Local" {
@@ -172,7 +186,7 @@ func (c *fileConfig) buildSync(s *settings) error {
 	for k, v := range c.Quote.Rates {
 		rates[k] = v.Decimal
 	}
-	s.sync = qsync.Config{
+	s.Daemon.Sync = qsync.Config{
 		Schedule:        sy.Schedule,
 		Location:        loc,
 		Concurrency:     sy.Concurrency,
@@ -187,7 +201,7 @@ func (c *fileConfig) buildSync(s *settings) error {
 			OmitReferenceID: c.Quote.OmitReferenceID,
 		},
 	}
-	return s.sync.Validate()
+	return s.Daemon.Sync.Validate()
 }
 
 // readSecret reads a secret from a file (trimmed) or an environment

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ const (
 // builder: they must never panic, never echo a secret in an error, and a
 // file that builds must also re-encode and decode to a file that builds.
 func FuzzParseConfig(f *testing.F) {
-	example, err := os.ReadFile("../../config.example.yaml")
+	example, err := os.ReadFile("../../../config.example.yaml")
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func FuzzParseConfig(f *testing.F) {
 	}
 
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fc, err := parseConfig(bytes.NewReader(data))
+		fc, err := Parse(bytes.NewReader(data))
 		if err != nil {
 			if strings.Contains(string(data), fuzzToken) || strings.Contains(string(data), fuzzPassword) {
 				return // the file itself holds the secret; yaml may quote it back
@@ -74,7 +74,7 @@ func FuzzParseConfig(f *testing.F) {
 			noSecret(t, "parse", err)
 			return
 		}
-		if _, err := fc.build(getenv, readAllSecrets); err != nil {
+		if _, err := fc.Build(BuildOptions{Getenv: getenv, Scope: AllSecrets}); err != nil {
 			if !strings.Contains(string(data), fuzzToken) && !strings.Contains(string(data), fuzzPassword) {
 				noSecret(t, "build", err)
 			}
@@ -84,11 +84,11 @@ func FuzzParseConfig(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a file that builds does not re-encode: %v", err)
 		}
-		again, err := parseConfig(bytes.NewReader(out))
+		again, err := Parse(bytes.NewReader(out))
 		if err != nil {
 			t.Fatalf("re-encoded file does not parse: %v\n%s", err, out)
 		}
-		if _, err := again.build(getenv, readAllSecrets); err != nil {
+		if _, err := again.Build(BuildOptions{Getenv: getenv, Scope: AllSecrets}); err != nil {
 			t.Fatalf("re-encoded file does not build: %v\n%s", err, out)
 		}
 	})

@@ -1,17 +1,15 @@
-package main
+package sync
 
 import (
 	"errors"
 	"strings"
 	"testing"
 	"time"
-
-	qsync "github.com/quotesync/quotesync/sync"
 )
 
 func mustSchedule(t *testing.T, spec string) schedule {
 	t.Helper()
-	s, err := parseSchedule(qsync.Config{Schedule: spec, Location: time.UTC})
+	s, err := parseScheduleForTest(Config{Schedule: spec, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,23 +106,31 @@ func TestEvalHealth(t *testing.T) {
 
 // TestProgressTick records leadership, standby and success from ticks.
 func TestProgressTick(t *testing.T) {
-	var p progress
+	var p Progress
 	t0 := time.Now()
-	p.restart(t0)
-	p.tick(qsync.Tick{Leader: false}, t0.Add(time.Second))
+	p.Restart(t0)
+	p.Tick(Tick{Leader: false}, t0.Add(time.Second))
 	if v := p.view(); !v.standby || v.leader || !v.lastSuccess.IsZero() {
 		t.Errorf("after a standby tick: %+v", v)
 	}
-	p.tick(qsync.Tick{Leader: true, Ran: true}, t0.Add(2*time.Second))
+	p.Tick(Tick{Leader: true, Ran: true}, t0.Add(2*time.Second))
 	if v := p.view(); v.standby || !v.leader || !v.lastSuccess.Equal(t0.Add(2*time.Second)) {
 		t.Errorf("after a successful pass: %+v", v)
 	}
-	p.tick(qsync.Tick{Leader: true, Ran: true, Err: errors.New("x")}, t0.Add(3*time.Second))
+	p.Tick(Tick{Leader: true, Ran: true, Err: errors.New("x")}, t0.Add(3*time.Second))
 	if v := p.view(); !v.lastSuccess.Equal(t0.Add(2*time.Second)) || v.lastErr == nil {
 		t.Errorf("after a failed pass: %+v", v)
 	}
-	p.tick(qsync.Tick{Leader: false, Err: errors.New("lock: connection refused")}, t0.Add(4*time.Second))
+	p.Tick(Tick{Leader: false, Err: errors.New("lock: connection refused")}, t0.Add(4*time.Second))
 	if v := p.view(); v.standby {
 		t.Errorf("a lock error counted as standby: %+v", v)
 	}
+}
+
+// parseScheduleForTest parses a schedule as Validate would accept it.
+func parseScheduleForTest(cfg Config) (schedule, error) {
+	if _, err := ParseSchedule(cfg.Schedule); err != nil {
+		return schedule{}, err
+	}
+	return scheduleOf(cfg), nil
 }

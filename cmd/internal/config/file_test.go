@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"os"
@@ -16,7 +16,7 @@ import (
 )
 
 // exampleConfigPath is the top-level config.example.yaml.
-const exampleConfigPath = "../../config.example.yaml"
+const exampleConfigPath = "../../../config.example.yaml"
 
 // cfgExampleEnv resolves ${CREDENTIALS_DIRECTORY} to a directory holding a
 // token and an empty database password.
@@ -36,9 +36,9 @@ func cfgExampleEnv(t *testing.T, token, password string) func(string) string {
 	}
 }
 
-func loadExample(t *testing.T) *fileConfig {
+func loadExample(t *testing.T) *File {
 	t.Helper()
-	fc, err := loadConfig(exampleConfigPath)
+	fc, err := Load(exampleConfigPath)
 	if err != nil {
 		t.Fatalf("config.example.yaml: %v", err)
 	}
@@ -50,30 +50,30 @@ func loadExample(t *testing.T) *fileConfig {
 // byte for byte.
 func TestExampleConfigIsValid(t *testing.T) {
 	fc := loadExample(t)
-	set, err := fc.build(cfgExampleEnv(t, "example-token", ""), readAllSecrets)
+	set, err := fc.Build(BuildOptions{Getenv: cfgExampleEnv(t, "example-token", ""), Scope: AllSecrets})
 	if err != nil {
 		t.Fatalf("build config.example.yaml: %v", err)
 	}
 	want := sampleshop.Mapping()
-	if diff := cmp.Diff(want.Queries, set.shop.Queries); diff != "" {
+	if diff := cmp.Diff(want.Queries, set.Daemon.Shop.Queries); diff != "" {
 		t.Errorf("shop.queries differ from sampleshop.Mapping() (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(want.Params, set.shop.Params); diff != "" {
+	if diff := cmp.Diff(want.Params, set.Daemon.Shop.Params); diff != "" {
 		t.Errorf("shop.params differ (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(sampleshop.WorkTypes(), set.shop.WorkTypes); diff != "" {
+	if diff := cmp.Diff(sampleshop.WorkTypes(), set.Daemon.Shop.WorkTypes); diff != "" {
 		t.Errorf("shop.work_types differ (-want +got):\n%s", diff)
 	}
-	if got, want := set.sync.Schedule, "@every 1m"; got != want {
+	if got, want := set.Daemon.Sync.Schedule, "@every 1m"; got != want {
 		t.Errorf("sync.schedule = %q, want %q", got, want)
 	}
-	if got, want := set.metrics.Listen, ""; got != want {
+	if got, want := set.Metrics.Listen, ""; got != want {
 		t.Errorf("metrics.listen = %q, want %q (off by default)", got, want)
 	}
-	if !strings.HasSuffix(set.tokenFrom, "/token") || !strings.HasSuffix(set.passwordFrom, "/db-password") {
-		t.Errorf("secrets from %q and %q, want the credentials directory's token and db-password", set.tokenFrom, set.passwordFrom)
+	if !strings.HasSuffix(set.TokenFrom, "/token") || !strings.HasSuffix(set.PasswordFrom, "/db-password") {
+		t.Errorf("secrets from %q and %q, want the credentials directory's token and db-password", set.TokenFrom, set.PasswordFrom)
 	}
-	if got, want := set.remote.BookingDateLayout, time.DateOnly; got != want {
+	if got, want := set.Daemon.Remote.BookingDateLayout, time.DateOnly; got != want {
 		t.Errorf("remote.booking_date_layout = %q, want %q", got, want)
 	}
 }
@@ -94,7 +94,7 @@ func yamlKeys(t reflect.Type, prefix string) []string {
 		if ft.Kind() == reflect.Pointer {
 			ft = ft.Elem()
 		}
-		if ft.Kind() == reflect.Struct && ft != reflect.TypeFor[yamlDecimal]() {
+		if ft.Kind() == reflect.Struct && ft != reflect.TypeFor[Decimal]() {
 			out = append(out, yamlKeys(ft, path)...)
 		}
 	}
@@ -136,9 +136,9 @@ func TestExampleDocumentsEveryKey(t *testing.T) {
 	present := map[string]bool{}
 	nodeKeys(&doc, "", present)
 	text := string(data)
-	keys := yamlKeys(reflect.TypeFor[fileConfig](), "")
+	keys := yamlKeys(reflect.TypeFor[File](), "")
 	if len(keys) < 60 {
-		t.Fatalf("found only %d keys in fileConfig; the reflection walk is broken", len(keys))
+		t.Fatalf("found only %d keys in File; the reflection walk is broken", len(keys))
 	}
 	for _, k := range keys {
 		if present[k] {
@@ -187,9 +187,9 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fc, err := parseConfig(strings.NewReader(tt.yaml))
+			fc, err := Parse(strings.NewReader(tt.yaml))
 			if err == nil {
-				_, err = fc.build(func(string) string { return "" }, readNoSecrets)
+				_, err = fc.Build(BuildOptions{Getenv: func(string) string { return "" }, Scope: NoSecrets})
 			}
 			if err == nil {
 				t.Fatalf("no error for:\n%s", tt.yaml)
@@ -233,17 +233,17 @@ func TestBuildAcceptsVariants(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fc, err := parseConfig(strings.NewReader(tt.yaml))
+			fc, err := Parse(strings.NewReader(tt.yaml))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if tt.name == "Empty" {
-				if diff := cmp.Diff(&fileConfig{}, fc, cmp.AllowUnexported(yamlDecimal{})); diff != "" {
+				if diff := cmp.Diff(&File{}, fc, cmp.AllowUnexported(Decimal{})); diff != "" {
 					t.Errorf("an empty file is not all defaults:\n%s", diff)
 				}
 				return
 			}
-			if _, err := fc.build(func(string) string { return "" }, readNoSecrets); err != nil {
+			if _, err := fc.Build(BuildOptions{Getenv: func(string) string { return "" }, Scope: NoSecrets}); err != nil {
 				t.Fatalf("build: %v", err)
 			}
 		})
@@ -256,22 +256,22 @@ func TestSecretsComeFromFiles(t *testing.T) {
 	const secret = "pw-SECRET-0c9d"
 	yml := strings.Replace(baseYAML, "shop:\n", "shop:\n  password_file: ${CREDENTIALS_DIRECTORY}/db-password\n", 1) +
 		"  token: {file: \"${CREDENTIALS_DIRECTORY}/token\"}\n"
-	fc, err := parseConfig(strings.NewReader(yml))
+	fc, err := Parse(strings.NewReader(yml))
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := cfgExampleEnv(t, "tok-SECRET-5b1e", secret)
-	set, err := fc.build(env, readAllSecrets)
+	set, err := fc.Build(BuildOptions{Getenv: env, Scope: AllSecrets})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := set.shop.Password; got != secret {
+	if got := set.Daemon.Shop.Password; got != secret {
 		t.Errorf("password = %q, want the file's content", got)
 	}
-	if s := set.shop.String(); strings.Contains(s, secret) {
+	if s := set.Daemon.Shop.String(); strings.Contains(s, secret) {
 		t.Errorf("shopdb.Config.String() shows the password: %s", s)
 	}
-	_, err = fc.build(func(string) string { return "" }, readAllSecrets)
+	_, err = fc.Build(BuildOptions{Getenv: func(string) string { return "" }, Scope: AllSecrets})
 	if err == nil || !strings.Contains(err.Error(), "CREDENTIALS_DIRECTORY") {
 		t.Errorf("error without CREDENTIALS_DIRECTORY = %v, want it named", err)
 	}
@@ -285,7 +285,37 @@ func TestSecretsComeFromFiles(t *testing.T) {
 	if err := os.Remove(filepath.Join(env("CREDENTIALS_DIRECTORY"), "token")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fc.build(noToken, readShopSecrets); err != nil {
+	if _, err := fc.Build(BuildOptions{Getenv: noToken, Scope: ShopSecrets}); err != nil {
 		t.Errorf("build with the shop's secrets only: %v", err)
+	}
+}
+
+// TestExampleCopyIsCurrent: the embedded copy the demo starts from is
+// config.example.yaml byte for byte (`go generate ./cmd/internal/config`
+// copies it).
+func TestExampleCopyIsCurrent(t *testing.T) {
+	orig, err := os.ReadFile(exampleConfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(orig) != string(Example) {
+		t.Fatal("cmd/internal/config/example.yaml differs from config.example.yaml: run go generate ./cmd/internal/config")
+	}
+}
+
+// TestParseRefusesHugeFile: a file over MaxFileBytes is refused, with the
+// limit named, before it is decoded.
+func TestParseRefusesHugeFile(t *testing.T) {
+	huge := strings.Repeat("# padding\n", MaxFileBytes/10+1)
+	_, err := Parse(strings.NewReader(huge))
+	if err == nil || !strings.Contains(err.Error(), "larger than 1024 KiB") {
+		t.Fatalf("Parse of %d bytes: %v, want it refused naming the limit", len(huge), err)
+	}
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(huge), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "is this the right file") {
+		t.Fatalf("Load of a huge file: %v, want it refused naming the file", err)
 	}
 }

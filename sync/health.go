@@ -1,4 +1,4 @@
-package main
+package sync
 
 import (
 	"fmt"
@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
-
-	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // Health and watchdog tunables.
@@ -32,18 +30,17 @@ type schedule struct {
 	loc  *time.Location
 }
 
-// parseSchedule parses the engine's schedule (already validated) with the
-// engine's own parser.
-func parseSchedule(cfg qsync.Config) (schedule, error) {
-	s, err := qsync.ParseSchedule(cfg.Schedule)
+// scheduleOf parses a configuration's schedule (already validated).
+func scheduleOf(cfg Config) schedule {
+	s, err := ParseSchedule(cfg.Schedule)
 	if err != nil {
-		return schedule{}, fmt.Errorf("sync.schedule: %w", err)
+		s = cron.Every(DefaultPassTimeout) // unreachable: Validate refuses it
 	}
 	loc := cfg.Location
 	if loc == nil {
 		loc = time.Local
 	}
-	return schedule{spec: cfg.Schedule, s: s, loc: loc}, nil
+	return schedule{spec: cfg.Schedule, s: s, loc: loc}
 }
 
 // next returns the n-th activation after t (n >= 1).
@@ -59,9 +56,9 @@ func (s schedule) next(t time.Time, n int) time.Time {
 	return t
 }
 
-// progress is what the scheduler reported lately; the watchdog and
-// /healthz read it. Safe for concurrent use.
-type progress struct {
+// Progress is what the scheduler reported lately; the watchdog and
+// /healthz read it (Engine.Live, Engine.Health). Safe for concurrent use.
+type Progress struct {
 	mu          gosync.Mutex
 	baseline    time.Time // start, or the last reload: ticks are expected after it
 	lastTick    time.Time // zero before the first tick since baseline
@@ -71,15 +68,15 @@ type progress struct {
 	lastSuccess time.Time // end of the last successful pass; zero before one
 }
 
-// restart sets the baseline after a start or a reload.
-func (p *progress) restart(now time.Time) {
+// Restart sets the baseline after a start or a reload.
+func (p *Progress) Restart(now time.Time) {
 	p.mu.Lock()
 	p.baseline, p.lastTick = now, time.Time{}
 	p.mu.Unlock()
 }
 
-// tick records one scheduled tick.
-func (p *progress) tick(t qsync.Tick, now time.Time) {
+// Tick records one scheduled tick (RunOptions.OnTick calls it).
+func (p *Progress) Tick(t Tick, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.lastTick, p.leader, p.lastErr = now, t.Leader, t.Err
@@ -96,7 +93,7 @@ type progressView struct {
 	lastErr                         error
 }
 
-func (p *progress) view() progressView {
+func (p *Progress) view() progressView {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return progressView{baseline: p.baseline, lastTick: p.lastTick, lastSuccess: p.lastSuccess,
@@ -141,8 +138,8 @@ type healthInput struct {
 	dbErr  error         // of a short ping
 }
 
-// healthReport is the body of /healthz.
-type healthReport struct {
+// HealthReport is the body of /healthz.
+type HealthReport struct {
 	Status      string `json:"status"` // "ok" or "unhealthy"
 	Reason      string `json:"reason"`
 	Role        string `json:"role"` // "leader", "standby" or "starting"
@@ -156,7 +153,7 @@ type healthReport struct {
 // A standby instance (the lock is held by another instance) does not pass,
 // so its age is not held against it. Before the first success, the start
 // (or the last reload) counts as one.
-func evalHealth(in healthInput) (ok bool, r healthReport) {
+func evalHealth(in healthInput) (ok bool, r HealthReport) {
 	v := in.view
 	r.Database = "ok"
 	switch {
@@ -170,7 +167,7 @@ func evalHealth(in healthInput) (ok bool, r healthReport) {
 	if !v.lastSuccess.IsZero() {
 		r.LastSuccess = v.lastSuccess.UTC().Format(time.RFC3339)
 	}
-	fail := func(reason string) (bool, healthReport) {
+	fail := func(reason string) (bool, HealthReport) {
 		r.Status, r.Reason = "unhealthy", reason
 		return false, r
 	}
@@ -217,4 +214,24 @@ func evalHealth(in healthInput) (ok bool, r healthReport) {
 		r.Reason = "no pass has succeeded yet; not overdue"
 	}
 	return true, r
+}
+
+// Live is the watchdog's question: does the scheduler make progress? It
+// reads what prog recorded and whether a pass runs now.
+func (e *Engine) Live(now time.Time, prog *Progress) (bool, string) {
+	since, busy := e.Busy()
+	return evalLive(liveInput{now: now, view: prog.view(), busy: busy, busySince: since,
+		passTimeout: e.cfg.PassTimeout, sched: scheduleOf(e.cfg)})
+}
+
+// Health answers /healthz: unhealthy when the database does not answer
+// (dbErr), when the scheduler is stuck, or when the last successful pass
+// is older than maxAge (0: three activations of the schedule).
+func (e *Engine) Health(now time.Time, prog *Progress, maxAge time.Duration, dbErr error) (bool, HealthReport) {
+	since, busy := e.Busy()
+	return evalHealth(healthInput{
+		liveInput: liveInput{now: now, view: prog.view(), busy: busy, busySince: since,
+			passTimeout: e.cfg.PassTimeout, sched: scheduleOf(e.cfg)},
+		maxAge: maxAge, dbErr: dbErr,
+	})
 }

@@ -1,4 +1,8 @@
-package main
+// Package config is quotesync's configuration file: the YAML format, read
+// strictly, and its translation into each package's own configuration
+// (sync.Settings), secrets read from files or the environment. The
+// command and the demo both load a configuration through it.
+package config
 
 import (
 	"bytes"
@@ -13,23 +17,23 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// defaultConfigPath is where the package installs the configuration.
-const defaultConfigPath = "/etc/quotesync/config.yaml"
+// DefaultPath is where the package installs the configuration.
+const DefaultPath = "/etc/quotesync/config.yaml"
 
-// fileConfig is the YAML file. Each section turns into its package's own
+// File is the YAML file. Each section turns into its package's own
 // Config (see build.go); the packages never see YAML.
-type fileConfig struct {
-	Remote  remoteSection  `yaml:"remote"`
-	Shop    shopSection    `yaml:"shop"`
-	Sync    syncSection    `yaml:"sync"`
-	Quote   quoteSection   `yaml:"quote"`
-	Log     logSection     `yaml:"log"`
-	Metrics metricsSection `yaml:"metrics"`
+type File struct {
+	Remote  RemoteSection  `yaml:"remote"`
+	Shop    ShopSection    `yaml:"shop"`
+	Sync    SyncSection    `yaml:"sync"`
+	Quote   QuoteSection   `yaml:"quote"`
+	Log     LogSection     `yaml:"log"`
+	Metrics MetricsSection `yaml:"metrics"`
 }
 
-type remoteSection struct {
+type RemoteSection struct {
 	BaseURL           string        `yaml:"base_url"`
-	Token             tokenSection  `yaml:"token"`
+	Token             TokenSection  `yaml:"token"`
 	Timeout           time.Duration `yaml:"timeout"`
 	MaxAttempts       int           `yaml:"max_attempts"`
 	BackoffInitial    time.Duration `yaml:"backoff_initial"`
@@ -43,16 +47,16 @@ type remoteSection struct {
 	BookingDateLayout string        `yaml:"booking_date_layout"`
 }
 
-// tokenSection says where the bearer token comes from: exactly one of
+// TokenSection says where the bearer token comes from: exactly one of
 // file, env and oauth2. A literal token is refused on purpose.
-type tokenSection struct {
+type TokenSection struct {
 	File   string         `yaml:"file"`
 	Env    string         `yaml:"env"`
-	OAuth2 *oauth2Section `yaml:"oauth2"`
+	OAuth2 *OAuth2Section `yaml:"oauth2"`
 	Value  string         `yaml:"value"` // refused: secrets never in the YAML
 }
 
-type oauth2Section struct {
+type OAuth2Section struct {
 	TokenURL         string            `yaml:"token_url"`
 	ClientID         string            `yaml:"client_id"`
 	ClientSecretFile string            `yaml:"client_secret_file"`
@@ -63,7 +67,7 @@ type oauth2Section struct {
 	ExpiryLeeway     time.Duration     `yaml:"expiry_leeway"`
 }
 
-type shopSection struct {
+type ShopSection struct {
 	Addr               string            `yaml:"addr"`
 	User               string            `yaml:"user"`
 	PasswordFile       string            `yaml:"password_file"`
@@ -81,18 +85,19 @@ type shopSection struct {
 	Params             map[string]string `yaml:"params"`
 	WorkTypes          map[string]string `yaml:"work_types"`
 	AllowCredits       bool              `yaml:"allow_credits"`
-	Queries            queriesSection    `yaml:"queries"`
+	Queries            QueriesSection    `yaml:"queries"`
 }
 
-type queriesSection struct {
+type QueriesSection struct {
 	FindJob       string   `yaml:"find_job"`
 	CreateJob     []string `yaml:"create_job"`
 	BookingDate   string   `yaml:"booking_date"`
+	ReleaseJob    []string `yaml:"release_job"`
 	LineItems     string   `yaml:"line_items"`
 	EstimateState string   `yaml:"estimate_state"`
 }
 
-type syncSection struct {
+type SyncSection struct {
 	Schedule        string        `yaml:"schedule"`
 	TimeZone        string        `yaml:"time_zone"`
 	Concurrency     int           `yaml:"concurrency"`
@@ -103,18 +108,18 @@ type syncSection struct {
 	WatchSubmitted  time.Duration `yaml:"watch_submitted"`
 }
 
-type quoteSection struct {
-	Type            string                 `yaml:"type"`
-	Rates           map[string]yamlDecimal `yaml:"rates"`
-	OmitReferenceID bool                   `yaml:"omit_reference_id"`
+type QuoteSection struct {
+	Type            string             `yaml:"type"`
+	Rates           map[string]Decimal `yaml:"rates"`
+	OmitReferenceID bool               `yaml:"omit_reference_id"`
 }
 
-type logSection struct {
+type LogSection struct {
 	Level  string `yaml:"level"`  // debug, info, warn, error
 	Format string `yaml:"format"` // json, console
 }
 
-type metricsSection struct {
+type MetricsSection struct {
 	Listen string `yaml:"listen"` // "" = off; else a loopback host:port
 	// AllowNonLoopback lets Listen name a non-loopback address (the
 	// listener has no authentication).
@@ -130,11 +135,11 @@ const (
 	defaultLogFormat = "json"
 )
 
-// yamlDecimal decodes a YAML number or string into an exact decimal
+// Decimal decodes a YAML number or string into an exact decimal
 // (YAML's own float decoding would round 95.10 through float64).
-type yamlDecimal struct{ decimal.Decimal }
+type Decimal struct{ decimal.Decimal }
 
-func (d *yamlDecimal) UnmarshalYAML(n *yaml.Node) error {
+func (d *Decimal) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
 		return fmt.Errorf("line %d: want a number such as 95.50", n.Line)
 	}
@@ -146,14 +151,22 @@ func (d *yamlDecimal) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// parseConfig decodes one YAML document strictly: unknown keys and type
-// errors are reported with their line. An empty document means defaults.
-func parseConfig(r io.Reader) (*fileConfig, error) {
-	data, err := io.ReadAll(r)
+// MaxFileBytes caps the size of a configuration file: a real one is a
+// few kilobytes, and reading a huge file whole would only waste memory.
+const MaxFileBytes = 1 << 20
+
+// Parse decodes one YAML document strictly: unknown keys and type errors
+// are reported with their line. An empty document means defaults. A
+// document larger than MaxFileBytes is refused.
+func Parse(r io.Reader) (*File, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	cfg := &fileConfig{}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("read config: larger than %d KiB; a quotesync configuration is a few kilobytes: is this the right file?", MaxFileBytes>>10)
+	}
+	cfg := &File{}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(cfg); err != nil {
@@ -169,8 +182,8 @@ func parseConfig(r io.Reader) (*fileConfig, error) {
 	return cfg, nil
 }
 
-// loadConfig reads and parses the file at path.
-func loadConfig(path string) (*fileConfig, error) {
+// Load reads and parses the file at path.
+func Load(path string) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -179,7 +192,10 @@ func loadConfig(path string) (*fileConfig, error) {
 		return nil, fmt.Errorf("open config: %w", err)
 	}
 	defer f.Close()
-	cfg, err := parseConfig(f)
+	if fi, err := f.Stat(); err == nil && fi.Size() > MaxFileBytes {
+		return nil, fmt.Errorf("%s: %d bytes, larger than %d KiB; a quotesync configuration is a few kilobytes: is this the right file?", path, fi.Size(), MaxFileBytes>>10)
+	}
+	cfg, err := Parse(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

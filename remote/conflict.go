@@ -1,0 +1,65 @@
+package remote
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+)
+
+// Holder reads, from the answer err carries (a 409 to an accept, in
+// practice), which acceptance the service says the request collided with:
+// the referenceId that holds it and the request that referenceId belongs
+// to, each "" when the answer does not say. The service documents no error
+// body, so this only looks for a JSON object with a referenceId member, at
+// its top level or one object down (as in {"error":{"referenceId":…}}),
+// and reads requestId beside it; anything else gives "", "".
+func Holder(err error) (referenceID, requestID string) {
+	var e *Error
+	if !errors.As(err, &e) || e.Body == "" {
+		return "", ""
+	}
+	body := bytes.TrimSpace([]byte(e.Body))
+	if len(body) == 0 || body[0] != '{' {
+		return "", ""
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil {
+		return "", ""
+	}
+	if ref, req, ok := holderIn(top); ok {
+		return ref, req
+	}
+	for _, raw := range top {
+		var inner map[string]json.RawMessage
+		if json.Unmarshal(raw, &inner) == nil {
+			if ref, req, ok := holderIn(inner); ok {
+				return ref, req
+			}
+		}
+	}
+	return "", ""
+}
+
+// holderIn reads referenceId (and requestId) from one object's members,
+// matching their names without regard to case or underscores.
+func holderIn(m map[string]json.RawMessage) (ref, req string, ok bool) {
+	for k, raw := range m {
+		switch normalizeKey(k) {
+		case "referenceid":
+			if s, err := decodeID(raw); err == nil && s != "" {
+				ref, ok = s, true
+			}
+		case "requestid":
+			req, _ = decodeID(raw)
+		}
+	}
+	if !ok {
+		return "", "", false
+	}
+	return ref, req, true
+}
+
+func normalizeKey(k string) string {
+	return strings.ToLower(strings.ReplaceAll(k, "_", ""))
+}

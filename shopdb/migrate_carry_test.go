@@ -1,0 +1,72 @@
+package shopdb_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+)
+
+// TestMigrateCarriesRowsOver builds quotesync's tables as version 2 left
+// them, with rows whose meaning lived in text and timestamps (a held job's
+// "shop data: " prefix, a run of 409s' "conflict: " prefix, a push or an
+// accept whose answer was lost), migrates, and checks that each row now
+// says the same in the explicit columns.
+func TestMigrateCarriesRowsOver(t *testing.T) {
+	d := shopdbtest.NewSampleShop(t)
+	ctx := testContext(t)
+	for _, f := range []string{"migrations/0001_requests.sql", "migrations/0002_events.sql"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.SQL.ExecContext(ctx, strings.ReplaceAll(string(b), "{{prefix}}", "quotesync_")); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	stmts := []string{
+		"CREATE TABLE quotesync_schema (version INT NOT NULL, name VARCHAR(255) NOT NULL, applied_at DATETIME(6) NOT NULL, PRIMARY KEY (version))",
+		"INSERT INTO quotesync_schema VALUES (1, '0001_requests', NOW(6)), (2, '0002_events', NOW(6))",
+		`INSERT INTO quotesync_requests (request_id, claim_number, job_number, phase, pushed_hash, pushed_marker, attempts, last_error, created_at, updated_at, pushed_at, version) VALUES
+		 ('held', 'C1', 'RO-1', 'drafted', 'h1', 'm1', 0, 'shop data: job RO-1 line 2 (line_id 11): column price is NULL', NOW(6), NOW(6), NOW(6), 4),
+		 ('conflict', 'C2', 'RO-2', 'reserved', '', '', 2, 'conflict: POST /requests/2: conflict: status 409', NOW(6), NOW(6), NULL, 3),
+		 ('lostpush', 'C3', 'RO-3', 'drafted', '', 'm3', 1, 'POST /jobs/RO-3/quotes: temporary failure: status 503', NOW(6), NOW(6), NOW(6), 5),
+		 ('waiting', 'C4', NULL, 'waiting', '', '', 0, '', NOW(6), NOW(6), NULL, 1),
+		 ('rejected', 'C5', NULL, 'rejected', '', '', 3, 'accept request 5 with job RO-5 refused as a conflict 3 times', NOW(6), NOW(6), NULL, 6),
+		 ('done', 'C6', 'RO-6', 'submitted', 'h6', 'm6', 0, '', NOW(6), NOW(6), NOW(6), 7)`,
+		"UPDATE quotesync_requests SET resume_phase = 'waiting' WHERE request_id = 'rejected'",
+	}
+	for _, s := range stmts {
+		if _, err := d.SQL.ExecContext(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	db := d.Open(t, d.Config()) // migrates
+	want := map[string]struct {
+		reason    shopdb.Reason
+		intent    shopdb.Intent
+		lastError string
+	}{
+		"held":     {"shop_data", "", "job RO-1 line 2 (line_id 11): column price is NULL"},
+		"conflict": {"accept_conflict", "accept", "POST /requests/2: conflict: status 409"},
+		"lostpush": {"retrying", "push", "POST /jobs/RO-3/quotes: temporary failure: status 503"},
+		"waiting":  {"no_job", "", ""},
+		"rejected": {"job_conflict", "", "accept request 5 with job RO-5 refused as a conflict 3 times"},
+		"done":     {"", "", ""},
+	}
+	for id, w := range want {
+		r, err := db.Request(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Reason != w.reason || r.Intent != w.intent || r.LastError != w.lastError {
+			t.Errorf("%s after the migration: reason %q intent %q last error %q; want %q, %q, %q",
+				id, r.Reason, r.Intent, r.LastError, w.reason, w.intent, w.lastError)
+		}
+	}
+	if got := count(t, d, "SELECT COUNT(*) FROM quotesync_settings"); got != 0 {
+		t.Errorf("settings rows = %d, want the table, empty", got)
+	}
+}

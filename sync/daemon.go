@@ -1,0 +1,158 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/shopdb"
+)
+
+// Settings are everything the daemon is built from: each package's own
+// configuration, secrets resolved. The command builds them from the YAML
+// file; the demo from the example file with its own addresses; tests from
+// their fixtures.
+type Settings struct {
+	Remote remote.Config
+	Tokens remote.TokenSource
+	Shop   shopdb.Config
+	Sync   Config
+}
+
+// OpenOptions say how Open prepares the daemon.
+type OpenOptions struct {
+	// Migrate applies pending migrations of quotesync's state tables (run,
+	// once). Without it the tables must be current; with AllowNoTables
+	// they may also not exist yet (a dry run on a fresh install).
+	Migrate       bool
+	AllowNoTables bool
+	// Log is the daemon's logger; the engine's events are logged on it
+	// (named "sync"), the MySQL driver's own diagnostics too ("mysql").
+	// Default: none.
+	Log *zap.Logger
+	// Observers receive the engine's events after the log.
+	Observers []Observer
+	// ObserveCall, when set, is told about every remote call attempt.
+	ObserveCall func(remote.CallInfo)
+}
+
+// Daemon is quotesync assembled: the shop database, the remote client and
+// the engine. The command, the demo and the tests all build it with Open.
+type Daemon struct {
+	DB     *shopdb.DB
+	Remote *remote.Client
+	Engine *Engine
+}
+
+// Open connects to the shop database (migrating or checking quotesync's
+// state tables), and builds the remote client and the engine.
+func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
+	log := o.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	shop := s.Shop
+	if shop.DriverLog == nil {
+		driverLog := log.Named("mysql")
+		shop.DriverLog = func(msg string) { driverLog.Warn("mysql driver", zap.String("detail", msg)) }
+	}
+	db, err := shopdb.Open(ctx, shop)
+	if err != nil {
+		return nil, fmt.Errorf("connect to the shop database: %w", err)
+	}
+	d := &Daemon{DB: db}
+	if err := d.prepareSchema(ctx, o); err != nil {
+		return nil, errors.Join(err, d.Close())
+	}
+	rc := s.Remote
+	if o.ObserveCall != nil {
+		rc.Observe = o.ObserveCall
+	}
+	if d.Remote, err = remote.New(rc, s.Tokens); err != nil {
+		return nil, errors.Join(fmt.Errorf("remote: %w", err), d.Close())
+	}
+	if d.Engine, err = New(s.Sync, d.Remote, db, log.Named("sync"), o.Observers...); err != nil {
+		return nil, errors.Join(err, d.Close())
+	}
+	return d, nil
+}
+
+// prepareSchema migrates quotesync's state tables, or only checks that
+// they are current. Either way it refuses tables a newer quotesync
+// migrated: reading or writing a layout this one does not know could lose
+// state.
+func (d *Daemon) prepareSchema(ctx context.Context, o OpenOptions) error {
+	cfg := d.DB.Config()
+	if o.Migrate {
+		if err := d.DB.Migrate(ctx); err != nil {
+			return fmt.Errorf("migrate quotesync's state tables: %w", err)
+		}
+		return nil
+	}
+	cur, latest, err := d.DB.SchemaVersion(ctx)
+	switch {
+	case err != nil:
+		return fmt.Errorf("read the state schema version: %w", err)
+	case cur > latest:
+		return SchemaTooNew(cfg.Database, cur, latest)
+	case cur == 0 && o.AllowNoTables:
+		return nil
+	case cur == 0:
+		return fmt.Errorf("quotesync's state tables do not exist yet in %s: the first start of 'quotesync run' (or a 'quotesync once' without --dry-run) creates them", cfg.Database)
+	case cur < latest:
+		return fmt.Errorf("quotesync's state tables are at version %d, this quotesync needs %d: run 'quotesync once' or start the daemon once to migrate them", cur, latest)
+	}
+	return nil
+}
+
+// UpgradeHint is what to do when a newer quotesync migrated the database.
+const UpgradeHint = "a newer quotesync migrated this database: upgrade quotesync on this machine to that version (or newer) before running it again"
+
+// SchemaTooNew is the error of a state schema newer than this quotesync.
+func SchemaTooNew(database string, cur, latest int) error {
+	return fmt.Errorf("quotesync's state tables in %s are at version %d, this quotesync knows only up to %d: %s: %w",
+		database, cur, latest, UpgradeHint, shopdb.ErrSchemaTooNew)
+}
+
+// Close closes the database.
+func (d *Daemon) Close() error {
+	if d == nil || d.DB == nil {
+		return nil
+	}
+	return d.DB.Close()
+}
+
+// Lock is the single-instance lock as Run takes it.
+func (d *Daemon) Lock() LockFunc {
+	return func(ctx context.Context) (Lease, error) {
+		l, err := d.DB.AcquireLock(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return l, nil
+	}
+}
+
+// Once runs one pass under the single-instance lock (shopdb.ErrNotLeader
+// when another instance holds it); the pass is cancelled when the lock is
+// lost.
+func (d *Daemon) Once(ctx context.Context) (Summary, error) {
+	lock, err := d.DB.AcquireLock(ctx)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer lock.Release()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-lock.Lost():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return d.Engine.Pass(ctx)
+}

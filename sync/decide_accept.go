@@ -1,0 +1,437 @@
+package sync
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/shopdb"
+)
+
+// The accept stage's decisions: pure functions from the pending list, the
+// rows and the remote's answers to steps and changes. accept.go performs
+// them.
+
+// acceptKind is what the accept stage does with one request.
+type acceptKind int
+
+const (
+	stepReserve  acceptKind = iota + 1 // find or create its job, record it reserved
+	stepAccept                         // send the accept of a reserved row
+	stepProbe                          // reserved, no longer listed: send the same accept to learn what happened
+	stepRelist                         // accept_unknown, listed again: our accept did not land; back to reserved
+	stepVanished                       // waiting, no longer listed: gone
+	stepExpired                        // listed, never tracked, already expired: recorded gone
+	stepTooLong                        // listed, its id or claim too long to keep: reported, skipped
+)
+
+// acceptStep is one request the accept stage works on.
+type acceptStep struct {
+	kind acceptKind
+	req  remote.Request  // as listed, or built from the row when it is not
+	row  *shopdb.Request // nil for a request seen for the first time
+}
+
+// pendingList is the remote's pending list as the pass reads it.
+type pendingList struct {
+	requests []remote.Request // the decodable ones
+	// skipped holds the ids of listed requests that could not be decoded:
+	// they are pending all the same, and nothing may conclude otherwise.
+	skipped map[string]bool
+	// blind is set when an undecodable entry had no readable id: any
+	// request may be among them, so no request counts as having left the
+	// list in this pass.
+	blind bool
+}
+
+// ids are the ids the list names, decodable or not.
+func (l pendingList) ids() []string {
+	out := make([]string, 0, len(l.requests)+len(l.skipped))
+	for _, r := range l.requests {
+		out = append(out, r.ID)
+	}
+	for id := range l.skipped {
+		out = append(out, id)
+	}
+	return out
+}
+
+// classify sorts the pending list and the rows into the accept stage's
+// steps, soonest expiry first. A step whose backoff has not run out is
+// left for a later pass.
+func classify(now time.Time, l pendingList, rows []shopdb.Request) []acceptStep {
+	decoded := make(map[string]remote.Request, len(l.requests))
+	for _, r := range l.requests {
+		decoded[r.ID] = r
+	}
+	listed := func(id string) bool {
+		_, ok := decoded[id]
+		return ok || l.skipped[id] || l.blind
+	}
+	var steps []acceptStep
+	known := make(map[string]bool, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		known[r.RequestID] = true
+		req, ok := decoded[r.RequestID]
+		switch r.Phase {
+		case PhaseWaiting, PhaseReserved:
+		case PhaseAcceptUnknown:
+			if ok {
+				steps = append(steps, acceptStep{kind: stepRelist, req: req, row: r})
+			}
+			continue
+		default:
+			continue
+		}
+		switch {
+		case ok && due(now, *r) && r.Phase == PhaseWaiting:
+			steps = append(steps, acceptStep{kind: stepReserve, req: req, row: r})
+		case ok && due(now, *r):
+			steps = append(steps, acceptStep{kind: stepAccept, req: req, row: r})
+		case ok, listed(r.RequestID):
+			// Listed (decodable or not): pending; nothing to conclude.
+		case r.Phase == PhaseWaiting:
+			steps = append(steps, acceptStep{kind: stepVanished, req: requestOf(*r), row: r})
+		case due(now, *r):
+			// Reserved and no longer pending: our accept landed, or the
+			// request expired, was withdrawn or taken first. A repeated
+			// accept with the same referenceId tells which (decideAccept).
+			steps = append(steps, acceptStep{kind: stepProbe, req: requestOf(*r), row: r})
+		}
+	}
+	for _, req := range l.requests {
+		if known[req.ID] {
+			continue
+		}
+		if len(req.ID) > shopdb.MaxRequestIDLen || len(req.ClaimNumber) > shopdb.MaxClaimLen {
+			steps = append(steps, acceptStep{kind: stepTooLong, req: req})
+			continue
+		}
+		if expired(now, req.Expiry) {
+			steps = append(steps, acceptStep{kind: stepExpired, req: req})
+			continue
+		}
+		steps = append(steps, acceptStep{kind: stepReserve, req: req})
+	}
+	sort.SliceStable(steps, func(i, j int) bool {
+		a, b := steps[i].req.Expiry, steps[j].req.Expiry
+		switch {
+		case a.IsZero() != b.IsZero():
+			return b.IsZero()
+		case !a.Equal(b):
+			return a.Before(b)
+		default:
+			return steps[i].req.ID < steps[j].req.ID
+		}
+	})
+	return steps
+}
+
+// requestOf is the remote request a row stands for.
+func requestOf(r shopdb.Request) remote.Request {
+	return remote.Request{ID: r.RequestID, ClaimNumber: r.ClaimNumber, Expiry: r.Expiry, Raw: r.RequestJSON}
+}
+
+// due reports whether a row's backoff has run out.
+func due(now time.Time, r shopdb.Request) bool {
+	return r.NextAttemptAt.IsZero() || !now.Before(r.NextAttemptAt)
+}
+
+// expired reports whether an expiry time has passed.
+func expired(now, t time.Time) bool { return !t.IsZero() && !now.Before(t) }
+
+// backoff returns the wait before attempt n+1 after n consecutive
+// failures: cfg.RetryBackoffMin doubled per failure, capped at
+// RetryBackoffMax, with ±20% jitter so that a batch of failures does not
+// come back at once; never shorter than the server's Retry-After.
+func backoff(cfg Config, n int, retryAfter time.Duration) time.Duration {
+	d := cfg.RetryBackoffMin
+	for i := 1; i < n && d < cfg.RetryBackoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, cfg.RetryBackoffMax)
+	if d > 0 {
+		d += time.Duration((rand.Float64()*0.4 - 0.2) * float64(d))
+	}
+	return max(d, retryAfter)
+}
+
+// reserveOutcome is what the reserve transaction found for a request.
+type reserveOutcome struct {
+	job     string
+	created bool
+	booking time.Time
+}
+
+// decideReserved is the change that records a request reserved with job
+// o.job (cur has Version 0 when the request had no row): a fresh start on
+// the job, with the intent to accept it.
+func decideReserved(now time.Time, cur shopdb.Request, req remote.Request, o reserveOutcome) change {
+	next := shopdb.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, JobNumber: o.job,
+		Phase: PhaseReserved, Intent: IntentAccept, JobCreated: o.created, Expiry: req.Expiry,
+		BookingDate: o.booking, RequestJSON: req.Raw, CreatedAt: cur.CreatedAt}
+	how := "found by find_job"
+	if o.created {
+		how = "created by create_job"
+	}
+	return change{cur: cur, next: next, ev: Event{Kind: EventReserved, Job: o.job, Detail: "job " + o.job + " " + how}}
+}
+
+// decideWaiting is the change that records a request whose shop has no
+// job yet: a waiting row the first time, nothing after that (ok false).
+func decideWaiting(cur shopdb.Request, req remote.Request) (change, bool) {
+	if cur.Version != 0 {
+		return change{}, false
+	}
+	next := shopdb.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Phase: PhaseWaiting,
+		Reason: ReasonNoJob, Expiry: req.Expiry, RequestJSON: req.Raw}
+	return change{cur: cur, next: next, ev: Event{Kind: EventWaiting, Detail: Reason(ReasonNoJob).Words}}, true
+}
+
+// decideReserveFailed is the change that records a request whose job could
+// not be found or created: waiting, with the reason and a backoff; its
+// event is logged only when the reason differs from the one stored.
+func decideReserveFailed(cfg Config, now time.Time, cur shopdb.Request, req remote.Request, cause error) change {
+	next := cur
+	if cur.Version == 0 {
+		next = shopdb.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
+	}
+	next.Phase, next.Reason = PhaseWaiting, ReasonReserveFailed
+	next.Attempts = cur.Attempts + 1
+	next.LastError = capText(cause.Error())
+	next.NextAttemptAt = now.Add(backoff(cfg, next.Attempts, 0))
+	ch := change{cur: cur, next: next}
+	if next.LastError != cur.LastError || cur.Reason != ReasonReserveFailed {
+		ch.ev = Event{Kind: EventReserveFailed, Attempt: next.Attempts, Next: next.NextAttemptAt, Err: cause}
+	}
+	return ch
+}
+
+// decideGoneUnseen records a listed request that expired before quotesync
+// could take it: a gone row, so that it is reported once.
+func decideGoneUnseen(req remote.Request) change {
+	next := shopdb.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Phase: PhaseGone, Reason: ReasonExpired,
+		Expiry: req.Expiry, RequestJSON: req.Raw,
+		LastError: fmt.Sprintf("the request expired at %s, before quotesync could accept it", req.Expiry.UTC().Format(time.RFC3339))}
+	return change{next: next, ev: Event{Kind: EventGone, Detail: next.LastError}}
+}
+
+// decideVanished is the change of a waiting row whose request left the
+// pending list: gone, expired or left the list.
+func decideVanished(now time.Time, cur shopdb.Request) change {
+	next := cur
+	next.Phase, next.NextAttemptAt, next.Attempts = PhaseGone, time.Time{}, 0
+	if expired(now, cur.Expiry) {
+		next.Reason = ReasonExpired
+		next.LastError = "the request expired before the shop had a job for it"
+	} else {
+		next.Reason = ReasonLeftList
+		next.LastError = "the request left the pending list before the shop had a job for it: declined or withdrawn by the insurer, or accepted by someone else"
+	}
+	return change{cur: cur, next: next, ev: Event{Kind: EventGone, Detail: next.LastError}}
+}
+
+// decideRelisted is the change of a request whose accept we took for
+// probably landed and that the remote lists as pending again: our accept
+// did not land; the request is reserved again and its accept is due.
+func decideRelisted(cur shopdb.Request) change {
+	next := cur
+	next.Phase, next.Reason, next.Intent = PhaseReserved, ReasonNone, IntentAccept
+	next.Attempts, next.NextAttemptAt, next.LastError = 0, time.Time{}, ""
+	return change{cur: cur, next: next, ev: Event{Kind: EventReserved, Job: cur.JobNumber,
+		Detail: "the remote lists the request as pending again: our accept did not land; it is sent again"}}
+}
+
+// acceptFacts is what decideAccept knows about one accept call.
+type acceptFacts struct {
+	now    time.Time
+	listed bool // the remote lists the request as pending in this pass
+	// maybeLanded: an earlier accept of ours may have landed (the row was
+	// reserved by an earlier pass, so an accept may have been sent and its
+	// answer lost).
+	maybeLanded bool
+	err         error
+	d           time.Duration
+	maxConflict int
+}
+
+// decideAccept turns the answer to an accept (sent for a reserved row, or
+// repeated to probe one that left the pending list) into a change; ok is
+// false when the answer settles nothing (the pass was cancelled, or the
+// token was refused: the caller stops the pass).
+func decideAccept(cfg Config, cur shopdb.Request, f acceptFacts) (change, bool) {
+	err := f.err
+	status := statusOf(err)
+	call := Event{Route: routeAccept, Status: status, Attempt: cur.Attempts + 1, Duration: f.d, Err: err}
+	accepted := func(inferred string) change {
+		next := cur
+		next.Phase, next.Reason, next.Intent = PhaseAccepted, ReasonNone, IntentNone
+		next.Attempts, next.LastError, next.NextAttemptAt = 0, "", time.Time{}
+		ev := call
+		ev.Kind, ev.Err = EventAccepted, nil
+		if status == 0 {
+			ev.Status = 201
+		}
+		if inferred != "" {
+			ev.Inferred, ev.Detail = true, inferred
+		}
+		return change{cur: cur, next: next, ev: ev}
+	}
+	switch {
+	case err == nil:
+		return accepted(""), true
+	case errors.Is(err, remote.ErrUnreadable):
+		return accepted("the remote answered 2xx; its body could not be read: " + err.Error()), true
+	case errors.Is(err, remote.ErrUnauthorized):
+		return change{}, false
+	case errors.Is(err, remote.ErrTemporary):
+		return decideRetrying(cfg, f.now, cur, call), true
+	case errors.Is(err, remote.ErrNotFound):
+		reason := ReasonUnknownRequest
+		if expired(f.now, cur.Expiry) {
+			reason = ReasonExpired
+		}
+		return gone(cur, reason, fmt.Sprintf("the remote no longer knows the request (status %d): it expired, or was withdrawn before our accept landed", status), call), true
+	case f.listed && attemptsOf(err) > 1:
+		// The client sent the accept again within this call after an
+		// attempt whose outcome is unknown, and the later attempt was
+		// refused: the first may have landed, and the list this pass read
+		// is older than both. The next pass reads the list again first.
+		next := cur
+		next.Reason, next.NextAttemptAt = ReasonRetrying, time.Time{}
+		next.LastError = fmt.Sprintf("the accept was sent again after an attempt whose answer was lost, and refused (%v); the next pass reads the pending list again before concluding", err)
+		ev := call
+		ev.Kind, ev.Detail = EventRetrying, next.LastError
+		return change{cur: cur, next: next, ev: ev}, true
+	case errors.Is(err, remote.ErrConflict) && f.listed:
+		return decideAcceptConflict(cfg, cur, f, call), true
+	}
+	// The request left the pending list and the repeated accept was
+	// refused: someone accepted it. Who?
+	ref, reqID := remote.Holder(err)
+	aboutUs := reqID == "" || reqID == cur.RequestID
+	refused := "a repeated accept was refused: " + err.Error()
+	switch {
+	case !f.listed && errors.Is(err, remote.ErrConflict) && ref != "" && ref == cur.JobNumber && aboutUs:
+		return accepted(fmt.Sprintf("the request left the pending list, and a repeated accept answered %d naming our referenceId %s: ours had landed", status, ref)), true
+	case !f.listed && errors.Is(err, remote.ErrConflict) && ref != "" && aboutUs:
+		return takenElsewhere(cur, ReasonOtherReference, fmt.Sprintf("the remote says the request was accepted with referenceId %s, not ours (%s)", ref, cur.JobNumber), call), true
+	case !f.listed && f.maybeLanded:
+		next := cur
+		next.Phase, next.Reason = PhaseAcceptUnknown, ReasonAcceptLost
+		next.Attempts, next.NextAttemptAt = 0, time.Time{}
+		next.LastError = fmt.Sprintf("an earlier accept of ours may have landed (its answer was lost); the request left the pending list and %s; taken as probably ours: the first Draft push to job %s confirms it", refused, cur.JobNumber)
+		ev := call
+		ev.Kind, ev.Detail = EventAcceptUnknown, next.LastError
+		return change{cur: cur, next: next, ev: ev}, true
+	case !f.listed && errors.Is(err, remote.ErrConflict):
+		return takenElsewhere(cur, ReasonOtherReference, "the request left the pending list and the remote answered 409 (already accepted) without naming the referenceId; no accept of ours can have landed", call), true
+	case !f.listed:
+		reason, why := ReasonLeftList, "the request left the pending list before our accept landed, and "+refused
+		if expired(f.now, cur.Expiry) {
+			reason = ReasonExpired
+		}
+		return gone(cur, reason, why, call), true
+	}
+	next := cur
+	next.Phase, next.ResumePhase, next.Reason, next.Intent = PhaseRejected, cur.Phase, ReasonRefused, IntentNone
+	next.NextAttemptAt = time.Time{}
+	next.LastError = fmt.Sprintf("accept request %s with job %s: %v", cur.RequestID, cur.JobNumber, err)
+	ev := call
+	ev.Kind, ev.Detail = EventRejected, next.LastError
+	return change{cur: cur, next: next, ev: ev}, true
+}
+
+// decideAcceptConflict handles a 409 to an accept while the request is
+// still pending: the job number is taken on the remote by another request
+// (our own landed accept would have taken the request off the pending
+// list). One 409 can be a race with the list, so the next pass looks again;
+// after MaxConflicts in a row the request is rejected back to waiting
+// without a job number, so that `quotesync retry` looks the job up again
+// after the shop or the mapping is fixed.
+func decideAcceptConflict(cfg Config, cur shopdb.Request, f acceptFacts, call Event) change {
+	streak := 1
+	if cur.Reason == ReasonAcceptConflict {
+		streak = cur.Attempts + 1
+	}
+	next := cur
+	if streak >= f.maxConflict {
+		next.Phase, next.ResumePhase, next.Reason, next.Intent = PhaseRejected, PhaseWaiting, ReasonJobConflict, IntentNone
+		next.JobNumber, next.JobCreated, next.NextAttemptAt, next.Attempts = "", false, time.Time{}, streak
+		next.LastError = fmt.Sprintf("accept request %s with job %s refused as a conflict %d times while the request stays pending: the remote has job number %s for another request; give the shop's job another number (or fix find_job/create_job), then run quotesync retry %s, which looks the job up again: %v",
+			cur.RequestID, cur.JobNumber, streak, cur.JobNumber, cur.RequestID, f.err)
+		ev := call
+		ev.Kind, ev.Job, ev.Attempt, ev.Detail = EventRejected, cur.JobNumber, streak, next.LastError
+		return change{cur: cur, next: next, ev: ev}
+	}
+	next.Reason, next.Attempts, next.NextAttemptAt = ReasonAcceptConflict, streak, time.Time{}
+	next.LastError = f.err.Error()
+	ev := call
+	ev.Kind, ev.Attempt = EventAcceptConflict, streak
+	return change{cur: cur, next: next, ev: ev}
+}
+
+// decideRetrying records a temporary failure of a remote call on cur:
+// attempts counted, the error kept, the next attempt pushed back (at least
+// the server's Retry-After). The intent stays: the call may have landed.
+func decideRetrying(cfg Config, now time.Time, cur shopdb.Request, call Event) change {
+	var retryAfter time.Duration
+	var re *remote.Error
+	if errors.As(call.Err, &re) {
+		retryAfter = re.RetryAfter
+	}
+	next := cur
+	next.Attempts = cur.Attempts + 1
+	next.Reason = ReasonRetrying
+	next.LastError = call.Err.Error()
+	next.NextAttemptAt = now.Add(backoff(cfg, next.Attempts, retryAfter))
+	ev := call
+	ev.Kind, ev.Attempt, ev.Next = EventRetrying, next.Attempts, next.NextAttemptAt
+	return change{cur: cur, next: next, ev: ev}
+}
+
+// gone is the change of a request that went away before our accept
+// landed; its job number is given up.
+func gone(cur shopdb.Request, reason shopdb.Reason, why string, call Event) change {
+	return giveUp(cur, PhaseGone, EventGone, reason, why, call)
+}
+
+// takenElsewhere is the change of a request someone else accepted; its job
+// number is given up.
+func takenElsewhere(cur shopdb.Request, reason shopdb.Reason, why string, call Event) change {
+	return giveUp(cur, PhaseTakenElsewhere, EventTakenElsewhere, reason, why, call)
+}
+
+// giveUp moves cur to a phase where quotesync no longer works on it,
+// giving its job number up (release_job, in the same transaction).
+func giveUp(cur shopdb.Request, phase shopdb.Phase, kind EventKind, reason shopdb.Reason, why string, call Event) change {
+	next := cur
+	next.Phase, next.Reason, next.Intent = phase, reason, IntentNone
+	next.Attempts, next.NextAttemptAt, next.LastError = 0, time.Time{}, why
+	ev := call
+	ev.Kind, ev.Detail, ev.Err = kind, why, nil
+	return change{cur: cur, next: next, ev: ev, release: cur.JobNumber != ""}
+}
+
+// attemptsOf returns how many attempts the client made for the call that
+// ended in err, 0 when it does not say.
+func attemptsOf(err error) int {
+	var re *remote.Error
+	if errors.As(err, &re) {
+		return re.Attempts
+	}
+	return 0
+}
+
+// statusOf returns the HTTP status of a remote error, 0 when none.
+func statusOf(err error) int {
+	var re *remote.Error
+	if errors.As(err, &re) {
+		return re.Status
+	}
+	return 0
+}

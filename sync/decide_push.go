@@ -1,0 +1,328 @@
+package sync
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/shopdb"
+)
+
+// The push stage's decisions: pure functions from the rows, the shop's
+// estimate states and lines and the remote's answers to steps and changes.
+// push.go performs them.
+
+// Route names of the quote calls in events and logs.
+const (
+	routeCreateQuote = "POST /jobs/{id}/quotes"
+	routeUpdateDraft = "update draft"
+	routeSetStatus   = "status Submitted"
+)
+
+// pushJob is one job the push stage looks at.
+type pushJob struct {
+	row      shopdb.Request
+	state    shopdb.JobState
+	stateErr error // estimate_state's row for the job is invalid
+}
+
+// pushCandidates are the rows whose jobs the push stage looks at: the
+// accepted (or probably accepted) and drafted ones, and the submitted ones
+// not yet flagged for a supplement.
+func pushCandidates(rows []shopdb.Request) (cands []shopdb.Request, jobs []string) {
+	for _, r := range rows {
+		switch r.Phase {
+		case PhaseAccepted, PhaseAcceptUnknown, PhaseDrafted:
+		case PhaseSubmitted:
+			if r.SupplementNeeded {
+				continue
+			}
+		default:
+			continue
+		}
+		cands = append(cands, r)
+		jobs = append(jobs, r.JobNumber)
+	}
+	return cands, jobs
+}
+
+// choosePush picks the jobs whose lines must be read: their change marker
+// moved (or they have none), their estimate is final and not submitted, a
+// push of theirs is in flight, or they are held and every held job is to
+// be examined again (after a start or a reload). A job whose backoff has
+// not run out waits; a job with an invalid estimate state is held.
+func choosePush(now time.Time, cands []shopdb.Request, states map[string]shopdb.JobState, bad map[string]error, examineHeld bool) (work []pushJob, need []string) {
+	for _, r := range cands {
+		if berr, isBad := bad[r.JobNumber]; isBad {
+			if r.Phase != PhaseSubmitted {
+				// Held with no marker remembered, so that the job is read
+				// again as soon as its estimate state is valid.
+				work = append(work, pushJob{row: r, state: shopdb.JobState{Job: r.JobNumber}, stateErr: berr})
+			}
+			continue
+		}
+		st, ok := states[r.JobNumber]
+		if !ok {
+			continue // no estimate in the shop yet
+		}
+		isHeld := held(r)
+		changed := st.Marker == "" || st.Marker != r.PushedMarker
+		finalDue := st.Final && r.Phase != PhaseSubmitted && !isHeld
+		inFlight := r.Intent == IntentPush
+		if (changed || finalDue || inFlight || (isHeld && examineHeld)) && due(now, r) {
+			work = append(work, pushJob{row: r, state: st})
+			need = append(need, r.JobNumber)
+		}
+	}
+	return work, need
+}
+
+// jobStep is what the push stage does with one job.
+type jobStep int
+
+const (
+	jobNone       jobStep = iota // nothing to do
+	jobHold                      // hold it: its data (or the configuration) does not allow a push
+	jobNote                      // remember its marker: examined, nothing to push
+	jobPush                      // push its quote as a Draft
+	jobSupplement                // submitted, and its lines changed: flag a supplement
+)
+
+// jobDecision is decideJob's answer.
+type jobDecision struct {
+	step    jobStep
+	reason  shopdb.Reason // for jobHold
+	err     error         // for jobHold: what is wrong
+	final   bool          // the estimate is final: submit once the remote holds it
+	quote   remote.Quote
+	hash    string
+	release bool // the job was held and no longer is
+}
+
+// decideJob decides what to do with one job, given its row, its estimate
+// state and its lines (or the error that makes them invalid), and the
+// quote built from them.
+func decideJob(r shopdb.Request, st shopdb.JobState, lines []shopdb.Line, badErr error, q remote.Quote, hash string) jobDecision {
+	if badErr == nil && st.Final && len(lines) == 0 && r.Phase != PhaseSubmitted {
+		badErr = fmt.Errorf("job %s: the estimate is final but has no lines; add lines or take it back to draft", r.JobNumber)
+		return jobDecision{step: jobHold, reason: ReasonFinalNoLines, err: badErr}
+	}
+	if badErr != nil {
+		if r.Phase == PhaseSubmitted {
+			return jobDecision{step: jobNone}
+		}
+		return jobDecision{step: jobHold, reason: holdReason(badErr), err: badErr}
+	}
+	d := jobDecision{quote: q, hash: hash, final: st.Final, release: held(r)}
+	switch {
+	case r.Phase == PhaseSubmitted && hash == r.PushedHash:
+		d.step, d.final = jobNote, false
+	case r.Phase == PhaseSubmitted:
+		d.step, d.final = jobSupplement, false
+	case first(r) && len(lines) == 0 && r.Intent != IntentPush:
+		// Nothing to push until the shop writes lines. (With a push in
+		// flight, a first Draft may exist: the empty quote is pushed over
+		// whatever the remote holds.)
+		d.step, d.final = jobNote, false
+	case first(r) || hash != r.PushedHash || r.Intent == IntentPush:
+		d.step = jobPush
+	default:
+		d.step = jobNote
+	}
+	return d
+}
+
+// first reports whether r has no acknowledged Draft yet.
+func first(r shopdb.Request) bool { return r.Phase == PhaseAccepted || r.Phase == PhaseAcceptUnknown }
+
+// holdReason is the reason a job is held for err.
+func holdReason(err error) shopdb.Reason {
+	var re *shopdb.RowError
+	if errors.As(err, &re) {
+		switch re.Kind {
+		case shopdb.RowUnmapped:
+			return ReasonUnmappedCode
+		case shopdb.RowCredit:
+			return ReasonCredits
+		case shopdb.RowBounds:
+			return ReasonOutOfBounds
+		}
+		return ReasonShopData
+	}
+	var se *shopdb.StateError
+	if errors.As(err, &se) {
+		return ReasonEstimateState
+	}
+	return ReasonShopData
+}
+
+// decideHold is the change that holds r for reason, or ok false when r is
+// held for the same reason with the same marker already. The event is only
+// there when the reason (or its details) changed: a hold is logged once.
+func decideHold(r shopdb.Request, st shopdb.JobState, reason shopdb.Reason, cause error) (change, bool) {
+	msg := capText(cause.Error())
+	if r.Reason == reason && r.LastError == msg && r.PushedMarker == st.Marker {
+		return change{}, false
+	}
+	next := r
+	next.Reason, next.LastError, next.PushedMarker = reason, msg, st.Marker
+	ch := change{cur: r, next: next}
+	if r.Reason != reason || r.LastError != msg {
+		ch.ev = Event{Kind: EventHeld, Reason: reason, Detail: Reason(reason).Words, Err: cause}
+	}
+	return ch, true
+}
+
+// decideNote is the change that remembers r's current marker (its lines
+// were examined and need no push), releasing a held job; ok false when
+// nothing changes.
+func decideNote(r shopdb.Request, st shopdb.JobState) (change, bool) {
+	wasHeld := held(r)
+	if r.PushedMarker == st.Marker && !wasHeld {
+		return change{}, false
+	}
+	next := r
+	next.PushedMarker = st.Marker
+	ch := change{cur: r, next: next}
+	if wasHeld {
+		next.Reason, next.LastError = ReasonNone, ""
+		ch.next = next
+		ch.ev = Event{Kind: EventReleased, Detail: "the job's data is valid again (it was held: " + string(r.Reason) + ")"}
+	}
+	return ch, true
+}
+
+// decideSupplement is the change that flags a submitted job whose lines
+// changed: a supplement is needed, and is never pushed.
+func decideSupplement(r shopdb.Request, st shopdb.JobState) change {
+	next := r
+	next.SupplementNeeded, next.PushedMarker = true, st.Marker
+	return change{cur: r, next: next, ev: Event{Kind: EventSupplement,
+		Detail: "the shop's lines changed after the quote was submitted; a supplement is needed and was not pushed"}}
+}
+
+// decideIntent is the silent change that records a push in flight before
+// it is sent.
+func decideIntent(r shopdb.Request, now time.Time) change {
+	next := r
+	next.Intent, next.PushedAt = IntentPush, now
+	return change{cur: r, next: next}
+}
+
+// pushFacts is what decidePush knows about one push.
+type pushFacts struct {
+	now     time.Time
+	st      shopdb.JobState
+	d       jobDecision
+	route   string
+	err     error
+	dur     time.Duration
+	wasHeld bool
+}
+
+// decidePush turns the answer to a Draft push into a change; ok is false
+// when the answer settles nothing (cancelled, or the token was refused).
+func decidePush(cfg Config, cur shopdb.Request, f pushFacts) (change, bool) {
+	err := f.err
+	status := statusOf(err)
+	call := Event{Route: f.route, Status: status, Attempt: cur.Attempts + 1, Duration: f.dur, Err: err}
+	isFirst := first(cur)
+	switch {
+	case err == nil, errors.Is(err, remote.ErrUnreadable):
+		next := cur
+		next.Phase, next.Intent = PhaseDrafted, IntentNone
+		next.PushedHash, next.PushedMarker, next.PushedAt = f.d.hash, f.st.Marker, f.now
+		next.SubmittedAt = time.Time{} // the remote's quote is a Draft: no submit of ours landed
+		next.Attempts, next.NextAttemptAt, next.Reason, next.LastError = 0, time.Time{}, ReasonNone, ""
+		ev := call
+		ev.Kind, ev.Items, ev.Hash, ev.Released, ev.Err = EventRedrafted, len(f.d.quote.Items), f.d.hash, f.wasHeld, nil
+		if isFirst {
+			ev.Kind = EventDrafted
+		}
+		if cur.Phase == PhaseAcceptUnknown {
+			ev.Inferred, ev.Detail = true, "the first Draft push to our job landed: our accept had landed"
+		}
+		if err != nil {
+			next.Reason = ReasonUnreadable
+			next.LastError = fmt.Sprintf("push draft of job %s: %v", cur.JobNumber, err)
+			ev.Kind, ev.Reason, ev.Detail = EventUnreadable, ReasonUnreadable, joinText(ev.Detail, next.LastError)
+		}
+		return change{cur: cur, next: next, ev: ev}, true
+	case errors.Is(err, remote.ErrUnauthorized):
+		return change{}, false
+	case errors.Is(err, remote.ErrConflict) && !cur.SubmittedAt.IsZero():
+		// A submit of ours was sent and its answer lost: it landed, the
+		// remote holds a Submitted quote, and the new lines need a
+		// supplement.
+		next := cur
+		next.Phase, next.Intent, next.SupplementNeeded = PhaseSubmitted, IntentNone, true
+		next.SubmittedAt, next.PushedMarker = f.now, f.st.Marker
+		next.Attempts, next.NextAttemptAt, next.Reason, next.LastError = 0, time.Time{}, ReasonNone, ""
+		ev := call
+		ev.Kind, ev.Err = EventSubmitted, nil
+		ev.Detail = "the remote quote is already Submitted (a submit of ours landed without its answer); the shop's newer lines need a supplement: " + err.Error()
+		return change{cur: cur, next: next, ev: ev}, true
+	case errors.Is(err, remote.ErrConflict):
+		return rejected(cur, ReasonPushConflict, fmt.Sprintf("push draft of job %s: the remote refused it as a conflict and no submit of ours was sent; if the service does not let a new POST replace a Draft, set remote.draft_update: put, then run quotesync retry %s: %v",
+			cur.JobNumber, cur.RequestID, err), call), true
+	case errors.Is(err, remote.ErrNotFound) && cur.Phase == PhaseAcceptUnknown:
+		return takenElsewhere(cur, ReasonNotOurs, fmt.Sprintf("the first Draft push to job %s answered %d: the remote has no such job, so our accept never landed and someone else has the request", cur.JobNumber, status), call), true
+	case errors.Is(err, remote.ErrNotFound), errors.Is(err, remote.ErrRejected):
+		return rejected(cur, ReasonRefused, fmt.Sprintf("push draft of job %s: %v", cur.JobNumber, err), call), true
+	}
+	return decideRetrying(cfg, f.now, cur, call), true
+}
+
+// rejected is the change of a request the remote refused for good; retry
+// puts it back into the phase it was refused in.
+func rejected(cur shopdb.Request, reason shopdb.Reason, why string, call Event) change {
+	next := cur
+	next.Phase, next.ResumePhase, next.Reason = PhaseRejected, cur.Phase, reason
+	next.NextAttemptAt, next.LastError = time.Time{}, why
+	ev := call
+	ev.Kind, ev.Detail, ev.Err = EventRejected, why, nil
+	return change{cur: cur, next: next, ev: ev}
+}
+
+// decideSubmitIntent is the silent change that records a submit in flight
+// before it is sent: only a row that says a submit was sent may read a
+// later 409 to a Draft push as "already Submitted".
+func decideSubmitIntent(r shopdb.Request, now time.Time) change {
+	next := r
+	next.SubmittedAt = now
+	return change{cur: r, next: next}
+}
+
+// decideSubmit turns the answer to the status change into a change; ok
+// is false when the answer settles nothing.
+func decideSubmit(cfg Config, cur shopdb.Request, now time.Time, err error, d time.Duration) (change, bool) {
+	status := statusOf(err)
+	call := Event{Route: routeSetStatus, Status: status, Attempt: cur.Attempts + 1, Duration: d, Err: err}
+	switch {
+	case err == nil, errors.Is(err, remote.ErrConflict), errors.Is(err, remote.ErrUnreadable):
+		next := cur
+		next.Phase, next.SubmittedAt = PhaseSubmitted, now
+		next.Attempts, next.NextAttemptAt, next.Reason, next.LastError = 0, time.Time{}, ReasonNone, ""
+		ev := call
+		ev.Kind, ev.Err = EventSubmitted, nil
+		switch {
+		case err == nil:
+			ev.Status = 200
+		case errors.Is(err, remote.ErrConflict):
+			ev.Detail = "already Submitted on the remote (a submit of ours landed without its answer): " + err.Error()
+		default:
+			next.Reason, next.LastError = ReasonUnreadable, fmt.Sprintf("submit quote of job %s: %v", cur.JobNumber, err)
+			ev.Detail = next.LastError
+		}
+		return change{cur: cur, next: next, ev: ev}, true
+	case errors.Is(err, remote.ErrUnauthorized):
+		return change{}, false
+	case status == 404 || status == 405:
+		return rejected(cur, ReasonStatusPath, fmt.Sprintf("submit quote of job %s: the remote does not serve this status change (%v); set remote.status_path: auto (it finds the form the service serves) and reload, then run quotesync retry %s",
+			cur.JobNumber, err, cur.RequestID), call), true
+	case errors.Is(err, remote.ErrNotFound), errors.Is(err, remote.ErrRejected):
+		return rejected(cur, ReasonRefused, fmt.Sprintf("submit quote of job %s: %v", cur.JobNumber, err), call), true
+	}
+	return decideRetrying(cfg, now, cur, call), true
+}

@@ -1,0 +1,298 @@
+package sync
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/quotesync/quotesync/shopdb"
+)
+
+// This file is the state machine of one tracked request, as data: its
+// phases, the transitions allowed between them, the reasons that say why a
+// request is where it is (or what holds it), and the intents that say which
+// remote effect may have landed. The decisions (decide.go) turn facts into
+// changes; the executor (apply, in exec.go) refuses any change this table
+// does not allow before it writes anything. Nothing else edits a row.
+
+// The phases of a tracked request (the phase column).
+const (
+	// PhaseWaiting: the remote lists the request, the shop has no job for
+	// it yet (find_job found none and no create_job is configured, or
+	// finding or creating the job failed and is tried again).
+	PhaseWaiting shopdb.Phase = "waiting"
+	// PhaseReserved: a job number is allocated and committed locally; the
+	// accept call is due or was sent and its outcome is not known yet.
+	PhaseReserved shopdb.Phase = "reserved"
+	// PhaseAcceptUnknown: our accept may have landed (its answer was lost)
+	// and a repeated accept was refused while the request left the pending
+	// list; probably ours, confirmed by the first Draft push to our job.
+	PhaseAcceptUnknown shopdb.Phase = "accept_unknown"
+	// PhaseAccepted: the remote confirmed our accept; no Draft yet.
+	PhaseAccepted shopdb.Phase = "accepted"
+	// PhaseDrafted: a Draft was pushed; PushedHash is what the remote holds.
+	PhaseDrafted shopdb.Phase = "drafted"
+	// PhaseSubmitted: the quote is Submitted. Terminal; a later change of
+	// the shop's lines is flagged (SupplementNeeded), never pushed.
+	PhaseSubmitted shopdb.Phase = "submitted"
+	// PhaseRejected: the remote refused for a reason retrying cannot fix.
+	// `quotesync retry` puts it back into ResumePhase.
+	PhaseRejected shopdb.Phase = "rejected"
+	// PhaseGone: the request expired, or left the pending list before our
+	// accept landed (declined, withdrawn or taken by someone else).
+	PhaseGone shopdb.Phase = "gone"
+	// PhaseTakenElsewhere: someone else accepted the request with their own
+	// referenceId; never drafted or submitted under our job.
+	PhaseTakenElsewhere shopdb.Phase = "taken_elsewhere"
+)
+
+// phaseNew stands for "no row yet" as the origin of a transition.
+const phaseNew shopdb.Phase = ""
+
+// The intents (the intent column): the remote effect that was sent and
+// whose outcome is not recorded. A submit in flight is SubmittedAt set on a
+// row that is not submitted yet.
+const (
+	// IntentNone: nothing in flight.
+	IntentNone shopdb.Intent = ""
+	// IntentAccept: the reservation was made in order to accept; an accept
+	// may have been sent. Cleared when the accept's outcome is settled.
+	IntentAccept shopdb.Intent = "accept"
+	// IntentPush: a Draft push was sent and its answer not recorded: the
+	// remote may hold it, so the next pass pushes the shop's lines again
+	// whatever their hash.
+	IntentPush shopdb.Intent = "push"
+)
+
+// PhaseInfo describes one phase.
+type PhaseInfo struct {
+	Phase shopdb.Phase
+	// Open: passes work on requests in this phase.
+	Open bool
+	// Words say what the phase means, for people.
+	Words string
+	// WayOut says how a request leaves the phase, for people: every phase
+	// a person can see has one.
+	WayOut string
+	// Next lists the phases a change may move a request in this phase to
+	// (staying in the phase is always allowed for an open phase).
+	Next []shopdb.Phase
+}
+
+// phaseTable is the whole machine. Its order is the order of the phases
+// in `status` and the metrics.
+var phaseTable = []PhaseInfo{
+	{Phase: phaseNew, Words: "not tracked yet",
+		Next: []shopdb.Phase{PhaseWaiting, PhaseReserved, PhaseGone}},
+	{Phase: PhaseWaiting, Open: true, Words: "no job in the shop yet",
+		WayOut: "the shop opens a job for the claim (or create_job is configured, or its failure is fixed); a pass then reserves it",
+		Next:   []shopdb.Phase{PhaseReserved, PhaseGone}},
+	{Phase: PhaseReserved, Open: true, Words: "job number reserved; accept sent or due",
+		WayOut: "the next pass sends the accept (again, with the same referenceId) and settles it",
+		Next:   []shopdb.Phase{PhaseAccepted, PhaseAcceptUnknown, PhaseRejected, PhaseGone, PhaseTakenElsewhere}},
+	{Phase: PhaseAcceptUnknown, Open: true, Words: "accepted by us, probably: the answer to our accept was lost",
+		WayOut: "the first Draft push to our job confirms it (success: ours; not found: someone else's); `quotesync retry` sends the accept again",
+		Next:   []shopdb.Phase{PhaseDrafted, PhaseTakenElsewhere, PhaseRejected, PhaseReserved}},
+	{Phase: PhaseAccepted, Open: true, Words: "accepted; no Draft pushed yet",
+		WayOut: "the first Draft is pushed once the shop's estimate has lines",
+		Next:   []shopdb.Phase{PhaseDrafted, PhaseRejected}},
+	{Phase: PhaseDrafted, Open: true, Words: "Draft pushed",
+		WayOut: "the quote is submitted once the shop marks the estimate final",
+		Next:   []shopdb.Phase{PhaseSubmitted, PhaseRejected}},
+	{Phase: PhaseSubmitted, Words: "submitted for assessment",
+		WayOut: "done; a change after submission needs a supplement, arranged with the insurer"},
+	{Phase: PhaseRejected, Words: "refused by the remote; needs a person",
+		WayOut: "fix what the reason says, then `quotesync retry REQUEST`",
+		Next:   []shopdb.Phase{PhaseWaiting, PhaseReserved, PhaseAcceptUnknown, PhaseAccepted, PhaseDrafted}},
+	{Phase: PhaseGone, Words: "expired or left the pending list before our accept landed",
+		WayOut: "nothing to do for quotesync; `quotesync retry REQUEST` looks at it again should the insurer list it again",
+		Next:   []shopdb.Phase{PhaseWaiting}},
+	{Phase: PhaseTakenElsewhere, Words: "accepted by someone else",
+		WayOut: "settle it with the insurer; `quotesync retry REQUEST` tries to accept it again",
+		Next:   []shopdb.Phase{PhaseWaiting}},
+}
+
+// Phases returns the phases of the state machine in display order (the
+// origin of new rows left out).
+func Phases() []PhaseInfo {
+	out := make([]PhaseInfo, 0, len(phaseTable)-1)
+	for _, p := range phaseTable {
+		if p.Phase != phaseNew {
+			p.Next = slices.Clone(p.Next)
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// phaseInfo returns the table's entry of ph; ok is false for an unknown
+// phase (a row written by a newer quotesync, or by hand).
+func phaseInfo(ph shopdb.Phase) (PhaseInfo, bool) {
+	for _, p := range phaseTable {
+		if p.Phase == ph {
+			return p, true
+		}
+	}
+	return PhaseInfo{}, false
+}
+
+// IsOpen reports whether passes work on requests in phase ph.
+func IsOpen(ph shopdb.Phase) bool {
+	p, ok := phaseInfo(ph)
+	return ok && p.Open
+}
+
+// openPhases and closedPhases are the phases passes work on and the rest.
+func openPhases() []shopdb.Phase { return filterPhases(true) }
+
+func closedPhases() []shopdb.Phase { return filterPhases(false) }
+
+func filterPhases(open bool) []shopdb.Phase {
+	var out []shopdb.Phase
+	for _, p := range phaseTable {
+		if p.Phase != phaseNew && p.Open == open {
+			out = append(out, p.Phase)
+		}
+	}
+	return out
+}
+
+// allowed reports whether a change may move a request from phase from to
+// phase to.
+func allowed(from, to shopdb.Phase) bool {
+	p, ok := phaseInfo(from)
+	if !ok {
+		return false
+	}
+	if from == to {
+		return p.Open || from == PhaseSubmitted
+	}
+	return slices.Contains(p.Next, to)
+}
+
+// ErrTransition: a change the state machine does not allow; only a bug
+// in a decision produces one, and nothing is written.
+type ErrTransition struct {
+	Request  string
+	From, To shopdb.Phase
+}
+
+func (e *ErrTransition) Error() string {
+	from := string(e.From)
+	if from == "" {
+		from = "new"
+	}
+	return fmt.Sprintf("request %s: the state machine does not allow %s -> %s", e.Request, from, e.To)
+}
+
+// Reasons (the reason column) and what each means.
+const (
+	ReasonNone shopdb.Reason = ""
+
+	// waiting
+	ReasonNoJob         shopdb.Reason = "no_job"
+	ReasonReserveFailed shopdb.Reason = "reserve_failed"
+	// temporary: a step is tried again after a backoff
+	ReasonRetrying       shopdb.Reason = "retrying"
+	ReasonAcceptConflict shopdb.Reason = "accept_conflict"
+	// holds: nothing is pushed until the cause is fixed
+	ReasonShopData      shopdb.Reason = "shop_data"
+	ReasonUnmappedCode  shopdb.Reason = "unmapped_code"
+	ReasonCredits       shopdb.Reason = "credits"
+	ReasonOutOfBounds   shopdb.Reason = "out_of_bounds"
+	ReasonEstimateState shopdb.Reason = "estimate_state"
+	ReasonFinalNoLines  shopdb.Reason = "final_no_lines"
+	// rejected
+	ReasonRefused      shopdb.Reason = "refused"
+	ReasonJobConflict  shopdb.Reason = "job_conflict"
+	ReasonPushConflict shopdb.Reason = "push_conflict"
+	ReasonStatusPath   shopdb.Reason = "status_path"
+	// gone
+	ReasonExpired        shopdb.Reason = "expired"
+	ReasonLeftList       shopdb.Reason = "left_list"
+	ReasonUnknownRequest shopdb.Reason = "unknown_request"
+	// accept outcome unknown
+	ReasonAcceptLost shopdb.Reason = "accept_lost"
+	// taken elsewhere
+	ReasonOtherReference shopdb.Reason = "other_reference"
+	ReasonNotOurs        shopdb.Reason = "not_ours"
+	// the write landed but its answer could not be read
+	ReasonUnreadable shopdb.Reason = "unreadable_answer"
+)
+
+// ReasonInfo describes one reason.
+type ReasonInfo struct {
+	Reason shopdb.Reason
+	// Hold: the job is held; nothing is pushed until the cause is fixed.
+	Hold bool
+	// Config: a change of the configuration can lift it, so every job held
+	// for it is examined again after a reload or a restart.
+	Config bool
+	// Person: somebody has to do something (the daemon does not get out
+	// of it on its own).
+	Person bool
+	// Words say what it means, Fix what to do about it, for people.
+	Words, Fix string
+}
+
+// reasonTable lists every reason.
+var reasonTable = []ReasonInfo{
+	{Reason: ReasonNoJob, Words: "the shop has no job for this claim yet",
+		Fix: "open a job for the claim in the shop (find_job must find it), or configure shop.queries.create_job"},
+	{Reason: ReasonReserveFailed, Person: true, Words: "finding or creating the shop's job failed",
+		Fix: "fix the mapping or the shop data the error names; the daemon tries again after a backoff"},
+	{Reason: ReasonRetrying, Words: "a remote call failed for now",
+		Fix: "nothing: it is tried again after a backoff (see the next attempt)"},
+	{Reason: ReasonAcceptConflict, Words: "the remote refused our job number as in use while the request is still pending",
+		Fix: "nothing yet: tried again on the next pass; after sync.max_conflicts answers the request is rejected"},
+	{Reason: ReasonShopData, Hold: true, Person: true, Words: "a line of the job's estimate is invalid",
+		Fix: "fix the line in the shop; the job is released on its own when its lines change"},
+	{Reason: ReasonUnmappedCode, Hold: true, Config: true, Person: true, Words: "a line's operation code is not under shop.work_types",
+		Fix: "add the code under shop.work_types, then `systemctl reload quotesync`"},
+	{Reason: ReasonCredits, Hold: true, Config: true, Person: true, Words: "a line is a credit (negative) and shop.allow_credits is false",
+		Fix: "set shop.allow_credits: true and reload, or change the line in the shop"},
+	{Reason: ReasonOutOfBounds, Hold: true, Config: true, Person: true, Words: "a line's quantity or price is outside the plausible bounds",
+		Fix: "fix the line in the shop, or raise the bound under shop.limits and reload"},
+	{Reason: ReasonEstimateState, Hold: true, Person: true, Words: "estimate_state returns an invalid row for the job",
+		Fix: "fix shop.queries.estimate_state or the shop's data it reads"},
+	{Reason: ReasonFinalNoLines, Hold: true, Person: true, Words: "the estimate is final but has no lines",
+		Fix: "add lines to the estimate, or take it back to draft"},
+	{Reason: ReasonRefused, Person: true, Words: "the remote refused the call for good",
+		Fix: "fix what the error says, then `quotesync retry REQUEST`"},
+	{Reason: ReasonJobConflict, Person: true, Words: "the remote has our job number for another request",
+		Fix: "give the shop's job another number (or fix find_job/create_job), then `quotesync retry REQUEST`"},
+	{Reason: ReasonPushConflict, Person: true, Words: "the remote refused the Draft as a conflict and no submit of ours was sent",
+		Fix: "if the service does not let a new POST replace a Draft, set remote.draft_update: put and reload, then `quotesync retry REQUEST`"},
+	{Reason: ReasonStatusPath, Person: true, Words: "the remote does not serve the configured status change path",
+		Fix: "set remote.status_path: auto (or the form the service serves) and reload, then `quotesync retry REQUEST`"},
+	{Reason: ReasonExpired, Words: "the request expired before quotesync could accept it",
+		Fix: "nothing: the insurer declines expired requests"},
+	{Reason: ReasonLeftList, Words: "the request left the pending list before our accept landed: declined or withdrawn by the insurer, or accepted by someone else",
+		Fix: "nothing for quotesync; ask the insurer if the shop expected the job"},
+	{Reason: ReasonUnknownRequest, Words: "the remote no longer knows the request",
+		Fix: "nothing for quotesync; ask the insurer if the shop expected the job"},
+	{Reason: ReasonAcceptLost, Person: true, Words: "our accept may have landed: its answer was lost, then a repeated accept was refused while the request left the pending list",
+		Fix: "nothing yet: the first Draft push to our job confirms it (the job needs lines); `quotesync retry REQUEST` sends the accept again"},
+	{Reason: ReasonOtherReference, Person: true, Words: "the remote says someone else accepted the request with their own referenceId",
+		Fix: "settle it with the insurer; the job number quotesync reserved for it is released or reported as unused"},
+	{Reason: ReasonNotOurs, Person: true, Words: "the Draft push to our job found no such job: our accept never landed and someone else has the request",
+		Fix: "settle it with the insurer; the job number quotesync reserved for it is released or reported as unused"},
+	{Reason: ReasonUnreadable, Person: true, Words: "the remote took the write but its answer could not be read",
+		Fix: "nothing is sent again until the shop's lines change; tell the insurer's support what the error shows"},
+}
+
+// Reasons returns every reason with its description.
+func Reasons() []ReasonInfo { return slices.Clone(reasonTable) }
+
+// Reason returns the description of r; a reason this quotesync does not
+// know is described as such.
+func Reason(r shopdb.Reason) ReasonInfo {
+	for _, ri := range reasonTable {
+		if ri.Reason == r {
+			return ri
+		}
+	}
+	return ReasonInfo{Reason: r, Person: r != ReasonNone, Words: string(r)}
+}
+
+// held reports whether r holds a job back.
+func held(r shopdb.Request) bool { return Reason(r.Reason).Hold }

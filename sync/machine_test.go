@@ -1,0 +1,234 @@
+package sync
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/shopdb"
+)
+
+// transition is one edge of the state machine.
+type transition struct{ from, to shopdb.Phase }
+
+func (t transition) String() string {
+	from := string(t.from)
+	if from == "" {
+		from = "new"
+	}
+	return from + " -> " + string(t.to)
+}
+
+// allTransitions lists every edge the table allows, staying in an open
+// phase included.
+func allTransitions() map[transition]bool {
+	out := map[transition]bool{}
+	for _, p := range phaseTable {
+		for _, q := range phaseTable {
+			if q.Phase != phaseNew && allowed(p.Phase, q.Phase) {
+				out[transition{p.Phase, q.Phase}] = true
+			}
+		}
+	}
+	return out
+}
+
+// remoteErr is what the client returns for an HTTP answer.
+func remoteErr(status int, body string) error {
+	var sentinel error
+	switch {
+	case status == 401 || status == 403:
+		sentinel = remote.ErrUnauthorized
+	case status == 404 || status == 410:
+		sentinel = remote.ErrNotFound
+	case status == 409:
+		sentinel = remote.ErrConflict
+	case status >= 500:
+		sentinel = remote.ErrTemporary
+	default:
+		sentinel = remote.ErrRejected
+	}
+	return &remote.Error{Method: http.MethodPost, Path: "/x", Status: status, Body: body, Attempts: 1, Err: sentinel}
+}
+
+// TestEveryTransitionReachable walks the whole table: each transition it
+// allows is produced by some decision, each decision's change is one the
+// table allows, and every other transition is refused before anything is
+// written.
+func TestEveryTransitionReachable(t *testing.T) {
+	cfg := DefaultConfig().withDefaults()
+	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	req := remote.Request{ID: "1", ClaimNumber: "C1", Expiry: now.Add(time.Hour)}
+	row := func(ph shopdb.Phase) shopdb.Request {
+		return shopdb.Request{RequestID: "1", ClaimNumber: "C1", JobNumber: "RO-1", Phase: ph, Version: 3,
+			Expiry: now.Add(time.Hour), Intent: IntentAccept}
+	}
+	st := shopdb.JobState{Job: "RO-1", Marker: "m2"}
+	pushed := jobDecision{step: jobPush, hash: "h2"}
+	accept := func(cur shopdb.Request, listed, maybe bool, err error) change {
+		ch, ok := decideAccept(cfg, cur, acceptFacts{now: now, listed: listed, maybeLanded: maybe, err: err, maxConflict: cfg.MaxConflicts})
+		if !ok {
+			t.Fatalf("decideAccept(%s, %v) settled nothing", cur.Phase, err)
+		}
+		return ch
+	}
+	push := func(cur shopdb.Request, err error) change {
+		ch, ok := decidePush(cfg, cur, pushFacts{now: now, st: st, d: pushed, route: routeCreateQuote, err: err})
+		if !ok {
+			t.Fatalf("decidePush(%s, %v) settled nothing", cur.Phase, err)
+		}
+		return ch
+	}
+	submit := func(cur shopdb.Request, err error) change {
+		ch, ok := decideSubmit(cfg, cur, now, err, 0)
+		if !ok {
+			t.Fatalf("decideSubmit(%s, %v) settled nothing", cur.Phase, err)
+		}
+		return ch
+	}
+	retry := func(cur shopdb.Request) change {
+		ch, err := decideRetry(cur, "test")
+		if err != nil {
+			t.Fatalf("decideRetry(%s): %v", cur.Phase, err)
+		}
+		return ch
+	}
+	rejectedFrom := func(resume shopdb.Phase) shopdb.Request {
+		r := row(PhaseRejected)
+		r.ResumePhase, r.Reason = resume, ReasonRefused
+		return r
+	}
+	withReason := func(r shopdb.Request, reason shopdb.Reason) shopdb.Request {
+		r.Reason = reason
+		return r
+	}
+	waiting, _ := decideWaiting(shopdb.Request{}, req)
+	held, _ := decideHold(row(PhaseAccepted), st, ReasonShopData, errors.New("bad line"))
+	unknownHeld, _ := decideHold(row(PhaseAcceptUnknown), st, ReasonShopData, errors.New("bad line"))
+	draftedHeld, _ := decideHold(row(PhaseDrafted), st, ReasonUnmappedCode, errors.New("bad code"))
+	changes := []change{
+		waiting,
+		decideReserveFailed(cfg, now, shopdb.Request{}, req, errors.New("create_job failed")),
+		decideReserved(now, shopdb.Request{}, req, reserveOutcome{job: "RO-1"}),
+		decideGoneUnseen(req),
+		decideReserveFailed(cfg, now, row(PhaseWaiting), req, errors.New("create_job failed")),
+		decideReserved(now, row(PhaseWaiting), req, reserveOutcome{job: "RO-1", created: true}),
+		decideVanished(now, row(PhaseWaiting)),
+		accept(row(PhaseReserved), true, false, remoteErr(503, "")),
+		accept(row(PhaseReserved), true, false, remoteErr(409, "")),
+		accept(row(PhaseReserved), true, false, nil),
+		accept(row(PhaseReserved), false, true, remoteErr(400, "request already accepted")),
+		accept(row(PhaseReserved), true, false, remoteErr(400, "bad referenceId")),
+		accept(row(PhaseReserved), false, false, remoteErr(404, "")),
+		accept(row(PhaseReserved), false, false, remoteErr(409, `{"referenceId":"PORTAL-77"}`)),
+		push(row(PhaseAcceptUnknown), remoteErr(503, "")),
+		unknownHeld,
+		push(row(PhaseAcceptUnknown), nil),
+		push(row(PhaseAcceptUnknown), remoteErr(404, "job not found")),
+		push(row(PhaseAcceptUnknown), remoteErr(400, "bad item")),
+		decideRelisted(row(PhaseAcceptUnknown)),
+		held,
+		push(row(PhaseAccepted), nil),
+		push(row(PhaseAccepted), remoteErr(400, "bad item")),
+		draftedHeld,
+		push(row(PhaseDrafted), nil),
+		submit(row(PhaseDrafted), nil),
+		submit(row(PhaseDrafted), remoteErr(405, "")),
+		decideSupplement(row(PhaseSubmitted), st),
+		retry(rejectedFrom(PhaseWaiting)),
+		retry(rejectedFrom(PhaseReserved)),
+		retry(rejectedFrom(PhaseAcceptUnknown)),
+		retry(rejectedFrom(PhaseAccepted)),
+		retry(rejectedFrom(PhaseDrafted)),
+
+		retry(withReason(row(PhaseGone), ReasonExpired)),
+		retry(withReason(row(PhaseTakenElsewhere), ReasonOtherReference)),
+		retry(withReason(row(PhaseAcceptUnknown), ReasonAcceptLost)),
+		retry(withReason(row(PhaseWaiting), ReasonReserveFailed)),
+	}
+	want := allTransitions()
+	got := map[transition]bool{}
+	for _, ch := range changes {
+		tr := transition{ch.cur.Phase, ch.next.Phase}
+		if !want[tr] {
+			t.Errorf("a decision produced %s, which the table refuses", tr)
+		}
+		if _, err := prepare(ch); err != nil {
+			t.Errorf("prepare(%s): %v", tr, err)
+		}
+		got[tr] = true
+	}
+	var missing []string
+	for tr := range want {
+		if !got[tr] {
+			missing = append(missing, tr.String())
+		}
+	}
+	sort.Strings(missing)
+	for _, m := range missing {
+		t.Errorf("the table allows %s, but no decision produces it", m)
+	}
+
+	// Every other transition is refused, and says which.
+	for _, p := range phaseTable {
+		for _, q := range phaseTable {
+			tr := transition{p.Phase, q.Phase}
+			if q.Phase == phaseNew || want[tr] {
+				continue
+			}
+			cur := row(p.Phase)
+			if p.Phase == phaseNew {
+				cur = shopdb.Request{}
+			}
+			next := cur
+			next.Phase = q.Phase
+			var te *ErrTransition
+			if _, err := prepare(change{cur: cur, next: next}); !errors.As(err, &te) {
+				t.Errorf("prepare(%s) = %v, want it refused", tr, err)
+			}
+		}
+	}
+	// A phase this quotesync does not know goes nowhere.
+	if allowed("archived", PhaseWaiting) || IsOpen("archived") {
+		t.Error("an unknown phase is allowed to move")
+	}
+}
+
+// TestTablesDescribeEverything: every phase has words and, but for the
+// origin of new rows, a way out; every reason has words and a fix; every
+// reason the decisions write is in the table.
+func TestTablesDescribeEverything(t *testing.T) {
+	for _, p := range Phases() {
+		if p.Words == "" || p.WayOut == "" {
+			t.Errorf("phase %s lacks words or a way out: %+v", p.Phase, p)
+		}
+	}
+	seen := map[shopdb.Reason]bool{}
+	for _, r := range Reasons() {
+		if r.Words == "" || r.Fix == "" {
+			t.Errorf("reason %s lacks words or a fix", r.Reason)
+		}
+		if seen[r.Reason] {
+			t.Errorf("reason %s is listed twice", r.Reason)
+		}
+		seen[r.Reason] = true
+		if r.Config && !r.Hold {
+			t.Errorf("reason %s is lifted by the configuration but holds nothing", r.Reason)
+		}
+	}
+	for _, r := range []shopdb.Reason{ReasonNoJob, ReasonReserveFailed, ReasonRetrying, ReasonAcceptConflict,
+		ReasonShopData, ReasonUnmappedCode, ReasonCredits, ReasonOutOfBounds, ReasonEstimateState, ReasonFinalNoLines,
+		ReasonRefused, ReasonJobConflict, ReasonPushConflict, ReasonStatusPath, ReasonExpired, ReasonLeftList,
+		ReasonUnknownRequest, ReasonAcceptLost, ReasonOtherReference, ReasonNotOurs, ReasonUnreadable} {
+		if !seen[r] {
+			t.Errorf("reason %s is not in the table", r)
+		}
+	}
+	if got := fmt.Sprint(Reason("made_up").Words); got != "made_up" {
+		t.Errorf("an unknown reason is described as %q", got)
+	}
+}

@@ -1,0 +1,328 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/shopdb"
+)
+
+// CheckItem is one line of the checklist `quotesync check` prints.
+type CheckItem struct {
+	Status string // CheckOK, CheckFail, CheckWarn or CheckSkip
+	Name   string
+	Detail string // may hold several lines
+}
+
+// Verdicts of a CheckItem.
+const (
+	CheckOK   = "ok"
+	CheckFail = "FAIL"
+	CheckWarn = "warn"
+	CheckSkip = "skip"
+)
+
+// checkTimeout bounds each network step of the checks.
+const checkTimeout = 30 * time.Second
+
+// maxCheckPending bounds how many pending requests Check looks up in the
+// shop (a short query each).
+const maxCheckPending = 200
+
+// DocumentedWorkTypes are the item types the service's public
+// documentation lists; Check warns about a mapped type outside them.
+var DocumentedWorkTypes = []string{"RemoveReplaceLabour", "RepairLabour", "RefinishLabour", "MechanicalLabour", "Parts", "Miscellaneous"}
+
+// Check runs the checks a daemon needs to pass before it can work, without
+// writing anything anywhere: the database login, quotesync's state schema,
+// every mapping query (prepared, and run read-only where it reads), a
+// read-only call to the remote with the token, the work types of the
+// estimates quotesync would push next, and the status change form. tokenFrom
+// says where the token comes from, for the messages.
+func Check(ctx context.Context, s Settings, tokenFrom string) []CheckItem {
+	var c checks
+	db := c.database(ctx, s)
+	if db != nil {
+		defer db.Close()
+	}
+	pending, remoteOK := c.remote(ctx, s, tokenFrom)
+	if db == nil {
+		return c.items
+	}
+	if !remoteOK {
+		pending = nil
+	}
+	c.workTypes(ctx, db, s.Shop.WorkTypes, pending)
+	c.statusForm(ctx, db, s.Remote)
+	return c.items
+}
+
+// checks collects the items.
+type checks struct{ items []CheckItem }
+
+func (c *checks) add(status, name, format string, args ...any) {
+	c.items = append(c.items, CheckItem{Status: status, Name: name, Detail: fmt.Sprintf(format, args...)})
+}
+
+// database connects and checks the state schema and the queries; it
+// returns the open database, or nil when the login failed.
+func (c *checks) database(ctx context.Context, s Settings) *shopdb.DB {
+	octx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	db, err := shopdb.Open(octx, s.Shop)
+	if err != nil {
+		c.add(CheckFail, "database", "%v", err)
+		c.add(CheckSkip, "state schema", "not checked: no database connection")
+		c.add(CheckSkip, "shop.queries", "not checked: no database connection")
+		c.add(CheckSkip, "work types", "not checked: no database connection")
+		return nil
+	}
+	c.add(CheckOK, "database", "connected to %s", s.Shop.String())
+
+	cur, latest, err := db.SchemaVersion(octx)
+	prefix := db.Config().TablePrefix
+	switch {
+	case err != nil:
+		c.add(CheckFail, "state schema", "%v", err)
+	case cur == 0:
+		c.add(CheckOK, "state schema", "quotesync's tables (%s*) do not exist yet: the first start of run or once creates them (version %d); the database user needs CREATE, ALTER and INDEX on %s", prefix, latest, s.Shop.Database)
+	case cur < latest:
+		c.add(CheckOK, "state schema", "version %d; the next start of run or once migrates it to %d", cur, latest)
+	case cur > latest:
+		c.add(CheckFail, "state schema", "version %d was written by a newer quotesync (this one knows %d): upgrade quotesync on this machine", cur, latest)
+	default:
+		c.add(CheckOK, "state schema", "version %d (current)", cur)
+	}
+	for _, q := range db.CheckQueries(ctx) {
+		if q.Err != nil {
+			c.add(CheckFail, q.Key, "%v", q.Err)
+			continue
+		}
+		detail := q.Note
+		if len(q.Columns) > 0 {
+			detail += " (" + strings.Join(q.Columns, ", ") + ")"
+		}
+		c.add(CheckOK, q.Key, "%s", detail)
+	}
+	return db
+}
+
+// remote lists the pending requests with the token, with few retries.
+func (c *checks) remote(ctx context.Context, s Settings, tokenFrom string) ([]remote.Request, bool) {
+	rc := s.Remote
+	if rc.MaxAttempts == 0 || rc.MaxAttempts > 2 {
+		rc.MaxAttempts = 2
+	}
+	rc.BackoffInitial, rc.BackoffMax = 500*time.Millisecond, 2*time.Second
+	client, err := remote.New(rc, s.Tokens)
+	if err != nil {
+		c.add(CheckFail, "remote", "%v", err)
+		return nil, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*checkTimeout)
+	defer cancel()
+	reqs, err := client.ListRequests(ctx)
+	var de *remote.DecodeError
+	where := strings.TrimRight(rc.BaseURL, "/") + remote.APIRoot + "/requests"
+	switch {
+	case errors.As(err, &de):
+		c.add(CheckOK, "remote", "GET %s answered with the token: %s", where, plural(len(reqs), "pending request"))
+		c.add(CheckWarn, "remote data", "%v; quotesync skips those requests until the service fixes them", de)
+	case err != nil:
+		c.add(CheckFail, "remote", "%s", explainRemote(err, tokenFrom))
+		return nil, false
+	default:
+		c.add(CheckOK, "remote", "GET %s answered with the token: %s", where, plural(len(reqs), "pending request"))
+	}
+	return reqs, true
+}
+
+// explainRemote says what a failed list call means and what to do.
+func explainRemote(err error, tokenFrom string) string {
+	switch {
+	case errors.Is(err, remote.ErrUnauthorized):
+		return fmt.Sprintf("%v\nthe service refused the token from %s: put the insurer's current token there (with OAuth2, check client_id and the client secret)", err, tokenFrom)
+	case errors.Is(err, remote.ErrNotFound):
+		return fmt.Sprintf("%v\nno such endpoint: check remote.base_url (the API is under base_url + %s)", err, remote.APIRoot)
+	case errors.Is(err, remote.ErrTemporary):
+		return fmt.Sprintf("%v\nthe service did not answer usefully: check remote.base_url, DNS and the firewall, then run check again", err)
+	}
+	return err.Error()
+}
+
+// workTypes checks that shop.work_types covers the operation codes of the
+// estimates quotesync would push next: the jobs of the requests it tracks
+// (in progress) and the shop's jobs for the requests pending on the remote
+// now (found by find_job, read-only). line_items runs over those jobs with
+// the configured mapping, which flags every line whose code is not mapped.
+// A shop has no generic "open estimates" query, so these are the estimates
+// that matter: any other job is checked by the daemon when a request for
+// it arrives (the job is held, with the line named, until the code is
+// mapped). It also warns about a mapped work type the service's public
+// documentation does not list.
+func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, workTypes map[string]string, pending []remote.Request) {
+	ctx, cancel := context.WithTimeout(ctx, 2*checkTimeout)
+	defer cancel()
+	c.documentedTypes(workTypes)
+	cur, _, err := db.SchemaVersion(ctx)
+	if err != nil {
+		c.add(CheckSkip, "work types", "not checked: %v", err)
+		return
+	}
+	jobs := map[string]bool{}
+	var tracked, found int
+	var notes []string
+	if cur > 0 {
+		rows, err := db.ListRequests(ctx, shopdb.ListQuery{Hide: closedPhases()})
+		if err != nil {
+			c.add(CheckFail, "work types", "list the tracked requests: %v", err)
+			return
+		}
+		for _, r := range rows {
+			if r.JobNumber != "" && !jobs[r.JobNumber] {
+				jobs[r.JobNumber] = true
+				tracked++
+			}
+		}
+	}
+	if len(pending) > maxCheckPending {
+		notes = append(notes, fmt.Sprintf("looked up the first %d of %d pending requests", maxCheckPending, len(pending)))
+		pending = pending[:maxCheckPending]
+	}
+	for _, req := range pending {
+		nr := shopdb.NewRequest{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
+		var job string
+		err := db.ReadTx(ctx, nr, func(ctx context.Context, tx *shopdb.Tx) error {
+			var err error
+			job, err = tx.FindJob(ctx)
+			return err
+		})
+		switch {
+		case err != nil:
+			c.add(CheckFail, "work types", "look up the shop's job for pending request %s: %v", req.ID, err)
+			return
+		case job != "" && !jobs[job]:
+			jobs[job] = true
+			found++
+		}
+	}
+	list := make([]string, 0, len(jobs))
+	for j := range jobs {
+		list = append(list, j)
+	}
+	sort.Strings(list)
+	lines, bad, err := db.LineItems(ctx, list)
+	if err != nil {
+		c.add(CheckFail, "work types", "run shop.queries.line_items over %d jobs: %v", len(list), err)
+		return
+	}
+	codes := map[string]int{}
+	for _, ls := range lines {
+		for _, l := range ls {
+			codes[l.Code]++
+		}
+	}
+	var unmapped, warns []string
+	missing := map[string]bool{}
+	for _, j := range sortedKeys(bad) {
+		var re *shopdb.RowError
+		if errors.As(bad[j], &re) && re.UnmappedCode != "" {
+			unmapped = append(unmapped, re.Error())
+			missing[re.UnmappedCode] = true
+			continue
+		}
+		warns = append(warns, bad[j].Error())
+	}
+	scope := fmt.Sprintf("%s (%d tracked, %d of pending requests)", plural(len(list), "job"), tracked, found)
+	if len(notes) > 0 {
+		scope += "; " + strings.Join(notes, "; ")
+	}
+	switch {
+	case len(unmapped) > 0:
+		var hint []string
+		for _, code := range sortedKeys(missing) {
+			hint = append(hint, fmt.Sprintf("%q: <work type, e.g. Miscellaneous>", code))
+		}
+		c.add(CheckFail, "work types", "%d of %s have lines whose code is not under shop.work_types:\n%s\nunder shop.work_types add %s",
+			len(unmapped), scope, strings.Join(unmapped, "\n"), strings.Join(hint, ", "))
+	case len(list) == 0:
+		c.add(CheckOK, "work types", "no estimates to look at yet: quotesync tracks no job, and no pending request has a job in the shop; the daemon checks each job's codes before its first push (mapped codes: %s)",
+			strings.Join(sortedKeys(workTypes), ", "))
+	default:
+		c.add(CheckOK, "work types", "every code on %s is mapped; codes seen: %s", scope, codeCounts(codes))
+	}
+	for _, w := range warns {
+		c.add(CheckWarn, "shop data", "%s: the daemon holds this job until the shop fixes the line", w)
+	}
+}
+
+// documentedTypes warns about mapped work types the service's public
+// documentation does not list.
+func (c *checks) documentedTypes(workTypes map[string]string) {
+	var odd []string
+	for _, code := range sortedKeys(workTypes) {
+		if t := workTypes[code]; !slices.Contains(DocumentedWorkTypes, t) {
+			odd = append(odd, fmt.Sprintf("%s: %s", code, t))
+		}
+	}
+	if len(odd) > 0 {
+		c.add(CheckWarn, "item types", "shop.work_types maps to types the service's public documentation does not list (%s); it lists %s: a service that follows its documentation refuses the others",
+			strings.Join(odd, ", "), strings.Join(DocumentedWorkTypes, ", "))
+	}
+}
+
+// statusForm says which status change the daemon sends, and what auto mode
+// found before.
+func (c *checks) statusForm(ctx context.Context, db *shopdb.DB, rc remote.Config) {
+	client, err := remote.New(rc, remote.StaticToken("unused"))
+	if err != nil {
+		return
+	}
+	form, _ := client.StatusForm()
+	if rc.StatusPath != remote.StatusPathAuto {
+		c.add(CheckOK, "status change", "%s (remote.status_path; a 404 or 405 to it means the service serves another form: set remote.status_path: auto)", form)
+		return
+	}
+	found, ok, err := db.Setting(ctx, settingStatusForm)
+	switch {
+	case err != nil:
+		c.add(CheckWarn, "status change", "auto; the form found earlier could not be read: %v", err)
+	case ok:
+		c.add(CheckOK, "status change", "auto; found earlier and used: %s", found)
+	default:
+		c.add(CheckOK, "status change", "auto; not found yet: the first submit tries the forms (the documented POST /jobs/{jobId}/quotes/status/{status} first) and keeps the one the service serves")
+	}
+}
+
+// plural writes "1 job", "3 jobs".
+func plural(n int, what string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", what)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// codeCounts renders {"PART": 3, "R&R": 2} as "PART ×3, R&R ×2".
+func codeCounts(codes map[string]int) string {
+	keys := sortedKeys(codes)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s ×%d", k, codes[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

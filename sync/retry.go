@@ -1,0 +1,91 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/quotesync/quotesync/shopdb"
+)
+
+// ErrNotRetryable: the request is in a phase `retry` cannot help
+// (submitted: done; a change after submission is a supplement).
+var ErrNotRetryable = errors.New("nothing to retry")
+
+// RetryStore is what Retry needs of the state; *shopdb.DB implements it.
+type RetryStore interface {
+	Request(ctx context.Context, requestID string) (shopdb.Request, error)
+	Update(ctx context.Context, cur, next shopdb.Request, ev shopdb.Event) (shopdb.Request, error)
+}
+
+// decideRetry is the change a person asks for with `quotesync retry`: every
+// phase a person can see as stuck has one.
+//
+//   - rejected: back into the phase it was refused in (a request without a
+//     job number goes back to waiting, so that its job is looked up again);
+//   - accept_unknown: reserved again, so that the accept is sent again;
+//   - gone, taken_elsewhere: waiting, so that the job is looked up again
+//     and the request accepted should the remote list it again;
+//   - an open phase that waits (a backoff, a hold): due now, and a held job
+//     is read again at the next pass;
+//   - submitted, or an open phase that waits for nothing: ErrNotRetryable.
+func decideRetry(cur shopdb.Request, note string) (change, error) {
+	next := cur
+	next.Attempts, next.NextAttemptAt, next.LastError, next.Reason = 0, time.Time{}, "", ReasonNone
+	switch cur.Phase {
+	case PhaseRejected:
+		next.Phase, next.ResumePhase = cur.ResumePhase, ""
+		if next.Phase == "" || next.Phase == PhaseRejected || !allowed(PhaseRejected, next.Phase) {
+			next.Phase = PhaseReserved
+		}
+	case PhaseAcceptUnknown:
+		next.Phase = PhaseReserved
+	case PhaseGone, PhaseTakenElsewhere:
+		next.Phase, next.JobNumber, next.JobCreated = PhaseWaiting, "", false
+	case PhaseSubmitted:
+		return change{}, fmt.Errorf("retry request %s: it is submitted; a change after submission needs a supplement, arranged with the insurer: %w", cur.RequestID, ErrNotRetryable)
+	default:
+		if !IsOpen(cur.Phase) {
+			return change{}, fmt.Errorf("retry request %s: phase %q is unknown to this quotesync: %w", cur.RequestID, cur.Phase, ErrNotRetryable)
+		}
+		if cur.Reason == ReasonNone && cur.NextAttemptAt.IsZero() {
+			return change{}, fmt.Errorf("retry request %s: it is %s and not stuck; the daemon takes it up on its own: %w", cur.RequestID, cur.Phase, ErrNotRetryable)
+		}
+		if held(cur) {
+			next.PushedMarker = "" // read the job again at the next pass
+		}
+	}
+	if next.Phase == PhaseReserved && cur.JobNumber == "" {
+		next.Phase = PhaseWaiting
+	}
+	if next.Phase == PhaseReserved {
+		next.Intent = IntentAccept
+	}
+	return change{cur: cur, next: next, ev: Event{Kind: EventRetry, Detail: note}}, nil
+}
+
+// Retry puts a request back into the flow (see decideRetry), recording
+// note in its event log. It writes only quotesync's own row (compare and
+// set), so it is safe while the daemon runs: shopdb.ErrStale when the row
+// changed meanwhile, shopdb.ErrNotFound for a request quotesync does not
+// track, ErrNotRetryable for a submitted one. It returns the row before and
+// after.
+func Retry(ctx context.Context, store RetryStore, requestID, note string) (before, after shopdb.Request, err error) {
+	cur, err := store.Request(ctx, requestID)
+	if err != nil {
+		return shopdb.Request{}, shopdb.Request{}, err
+	}
+	ch, err := decideRetry(cur, note)
+	if err != nil {
+		return cur, shopdb.Request{}, err
+	}
+	if ch, err = prepare(ch); err != nil {
+		return cur, shopdb.Request{}, err
+	}
+	saved, err := store.Update(ctx, ch.cur, ch.next, stored(ch.ev))
+	if err != nil {
+		return cur, shopdb.Request{}, fmt.Errorf("retry request %s: %w", requestID, err)
+	}
+	return cur, saved, nil
+}
