@@ -14,8 +14,9 @@ import (
 const routeAccept = "POST /requests/{id}"
 
 // acceptAll performs the accept stage's steps, at most Concurrency remote
-// calls at a time. It returns the rows that ended the stage accepted, for
-// the push stage of the same pass.
+// calls at a time. It returns the rows that ended the stage accepted (or
+// probably accepted: the first push confirms those), for the push stage of
+// the same pass.
 func (e *Engine) acceptAll(ctx context.Context, p *pass, steps []acceptStep) []shopdb.Request {
 	out := make([]*shopdb.Request, len(steps))
 	p.each(ctx, len(steps), func(ctx context.Context, i int) {
@@ -25,7 +26,7 @@ func (e *Engine) acceptAll(ctx context.Context, p *pass, steps []acceptStep) []s
 	})
 	var accepted []shopdb.Request
 	for _, r := range out {
-		if r != nil && r.Phase == PhaseAccepted {
+		if r != nil {
 			accepted = append(accepted, *r)
 		}
 	}
@@ -292,7 +293,7 @@ func (e *Engine) accept(ctx context.Context, p *pass, r shopdb.Request, listed, 
 		return r, false
 	}
 	saved, ok := e.apply(ctx, p, ch)
-	return saved, ok && saved.Phase == PhaseAccepted
+	return saved, ok && (saved.Phase == PhaseAccepted || saved.Phase == PhaseAcceptUnknown)
 }
 
 // unauthorized stops the pass: every other call would be refused too.

@@ -135,7 +135,7 @@ func (e *Engine) applyRelease(ctx context.Context, cur, next shopdb.Request, ev 
 		if err != nil {
 			return fmt.Errorf("release job %s: %w", job, err)
 		}
-		note := fmt.Sprintf("job %s, reserved for it, was released by shop.queries.release_job", job)
+		note := fmt.Sprintf("job %s, reserved for it, was released (shop.queries.release_job ran for it)", job)
 		if !released {
 			note = fmt.Sprintf("job %s, reserved for it, is unused: no shop.queries.release_job is configured, so the shop keeps it (cancel or reuse it)", job)
 		}

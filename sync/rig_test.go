@@ -39,6 +39,7 @@ type rig struct {
 	log    *zap.Logger // writes to logs
 	events *recorder   // every event the engine emitted
 	clock  *clock
+	set    qsync.Settings // what the daemon was opened with
 }
 
 // recorder is an observer that keeps every event.
@@ -117,15 +118,31 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	}
 	core, logs := observer.New(zap.DebugLevel)
 	r.logs, r.log = logs, zap.New(core)
-	qd, err := qsync.Open(ctx, qsync.Settings{Remote: rc, Tokens: remote.StaticToken(token), Shop: cfg, Sync: sc},
-		qsync.OpenOptions{Migrate: true, Log: r.log, Observers: []qsync.Observer{r.events}})
+	r.set = qsync.Settings{Remote: rc, Tokens: remote.StaticToken(token), Shop: cfg, Sync: sc}
+	r.open()
+	return r
+}
+
+// open assembles the daemon from r.set, as a start (or a reload) does.
+func (r *rig) open() {
+	r.t.Helper()
+	qd, err := qsync.Open(r.ctx, r.set, qsync.OpenOptions{Migrate: true, Log: r.log, Observers: []qsync.Observer{r.events}})
 	if err != nil {
-		t.Fatal(err)
+		r.t.Fatal(err)
 	}
-	t.Cleanup(func() { qd.Close() })
+	r.t.Cleanup(func() { qd.Close() })
 	r.db, r.client, r.engine = qd.DB, qd.Remote, qd.Engine
 	r.engine.Now = r.clock.Now
-	return r
+}
+
+// restart assembles the daemon again, with edit's changes to the
+// settings, as a restart or a reload of the configuration does.
+func (r *rig) restart(edit func(*qsync.Settings)) {
+	r.t.Helper()
+	if edit != nil {
+		edit(&r.set)
+	}
+	r.open()
 }
 
 // pass runs one pass and fails the test when it fails.
