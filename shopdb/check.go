@@ -4,6 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -13,6 +16,9 @@ type QueryCheck struct {
 	Columns []string // result columns seen when it ran read-only; nil when it did not run
 	Note    string   // what was checked
 	Err     error    // nil when the query passed
+	// Warn, when set, is a problem that does not stop quotesync but will
+	// slow every pass down (a query that reads a whole large table).
+	Warn string
 }
 
 // probe is the placeholder value CheckQueries binds to every parameter.
@@ -60,14 +66,37 @@ func (db *DB) CheckQueries(ctx context.Context) []QueryCheck {
 			return nil
 		}))
 	}
-	out = append(out, db.checkQuery(ctx, &db.q.lineItems, vals, func(cols []string) error {
+	jobVals := maps.Clone(vals)
+	if jobs := db.someJobs(ctx); len(jobs) > 0 {
+		jobVals[ParamJobs] = jobs // EXPLAIN plans for real jobs, not for a probe no index finds
+	}
+	c := db.checkQuery(ctx, &db.q.lineItems, vals, func(cols []string) error {
 		_, err := columnIndex(db.q.lineItems.key, cols, lineColumnsRequired, lineColumnsOptional)
 		return err
-	}))
-	out = append(out, db.checkQuery(ctx, &db.q.estimateState, vals, func(cols []string) error {
+	})
+	if c.Err == nil {
+		c.Warn = db.explainScan(ctx, &db.q.lineItems, jobVals)
+	}
+	out = append(out, c)
+	c = db.checkQuery(ctx, &db.q.estimateState, vals, func(cols []string) error {
 		_, err := columnIndex(db.q.estimateState.key, cols, stateColumnsReq, stateColumnsOpt)
 		return err
-	}))
+	})
+	if c.Err == nil {
+		c.Warn = db.explainScan(ctx, &db.q.estimateState, jobVals)
+	}
+	out = append(out, c)
+	if q := db.q.shopChanged; q != nil {
+		c := db.checkQuery(ctx, q, vals, nil)
+		if c.Err == nil {
+			if _, err := db.shopFingerprint(ctx); err != nil {
+				c.Err = err
+			} else {
+				c.Note = "prepared; ran read-only; returns one row"
+			}
+		}
+		out = append(out, c)
+	}
 	return out
 }
 
@@ -117,4 +146,58 @@ func (db *DB) checkQuery(ctx context.Context, q *namedQuery, vals map[string]any
 		c.Note = "prepared; ran read-only"
 	}
 	return c
+}
+
+// scanRowsWarn is how many rows a table must have for a full scan of it,
+// on every pass, to be worth a warning.
+const scanRowsWarn = 1000
+
+// someJobs returns up to 20 job numbers quotesync tracks (none on a fresh
+// install), for EXPLAIN.
+func (db *DB) someJobs(ctx context.Context) []string {
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	var jobs []string
+	err := db.x.SelectContext(ctx, &jobs, "SELECT job_number FROM "+db.t.requests+
+		" WHERE job_number IS NOT NULL ORDER BY updated_at DESC LIMIT 20")
+	if err != nil {
+		return nil
+	}
+	return jobs
+}
+
+// explainScan has the server EXPLAIN q, which every pass runs, and returns
+// a warning naming each table of at least scanRowsWarn rows it reads in
+// full (EXPLAIN type ALL), or "" (also when EXPLAIN itself fails: the
+// query was checked already; this is advice).
+func (db *DB) explainScan(ctx context.Context, q *namedQuery, vals map[string]any) string {
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	stmt, args, err := q.bind(vals)
+	if err != nil {
+		return ""
+	}
+	rows, err := db.x.QueryxContext(ctx, "EXPLAIN "+stmt, args...)
+	if err != nil {
+		return ""
+	}
+	defer rows.Close()
+	var scans []string
+	for rows.Next() {
+		row := map[string]any{}
+		if err := rows.MapScan(row); err != nil {
+			return ""
+		}
+		typ, _ := text(row["type"])
+		table, _ := text(row["table"])
+		n, _ := text(row["rows"])
+		count, _ := strconv.ParseInt(n, 10, 64)
+		if strings.EqualFold(typ, "ALL") && count >= scanRowsWarn {
+			scans = append(scans, fmt.Sprintf("%s (about %d rows)", table, count))
+		}
+	}
+	if rows.Err() != nil || len(scans) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("EXPLAIN shows it reads every row of %s on every pass: index the columns it joins and filters that table on (see the README's mapping guide)", strings.Join(scans, " and "))
 }

@@ -149,6 +149,14 @@ type Queries struct {
 	// change). Other columns are an error; a job with two rows or an
 	// invalid final is reported, not loaded, and the others go on.
 	EstimateState string
+	// ShopChanged (shop.queries.shop_changed), optional but worth it for a
+	// shop with many jobs: a cheap query, without parameters, returning one
+	// row whose values change whenever anything line_items or
+	// estimate_state read changes (for example MAX(updated_at) and COUNT(*)
+	// of the lines and the estimates). When its row is the same as at the
+	// last pass and quotesync's own state did not change either, a pass
+	// reads nothing else from the database.
+	ShopChanged string
 }
 
 // withDefaults returns c with every zero tunable set to its default.

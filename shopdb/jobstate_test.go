@@ -3,6 +3,7 @@ package shopdb_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,15 +160,21 @@ func TestCheckQueries(t *testing.T) {
 	before := snapshot(t, d)
 	checks := db.CheckQueries(ctx)
 	cfg := sampleshop.Mapping()
-	if got, want := len(checks), 1+len(cfg.Queries.CreateJob)+len(cfg.Queries.ReleaseJob)+3; got != want {
+	if got, want := len(checks), 1+len(cfg.Queries.CreateJob)+len(cfg.Queries.ReleaseJob)+4; got != want {
 		t.Fatalf("CheckQueries returned %d results, want %d", got, want)
 	}
 	for _, c := range checks {
 		if c.Err != nil {
 			t.Errorf("%s: %v", c.Key, c.Err)
 		}
+		if c.Warn != "" {
+			t.Errorf("%s: warning %q on the sample mapping, which is indexed", c.Key, c.Warn)
+		}
 	}
-	if last := checks[len(checks)-2]; last.Key != "shop.queries.line_items" || len(last.Columns) != 9 {
+	if c := checks[len(checks)-1]; c.Key != "shop.queries.shop_changed" || c.Err != nil {
+		t.Errorf("last check = %+v, want shop_changed passing", c)
+	}
+	if last := checks[len(checks)-3]; last.Key != "shop.queries.line_items" || len(last.Columns) != 9 {
 		t.Errorf("line_items check = %+v, want its 9 columns", last)
 	}
 	if c := checks[1]; c.Columns != nil || c.Note != "prepared" {
@@ -196,6 +203,45 @@ func TestCheckQueries(t *testing.T) {
 	}
 	if len(failed) != 3 {
 		t.Errorf("failed checks = %v, want exactly the 3 broken queries", failed)
+	}
+}
+
+// TestCheckQueriesWarnsOfFullScan: an estimate_state that reads a whole
+// table of thousands of rows on every pass is passed, with a warning that
+// names the table; once the table is indexed the warning goes.
+func TestCheckQueriesWarnsOfFullScan(t *testing.T) {
+	d := shopdbtest.NewSampleShop(t)
+	ctx := testContext(t)
+	mustExec := func(q string) {
+		t.Helper()
+		if _, err := d.SQL.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustExec("CREATE TABLE scan_states (id INT AUTO_INCREMENT PRIMARY KEY, job VARCHAR(20), final INT)")
+	mustExec(`INSERT INTO scan_states (job, final)
+SELECT CONCAT('J-', a.seq * 100 + b.seq), 0 FROM seq_0_to_49 a, seq_0_to_99 b`)
+	mustExec("ANALYZE TABLE scan_states")
+	cfg := d.Config()
+	cfg.Queries.EstimateState = "SELECT job, final FROM scan_states WHERE job IN (:jobs)"
+	warn := func() string {
+		for _, c := range d.Open(t, cfg).CheckQueries(ctx) {
+			if c.Key == "shop.queries.estimate_state" {
+				if c.Err != nil {
+					t.Fatalf("estimate_state failed the check: %v", c.Err)
+				}
+				return c.Warn
+			}
+		}
+		t.Fatal("no estimate_state check")
+		return ""
+	}
+	if w := warn(); !strings.Contains(w, "scan_states") || !strings.Contains(w, "index") {
+		t.Errorf("warning = %q, want one naming scan_states and an index", w)
+	}
+	mustExec("CREATE INDEX scan_states_job ON scan_states (job)")
+	if w := warn(); w != "" {
+		t.Errorf("warning after the index = %q, want none", w)
 	}
 }
 

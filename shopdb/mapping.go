@@ -48,6 +48,7 @@ type queries struct {
 	releaseJob    []namedQuery
 	lineItems     namedQuery
 	estimateState namedQuery
+	shopChanged   *namedQuery
 }
 
 // compileQueries checks every mapping query of c: present where required,
@@ -95,6 +96,13 @@ func compileQueries(c Config) (queries, error) {
 	}
 	if qs.estimateState, err = compileJobsQuery("shop.queries.estimate_state", q.EstimateState); err != nil {
 		return qs, err
+	}
+	if strings.TrimSpace(q.ShopChanged) != "" {
+		nq, err := compileNamed("shop.queries.shop_changed", q.ShopChanged, nil)
+		if err != nil {
+			return qs, err
+		}
+		qs.shopChanged = &nq
 	}
 	return qs, nil
 }

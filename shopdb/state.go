@@ -13,10 +13,16 @@ import (
 )
 
 // requestColumns is the column list every read of the requests table uses,
-// in the order scanRequest expects.
-const requestColumns = "request_id, claim_number, job_number, phase, resume_phase, reason, intent, " +
-	"job_created, released_job, pushed_hash, pushed_marker, supplement_needed, attempts, next_attempt_at, " +
-	"last_error, expiry, booking_date, request_json, created_at, updated_at, pushed_at, submitted_at, version"
+// in the order scanRequest expects; lightColumns is the same with NULL for
+// request_json, which a pass over thousands of rows does not need.
+const (
+	requestColumns = "request_id, claim_number, job_number, phase, resume_phase, reason, intent, " +
+		"job_created, released_job, pushed_hash, pushed_marker, supplement_needed, attempts, next_attempt_at, " +
+		"last_error, expiry, booking_date, request_json, created_at, updated_at, pushed_at, submitted_at, version"
+	lightColumns = "request_id, claim_number, job_number, phase, resume_phase, reason, intent, " +
+		"job_created, released_job, pushed_hash, pushed_marker, supplement_needed, attempts, next_attempt_at, " +
+		"last_error, expiry, booking_date, NULL, created_at, updated_at, pushed_at, submitted_at, version"
+)
 
 type rowScanner interface {
 	Scan(dest ...any) error
@@ -83,7 +89,9 @@ type OpenQuery struct {
 	IDs []string
 }
 
-// OpenRequests returns, in one statement, the rows q selects, oldest first.
+// OpenRequests returns, in one statement, the rows q selects, oldest first,
+// without their RequestJSON (Request reads a whole row; Update keeps the
+// stored JSON when the row it is given has none).
 func (db *DB) OpenRequests(ctx context.Context, q OpenQuery) ([]Request, error) {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
@@ -108,7 +116,7 @@ func (db *DB) OpenRequests(ctx context.Context, q OpenQuery) ([]Request, error) 
 	if len(where) == 0 {
 		return nil, nil
 	}
-	text, args, err := sqlx.In("SELECT "+requestColumns+" FROM "+db.t.requests+
+	text, args, err := sqlx.In("SELECT "+lightColumns+" FROM "+db.t.requests+
 		" WHERE "+strings.Join(where, " OR ")+" ORDER BY created_at, request_id", args...)
 	if err != nil {
 		return nil, fmt.Errorf("read open requests: %w", err)
@@ -265,7 +273,7 @@ func (db *DB) updateRow(ctx context.Context, x queryer, cur, next Request) (Requ
 	res, err := x.ExecContext(ctx, "UPDATE "+db.t.requests+" SET claim_number = ?, job_number = ?, "+
 		"phase = ?, resume_phase = ?, reason = ?, intent = ?, job_created = ?, released_job = ?, "+
 		"pushed_hash = ?, pushed_marker = ?, supplement_needed = ?, attempts = ?, next_attempt_at = ?, "+
-		"last_error = ?, expiry = ?, booking_date = ?, request_json = ?, updated_at = ?, pushed_at = ?, "+
+		"last_error = ?, expiry = ?, booking_date = ?, request_json = COALESCE(?, request_json), updated_at = ?, pushed_at = ?, "+
 		"submitted_at = ?, version = version + 1 "+
 		"WHERE request_id = ? AND phase = ? AND version = ?",
 		next.ClaimNumber, nullString(next.JobNumber), next.Phase, next.ResumePhase, next.Reason, next.Intent,
@@ -288,7 +296,8 @@ func (db *DB) updateRow(ctx context.Context, x queryer, cur, next Request) (Requ
 
 // Update stores next in place of cur if the row is still at cur's phase and
 // version (compare-and-set), with Version+1 and UpdatedAt now, and appends
-// ev (when ev.Kind is set) in the same transaction. ErrStale when another
+// ev (when ev.Kind is set) in the same transaction. A next without
+// RequestJSON keeps the stored one. ErrStale when another
 // writer got there first; ErrJobInUse when next's job number belongs to
 // another request. The job number is written from next too: a different
 // one moves the request to that job, "" clears it (NULL, so any number of
@@ -391,4 +400,52 @@ func (db *DB) PhaseCounts(ctx context.Context) ([]PhaseCount, error) {
 		return nil, fmt.Errorf("count requests by phase: %w", err)
 	}
 	return out, nil
+}
+
+// MarkerUpdate is the change marker to remember for one row, written only
+// while the row is still at Version.
+type MarkerUpdate struct {
+	RequestID string
+	Version   int64
+	Marker    string
+}
+
+// markerBatch is how many rows one statement of UpdateMarkers writes.
+const markerBatch = 500
+
+// UpdateMarkers writes many rows' PushedMarker (with Version+1 and
+// UpdatedAt now) in one statement per markerBatch rows, compare-and-set on
+// each row's version: a row that changed meanwhile is left as it is (the
+// next pass looks at it again). It returns how many rows were written. No
+// event is recorded: a marker is bookkeeping, not a change of phase.
+func (db *DB) UpdateMarkers(ctx context.Context, us []MarkerUpdate) (int, error) {
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	written := 0
+	for len(us) > 0 {
+		batch := us[:min(len(us), markerBatch)]
+		us = us[len(batch):]
+		var cases strings.Builder
+		args := make([]any, 0, 4*len(batch)+1)
+		for _, u := range batch {
+			cases.WriteString(" WHEN ? THEN ?")
+			args = append(args, u.RequestID, u.Marker)
+		}
+		args = append(args, now())
+		keys := strings.TrimSuffix(strings.Repeat("(?, ?), ", len(batch)), ", ")
+		for _, u := range batch {
+			args = append(args, u.RequestID, u.Version)
+		}
+		res, err := db.x.ExecContext(ctx, "UPDATE "+db.t.requests+" SET pushed_marker = CASE request_id"+cases.String()+
+			" END, version = version + 1, updated_at = ? WHERE (request_id, version) IN ("+keys+")", args...)
+		if err != nil {
+			return written, fmt.Errorf("update change markers: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return written, fmt.Errorf("update change markers: %w", err)
+		}
+		written += int(n)
+	}
+	return written, nil
 }

@@ -2,6 +2,7 @@ package shopdb_test
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -290,4 +291,40 @@ func TestEvents(t *testing.T) {
 
 func cmpIgnoreID() cmp.Option {
 	return cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".ID" }, cmp.Ignore())
+}
+
+// TestUpdateMarkers writes many rows' markers in few statements, and
+// leaves a row that changed meanwhile as it is.
+func TestUpdateMarkers(t *testing.T) {
+	db, _ := shopdbtest.New(t)
+	ctx := testContext(t)
+	var us []shopdb.MarkerUpdate
+	for i := range 1200 {
+		r, err := db.Insert(ctx, shopdb.Request{RequestID: fmt.Sprint("m", i), Phase: phDrafted}, shopdb.Event{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		us = append(us, shopdb.MarkerUpdate{RequestID: r.RequestID, Version: r.Version, Marker: fmt.Sprint("marker-", i)})
+	}
+	stale := us[7]
+	stale.Version = 99
+	us[7] = stale
+	n := trips(db)
+	written, err := db.UpdateMarkers(ctx, us)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if written != 1199 {
+		t.Errorf("written %d, want 1199 (one row at another version left alone)", written)
+	}
+	if got := n(); got != 3 {
+		t.Errorf("UpdateMarkers of 1,200 rows cost %d round trips, want 3", got)
+	}
+	r, err := db.Request(ctx, "m5")
+	if err != nil || r.PushedMarker != "marker-5" || r.Version != 2 {
+		t.Errorf("m5 = %+v, %v; want marker-5 at version 2", r, err)
+	}
+	if r, _ := db.Request(ctx, "m7"); r.PushedMarker != "" || r.Version != 1 {
+		t.Errorf("m7 (stale) = marker %q version %d; want untouched", r.PushedMarker, r.Version)
+	}
 }

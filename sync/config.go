@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -19,7 +20,11 @@ const (
 	DefaultRetryBackoffMax = time.Hour
 	DefaultMaxConflicts    = 3
 	DefaultWatchSubmitted  = 30 * 24 * time.Hour
-	DefaultQuoteType       = "Estimate"
+	DefaultMaxNewPerPass   = 100
+	// MinScheduleInterval is the shortest time between two passes a
+	// schedule may ask for.
+	MinScheduleInterval = time.Second
+	DefaultQuoteType    = "Estimate"
 )
 
 // Config tunes the reconciler. The zero value of each field means its
@@ -49,6 +54,11 @@ type Config struct {
 	// watched for changes that need a supplement. Default 720h (30 days);
 	// negative: not watched.
 	WatchSubmitted time.Duration
+	// MaxNewPerPass bounds how many requests quotesync has not reserved yet
+	// one pass takes on (soonest expiry first); the rest wait for the next
+	// pass, so that a backlog is worked in slices and never outruns
+	// PassTimeout. Default 100; negative: no bound.
+	MaxNewPerPass int
 	// Quote shapes the quote built from the shop's lines.
 	Quote QuoteConfig
 }
@@ -76,6 +86,7 @@ func DefaultConfig() Config {
 		RetryBackoffMax: DefaultRetryBackoffMax,
 		MaxConflicts:    DefaultMaxConflicts,
 		WatchSubmitted:  DefaultWatchSubmitted,
+		MaxNewPerPass:   DefaultMaxNewPerPass,
 		Quote:           QuoteConfig{Type: DefaultQuoteType},
 	}
 }
@@ -107,6 +118,9 @@ func (c Config) withDefaults() Config {
 	if c.WatchSubmitted == 0 {
 		c.WatchSubmitted = d.WatchSubmitted
 	}
+	if c.MaxNewPerPass == 0 {
+		c.MaxNewPerPass = d.MaxNewPerPass
+	}
 	if c.Quote.Type == "" {
 		c.Quote.Type = d.Quote.Type
 	}
@@ -120,14 +134,57 @@ var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month 
 // fields ("*/5 * * * *") or a descriptor ("@every 1m", "@hourly").
 func ParseSchedule(spec string) (cron.Schedule, error) { return cronParser.Parse(spec) }
 
+// checkSchedule refuses a schedule that is not a cron spec, an interval
+// that is zero, negative or shorter than MinScheduleInterval (cron would
+// quietly round "@every 1ns" up), and one that never fires (such as the
+// 30th of February).
+func checkSchedule(spec string, loc *time.Location) error {
+	s, err := cronParser.Parse(spec)
+	if err != nil {
+		return fmt.Errorf("sync.schedule: %q is not a cron spec (%v); use five fields such as \"*/5 * * * *\" or \"@every 1m\"", spec, err)
+	}
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(spec), "@every "); ok {
+		if d, err := time.ParseDuration(strings.TrimSpace(rest)); err == nil && d < MinScheduleInterval {
+			return fmt.Errorf("sync.schedule: %q asks for a pass every %s; an interval must be at least %s, e.g. \"@every 1m\"", spec, d, MinScheduleInterval)
+		}
+	}
+	if loc == nil {
+		loc = time.Local
+	}
+	if s.Next(time.Now().In(loc)).IsZero() {
+		return fmt.Errorf("sync.schedule: %q never fires (no such date within five years); use a date that exists, e.g. \"0 9 * * 1-5\"", spec)
+	}
+	return nil
+}
+
+// NextRuns returns the next n times the schedule of c fires after t (fewer
+// when it stops firing); c must be valid.
+func (c Config) NextRuns(t time.Time, n int) []time.Time {
+	c = c.withDefaults()
+	s, err := cronParser.Parse(c.Schedule)
+	if err != nil {
+		return nil
+	}
+	var out []time.Time
+	t = t.In(c.Location)
+	for range n {
+		t = s.Next(t)
+		if t.IsZero() {
+			break
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
 // Validate checks the configuration. Errors name the key as it is spelled
 // in the YAML file ("sync.schedule", "quote.rates.Parts") and say how to
 // fix it.
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	var errs []error
-	if _, err := cronParser.Parse(c.Schedule); err != nil {
-		errs = append(errs, fmt.Errorf("sync.schedule: %q is not a cron spec (%v); use five fields such as \"*/5 * * * *\" or \"@every 1m\"", c.Schedule, err))
+	if err := checkSchedule(c.Schedule, c.Location); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Concurrency < 1 || c.Concurrency > 256 {
 		errs = append(errs, fmt.Errorf("sync.concurrency: %d is out of range; use 1 to 256", c.Concurrency))

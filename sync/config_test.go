@@ -19,6 +19,12 @@ func TestConfigValidate(t *testing.T) {
 		{"five fields", func(c *Config) { c.Schedule = "*/5 * * * *" }, ""},
 		{"bad schedule", func(c *Config) { c.Schedule = "every minute" }, "sync.schedule:"},
 		{"six fields", func(c *Config) { c.Schedule = "0 */5 * * * *" }, "sync.schedule:"},
+		{"never fires", func(c *Config) { c.Schedule = "0 0 30 2 *" }, "never fires"},
+		{"zero interval", func(c *Config) { c.Schedule = "@every 0s" }, "at least 1s"},
+		{"nanosecond interval", func(c *Config) { c.Schedule = "@every 1ns" }, "at least 1s"},
+		{"negative interval", func(c *Config) { c.Schedule = "@every -5s" }, "at least 1s"},
+		{"one second", func(c *Config) { c.Schedule = "@every 1s" }, ""},
+		{"hourly", func(c *Config) { c.Schedule = "@hourly" }, ""},
 		{"concurrency", func(c *Config) { c.Concurrency = -1 }, "sync.concurrency:"},
 		{"concurrency too high", func(c *Config) { c.Concurrency = 1000 }, "sync.concurrency:"},
 		{"pass timeout", func(c *Config) { c.PassTimeout = time.Millisecond }, "sync.pass_timeout:"},
@@ -47,5 +53,25 @@ func TestWithDefaults(t *testing.T) {
 	got := Config{Concurrency: 9}.withDefaults()
 	if got.Concurrency != 9 || got.Schedule != DefaultSchedule || got.Quote.Type != DefaultQuoteType || got.Location == nil {
 		t.Errorf("withDefaults() = %+v", got)
+	}
+}
+
+func TestNextRuns(t *testing.T) {
+	c := DefaultConfig()
+	c.Schedule, c.Location = "30 9 * * 1-5", time.UTC
+	from := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC) // a Friday, after 09:30
+	got := c.NextRuns(from, 3)
+	want := []time.Time{
+		time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC),
+		time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC),
+		time.Date(2026, 12, 2, 9, 30, 0, 0, time.UTC),
+	}
+	if len(got) != len(want) {
+		t.Fatalf("NextRuns = %v, want %v", got, want)
+	}
+	for i := range want {
+		if !got[i].Equal(want[i]) {
+			t.Errorf("run %d = %v, want %v", i, got[i], want[i])
+		}
 	}
 }

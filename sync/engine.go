@@ -45,6 +45,9 @@ type Store interface {
 	LineItems(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error)
 	Setting(ctx context.Context, name string) (string, bool, error)
 	PutSetting(ctx context.Context, name, value string) error
+	HasShopChanged() bool
+	Fingerprint(ctx context.Context) (shopdb.Fingerprint, error)
+	UpdateMarkers(ctx context.Context, us []shopdb.MarkerUpdate) (int, error)
 }
 
 // Errors a pass returns that callers branch on.
@@ -86,7 +89,9 @@ type Engine struct {
 	// was built (a restart or a reload builds a new one), so that a hold
 	// the new configuration lifts is lifted.
 	heldExamined bool
-	formLoaded   bool // the status form found by an earlier run was loaded
+	formLoaded   bool        // the status form found by an earlier run was loaded
+	cache        *stateCache // what the last pass read (see cache.go)
+	dirty        bool        // quotesync's state changed since the cache was read
 }
 
 // New returns an engine. cfg is validated; zero fields take their
@@ -160,7 +165,11 @@ type Summary struct {
 	Held           int // jobs held because their data (or the configuration) does not allow a push
 	Supplements    int // submitted jobs whose lines changed
 	Retrying       int // requests whose step failed for now
-	Duration       time.Duration
+	// Later counts the new requests left for the next pass: a backlog is
+	// worked in slices (Config.MaxNewPerPass), and no step starts once the
+	// pass has used most of its time.
+	Later    int
+	Duration time.Duration
 }
 
 // Changed reports whether the pass changed any state.

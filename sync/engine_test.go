@@ -20,9 +20,20 @@ func price(s string) decimal.NullDecimal { return decimal.NewNullDecimal(d(s)) }
 // TestWorkflow walks the whole workflow against the real parts: accept with
 // shop job numbers (found and created), draft, re-draft once per change,
 // hold a job with bad data until it is fixed, submit once, flag a change
-// after submission, and make no remote write on idle passes.
+// after submission, and make no remote write on idle passes; with the
+// sample mapping (shop_changed: idle passes read almost nothing) and
+// without shop_changed (every pass reads the rows and estimate states).
 func TestWorkflow(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	t.Run("ShopChanged", func(t *testing.T) { testWorkflow(t, true) })
+	t.Run("NoShopChanged", func(t *testing.T) { testWorkflow(t, false) })
+}
+
+func testWorkflow(t *testing.T, shopChanged bool) {
+	o := rigOptions{}
+	if !shopChanged {
+		o.shop = func(c *shopdb.Config) { c.Queries.ShopChanged = "" }
+	}
+	r := newRig(t, o)
 	ids := r.seed(sampleshop.ClaimDraft, sampleshop.ClaimFinal, sampleshop.ClaimNoLines, sampleshop.ClaimBadLine, "CLM-2001")
 	reqDraft, reqFinal, reqNoLines, reqBad, reqNew := ids[0], ids[1], ids[2], ids[3], ids[4]
 
@@ -83,8 +94,17 @@ func TestWorkflow(t *testing.T) {
 	if w := r.writes(before); len(w) != 0 || s.Changed() {
 		t.Fatalf("idle pass wrote %v (summary %+v)", w, s)
 	}
-	if got := r.db.RoundTrips() - trips; got > 2 {
-		t.Errorf("idle pass cost %d database round trips, want at most 2 (state + estimate states)", got)
+	if got, most := r.db.RoundTrips()-trips, map[bool]int64{true: 3, false: 2}[shopChanged]; got > most {
+		t.Errorf("first idle pass cost %d database round trips, want at most %d (what changed if configured, state, estimate states)", got, most)
+	}
+	// The next idle pass: with shop_changed it finds nothing changed and
+	// reads nothing else; without it reads the state and estimate states.
+	trips = r.db.RoundTrips()
+	if s = r.pass(); s.Changed() {
+		t.Fatalf("second idle pass changed state: %+v", s)
+	}
+	if got, want := r.db.RoundTrips()-trips, map[bool]int64{true: 1, false: 2}[shopChanged]; got != want {
+		t.Errorf("second idle pass cost %d database round trips, want %d", got, want)
 	}
 	if got := r.seen(qsync.EventHeld); got != 1 {
 		t.Errorf("held job logged again on an idle pass (%d lines)", got)

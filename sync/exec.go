@@ -66,6 +66,7 @@ func write(ctx context.Context, w rowWriter, ch change) (shopdb.Request, error) 
 // written reports a change that is durable: the pass's counts and phases,
 // then the observers.
 func (e *Engine) written(p *pass, saved shopdb.Request, ev Event) {
+	e.touched()
 	p.setPhase(saved.RequestID, saved.Phase)
 	if ev.Kind != "" {
 		ev.At = saved.UpdatedAt
@@ -129,8 +130,17 @@ func (e *Engine) applyRelease(ctx context.Context, cur, next shopdb.Request, ev 
 		saved, err := e.store.Update(ctx, cur, next, stored(ev))
 		return saved, ev, err
 	}
+	whole := cur
+	if whole.RequestJSON == nil {
+		// A pass reads rows without their JSON; release_job's parameters
+		// may need it.
+		var err error
+		if whole, err = e.store.Request(ctx, cur.RequestID); err != nil {
+			return shopdb.Request{}, ev, err
+		}
+	}
 	var saved shopdb.Request
-	err := e.store.InTx(ctx, newRequestOf(cur), func(ctx context.Context, tx *shopdb.Tx) error {
+	err := e.store.InTx(ctx, newRequestOf(whole), func(ctx context.Context, tx *shopdb.Tx) error {
 		released, err := tx.ReleaseJob(ctx, job, cur.JobCreated)
 		if err != nil {
 			return fmt.Errorf("release job %s: %w", job, err)

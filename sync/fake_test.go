@@ -66,3 +66,10 @@ func (fakeStore) Setting(context.Context, string) (string, bool, error) {
 	return "", false, errNotFaked
 }
 func (fakeStore) PutSetting(context.Context, string, string) error { return errNotFaked }
+func (fakeStore) HasShopChanged() bool                             { return false }
+func (fakeStore) Fingerprint(context.Context) (shopdb.Fingerprint, error) {
+	return shopdb.Fingerprint{}, errNotFaked
+}
+func (fakeStore) UpdateMarkers(context.Context, []shopdb.MarkerUpdate) (int, error) {
+	return 0, errNotFaked
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	gosync "sync"
 	"time"
 
@@ -29,6 +30,28 @@ type pass struct {
 
 	interrupted bool // the caller cancelled the pass (shutdown)
 	ctxSeen     bool // cancelled has recorded why the context ended
+
+	soft time.Time // no step starts after it: the rest waits for the next pass
+
+	fp       *shopdb.Fingerprint   // read first, when shop_changed is configured
+	cachedAt time.Time             // when the rows the pass works on were read
+	shop     jobStates             // the estimate states the pass read
+	notes    []shopdb.MarkerUpdate // markers to remember, written at once
+}
+
+// countLater counts requests left for the next pass.
+func (p *pass) countLater(n int) {
+	p.mu.Lock()
+	p.summary.Later += n
+	p.mu.Unlock()
+}
+
+// note remembers a job's marker to write with the others at the end of the
+// push stage.
+func (p *pass) note(u shopdb.MarkerUpdate) {
+	p.mu.Lock()
+	p.notes = append(p.notes, u)
+	p.mu.Unlock()
 }
 
 // count adds an event to the summary.
@@ -93,6 +116,7 @@ func (e *Engine) pass(ctx context.Context, dry bool) (*pass, error) {
 		reserves: make(map[string]bool), slots: make(chan struct{}, e.cfg.Concurrency)}
 	e.passStart.Store(time.Now().UnixNano())
 	defer e.passStart.Store(0)
+	p.soft = time.Now().Add(e.cfg.PassTimeout * 8 / 10)
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.PassTimeout)
 	defer cancel()
 	ctx, p.stop = context.WithCancelCause(ctx)
@@ -105,7 +129,7 @@ func (e *Engine) pass(ctx context.Context, dry bool) (*pass, error) {
 	if p.cancelled(ctx) {
 		return p, e.finish(p, nil)
 	}
-	rows, err := e.store.OpenRequests(ctx, e.openQuery(p.now, pending))
+	rows, err := e.readRows(ctx, p, pending)
 	switch {
 	case err != nil && dry && errors.Is(err, shopdb.ErrNoStateTables):
 		rows = nil // a fresh install: plan as if nothing were tracked
@@ -118,16 +142,42 @@ func (e *Engine) pass(ctx context.Context, dry bool) (*pass, error) {
 	for _, r := range rows {
 		p.phases[r.RequestID] = r.Phase
 	}
+	read := rows
 	if listErr == nil {
-		accepted := e.acceptAll(ctx, p, classify(p.now, pending, rows))
-		rows = append(rows, accepted...)
+		steps, later := sliceNew(classify(p.now, pending, rows), e.cfg.MaxNewPerPass)
+		p.countLater(later)
+		accepted := e.acceptAll(ctx, p, steps)
+		rows = append(slices.Clone(rows), accepted...)
 	}
 	if ctx.Err() == nil {
 		e.loadStatusForm(ctx)
 		e.pushAll(ctx, p, rows)
 	}
 	p.cancelled(ctx)
-	return p, e.finish(p, listErr)
+	err = e.finish(p, listErr)
+	e.keepCache(p, read, pending.ids(), err)
+	return p, err
+}
+
+// sliceNew keeps at most max steps that take a new request on (reserve),
+// soonest expiry first as classify sorted them; it returns how many it
+// left for a later pass. max < 0: no bound.
+func sliceNew(steps []acceptStep, max int) ([]acceptStep, int) {
+	if max < 0 {
+		return steps, 0
+	}
+	kept, later, n := steps[:0:0], 0, 0
+	for _, st := range steps {
+		if st.kind == stepReserve {
+			if n >= max {
+				later++
+				continue
+			}
+			n++
+		}
+		kept = append(kept, st)
+	}
+	return kept, later
 }
 
 // openQuery selects the rows a pass reads: every open one, the submitted
@@ -225,11 +275,17 @@ func (p *pass) acquire(ctx context.Context) bool {
 func (p *pass) release() { <-p.slots }
 
 // each runs fn for 0..n-1 with at most 2×Concurrency at once (see
-// acquire), in order of i, stopping early when ctx ends.
+// acquire), in order of i, stopping early when ctx ends, and starting
+// nothing once the pass has used most of its time (the soft deadline): what
+// is left waits for the next pass, and the pass ends well.
 func (p *pass) each(ctx context.Context, n int, fn func(ctx context.Context, i int)) {
 	sem := make(chan struct{}, 2*p.e.cfg.Concurrency)
 	var wg gosync.WaitGroup
 	for i := 0; i < n; i++ {
+		if !p.soft.IsZero() && time.Now().After(p.soft) {
+			p.countLater(n - i)
+			break
+		}
 		select {
 		case <-ctx.Done():
 			wg.Wait()

@@ -109,6 +109,9 @@ func (c *checks) database(ctx context.Context, s Settings) *shopdb.DB {
 			detail += " (" + strings.Join(q.Columns, ", ") + ")"
 		}
 		c.add(CheckOK, q.Key, "%s", detail)
+		if q.Warn != "" {
+			c.add(CheckWarn, q.Key, "%s", q.Warn)
+		}
 	}
 	return db
 }

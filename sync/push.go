@@ -27,46 +27,126 @@ func (e *Engine) examineHeld() bool {
 	return !e.heldExamined
 }
 
+// lineChunk is how many jobs' lines one LineItems statement reads: lines
+// are read, hashed and dropped chunk by chunk, so that a pass over many
+// changed jobs holds only one chunk's lines at a time.
+const lineChunk = 500
+
 // pushAll brings the remote up to date for every accepted job: a Draft
 // whenever the shop's lines changed, Submitted once the estimate is final;
 // and watches submitted jobs for changes that need a supplement. It costs
-// one JobStates round trip, plus one LineItems round trip when some job
-// changed, plus the writes.
+// the estimate states (one round trip, none when the shop did not change
+// since the last pass), plus one LineItems round trip per chunk of changed
+// jobs, plus the writes; the change markers of jobs examined with nothing
+// to push are written together at the end.
 func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
 	cands, jobs := pushCandidates(rows)
 	if len(jobs) == 0 {
 		return
 	}
-	states, badStates, err := e.store.JobStates(ctx, jobs)
+	states, badStates, err := e.readStates(ctx, p, jobs)
 	if err != nil {
 		if ctx.Err() == nil {
 			p.fail(fmt.Errorf("read estimate states: %w", err))
 		}
 		return
 	}
-	work, need := choosePush(p.now, cands, states, badStates, e.examineHeld())
-	if len(work) == 0 {
-		return
+	work, _ := choosePush(p.now, cands, states, badStates, e.examineHeld())
+	chunks := chunkWork(work)
+	// The next chunk's lines are read while this chunk's are hashed and
+	// pushed: the database and the CPU work at once, and at most two
+	// chunks' lines are in memory.
+	fetch := func(c lineWork) <-chan fetchedLines {
+		ch := make(chan fetchedLines, 1)
+		go func() {
+			lines, bad, err := e.lineItems(ctx, c.need)
+			ch <- fetchedLines{lines, bad, err}
+		}()
+		return ch
 	}
-	lines, bad, err := e.lineItems(ctx, need)
-	if err != nil {
-		if ctx.Err() == nil {
-			p.fail(fmt.Errorf("read estimate lines: %w", err))
-		}
-		return
+	var ready []*pushJob
+	var next <-chan fetchedLines
+	if len(chunks) > 0 {
+		next = fetch(chunks[0])
 	}
-	ready := make([]*pushJob, len(work))
-	p.each(ctx, len(work), func(ctx context.Context, i int) {
-		w := work[i]
-		if w.stateErr != nil {
-			e.hold(ctx, p, w.row, w.state, ReasonEstimateState, w.stateErr)
-			return
+	for i, c := range chunks {
+		f := <-next
+		if f.err != nil {
+			if ctx.Err() == nil {
+				p.fail(fmt.Errorf("read estimate lines: %w", f.err))
+			}
+			break
 		}
-		if r, ok := e.reconcileJob(ctx, p, w.row, w.state, lines[w.row.JobNumber], bad[w.row.JobNumber]); ok {
-			ready[i] = &pushJob{row: r, state: w.state}
+		if ctx.Err() != nil {
+			break
 		}
-	})
+		if i+1 < len(chunks) {
+			next = fetch(chunks[i+1])
+		}
+		got := make([]*pushJob, len(c.jobs))
+		p.each(ctx, len(c.jobs), func(ctx context.Context, i int) {
+			w := c.jobs[i]
+			if w.stateErr != nil {
+				e.hold(ctx, p, w.row, w.state, ReasonEstimateState, w.stateErr)
+				return
+			}
+			if r, ok := e.reconcileJob(ctx, p, w.row, w.state, f.lines[w.row.JobNumber], f.bad[w.row.JobNumber]); ok {
+				got[i] = &pushJob{row: r, state: w.state}
+			}
+		})
+		ready = append(ready, got...)
+	}
+	e.writeNotes(ctx, p)
 	e.submitAll(ctx, p, ready)
+}
+
+// lineWork is one chunk of the push stage: its jobs, and the job numbers
+// whose lines it reads (at most lineChunk).
+type lineWork struct {
+	jobs []pushJob
+	need []string
+}
+
+// fetchedLines is one chunk's LineItems answer.
+type fetchedLines struct {
+	lines map[string][]shopdb.Line
+	bad   map[string]error
+	err   error
+}
+
+// chunkWork splits the push work into chunks of at most lineChunk jobs
+// whose lines are read (jobs with an invalid estimate state read none).
+func chunkWork(work []pushJob) []lineWork {
+	var out []lineWork
+	for start := 0; start < len(work); {
+		end := start
+		var need []string
+		for end < len(work) && len(need) < lineChunk {
+			if work[end].stateErr == nil {
+				need = append(need, work[end].row.JobNumber)
+			}
+			end++
+		}
+		out = append(out, lineWork{jobs: work[start:end], need: need})
+		start = end
+	}
+	return out
+}
+
+// writeNotes writes the markers of the jobs examined with nothing to push,
+// in one statement per few hundred: a shop that touched ten thousand jobs
+// without changing what they would push costs a few writes, not ten
+// thousand.
+func (e *Engine) writeNotes(ctx context.Context, p *pass) {
+	if len(p.notes) == 0 || p.dry {
+		return
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
+	defer cancel()
+	if _, err := e.store.UpdateMarkers(wctx, p.notes); err != nil {
+		p.fail(fmt.Errorf("remember the change markers of %d jobs: %w", len(p.notes), err))
+	}
+	e.touched()
 }
 
 // reconcileJob makes the remote hold the job's current lines. It returns
@@ -87,11 +167,18 @@ func (e *Engine) reconcileJob(ctx context.Context, p *pass, r shopdb.Request, st
 		e.apply(ctx, p, decideSupplement(r, st))
 		return r, false
 	case jobNote:
-		if ch, ok := decideNote(r, st); ok && !p.dry {
-			saved, ok := e.apply(ctx, p, ch)
-			return saved, ok && d.final
+		ch, ok := decideNote(r, st)
+		switch {
+		case !ok || p.dry:
+			return r, d.final
+		case ch.ev.Kind == "" && !d.final:
+			// Only the marker changes and nothing follows in this pass:
+			// written with the others (writeNotes).
+			p.note(shopdb.MarkerUpdate{RequestID: r.RequestID, Version: r.Version, Marker: st.Marker})
+			return r, false
 		}
-		return r, d.final
+		saved, ok := e.apply(ctx, p, ch)
+		return saved, ok && d.final
 	case jobPush:
 		saved, ok := e.pushDraft(ctx, p, r, st, d)
 		return saved, ok && d.final

@@ -58,6 +58,9 @@ type e2eOptions struct {
 	// estimate_state take longer, so that a killed session is more often
 	// caught mid-statement.
 	SlowSQL bool
+	// NoShopChanged leaves shop.queries.shop_changed out of the mapping.
+	NoShopChanged bool
+	MaxNewPerPass int // 0 = the default
 }
 
 // e2eEnv is one isolated world for the real binary.
@@ -138,6 +141,9 @@ func (e *e2eEnv) writeConfig() {
 			"estimate_state": m.Queries.EstimateState,
 		},
 	}
+	if !e.opts.NoShopChanged {
+		shop["queries"].(map[string]any)["shop_changed"] = m.Queries.ShopChanged
+	}
 	if dbc.Password != "" {
 		shop["password_env"] = e2ePasswordEnv
 	}
@@ -155,6 +161,7 @@ func (e *e2eEnv) writeConfig() {
 		"sync": map[string]any{
 			"schedule": e.opts.Schedule, "time_zone": "UTC", "concurrency": e.opts.Concurrency,
 			"pass_timeout": "60s", "retry_backoff_min": "20ms", "retry_backoff_max": "200ms",
+			"max_new_per_pass": e.opts.MaxNewPerPass,
 		},
 		"quote": map[string]any{"rates": e2eRates},
 		"log":   map[string]any{"level": e.opts.LogLevel, "format": "json"},

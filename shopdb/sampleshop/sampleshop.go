@@ -127,7 +127,8 @@ func WorkTypes() map[string]string {
 // the bump, so numbers have no gaps); line_items leaves out soft-deleted
 // lines; estimate_state's marker changes with the estimate's status and
 // time stamp, the number of live lines and the newest line change (an edit
-// or a soft delete bumps updated_at).
+// or a soft delete bumps updated_at); shop_changed moves with any line or
+// estimate change (the updated_at indexes make its MAXes one index probe).
 func Mapping() shopdb.Config {
 	return shopdb.Config{
 		Queries: shopdb.Queries{
@@ -168,6 +169,10 @@ JOIN estimates e ON e.job_id = j.job_id
 LEFT JOIN estimate_lines l ON l.estimate_id = e.estimate_id
 WHERE j.job_no IN (:jobs)
 GROUP BY j.job_no`,
+			ShopChanged: `SELECT (SELECT COUNT(*) FROM estimate_lines) AS line_count,
+       (SELECT MAX(updated_at) FROM estimate_lines) AS lines_changed,
+       (SELECT COUNT(*) FROM estimates) AS estimate_count,
+       (SELECT MAX(updated_at) FROM estimates) AS estimates_changed`,
 		},
 		Params:    map[string]string{"registration": "vehicle.registration"},
 		WorkTypes: WorkTypes(),

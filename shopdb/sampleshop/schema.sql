@@ -60,6 +60,7 @@ CREATE TABLE estimates (
   updated_at  DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),
   PRIMARY KEY (estimate_id),
   UNIQUE KEY estimates_job (job_id),
+  KEY estimates_updated (updated_at),
   CONSTRAINT estimates_job_fk FOREIGN KEY (job_id) REFERENCES jobs (job_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
@@ -80,5 +81,8 @@ CREATE TABLE estimate_lines (
   updated_at  DATETIME(6)   NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),
   PRIMARY KEY (line_id),
   KEY estimate_lines_estimate (estimate_id, line_no),
+  -- estimate_state reads only these columns: it is answered from the index.
+  KEY estimate_lines_state (estimate_id, deleted, updated_at),
+  KEY estimate_lines_updated (updated_at),
   CONSTRAINT estimate_lines_estimate_fk FOREIGN KEY (estimate_id) REFERENCES estimates (estimate_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;

@@ -167,6 +167,7 @@ func (c *File) buildShop(s *Settings, getenv func(string) string, secrets bool) 
 			ReleaseJob:    sh.Queries.ReleaseJob,
 			LineItems:     sh.Queries.LineItems,
 			EstimateState: sh.Queries.EstimateState,
+			ShopChanged:   sh.Queries.ShopChanged,
 		},
 	}
 	return s.Daemon.Shop.Validate()
@@ -190,6 +191,7 @@ func (c *File) buildSync(s *Settings) error {
 		Schedule:        sy.Schedule,
 		Location:        loc,
 		Concurrency:     sy.Concurrency,
+		MaxNewPerPass:   sy.MaxNewPerPass,
 		PassTimeout:     sy.PassTimeout,
 		RetryBackoffMin: sy.RetryBackoffMin,
 		RetryBackoffMax: sy.RetryBackoffMax,

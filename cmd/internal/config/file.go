@@ -95,12 +95,14 @@ type QueriesSection struct {
 	ReleaseJob    []string `yaml:"release_job"`
 	LineItems     string   `yaml:"line_items"`
 	EstimateState string   `yaml:"estimate_state"`
+	ShopChanged   string   `yaml:"shop_changed"`
 }
 
 type SyncSection struct {
 	Schedule        string        `yaml:"schedule"`
 	TimeZone        string        `yaml:"time_zone"`
 	Concurrency     int           `yaml:"concurrency"`
+	MaxNewPerPass   int           `yaml:"max_new_per_pass"`
 	PassTimeout     time.Duration `yaml:"pass_timeout"`
 	RetryBackoffMin time.Duration `yaml:"retry_backoff_min"`
 	RetryBackoffMax time.Duration `yaml:"retry_backoff_max"`
