@@ -99,6 +99,11 @@ type Config struct {
 	// HTTPClient sends the requests; when nil a client with sane transport
 	// timeouts that does not follow redirects.
 	HTTPClient *http.Client
+	// IdleConns is how many idle connections the default client keeps to
+	// the service: as many as calls in flight at once (the daemon sets
+	// sync.concurrency), so that a busy pass neither opens a new
+	// connection per call nor keeps more than it uses. Default 16.
+	IdleConns int
 }
 
 // CallInfo describes one attempt of one call, for Config.Observe.
@@ -152,7 +157,7 @@ func New(cfg Config, tokens TokenSource) (*Client, error) {
 		jitter:  rand.Int64N,
 	}
 	if c.http == nil {
-		c.http = defaultHTTPClient()
+		c.http = defaultHTTPClient(cfg.IdleConns)
 	}
 	return c, nil
 }
@@ -234,12 +239,16 @@ func firstNegative(cfg Config) string {
 }
 
 // defaultHTTPClient is http.DefaultTransport's clone (dial 30s, TLS
-// handshake 10s, idle connections 90s, proxy from the environment) in a
+// handshake 10s, idle connections 90s and at most idle of them, proxy from the environment) in a
 // client that returns redirects instead of following them: an API call that
 // is redirected is misconfigured, and following would resend the token.
-func defaultHTTPClient() *http.Client {
+func defaultHTTPClient(idle int) *http.Client {
+	if idle <= 0 {
+		idle = 16
+	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = 16
+	t.MaxIdleConns = idle
+	t.MaxIdleConnsPerHost = idle
 	return &http.Client{
 		Transport: t,
 		CheckRedirect: func(*http.Request, []*http.Request) error {

@@ -68,6 +68,12 @@ func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
 		return nil, errors.Join(err, d.Close())
 	}
 	rc := s.Remote
+	if rc.IdleConns == 0 {
+		rc.IdleConns = s.Sync.Concurrency
+		if rc.IdleConns == 0 {
+			rc.IdleConns = DefaultConcurrency
+		}
+	}
 	if o.ObserveCall != nil {
 		rc.Observe = o.ObserveCall
 	}
