@@ -3,7 +3,6 @@ package sync
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
 	"sort"
 	"strconv"
 
@@ -48,8 +47,7 @@ func (e *Engine) buildQuote(job string, lines []shopdb.Line) remote.Quote {
 // exact form (95.5000 and 95.5 are the same amount). Two quotes hash alike
 // exactly when pushing one over the other changes nothing.
 func hashQuote(q remote.Quote) string {
-	h := sha256.New()
-	w := canonWriter{w: h}
+	w := &canonWriter{buf: make([]byte, 0, 256+160*len(q.Items))}
 	w.str(q.Type)
 	w.str(q.Status)
 	w.str(q.ReferenceID)
@@ -97,19 +95,76 @@ func hashQuote(q remote.Quote) string {
 		w.str(k)
 		w.str(string(q.Extra[k]))
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	sum := sha256.Sum256(w.buf)
+	return hex.EncodeToString(sum[:])
 }
 
-// canonWriter writes length-prefixed fields, so that no two different
-// quotes produce the same byte stream.
-type canonWriter struct{ w io.Writer }
+// canonWriter appends length-prefixed fields to one buffer (hashed at
+// once), so that no two different quotes produce the same byte stream.
+// The stream is what pushed hashes stored by earlier versions were made
+// of: changing it would re-push every Draft once.
+type canonWriter struct{ buf []byte }
 
-func (c canonWriter) str(s string) {
-	_, _ = io.WriteString(c.w, strconv.Itoa(len(s)))
-	_, _ = io.WriteString(c.w, ":")
-	_, _ = io.WriteString(c.w, s)
+func (c *canonWriter) str(s string) {
+	c.buf = strconv.AppendInt(c.buf, int64(len(s)), 10)
+	c.buf = append(c.buf, ':')
+	c.buf = append(c.buf, s...)
 }
 
-func (c canonWriter) int(n int) { c.str(strconv.Itoa(n)) }
+func (c *canonWriter) int(n int) {
+	var tmp [20]byte
+	c.bytes(strconv.AppendInt(tmp[:0], int64(n), 10))
+}
 
-func (c canonWriter) dec(d decimal.Decimal) { c.str(d.String()) }
+func (c *canonWriter) bytes(b []byte) {
+	c.buf = strconv.AppendInt(c.buf, int64(len(b)), 10)
+	c.buf = append(c.buf, ':')
+	c.buf = append(c.buf, b...)
+}
+
+func (c *canonWriter) dec(d decimal.Decimal) {
+	var tmp [48]byte
+	c.bytes(appendDecimal(tmp[:0], d))
+}
+
+// appendDecimal appends d.String() to b: the same bytes, without the
+// allocations of math/big for the amounts a quote holds (at most 18
+// digits and no positive exponent); anything else goes through String.
+func appendDecimal(b []byte, d decimal.Decimal) []byte {
+	exp := d.Exponent()
+	if exp > 0 || exp < -30 || !decimal.TrimTrailingZeros || decimal.UseScientificNotation || d.NumDigits() > 18 {
+		return append(b, d.String()...)
+	}
+	coef := d.CoefficientInt64()
+	if exp == 0 {
+		return strconv.AppendInt(b, coef, 10)
+	}
+	if coef < 0 {
+		b = append(b, '-')
+		coef = -coef
+	}
+	var digits [20]byte
+	str := strconv.AppendUint(digits[:0], uint64(coef), 10)
+	frac := int(-exp)
+	var intPart, fracPart []byte
+	lead := 0
+	if len(str) > frac {
+		intPart, fracPart = str[:len(str)-frac], str[len(str)-frac:]
+	} else {
+		intPart, fracPart, lead = []byte{'0'}, str, frac-len(str)
+	}
+	i := len(fracPart) - 1
+	for i >= 0 && fracPart[i] == '0' {
+		i--
+	}
+	fracPart = fracPart[:i+1]
+	b = append(b, intPart...)
+	if len(fracPart) == 0 {
+		return b
+	}
+	b = append(b, '.')
+	for range lead {
+		b = append(b, '0')
+	}
+	return append(b, fracPart...)
+}

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -164,5 +165,32 @@ func TestBoundText(t *testing.T) {
 	}
 	if got := boundText("short", 80); got != "short" {
 		t.Errorf("boundText(short) = %q", got)
+	}
+}
+
+// TestAppendDecimalIsString: the hash's fast decimal form is exactly
+// decimal's String, for every amount shape (so that stored hashes stay
+// valid): signs, zeros, trailing zeros, leading fraction zeros, large
+// coefficients and positive exponents (which take String's path).
+func TestAppendDecimalIsString(t *testing.T) {
+	vals := []string{"0", "0.000", "-0.5", "95.5000", "95.5", "100", "1e3", "-1e2", "0.0001", "-0.0100",
+		"123456789012345678", "1234567890123456789", "-999999999999999999.99", "12.3456", "0.000000000000000000001",
+		"-9223372036854775808", "9223372036854775807", "1.10", "-10.0"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		c := rng.Int64N(2_000_000_000_000) - 1_000_000_000_000
+		vals = append(vals, decimal.New(c, int32(rng.IntN(24)-20)).String())
+		vals = append(vals, decimal.New(c, -int32(rng.IntN(8))).StringFixed(int32(rng.IntN(6))))
+	}
+	for _, v := range vals {
+		d, err := decimal.NewFromString(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range []decimal.Decimal{d, decimal.New(d.CoefficientInt64(), d.Exponent())} {
+			if got, want := string(appendDecimal(nil, x)), x.String(); got != want {
+				t.Fatalf("appendDecimal(%s, exp %d) = %q, want %q", v, x.Exponent(), got, want)
+			}
+		}
 	}
 }
