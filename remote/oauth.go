@@ -27,7 +27,11 @@ const DefaultTokenTimeout = 30 * time.Second
 type ClientCredentialsConfig struct {
 	TokenURL     string // the token endpoint; required
 	ClientID     string // required
-	ClientSecret string // required; never printed
+	ClientSecret string // required unless SecretFunc is set; never printed
+	// SecretFunc, when set, gives the client secret at every fetch (a
+	// secret file fixed on disk after a refusal is used at the next
+	// attempt, without a restart); ClientSecret is then ignored.
+	SecretFunc func() (string, error)
 	Scopes       []string
 	// EndpointParams are extra form values sent to the token endpoint
 	// (e.g. "audience").
@@ -51,23 +55,12 @@ type ClientCredentialsConfig struct {
 // (4xx: a wrong client id or secret) is permanent; a network error, 408,
 // 429 or 5xx from the endpoint matches ErrTemporary.
 func ClientCredentials(cfg ClientCredentialsConfig) TokenSource {
-	return &ccToken{
-		cfg: cfg,
-		conf: &clientcredentials.Config{
-			ClientID:       cfg.ClientID,
-			ClientSecret:   cfg.ClientSecret,
-			TokenURL:       cfg.TokenURL,
-			Scopes:         cfg.Scopes,
-			EndpointParams: cfg.EndpointParams,
-		},
-		now: time.Now,
-	}
+	return &ccToken{cfg: cfg, now: time.Now}
 }
 
 type ccToken struct {
-	cfg  ClientCredentialsConfig
-	conf *clientcredentials.Config
-	now  func() time.Time
+	cfg ClientCredentialsConfig
+	now func() time.Time
 
 	mu        sync.Mutex
 	token     string
@@ -80,20 +73,31 @@ func (s *ccToken) Token(ctx context.Context) (string, error) {
 	if s.token != "" && (s.refreshAt.IsZero() || s.now().Before(s.refreshAt)) {
 		return s.token, nil
 	}
+	secret := s.cfg.ClientSecret
+	if s.cfg.SecretFunc != nil {
+		v, err := s.cfg.SecretFunc()
+		if err != nil {
+			return "", fmt.Errorf("fetch oauth2 token: %w", err)
+		}
+		secret = v
+	}
 	for _, f := range []struct{ name, v string }{
-		{"TokenURL", s.cfg.TokenURL}, {"ClientID", s.cfg.ClientID}, {"ClientSecret", s.cfg.ClientSecret},
+		{"TokenURL", s.cfg.TokenURL}, {"ClientID", s.cfg.ClientID}, {"ClientSecret", secret},
 	} {
 		if f.v == "" {
 			return "", fmt.Errorf("fetch oauth2 token: %s: required", f.name)
 		}
 	}
-	hc := s.cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Timeout: DefaultTokenTimeout}
+	conf := &clientcredentials.Config{
+		ClientID:       s.cfg.ClientID,
+		ClientSecret:   secret,
+		TokenURL:       s.cfg.TokenURL,
+		Scopes:         s.cfg.Scopes,
+		EndpointParams: s.cfg.EndpointParams,
 	}
-	tok, err := s.conf.Token(context.WithValue(ctx, oauth2.HTTPClient, hc))
+	tok, err := conf.Token(context.WithValue(ctx, oauth2.HTTPClient, noRedirects(s.cfg.HTTPClient)))
 	if err != nil {
-		return "", s.fetchError(ctx, err)
+		return "", s.fetchError(ctx, err, secret)
 	}
 	if tok.AccessToken == "" {
 		return "", errors.New("fetch oauth2 token: the endpoint returned no access_token")
@@ -112,6 +116,30 @@ func (s *ccToken) Invalidate() {
 	s.mu.Unlock()
 }
 
+// errTokenRedirect is a redirect of the token request, refused.
+type errTokenRedirect struct{ location string }
+
+func (e *errTokenRedirect) Error() string {
+	return fmt.Sprintf("the token endpoint redirected to %s; quotesync does not follow redirects on the token request, "+
+		"which would send the client secret there: set remote.token.oauth2.token_url to the endpoint's own URL", e.location)
+}
+
+// noRedirects returns hc (a client with a DefaultTokenTimeout timeout when
+// nil), made to refuse every redirect: following one would send the client
+// secret (form and Basic header) to wherever the Location points, and use
+// whatever token comes back.
+func noRedirects(hc *http.Client) *http.Client {
+	c := &http.Client{Timeout: DefaultTokenTimeout}
+	if hc != nil {
+		c2 := *hc
+		c = &c2
+	}
+	c.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
+		return &errTokenRedirect{location: req.URL.Redacted()}
+	}
+	return c
+}
+
 // cmpOrDuration returns d, or def when d is not positive.
 func cmpOrDuration(d, def time.Duration) time.Duration {
 	if d <= 0 {
@@ -123,7 +151,11 @@ func cmpOrDuration(d, def time.Duration) time.Duration {
 // fetchError rewrites an error of the oauth2 library so that it names what
 // happened without the secret (the endpoint's body may echo the request),
 // and classifies it.
-func (s *ccToken) fetchError(ctx context.Context, err error) error {
+func (s *ccToken) fetchError(ctx context.Context, err error, secret string) error {
+	var redir *errTokenRedirect
+	if errors.As(err, &redir) {
+		return &tokenError{msg: s.redact(redir.Error(), secret), class: ErrUnauthorized}
+	}
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
 		status := 0
@@ -144,9 +176,9 @@ func (s *ccToken) fetchError(ctx context.Context, err error) error {
 		if classOfStatus(status) == ClassTemporary {
 			class = ErrTemporary
 		}
-		return &tokenError{msg: s.redact(msg), class: class}
+		return &tokenError{msg: s.redact(msg, secret), class: class}
 	}
-	te := &tokenError{msg: s.redact(unwrapURLError(err).Error()), class: ErrTemporary}
+	te := &tokenError{msg: s.redact(unwrapURLError(err).Error(), secret), class: ErrTemporary}
 	if ctx.Err() != nil {
 		te.ctxErr = ctx.Err()
 	}
@@ -155,8 +187,7 @@ func (s *ccToken) fetchError(ctx context.Context, err error) error {
 
 // redact removes the client secret, in every form the request carried it,
 // from msg.
-func (s *ccToken) redact(msg string) string {
-	secret := s.cfg.ClientSecret
+func (s *ccToken) redact(msg, secret string) string {
 	if len(secret) < minRedactLen {
 		return msg
 	}

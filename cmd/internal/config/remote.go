@@ -250,10 +250,18 @@ func buildToken(t TokenSection, getenv func(string) string, secrets bool) (remot
 	for k, v := range o.EndpointParams {
 		params.Set(k, v)
 	}
-	return remote.ClientCredentials(remote.ClientCredentialsConfig{
+	cc := remote.ClientCredentialsConfig{
 		TokenURL: o.TokenURL, ClientID: o.ClientID, ClientSecret: secret,
 		Scopes: o.Scopes, EndpointParams: params, ExpiryLeeway: o.ExpiryLeeway,
-	}), from, nil
+	}
+	if o.ClientSecretFile != "" {
+		// Read at every token fetch: a secret fixed on disk after a
+		// refusal is used at the next attempt, without a reload.
+		cc.SecretFunc = func() (string, error) {
+			return readSecret("remote.token.oauth2.client_secret", o.ClientSecretFile, "", getenv, false)
+		}
+	}
+	return remote.ClientCredentials(cc), from, nil
 }
 
 // envToken reads the token from an environment variable (through Build's
