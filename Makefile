@@ -42,7 +42,7 @@ demo:
 # The benchmarks whose figures README.md quotes (a few minutes: the idle
 # pass benchmark builds 10,000 jobs first).
 bench:
-	@dsn=$$(bash .ci/mariadb) && QUOTESYNC_TEST_DSN="$$dsn" $(GO) test -run '^$$' -bench . -benchtime 3x -timeout 30m ./sync/ ./shopdb/
+	@dsn=$$(bash .ci/mariadb) && QUOTESYNC_TEST_DSN="$$dsn" $(GO) test -run '^$$' -bench . -benchtime 5x -timeout 30m ./sync/ ./shopdb/ ./cmd/quotesync/
 
 soak:
 	@bash .ci/tools

@@ -8,12 +8,16 @@ package sync_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"net/http/httptest"
+	"runtime"
+	"runtime/metrics"
 	"sort"
 	"strconv"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,6 +39,7 @@ type benchWorld struct {
 	db     *shopdb.DB
 	emu    *emulator.Emulator
 	engine *qsync.Engine
+	client *remote.Client
 	prof   *benchProfile
 }
 
@@ -61,8 +66,9 @@ func newBenchWorld(b *testing.B, concurrency int) *benchWorld {
 	if err != nil {
 		b.Fatal(err)
 	}
+	w.client = client
 	w.prof = newBenchProfile()
-	w.engine, err = qsync.New(qsync.Config{Concurrency: concurrency, PassTimeout: time.Hour},
+	w.engine, err = qsync.New(qsync.Config{Concurrency: concurrency, PassTimeout: time.Hour, MaxNewPerPass: -1},
 		timedRemote{client, w.prof}, timedStore{w.db, w.prof}, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
@@ -119,8 +125,26 @@ func sumCalls(m map[string]int) int {
 }
 
 // BenchmarkIdlePass10k measures a scheduled pass with nothing to do over
-// 10,000 tracked jobs of 30 lines each, all drafted and unchanged: one lock
-// check plus one pass. Targets: 1 remote call, at most 3 round trips.
+// 10,000 tracked jobs of 30 lines each, all drafted and unchanged, in
+// each way a mapping can let quotesync tell that nothing changed:
+//
+//   - shop-changed: the sample mapping (shop_changed and a marker); one
+//     round trip, nothing else read. Target ≤ 50 ms (floor: shop_changed).
+//   - marker: estimate_state with a marker, no shop_changed; the rows and
+//     every job's state are read. Target ≤ 50 ms over its floor's
+//     estimate_state time (floor: estimate_state over every job).
+//   - no-marker: estimate_state without a marker; every job's lines are
+//     read and hashed. Target ≤ 0.5 s (floor: line_items over every job).
+//   - marker-moved: every estimate's time stamp moved, content unchanged:
+//     the lines are read and hashed, the new markers written in batches.
+//
+// Each reports ms/op, db-roundtrips/op, remote-calls/op and pass-heap-MiB
+// (the most live heap seen during the pass, sampled every millisecond,
+// above the live heap at its start: the emulator's and the test's own
+// data, in the same process, are left out; BenchmarkOnceIdle10k in
+// cmd/quotesync measures a whole process's peak RSS); each floor-* case
+// is the one raw SELECT a perfect implementation of that case needs, run
+// on the same connection pool, so the ratio stands on a noisy machine.
 func BenchmarkIdlePass10k(b *testing.B) {
 	const jobs, lines = 10000, 30
 	w := newBenchWorld(b, 32)
@@ -134,42 +158,172 @@ func BenchmarkIdlePass10k(b *testing.B) {
 		b.Fatalf("after the setup pass: phases %v, want %d drafted", got, jobs)
 	}
 	b.Logf("setup: %d jobs accepted and drafted in %s", jobs, time.Since(start).Round(time.Millisecond))
-	lock, err := w.db.AcquireLock(ctx)
-	if err != nil {
+	allJobs := w.jobs(b)
+
+	mapping := w.d.Config()
+	noShopChanged := func(c *shopdb.Config) { c.Queries.ShopChanged = "" }
+	noMarker := func(c *shopdb.Config) {
+		noShopChanged(c)
+		c.Queries.EstimateState = `SELECT j.job_no AS job, MAX(CASE WHEN e.status = 'FINAL' THEN 1 ELSE 0 END) AS final
+FROM jobs j JOIN estimates e ON e.job_id = j.job_id WHERE j.job_no IN (:jobs) GROUP BY j.job_no`
+	}
+	cases := []struct {
+		name  string
+		edit  func(*shopdb.Config)
+		touch bool // move every estimate's marker before each pass
+	}{
+		{"shop-changed", func(*shopdb.Config) {}, false},
+		{"marker", noShopChanged, false},
+		{"no-marker", noMarker, false},
+		{"marker-moved", noShopChanged, true},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			cfg := w.d.Config()
+			cfg.LockHeartbeat, cfg.LockSessionTimeout, cfg.MaxOpenConns = 10*time.Minute, 30*time.Minute, 36
+			tc.edit(&cfg)
+			db := w.d.Open(b, cfg)
+			engine, err := qsync.New(qsync.Config{Concurrency: 32, PassTimeout: time.Hour, MaxNewPerPass: -1},
+				timedRemote{w.client, w.prof}, timedStore{db, w.prof}, zap.NewNop())
+			if err != nil {
+				b.Fatal(err)
+			}
+			// Warm up: the first pass of an engine reads everything and
+			// may store markers in this mapping's form.
+			for range 2 {
+				if _, err := engine.Pass(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var n, calls, writes int
+			var trips int64
+			var wall time.Duration
+			var peak uint64
+			for b.Loop() {
+				if tc.touch {
+					b.StopTimer()
+					if _, err := w.d.SQL.Exec("UPDATE estimates SET updated_at = NOW(6)"); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				w.prof.reset()
+				b.StopTimer()
+				stop := sampleHeap()
+				b.StartTimer()
+				c0, t0, s0 := w.emu.Calls(), db.RoundTrips(), time.Now()
+				sum, err := engine.Pass(ctx)
+				wall += time.Since(s0)
+				peak = max(peak, stop())
+				if err != nil {
+					b.Fatal(err)
+				}
+				trips += db.RoundTrips() - t0
+				c1 := w.emu.Calls()
+				calls += sumCalls(c1) - sumCalls(c0)
+				writes += sumCalls(c1) - c1[emulator.RouteListRequests] - (sumCalls(c0) - c0[emulator.RouteListRequests])
+				if sum.Tracked != jobs || sum.Changed() || sum.Retrying != 0 {
+					b.Fatalf("idle pass changed something or missed jobs: %+v", sum)
+				}
+				n++
+			}
+			if writes != 0 {
+				b.Errorf("idle passes made %d remote writes, want 0", writes)
+			}
+			b.Logf("last pass: %s", w.prof.report(time.Time{}, 1))
+			b.ReportMetric(float64(calls)/float64(n), "remote-calls/op")
+			b.ReportMetric(float64(trips)/float64(n), "db-roundtrips/op")
+			b.ReportMetric(float64(wall.Microseconds())/1000/float64(n), "ms/op")
+			b.ReportMetric(float64(peak)/(1<<20), "pass-heap-MiB")
+		})
+	}
+
+	// The floors: the one statement each case needs, raw.
+	in := "'" + strings.Join(allJobs, "','") + "'"
+	floors := []struct{ name, query string }{
+		{"floor-shop-changed", mapping.Queries.ShopChanged},
+		{"floor-estimate-state", strings.ReplaceAll(mapping.Queries.EstimateState, ":jobs", in)},
+		{"floor-line-items", strings.ReplaceAll(mapping.Queries.LineItems, ":jobs", in)},
+	}
+	for _, f := range floors {
+		b.Run(f.name, func(b *testing.B) {
+			var wall time.Duration
+			n := 0
+			for b.Loop() {
+				s0 := time.Now()
+				rows, err := w.d.SQL.Query(f.query)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cols, _ := rows.Columns()
+				vals := make([]sql.RawBytes, len(cols))
+				ptrs := make([]any, len(cols))
+				for i := range vals {
+					ptrs[i] = &vals[i]
+				}
+				for rows.Next() {
+					if err := rows.Scan(ptrs...); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := rows.Close(); err != nil {
+					b.Fatal(err)
+				}
+				wall += time.Since(s0)
+				n++
+			}
+			b.ReportMetric(float64(wall.Microseconds())/1000/float64(n), "ms/op")
+			b.ReportMetric(1, "db-roundtrips/op")
+		})
+	}
+}
+
+// jobs returns every job number quotesync tracks.
+func (w *benchWorld) jobs(b *testing.B) []string {
+	b.Helper()
+	var out []string
+	if err := w.d.SQL.Select(&out, "SELECT job_number FROM quotesync_requests WHERE job_number IS NOT NULL"); err != nil {
 		b.Fatal(err)
 	}
-	defer lock.Release()
+	return out
+}
 
-	var n, calls, writes int
-	var trips int64
-	var wall time.Duration
-	for b.Loop() {
-		w.prof.reset()
-		c0, t0, s0 := w.emu.Calls(), w.db.RoundTrips(), time.Now()
-		if err := lock.Check(ctx); err != nil {
-			b.Fatal(err)
+// sampleHeap samples the live heap every millisecond until the returned
+// function is called, which returns the most seen above the heap at the
+// start (after a GC).
+func sampleHeap() func() uint64 {
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(sample)
+	base := sample[0].Value.Uint64()
+	var peak atomic.Uint64
+	read := func() {
+		metrics.Read(sample)
+		if v := sample[0].Value.Uint64(); v > peak.Load() {
+			peak.Store(v)
 		}
-		sum, err := w.engine.Pass(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		wall += time.Since(s0)
-		trips += w.db.RoundTrips() - t0
-		c1 := w.emu.Calls()
-		calls += sumCalls(c1) - sumCalls(c0)
-		writes += sumCalls(c1) - c1[emulator.RouteListRequests] - (sumCalls(c0) - c0[emulator.RouteListRequests])
-		if sum.Changed() || sum.Tracked != jobs {
-			b.Fatalf("idle pass changed something or missed jobs: %+v", sum)
-		}
-		n++
 	}
-	if writes != 0 {
-		b.Errorf("idle passes made %d remote writes, want 0", writes)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			read()
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-finished
+		read()
+		return peak.Load() - min(base, peak.Load())
 	}
-	b.Logf("last idle pass: %s", w.prof.report(time.Time{}, 1))
-	b.ReportMetric(float64(calls)/float64(n), "remote-calls/op")
-	b.ReportMetric(float64(trips)/float64(n), "db-roundtrips/op")
-	b.ReportMetric(float64(wall.Microseconds())/1000/float64(n), "ms/op")
 }
 
 // BenchmarkAcceptDraft1000 measures how fast 1,000 new pending requests

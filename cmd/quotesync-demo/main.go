@@ -21,7 +21,7 @@
 // item), and 1 otherwise, saying what did not converge.
 //
 // The embedded server is a stand-in, not MariaDB: it serialises sessions
-// (see serialize.go) and is no place for performance figures. FINDINGS.md
+// (see serialize.go) and is no place for performance figures. EMBEDDED-SERVER.md
 // says what it can and cannot do; README.md says what the demo shows.
 //
 // The demo lives in its own binary so that the production binary,

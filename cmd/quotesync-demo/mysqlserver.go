@@ -193,7 +193,7 @@ func quietLogrus(w io.Writer) {
 
 // serveMySQL starts the embedded server with the sample shop loaded,
 // prints its DSN and serves until ctx ends (Ctrl-C): for looking around
-// with a MySQL client, or running shopdb's tests against it (FINDINGS.md).
+// with a MySQL client, or running shopdb's tests against it (EMBEDDED-SERVER.md).
 func serveMySQL(ctx context.Context, addr string, stdout, stderr io.Writer) int {
 	dsn, stop, err := startMySQL(mysqlConfig{Addr: addr})
 	if err != nil {

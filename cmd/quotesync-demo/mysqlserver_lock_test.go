@@ -88,7 +88,7 @@ func TestMySQLUserLocks(t *testing.T) {
 		}
 		// QuirkNoDoStatement: GMS does not parse DO; use SELECT.
 		if _, err := c.ExecContext(ctx, `DO RELEASE_LOCK('tx')`); err == nil {
-			t.Error("DO RELEASE_LOCK worked; GMS used to refuse DO (syntax error), update FINDINGS.md")
+			t.Error("DO RELEASE_LOCK worked; GMS used to refuse DO (syntax error), update EMBEDDED-SERVER.md")
 		}
 		if got := getInt(t, c, `SELECT RELEASE_LOCK('tx')`); got != 1 {
 			t.Errorf("RELEASE_LOCK = %d, want 1", got)

@@ -13,7 +13,7 @@ import (
 // with overlapping sessions when nothing serialises them (LockWaitTimeout <
 // 0): the reasons turnHandler exists. Each interleaving is driven step by
 // step, so the outcome is deterministic. If one of these starts to behave
-// like MySQL after an upgrade, update FINDINGS.md (and maybe drop
+// like MySQL after an upgrade, update EMBEDDED-SERVER.md (and maybe drop
 // turnHandler).
 func TestRawGMSConcurrency(t *testing.T) {
 	db, _ := mustShop(t, mysqlConfig{LockWaitTimeout: -1})

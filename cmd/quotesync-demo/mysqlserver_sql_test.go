@@ -89,11 +89,11 @@ func testWrites(t *testing.T, db *sqlx.DB) {
 		// 'jobs.uq_jobs_claim'" (MariaDB: "… for key 'uq_jobs_claim'"); GMS
 		// names the value but not the key.
 		if got, want := me.Message, "duplicate unique key given: [C-1]"; got != want {
-			t.Errorf("message %q, want %q (GMS wording; update FINDINGS.md if it changed)", got, want)
+			t.Errorf("message %q, want %q (GMS wording; update EMBEDDED-SERVER.md if it changed)", got, want)
 		}
 		// QuirkSQLState: MySQL and MariaDB send SQLSTATE 23000 with 1062.
 		if got := string(me.SQLState[:]); got != "HY000" {
-			t.Errorf("SQLSTATE %q; GMS used to send HY000, update FINDINGS.md", got)
+			t.Errorf("SQLSTATE %q; GMS used to send HY000, update EMBEDDED-SERVER.md", got)
 		}
 		_, err = db.Exec(`INSERT INTO counters (name, next_val) VALUES ('job', 1)`)
 		if got, want := mysqlErr(t, err).Message, "duplicate primary key given: [job]"; got != want {
@@ -123,7 +123,7 @@ func testWrites(t *testing.T, db *sqlx.DB) {
 			// QuirkResultLastInsertID: MySQL also returns the value in the OK
 			// packet (Result.LastInsertId() == want); GMS returns 0.
 			if id, _ := res.LastInsertId(); id != 0 {
-				t.Errorf("Result.LastInsertId() = %d; GMS used to return 0, update FINDINGS.md", id)
+				t.Errorf("Result.LastInsertId() = %d; GMS used to return 0, update EMBEDDED-SERVER.md", id)
 			}
 		}
 	})
@@ -244,7 +244,7 @@ func testReads(t *testing.T, db *sqlx.DB) {
 		for _, q := range []string{`SELECT MAX(id) FROM empty_t`, `SELECT MAX(id) FROM empty_t FOR UPDATE`, `SELECT COALESCE(MIN(id), 0) FROM empty_t`} {
 			var v sql.NullInt64
 			if err := db.QueryRow(q).Scan(&v); !errors.Is(err, sql.ErrNoRows) {
-				t.Errorf("%s: err %v, want sql.ErrNoRows (GMS quirk; update FINDINGS.md if fixed)", q, err)
+				t.Errorf("%s: err %v, want sql.ErrNoRows (GMS quirk; update EMBEDDED-SERVER.md if fixed)", q, err)
 			}
 		}
 		// Workarounds that give MySQL's answer on both: a scalar subquery,

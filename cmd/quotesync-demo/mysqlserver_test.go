@@ -17,7 +17,7 @@ import (
 // connections, every SQL feature quotesync's shop layer uses, against the
 // embedded go-mysql-server. Where GMS deviates from MySQL/MariaDB the test
 // pins the deviation (subtests named Quirk…) so that an upgrade that changes
-// it fails here and FINDINGS.md gets updated.
+// it fails here and EMBEDDED-SERVER.md gets updated.
 
 // shopSchema is a small shop schema in the shape of the real ones.
 var shopSchema = []string{

@@ -95,7 +95,7 @@ func TestMySQLTransactions(t *testing.T) {
 			t.Fatal(err)
 		}
 		if id, _ := res.LastInsertId(); id != 1 {
-			t.Errorf("id after rolled-back insert: %d; GMS used to reuse 1, update FINDINGS.md", id)
+			t.Errorf("id after rolled-back insert: %d; GMS used to reuse 1, update EMBEDDED-SERVER.md", id)
 		}
 	})
 
