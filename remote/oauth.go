@@ -32,7 +32,7 @@ type ClientCredentialsConfig struct {
 	// secret file fixed on disk after a refusal is used at the next
 	// attempt, without a restart); ClientSecret is then ignored.
 	SecretFunc func() (string, error)
-	Scopes       []string
+	Scopes     []string
 	// EndpointParams are extra form values sent to the token endpoint
 	// (e.g. "audience").
 	EndpointParams url.Values
