@@ -66,9 +66,30 @@ func newLogger(level zap.AtomicLevel, format string, w io.Writer) *zap.Logger {
 	return zap.New(zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), level))
 }
 
+// wantsHelp reports whether args ask for help (-h, -help, --help) before
+// any "--".
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
 // parseFlags parses a verb's flags; it returns the exit code to use when
-// the verb should stop (help asked for, or bad flags).
-func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
+// the verb should stop (help asked for, or bad flags). Help asked for goes
+// to standard output (it is the answer, and pipes into a pager); a flag
+// error and the usage that follows it go to standard error.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (int, bool) {
+	if wantsHelp(args) {
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return exitOK, false
+	}
 	fs.SetOutput(stderr)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -86,8 +86,8 @@ func (c *checklist) code() int {
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	path := fs.String("config", config.DefaultPath, "configuration `file`")
-	fs.Usage = func() { fmt.Fprint(stderr, checkHelp); fs.PrintDefaults() }
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	fs.Usage = func() { fmt.Fprint(fs.Output(), checkHelp); fs.PrintDefaults() }
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	cl := &checklist{}

@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// TestVerbHelp: every verb's --help exits 0 and shows an example and the
-// exit codes; so does the top-level help.
+// TestVerbHelp: every verb's --help (and -h) exits 0 and shows an example
+// and the exit codes on standard output, with nothing on standard error;
+// so does the top-level help.
 func TestVerbHelp(t *testing.T) {
 	bin := quotesyncBinary(t)
 	names := make([]string, 0, len(verbs))
@@ -24,9 +25,16 @@ func TestVerbHelp(t *testing.T) {
 				args = []string{name, "--help"}
 			}
 			r := cliRun(t, os.Environ(), bin, args...)
-			out := r.Stdout + r.Stderr
+			out := r.Stdout
 			if r.Code != exitOK {
 				t.Fatalf("quotesync %s --help: %s", name, r)
+			}
+			if r.Stderr != "" {
+				t.Errorf("quotesync %s --help wrote to standard error (help asked for goes to standard output):\n%s", name, r.Stderr)
+			}
+			short := append(args[:len(args)-1:len(args)-1], "-h")
+			if h := cliRun(t, os.Environ(), bin, short...); h.Code != exitOK || h.Stdout != r.Stdout {
+				t.Errorf("quotesync %s -h: exit %d, want the same help as --help on standard output", name, h.Code)
 			}
 			if !strings.Contains(out, "Example:") || !strings.Contains(out, "quotesync "+name) {
 				t.Errorf("quotesync %s --help shows no example:\n%s", name, out)
@@ -35,6 +43,15 @@ func TestVerbHelp(t *testing.T) {
 				t.Errorf("quotesync %s --help does not document the exit status:\n%s", name, out)
 			}
 		})
+	}
+}
+
+// TestVersionFlag: --version is the version verb.
+func TestVersionFlag(t *testing.T) {
+	bin := quotesyncBinary(t)
+	a, b := cliRun(t, os.Environ(), bin, "--version"), cliRun(t, os.Environ(), bin, "version")
+	if a.Code != exitOK || a.Stdout != b.Stdout || !strings.HasPrefix(a.Stdout, "quotesync ") {
+		t.Errorf("quotesync --version: %s; want exit 0 and the output of quotesync version (%q)", a, b.Stdout)
 	}
 }
 

@@ -52,9 +52,8 @@ type emulatorFlags struct {
 func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var f emulatorFlags
 	fs := flag.NewFlagSet("emulator", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, emulatorUsage)
+		fmt.Fprint(fs.Output(), emulatorUsage)
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&f.listen, "listen", defaultEmulatorListen, "`address` to listen on (host:port; port 0 picks a free one)")
@@ -64,11 +63,8 @@ func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs.StringVar(&f.state, "state", "", "JSON `file` the state is loaded from and saved to after every change")
 	fs.Uint64Var(&f.seed, "seed", 0, "random seed for --seed-requests and fault probabilities (0: from the clock)")
 	fs.BoolVar(&f.allowRemoteAdmin, "allow-remote-admin", false, "let non-loopback clients use the unauthenticated admin API")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "quotesync emulator: unexpected argument %q\n", fs.Arg(0))

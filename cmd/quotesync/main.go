@@ -45,12 +45,15 @@ func main() {
 }
 
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stderr)
-		if len(args) == 0 {
-			return exitUsage
-		}
+	switch {
+	case len(args) == 0:
+		usage(stderr) // not asked for: a mistake, so standard error and exit 2
+		return exitUsage
+	case args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help":
+		usage(stdout)
 		return exitOK
+	case args[0] == "--version" || args[0] == "-version":
+		return runVersion(ctx, args[1:], stdout, stderr)
 	}
 	v, ok := verbs[args[0]]
 	if !ok {
@@ -71,7 +74,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", name, verbs[name].summary)
 	}
 	fmt.Fprintf(w, "\nEvery command that reads the configuration takes --config FILE (default %s).\n", defaultConfigPath)
-	fmt.Fprintf(w, "Run 'quotesync <command> --help' for the flags of one command.\n\n")
+	fmt.Fprintf(w, "Run 'quotesync <command> --help' for the flags of one command; --version prints the version.\n\n")
 	fmt.Fprintf(w, "Exit status: 0 success, 1 the work or a check failed, 2 bad command line or configuration.\n\n")
 	fmt.Fprintf(w, "Example:\n  quotesync check --config %s\n", defaultConfigPath)
 }

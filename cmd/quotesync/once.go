@@ -50,8 +50,8 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cf.register(fs)
 	dry := fs.Bool("dry-run", false, "print the plan of a pass; write nothing")
 	asJSON := fs.Bool("json", false, "with --dry-run: print the plan as JSON")
-	fs.Usage = func() { fmt.Fprint(stderr, onceHelp); fs.PrintDefaults() }
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	fs.Usage = func() { fmt.Fprint(fs.Output(), onceHelp); fs.PrintDefaults() }
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if *asJSON && !*dry {

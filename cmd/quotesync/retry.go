@@ -50,8 +50,8 @@ func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("retry", flag.ContinueOnError)
 	path := fs.String("config", config.DefaultPath, "configuration `file`")
 	note := fs.String("note", "", "why, for the event log (default: who ran it)")
-	fs.Usage = func() { fmt.Fprint(stderr, retryHelp); fs.PrintDefaults() }
-	id, code, ok := parseRetryArgs(fs, args, stderr)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), retryHelp); fs.PrintDefaults() }
+	id, code, ok := parseRetryArgs(fs, args, stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -91,7 +91,12 @@ func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 // parseRetryArgs parses flags before and after the request id.
-func parseRetryArgs(fs *flag.FlagSet, args []string, stderr io.Writer) (id string, code int, ok bool) {
+func parseRetryArgs(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (id string, code int, ok bool) {
+	if wantsHelp(args) {
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return "", exitOK, false
+	}
 	fs.SetOutput(stderr)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -56,8 +56,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var cf commonFlags
 	cf.register(fs)
-	fs.Usage = func() { fmt.Fprint(stderr, runHelp); fs.PrintDefaults() }
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	fs.Usage = func() { fmt.Fprint(fs.Output(), runHelp); fs.PrintDefaults() }
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	// SIGHUP is caught from the start: its default action would kill us.

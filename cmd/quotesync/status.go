@@ -52,8 +52,8 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	all := fs.Bool("all", false, "include submitted and gone requests")
 	asJSON := fs.Bool("json", false, "print JSON (every field, whole errors) for scripts")
 	limit := fs.Int("limit", 200, "show at most `N` requests, newest first (0: all); the counts cover all")
-	fs.Usage = func() { fmt.Fprint(stderr, statusHelp); fs.PrintDefaults() }
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	fs.Usage = func() { fmt.Fprint(fs.Output(), statusHelp); fs.PrintDefaults() }
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if *limit < 0 {

@@ -28,8 +28,8 @@ Example:
 
 func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("version", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(stderr, versionHelp) }
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	fs.Usage = func() { fmt.Fprint(fs.Output(), versionHelp) }
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	fmt.Fprintf(stdout, "quotesync %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
