@@ -154,7 +154,9 @@ func sentinelIn(err error) error {
 	return nil
 }
 
-// classOfStatus classifies an HTTP status as TEAM.md prescribes.
+// classOfStatus classifies an HTTP status: 2xx ok; 401/403 the token; 404/410
+// the thing is not there; 409 a conflict; 408, 425, 429 and 5xx worth
+// trying again; any other status (other 4xx, 1xx, 3xx) a refusal.
 func classOfStatus(status int) string {
 	switch {
 	case status >= 200 && status <= 299:
