@@ -5,6 +5,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,9 +37,15 @@ type e2eShopJob struct {
 	Items               []e2eItem
 }
 
+// e2eQuerier is what the invariant reads run on: the pool, or one
+// read-only transaction so that several reads see one snapshot.
+type e2eQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
 // shopJobs reads every job of the shop with its live lines.
-func (e *e2eEnv) shopJobs() (map[string]*e2eShopJob, error) {
-	rows, err := e.sql.QueryContext(e.ctx(), `SELECT j.job_no, COALESCE(j.claim_number, ''),
+func (e *e2eEnv) shopJobs(q e2eQuerier) (map[string]*e2eShopJob, error) {
+	rows, err := q.QueryContext(e.ctx(), `SELECT j.job_no, COALESCE(j.claim_number, ''),
   COALESCE(DATE_FORMAT(j.booking_date, '%Y-%m-%d'), ''), e.status,
   l.line_id, l.line_no, l.op_code, l.description, l.part_no, l.qty, l.unit_price,
   COALESCE(l.line_total, ROUND(l.qty * l.unit_price, 2))
@@ -84,9 +92,9 @@ type e2eRow struct {
 }
 
 // stateRows reads quotesync's state table.
-func (e *e2eEnv) stateRows() (map[string]e2eRow, error) {
+func (e *e2eEnv) stateRows(q e2eQuerier) (map[string]e2eRow, error) {
 	out := make(map[string]e2eRow)
-	rows, err := e.sql.QueryContext(e.ctx(), `SELECT request_id, claim_number, COALESCE(job_number, ''), phase,
+	rows, err := q.QueryContext(e.ctx(), `SELECT request_id, claim_number, COALESCE(job_number, ''), phase,
   COALESCE(last_error, ''), attempts, supplement_needed FROM quotesync_requests`)
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && me.Number == 1146 {
@@ -177,6 +185,35 @@ func e2eBodyDiff(raw json.RawMessage, j *e2eShopJob) string {
 		}{head{b.Type, b.ReferenceID, strings.Join(gotRates, ",")}, got})
 }
 
+// snapshot reads the shop's jobs and quotesync's state rows in one
+// read-only snapshot. A killed binary's last COMMIT can still land on the
+// server after the kill: two reads at different moments could see its job
+// without its row (or the reverse). A table created after the snapshot
+// began (MariaDB error 1412) retries the read.
+func (e *e2eEnv) snapshot() (map[string]*e2eShopJob, map[string]e2eRow, error) {
+	for try := 0; ; try++ {
+		jobs, rows, err := e.snapshotOnce()
+		var me *mysql.MySQLError
+		if err == nil || try == 2 || !errors.As(err, &me) || me.Number != 1412 {
+			return jobs, rows, err
+		}
+	}
+}
+
+func (e *e2eEnv) snapshotOnce() (map[string]*e2eShopJob, map[string]e2eRow, error) {
+	tx, err := e.sql.BeginTx(e.ctx(), &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("begin the snapshot read: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	jobs, err := e.shopJobs(tx)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := e.stateRows(tx)
+	return jobs, rows, err
+}
+
 // invariants returns every broken invariant, each a sentence. The safety
 // invariants hold at every moment, even right after a SIGKILL: no request
 // accepted twice; no job number used for two requests (on the remote, in
@@ -190,12 +227,13 @@ func e2eBodyDiff(raw json.RawMessage, j *e2eShopJob) string {
 // its current lines; state rows agree with the remote (submitted ⇔
 // Submitted, drafted ⇔ a Draft) and carry no error.
 func (e *e2eEnv) invariants(converged bool) []string {
+	// The remote first, then the shop and quotesync's state in one
+	// snapshot: a killed binary's last COMMIT can still land on the server
+	// after the kill, and reading the two tables at different moments would
+	// see its job without its row (or the reverse). Read in this order,
+	// whatever the remote holds was committed locally before it was sent.
 	st := e.Emu.State()
-	jobs, err := e.shopJobs()
-	if err != nil {
-		return []string{err.Error()}
-	}
-	rows, err := e.stateRows()
+	jobs, rows, err := e.snapshot()
 	if err != nil {
 		return []string{err.Error()}
 	}

@@ -125,7 +125,7 @@ func TestE2ELifecycle(t *testing.T) {
 	for i := range 2 {
 		e2eWantCalls(t, fmt.Sprintf("pass %d after a change to a submitted job", i+1), e.mustOnce(), map[string]int{e2eRouteList: 1})
 	}
-	rows, err := e.stateRows()
+	rows, err := e.stateRows(e.sql)
 	if err != nil {
 		t.Fatal(err)
 	}
