@@ -130,6 +130,9 @@ func TestE2EAcceptLandedThenRefused(t *testing.T) {
 	if row := e.row(t, id); row.Phase != "accept_unknown" || row.Job != job {
 		t.Fatalf("after the 400 to the re-sent accept: row %+v, want accept_unknown with job %s\n%s", row, job, e2eTail(res.Output, 10))
 	}
+	if !strings.Contains(res.Output, "accept outcome unknown 1") {
+		t.Errorf("once does not say a request needs a person:\n%s", e2eTail(res.Output, 3))
+	}
 	l := mustLog(t, "pass 2", res.Output, e2eMsgAcceptUnknown, "warn")
 	if d, _ := l["detail"].(string); !strings.Contains(d, "400") || !strings.Contains(d, "request already accepted") || !strings.Contains(d, job) {
 		t.Errorf("the log's detail %q does not say what was inferred and why", d)
@@ -201,6 +204,9 @@ func TestE2ETakenElsewhere(t *testing.T) {
 			}
 			time.Sleep(250 * time.Millisecond) // the retry backoff
 			res := e.once()
+			if !strings.Contains(res.Output, "taken elsewhere 2") {
+				t.Errorf("once does not say the requests need a person:\n%s", e2eTail(res.Output, 3))
+			}
 			lines := e2eLogLines(res.Output, e2eMsgTakenElsewhere)
 			if len(lines) != 2 {
 				t.Fatalf("taken elsewhere logged %d times, want 2:\n%s", len(lines), e2eTail(res.Output, 15))
