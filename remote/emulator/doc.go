@@ -174,5 +174,7 @@
 //
 // With Options.StatePath the state is loaded at New and written after every
 // change (to a temporary file in the same directory, then renamed over the
-// file), so it survives restarts. Call counts and faults are not kept.
+// file), so it survives restarts. Call counts, faults and the documented
+// mode's access tokens are not kept (a client fetches a new token after
+// the 401).
 package emulator

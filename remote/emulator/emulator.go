@@ -221,9 +221,9 @@ func (e *Emulator) State() State {
 	return e.st.snapshot(e.now())
 }
 
-// Reset forgets every request, job, quote, history entry, call count and
-// fault, as if the emulator were new (a StatePath file is overwritten with
-// the empty state).
+// Reset forgets every request, job, quote, history entry, call count,
+// fault and access token, as if the emulator were new (a StatePath file is
+// overwritten with the empty state).
 func (e *Emulator) Reset() {
 	e.mu.Lock()
 	e.st = newStore()
