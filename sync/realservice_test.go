@@ -19,22 +19,37 @@ import (
 // An accept that landed with its answer lost, then a repeated accept
 // refused with 400 (not 409) while the request left the pending list: the
 // request is taken as probably ours (accept_unknown, reported), and the
-// first Draft push to our job confirms it.
+// first Draft push to our job confirms it. The 400 is injected into the
+// spec mode, and is the documented mode's own answer.
 func TestAcceptLostThenRefusedIsProbablyOurs(t *testing.T) {
-	r := newRig(t, rigOptions{remote: func(c *remote.Config) { c.MaxAttempts = 1 }})
+	for _, documented := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Spec", true: "Documented"}[documented], func(t *testing.T) {
+			testAcceptLostThenRefused(t, documented)
+		})
+	}
+}
+
+func testAcceptLostThenRefused(t *testing.T, documented bool) {
+	r := newRig(t, rigOptions{remote: func(c *remote.Config) { c.MaxAttempts = 1 }, documented: documented})
 	id := r.seed(sampleshop.ClaimDraft)[0]
 	r.emu.AddFault(emulator.Fault{Route: emulator.RouteAccept, Action: emulator.FaultLandThenDrop, Count: 1})
 	if s := r.pass(); s.Retrying != 1 {
 		t.Fatalf("pass 1: %+v, want the accept's answer lost", s)
 	}
-	r.emu.AddFault(emulator.Fault{Route: emulator.RouteAccept, Action: emulator.FaultStatus, Status: 400, Count: 1})
+	if !documented {
+		r.emu.AddFault(emulator.Fault{Route: emulator.RouteAccept, Action: emulator.FaultStatus, Status: 400, Count: 1})
+	}
 	r.clock.advance(time.Hour)
 	s := r.pass()
 	unknown := r.events.of(qsync.EventAcceptUnknown)
 	if s.AcceptUnknown != 1 || len(unknown) != 1 || unknown[0].Reason != qsync.ReasonAcceptLost {
 		t.Fatalf("after the repeated accept was refused: summary %+v, events %+v; want the request taken as probably ours", s, unknown)
 	}
-	for _, want := range []string{"400", "probably ours", sampleshop.JobDraft} {
+	want := []string{"400", "probably ours", sampleshop.JobDraft}
+	if documented {
+		want = append(want, "request already accepted")
+	}
+	for _, want := range want {
 		if !strings.Contains(unknown[0].Detail, want) {
 			t.Errorf("the inference %q does not say %q", unknown[0].Detail, want)
 		}
@@ -93,17 +108,19 @@ func TestAcceptUnknownNotOurs(t *testing.T) {
 	}
 }
 
-// A 409 to our accept naming another party's referenceId: taken elsewhere,
-// never drafted under our job, the job number released or reported.
+// A 409 to our accept naming another party's referenceId (in the error
+// body of the spec mode, in the documented mode's JSON answer): taken
+// elsewhere, never drafted under our job, the job number released or
+// reported.
 func TestTakenElsewhereByReference(t *testing.T) {
 	for _, release := range []bool{true, false} {
-		name := map[bool]string{true: "Released", false: "Reported"}[release]
+		name := map[bool]string{true: "Released/Spec", false: "Reported/Documented"}[release]
 		t.Run(name, func(t *testing.T) {
 			r := newRig(t, rigOptions{remote: func(c *remote.Config) { c.MaxAttempts = 1 }, shop: func(c *shopdb.Config) {
 				if !release {
 					c.Queries.ReleaseJob = nil
 				}
-			}})
+			}, documented: !release})
 			id := r.seed("CLM-ELSE-2")[0]
 			fault := r.emu.AddFault(emulator.Fault{Route: emulator.RouteAccept, Action: emulator.FaultStatus, Status: 503})
 			r.pass()
@@ -142,6 +159,12 @@ func TestTakenElsewhereByReference(t *testing.T) {
 // referenceId, as another workshop system or the insurer's portal would.
 func takeElsewhere(t *testing.T, r *rig, id, ref string) {
 	t.Helper()
+	if r.emu.Mode() == emulator.ModeDocumented {
+		if err := r.emu.TakeElsewhere(id, ref); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
 	other, err := remote.New(remote.Config{BaseURL: r.url, RateLimit: -1}, remote.StaticToken(testToken))
 	if err != nil {
 		t.Fatal(err)

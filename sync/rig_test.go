@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"net/url"
 	gosync "sync"
 	"testing"
 	"time"
@@ -78,6 +79,9 @@ type rigOptions struct {
 	shop   func(*shopdb.Config)
 	token  string           // the client's token; default testToken
 	emuNow func() time.Time // the emulator's clock; default time.Now
+	// documented runs the emulator in its documented mode, the client
+	// taking OAuth2 client-credentials tokens from its token endpoint.
+	documented bool
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -93,7 +97,11 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	r.shop = r.d.Shop()
 
 	var err error
-	r.emu, err = emulator.New(emulator.Options{Token: testToken, Seed: 1, Now: o.emuNow})
+	mode := emulator.ModeSpec
+	if o.documented {
+		mode = emulator.ModeDocumented
+	}
+	r.emu, err = emulator.New(emulator.Options{Token: testToken, Seed: 1, Now: o.emuNow, Mode: mode})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +126,13 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	}
 	core, logs := observer.New(zap.DebugLevel)
 	r.logs, r.log = logs, zap.New(core)
-	r.set = qsync.Settings{Remote: rc, Tokens: remote.StaticToken(token), Shop: cfg, Sync: sc}
+	tokens := remote.StaticToken(token)
+	if o.documented {
+		tokens = remote.ClientCredentials(remote.ClientCredentialsConfig{TokenURL: srv.URL + emulator.TokenPath,
+			ClientID: emulator.DefaultClientID, ClientSecret: token,
+			EndpointParams: url.Values{"redirect_uri": {"https://workshop.example/callback"}}})
+	}
+	r.set = qsync.Settings{Remote: rc, Tokens: tokens, Shop: cfg, Sync: sc}
 	r.open()
 	return r
 }

@@ -35,6 +35,8 @@ shop query run read-only or only prepared) and never prints a secret.
   work types      every operation code on the estimates quotesync would
                   push next (the jobs it tracks, and the shop's jobs for the
                   requests now pending) is under shop.work_types
+  item types      (warn) a work type mapped to an item type the service's
+                  documentation does not list
 
 "warn" lines point at shop data the daemon will hold back until the shop
 fixes it (a line without a price, say); they do not fail the check.
@@ -144,6 +146,7 @@ func checkConfig(ctx context.Context, cl *checklist, fc *config.File, getenv fun
 		return
 	}
 	cl.add(qsync.CheckOK, "config file", "parsed strictly; every key is valid")
+	checkItemTypes(cl, fc)
 
 	set, err := fc.Build(config.BuildOptions{Getenv: getenv, Scope: config.AllSecrets, UserAgent: userAgent()})
 	if err == nil {

@@ -25,7 +25,10 @@ import (
 // QUOTESYNC_CRASH_TRIALS sets the number of trials (default 100, 1000 with
 // QUOTESYNC_SOAK=1); QUOTESYNC_CRASH_SEED the first trial's seed (default
 // from the clock). Trial i uses seed+i; a failing trial prints the
-// command that replays it.
+// command that replays it. The trials are shared between the emulator's
+// modes: an even seed runs against the spec mode, an odd one against the
+// documented mode (OAuth2 tokens, 400 to a re-sent accept, plain-text
+// errors).
 
 // e2eCrashWorkers is how many trials run at once, each on its own database
 // and emulator.
@@ -34,6 +37,7 @@ const e2eCrashWorkers = 8
 // crashStats counts what the trials did.
 type crashStats struct {
 	trials, steps, passes int
+	modes                 map[string]int // trials by emulator mode
 	hangKills             map[string]int // SIGKILL right after a landed call, by route
 	drops                 map[string]int // land_then_drop faults fired, by route
 	randomKills, stops    int
@@ -45,6 +49,9 @@ func (s *crashStats) add(o crashStats) {
 	s.passes += o.passes
 	s.randomKills += o.randomKills
 	s.stops += o.stops
+	for k, v := range o.modes {
+		s.modes[k] += v
+	}
 	for k, v := range o.hangKills {
 		s.hangKills[k] += v
 	}
@@ -54,7 +61,7 @@ func (s *crashStats) add(o crashStats) {
 }
 
 func newCrashStats() crashStats {
-	return crashStats{hangKills: map[string]int{}, drops: map[string]int{}}
+	return crashStats{hangKills: map[string]int{}, drops: map[string]int{}, modes: map[string]int{}}
 }
 
 // e2eEnvInt reads an integer from the environment, def when unset.
@@ -106,9 +113,9 @@ func TestCrashTrials(t *testing.T) {
 	}
 	close(seeds)
 	wg.Wait()
-	t.Logf("crash trials: %d trials, %d restarts, %d converging passes in %s; SIGKILL right after a landed call: %v; "+
+	t.Logf("crash trials: %d trials %v, %d restarts, %d converging passes in %s; SIGKILL right after a landed call: %v; "+
 		"land_then_drop fired: %v; SIGKILL at a random moment: %d; SIGTERM: %d",
-		total.trials, total.steps, total.passes, time.Since(start).Round(time.Second),
+		total.trials, total.modes, total.steps, total.passes, time.Since(start).Round(time.Second),
 		total.hangKills, total.drops, total.randomKills, total.stops)
 	if total.trials != int(trials) {
 		t.Errorf("%d trials ran, want %d", total.trials, trials)
@@ -127,7 +134,7 @@ type crashTrial struct {
 // runCrashTrial runs one randomized trial and returns what it did.
 func runCrashTrial(t *testing.T, seed uint64) crashStats {
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
-	opts := e2eOptions{EmuSeed: seed, Concurrency: 1 + rng.IntN(4)}
+	opts := e2eOptions{EmuSeed: seed, Concurrency: 1 + rng.IntN(4), Mode: e2eModes[seed%2]}
 	routes := []string{e2eRouteAccept, e2eRouteQuote, e2eRouteStatus}
 	if rng.IntN(2) == 0 {
 		opts.DraftUpdate = "put"
@@ -135,6 +142,7 @@ func runCrashTrial(t *testing.T, seed uint64) crashStats {
 	}
 	c := &crashTrial{t: t, e2eShopPlayer: newShopPlayer(newE2E(t, opts), rng), seed: seed, routes: routes, st: newCrashStats()}
 	c.st.trials = 1
+	c.st.modes[opts.Mode]++
 	for range 1 + rng.IntN(3) {
 		c.newRequest()
 	}
@@ -175,8 +183,8 @@ func (c *crashTrial) faultRoute() string {
 
 // replay names the step and how to run this trial alone.
 func (c *crashTrial) replay(step string) string {
-	return fmt.Sprintf("trial seed %d, %s (replay: QUOTESYNC_CRASH_SEED=%d QUOTESYNC_CRASH_TRIALS=1 go test -run TestCrashTrials ./cmd/quotesync/)",
-		c.seed, step, c.seed)
+	return fmt.Sprintf("trial seed %d (%s mode), %s (replay: QUOTESYNC_CRASH_SEED=%d QUOTESYNC_CRASH_TRIALS=1 go test -run TestCrashTrials ./cmd/quotesync/)",
+		c.seed, c.e.opts.Mode, step, c.seed)
 }
 
 // crashStep starts the binary once (`once` or `run`) with at most one
@@ -383,10 +391,11 @@ func TestCrashAtEachLandedCall(t *testing.T) {
 		}, []string{emulator.HistoryAccept, emulator.HistoryQuoteCreate, emulator.HistoryStatusChange}},
 	}
 	for _, tc := range cases {
-		for _, action := range []string{emulator.FaultLandThenHang, emulator.FaultLandThenDrop} {
-			t.Run(tc.name+"/"+action, func(t *testing.T) {
+		for _, run := range e2eModeActions() {
+			action := run.action
+			t.Run(tc.name+"/"+run.mode+"/"+action, func(t *testing.T) {
 				t.Parallel()
-				e := newE2E(t, e2eOptions{DraftUpdate: tc.draftUpdate})
+				e := newE2E(t, e2eOptions{DraftUpdate: tc.draftUpdate, Mode: run.mode})
 				job := e.createJob("CLM-LAND")
 				e.seed("CLM-LAND", "")
 				if tc.before != nil {
@@ -429,6 +438,17 @@ func TestCrashAtEachLandedCall(t *testing.T) {
 	}
 }
 
+// e2eModeActions pairs each emulator mode with each "landed" fault.
+func e2eModeActions() []struct{ mode, action string } {
+	var out []struct{ mode, action string }
+	for _, mode := range e2eModes {
+		for _, action := range []string{emulator.FaultLandThenHang, emulator.FaultLandThenDrop} {
+			out = append(out, struct{ mode, action string }{mode, action})
+		}
+	}
+	return out
+}
+
 // e2eHistoryMatches reports whether got is want, allowing a quote write of
 // want to repeat (a Draft push whose answer was lost is re-sent).
 func e2eHistoryMatches(got, want []string) bool {
@@ -462,10 +482,11 @@ func TestDraftLandedThenShopReverted(t *testing.T) {
 		{"RedraftKilled", true, emulator.FaultLandThenHang, 4},
 		{"RedraftAnswerLost", true, emulator.FaultLandThenDrop, 1},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+	for i, tc := range cases {
+		mode := e2eModes[i%2] // the cases are shared between the modes
+		t.Run(tc.name+"/"+mode, func(t *testing.T) {
 			t.Parallel()
-			e := newE2E(t, e2eOptions{MaxAttempts: tc.attempts})
+			e := newE2E(t, e2eOptions{MaxAttempts: tc.attempts, Mode: mode})
 			job := e.createJob("CLM-REVERT")
 			e.seed("CLM-REVERT", "")
 			if tc.drafted {

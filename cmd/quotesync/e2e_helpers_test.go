@@ -61,7 +61,29 @@ type e2eOptions struct {
 	// NoShopChanged leaves shop.queries.shop_changed out of the mapping.
 	NoShopChanged bool
 	MaxNewPerPass int // 0 = the default
+	// Mode is the emulator's mode: "" (emulator.ModeSpec, a static token
+	// from e2eTokenEnv) or emulator.ModeDocumented (OAuth2 client
+	// credentials at the emulator's token endpoint, the client secret from
+	// e2eTokenEnv, or from SecretFile when set).
+	Mode          string
+	TokenTTL      time.Duration     // documented mode: the tokens' lifetime (default 1m)
+	SecretFile    string            // documented mode: remote.token.oauth2.client_secret_file
+	TokenURL      string            // documented mode: token_url when not the emulator's
+	StatusPath    string            // remote.status_path; "" = the default
+	StatusMethod  string            // remote.status_method; "" = the default
+	NoRedirectURI bool              // documented mode: no endpoint_params
+	WorkTypes     map[string]string // more shop.work_types (or other types for the sample's codes)
+	ReleaseJob    bool              // shop.queries.release_job: the sample's
 }
+
+// e2eClientID is the OAuth2 client id of the documented-mode emulators.
+const e2eClientID = "e2e-workshop"
+
+// e2eRedirectURI is the redirect_uri the documented-mode config sends.
+const e2eRedirectURI = "https://workshop.example/quotesync/callback"
+
+// e2eModes are the emulator's modes, for tests run in both.
+var e2eModes = []string{emulator.ModeSpec, emulator.ModeDocumented}
 
 // e2eEnv is one isolated world for the real binary.
 type e2eEnv struct {
@@ -99,6 +121,9 @@ func newE2E(tb testing.TB, opts e2eOptions) *e2eEnv {
 	if opts.LogLevel == "" {
 		opts.LogLevel = "info"
 	}
+	if opts.TokenTTL == 0 {
+		opts.TokenTTL = time.Minute
+	}
 	e := &e2eEnv{tb: tb, opts: opts, bin: quotesyncBinary(tb), Dir: tb.TempDir()}
 	var cancel context.CancelFunc
 	e.bg, cancel = context.WithTimeout(context.Background(), 10*time.Minute)
@@ -106,7 +131,8 @@ func newE2E(tb testing.TB, opts e2eOptions) *e2eEnv {
 	e.DB = shopdbtest.NewSampleShop(tb)
 	e.sql = e.DB.SQL
 	e.Shop = e.DB.Shop()
-	emu, err := emulator.New(emulator.Options{Token: e2eToken, Seed: opts.EmuSeed})
+	emu, err := emulator.New(emulator.Options{Token: e2eToken, Seed: opts.EmuSeed, Mode: opts.Mode,
+		ClientID: e2eClientID, TokenTTL: opts.TokenTTL})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -141,6 +167,9 @@ func (e *e2eEnv) writeConfig() {
 			"estimate_state": m.Queries.EstimateState,
 		},
 	}
+	if e.opts.ReleaseJob {
+		shop["queries"].(map[string]any)["release_job"] = m.Queries.ReleaseJob
+	}
 	if !e.opts.NoShopChanged {
 		shop["queries"].(map[string]any)["shop_changed"] = m.Queries.ShopChanged
 	}
@@ -154,6 +183,30 @@ func (e *e2eEnv) writeConfig() {
 	}
 	if e.opts.DraftUpdate != "" {
 		rem["draft_update"] = e.opts.DraftUpdate
+	}
+	if e.opts.StatusPath != "" {
+		rem["status_path"] = e.opts.StatusPath
+	}
+	if e.opts.StatusMethod != "" {
+		rem["status_method"] = e.opts.StatusMethod
+	}
+	for code, typ := range e.opts.WorkTypes {
+		m.WorkTypes[code] = typ
+	}
+	if e.opts.Mode == emulator.ModeDocumented {
+		o := map[string]any{"token_url": e.Srv.URL + emulator.TokenPath, "client_id": e2eClientID,
+			"client_secret_env": e2eTokenEnv, "endpoint_params": map[string]string{"redirect_uri": e2eRedirectURI}}
+		if e.opts.SecretFile != "" {
+			delete(o, "client_secret_env")
+			o["client_secret_file"] = e.opts.SecretFile
+		}
+		if e.opts.TokenURL != "" {
+			o["token_url"] = e.opts.TokenURL
+		}
+		if e.opts.NoRedirectURI {
+			delete(o, "endpoint_params")
+		}
+		rem["token"] = map[string]any{"oauth2": o}
 	}
 	doc := map[string]any{
 		"remote": rem,

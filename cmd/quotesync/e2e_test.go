@@ -35,8 +35,16 @@ func e2eWantCalls(t *testing.T, step string, got, want map[string]int) {
 // with `once`: accepted with the shop's job numbers (found, and created by
 // create_job), Draft pushed when lines appear, re-pushed exactly once per
 // change, Submitted exactly once when final, and idle passes that only list.
+// It runs against both emulator modes: in the documented one, the default
+// status form is one the service serves.
 func TestE2ELifecycle(t *testing.T) {
-	e := newE2E(t, e2eOptions{})
+	for _, mode := range e2eModes {
+		t.Run(mode, func(t *testing.T) { testE2ELifecycle(t, mode) })
+	}
+}
+
+func testE2ELifecycle(t *testing.T, mode string) {
+	e := newE2E(t, e2eOptions{Mode: mode})
 	jobB := e.createJob("CLM-E2E-B") // the front desk made a job, no lines yet
 	reqA := e.seed(sampleshop.ClaimDraft, "KLM123")
 	reqB := e.seed("CLM-E2E-B", "")

@@ -33,6 +33,14 @@ The bearer token comes from --token-file, else --token, else
 $` + emulatorTokenEnv + `. Prefer the file or the environment: a literal
 --token is visible in the process list.
 
+--mode spec (the default) follows the specification the integrator was
+given; --mode documented behaves as the service's public documentation
+describes it: OAuth2 client credentials at /oauth2/token (client id
+--client-id, client secret the token above, redirect_uri required, tokens
+lasting --token-ttl), string request ids, claimNumber, local expiry,
+plain-text errors, "400 request already accepted", only the documented
+status forms and item types.
+
 Example:
   printf 'devtoken' > /tmp/emu.token
   quotesync emulator --listen 127.0.0.1:8099 --token-file /tmp/emu.token --seed-requests 3
@@ -44,6 +52,8 @@ Flags:
 // emulatorFlags are the parsed flags of the emulator verb.
 type emulatorFlags struct {
 	listen, token, tokenFile, state string
+	mode, clientID                  string
+	tokenTTL                        time.Duration
 	seedRequests                    int
 	seed                            uint64
 	allowRemoteAdmin                bool
@@ -62,6 +72,9 @@ func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs.IntVar(&f.seedRequests, "seed-requests", 0, "add `N` random pending requests at start")
 	fs.StringVar(&f.state, "state", "", "JSON `file` the state is loaded from and saved to after every change")
 	fs.Uint64Var(&f.seed, "seed", 0, "random seed for --seed-requests and fault probabilities (0: from the clock)")
+	fs.StringVar(&f.mode, "mode", emulator.ModeSpec, "`mode`: spec (the specification) or documented (the public documentation's service)")
+	fs.StringVar(&f.clientID, "client-id", emulator.DefaultClientID, "OAuth2 client `id` of --mode documented (its secret is the token)")
+	fs.DurationVar(&f.tokenTTL, "token-ttl", emulator.DefaultTokenTTL, "`lifetime` of the access tokens of --mode documented")
 	fs.BoolVar(&f.allowRemoteAdmin, "allow-remote-admin", false, "let non-loopback clients use the unauthenticated admin API")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -74,13 +87,21 @@ func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "quotesync emulator: --seed-requests: must be 0 to %d\n", emulator.MaxRandomRequests)
 		return exitUsage
 	}
+	if f.mode != emulator.ModeSpec && f.mode != emulator.ModeDocumented {
+		fmt.Fprintf(stderr, "quotesync emulator: --mode %q: must be %s or %s\n", f.mode, emulator.ModeSpec, emulator.ModeDocumented)
+		return exitUsage
+	}
+	if f.tokenTTL <= 0 {
+		fmt.Fprintf(stderr, "quotesync emulator: --token-ttl: must be positive, e.g. 5m\n")
+		return exitUsage
+	}
 	token, err := emulatorToken(f)
 	if err != nil {
 		fmt.Fprintf(stderr, "quotesync emulator: %v\n", err)
 		return exitUsage
 	}
 	emu, err := emulator.New(emulator.Options{Token: token, StatePath: f.state, Seed: f.seed,
-		AllowRemoteAdmin: f.allowRemoteAdmin})
+		AllowRemoteAdmin: f.allowRemoteAdmin, Mode: f.mode, ClientID: f.clientID, TokenTTL: f.tokenTTL})
 	if err != nil {
 		fmt.Fprintf(stderr, "quotesync emulator: %v\n", err)
 		return exitFailure
@@ -132,6 +153,9 @@ func serveEmulator(ctx context.Context, emu *emulator.Emulator, listen string, s
 	addr := ln.Addr().String()
 	fmt.Fprintf(stdout, "quotesync emulator listening on %s; base URL http://%s (API root http://%s%s, admin http://%s%s)\n",
 		addr, addr, addr, emulator.APIPrefix, addr, emulator.AdminPrefix)
+	if emu.Mode() == emulator.ModeDocumented {
+		fmt.Fprintf(stdout, "quotesync emulator: documented mode; OAuth2 token URL http://%s%s\n", addr, emulator.TokenPath)
+	}
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
 		fmt.Fprintf(stderr, "quotesync emulator: warning: listening beyond loopback; this is a test tool\n")
 	}

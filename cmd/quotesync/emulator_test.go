@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -182,6 +183,8 @@ func TestEmulatorVerbFlags(t *testing.T) {
 		{"EmptyTokenFile", []string{"--token-file", empty}, "", exitUsage, "empty"},
 		{"MissingTokenFile", []string{"--token-file", empty + ".nope"}, "", exitUsage, "read token file"},
 		{"NegativeSeed", []string{"--token-file", tokenFile, "--seed-requests", "-1"}, "", exitUsage, "--seed-requests"},
+		{"UnknownMode", []string{"--token-file", tokenFile, "--mode", "real"}, "", exitUsage, "--mode"},
+		{"ZeroTokenTTL", []string{"--token-file", tokenFile, "--mode", "documented", "--token-ttl", "0s"}, "", exitUsage, "--token-ttl"},
 		{"PortInUse", []string{"--listen", busy, "--token", emuTestToken}, "", exitFailure, "listen"},
 		{"EnvTokenPortInUse", []string{"--listen", busy}, emuTestToken, exitFailure, "listen"},
 	} {
@@ -279,4 +282,75 @@ func TestEmulatorBinary(t *testing.T) {
 		t.Errorf("accept again after restart: %d %s, want 409 request_already_accepted", status, body)
 	}
 	stop(cmd)
+}
+
+// TestEmulatorVerbDocumented serves --mode documented: the start line names
+// the token URL, a token is fetched with the client id and the secret (and
+// redirect_uri), requests are listed with string ids and claimNumber, and
+// a re-sent accept is refused with 400 in plain text.
+func TestEmulatorVerbDocumented(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr emuLockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- dispatch(ctx, []string{"emulator", "--listen", "127.0.0.1:0", "--token-file", emuTokenFile(t),
+			"--mode", "documented", "--client-id", "shop-9", "--token-ttl", "90s", "--seed-requests", "1", "--seed", "3"}, &stdout, &stderr)
+	}()
+	tokenURL := regexp.MustCompile(`token URL (http://[0-9.:]+/oauth2/token)`)
+	var m []string
+	for deadline := time.Now().Add(10 * time.Second); m == nil; m = tokenURL.FindStringSubmatch(stdout.String()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no token URL after 10s; stdout %q stderr %q", stdout.String(), stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	resp, err := http.PostForm(m[1], url.Values{"grant_type": {"client_credentials"}, "client_id": {"shop-9"},
+		"client_secret": {emuTestToken}, "redirect_uri": {"https://shop.example/cb"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tok struct {
+		AccessToken string `json:"access_token"`
+		ExpiresIn   int    `json:"expires_in"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&tok)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 || tok.ExpiresIn != 90 {
+		t.Fatalf("token: %d %+v %v; want a token lasting 90s", resp.StatusCode, tok, err)
+	}
+	api := strings.TrimSuffix(m[1], "/oauth2/token") + "/integrations/repairer"
+	call := func(method, path, body string) (int, string) {
+		req, _ := http.NewRequest(method, api+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	status, body := call("GET", "/requests", "")
+	var reqs []struct {
+		ID          string `json:"id"`
+		ClaimNumber string `json:"claimNumber"`
+	}
+	if err := json.Unmarshal([]byte(body), &reqs); status != 200 || err != nil || len(reqs) != 1 || reqs[0].ClaimNumber == "" {
+		t.Fatalf("list: %d %s (%v); want one request with a string id and claimNumber", status, body, err)
+	}
+	for i, want := range []int{201, 400} {
+		status, body = call("POST", "/requests/"+reqs[0].ID, `{"referenceId":"RO-9"}`)
+		if status != want || (i == 1 && strings.TrimSpace(body) != "request already accepted") {
+			t.Errorf("accept %d: %d %q, want %d", i+1, status, body, want)
+		}
+	}
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Errorf("exit code %d; stderr %s", code, stderr.String())
+	}
+	if strings.Contains(stdout.String()+stderr.String(), emuTestToken) {
+		t.Errorf("the client secret was printed")
+	}
 }

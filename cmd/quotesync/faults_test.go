@@ -39,6 +39,17 @@ func faultsRounds(n int) int {
 	return n
 }
 
+// faultsInModes runs test against each emulator mode, in parallel, each
+// with half the rounds (so that the suite takes about the time of one).
+func faultsInModes(t *testing.T, rounds int, test func(t *testing.T, mode string, rounds int)) {
+	for _, mode := range e2eModes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			test(t, mode, (faultsRounds(rounds)+1)/2)
+		})
+	}
+}
+
 // faultsScenario seeds requests, lets the shop work for rounds while the
 // daemon p runs (between calls of disturb), then finalises every
 // estimate with lines and waits until the daemon has converged.
@@ -102,8 +113,12 @@ func settle(t *testing.T, e *e2eEnv, p *e2eProc) {
 // fire on a write.
 func TestFaultsRemote(t *testing.T) {
 	t.Parallel()
+	faultsInModes(t, 15, testFaultsRemote)
+}
+
+func testFaultsRemote(t *testing.T, mode string, rounds int) {
 	seed := faultsSeed(t)
-	e := newE2E(t, e2eOptions{EmuSeed: seed, RemoteTimeout: 400 * time.Millisecond})
+	e := newE2E(t, e2eOptions{EmuSeed: seed, Mode: mode, RemoteTimeout: 400 * time.Millisecond})
 	kinds := []emulator.Fault{
 		{Action: emulator.FaultStatus, Status: 503, Probability: 0.08},
 		{Action: emulator.FaultStatus, Status: 429, RetryAfter: time.Second, Probability: 0.05},
@@ -124,7 +139,7 @@ func TestFaultsRemote(t *testing.T) {
 	}
 	shop := newShopPlayer(e, rand.New(rand.NewPCG(seed, 1)))
 	p := e.start("run")
-	faultsScenario(t, e, shop, p, faultsRounds(15), func() {})
+	faultsScenario(t, e, shop, p, rounds, func() {})
 	fired := map[string]int{}
 	total := 0
 	for _, f := range e.Emu.Faults() {
@@ -151,8 +166,12 @@ func TestFaultsRemote(t *testing.T) {
 // the reserve transaction) long enough to be hit mid-way.
 func TestFaultsDBKilled(t *testing.T) {
 	t.Parallel()
+	faultsInModes(t, 20, testFaultsDBKilled)
+}
+
+func testFaultsDBKilled(t *testing.T, mode string, rounds int) {
 	seed := faultsSeed(t)
-	e := newE2E(t, e2eOptions{EmuSeed: seed, SlowSQL: true})
+	e := newE2E(t, e2eOptions{EmuSeed: seed, Mode: mode, SlowSQL: true})
 	e.Emu.AddFault(emulator.Fault{Route: "*", Action: emulator.FaultLatency, Latency: 50 * time.Millisecond})
 	// The test's own statements (the shop, the checks, the killer) share
 	// one connection, which the killer spares.
@@ -171,7 +190,7 @@ func TestFaultsDBKilled(t *testing.T) {
 	kills, busy := 0, 0
 	// Each round watches the sessions for 300 ms: one running a statement
 	// is killed with probability 1/2, an idle one with 1/20.
-	faultsScenario(t, e, shop, p, faultsRounds(20), func() {
+	faultsScenario(t, e, shop, p, rounds, func() {
 		for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 			var sessions []struct {
 				ID      int64  `db:"ID"`
@@ -207,8 +226,12 @@ func TestFaultsDBKilled(t *testing.T) {
 // while (a short partition).
 func TestFaultsDBLinksDropped(t *testing.T) {
 	t.Parallel()
+	faultsInModes(t, 20, testFaultsDBLinksDropped)
+}
+
+func testFaultsDBLinksDropped(t *testing.T, mode string, rounds int) {
 	seed := faultsSeed(t)
-	e := newE2E(t, e2eOptions{EmuSeed: seed})
+	e := newE2E(t, e2eOptions{EmuSeed: seed, Mode: mode})
 	e.Emu.AddFault(emulator.Fault{Route: "*", Action: emulator.FaultLatency, Latency: 30 * time.Millisecond})
 	px := newDropProxy(t, e.DB.Config().Addr)
 	e.opts.DBAddr = px.addr()
@@ -217,7 +240,7 @@ func TestFaultsDBLinksDropped(t *testing.T) {
 	p := e.start("run")
 	e2eWaitFor(t, p, "the daemon to start", func() bool { return strings.Contains(p.out.String(), `"msg":"ready"`) })
 	drops, outages := 0, 0
-	faultsScenario(t, e, shop, p, faultsRounds(20), func() {
+	faultsScenario(t, e, shop, p, rounds, func() {
 		drops += px.dropAll()
 		if shop.rng.IntN(4) == 0 {
 			outages++

@@ -47,6 +47,11 @@ func (e *Emulator) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
+	case strings.HasPrefix(path, "requests/") && strings.HasSuffix(path, "/take") && r.Method == http.MethodPost:
+		e.adminTake(w, r, strings.TrimSuffix(strings.TrimPrefix(path, "requests/"), "/take"))
+	case path == "tokens/expire" && r.Method == http.MethodPost:
+		e.ExpireTokens()
+		w.WriteHeader(http.StatusNoContent)
 	case path == "reset" && r.Method == http.MethodPost:
 		e.Reset()
 		w.WriteHeader(http.StatusNoContent)
@@ -274,4 +279,31 @@ func (e *Emulator) adminAddFault(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]string{"id": e.AddFault(f)})
+}
+
+// adminTake serves POST /_emulator/requests/{id}/take {"referenceId":"…"}:
+// another party accepts request id with its own referenceId.
+func (e *Emulator) adminTake(w http.ResponseWriter, r *http.Request, id string) {
+	var in struct {
+		ReferenceID string `json:"referenceId"`
+	}
+	if aerr := decodeAdmin(w, r, &in); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	if aerr := checkReferenceID(in.ReferenceID); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	e.mu.Lock()
+	_, aerr := e.acceptLocked(id, in.ReferenceID, "")
+	e.mu.Unlock()
+	if aerr == nil {
+		aerr = e.commit()
+	}
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }

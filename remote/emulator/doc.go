@@ -136,9 +136,45 @@
 // source seeded by Options.Seed (or SetSeed), so fault runs are
 // reproducible.
 //
+// # Modes
+//
+// Options.Mode (quotesync emulator --mode) picks whose reading of the
+// service the emulator follows. ModeSpec, the default, is everything
+// above. ModeDocumented behaves as the service's public documentation
+// describes it, where that differs from the seed:
+//
+//   - tokens come from an OAuth2 client-credentials endpoint at TokenPath
+//     (/oauth2/token, outside APIPrefix): a form POST with
+//     grant_type=client_credentials and redirect_uri, the client
+//     authenticated by HTTP Basic or by client_id and client_secret in the
+//     form (Options.ClientID, default DefaultClientID; the secret is
+//     Options.Token). Tokens last Options.TokenTTL (DefaultTokenTTL); an
+//     expired or unknown token, or Options.Token itself, gets 401.
+//     ExpireTokens (POST /_emulator/tokens/expire) expires every token now;
+//     TokenCalls counts the endpoint's calls;
+//   - request ids are JSON strings, the claim number is claimNumber (in the
+//     list and in the accepted job), expiry carries the offset +10:00;
+//   - error answers are plain text (the message), with no JSON shape;
+//   - an accept repeating the referenceId the request was accepted with
+//     is answered 400 "request already accepted"; an accept of a request
+//     someone else accepted is answered 409 with a JSON body naming their
+//     referenceId and the requestId;
+//   - the status change is served only as POST
+//     /jobs/{jobId}/quotes/status/{status} and PUT
+//     /jobs/{jobId}/quote/status/{status}; every other form, and every
+//     method a path does not serve, is a 404;
+//   - item types must be one of DocumentedItemTypes (400 otherwise); a
+//     quote's type may be left out (it is the Estimate).
+//
+// TakeElsewhere (POST /_emulator/requests/{id}/take, in both modes) has
+// another party accept a pending request with its own referenceId, as
+// another workshop system or the insurer's portal would.
+//
 // # Persistence
 //
 // With Options.StatePath the state is loaded at New and written after every
 // change (to a temporary file in the same directory, then renamed over the
-// file), so it survives restarts. Call counts and faults are not kept.
+// file), so it survives restarts. Call counts, faults and the documented
+// mode's access tokens are not kept (a client fetches a new token after
+// the 401).
 package emulator

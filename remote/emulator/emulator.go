@@ -49,6 +49,14 @@ type Options struct {
 	// API has no authentication: leave it false unless the listener is
 	// reachable only by people you trust.
 	AllowRemoteAdmin bool
+	// Mode is ModeSpec or ModeDocumented; "" means ModeSpec.
+	Mode string
+	// ClientID is the OAuth2 client id of ModeDocumented, whose client
+	// secret is Token; "" means DefaultClientID.
+	ClientID string
+	// TokenTTL is the lifetime of the access tokens of ModeDocumented; 0
+	// means DefaultTokenTTL.
+	TokenTTL time.Duration
 }
 
 // Emulator is an in-memory implementation of the Repairer Quotation
@@ -64,7 +72,10 @@ type Emulator struct {
 	faults []*faultState
 	nextF  int
 	rng    *rand.Rand
-	dirty  uint64 // state version, bumped by every change
+	dirty  uint64               // state version, bumped by every change
+	tokens map[string]time.Time // ModeDocumented: access token → expiry
+	// tokenCalls counts the calls of the token endpoint (ModeDocumented).
+	tokenCalls int
 
 	saveMu sync.Mutex // serialises writes of StatePath
 	saved  uint64     // state version last written
@@ -79,7 +90,21 @@ func New(opts Options) (*Emulator, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	e := &Emulator{opts: opts, now: opts.Now, routes: routeTable(), st: newStore(), calls: make(map[string]int)}
+	switch opts.Mode {
+	case "":
+		opts.Mode = ModeSpec
+	case ModeSpec, ModeDocumented:
+	default:
+		return nil, fmt.Errorf("%w, got %q", ErrMode, opts.Mode)
+	}
+	if opts.ClientID == "" {
+		opts.ClientID = DefaultClientID
+	}
+	if opts.TokenTTL <= 0 {
+		opts.TokenTTL = DefaultTokenTTL
+	}
+	e := &Emulator{opts: opts, now: opts.Now, routes: routeTable(), st: newStore(), calls: make(map[string]int),
+		tokens: make(map[string]time.Time)}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -116,8 +141,10 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.serveAdmin(w, r)
 	case strings.HasPrefix(path, APIPrefix+"/"):
 		e.serveAPI(w, r, strings.TrimPrefix(path, APIPrefix))
+	case path == TokenPath && e.documented():
+		e.serveToken(w, r)
 	default:
-		writeError(w, newError(http.StatusNotFound, CodeRouteNotFound,
+		e.writeError(w, newError(http.StatusNotFound, CodeRouteNotFound,
 			"no route %s %s: the API is under %s", r.Method, path, APIPrefix))
 	}
 }
@@ -126,24 +153,30 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // below APIPrefix.
 func (e *Emulator) serveAPI(w http.ResponseWriter, r *http.Request, rel string) {
 	rt, p, allowed := matchRoute(e.routes, r.Method, rel)
+	if !e.served(rt) {
+		rt = nil
+	}
+	if e.documented() {
+		allowed = nil // every form the documentation does not show is a 404
+	}
 	if rt != nil {
 		e.mu.Lock()
 		e.calls[rt.name]++
 		e.mu.Unlock()
 	}
 	if !e.authorized(r) {
-		writeError(w, newError(http.StatusUnauthorized, CodeUnauthorized,
+		e.writeError(w, newError(http.StatusUnauthorized, CodeUnauthorized,
 			"missing or invalid bearer token in the Authorization header"))
 		return
 	}
 	if rt == nil {
 		if len(allowed) > 0 {
 			w.Header().Set("Allow", strings.Join(allowed, ", "))
-			writeError(w, newError(http.StatusMethodNotAllowed, CodeMethodNotAllowed,
+			e.writeError(w, newError(http.StatusMethodNotAllowed, CodeMethodNotAllowed,
 				"method %s not allowed on %s; allowed: %s", r.Method, rel, strings.Join(allowed, ", ")))
 			return
 		}
-		writeError(w, newError(http.StatusNotFound, CodeRouteNotFound, "no route %s %s%s", r.Method, APIPrefix, rel))
+		e.writeError(w, newError(http.StatusNotFound, CodeRouteNotFound, "no route %s %s%s", r.Method, APIPrefix, rel))
 		return
 	}
 	serve := func(w http.ResponseWriter) { rt.handle(e, w, r, p) }
@@ -154,11 +187,16 @@ func (e *Emulator) serveAPI(w http.ResponseWriter, r *http.Request, rel string) 
 	serve(w)
 }
 
-// authorized reports whether r carries "Authorization: Bearer <Token>".
+// authorized reports whether r carries "Authorization: Bearer <Token>"
+// (ModeSpec) or a token of the token endpoint that has not expired
+// (ModeDocumented).
 func (e *Emulator) authorized(r *http.Request) bool {
 	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false
+	}
+	if e.documented() {
+		return e.validToken(strings.TrimSpace(tok))
 	}
 	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(e.opts.Token)) == 1
 }
@@ -183,14 +221,16 @@ func (e *Emulator) State() State {
 	return e.st.snapshot(e.now())
 }
 
-// Reset forgets every request, job, quote, history entry, call count and
-// fault, as if the emulator were new (a StatePath file is overwritten with
-// the empty state).
+// Reset forgets every request, job, quote, history entry, call count,
+// fault and access token, as if the emulator were new (a StatePath file is
+// overwritten with the empty state).
 func (e *Emulator) Reset() {
 	e.mu.Lock()
 	e.st = newStore()
 	e.calls = make(map[string]int)
 	e.faults = nil
+	e.tokens = make(map[string]time.Time)
+	e.tokenCalls = 0
 	e.dirty++
 	e.mu.Unlock()
 	_ = e.save()

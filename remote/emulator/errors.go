@@ -57,6 +57,8 @@ type ErrorDetail struct {
 type apiError struct {
 	status int
 	detail ErrorDetail
+	plain  string // ModeDocumented's text, when not detail.Message
+	body   []byte // ModeDocumented's JSON body, when it has one
 }
 
 func (e *apiError) Error() string {

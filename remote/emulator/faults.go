@@ -171,7 +171,7 @@ func (e *Emulator) applyFault(w http.ResponseWriter, r *http.Request, f Fault, s
 		if f.RetryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(f.RetryAfter.Seconds()))))
 		}
-		writeError(w, newError(f.Status, CodeInjectedFault, "injected fault: %s answers %d", r.Method, f.Status))
+		e.writeError(w, newError(f.Status, CodeInjectedFault, "injected fault: %s answers %d", r.Method, f.Status))
 	case FaultLatency:
 		e.readAhead(r)
 		if wait(r, f.Latency) {

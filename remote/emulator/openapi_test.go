@@ -18,7 +18,9 @@ import (
 )
 
 // Contracts the emulator's answers must satisfy: the integration API and
-// the admin API.
+// the admin API. remote/openapi.yaml is the spec mode's contract; the
+// documented mode (plain-text errors, string ids, claimNumber, two status
+// forms) differs from it on purpose and is checked by documented_test.go.
 const (
 	specPath      = "../openapi.yaml"
 	adminSpecPath = "admin-openapi.yaml"

@@ -10,12 +10,15 @@ import (
 func (e *Emulator) createQuote(w http.ResponseWriter, r *http.Request, p params) {
 	body, aerr := readBody(w, r, e.opts.MaxBodyBytes, true)
 	if aerr != nil {
-		writeError(w, aerr)
+		e.writeError(w, aerr)
 		return
 	}
-	q, aerr := decodeQuote(body, true, true)
+	q, aerr := decodeQuote(body, !e.documented(), true)
+	if aerr == nil {
+		aerr = e.checkDocumentedQuote(&q)
+	}
 	if aerr != nil {
-		writeError(w, aerr)
+		e.writeError(w, aerr)
 		return
 	}
 	e.mu.Lock()
@@ -29,17 +32,23 @@ func (e *Emulator) createQuote(w http.ResponseWriter, r *http.Request, p params)
 func (e *Emulator) updateQuote(w http.ResponseWriter, r *http.Request, p params) {
 	body, aerr := readBody(w, r, e.opts.MaxBodyBytes, true)
 	if aerr != nil {
-		writeError(w, aerr)
+		e.writeError(w, aerr)
 		return
 	}
 	q, aerr := decodeQuote(body, false, false)
+	if aerr == nil && q.Type == "" {
+		q.Type = p.get("type")
+	}
+	if aerr == nil {
+		aerr = e.checkDocumentedQuote(&q)
+	}
 	if aerr != nil {
-		writeError(w, aerr)
+		e.writeError(w, aerr)
 		return
 	}
 	typ := p.get("type")
 	if q.Type != "" && q.Type != typ {
-		writeError(w, fieldError(CodeInvalidField, "type", "type %q in the body disagrees with %q in the path", q.Type, typ))
+		e.writeError(w, fieldError(CodeInvalidField, "type", "type %q in the body disagrees with %q in the path", q.Type, typ))
 		return
 	}
 	q.Type = typ
@@ -58,7 +67,7 @@ func (e *Emulator) answerChange(w http.ResponseWriter, status int, out []byte, a
 		aerr = e.commit()
 	}
 	if aerr != nil {
-		writeError(w, aerr)
+		e.writeError(w, aerr)
 		return
 	}
 	writeRawJSON(w, status, out)
@@ -122,16 +131,16 @@ func (e *Emulator) changeStatus(w http.ResponseWriter, r *http.Request, p params
 	pathStatus := p.get("status")
 	body, aerr := readBody(w, r, e.opts.MaxBodyBytes, pathStatus == "")
 	if aerr != nil {
-		writeError(w, aerr)
+		e.writeError(w, aerr)
 		return
 	}
 	want, aerr := decodeStatusBody(body, pathStatus)
 	if aerr != nil {
-		writeError(w, aerr)
+		e.writeError(w, aerr)
 		return
 	}
 	if want != StatusSubmitted {
-		writeError(w, fieldError(CodeInvalidField, "status", "status can only be changed to %q, got %q", StatusSubmitted, want))
+		e.writeError(w, fieldError(CodeInvalidField, "status", "status can only be changed to %q, got %q", StatusSubmitted, want))
 		return
 	}
 	e.mu.Lock()

@@ -98,13 +98,20 @@ func idJSON(id string) []byte {
 	return b
 }
 
-// render encodes a request as GET /requests lists it.
-func (r *request) render() []byte {
+// render encodes a request as GET /requests lists it; documented gives
+// the documented mode's form (string id, local expiry, claimNumber).
+func (r *request) render(documented bool) []byte {
 	var w jsonWriter
 	w.open()
-	w.raw("id", idJSON(r.id))
-	w.value("expiry", r.expiry.UTC().Format(time.RFC3339))
-	w.value("claim_number", r.claimNumber)
+	if documented {
+		w.value("id", r.id)
+		w.value("expiry", r.expiry.In(documentedZone).Format(time.RFC3339))
+		w.value("claimNumber", r.claimNumber)
+	} else {
+		w.raw("id", idJSON(r.id))
+		w.value("expiry", r.expiry.UTC().Format(time.RFC3339))
+		w.value("claim_number", r.claimNumber)
+	}
 	if r.instructions != nil {
 		w.raw("instructions", r.instructions)
 	} else {
@@ -120,13 +127,19 @@ func (r *request) render() []byte {
 	return w.buf.Bytes()
 }
 
-// render encodes a job as the accept answers it.
-func (j *job) render() []byte {
+// render encodes a job as the accept answers it; documented gives the
+// documented mode's form (string requestId, claimNumber).
+func (j *job) render(documented bool) []byte {
 	var w jsonWriter
 	w.open()
 	w.value("id", j.id)
-	w.raw("requestId", idJSON(j.requestID))
-	w.value("claim_number", j.claimNumber)
+	if documented {
+		w.value("requestId", j.requestID)
+		w.value("claimNumber", j.claimNumber)
+	} else {
+		w.raw("requestId", idJSON(j.requestID))
+		w.value("claim_number", j.claimNumber)
+	}
 	if j.bookingDate != "" {
 		w.value("bookingDate", j.bookingDate)
 	}
@@ -149,7 +162,7 @@ func (e *Emulator) listRequests(w http.ResponseWriter, _ *http.Request, _ params
 		if n > 0 {
 			buf.WriteByte(',')
 		}
-		buf.Write(r.render())
+		buf.Write(r.render(e.documented()))
 		n++
 	}
 	buf.WriteByte(']')
@@ -161,26 +174,26 @@ func (e *Emulator) listRequests(w http.ResponseWriter, _ *http.Request, _ params
 func (e *Emulator) accept(w http.ResponseWriter, r *http.Request, p params) {
 	body, aerr := readBody(w, r, e.opts.MaxBodyBytes, true)
 	if aerr != nil {
-		writeError(w, aerr)
+		e.writeError(w, aerr)
 		return
 	}
 	ref, booking, aerr := decodeAccept(body)
 	if aerr != nil {
-		writeError(w, aerr)
+		e.writeError(w, aerr)
 		return
 	}
 	e.mu.Lock()
 	j, aerr := e.acceptLocked(p.get("id"), ref, booking)
 	var jobJSON []byte
 	if aerr == nil {
-		jobJSON = j.render()
+		jobJSON = j.render(e.documented())
 	}
 	e.mu.Unlock()
 	if aerr == nil {
 		aerr = e.commit()
 	}
 	if aerr != nil {
-		writeError(w, aerr)
+		e.writeError(w, aerr)
 		return
 	}
 	w.Header().Set("Location", baseURL(r)+APIPrefix+"/jobs/"+url.PathEscape(ref))
@@ -195,10 +208,7 @@ func (e *Emulator) acceptLocked(id, ref, booking string) (*job, *apiError) {
 	case req == nil:
 		return nil, newError(http.StatusNotFound, CodeRequestNotFound, "request %s does not exist", id)
 	case req.referenceID != "":
-		aerr := newError(http.StatusConflict, CodeRequestAlreadyAccepted,
-			"request %s was already accepted with referenceId %q", id, req.referenceID)
-		aerr.detail.Field, aerr.detail.ReferenceID, aerr.detail.RequestID = "referenceId", req.referenceID, id
-		return nil, aerr
+		return nil, e.alreadyAccepted(id, ref, req.referenceID)
 	case req.status(now) == RequestExpired:
 		return nil, newError(http.StatusGone, CodeRequestExpired,
 			"request %s expired at %s", id, req.expiry.Format(time.RFC3339))
@@ -215,7 +225,7 @@ func (e *Emulator) acceptLocked(id, ref, booking string) (*job, *apiError) {
 	e.st.jobOrder = append(e.st.jobOrder, ref)
 	req.referenceID, req.bookingDate, req.acceptedAt = ref, booking, now
 	e.st.record(HistoryEntry{Time: now, Kind: HistoryAccept, Route: RouteAccept,
-		RequestID: id, JobID: ref, Body: j.render()})
+		RequestID: id, JobID: ref, Body: j.render(e.documented())})
 	e.changed()
 	return j, nil
 }
