@@ -1,0 +1,244 @@
+package remote
+
+import (
+	"bytes"
+	"fmt"
+	"unicode/utf8"
+)
+
+// A shallow reader of one JSON object's members, for naming what is wrong
+// with a list entry that is not decoded: its id, the member that is too
+// large, too deep or not valid UTF-8. It works on a prefix of the entry
+// too (the last member is then cut), needs no valid JSON beyond the
+// brackets and strings, and never recurses.
+
+// member is one member of an object as read by members.
+type member struct {
+	key   []byte // the key's raw text, quotes excluded
+	val   []byte // the value's raw text, possibly cut
+	cut   bool   // the data ended inside the value
+	depth int    // the deepest nesting within the value (0 for a scalar)
+}
+
+// members splits the object data into its members; nil when data is not
+// an object.
+func members(data []byte) []member {
+	data = bytes.TrimLeft(data, " \t\r\n")
+	if len(data) == 0 || data[0] != '{' {
+		return nil
+	}
+	var out []member
+	i := 1
+	for i < len(data) {
+		// the key
+		for i < len(data) && data[i] != '"' && data[i] != '}' {
+			i++
+		}
+		if i >= len(data) || data[i] == '}' {
+			return out
+		}
+		end := stringEnd(data, i)
+		if end < 0 {
+			return out
+		}
+		m := member{key: data[i+1 : end-1]}
+		i = end
+		for i < len(data) && data[i] != ':' {
+			i++
+		}
+		if i >= len(data) {
+			return out
+		}
+		i++
+		for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n') {
+			i++
+		}
+		// the value, up to the ',' or '}' at this level
+		start, depth, inStr, esc := i, 0, false, false
+	value:
+		for ; i < len(data); i++ {
+			c := data[i]
+			switch {
+			case inStr && esc:
+				esc = false
+			case inStr && c == '\\':
+				esc = true
+			case inStr && c == '"':
+				inStr = false
+			case inStr:
+			case c == '"':
+				inStr = true
+			case c == '{' || c == '[':
+				depth++
+				m.depth = max(m.depth, depth)
+			case (c == '}' || c == ']') && depth > 0:
+				depth--
+			case depth == 0 && (c == ',' || c == '}'):
+				break value
+			}
+		}
+		m.val = bytes.TrimRight(data[start:i], " \t\r\n")
+		m.cut = i >= len(data)
+		out = append(out, m)
+		if i < len(data) && data[i] == '}' {
+			return out
+		}
+		i++
+	}
+	return out
+}
+
+// stringEnd returns the index just past the JSON string starting at
+// data[i] ('"'), or -1 when data ends inside it.
+func stringEnd(data []byte, i int) int {
+	esc := false
+	for j := i + 1; j < len(data); j++ {
+		switch {
+		case esc:
+			esc = false
+		case data[j] == '\\':
+			esc = true
+		case data[j] == '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// entryID reads the id of a list entry that is not decoded: id is the id
+// when it is whole, valid and at most MaxSkippedIDLen bytes; text names it
+// for people when anything of it could be read (a prefix and its length
+// for a long one).
+func entryID(data []byte) (id, text string) {
+	for _, m := range members(data) {
+		if string(m.key) != "id" {
+			continue
+		}
+		v := m.val
+		if len(v) == 0 {
+			return "", ""
+		}
+		switch v[0] {
+		case '{', '[', 'n', 't', 'f':
+			return "", ""
+		case '"':
+			if !m.cut && len(v) <= MaxSkippedIDLen+2 {
+				if s, err := decodeString(v); err == nil && s != "" {
+					return s, s
+				}
+			}
+			inner := v[1:]
+			if !m.cut && len(inner) > 0 {
+				inner = inner[:len(inner)-1]
+			}
+			return "", boundValue(inner, m.cut)
+		}
+		if !m.cut && len(v) <= maxNumberLen {
+			if n, err := decodeNumber(v); err == nil {
+				return n.String(), n.String()
+			}
+		}
+		return "", boundValue(v, m.cut)
+	}
+	return "", ""
+}
+
+// boundValue shows the first bytes of a raw value that is too long, or not
+// valid UTF-8, to be shown whole: quoted when it holds anything but
+// printable text, and its length ("more than" when cut).
+func boundValue(raw []byte, cut bool) string {
+	const keep = 40
+	n := fmt.Sprintf("%d bytes", len(raw))
+	if cut {
+		n = fmt.Sprintf("more than %d bytes", len(raw))
+	}
+	p := raw
+	if len(p) > keep {
+		p = p[:keep]
+		for len(p) > 0 && !utf8.RuneStart(raw[len(p)]) {
+			p = p[:len(p)-1]
+		}
+	}
+	s := string(p)
+	if !utf8.ValidString(s) || !printable(s) {
+		s = fmt.Sprintf("%q", s)
+	}
+	if len(p) == len(raw) && !cut {
+		return s
+	}
+	return fmt.Sprintf("%s… (%s)", s, n)
+}
+
+// printable reports whether s has no control characters.
+func printable(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
+			return false
+		}
+	}
+	return true
+}
+
+// largestMember names the largest member of an oversize entry (a cut one
+// is the largest: the entry ended there).
+func largestMember(data []byte) string {
+	best, size := "", -1
+	for _, m := range members(data) {
+		if m.cut {
+			return keyName(m.key)
+		}
+		if len(m.val) > size {
+			best, size = keyName(m.key), len(m.val)
+		}
+	}
+	return best
+}
+
+// deepestMember names the member whose value is nested deepest.
+func deepestMember(data []byte) string {
+	best, depth := "", 0
+	for _, m := range members(data) {
+		if m.depth > depth {
+			best, depth = keyName(m.key), m.depth
+		}
+	}
+	return best
+}
+
+// invalidUTF8Member names the member (a path into nested objects:
+// "vehicle.make") whose key or value is not valid UTF-8.
+func invalidUTF8Member(data []byte) string {
+	path := ""
+	for range MaxEntryDepth {
+		found := false
+		for _, m := range members(data) {
+			if !utf8.Valid(m.key) {
+				return join(path, keyName(m.key))
+			}
+			if !utf8.Valid(m.val) {
+				path, data, found = join(path, keyName(m.key)), m.val, true
+				break
+			}
+		}
+		if !found {
+			return path
+		}
+	}
+	return path
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// keyName is a member's key for a message: as is when short and printable,
+// else bounded and quoted.
+func keyName(key []byte) string {
+	if s, err := decodeString(append(append([]byte{'"'}, key...), '"')); err == nil && len(s) <= 64 && printable(s) {
+		return s
+	}
+	return boundValue(key, false)
+}
