@@ -78,7 +78,7 @@ func badEntryOf(sk remote.SkippedRequest) badEntry {
 		// By id and field, not by position or error text (both hold the
 		// position, which moves as other requests come and go).
 		key: "bad:" + boundText(who, 2*maxShownID) + ":" + sk.Field,
-		ev: Event{Kind: EventSkipped, Request: boundText(sk.IDText, maxShownID), Reason: ReasonBadEntry,
+		ev: Event{Kind: EventSkipped, Request: boundText(sk.IDText, 2*maxShownID), Reason: ReasonBadEntry,
 			Detail: fmt.Sprintf("%s of the pending list cannot be read (field %s); it is left out, the other requests go on: tell the insurer's support",
 				entryName(sk), fieldOr(sk.Field)),
 			Err: errors.New(cause)},
@@ -88,7 +88,7 @@ func badEntryOf(sk remote.SkippedRequest) badEntry {
 // entryName names a skipped entry by its position and what id it has.
 func entryName(sk remote.SkippedRequest) string {
 	if sk.IDText != "" {
-		return fmt.Sprintf("entry %d (request %s)", sk.Index, boundText(sk.IDText, maxShownID))
+		return fmt.Sprintf("entry %d (request %s)", sk.Index, boundText(sk.IDText, 2*maxShownID))
 	}
 	return fmt.Sprintf("entry %d (no readable id)", sk.Index)
 }
