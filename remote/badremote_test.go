@@ -243,3 +243,49 @@ func TestDraftEchoUnreadable(t *testing.T) {
 		})
 	}
 }
+
+// TestEntryText: bad text is found wherever it is in an entry, and named
+// by its path; escapes that are valid are not taken for bad ones.
+func TestEntryText(t *testing.T) {
+	for _, tt := range []struct {
+		raw, field string
+		bad        bool
+	}{
+		{`{"id":"1","vehicle":{"make":"Citro\u00ebn","model":"\ud83d\ude97"}}`, "", false},
+		{`{"id":"1","note":"a \\ud800 is text here"}`, "", false},
+		{`{"id":"1","vehicle":{"make":"x","model":"\ud83d"}}`, "vehicle.model", true},
+		{`{"id":"1","vehicle":{"model":"\ude97 car"}}`, "vehicle.model", true},
+		{"{\"id\":\"1\",\"accident\":{\"notes\":[\"ok\",\"\xfe\"]}}", "accident.notes", true},
+		{"{\"id\":\"1\",\"k\xff\":1}", `"k\xff"`, true},
+	} {
+		if got := badText([]byte(tt.raw)); got != tt.bad {
+			t.Errorf("badText(%s) = %v, want %v", tt.raw, got, tt.bad)
+		}
+		if tt.bad {
+			if got := badTextMember([]byte(tt.raw)); got != tt.field {
+				t.Errorf("badTextMember(%s) = %q, want %q", tt.raw, got, tt.field)
+			}
+		}
+	}
+}
+
+// TestAcceptAnswerUnreadable: an accept that landed (201) with an answer
+// that cannot be decoded is ErrUnreadable after one attempt: the accept
+// is not sent again within the call.
+func TestAcceptAnswerUnreadable(t *testing.T) {
+	emu, srv := newEmulator(t, rewriteAnswers(func(r *http.Request) bool {
+		return r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/requests/")
+	}, func(s int, _ http.Header, _ []byte) (int, []byte) { return s, []byte(`{"id": {"nested": true}}`) }))
+	id := emu.AddRequests(emulator.SeedRequest{})[0]
+	c := emuClient(t, srv, nil)
+	_, err := c.Accept(context.Background(), id, "RO-5", time.Time{})
+	if Class(err) != ClassUnreadable || !strings.Contains(err.Error(), "id: want a string or number, got an object") {
+		t.Fatalf("err = %v (%s), want unreadable naming the id", err, Class(err))
+	}
+	if got := emu.Calls()[emulator.RouteAccept]; got != 1 {
+		t.Errorf("the emulator saw %d accepts, want 1", got)
+	}
+	if r, _ := emu.State().Request(id); r.ReferenceID != "RO-5" {
+		t.Errorf("the accept did not land: %+v", r)
+	}
+}

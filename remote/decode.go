@@ -33,6 +33,10 @@ type SkippedRequest struct {
 	// itself, or the first bytes of a longer id and its length
 	// ("aaaa… (10485760 bytes)"). "" when no id could be read.
 	IDText string
+	// Unlike is set when the entry's id is of a type no request id has (an
+	// object, an array, a boolean): whatever the entry is, it is not a
+	// request that was listed before with a readable id.
+	Unlike bool
 	Field  string // the JSON field at fault ("expiry"), "" for the whole entry
 	Err    error  // bounded: never the whole entry or a whole long value
 }
@@ -244,13 +248,16 @@ func checkEntry(i int, e rawEntry) (SkippedRequest, bool) {
 		cause = fmt.Errorf("the entry is nested %d levels deep, deeper than the %d decoded", e.depth, MaxEntryDepth)
 		field = deepestMember(e.data)
 	case !utf8.Valid(e.data):
-		field = invalidUTF8Member(e.data)
-		cause = errors.New("not valid UTF-8 (quotesync never changes the remote's data to make it so)")
+		field = badTextMember(e.data)
+		cause = errInvalidUTF8
+	case hasLoneSurrogate(e.data):
+		field = badTextMember(e.data)
+		cause = errBadEscape
 	default:
 		return SkippedRequest{}, true
 	}
 	sk := SkippedRequest{Index: i, Field: field}
-	sk.ID, sk.IDText = entryID(e.data)
+	sk.ID, sk.IDText, sk.Unlike = entryID(e.data)
 	err := cause
 	if field != "" {
 		err = &FieldError{Field: field, Err: cause}
@@ -267,7 +274,7 @@ func skippedRequest(i int, raw []byte, err error) SkippedRequest {
 	if errors.As(err, &fe) {
 		s.Field = fe.Field
 	}
-	s.ID, s.IDText = entryID(raw)
+	s.ID, s.IDText, s.Unlike = entryID(raw)
 	if s.ID == "" {
 		err = fmt.Errorf("%s: %w", s.Name(), err)
 	}

@@ -108,39 +108,41 @@ func stringEnd(data []byte, i int) int {
 // entryID reads the id of a list entry that is not decoded: id is the id
 // when it is whole, valid and at most MaxSkippedIDLen bytes; text names it
 // for people when anything of it could be read (a prefix and its length
-// for a long one).
-func entryID(data []byte) (id, text string) {
+// for a long one); unlike is set for an id of a type no request id has.
+func entryID(data []byte) (id, text string, unlike bool) {
 	for _, m := range members(data) {
 		if string(m.key) != "id" {
 			continue
 		}
 		v := m.val
 		if len(v) == 0 {
-			return "", ""
+			return "", "", false
 		}
 		switch v[0] {
-		case '{', '[', 'n', 't', 'f':
-			return "", ""
+		case '{', '[', 't', 'f':
+			return "", "", true
+		case 'n':
+			return "", "", false
 		case '"':
 			if !m.cut && len(v) <= MaxSkippedIDLen+2 {
 				if s, err := decodeString(v); err == nil && s != "" {
-					return s, s
+					return s, s, false
 				}
 			}
 			inner := v[1:]
 			if !m.cut && len(inner) > 0 {
 				inner = inner[:len(inner)-1]
 			}
-			return "", boundValue(inner, m.cut)
+			return "", boundValue(inner, m.cut), false
 		}
 		if !m.cut && len(v) <= maxNumberLen {
 			if n, err := decodeNumber(v); err == nil {
-				return n.String(), n.String()
+				return n.String(), n.String(), false
 			}
 		}
-		return "", boundValue(v, m.cut)
+		return "", boundValue(v, m.cut), false
 	}
-	return "", ""
+	return "", "", false
 }
 
 // boundValue shows the first bytes of a raw value that is too long, or not
@@ -205,17 +207,77 @@ func deepestMember(data []byte) string {
 	return best
 }
 
-// invalidUTF8Member names the member (a path into nested objects:
-// "vehicle.make") whose key or value is not valid UTF-8.
-func invalidUTF8Member(data []byte) string {
+// badText reports whether raw JSON text holds a string that is not valid
+// UTF-8 or a lone surrogate escape: text a decoder would silently change.
+func badText(raw []byte) bool { return !utf8.Valid(raw) || hasLoneSurrogate(raw) }
+
+// hasLoneSurrogate reports whether raw JSON text holds a \u escape of a
+// UTF-16 surrogate that is not part of a pair (encoding/json replaces it
+// with U+FFFD).
+func hasLoneSurrogate(raw []byte) bool {
+	inStr := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case !inStr:
+			inStr = c == '"'
+		case c == '"':
+			inStr = false
+		case c == '\\' && i+1 < len(raw) && raw[i+1] == 'u':
+			r, ok := hex4(raw, i+2)
+			switch {
+			case !ok:
+			case r >= 0xD800 && r <= 0xDBFF:
+				if i+7 < len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
+					if lo, ok := hex4(raw, i+8); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+						i += 11
+						continue
+					}
+				}
+				return true
+			case r >= 0xDC00 && r <= 0xDFFF:
+				return true
+			}
+			i += 5
+		case c == '\\':
+			i++ // the escaped character
+		}
+	}
+	return false
+}
+
+// hex4 reads the four hex digits at raw[i:].
+func hex4(raw []byte, i int) (rune, bool) {
+	if i+4 > len(raw) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range raw[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// badTextMember names the member (a path into nested objects:
+// "vehicle.make") whose key or value holds bad text (see badText).
+func badTextMember(data []byte) string {
 	path := ""
 	for range MaxEntryDepth {
 		found := false
 		for _, m := range members(data) {
-			if !utf8.Valid(m.key) {
+			if badText(append(append([]byte{'"'}, m.key...), '"')) {
 				return join(path, keyName(m.key))
 			}
-			if !utf8.Valid(m.val) {
+			if badText(m.val) {
 				path, data, found = join(path, keyName(m.key)), m.val, true
 				break
 			}

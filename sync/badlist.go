@@ -33,11 +33,12 @@ func (e *Engine) listPending(ctx context.Context, p *pass) (pendingList, error) 
 			switch {
 			case sk.ID != "":
 				l.skipped[sk.ID] = true
-			case sk.IDText == "":
+			case sk.IDText == "" && !sk.Unlike:
 				// No id could be read: any request may be this one.
 				l.blind = true
 			}
-			// (An id too long to read whole is no tracked request's.)
+			// (An id too long to read whole, or of a type no id has, is
+			// no tracked request's.)
 			bad = append(bad, badEntryOf(sk))
 		}
 	}
