@@ -291,6 +291,7 @@ type listScanner struct {
 	head  []byte
 	c     byte // the current byte, valid when have
 	have  bool
+	buf   []byte // the entry buffer, reused: a decoded Request copies what it keeps
 }
 
 // peek returns the current byte without consuming it.
@@ -374,7 +375,12 @@ func (s *listScanner) cut(err error) error {
 // (not consumed). Only the structure is checked (strings, brackets); the
 // value itself is decoded later, on its own.
 func (s *listScanner) entry() (rawEntry, error) {
-	var e rawEntry
+	e := rawEntry{data: s.buf[:0]}
+	defer func() {
+		if !e.oversize {
+			s.buf = e.data[:0]
+		}
+	}()
 	var (
 		depth       int
 		inStr, esc  bool
