@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -265,4 +267,103 @@ func TestE2ELongIDAndClaim(t *testing.T) {
 	if !strings.Contains(string(st), "CLAIM-100") || !strings.Contains(string(st), "widen") {
 		t.Errorf("status does not show why CLAIM-100 is rejected:\n%s", st)
 	}
+}
+
+// TestCheckNamesProxyPageAndRedirect: `check` against a base URL that
+// answers an HTML login page, or a redirect without a Location, says what
+// came and what to fix, instead of "want a JSON array".
+func TestCheckNamesProxyPageAndRedirect(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		serve http.HandlerFunc
+		want  []string
+	}{
+		{"HTMLPage", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = w.Write([]byte("<!DOCTYPE html>\n<html><title>Sign in</title><body>Corporate proxy</body></html>"))
+		}, []string{"status 200", "Content-Type \"text/html; charset=utf-8\"", "<!DOCTYPE html> <html><title>Sign in", "a proxy or login page", "remote.base_url"}},
+		{"RedirectNoLocation", func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusFound)
+		}, []string{"302 Found without a Location header", "never follows redirects", "remote.base_url"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newCLIEnv(t, nil)
+			e.Srv.Close()
+			e.Srv = httptest.NewServer(tt.serve)
+			t.Cleanup(e.Srv.Close)
+			e.writeConfig(nil)
+			r := e.run("check", "--config", e.Conf)
+			out := r.Stdout + r.Stderr
+			if r.Code == 0 {
+				t.Errorf("check passed against a %s:\n%s", tt.name, r)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(out, want) {
+					t.Errorf("check output lacks %q:\n%s", want, r)
+				}
+			}
+			if strings.Contains(out, "want a JSON array, got") {
+				t.Errorf("check still says only \"want a JSON array\":\n%s", r)
+			}
+		})
+	}
+}
+
+// TestE2EUnreadableDraftEcho: a Draft push that lands but whose answer
+// the client cannot decode (a quantity of 1e400) is recorded once; the
+// next passes neither push it again nor submit the final estimate; after
+// `quotesync retry` (the service's answers fixed) it is pushed again once
+// and submitted. Before, the push was taken for a temporary failure and
+// repeated on every attempt and every pass.
+func TestE2EUnreadableDraftEcho(t *testing.T) {
+	e := newE2E(t, e2eOptions{})
+	var broken atomic.Bool
+	broken.Store(true)
+	quantity := regexp.MustCompile(`"quantity":\s*[-0-9.eE]+`)
+	e.Srv.Close()
+	e.Srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !broken.Load() || r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/quotes") {
+			e.Emu.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		e.Emu.ServeHTTP(rec, r)
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(quantity.ReplaceAll(rec.Body.Bytes(), []byte(`"quantity":1e400`)))
+	}))
+	t.Cleanup(e.Srv.Close)
+	e.writeConfig()
+	id := e.seed(sampleshop.ClaimFinal, "")
+
+	before := e.Emu.Calls()
+	res := e.once()
+	if res.Code != 0 {
+		t.Fatalf("once: exit %d\n%s", res.Code, e2eTail(res.Output, 20))
+	}
+	e2eWantCalls(t, "pass 1", e2eCallsDiff(before, e.Emu.Calls()), map[string]int{e2eRouteList: 1, e2eRouteAccept: 1, e2eRouteQuote: 1})
+	if logLineWith(res.Output, "the remote took the write but its answer could not be read; not sent again", "items[0].quantity") == "" {
+		t.Errorf("no unreadable line naming the field:\n%s", e2eTail(res.Output, 10))
+	}
+	before = e.Emu.Calls()
+	for range 2 {
+		time.Sleep(250 * time.Millisecond) // past any retry backoff
+		e.mustOnce()
+	}
+	e2eWantCalls(t, "later passes", e2eCallsDiff(before, e.Emu.Calls()), map[string]int{e2eRouteList: 2})
+
+	broken.Store(false)
+	cmd := exec.Command(e.bin, "retry", id, "--config", e.Conf)
+	cmd.Env = e.environ()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("retry: %v\n%s", err, out)
+	}
+	before = e.Emu.Calls()
+	e.mustOnce()
+	e.mustOnce()
+	e2eWantCalls(t, "after retry", e2eCallsDiff(before, e.Emu.Calls()), map[string]int{e2eRouteList: 2, e2eRouteQuote: 1, e2eRouteStatus: 1})
 }
