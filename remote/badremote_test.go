@@ -255,7 +255,7 @@ func TestEntryText(t *testing.T) {
 		{`{"id":"1","note":"a \\ud800 is text here"}`, "", false},
 		{`{"id":"1","vehicle":{"make":"x","model":"\ud83d"}}`, "vehicle.model", true},
 		{`{"id":"1","vehicle":{"model":"\ude97 car"}}`, "vehicle.model", true},
-		{"{\"id\":\"1\",\"accident\":{\"notes\":[\"ok\",\"\xfe\"]}}", "accident.notes", true},
+		{"{\"id\":\"1\",\"accident\":{\"notes\":[\"ok\",\"\xfe\"]}}", "accident.notes[1]", true},
 		{"{\"id\":\"1\",\"k\xff\":1}", `"k\xff"`, true},
 	} {
 		if got := badText([]byte(tt.raw)); got != tt.bad {

@@ -3,6 +3,7 @@ package remote
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -54,33 +55,70 @@ func members(data []byte) []member {
 			i++
 		}
 		// the value, up to the ',' or '}' at this level
-		start, depth, inStr, esc := i, 0, false, false
-	value:
-		for ; i < len(data); i++ {
-			c := data[i]
-			switch {
-			case inStr && esc:
-				esc = false
-			case inStr && c == '\\':
-				esc = true
-			case inStr && c == '"':
-				inStr = false
-			case inStr:
-			case c == '"':
-				inStr = true
-			case c == '{' || c == '[':
-				depth++
-				m.depth = max(m.depth, depth)
-			case (c == '}' || c == ']') && depth > 0:
-				depth--
-			case depth == 0 && (c == ',' || c == '}'):
-				break value
-			}
-		}
+		start := i
+		i, m.depth = valueEnd(data, i)
 		m.val = bytes.TrimRight(data[start:i], " \t\r\n")
 		m.cut = i >= len(data)
 		out = append(out, m)
 		if i < len(data) && data[i] == '}' {
+			return out
+		}
+		i++
+	}
+	return out
+}
+
+// valueEnd returns the index of the ',' or closing bracket that ends the
+// value starting at data[i] (len(data) when data ends first), and the
+// deepest nesting within the value.
+func valueEnd(data []byte, i int) (end, depth int) {
+	level, inStr, esc := 0, false, false
+	for ; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case inStr && esc:
+			esc = false
+		case inStr && c == '\\':
+			esc = true
+		case inStr && c == '"':
+			inStr = false
+		case inStr:
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			level++
+			depth = max(depth, level)
+		case (c == '}' || c == ']') && level > 0:
+			level--
+		case level == 0 && (c == ',' || c == '}' || c == ']'):
+			return i, depth
+		}
+	}
+	return i, depth
+}
+
+// elements splits the array data into its elements, as members with the
+// keys "[0]", "[1]", …; nil when data is not an array.
+func elements(data []byte) []member {
+	data = bytes.TrimLeft(data, " \t\r\n")
+	if len(data) == 0 || data[0] != '[' {
+		return nil
+	}
+	var out []member
+	for i, n := 1, 0; i < len(data); n++ {
+		for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n') {
+			i++
+		}
+		if i >= len(data) || data[i] == ']' {
+			return out
+		}
+		start := i
+		m := member{key: []byte(fmt.Sprintf("[%d]", n))}
+		i, m.depth = valueEnd(data, i)
+		m.val = bytes.TrimRight(data[start:i], " \t\r\n")
+		m.cut = i >= len(data)
+		out = append(out, m)
+		if i < len(data) && data[i] == ']' {
 			return out
 		}
 		i++
@@ -273,7 +311,11 @@ func badTextMember(data []byte) string {
 	path := ""
 	for range MaxEntryDepth {
 		found := false
-		for _, m := range members(data) {
+		ms := members(data)
+		if ms == nil {
+			ms = elements(data)
+		}
+		for _, m := range ms {
 			if badText(append(append([]byte{'"'}, m.key...), '"')) {
 				return join(path, keyName(m.key))
 			}
@@ -290,8 +332,8 @@ func badTextMember(data []byte) string {
 }
 
 func join(path, key string) string {
-	if path == "" {
-		return key
+	if path == "" || strings.HasPrefix(key, "[") {
+		return path + key
 	}
 	return path + "." + key
 }
