@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"time"
@@ -12,25 +14,46 @@ import (
 
 // ListRequests returns the pending quote requests (GET /requests).
 //
-// Entries that cannot be decoded (a bad expiry, an id of the wrong type)
-// do not fail the call: the others are returned together with a
-// *DecodeError listing the skipped ones (errors.As). So a caller that wants
-// the good requests checks for *DecodeError before giving up on err; every
-// other error comes with no requests. A body that is not a JSON array at
-// all is a temporary failure (retried, then ErrTemporary).
+// The list is decoded entry by entry as it is read: an entry that cannot
+// be decoded (a bad expiry, an id of the wrong type, not valid UTF-8,
+// larger than MaxEntryBytes or nested deeper than MaxEntryDepth) does not
+// fail the call: the others are returned together with a *DecodeError
+// listing the skipped ones (errors.As). So a caller that wants the good
+// requests checks for *DecodeError before giving up on err; every other
+// error comes with no requests. The decodable entries may take
+// Config.MaxBodyBytes in all; skipped ones are read through, up to
+// listReadFactor times that. A body that is not a JSON array at all (an
+// HTML page from a proxy, say) is a temporary failure (retried, then
+// ErrTemporary) whose error says what came.
 func (c *Client) ListRequests(ctx context.Context) ([]Request, error) {
 	var (
 		reqs    []Request
 		skipped *DecodeError
 	)
+	lim := listLimits{keep: c.cfg.MaxBodyBytes, read: c.cfg.MaxBodyBytes*listReadFactor + 1}
 	_, err := c.do(ctx, call{
 		method: http.MethodGet,
 		route:  "GET /requests",
 		path:   "/requests",
-		decode: func(a *answer) error {
-			var err error
-			reqs, skipped, err = decodeRequests(a.body)
-			return err
+		stream: func(a *answer, body io.Reader) error {
+			var (
+				err  error
+				head []byte
+			)
+			reqs, skipped, head, err = decodeRequestsFrom(body, lim)
+			if err == nil {
+				return nil
+			}
+			a.body = head
+			if errors.Is(err, errNotArray) {
+				if !isJSONStart(head) {
+					err = notTheAPI("a JSON array of requests", a)
+					a.body = nil // the error shows its start
+				} else {
+					err = fmt.Errorf("want a JSON array, got %s", describe(head))
+				}
+			}
+			return fmt.Errorf("decode requests: %w", err)
 		},
 	})
 	if err != nil {
@@ -40,6 +63,26 @@ func (c *Client) ListRequests(ctx context.Context) ([]Request, error) {
 		return reqs, skipped
 	}
 	return reqs, nil
+}
+
+// listReadFactor bounds the bytes of the pending list read, skipped
+// entries included, as a multiple of Config.MaxBodyBytes.
+const listReadFactor = 16
+
+// decodeAnswer decodes the 2xx answer to a write with decode. An answer
+// that cannot be decoded is ErrUnreadable: the write landed, and sending it
+// again would repeat it. A body that is not JSON at all, an HTML page
+// above all, is not the service's answer (a proxy or a login page) and a
+// temporary failure.
+func decodeAnswer(a *answer, what string, decode func([]byte) error) error {
+	err := decode(a.body)
+	switch {
+	case err == nil:
+		return nil
+	case !isJSONStart(a.body) && looksHTML(a.header.Get("Content-Type"), bytes.TrimSpace(a.body)):
+		return notTheAPI(what, a)
+	}
+	return classify(ClassUnreadable, fmt.Errorf("the write landed (status %d) but its answer cannot be read: %w", a.status, err))
 }
 
 // Accept accepts request requestID with the repairer's referenceID
@@ -76,7 +119,7 @@ func (c *Client) Accept(ctx context.Context, requestID, referenceID string, book
 		decode: func(a *answer) error {
 			job = Job{}
 			if !isEmptyBody(a.body) {
-				if err := job.UnmarshalJSON(a.body); err != nil {
+				if err := decodeAnswer(a, "the accepted job as JSON", job.UnmarshalJSON); err != nil {
 					return err
 				}
 			}
@@ -139,7 +182,7 @@ func (c *Client) sendQuote(ctx context.Context, method, template, jobID string, 
 				return nil
 			}
 			out = Quote{}
-			return out.UnmarshalJSON(a.body)
+			return decodeAnswer(a, "the quote as JSON", out.UnmarshalJSON)
 		},
 	})
 	if err != nil {

@@ -1,18 +1,20 @@
 package remote
 
 import (
+	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // DecodeError is returned by ListRequests beside the requests it could
 // decode when some entries of the list could not be: one broken request (a
-// bad expiry, an id of the wrong type) must not hide the others from the
-// reconciler. The skipped entries are listed so the caller can report them.
+// bad expiry, an id of the wrong type, an entry nested too deep or too
+// large) must not hide the others from the reconciler. The skipped entries
+// are listed so the caller can report them.
 //
 // DecodeError matches ErrRejected under errors.Is: the service sent data
 // this package refuses, and asking again will not change it.
@@ -23,17 +25,48 @@ type DecodeError struct {
 
 // SkippedRequest is one list entry ListRequests could not decode.
 type SkippedRequest struct {
-	Index int    // position in the list, 0-based
-	ID    string // the request id when it could be read, else ""
-	Field string // the JSON field at fault ("expiry"), "" for the whole entry
-	Err   error
+	Index int // position in the list, 0-based
+	// ID is the request id when it could be read whole and is at most
+	// MaxSkippedIDLen bytes, else "".
+	ID string
+	// IDText names the id for people when one could be read at all: ID
+	// itself, or the first bytes of a longer id and its length
+	// ("aaaa… (10485760 bytes)"). "" when no id could be read.
+	IDText string
+	// Unlike is set when the entry's id is of a type no request id has (an
+	// object, an array, a boolean): whatever the entry is, it is not a
+	// request that was listed before with a readable id.
+	Unlike bool
+	Field  string // the JSON field at fault ("expiry"), "" for the whole entry
+	Err    error  // bounded: never the whole entry or a whole long value
+}
+
+// MaxSkippedIDLen is the longest id a SkippedRequest carries whole. No
+// request quotesync tracks has a longer one.
+const MaxSkippedIDLen = 256
+
+// Name names the entry for people: "request 17", or "entry 4 (id
+// aaaa… (10485760 bytes))" when the id is not short, or "entry 4".
+func (s SkippedRequest) Name() string {
+	switch {
+	case s.ID != "":
+		return "request " + s.ID
+	case s.IDText != "":
+		return fmt.Sprintf("entry %d (id %s)", s.Index, s.IDText)
+	}
+	return fmt.Sprintf("entry %d", s.Index)
 }
 
 // Error lists the skipped requests: "decode requests: skipped 2 of 10:
-// request 17: expiry: ...; entry 4: id: missing".
+// request 17: expiry: ...; entry 4: id: missing". At most ten are listed.
 func (e *DecodeError) Error() string {
-	parts := make([]string, 0, len(e.Skipped))
-	for _, s := range e.Skipped {
+	const most = 10
+	parts := make([]string, 0, min(len(e.Skipped), most+1))
+	for i, s := range e.Skipped {
+		if i == most {
+			parts = append(parts, fmt.Sprintf("and %d more", len(e.Skipped)-most))
+			break
+		}
 		parts = append(parts, s.Err.Error())
 	}
 	return fmt.Sprintf("decode requests: skipped %d of %d: %s", len(e.Skipped), e.Total, strings.Join(parts, "; "))
@@ -51,50 +84,371 @@ func (e *DecodeError) Unwrap() []error {
 	return errs
 }
 
-// decodeRequests decodes the body of GET /requests: a JSON array (null or an
-// empty body is an empty list). A body that is not an array is an error
-// (err); entries that fail alone are left out and reported in skipped.
+// Limits of one entry of the pending list. A real request is a few
+// kilobytes and a few levels deep; an entry beyond either is skipped
+// without being decoded, so that it costs neither memory nor stack.
+const (
+	// MaxEntryBytes is the largest list entry decoded.
+	MaxEntryBytes = 1 << 20
+	// MaxEntryDepth is the deepest nesting of objects and arrays decoded
+	// within an entry (the entry itself is level 1).
+	MaxEntryDepth = 64
+	// entryPrefix is how much of a skipped oversize entry is kept, to read
+	// its id and name the field at fault.
+	entryPrefix = 4 << 10
+	// headBytes is how much of a body that is not the expected JSON is
+	// kept to say what came.
+	headBytes = 512
+)
+
+// listLimits bound what decodeRequestsFrom reads and keeps.
+type listLimits struct {
+	keep int64 // bytes of decodable entries kept, in all
+	read int64 // bytes read, skipped entries included
+}
+
+// decodeRequests decodes a whole GET /requests body (see decodeRequestsFrom).
 func decodeRequests(body []byte) (reqs []Request, skipped *DecodeError, err error) {
-	body = bytes.TrimSpace(body)
-	if isNull(body) {
-		return nil, nil, nil
-	}
-	if body[0] != '[' {
-		return nil, nil, fmt.Errorf("decode requests: want a JSON array, got %s", describe(body))
-	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(body, &elems); err != nil {
-		return nil, nil, fmt.Errorf("decode requests: %w", err)
-	}
-	reqs = make([]Request, 0, len(elems))
-	for i, e := range elems {
-		var r Request
-		if err := r.UnmarshalJSON(e); err != nil {
-			if skipped == nil {
-				skipped = &DecodeError{Total: len(elems)}
+	n := int64(len(body)) + 1
+	reqs, skipped, _, err = decodeRequestsFrom(bytes.NewReader(body), listLimits{keep: n, read: n})
+	return reqs, skipped, err
+}
+
+// bodyReadError is a failure to read the body (a timeout, a reset): a
+// transport problem, not a decoding one.
+type bodyReadError struct{ err error }
+
+func (e *bodyReadError) Error() string { return "read response body: " + e.err.Error() }
+func (e *bodyReadError) Unwrap() error { return e.err }
+
+// errNotArray is the cause when the list is not a JSON array.
+var errNotArray = errors.New("not a JSON array")
+
+// decodeRequestsFrom decodes the body of GET /requests as it is read: a
+// JSON array (null or an empty body is an empty list). It splits the array
+// into its entries without decoding them, then decodes each on its own, so
+// that an entry too large (MaxEntryBytes), nested too deep (MaxEntryDepth),
+// not valid UTF-8 or not a valid request is skipped and reported in
+// skipped while the others are returned. Skipped entries are read through,
+// never kept whole.
+//
+// A body that is not an array, is cut short or breaks the limits as a
+// whole is an error (err) with no requests; head is then the start of the
+// body (at most headBytes), for the message.
+func decodeRequestsFrom(r io.Reader, lim listLimits) (reqs []Request, skipped *DecodeError, head []byte, err error) {
+	s := &listScanner{r: bufio.NewReaderSize(io.LimitReader(r, lim.read), 32<<10), limit: lim.read}
+	first, err := s.skipSpace()
+	switch {
+	case err == io.EOF:
+		return nil, nil, nil, nil // an empty body: no requests
+	case err != nil:
+		return nil, nil, s.head, err
+	case first == 'n':
+		if lit, err := s.literal(); err == nil && lit == "null" {
+			if _, err := s.skipSpace(); err == io.EOF {
+				return nil, nil, nil, nil
 			}
-			skipped.Skipped = append(skipped.Skipped, skippedRequest(i, e, err))
-			continue
 		}
-		reqs = append(reqs, r)
+		return nil, nil, s.head, errNotArray
+	case first != '[':
+		s.fillHead()
+		return nil, nil, s.head, errNotArray
 	}
-	return reqs, skipped, nil
+	s.next() // the '['
+	var kept int64
+	total := 0
+	for {
+		c, err := s.skipSpace()
+		if err != nil {
+			return nil, nil, s.head, s.cut(err)
+		}
+		if c == ']' && total == 0 {
+			s.next()
+			break
+		}
+		e, err := s.entry()
+		if err != nil {
+			return nil, nil, s.head, s.cut(err)
+		}
+		i := total
+		total++
+		if sk, ok := checkEntry(i, e); !ok {
+			skipped = addSkip(skipped, sk)
+		} else if req, err := decodeEntry(e.data); err != nil {
+			skipped = addSkip(skipped, skippedRequest(i, e.data, err))
+		} else {
+			kept += int64(len(e.data))
+			if kept > lim.keep {
+				return nil, nil, s.head, fmt.Errorf("the pending list exceeds %d bytes of decodable entries", lim.keep)
+			}
+			reqs = append(reqs, req)
+		}
+		c, err = s.skipSpace()
+		if err != nil {
+			return nil, nil, s.head, s.cut(err)
+		}
+		s.next()
+		if c == ']' {
+			break
+		}
+		if c != ',' {
+			return nil, nil, s.head, fmt.Errorf("malformed JSON array: %q after entry %d", c, i)
+		}
+	}
+	if c, err := s.skipSpace(); err != io.EOF {
+		if err != nil {
+			return nil, nil, s.head, s.cut(err)
+		}
+		return nil, nil, s.head, fmt.Errorf("malformed JSON: %q after the array", c)
+	}
+	if skipped != nil {
+		skipped.Total = total
+	}
+	if reqs == nil {
+		reqs = []Request{}
+	}
+	return reqs, skipped, nil, nil
+}
+
+func addSkip(d *DecodeError, s SkippedRequest) *DecodeError {
+	if d == nil {
+		d = &DecodeError{}
+	}
+	d.Skipped = append(d.Skipped, s)
+	return d
+}
+
+// decodeEntry decodes one entry of the list.
+func decodeEntry(data []byte) (Request, error) {
+	var r Request
+	err := r.UnmarshalJSON(data)
+	return r, err
+}
+
+// rawEntry is one entry of the list as split: its bytes (only the first
+// entryPrefix of them when it is larger than MaxEntryBytes), its size and
+// its deepest nesting.
+type rawEntry struct {
+	data     []byte
+	size     int64
+	depth    int
+	oversize bool
+}
+
+// checkEntry refuses an entry over the limits or not valid UTF-8, naming
+// what it can of it; ok is true when the entry may be decoded.
+func checkEntry(i int, e rawEntry) (SkippedRequest, bool) {
+	var cause error
+	field := ""
+	switch {
+	case e.oversize:
+		cause = fmt.Errorf("the entry is %d bytes, larger than the %d decoded", e.size, MaxEntryBytes)
+		field = largestMember(e.data)
+	case e.depth > MaxEntryDepth:
+		cause = fmt.Errorf("the entry is nested %d levels deep, deeper than the %d decoded", e.depth, MaxEntryDepth)
+		field = deepestMember(e.data)
+	case !utf8.Valid(e.data):
+		field = badTextMember(e.data)
+		cause = errInvalidUTF8
+	case hasLoneSurrogate(e.data):
+		field = badTextMember(e.data)
+		cause = errBadEscape
+	default:
+		return SkippedRequest{}, true
+	}
+	sk := SkippedRequest{Index: i, Field: field}
+	sk.ID, sk.IDText, sk.Unlike = entryID(e.data)
+	err := cause
+	if field != "" {
+		err = &FieldError{Field: field, Err: cause}
+	}
+	sk.Err = fmt.Errorf("%s: %w", sk.Name(), err)
+	return sk, false
 }
 
 // skippedRequest describes entry i that failed with err, naming its id
 // when that part is readable and the field at fault.
-func skippedRequest(i int, raw json.RawMessage, err error) SkippedRequest {
+func skippedRequest(i int, raw []byte, err error) SkippedRequest {
 	s := SkippedRequest{Index: i}
 	var fe *FieldError
 	if errors.As(err, &fe) {
 		s.Field = fe.Field
 	}
-	if m, mErr := decodeObject(raw); mErr == nil {
-		s.ID, _ = decodeID(m["id"])
-	}
+	s.ID, s.IDText, s.Unlike = entryID(raw)
 	if s.ID == "" {
-		err = fmt.Errorf("entry %s: %w", strconv.Itoa(i), err)
+		err = fmt.Errorf("%s: %w", s.Name(), err)
 	}
 	s.Err = err
 	return s
+}
+
+// listScanner splits a JSON array read from r into its entries, one byte
+// at a time and without recursion, so that nesting costs no stack.
+type listScanner struct {
+	r     *bufio.Reader
+	limit int64 // bytes r may give: reaching it means the body was cut
+	n     int64 // bytes consumed
+	head  []byte
+	c     byte // the current byte, valid when have
+	have  bool
+	buf   []byte // the entry buffer, reused: a decoded Request copies what it keeps
+}
+
+// peek returns the current byte without consuming it.
+func (s *listScanner) peek() (byte, error) {
+	if s.have {
+		return s.c, nil
+	}
+	c, err := s.r.ReadByte()
+	if err != nil {
+		if err != io.EOF {
+			err = &bodyReadError{err}
+		} else if s.n >= s.limit {
+			err = fmt.Errorf("the body exceeds %d bytes", s.limit-1)
+		}
+		return 0, err
+	}
+	if len(s.head) < headBytes {
+		s.head = append(s.head, c)
+	}
+	s.c, s.have = c, true
+	return c, nil
+}
+
+// next consumes the current byte.
+func (s *listScanner) next() {
+	if s.have {
+		s.have = false
+		s.n++
+	}
+}
+
+// skipSpace consumes JSON white space and returns the next byte.
+func (s *listScanner) skipSpace() (byte, error) {
+	for {
+		c, err := s.peek()
+		if err != nil {
+			return 0, err
+		}
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			s.next()
+			continue
+		}
+		return c, nil
+	}
+}
+
+// literal reads a run of letters (null, true, false).
+func (s *listScanner) literal() (string, error) {
+	var b []byte
+	for {
+		c, err := s.peek()
+		if err != nil || c < 'a' || c > 'z' || len(b) > 8 {
+			return string(b), err
+		}
+		b = append(b, c)
+		s.next()
+	}
+}
+
+// fillHead reads on until head is full or the body ends, for the message
+// about a body that is not an array.
+func (s *listScanner) fillHead() {
+	for len(s.head) < headBytes {
+		s.next()
+		if _, err := s.peek(); err != nil {
+			return
+		}
+	}
+}
+
+// cut is the error of a body that ended inside the array.
+func (s *listScanner) cut(err error) error {
+	if err == io.EOF {
+		return fmt.Errorf("unexpected end of the JSON array after %d bytes", s.n)
+	}
+	return err
+}
+
+// entry reads one entry: a value, up to the ',' or ']' that follows it
+// (not consumed). Only the structure is checked (strings, brackets); the
+// value itself is decoded later, on its own.
+func (s *listScanner) entry() (rawEntry, error) {
+	e := rawEntry{data: s.buf[:0]}
+	defer func() {
+		if !e.oversize {
+			s.buf = e.data[:0]
+		}
+	}()
+	var (
+		depth       int
+		inStr, esc  bool
+		started     bool
+		stack       []byte // the open brackets, to match their closers
+		stackDepthN int    // brackets beyond what stack keeps
+	)
+	for {
+		c, err := s.peek()
+		if err != nil {
+			return e, err
+		}
+		if !inStr && depth == 0 && started {
+			switch c {
+			case ',', ']', ' ', '\t', '\n', '\r':
+				return e, nil
+			}
+		}
+		if !inStr && depth == 0 && !started && (c == ',' || c == ']') {
+			return e, fmt.Errorf("malformed JSON array: %q where an entry was expected", c)
+		}
+		started = true
+		s.next()
+		e.size++
+		switch {
+		case e.size <= MaxEntryBytes:
+			e.data = append(e.data, c)
+		case !e.oversize:
+			e.oversize = true
+			e.data = e.data[:entryPrefix:entryPrefix]
+		}
+		switch {
+		case inStr && esc:
+			esc = false
+		case inStr && c == '\\':
+			esc = true
+		case inStr && c == '"':
+			inStr = false
+			if depth == 0 {
+				return e, nil
+			}
+		case inStr:
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			depth++
+			e.depth = max(e.depth, depth)
+			if len(stack) < MaxEntryDepth+1 {
+				stack = append(stack, c)
+			} else {
+				stackDepthN++
+			}
+		case c == '}' || c == ']':
+			want := byte('{')
+			if c == ']' {
+				want = '['
+			}
+			if stackDepthN > 0 {
+				stackDepthN-- // past what is checked: the entry is refused anyway
+			} else if len(stack) == 0 || stack[len(stack)-1] != want {
+				return e, fmt.Errorf("malformed JSON: unexpected %q in entry", c)
+			} else {
+				stack = stack[:len(stack)-1]
+			}
+			depth--
+			if depth == 0 {
+				return e, nil
+			}
+		}
+	}
 }

@@ -1,10 +1,12 @@
 package remote
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -235,3 +237,95 @@ const redacted = "[REDACTED]"
 // minRedactLen is the shortest secret worth replacing in a body; shorter
 // ones would shred ordinary text and no real token is that short.
 const minRedactLen = 4
+
+// classifyDecode is the error of an attempt whose 2xx answer could not be
+// decoded: err as is when it carries a class already (ErrUnreadable: a
+// write landed, ErrRejected), else a temporary failure.
+func classifyDecode(err error) error {
+	if sentinelIn(err) != nil {
+		return err
+	}
+	return classify(ClassTemporary, err)
+}
+
+// redirectCause says what a 3xx answer means: the client never follows a
+// redirect (it would send the token along), so the base URL is wrong or
+// something between quotesync and the service redirects.
+func redirectCause(status int, location string) error {
+	what := fmt.Sprintf("the service answered %d %s", status, http.StatusText(status))
+	if strings.TrimSpace(location) == "" {
+		return fmt.Errorf("%s without a Location header; quotesync never follows redirects: "+
+			"check remote.base_url (scheme, host and path of the integration service) and any proxy in between", what)
+	}
+	return fmt.Errorf("%s, redirecting to %s; quotesync never follows redirects (the token would go along): "+
+		"set remote.base_url to the service's own address", what, safeLocation(location))
+}
+
+// safeLocation shows a Location header without its query, fragment or
+// credentials (they may carry secrets), bounded.
+func safeLocation(loc string) string {
+	if u, err := url.Parse(strings.TrimSpace(loc)); err == nil {
+		u.RawQuery, u.Fragment, u.User = "", "", nil
+		loc = u.String()
+	}
+	return sanitize(loc, 200)
+}
+
+// notTheAPI is the error of a 2xx body that is not the JSON the API
+// answers (want says what was expected): the status, the content type and
+// the first bytes, and what it likely means. An HTML page comes from a
+// proxy or a login page, or base_url points at a web site.
+func notTheAPI(want string, a *answer) error {
+	ct := a.header.Get("Content-Type")
+	head := bytes.TrimSpace(a.body)
+	shown := sanitize(excerpt(head, 4*headShown, a.secret), headShown)
+	what := fmt.Sprintf("want %s, got status %d, Content-Type %q, starting %q", want, a.status, sanitize(ct, 80), shown)
+	if looksHTML(ct, head) {
+		return fmt.Errorf("%s: an HTML page, not the integration service's JSON: a proxy or login page answered, "+
+			"or remote.base_url points at a web site rather than the service's API", what)
+	}
+	return fmt.Errorf("%s: not the integration service's JSON; check remote.base_url and any proxy in between", what)
+}
+
+// headShown is how much of an unexpected body a message shows.
+const headShown = 120
+
+// looksHTML reports whether a body is an HTML page.
+func looksHTML(contentType string, head []byte) bool {
+	ct := strings.ToLower(contentType)
+	return strings.Contains(ct, "html") || (len(head) > 0 && head[0] == '<')
+}
+
+// isJSONStart reports whether b (trimmed) can start a JSON value.
+func isJSONStart(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return false
+	}
+	switch c := b[0]; {
+	case c == '{', c == '[', c == '"', c == 't', c == 'f', c == 'n', c == '-', c >= '0' && c <= '9':
+		return true
+	}
+	return false
+}
+
+// sanitize makes outside text safe for one line of a message: valid
+// UTF-8, control characters replaced by spaces, at most max bytes (cut on
+// a rune boundary, marked with "…").
+func sanitize(s string, max int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
 )
@@ -57,6 +58,18 @@ func decodeObject(data []byte) (map[string]json.RawMessage, error) {
 	if len(data) == 0 || data[0] != '{' {
 		return nil, fmt.Errorf("want a JSON object, got %s", describe(data))
 	}
+	if badText(data) {
+		// encoding/json would replace it silently, in keys and in the
+		// members kept raw alike: name the member instead.
+		cause := errInvalidUTF8
+		if utf8.Valid(data) {
+			cause = errBadEscape
+		}
+		if f := badTextMember(data); f != "" {
+			return nil, &FieldError{Field: f, Err: cause}
+		}
+		return nil, cause
+	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, err
@@ -91,16 +104,51 @@ func describe(raw []byte) string {
 	return "a number"
 }
 
-// decodeString decodes a JSON string; null gives "".
+// decodeString decodes a JSON string; null gives "". A string that is not
+// valid UTF-8, or holds an escape that is no character (a lone UTF-16
+// surrogate), is an error: encoding/json would silently replace those
+// bytes, and quotesync never changes the remote's data.
 func decodeString(raw json.RawMessage) (string, error) {
 	if isNull(raw) {
 		return "", nil
+	}
+	if !utf8.Valid(raw) {
+		return "", errInvalidUTF8
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", fmt.Errorf("want a string, got %s", describe(raw))
 	}
+	if strings.ContainsRune(s, utf8.RuneError) && !sendsReplacement(raw) {
+		return "", errBadEscape
+	}
 	return s, nil
+}
+
+// Errors of strings quotesync refuses rather than change.
+var (
+	errInvalidUTF8 = errors.New("not valid UTF-8 (quotesync never changes the remote's data to make it so)")
+	errBadEscape   = errors.New("a \\u escape that is no character (a lone UTF-16 surrogate)")
+)
+
+// sendsReplacement reports whether raw spells U+FFFD itself (as the
+// character or as its escape), so that one in the decoded string is data,
+// not a replacement made by the decoder.
+func sendsReplacement(raw []byte) bool {
+	if bytes.ContainsRune(raw, utf8.RuneError) {
+		return true
+	}
+	lower := bytes.ToLower(raw)
+	return bytes.Contains(lower, []byte(`\ufffd`))
+}
+
+// textOf shows an id or another outside value in a message: whole when it
+// is short printable text, else its first bytes and its length.
+func textOf(s string) string {
+	if len(s) <= 64 && printable(s) {
+		return s
+	}
+	return boundValue([]byte(s), false)
 }
 
 // decodeID decodes an id that may be a JSON string or number. A number keeps
@@ -247,7 +295,7 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("decode request: %w", fieldErr("id", errors.New("missing")))
 	}
 	fail := func(field string, err error) error {
-		return fmt.Errorf("decode request %s: %w", out.ID, fieldErr(field, err))
+		return fmt.Errorf("decode request %s: %w", textOf(out.ID), fieldErr(field, err))
 	}
 	for _, key := range []string{"claim_number", "claimNumber"} {
 		s, err := decodeID(m[key])

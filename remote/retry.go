@@ -28,9 +28,16 @@ type call struct {
 	route  string // template for CallInfo: "POST /requests/{id}"
 	path   string // escaped, relative to the API root: "/requests/17"
 	body   []byte // nil for none
-	// decode reads a 2xx answer inside the attempt; its error makes the
-	// attempt a temporary failure (an undecodable body), so it is retried.
+	// decode reads a 2xx answer inside the attempt. Its error makes the
+	// attempt fail with the class the error carries (ErrUnreadable: a write
+	// landed and its answer cannot be read, not retried), else as a
+	// temporary failure, retried.
 	decode func(*answer) error
+	// stream, when set, reads a 2xx body itself as it arrives, instead of
+	// decode on the body read whole within MaxBodyBytes: the pending list,
+	// whose oversize entries are read through and never kept. It leaves in
+	// the answer's body what an error should show of it.
+	stream func(a *answer, body io.Reader) error
 }
 
 // answer is one HTTP answer, its body read in full (within the cap).
@@ -38,6 +45,7 @@ type answer struct {
 	status int
 	header http.Header
 	body   []byte
+	secret string // the bearer token: redacted from whatever is shown of the body
 }
 
 // maxErrorBody is the most of a non-2xx body read: only an excerpt is kept.
@@ -184,6 +192,22 @@ func (c *Client) attempt(ctx context.Context, cl call) (*answer, *Error) {
 	e.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), c.now())
 	class := classOfStatus(resp.StatusCode)
 
+	if class == ClassOK && cl.stream != nil {
+		ans := &answer{status: resp.StatusCode, header: resp.Header, secret: tok}
+		if err := cl.stream(ans, resp.Body); err != nil {
+			e.Body = excerpt(ans.body, DefaultBodyExcerpt, tok)
+			var re *bodyReadError
+			if errors.As(err, &re) {
+				err = fmt.Errorf("read response body: %w", c.transportCause(ctx, actx, re.err))
+			}
+			e.Err = classifyDecode(err)
+			return nil, e
+		}
+		return ans, nil
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		e.Err = classify(ClassRejected, redirectCause(resp.StatusCode, resp.Header.Get("Location")))
+	}
 	limit := c.cfg.MaxBodyBytes
 	if class != ClassOK {
 		limit = min(limit, maxErrorBody)
@@ -196,7 +220,9 @@ func (c *Client) attempt(ctx context.Context, cl call) (*answer, *Error) {
 	}
 	if class != ClassOK {
 		e.Body = excerpt(data, DefaultBodyExcerpt, tok)
-		e.Err = sentinelOf(class)
+		if e.Err == nil {
+			e.Err = sentinelOf(class)
+		}
 		return nil, e
 	}
 	if int64(len(data)) > limit {
@@ -204,11 +230,11 @@ func (c *Client) attempt(ctx context.Context, cl call) (*answer, *Error) {
 		e.Err = classify(ClassTemporary, fmt.Errorf("response body exceeds %d bytes", limit))
 		return nil, e
 	}
-	ans := &answer{status: resp.StatusCode, header: resp.Header, body: data}
+	ans := &answer{status: resp.StatusCode, header: resp.Header, body: data, secret: tok}
 	if cl.decode != nil {
 		if err := cl.decode(ans); err != nil {
 			e.Body = excerpt(data, DefaultBodyExcerpt, tok)
-			e.Err = classify(ClassTemporary, err)
+			e.Err = classifyDecode(err)
 			return nil, e
 		}
 	}

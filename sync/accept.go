@@ -37,14 +37,6 @@ func (e *Engine) acceptAll(ctx context.Context, p *pass, steps []acceptStep) []s
 // the request accepted.
 func (e *Engine) acceptOne(ctx context.Context, p *pass, st acceptStep) (shopdb.Request, bool) {
 	switch st.kind {
-	case stepTooLong:
-		id := boundText(st.req.ID, 64)
-		if e.reportOnce("too long:" + id + ":" + boundText(st.req.ClaimNumber, 64)) {
-			e.emit(Event{Kind: EventSkipped, Request: id, Claim: boundText(st.req.ClaimNumber, 64), Reason: ReasonRefused,
-				Detail: fmt.Sprintf("the request id (%d bytes) or its claim number (%d bytes) is longer than quotesync keeps (%d and %d bytes): the request is skipped; the service must fix it",
-					len(st.req.ID), len(st.req.ClaimNumber), shopdb.MaxRequestIDLen, shopdb.MaxClaimLen)})
-		}
-		return shopdb.Request{}, false
 	case stepExpired:
 		e.record(ctx, p, decideGoneUnseen(st.req), DoMarkGone)
 		return shopdb.Request{}, false
@@ -180,7 +172,15 @@ func (e *Engine) reserve(ctx context.Context, p *pass, st acceptStep) (shopdb.Re
 			err = fmt.Errorf("reserve request %s: job %s is already linked to request %s: %w", nr.RequestID, tried, holder, err)
 		}
 	}
-	e.deferReserve(ctx, p, st, fmt.Errorf("reserve request %s: %w", nr.RequestID, err))
+	err = fmt.Errorf("reserve request %s: %w", nr.RequestID, err)
+	if shopdb.IsTooLong(err) {
+		// The shop refuses a value of this request as longer than its
+		// column: a fault of this request's data, rejected (the others go
+		// on), never tried again on its own.
+		e.recordUnreserved(ctx, p, st, func(cur shopdb.Request) change { return decideTooLong(cur, st.req, err) })
+		return shopdb.Request{}, false
+	}
+	e.deferReserve(ctx, p, st, err)
 	return shopdb.Request{}, false
 }
 
@@ -192,6 +192,13 @@ func (e *Engine) reserve(ctx context.Context, p *pass, st acceptStep) (shopdb.Re
 // row is read locked and written in one transaction, so that two daemons
 // deferring at once count every attempt.
 func (e *Engine) deferReserve(ctx context.Context, p *pass, st acceptStep, cause error) {
+	e.recordUnreserved(ctx, p, st, func(cur shopdb.Request) change { return decideReserveFailed(e.cfg, p.now, cur, st.req, cause) })
+}
+
+// recordUnreserved writes decide's change of a request that could not be
+// reserved (cur is its waiting row, or the zero row when it has none),
+// unless another instance reserved it meanwhile.
+func (e *Engine) recordUnreserved(ctx context.Context, p *pass, st acceptStep, decide func(cur shopdb.Request) change) {
 	nr := shopdb.NewRequest{RequestID: st.req.ID, ClaimNumber: st.req.ClaimNumber, Expiry: st.req.Expiry, RequestJSON: st.req.Raw}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 	defer cancel()
@@ -207,7 +214,7 @@ func (e *Engine) deferReserve(ctx context.Context, p *pass, st acceptStep, cause
 			case cur.Phase != PhaseWaiting:
 				return nil // reserved by another instance meanwhile
 			}
-			if ch, err = prepare(decideReserveFailed(e.cfg, p.now, cur, st.req, cause)); err != nil {
+			if ch, err = prepare(decide(cur)); err != nil {
 				return err
 			}
 			ch.next, err = write(ctx, tx, ch)
@@ -217,7 +224,7 @@ func (e *Engine) deferReserve(ctx context.Context, p *pass, st acceptStep, cause
 		case errors.Is(err, shopdb.ErrExists):
 			continue
 		case err != nil:
-			p.fail(fmt.Errorf("record request %s as waiting: %w (it could not be reserved: %v)", st.req.ID, err, cause))
+			p.fail(fmt.Errorf("record request %s: %w (it could not be reserved)", st.req.ID, err))
 		case ch.next.RequestID != "":
 			e.written(p, ch.next, ch.ev)
 		}

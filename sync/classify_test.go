@@ -1,7 +1,6 @@
 package sync
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -23,8 +22,6 @@ func TestClassify(t *testing.T) {
 		{ID: "7", ClaimNumber: "C7", Expiry: now.Add(4 * time.Hour)},   // reserved, backing off
 		{ID: "8", ClaimNumber: "C8"},                                   // rejected: known, left alone
 		{ID: "12", ClaimNumber: "C12", Expiry: now.Add(5 * time.Hour)}, // accept_unknown, listed again
-		{ID: strings.Repeat("9", 65), ClaimNumber: "C99"},              // too long to keep: reported
-		{ID: "15", ClaimNumber: strings.Repeat("C", 129)},              // claim too long to keep: reported
 	}
 	rows := []shopdb.Request{
 		{RequestID: "5", Phase: PhaseWaiting},
@@ -40,8 +37,8 @@ func TestClassify(t *testing.T) {
 	}
 	steps := classify(now, pendingList{requests: pending}, rows)
 	// Soonest expiry first; those without one last, by id.
-	want := []string{"4 expired", "3 reserve", "5 reserve", "6 accept", "12 relist", "1 reserve", "10 probe", "15 too long",
-		"2 reserve", "9 vanished", strings.Repeat("9", 65) + " too long"}
+	want := []string{"4 expired", "3 reserve", "5 reserve", "6 accept", "12 relist", "1 reserve", "10 probe",
+		"2 reserve", "9 vanished"}
 	if diff := cmp.Diff(want, describeSteps(steps)); diff != "" {
 		t.Errorf("accept steps (-want +got):\n%s", diff)
 	}
@@ -64,7 +61,7 @@ func TestClassify(t *testing.T) {
 // describeSteps renders steps as "id kind".
 func describeSteps(steps []acceptStep) []string {
 	names := map[acceptKind]string{stepReserve: "reserve", stepAccept: "accept", stepProbe: "probe",
-		stepRelist: "relist", stepVanished: "vanished", stepExpired: "expired", stepTooLong: "too long"}
+		stepRelist: "relist", stepVanished: "vanished", stepExpired: "expired"}
 	var out []string
 	for _, st := range steps {
 		out = append(out, st.req.ID+" "+names[st.kind])

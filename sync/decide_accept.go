@@ -25,7 +25,6 @@ const (
 	stepRelist                         // accept_unknown, listed again: our accept did not land; back to reserved
 	stepVanished                       // waiting, no longer listed: gone
 	stepExpired                        // listed, never tracked, already expired: recorded gone
-	stepTooLong                        // listed, its id or claim too long to keep: reported, skipped
 )
 
 // acceptStep is one request the accept stage works on.
@@ -105,10 +104,6 @@ func classify(now time.Time, l pendingList, rows []shopdb.Request) []acceptStep 
 	}
 	for _, req := range l.requests {
 		if known[req.ID] {
-			continue
-		}
-		if len(req.ID) > shopdb.MaxRequestIDLen || len(req.ClaimNumber) > shopdb.MaxClaimLen {
-			steps = append(steps, acceptStep{kind: stepTooLong, req: req})
 			continue
 		}
 		if expired(now, req.Expiry) {
@@ -209,6 +204,22 @@ func decideReserveFailed(cfg Config, now time.Time, cur shopdb.Request, req remo
 		ch.ev = Event{Kind: EventReserveFailed, Attempt: next.Attempts, Next: next.NextAttemptAt, Err: cause}
 	}
 	return ch
+}
+
+// decideTooLong is the change that rejects a request whose id, claim
+// number or another value the shop refused as longer than its column
+// (find_job or create_job): trying again cannot fix it, so it is not tried
+// until a person widens the column and runs retry (back to waiting).
+func decideTooLong(cur shopdb.Request, req remote.Request, cause error) change {
+	next := cur
+	if cur.Version == 0 {
+		next = shopdb.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
+	}
+	next.Phase, next.ResumePhase, next.Reason = PhaseRejected, PhaseWaiting, ReasonTooLong
+	next.Attempts, next.NextAttemptAt = 0, time.Time{}
+	next.LastError = capText(fmt.Sprintf("%v: the shop refuses a value of this request as longer than its column; widen the column the error names (or change find_job/create_job), then run quotesync retry %s",
+		cause, req.ID))
+	return change{cur: cur, next: next, ev: Event{Kind: EventRejected, Reason: ReasonTooLong, Detail: next.LastError}}
 }
 
 // decideGoneUnseen records a listed request that expired before quotesync

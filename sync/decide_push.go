@@ -68,7 +68,7 @@ func choosePush(now time.Time, cands []shopdb.Request, states map[string]shopdb.
 		}
 		isHeld := held(r)
 		changed := st.Marker == "" || st.Marker != r.PushedMarker
-		finalDue := st.Final && r.Phase != PhaseSubmitted && !isHeld
+		finalDue := st.Final && r.Phase != PhaseSubmitted && !isHeld && r.Reason != ReasonUnreadable
 		inFlight := r.Intent == IntentPush
 		if (changed || finalDue || inFlight || (isHeld && examineHeld)) && due(now, r) {
 			work = append(work, pushJob{row: r, state: st})
@@ -114,7 +114,10 @@ func decideJob(r shopdb.Request, st shopdb.JobState, lines []shopdb.Line, badErr
 		}
 		return jobDecision{step: jobHold, reason: holdReason(badErr), err: badErr}
 	}
-	d := jobDecision{quote: q, hash: hash, final: st.Final, release: held(r)}
+	// A Draft whose answer could not be read is not submitted until it is
+	// pushed again (the lines change, or a person runs retry): what the
+	// remote holds is not known to be what the shop has.
+	d := jobDecision{quote: q, hash: hash, final: st.Final && r.Reason != ReasonUnreadable, release: held(r)}
 	switch {
 	case r.Phase == PhaseSubmitted && hash == r.PushedHash:
 		d.step, d.final = jobNote, false

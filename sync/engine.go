@@ -83,7 +83,7 @@ type Engine struct {
 	passStart atomic.Int64 // unix nanoseconds of the running pass's start, 0 when idle
 
 	mu         gosync.Mutex
-	reported   map[string]bool // once-per-process reports already made
+	reported   map[string]bool // the pending list's bad entries the last listing reported (see listPending)
 	failStreak int             // consecutive failed passes
 	// heldExamined: every held job was examined again since this engine
 	// was built (a restart or a reload builds a new one), so that a hold
@@ -134,18 +134,6 @@ func (e *Engine) emit(ev Event) {
 		ev.At = e.Now()
 	}
 	e.obs.Observe(ev)
-}
-
-// reportOnce reports whether key has not been reported yet in this
-// process, and remembers it.
-func (e *Engine) reportOnce(key string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.reported[key] {
-		return false
-	}
-	e.reported[key] = true
-	return true
 }
 
 // Summary counts what one pass did.

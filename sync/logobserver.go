@@ -115,7 +115,7 @@ func eventFields(ev Event) []zap.Field {
 			fs = append(fs, zap.String(k, v))
 		}
 	}
-	str(fieldRequest, boundText(ev.Request, 80))
+	str(fieldRequest, boundText(ev.Request, 128))
 	if ev.Request != "" || ev.To != "" {
 		str(fieldPhase, string(ev.To))
 	}

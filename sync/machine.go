@@ -82,10 +82,10 @@ type PhaseInfo struct {
 // in `status` and the metrics.
 var phaseTable = []PhaseInfo{
 	{Phase: phaseNew, Words: "not tracked yet",
-		Next: []shopdb.Phase{PhaseWaiting, PhaseReserved, PhaseGone}},
+		Next: []shopdb.Phase{PhaseWaiting, PhaseReserved, PhaseGone, PhaseRejected}},
 	{Phase: PhaseWaiting, Open: true, Words: "no job in the shop yet",
 		WayOut: "the shop opens a job for the claim (or create_job is configured, or its failure is fixed); a pass then reserves it",
-		Next:   []shopdb.Phase{PhaseReserved, PhaseGone}},
+		Next:   []shopdb.Phase{PhaseReserved, PhaseGone, PhaseRejected}},
 	{Phase: PhaseReserved, Open: true, Words: "job number reserved; accept sent or due",
 		WayOut: "the next pass sends the accept (again, with the same referenceId) and settles it",
 		Next:   []shopdb.Phase{PhaseAccepted, PhaseAcceptUnknown, PhaseRejected, PhaseGone, PhaseTakenElsewhere}},
@@ -217,6 +217,9 @@ const (
 	ReasonNotOurs        shopdb.Reason = "not_ours"
 	// the write landed but its answer could not be read
 	ReasonUnreadable shopdb.Reason = "unreadable_answer"
+	// the remote's data cannot be taken as it is
+	ReasonBadEntry shopdb.Reason = "bad_entry"
+	ReasonTooLong  shopdb.Reason = "too_long"
 )
 
 // ReasonInfo describes one reason.
@@ -277,7 +280,11 @@ var reasonTable = []ReasonInfo{
 	{Reason: ReasonNotOurs, Person: true, Words: "the Draft push to our job found no such job: our accept never landed and someone else has the request",
 		Fix: "settle it with the insurer; the job number quotesync reserved for it is released or reported as unused"},
 	{Reason: ReasonUnreadable, Person: true, Words: "the remote took the write but its answer could not be read",
-		Fix: "nothing is sent again until the shop's lines change; tell the insurer's support what the error shows"},
+		Fix: "nothing is sent again, and the quote is not submitted, until the shop's lines change or `quotesync retry REQUEST` (which pushes the Draft again); tell the insurer's support what the error shows"},
+	{Reason: ReasonBadEntry, Person: true, Words: "an entry of the remote's pending list cannot be read (a field of the wrong type, text that is not valid UTF-8, an entry too large or nested too deep)",
+		Fix: "tell the insurer's support which entry: the log names its position, its id when readable and the field; the other requests go on, and the entry is taken once the service lists it readable"},
+	{Reason: ReasonTooLong, Person: true, Words: "a value of the request (its id or claim number) is longer than the column it must be stored in",
+		Fix: "quotesync keeps request ids of up to 64 bytes and claim numbers of up to 128: ask the insurer; a shop column that find_job/create_job writes to: widen it (or change the mapping), then `quotesync retry REQUEST`"},
 }
 
 // Reasons returns every reason with its description.

@@ -118,6 +118,8 @@ func TestEveryTransitionReachable(t *testing.T) {
 		decideReserveFailed(cfg, now, row(PhaseWaiting), req, errors.New("create_job failed")),
 		decideReserved(now, row(PhaseWaiting), req, reserveOutcome{job: "RO-1", created: true}),
 		decideVanished(now, row(PhaseWaiting)),
+		decideTooLong(shopdb.Request{}, req, errors.New("Error 1406: Data too long for column 'claim_number'")),
+		decideTooLong(row(PhaseWaiting), req, errors.New("Error 1406: Data too long for column 'claim_number'")),
 		accept(row(PhaseReserved), true, false, remoteErr(503, "")),
 		accept(row(PhaseReserved), true, false, remoteErr(409, "")),
 		accept(row(PhaseReserved), true, false, nil),
@@ -223,7 +225,8 @@ func TestTablesDescribeEverything(t *testing.T) {
 	for _, r := range []shopdb.Reason{ReasonNoJob, ReasonReserveFailed, ReasonRetrying, ReasonAcceptConflict,
 		ReasonShopData, ReasonUnmappedCode, ReasonCredits, ReasonOutOfBounds, ReasonEstimateState, ReasonFinalNoLines,
 		ReasonRefused, ReasonJobConflict, ReasonPushConflict, ReasonStatusPath, ReasonExpired, ReasonLeftList,
-		ReasonUnknownRequest, ReasonAcceptLost, ReasonOtherReference, ReasonNotOurs, ReasonUnreadable} {
+		ReasonUnknownRequest, ReasonAcceptLost, ReasonOtherReference, ReasonNotOurs, ReasonUnreadable,
+		ReasonBadEntry, ReasonTooLong} {
 		if !seen[r] {
 			t.Errorf("reason %s is not in the table", r)
 		}

@@ -192,47 +192,6 @@ func (e *Engine) openQuery(now time.Time, l pendingList) shopdb.OpenQuery {
 	return q
 }
 
-// listPending lists the pending requests. A partial answer (some requests
-// undecodable) is used for the good ones; each bad one is reported once.
-func (e *Engine) listPending(ctx context.Context, p *pass) (pendingList, error) {
-	pending, err := e.remote.ListRequests(ctx)
-	l := pendingList{requests: pending}
-	var de *remote.DecodeError
-	if errors.As(err, &de) {
-		// The good requests go on; each bad one is reported once per
-		// process (it stays bad on every pass until the service fixes it).
-		l.skipped = make(map[string]bool, len(de.Skipped))
-		for _, sk := range de.Skipped {
-			if sk.ID == "" {
-				l.blind = true
-			} else {
-				l.skipped[sk.ID] = true
-			}
-			key := fmt.Sprintf("skipped:%d:%s:%v", sk.Index, boundText(sk.ID, 80), sk.Err)
-			if e.reportOnce(key) {
-				e.emit(Event{Kind: EventSkipped, Request: sk.ID, Reason: ReasonRefused,
-					Detail: fmt.Sprintf("entry %d of the pending list cannot be taken (field %s); the service must fix it", sk.Index, fieldOr(sk.Field)), Err: sk.Err})
-			}
-		}
-		err = nil
-	}
-	if err != nil {
-		if errors.Is(err, remote.ErrUnauthorized) {
-			return pendingList{}, fmt.Errorf("list pending requests: %w: %w", ErrUnauthorized, err)
-		}
-		return pendingList{}, fmt.Errorf("list pending requests: %w", err)
-	}
-	p.summary.Pending = len(pending) + len(l.skipped)
-	return l, nil
-}
-
-func fieldOr(f string) string {
-	if f == "" {
-		return "the whole entry"
-	}
-	return f
-}
-
 // cancelled reports whether the pass's context ended, and records why:
 // the token refused (a failure), the pass timeout (a failure), or the
 // caller's cancellation (an interruption, not a failure).

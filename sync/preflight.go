@@ -199,6 +199,9 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, workTypes map[str
 		pending = pending[:maxCheckPending]
 	}
 	for _, req := range pending {
+		if len(req.ID) > shopdb.MaxRequestIDLen || len(req.ClaimNumber) > shopdb.MaxClaimLen {
+			continue // the daemon leaves it out (reported as too_long)
+		}
 		nr := shopdb.NewRequest{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
 		var job string
 		err := db.ReadTx(ctx, nr, func(ctx context.Context, tx *shopdb.Tx) error {
@@ -208,7 +211,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, workTypes map[str
 		})
 		switch {
 		case err != nil:
-			c.add(CheckFail, "work types", "look up the shop's job for pending request %s: %v", req.ID, err)
+			c.add(CheckFail, "work types", "look up the shop's job for pending request %s: %v", boundText(req.ID, maxShownID), err)
 			return
 		case job != "" && !jobs[job]:
 			jobs[job] = true

@@ -253,7 +253,7 @@ func (e *Engine) pushDraft(ctx context.Context, p *pass, r shopdb.Request, st sh
 		return r, false
 	}
 	saved, ok := e.apply(ctx, p, ch)
-	return saved, ok && saved.Phase == PhaseDrafted
+	return saved, ok && saved.Phase == PhaseDrafted && saved.Reason != ReasonUnreadable
 }
 
 // submitAll submits the final estimates whose content the remote now

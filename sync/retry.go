@@ -55,6 +55,11 @@ func decideRetry(cur shopdb.Request, note string) (change, error) {
 		if held(cur) {
 			next.PushedMarker = "" // read the job again at the next pass
 		}
+		if cur.Reason == ReasonUnreadable {
+			// The answer to the last write could not be read: push the
+			// Draft again, so that the remote's answer is read anew.
+			next.PushedHash, next.PushedMarker = "", ""
+		}
 	}
 	if next.Phase == PhaseReserved && cur.JobNumber == "" {
 		next.Phase = PhaseWaiting

@@ -145,9 +145,11 @@ func TestPushConflictWithoutSubmit(t *testing.T) {
 	}
 }
 
-// A request whose job cannot be reserved (create_job fails on its data,
-// find_job returns a job another request holds) waits with the reason and
-// a backoff; the pass and the other requests go on.
+// A request whose job cannot be reserved (find_job returns a job another
+// request holds) waits with the reason and a backoff; one whose data the
+// shop refuses as longer than its column (create_job's registration) is
+// rejected with the column named and not tried again until retry; the
+// pass and the other requests go on.
 func TestReserveFailureWaits(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	first := r.seed(sampleshop.ClaimDraft)[0]
@@ -164,20 +166,22 @@ func TestReserveFailureWaits(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the pass failed for two requests' reserve errors: %v", err)
 	}
-	if s.Accepted != 1 || s.Retrying != 2 {
-		t.Errorf("pass: %+v, want the good request accepted and two waiting to retry", s)
+	if s.Accepted != 1 || s.Retrying != 1 || s.Rejected != 1 {
+		t.Errorf("pass: %+v, want the good request accepted, one waiting to retry, one rejected", s)
 	}
-	for i, want := range []string{"RO-50001", "registration"} {
-		row := r.row(ids[i])
-		if row.Phase != qsync.PhaseWaiting || row.NextAttemptAt.IsZero() || !strings.Contains(row.LastError, want) {
-			t.Errorf("request %s: %s, next %v, %q; want waiting with a backoff and a reason naming %s", ids[i], row.Phase, row.NextAttemptAt, row.LastError, want)
-		}
+	if row := r.row(ids[0]); row.Phase != qsync.PhaseWaiting || row.NextAttemptAt.IsZero() || !strings.Contains(row.LastError, "RO-50001") {
+		t.Errorf("request %s: %s, next %v, %q; want waiting with a backoff and a reason naming RO-50001", ids[0], row.Phase, row.NextAttemptAt, row.LastError)
+	}
+	long := r.row(ids[1])
+	if long.Phase != qsync.PhaseRejected || long.Reason != qsync.ReasonTooLong || !strings.Contains(long.LastError, "registration") ||
+		!strings.Contains(long.LastError, "quotesync retry "+ids[1]) {
+		t.Errorf("request %s: %s (%s), %q; want rejected as too_long naming the column and the retry", ids[1], long.Phase, long.Reason, long.LastError)
 	}
 	if got := r.row(first).JobNumber; got != sampleshop.JobDraft {
 		t.Errorf("the first request lost its job: %q", got)
 	}
-	if got := r.seen(qsync.EventReserveFailed); got != 2 {
-		t.Errorf("reserve failures logged %d times, want 2", got)
+	if got := r.seen(qsync.EventReserveFailed); got != 1 {
+		t.Errorf("reserve failures logged %d times, want 1", got)
 	}
 	// Backing off: not tried on the next pass, and not logged again.
 	r.pass()
@@ -189,8 +193,14 @@ func TestReserveFailureWaits(t *testing.T) {
 	if got := r.row(ids[0]).Attempts; got != 2 {
 		t.Errorf("attempts %d after the backoff, want 2", got)
 	}
-	if got := r.seen(qsync.EventReserveFailed); got != 2 {
+	if got := r.seen(qsync.EventReserveFailed); got != 1 {
 		t.Errorf("the same reason logged again (%d lines)", got)
+	}
+	if got := r.row(ids[1]); got.Version != long.Version {
+		t.Errorf("the rejected request was tried again on its own: %s %q", got.Phase, got.LastError)
+	}
+	if _, after, err := qsync.Retry(r.ctx, r.db, ids[1], "column widened"); err != nil || after.Phase != qsync.PhaseWaiting {
+		t.Errorf("retry of the rejected request: %s, %v; want it waiting again", after.Phase, err)
 	}
 }
 

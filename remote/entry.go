@@ -1,0 +1,348 @@
+package remote
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// A shallow reader of one JSON object's members, for naming what is wrong
+// with a list entry that is not decoded: its id, the member that is too
+// large, too deep or not valid UTF-8. It works on a prefix of the entry
+// too (the last member is then cut), needs no valid JSON beyond the
+// brackets and strings, and never recurses.
+
+// member is one member of an object as read by members.
+type member struct {
+	key   []byte // the key's raw text, quotes excluded
+	val   []byte // the value's raw text, possibly cut
+	cut   bool   // the data ended inside the value
+	depth int    // the deepest nesting within the value (0 for a scalar)
+}
+
+// members splits the object data into its members; nil when data is not
+// an object.
+func members(data []byte) []member {
+	data = bytes.TrimLeft(data, " \t\r\n")
+	if len(data) == 0 || data[0] != '{' {
+		return nil
+	}
+	var out []member
+	i := 1
+	for i < len(data) {
+		// the key
+		for i < len(data) && data[i] != '"' && data[i] != '}' {
+			i++
+		}
+		if i >= len(data) || data[i] == '}' {
+			return out
+		}
+		end := stringEnd(data, i)
+		if end < 0 {
+			return out
+		}
+		m := member{key: data[i+1 : end-1]}
+		i = end
+		for i < len(data) && data[i] != ':' {
+			i++
+		}
+		if i >= len(data) {
+			return out
+		}
+		i++
+		for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n') {
+			i++
+		}
+		// the value, up to the ',' or '}' at this level
+		start := i
+		i, m.depth = valueEnd(data, i)
+		m.val = bytes.TrimRight(data[start:i], " \t\r\n")
+		m.cut = i >= len(data)
+		out = append(out, m)
+		if i < len(data) && data[i] == '}' {
+			return out
+		}
+		i++
+	}
+	return out
+}
+
+// valueEnd returns the index of the ',' or closing bracket that ends the
+// value starting at data[i] (len(data) when data ends first), and the
+// deepest nesting within the value.
+func valueEnd(data []byte, i int) (end, depth int) {
+	level, inStr, esc := 0, false, false
+	for ; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case inStr && esc:
+			esc = false
+		case inStr && c == '\\':
+			esc = true
+		case inStr && c == '"':
+			inStr = false
+		case inStr:
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			level++
+			depth = max(depth, level)
+		case (c == '}' || c == ']') && level > 0:
+			level--
+		case level == 0 && (c == ',' || c == '}' || c == ']'):
+			return i, depth
+		}
+	}
+	return i, depth
+}
+
+// elements splits the array data into its elements, as members with the
+// keys "[0]", "[1]", …; nil when data is not an array.
+func elements(data []byte) []member {
+	data = bytes.TrimLeft(data, " \t\r\n")
+	if len(data) == 0 || data[0] != '[' {
+		return nil
+	}
+	var out []member
+	for i, n := 1, 0; i < len(data); n++ {
+		for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n') {
+			i++
+		}
+		if i >= len(data) || data[i] == ']' {
+			return out
+		}
+		start := i
+		m := member{key: []byte(fmt.Sprintf("[%d]", n))}
+		i, m.depth = valueEnd(data, i)
+		m.val = bytes.TrimRight(data[start:i], " \t\r\n")
+		m.cut = i >= len(data)
+		out = append(out, m)
+		if i < len(data) && data[i] == ']' {
+			return out
+		}
+		i++
+	}
+	return out
+}
+
+// stringEnd returns the index just past the JSON string starting at
+// data[i] ('"'), or -1 when data ends inside it.
+func stringEnd(data []byte, i int) int {
+	esc := false
+	for j := i + 1; j < len(data); j++ {
+		switch {
+		case esc:
+			esc = false
+		case data[j] == '\\':
+			esc = true
+		case data[j] == '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// entryID reads the id of a list entry that is not decoded: id is the id
+// when it is whole, valid and at most MaxSkippedIDLen bytes; text names it
+// for people when anything of it could be read (a prefix and its length
+// for a long one); unlike is set for an id of a type no request id has.
+func entryID(data []byte) (id, text string, unlike bool) {
+	for _, m := range members(data) {
+		if string(m.key) != "id" {
+			continue
+		}
+		v := m.val
+		if len(v) == 0 {
+			return "", "", false
+		}
+		switch v[0] {
+		case '{', '[', 't', 'f':
+			return "", "", true
+		case 'n':
+			return "", "", false
+		case '"':
+			if !m.cut && len(v) <= MaxSkippedIDLen+2 {
+				if s, err := decodeString(v); err == nil && s != "" {
+					return s, s, false
+				}
+			}
+			inner := v[1:]
+			if !m.cut && len(inner) > 0 {
+				inner = inner[:len(inner)-1]
+			}
+			return "", boundValue(inner, m.cut), false
+		}
+		if !m.cut && len(v) <= maxNumberLen {
+			if n, err := decodeNumber(v); err == nil {
+				return n.String(), n.String(), false
+			}
+		}
+		return "", boundValue(v, m.cut), false
+	}
+	return "", "", false
+}
+
+// boundValue shows the first bytes of a raw value that is too long, or not
+// valid UTF-8, to be shown whole: quoted when it holds anything but
+// printable text, and its length ("more than" when cut).
+func boundValue(raw []byte, cut bool) string {
+	const keep = 40
+	n := fmt.Sprintf("%d bytes", len(raw))
+	if cut {
+		n = fmt.Sprintf("more than %d bytes", len(raw))
+	}
+	p := raw
+	if len(p) > keep {
+		p = p[:keep]
+		for len(p) > 0 && !utf8.RuneStart(raw[len(p)]) {
+			p = p[:len(p)-1]
+		}
+	}
+	s := string(p)
+	if !utf8.ValidString(s) || !printable(s) {
+		s = fmt.Sprintf("%q", s)
+	}
+	if len(p) == len(raw) && !cut {
+		return s
+	}
+	return fmt.Sprintf("%s… (%s)", s, n)
+}
+
+// printable reports whether s has no control characters.
+func printable(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
+			return false
+		}
+	}
+	return true
+}
+
+// largestMember names the largest member of an oversize entry (a cut one
+// is the largest: the entry ended there).
+func largestMember(data []byte) string {
+	best, size := "", -1
+	for _, m := range members(data) {
+		if m.cut {
+			return keyName(m.key)
+		}
+		if len(m.val) > size {
+			best, size = keyName(m.key), len(m.val)
+		}
+	}
+	return best
+}
+
+// deepestMember names the member whose value is nested deepest.
+func deepestMember(data []byte) string {
+	best, depth := "", 0
+	for _, m := range members(data) {
+		if m.depth > depth {
+			best, depth = keyName(m.key), m.depth
+		}
+	}
+	return best
+}
+
+// badText reports whether raw JSON text holds a string that is not valid
+// UTF-8 or a lone surrogate escape: text a decoder would silently change.
+func badText(raw []byte) bool { return !utf8.Valid(raw) || hasLoneSurrogate(raw) }
+
+// hasLoneSurrogate reports whether raw JSON text holds a \u escape of a
+// UTF-16 surrogate that is not part of a pair (encoding/json replaces it
+// with U+FFFD).
+func hasLoneSurrogate(raw []byte) bool {
+	inStr := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case !inStr:
+			inStr = c == '"'
+		case c == '"':
+			inStr = false
+		case c == '\\' && i+1 < len(raw) && raw[i+1] == 'u':
+			r, ok := hex4(raw, i+2)
+			switch {
+			case !ok:
+			case r >= 0xD800 && r <= 0xDBFF:
+				if i+7 < len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
+					if lo, ok := hex4(raw, i+8); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+						i += 11
+						continue
+					}
+				}
+				return true
+			case r >= 0xDC00 && r <= 0xDFFF:
+				return true
+			}
+			i += 5
+		case c == '\\':
+			i++ // the escaped character
+		}
+	}
+	return false
+}
+
+// hex4 reads the four hex digits at raw[i:].
+func hex4(raw []byte, i int) (rune, bool) {
+	if i+4 > len(raw) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range raw[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// badTextMember names the member (a path into nested objects:
+// "vehicle.make") whose key or value holds bad text (see badText).
+func badTextMember(data []byte) string {
+	path := ""
+	for range MaxEntryDepth {
+		found := false
+		ms := members(data)
+		if ms == nil {
+			ms = elements(data)
+		}
+		for _, m := range ms {
+			if badText(append(append([]byte{'"'}, m.key...), '"')) {
+				return join(path, keyName(m.key))
+			}
+			if badText(m.val) {
+				path, data, found = join(path, keyName(m.key)), m.val, true
+				break
+			}
+		}
+		if !found {
+			return path
+		}
+	}
+	return path
+}
+
+func join(path, key string) string {
+	if path == "" || strings.HasPrefix(key, "[") {
+		return path + key
+	}
+	return path + "." + key
+}
+
+// keyName is a member's key for a message: as is when short and printable,
+// else bounded and quoted.
+func keyName(key []byte) string {
+	if s, err := decodeString(append(append([]byte{'"'}, key...), '"')); err == nil && len(s) <= 64 && printable(s) {
+		return s
+	}
+	return boundValue(key, false)
+}
