@@ -207,7 +207,7 @@ func (e *Engine) deferReserve(ctx context.Context, p *pass, st acceptStep, cause
 			case cur.Phase != PhaseWaiting:
 				return nil // reserved by another instance meanwhile
 			}
-			if ch, err = prepare(decideReserveFailed(e.cfg, p.now, cur, st.req, cause)); err != nil {
+			if ch, err = prepare(decideReserveFailed(e.cfg, e.Now(), cur, st.req, cause)); err != nil {
 				return err
 			}
 			ch.next, err = write(ctx, tx, ch)
@@ -287,7 +287,7 @@ func (e *Engine) accept(ctx context.Context, p *pass, r shopdb.Request, listed, 
 		e.unauthorized(p, err)
 		return r, false
 	}
-	ch, ok := decideAccept(e.cfg, r, acceptFacts{now: p.now, listed: listed, maybeLanded: maybeLanded,
+	ch, ok := decideAccept(e.cfg, r, acceptFacts{now: e.Now(), listed: listed, maybeLanded: maybeLanded,
 		err: err, d: d, maxConflict: e.cfg.MaxConflicts})
 	if !ok {
 		return r, false
