@@ -1,0 +1,45 @@
+package main
+
+// Messages the real binary prints: counts in words, no empty lists.
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/quotesync/quotesync/remote/emulator"
+	"github.com/quotesync/quotesync/shopdb/sampleshop"
+)
+
+// TestPlanCountsItems: a dry run's plan says "push draft (1 item)" for a
+// job of one line, not "1 items".
+func TestPlanCountsItems(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t, e2eOptions{})
+	e.seed(sampleshop.ClaimNoLines, "")
+	e.mustOnce() // accepted; nothing to push yet
+	e.addLine(sampleshop.JobNoLines, 1)
+	res := e.once("--dry-run")
+	if res.Code != exitOK {
+		t.Fatalf("once --dry-run: exit %d\n%s", res.Code, res.Output)
+	}
+	if !strings.Contains(res.Output, "push draft (1 item) ") || strings.Contains(res.Output, "1 items") {
+		t.Errorf("the plan does not say \"push draft (1 item)\":\n%s", res.Output)
+	}
+}
+
+// TestCheckWorkTypesNoLines: when the only job check can look at has no
+// lines yet, the work types line says so instead of an empty "codes
+// seen:".
+func TestCheckWorkTypesNoLines(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t, nil)
+	e.Emu.AddRequests(emulator.SeedRequest{ClaimNumber: sampleshop.ClaimNoLines})
+	r := e.run("check", "--config", e.Conf)
+	if r.Code != exitOK {
+		t.Fatalf("check: %s", r)
+	}
+	l := checkLine(r.Stdout, "work types")
+	if strings.HasSuffix(strings.TrimSpace(l), "codes seen:") || !strings.Contains(l, "no lines yet on 1 job (0 tracked, 1 found for pending requests)") {
+		t.Errorf("work types line %q, want it to say the job has no lines yet", l)
+	}
+}
