@@ -43,3 +43,26 @@ func TestCheckWorkTypesNoLines(t *testing.T) {
 		t.Errorf("work types line %q, want it to say the job has no lines yet", l)
 	}
 }
+
+// TestStatusShowsRetryError: a request the daemon tries again on its own
+// is shown with the whole error of its last attempt and when the next is
+// due; before, status showed only the reason "retrying", and the details
+// of a needs-person request only.
+func TestStatusShowsRetryError(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t, nil)
+	e.Emu.AddRequests(emulator.SeedRequest{ClaimNumber: sampleshop.ClaimDraft})
+	e.Emu.AddFault(emulator.Fault{Route: emulator.RouteAccept, Action: emulator.FaultStatus, Status: 503})
+	if r := e.run("once", "--config", e.Conf); r.Code != exitOK {
+		t.Fatalf("once: %s", r)
+	}
+	r := e.run("status", "--config", e.Conf)
+	if r.Code != exitOK {
+		t.Fatalf("status: %s", r)
+	}
+	for _, want := range []string{"tried again on its own", "(job " + sampleshop.JobDraft + ", reserved): a remote call failed for now; next attempt in ", "last error: ", "503"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("status lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+}
