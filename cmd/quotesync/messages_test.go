@@ -3,9 +3,14 @@ package main
 // Messages the real binary prints: counts in words, no empty lists.
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 )
@@ -63,6 +68,49 @@ func TestStatusShowsRetryError(t *testing.T) {
 	for _, want := range []string{"tried again on its own", "(job " + sampleshop.JobDraft + ", reserved): a remote call failed for now; next attempt in ", "last error: ", "503"} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("status lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+}
+
+// TestLockWaitMessage: while the shop's application holds the job counter
+// in a transaction left open, create_job waits until shop.query_timeout;
+// the request then waits with an error that names the setting and the
+// holder's connection (not a bare "context deadline exceeded"), in the
+// log and in status, and the pass goes on.
+func TestLockWaitMessage(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t, func(fc *config.File) { fc.Shop.QueryTimeout = time.Second })
+	e.Emu.AddRequests(emulator.SeedRequest{ClaimNumber: "CLM-LOCKED", Vehicle: json.RawMessage(`{"registration":"LK01"}`)})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	shop, err := e.DB.SQL.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shop.Close()
+	var holder int64
+	if err := shop.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&holder); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"BEGIN", "UPDATE counters SET next_val = next_val WHERE name = 'job'"} {
+		if _, err := shop.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := e.run("once", "--config", e.Conf)
+	if _, err := shop.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"shop.query_timeout (1s) ran out", fmt.Sprintf("a lock held by connection %d", holder), fmt.Sprintf("KILL %d", holder)}
+	for _, w := range want {
+		if !strings.Contains(r.Stderr, w) {
+			t.Errorf("once's log lacks %q:\n%s", w, r)
+		}
+	}
+	st := e.run("status", "--config", e.Conf)
+	for _, w := range append(want, "finding or creating the shop's job failed") {
+		if !strings.Contains(strings.Join(strings.Fields(st.Stdout), " "), w) {
+			t.Errorf("status lacks %q:\n%s", w, st)
 		}
 	}
 }
