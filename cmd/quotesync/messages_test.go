@@ -114,3 +114,19 @@ func TestLockWaitMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryFreshInstall: retry on a database where quotesync never ran
+// says the request is not tracked because the state tables do not exist
+// yet, not "Error 1146: Table … doesn't exist", and creates nothing.
+func TestRetryFreshInstall(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t, nil)
+	r := e.run("retry", "1001", "--config", e.Conf)
+	if r.Code != exitFailure || !strings.Contains(r.Stderr, "request 1001 is not tracked: quotesync's state tables do not exist yet") || strings.Contains(r.Stderr, "1146") {
+		t.Errorf("retry on a fresh install: %s", r)
+	}
+	var n int
+	if err := e.DB.SQL.Get(&n, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE 'quotesync%'"); err != nil || n != 0 {
+		t.Errorf("retry on a fresh install left %d quotesync tables (%v)", n, err)
+	}
+}
