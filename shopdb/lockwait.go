@@ -26,7 +26,10 @@ func (db *DB) explainWait(parent context.Context, err error) error {
 		return nil
 	}
 	serverTimeout := mysqlErrno(err) == errLockWaitTimeout
-	ours := errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil
+	// A deadline ran out: shop.query_timeout's (the parent still had time)
+	// or the caller's own (a state write's bound, the pass's).
+	ours := errors.Is(err, context.DeadlineExceeded) &&
+		(parent.Err() == nil || errors.Is(parent.Err(), context.DeadlineExceeded))
 	if !serverTimeout && !ours {
 		return err
 	}
@@ -44,8 +47,11 @@ func (db *DB) explainWait(parent context.Context, err error) error {
 		holders, herr = db.lockingTransactions(ctx)
 	}
 	what := fmt.Sprintf("shop.query_timeout (%s) ran out", db.cfg.QueryTimeout)
-	if serverTimeout {
+	switch {
+	case serverTimeout:
 		what = "the server's innodb_lock_wait_timeout ran out"
+	case parent.Err() != nil:
+		what = "the time given to this operation ran out"
 	}
 	switch {
 	case herr != nil:

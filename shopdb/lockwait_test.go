@@ -48,7 +48,20 @@ func TestLockWaitNamesHolder(t *testing.T) {
 		_, err := tx.CreateJob(ctx)
 		return err
 	})
+	// The caller's own deadline, shorter than shop.query_timeout.
+	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
+	nr2 := nr
+	nr2.RequestID = "9002"
+	errShort := db.InTx(short, nr2, func(ctx context.Context, tx *shopdb.Tx) error {
+		_, err := tx.CreateJob(ctx)
+		return err
+	})
+	cancelShort()
 	_, _ = shop.ExecContext(ctx, "ROLLBACK")
+	if !errors.Is(errShort, context.DeadlineExceeded) || !strings.Contains(errShort.Error(), "the time given to this operation ran out") ||
+		!strings.Contains(errShort.Error(), fmt.Sprintf("a lock held by connection %d", holder)) {
+		t.Errorf("create_job behind a held lock, caller's deadline first: %v", errShort)
+	}
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("create_job behind a held lock: %v, want the deadline", err)
 	}
