@@ -140,20 +140,31 @@ func mysqlErrno(err error) uint16 {
 // tables keep of a text, and what the reconciler keeps of one anywhere.
 const MaxTextLen = 4000
 
-// CapText cuts s to at most MaxTextLen bytes on a rune boundary, marking
-// the cut with "…".
+// CapText cuts s to at most MaxTextLen bytes on rune boundaries: it keeps
+// the beginning (which names the request, job or call) and the end (an
+// error's wrapped cause, the decisive part), and says how much of the
+// middle went.
 func CapText(s string) string { return capText(s) }
 
-// capText cuts s to at most MaxTextLen bytes on a rune boundary.
+// capHead is how much of the beginning capText keeps; the end gets the rest.
+const capHead = 1000
+
+// capText cuts s to at most MaxTextLen bytes; see CapText.
 func capText(s string) string {
 	if len(s) <= MaxTextLen {
 		return s
 	}
-	cut := MaxTextLen - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	head := capHead
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
 	}
-	return s[:cut] + "…"
+	// The marker's length depends on the number in it; reserve room for
+	// the largest one a string can need.
+	tail := len(s) - (MaxTextLen - head - len(fmt.Sprintf(" … [%d bytes cut] … ", len(s))))
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + fmt.Sprintf(" … [%d bytes cut] … ", tail-head) + s[tail:]
 }
 
 // dbTime is t as stored: UTC, microseconds; nil (NULL) for the zero time.

@@ -304,6 +304,7 @@ func (db *DB) updateRow(ctx context.Context, x queryer, cur, next Request) (Requ
 // requests can be without a job) and frees the old job for another
 // request. RequestID and CreatedAt are not changed.
 func (db *DB) Update(ctx context.Context, cur, next Request, ev Event) (Request, error) {
+	parent := ctx
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
 	var saved Request
@@ -321,7 +322,7 @@ func (db *DB) Update(ctx context.Context, cur, next Request, ev Event) (Request,
 		err = db.inTx(ctx, func(tx *sqlx.Tx) error { return write(tx) })
 	}
 	if err != nil {
-		return Request{}, fmt.Errorf("update request %s (%s, version %d): %w", cur.RequestID, cur.Phase, cur.Version, err)
+		return Request{}, fmt.Errorf("update request %s (%s, version %d): %w", cur.RequestID, cur.Phase, cur.Version, db.explainWait(parent, err))
 	}
 	return saved, nil
 }
@@ -331,6 +332,7 @@ func (db *DB) Update(ctx context.Context, cur, next Request, ev Event) (Request,
 // has a row already; ErrJobInUse when r's job number belongs to another
 // request. It returns the row as stored.
 func (db *DB) Insert(ctx context.Context, r Request, ev Event) (Request, error) {
+	parent := ctx
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
 	if err := checkRow(r); err != nil {
@@ -339,7 +341,7 @@ func (db *DB) Insert(ctx context.Context, r Request, ev Event) (Request, error) 
 	r = prepareNew(r)
 	err := db.inTx(ctx, func(tx *sqlx.Tx) error { return db.insertRow(ctx, tx, r, ev) })
 	if err != nil {
-		return Request{}, fmt.Errorf("record request %s: %w", r.RequestID, err)
+		return Request{}, fmt.Errorf("record request %s: %w", r.RequestID, db.explainWait(parent, err))
 	}
 	return r, nil
 }

@@ -29,7 +29,7 @@ func TestUpdateStoresEveryField(t *testing.T) {
 	next.SupplementNeeded = true
 	next.Attempts = 3
 	next.NextAttemptAt = time.Date(2030, 5, 6, 7, 8, 9, 123456789, time.FixedZone("NZST", 12*3600))
-	next.LastError = strings.Repeat("é", 3000) // 6000 bytes: capped
+	next.LastError = strings.Repeat("é", 3000) + ": the decisive cause" // 6000 bytes: capped, the end kept
 	next.PushedAt = time.Now()
 	next.SubmittedAt = time.Now().Add(time.Minute)
 	next.BookingDate = time.Date(2030, 1, 2, 0, 0, 0, 0, time.UTC)
@@ -40,8 +40,8 @@ func TestUpdateStoresEveryField(t *testing.T) {
 	if got.Version != cur.Version+1 || got.Phase != phDrafted {
 		t.Errorf("returned version %d phase %s, want %d drafted", got.Version, got.Phase, cur.Version+1)
 	}
-	if len(got.LastError) > 4000 || !strings.HasSuffix(got.LastError, "…") {
-		t.Errorf("last error is %d bytes, want capped at 4000 with an ellipsis", len(got.LastError))
+	if len(got.LastError) > 4000 || !strings.Contains(got.LastError, " bytes cut] … ") || !strings.HasSuffix(got.LastError, ": the decisive cause") {
+		t.Errorf("last error is %d bytes, want capped at 4000 keeping its end: …%s", len(got.LastError), got.LastError[len(got.LastError)-40:])
 	}
 	stored, err := db.Request(ctx, "1")
 	if err != nil {

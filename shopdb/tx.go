@@ -69,6 +69,7 @@ func (db *DB) ReadTx(ctx context.Context, nr NewRequest, f func(ctx context.Cont
 }
 
 func (db *DB) runTx(ctx context.Context, nr NewRequest, readOnly bool, f func(ctx context.Context, tx *Tx) error) error {
+	parent := ctx
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
 	vals, valsErr := requestParams(nr, db.cfg.Params)
@@ -95,7 +96,7 @@ func (db *DB) runTx(ctx context.Context, nr NewRequest, readOnly bool, f func(ct
 	if err != nil || readOnly {
 		_ = stx.Rollback()
 	}
-	return err
+	return db.explainWait(parent, err)
 }
 
 // Request reads the request's row and locks it until the transaction ends

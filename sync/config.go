@@ -22,7 +22,10 @@ const (
 	DefaultWatchSubmitted  = 30 * 24 * time.Hour
 	DefaultMaxNewPerPass   = 100
 	// MinScheduleInterval is the shortest time between two passes a
-	// schedule may ask for.
+	// schedule may ask for: cron counts whole seconds (it would round a
+	// shorter interval up without a word), and passes never overlap, so a
+	// shorter one could not be kept anyway. An idle pass costs one
+	// database round trip and one list call.
 	MinScheduleInterval = time.Second
 	DefaultQuoteType    = "Estimate"
 )
@@ -132,20 +135,37 @@ var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month 
 
 // ParseSchedule parses a schedule as Config.Schedule takes it: five cron
 // fields ("*/5 * * * *") or a descriptor ("@every 1m", "@hourly").
-func ParseSchedule(spec string) (cron.Schedule, error) { return cronParser.Parse(spec) }
+func ParseSchedule(spec string) (s cron.Schedule, err error) {
+	// robfig/cron v3.0.1 slices out of range on a "TZ=" or "CRON_TZ="
+	// prefix with nothing after it; refuse it first, and never let the
+	// parser's panic take the daemon down.
+	if t := strings.TrimSpace(spec); (strings.HasPrefix(t, "TZ=") || strings.HasPrefix(t, "CRON_TZ=")) && !strings.Contains(t, " ") {
+		return nil, errors.New("a time zone prefix without a schedule after it")
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			s, err = nil, fmt.Errorf("unparsable: %v", r)
+		}
+	}()
+	return cronParser.Parse(spec)
+}
 
 // checkSchedule refuses a schedule that is not a cron spec, an interval
-// that is zero, negative or shorter than MinScheduleInterval (cron would
-// quietly round "@every 1ns" up), and one that never fires (such as the
-// 30th of February).
+// that is zero, negative, shorter than MinScheduleInterval or not a whole
+// number of seconds (cron would quietly round "@every 1ns" up to 1s and
+// "@every 1500ms" down), and one that never fires (such as the 30th of
+// February: cron then sleeps forever while health looks fine).
 func checkSchedule(spec string, loc *time.Location) error {
-	s, err := cronParser.Parse(spec)
+	s, err := ParseSchedule(spec)
 	if err != nil {
 		return fmt.Errorf("sync.schedule: %q is not a cron spec (%v); use five fields such as \"*/5 * * * *\" or \"@every 1m\"", spec, err)
 	}
-	if rest, ok := strings.CutPrefix(strings.TrimSpace(spec), "@every "); ok {
-		if d, err := time.ParseDuration(strings.TrimSpace(rest)); err == nil && d < MinScheduleInterval {
+	if d, ok := everyInterval(spec); ok {
+		switch {
+		case d < MinScheduleInterval:
 			return fmt.Errorf("sync.schedule: %q asks for a pass every %s; an interval must be at least %s, e.g. \"@every 1m\"", spec, d, MinScheduleInterval)
+		case d%time.Second != 0:
+			return fmt.Errorf("sync.schedule: %q is not a whole number of seconds, which is all cron counts; write e.g. \"@every %s\"", spec, d.Round(time.Second))
 		}
 	}
 	if loc == nil {
@@ -157,11 +177,27 @@ func checkSchedule(spec string, loc *time.Location) error {
 	return nil
 }
 
+// everyInterval returns the interval of an "@every" spec as written, before
+// cron rounds it, past an optional "TZ=zone " or "CRON_TZ=zone " prefix.
+func everyInterval(spec string) (time.Duration, bool) {
+	spec = strings.TrimSpace(spec)
+	if strings.HasPrefix(spec, "TZ=") || strings.HasPrefix(spec, "CRON_TZ=") {
+		_, spec, _ = strings.Cut(spec, " ")
+		spec = strings.TrimSpace(spec)
+	}
+	rest, ok := strings.CutPrefix(spec, "@every ")
+	if !ok {
+		return 0, false
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(rest))
+	return d, err == nil
+}
+
 // NextRuns returns the next n times the schedule of c fires after t (fewer
 // when it stops firing); c must be valid.
 func (c Config) NextRuns(t time.Time, n int) []time.Time {
 	c = c.withDefaults()
-	s, err := cronParser.Parse(c.Schedule)
+	s, err := ParseSchedule(c.Schedule)
 	if err != nil {
 		return nil
 	}

@@ -23,6 +23,11 @@ func TestConfigValidate(t *testing.T) {
 		{"zero interval", func(c *Config) { c.Schedule = "@every 0s" }, "at least 1s"},
 		{"nanosecond interval", func(c *Config) { c.Schedule = "@every 1ns" }, "at least 1s"},
 		{"negative interval", func(c *Config) { c.Schedule = "@every -5s" }, "at least 1s"},
+		{"zone prefix hides zero interval", func(c *Config) { c.Schedule = "CRON_TZ=UTC @every 0s" }, "at least 1s"},
+		{"zone prefix alone", func(c *Config) { c.Schedule = "TZ=" }, "sync.schedule:"},
+		{"zone prefix never fires", func(c *Config) { c.Schedule = "TZ=Europe/London 0 0 31 4 *" }, "never fires"},
+		{"fraction of a second", func(c *Config) { c.Schedule = "@every 1500ms" }, "whole number of seconds"},
+		{"zone prefix", func(c *Config) { c.Schedule = "TZ=Europe/London @every 90s" }, ""},
 		{"one second", func(c *Config) { c.Schedule = "@every 1s" }, ""},
 		{"hourly", func(c *Config) { c.Schedule = "@hourly" }, ""},
 		{"concurrency", func(c *Config) { c.Concurrency = -1 }, "sync.concurrency:"},
@@ -73,5 +78,15 @@ func TestNextRuns(t *testing.T) {
 		if !got[i].Equal(want[i]) {
 			t.Errorf("run %d = %v, want %v", i, got[i], want[i])
 		}
+	}
+}
+
+func TestScheduleItem(t *testing.T) {
+	c := DefaultConfig()
+	c.Schedule, c.Location = "30 9 * * 1-5", time.UTC
+	it := ScheduleItem(c, time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)) // a Friday, after 09:30
+	want := `"30 9 * * 1-5" in time zone UTC: next passes Mon 2026-11-30 09:30:00 UTC, Tue 2026-12-01 09:30:00 UTC, Wed 2026-12-02 09:30:00 UTC (and one at start)`
+	if it.Status != CheckOK || it.Name != "sync.schedule" || it.Detail != want {
+		t.Errorf("ScheduleItem = %+v, want ok sync.schedule %s", it, want)
 	}
 }

@@ -225,7 +225,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, workTypes map[str
 	sort.Strings(list)
 	lines, bad, err := db.LineItems(ctx, list)
 	if err != nil {
-		c.add(CheckFail, "work types", "run shop.queries.line_items over %d jobs: %v", len(list), err)
+		c.add(CheckFail, "work types", "run shop.queries.line_items over %s: %v", plural(len(list), "job"), err)
 		return
 	}
 	codes := map[string]int{}
@@ -245,7 +245,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, workTypes map[str
 		}
 		warns = append(warns, bad[j].Error())
 	}
-	scope := fmt.Sprintf("%s (%d tracked, %d of pending requests)", plural(len(list), "job"), tracked, found)
+	scope := fmt.Sprintf("%s (%d tracked, %d found for pending requests)", plural(len(list), "job"), tracked, found)
 	if len(notes) > 0 {
 		scope += "; " + strings.Join(notes, "; ")
 	}
@@ -255,11 +255,17 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, workTypes map[str
 		for _, code := range sortedKeys(missing) {
 			hint = append(hint, fmt.Sprintf("%q: <work type, e.g. Miscellaneous>", code))
 		}
-		c.add(CheckFail, "work types", "%d of %s have lines whose code is not under shop.work_types:\n%s\nunder shop.work_types add %s",
-			len(unmapped), scope, strings.Join(unmapped, "\n"), strings.Join(hint, ", "))
+		c.add(CheckFail, "work types", "%d of %s %s lines whose code is not under shop.work_types:\n%s\nunder shop.work_types add %s",
+			len(unmapped), scope, map[bool]string{true: "has", false: "have"}[len(unmapped) == 1], strings.Join(unmapped, "\n"), strings.Join(hint, ", "))
 	case len(list) == 0:
 		c.add(CheckOK, "work types", "no estimates to look at yet: quotesync tracks no job, and no pending request has a job in the shop; the daemon checks each job's codes before its first push (mapped codes: %s)",
 			strings.Join(sortedKeys(workTypes), ", "))
+	case len(codes) == 0 && len(warns) == 0:
+		c.add(CheckOK, "work types", "no lines yet on %s; the daemon checks each job's codes before its first push (mapped codes: %s)",
+			scope, strings.Join(sortedKeys(workTypes), ", "))
+	case len(codes) == 0:
+		c.add(CheckOK, "work types", "no line with a valid code yet on %s (see the shop data warnings); mapped codes: %s",
+			scope, strings.Join(sortedKeys(workTypes), ", "))
 	default:
 		c.add(CheckOK, "work types", "every code on %s is mapped; codes seen: %s", scope, codeCounts(codes))
 	}

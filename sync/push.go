@@ -144,7 +144,7 @@ func (e *Engine) writeNotes(ctx context.Context, p *pass) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 	defer cancel()
 	if _, err := e.store.UpdateMarkers(wctx, p.notes); err != nil {
-		p.fail(fmt.Errorf("remember the change markers of %d jobs: %w", len(p.notes), err))
+		p.fail(fmt.Errorf("remember the change markers of %s: %w", plural(len(p.notes), "job"), err))
 	}
 	e.touched()
 }
@@ -248,7 +248,7 @@ func (e *Engine) pushDraft(ctx context.Context, p *pass, r shopdb.Request, st sh
 		e.unauthorized(p, err)
 		return r, false
 	}
-	ch, ok := decidePush(e.cfg, r, pushFacts{now: p.now, st: st, d: d, route: route, err: err, dur: dur, wasHeld: d.release})
+	ch, ok := decidePush(e.cfg, r, pushFacts{now: e.Now(), st: st, d: d, route: route, err: err, dur: dur, wasHeld: d.release})
 	if !ok {
 		return r, false
 	}
@@ -350,7 +350,7 @@ func (e *Engine) submit(ctx context.Context, p *pass, r shopdb.Request) {
 		e.unauthorized(p, err)
 		return
 	}
-	if ch, ok := decideSubmit(e.cfg, r, p.now, err, d); ok {
+	if ch, ok := decideSubmit(e.cfg, r, e.Now(), err, d); ok {
 		if saved, ok := e.apply(ctx, p, ch); ok && saved.Phase == PhaseSubmitted {
 			e.keepStatusForm(ctx)
 		}

@@ -3,7 +3,10 @@ package sync
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	gosync "sync"
+	"time"
 
 	"github.com/robfig/cron/v3"
 	"go.uber.org/zap"
@@ -56,7 +59,7 @@ type Tick struct {
 // When opts.Drain is closed instead, Run lets the pass in progress finish,
 // releases the lock and returns nil. Passes never overlap.
 func (e *Engine) Run(ctx context.Context, opts RunOptions) error {
-	sched, err := cronParser.Parse(e.cfg.Schedule)
+	sched, err := ParseSchedule(e.cfg.Schedule)
 	if err != nil {
 		return err // Validate caught this already
 	}
@@ -195,4 +198,24 @@ func (c cronLogger) Info(msg string, keysAndValues ...any) {
 
 func (c cronLogger) Error(err error, msg string, keysAndValues ...any) {
 	c.l.Sugar().Errorw(msg, append(keysAndValues, "error", err)...)
+}
+
+// scheduleShown is how many of the next passes `quotesync check` shows.
+const scheduleShown = 3
+
+// ScheduleItem is the line `quotesync check` prints for sync.schedule (c
+// valid): the next passes it starts after now, in its time zone, so that
+// a spec that means something else than intended shows it at once.
+func ScheduleItem(c Config, now time.Time) CheckItem {
+	c = c.withDefaults()
+	runs := c.NextRuns(now, scheduleShown)
+	if len(runs) == 0 { // unreachable: Validate refuses it
+		return CheckItem{Status: CheckFail, Name: "sync.schedule", Detail: fmt.Sprintf("%q never fires", c.Schedule)}
+	}
+	shown := make([]string, len(runs))
+	for i, t := range runs {
+		shown[i] = t.Format("Mon 2006-01-02 15:04:05 MST")
+	}
+	return CheckItem{Status: CheckOK, Name: "sync.schedule", Detail: fmt.Sprintf("%q in time zone %s: next passes %s (and one at start)",
+		c.Schedule, c.Location, strings.Join(shown, ", "))}
 }

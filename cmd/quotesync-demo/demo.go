@@ -147,7 +147,7 @@ func printSetup(w io.Writer, s *stack, ids []string, schedule string, took time.
 	fmt.Fprintf(w, "\nsetup (took %s)\n", round(took))
 	fmt.Fprintf(w, "  shop database  go-mysql-server, in memory, on %s: the sample shop's tables and jobs,\n", s.mysqlAddr)
 	fmt.Fprintf(w, "                 and quotesync's own state tables (migrated to schema version %d)\n", s.schema)
-	fmt.Fprintf(w, "  insurer's API  emulator on %s with %d pending quote requests\n", s.apiURL, len(ids))
+	fmt.Fprintf(w, "  insurer's API  emulator on %s with %s\n", s.apiURL, plural(len(ids), "pending quote request"))
 	fmt.Fprintf(w, "  daemon         the real engine: passes %s, single-instance lock (GET_LOCK),\n", schedule)
 	fmt.Fprintln(w, "                 production timeouts, retries and rate limit")
 	fmt.Fprintln(w, "\nthe insurer's pending requests, and what the shop has for them")

@@ -116,7 +116,7 @@ func diffItems(want, got []item) []string {
 	g, gotIDs := byID(got)
 	var out []string
 	if len(got) != len(g) {
-		out = append(out, fmt.Sprintf("the remote quote repeats an item id (%d items, %d ids)", len(got), len(g)))
+		out = append(out, fmt.Sprintf("the remote quote repeats an item id (%s, %s)", plural(len(got), "item"), plural(len(g), "id")))
 	}
 	for _, id := range wantIDs {
 		gi, ok := g[id]

@@ -87,7 +87,7 @@ func TestDiffItems(t *testing.T) {
 		{"BothEmpty", nil, nil, nil},
 		{"Missing", []item{base}, nil, []string{"line 1 (Cover) is missing on the remote"}},
 		{"Extra", nil, []item{base}, []string{"the remote holds item 1 (Cover), which the shop does not have (or deleted)"}},
-		{"Repeated", []item{base}, []item{base, base}, []string{"the remote quote repeats an item id (2 items, 1 ids)"}},
+		{"Repeated", []item{base}, []item{base, base}, []string{"the remote quote repeats an item id (2 items, 1 id)"}},
 		{"Quantity", []item{base}, []item{with(func(it *item) { it.Quantity = dec("1.5") })},
 			[]string{"line 1 differs: quantity 1.5, the shop has 1"}},
 		{"Total", []item{base}, []item{with(func(it *item) { it.Total = dec("95.49") })},

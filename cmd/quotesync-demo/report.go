@@ -183,6 +183,14 @@ func printSummary(w io.Writer, tl *timeline, outs []outcome, calls map[string]in
 	fmt.Fprintf(w, "quotesync: %d passes, %d statements sent to the shop database\n", passes, trips)
 }
 
+// plural writes "1 item", "3 items".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
 // dash stands in for an empty cell.
 func dash(s string) string {
 	if s == "" {

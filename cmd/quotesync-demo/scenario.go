@@ -174,7 +174,7 @@ func (sc *script) addLines(ctx context.Context, claim string, lines []sampleshop
 			return err
 		}
 	}
-	sc.tl.shop(claim, job, "added %d lines to the estimate", len(lines))
+	sc.tl.shop(claim, job, "added %s to the estimate", plural(len(lines), "line"))
 	return nil
 }
 

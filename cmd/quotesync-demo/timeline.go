@@ -133,9 +133,9 @@ func (t *timeline) Observe(ev qsync.Event) {
 			text = "request accepted (inferred: " + ev.Detail + ")"
 		}
 	case qsync.EventDrafted, qsync.EventRedrafted:
-		text = fmt.Sprintf("draft pushed: %d items", ev.Items)
+		text = "draft pushed: " + plural(ev.Items, "item")
 		if ev.Kind == qsync.EventRedrafted {
-			text = fmt.Sprintf("draft re-pushed: %d items", ev.Items)
+			text = "draft re-pushed: " + plural(ev.Items, "item")
 		}
 		if t.release(r.Request) || ev.Released {
 			text += " (released: the shop fixed its data)"

@@ -21,6 +21,8 @@ shop query run read-only or only prepared) and never prints a secret.
 
   config file     parses strictly (unknown keys and wrong types are named
                   with their line) and every key is valid
+  sync.schedule   the next passes it starts; one that never fires or runs
+                  more often than every second is refused
   secrets         the token source yields a token; the database password
                   is readable
   database        the shop database accepts the login
@@ -128,7 +130,7 @@ func printChecklist(w io.Writer, path string, cl *checklist) {
 			}
 		}
 		if skipped > 0 {
-			fmt.Fprintf(w, "verdict: OK: %d checks passed, %d not checked yet (see skip above)\n", len(cl.items)-skipped, skipped)
+			fmt.Fprintf(w, "verdict: OK: %s passed, %d not checked yet (see skip above)\n", plural(len(cl.items)-skipped, "check"), skipped)
 			return
 		}
 		fmt.Fprintf(w, "verdict: OK: all %d checks passed\n", len(cl.items))
@@ -140,13 +142,15 @@ func printChecklist(w io.Writer, path string, cl *checklist) {
 // checkConfig runs every check after the file parsed: the file's own
 // validity and its secrets here, the rest in the engine (qsync.Check).
 func checkConfig(ctx context.Context, cl *checklist, fc *config.File, getenv func(string) string) {
-	if _, err := fc.Build(config.BuildOptions{Getenv: getenv, Scope: config.NoSecrets, UserAgent: userAgent()}); err != nil {
+	plain, err := fc.Build(config.BuildOptions{Getenv: getenv, Scope: config.NoSecrets, UserAgent: userAgent()})
+	if err != nil {
 		cl.configBad = true
 		cl.add(qsync.CheckFail, "config file", "%v", err)
 		return
 	}
 	cl.add(qsync.CheckOK, "config file", "parsed strictly; every key is valid")
 	checkItemTypes(cl, fc)
+	cl.items = append(cl.items, qsync.ScheduleItem(plain.Daemon.Sync, time.Now()))
 
 	set, err := fc.Build(config.BuildOptions{Getenv: getenv, Scope: config.AllSecrets, UserAgent: userAgent()})
 	if err == nil {

@@ -80,7 +80,7 @@ func mustLog(t *testing.T, what, out, msg, level string) map[string]any {
 // row reads quotesync's row of one request.
 func (e *e2eEnv) row(t *testing.T, id string) e2eRow {
 	t.Helper()
-	rows, err := e.stateRows()
+	rows, err := e.stateRows(e.sql)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func TestExampleConfigPassesCheck(t *testing.T) {
 	lines := checkLines(cl)
 	// On a fresh database (no state tables yet) the jobs of the pending
 	// requests are looked up all the same, and their codes checked.
-	if wt := lines["work types"]; wt.Status != qsync.CheckOK || !strings.Contains(wt.Detail, "of pending requests") {
+	if wt := lines["work types"]; wt.Status != qsync.CheckOK || !strings.Contains(wt.Detail, "found for pending requests") {
 		t.Errorf("work types on a fresh database: %+v, want the pending requests' jobs checked", wt)
 	}
 	assertAllPass(t, cl)

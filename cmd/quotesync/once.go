@@ -123,7 +123,7 @@ func printPlan(w io.Writer, p qsync.Plan) {
 		}
 		do := a.Do
 		if a.Items > 0 {
-			do = fmt.Sprintf("%s (%d items)", do, a.Items)
+			do = fmt.Sprintf("%s (%s)", do, plural(a.Items, "item"))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.Request, dash(a.Claim), dash(a.Job), phase, do, a.Why)
 	}

@@ -66,6 +66,10 @@ func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return code
 	}
 	defer db.Close()
+	if cur, _, err := db.SchemaVersion(ctx); err == nil && cur == 0 {
+		fmt.Fprintf(stderr, "quotesync retry: request %s is not tracked: quotesync's state tables do not exist yet in %s (quotesync has not run on this database; the first start of 'quotesync run' or 'once' creates them)\n", id, db.Config().Database)
+		return exitFailure
+	}
 
 	before, after, err := qsync.Retry(ctx, db, id, *note)
 	switch {

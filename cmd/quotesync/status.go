@@ -20,8 +20,10 @@ const statusHelp = `Usage: quotesync status [--config FILE] [--all] [--json] [--
 Shows the requests quotesync tracks, newest first: request id, claim, the
 shop's job number, phase, reason, when the quote was last pushed and the
 age; then, for every request that needs a person, what happened in plain
-words, the details whole, and what to do; then the number of requests in
-each phase and the status change form in use. Without --all, submitted
+words, the details whole, and what to do; then the requests the daemon
+tries again on its own, with the whole error of the last attempt and when
+the next is due; then the number of requests in each phase and the status
+change form in use. Without --all, submitted
 and gone requests are left out (a submitted one whose lines changed after
 submission stays). It only reads the database (no lock), so it works while
 the daemon runs. It needs the database password, not the token.
@@ -161,7 +163,7 @@ func printStatus(w io.Writer, rows []shopdb.Request, counts map[shopdb.Phase]int
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "REQUEST\tCLAIM\tJOB\tPHASE\tREASON\tLAST PUSH\tAGE")
-	var attention []shopdb.Request
+	var attention, later []shopdb.Request
 	for _, r := range rows {
 		phase := string(r.Phase)
 		if r.SupplementNeeded {
@@ -181,8 +183,11 @@ func printStatus(w io.Writer, rows []shopdb.Request, counts map[shopdb.Phase]int
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", truncate(r.RequestID, 24), dash(truncate(r.ClaimNumber, 24)), dash(job),
 			phase, dash(reason), last, ago(now, r.CreatedAt))
-		if needsPerson(r) {
+		switch {
+		case needsPerson(r):
 			attention = append(attention, r)
+		case r.LastError != "" && qsync.IsOpen(r.Phase):
+			later = append(later, r)
 		}
 	}
 	_ = tw.Flush()
@@ -195,6 +200,7 @@ func printStatus(w io.Writer, rows []shopdb.Request, counts map[shopdb.Phase]int
 			printAttention(w, r)
 		}
 	}
+	printLater(w, later, now)
 	var parts []string
 	for _, ph := range qsync.Phases() {
 		if n := counts[ph.Phase]; n > 0 {
@@ -230,6 +236,31 @@ func printAttention(w io.Writer, r shopdb.Request) {
 	}
 	if fix != "" {
 		writeWrapped(w, "    what to do: ", strings.ReplaceAll(fix, "REQUEST", r.RequestID))
+	}
+}
+
+// laterShown is how many of the requests the daemon tries again on its own
+// status details (an outage of the remote makes every open one retry).
+const laterShown = 10
+
+// printLater writes, for requests the daemon tries again on its own, the
+// error of the last attempt, whole, and when the next one is due.
+func printLater(w io.Writer, rows []shopdb.Request, now time.Time) {
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\ntried again on its own (no action needed unless it lasts):")
+	for i, r := range rows {
+		if i == laterShown {
+			fmt.Fprintf(w, "  (and %d more; --json shows every error)\n", len(rows)-laterShown)
+			break
+		}
+		next := "at the next pass"
+		if r.NextAttemptAt.After(now) {
+			next = fmt.Sprintf("in %s (%s)", ago(r.NextAttemptAt, now), r.NextAttemptAt.Local().Format(time.TimeOnly))
+		}
+		fmt.Fprintf(w, "  %s (job %s, %s): %s; next attempt %s\n", r.RequestID, dash(jobOf(r)), r.Phase, qsync.Reason(r.Reason).Words, next)
+		writeWrapped(w, "    last error: ", r.LastError)
 	}
 }
 

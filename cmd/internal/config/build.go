@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
@@ -219,7 +220,10 @@ func readSecret(key, file, env string, getenv func(string) string, allowEmpty bo
 		if err != nil {
 			return "", err
 		}
-		b, err := os.ReadFile(path)
+		b, err := readSmall(path, maxSecretFile)
+		if errors.Is(err, errTooLarge) {
+			return "", fmt.Errorf("%s_file: %s is larger than %d KiB; a secret is one line: is this the right file?", key, path, maxSecretFile>>10)
+		}
 		if err != nil {
 			return "", fmt.Errorf("%s_file: read %s: %w", key, path, unwrapPathError(err))
 		}
@@ -236,6 +240,31 @@ func readSecret(key, file, env string, getenv func(string) string, allowEmpty bo
 		return v, nil
 	}
 	return "", fmt.Errorf("%s: set %s_file or %s_env", key, key, key)
+}
+
+// maxSecretFile caps the size of a secret file: a password or a client
+// secret is one line, and a file of another kind is not read whole.
+const maxSecretFile = 64 << 10
+
+// errTooLarge: a file is larger than its cap.
+var errTooLarge = errors.New("file too large")
+
+// readSmall reads a file of at most limit bytes; errTooLarge when it is
+// larger (it is not read whole).
+func readSmall(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, errTooLarge
+	}
+	return b, nil
 }
 
 // expandPath expands ${VAR} in a secret file's path (systemd sets

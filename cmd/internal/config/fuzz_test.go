@@ -5,8 +5,11 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // fuzzSecrets are the secrets the fuzzed files may point at; none may ever
@@ -17,8 +20,10 @@ const (
 )
 
 // FuzzParseConfig feeds arbitrary YAML to the strict decoder and the
-// builder: they must never panic, never echo a secret in an error, and a
-// file that builds must also re-encode and decode to a file that builds.
+// builder: they must never panic, never echo a secret in an error, a file
+// that builds has a schedule that fires (three passes ahead, at least
+// sync.MinScheduleInterval apart), and it must also re-encode and decode
+// to a file that builds.
 func FuzzParseConfig(f *testing.F) {
 	example, err := os.ReadFile("../../../config.example.yaml")
 	if err != nil {
@@ -35,6 +40,12 @@ func FuzzParseConfig(f *testing.F) {
 		"shop:\n  password: " + fuzzPassword + "\n",
 		"quote:\n  rates: {Parts: 1e400, RepairLabour: -3, X: [1]}\n",
 		"sync:\n  schedule: '@every 0s'\n  time_zone: Mars/Olympus\n",
+		"sync:\n  schedule: '0 0 30 2 *'\n",
+		"sync:\n  schedule: '@every 1ns'\n",
+		"sync:\n  schedule: '@every -5s'\n",
+		"sync:\n  schedule: 'CRON_TZ=UTC @every 0s'\n",
+		"sync:\n  schedule: 'TZ=Europe/London 0 9 29 2 *'\n",
+		"sync:\n  schedule: '@every 1500ms'\n",
 		"shop:\n  queries:\n    find_job: 'SELECT :nope'\n    create_job: [1, {a: b}]\n",
 		"metrics: {listen: '0.0.0.0:9464', health_max_age: -1s}\n",
 		"\t\x00: [",
@@ -74,11 +85,23 @@ func FuzzParseConfig(f *testing.F) {
 			noSecret(t, "parse", err)
 			return
 		}
-		if _, err := fc.Build(BuildOptions{Getenv: getenv, Scope: AllSecrets}); err != nil {
+		set, err := fc.Build(BuildOptions{Getenv: getenv, Scope: AllSecrets})
+		if err != nil {
 			if !strings.Contains(string(data), fuzzToken) && !strings.Contains(string(data), fuzzPassword) {
 				noSecret(t, "build", err)
 			}
 			return
+		}
+		now := time.Now()
+		runs := set.Daemon.Sync.NextRuns(now, 3)
+		if len(runs) != 3 {
+			t.Fatalf("sync.schedule %q builds but fires %d times: %v", set.Daemon.Sync.Schedule, len(runs), runs)
+		}
+		for i, prev := 0, now; i < len(runs); i++ {
+			if gap := runs[i].Sub(prev); gap <= 0 || (i > 0 && gap < qsync.MinScheduleInterval) {
+				t.Fatalf("sync.schedule %q builds but its passes are %s apart: %v", set.Daemon.Sync.Schedule, gap, runs)
+			}
+			prev = runs[i]
 		}
 		out, err := yaml.Marshal(fc)
 		if err != nil {
