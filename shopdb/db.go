@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -23,6 +24,8 @@ type DB struct {
 	q     queries
 	t     tables
 	lim   bounds // cfg.Limits, ready; see limits
+	// lineBufs holds *lineBuffers between LineTexts calls.
+	lineBufs sync.Pool
 	// beforeCommit, when set (by tests), runs inside InTx's transaction
 	// just before COMMIT.
 	beforeCommit func(ctx context.Context, tx *sqlx.Tx) error
