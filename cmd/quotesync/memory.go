@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sync/atomic"
+	"time"
 
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -26,18 +27,23 @@ func tuneMemory() {
 }
 
 // memoryReleaser is the daemon's Observer that returns what a pass freed
-// to the operating system as soon as the pass is done: an idle daemon
+// to the operating system once the pass is over: an idle daemon
 // allocates next to nothing between passes, so without it the runtime
 // keeps the last pass's peak resident for minutes.
 type memoryReleaser struct{ busy atomic.Bool }
+
+// releaseDelay is how long after its EventPassDone a pass's garbage is
+// collected: the event is sent while the pass still holds what it read,
+// and it returns within milliseconds.
+const releaseDelay = time.Second
 
 // Observe implements qsync.Observer.
 func (m *memoryReleaser) Observe(ev qsync.Event) {
 	if ev.Kind != qsync.EventPassDone || !m.busy.CompareAndSwap(false, true) {
 		return
 	}
-	go func() {
+	time.AfterFunc(releaseDelay, func() {
 		defer m.busy.Store(false)
 		debug.FreeOSMemory()
-	}()
+	})
 }
