@@ -138,11 +138,14 @@ func sumCalls(m map[string]int) int {
 //   - marker-moved: every estimate's time stamp moved, content unchanged:
 //     the lines are read and hashed, the new markers written in batches.
 //
-// Each reports ms/op, db-roundtrips/op, remote-calls/op and pass-heap-MiB
-// (the most live heap seen during the pass, sampled every millisecond,
-// above the live heap at its start: the emulator's and the test's own
-// data, in the same process, are left out; BenchmarkOnceIdle10k in
-// cmd/quotesync measures a whole process's peak RSS); each floor-* case
+// Each reports ms/op, db-roundtrips/op, remote-calls/op, pass-heap-MiB
+// (the most heap seen during the pass, live or not yet collected, sampled
+// every millisecond, above the live heap at its start: the emulator's and
+// the test's own data, in the same process, are left out;
+// BenchmarkOnceIdle10k in cmd/quotesync measures a whole process's peak
+// RSS), and B/op and allocs/op (what the pass allocates, the emulator's
+// answer to the listing included: a figure the machine's load does not
+// change); each floor-* case
 // is the one raw SELECT a perfect implementation of that case needs, run
 // on the same connection pool, so the ratio stands on a noisy machine.
 func BenchmarkIdlePass10k(b *testing.B) {
@@ -199,6 +202,7 @@ FROM jobs j JOIN estimates e ON e.job_id = j.job_id WHERE j.job_no IN (:jobs) GR
 			var trips int64
 			var wall time.Duration
 			var peak uint64
+			b.ReportAllocs()
 			for b.Loop() {
 				if tc.touch {
 					b.StopTimer()
