@@ -34,8 +34,9 @@ func (e *Engine) examineHeld() bool {
 // same for the jobs whose lines are only hashed (LineTexts: a few bytes
 // of text per line, no decimals).
 const (
-	lineChunk   = 500
-	digestChunk = 2500
+	lineChunk    = 500
+	digestChunk  = 2000
+	linePrefetch = 2
 )
 
 // pushAll brings the remote up to date for every accepted job: a Draft
@@ -62,21 +63,22 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
 	}
 	work, _ := choosePush(p.now, cands, states, badStates, e.examineHeld())
 	chunks := chunkWork(work)
-	// The next chunk's lines are read while this chunk's are hashed and
-	// pushed: the database and the CPU work at once, and at most two
-	// chunks' lines are in memory.
+	// linePrefetch chunks' lines are read at once, and the next is asked
+	// for as soon as one is taken: the database runs one chunk's query
+	// while quotesync parses and hashes another's rows, and at most
+	// linePrefetch+1 chunks' lines are in memory.
 	fetch := func(c lineWork) <-chan fetchedLines {
 		ch := make(chan fetchedLines, 1)
 		go func() { ch <- e.readLines(ctx, c) }()
 		return ch
 	}
 	var ready []*pushJob
-	var next <-chan fetchedLines
-	if len(chunks) > 0 {
-		next = fetch(chunks[0])
+	pending := make([]<-chan fetchedLines, 0, len(chunks))
+	for _, c := range chunks[:min(linePrefetch, len(chunks))] {
+		pending = append(pending, fetch(c))
 	}
 	for i, c := range chunks {
-		f := <-next
+		f := <-pending[i]
 		if f.err != nil {
 			if ctx.Err() == nil {
 				p.fail(fmt.Errorf("read estimate lines: %w", f.err))
@@ -86,8 +88,8 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
 		if ctx.Err() != nil {
 			break
 		}
-		if i+1 < len(chunks) {
-			next = fetch(chunks[i+1])
+		if j := i + linePrefetch; j < len(chunks) {
+			pending = append(pending, fetch(chunks[j]))
 		}
 		got := make([]*pushJob, len(c.jobs))
 		p.each(ctx, len(c.jobs), func(ctx context.Context, i int) {

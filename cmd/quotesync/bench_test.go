@@ -28,7 +28,10 @@ import (
 // set (VmRSS) after its first pass, while it waits for the next, as
 // rss-MiB (anon-rss-MiB: without the pages of the binary itself), and the
 // peak of that first pass as peak-rss-MiB; idle-daemon-empty the same
-// before the 10,000 jobs exist (the sample shop's few). Run with
+// before the 10,000 jobs exist (the sample shop's few). With
+// QUOTESYNC_BENCH_BASE_BIN set to another build (say, of the last
+// release), each once case runs again with it as case-base, in the same
+// world and minutes, for a before/after on a noisy machine. Run with
 //
 //	go test -run '^$' -bench OnceIdle -benchtime 5x ./cmd/quotesync/
 func BenchmarkOnceIdle10k(b *testing.B) {
@@ -72,34 +75,48 @@ func BenchmarkOnceIdle10k(b *testing.B) {
 FROM jobs j JOIN estimates e ON e.job_id = j.job_id WHERE j.job_no IN (:jobs) GROUP BY j.job_no`
 		}},
 	}
+	bins := []struct{ suffix, path string }{{"", e.bin}}
+	if base := os.Getenv("QUOTESYNC_BENCH_BASE_BIN"); base != "" {
+		bins = append(bins, struct{ suffix, path string }{"-base", base})
+	}
 	for _, tc := range cases {
-		b.Run(tc.name, func(b *testing.B) {
-			conf := benchConfig(b, e, tc.edit, "info")
-			// The first pass with a mapping may store markers in its form.
-			benchOnce(b, e, conf)
-			var wall time.Duration
-			var rss int64
-			calls, n := 0, 0
-			for b.Loop() {
-				before := e.Emu.Calls()
-				d, hwm := benchOnce(b, e, conf)
-				wall += d
-				rss = max(rss, hwm)
-				diff := e2eCallsDiff(before, e.Emu.Calls())
-				if w := e2eWrites(diff); w != 0 {
-					b.Fatalf("an idle once made %d remote writes: %s", w, e2eFmtCalls(diff))
-				}
-				for _, v := range diff {
-					calls += v
-				}
-				n++
-			}
-			b.ReportMetric(float64(wall.Microseconds())/1000/float64(n), "ms/op")
-			b.ReportMetric(float64(rss)/1024, "peak-rss-MiB")
-			b.ReportMetric(float64(calls)/float64(n), "remote-calls/op")
-		})
+		for _, bin := range bins {
+			b.Run(tc.name+bin.suffix, func(b *testing.B) {
+				orig := e.bin
+				e.bin = bin.path
+				defer func() { e.bin = orig }()
+				benchOnceCase(b, e, tc.edit)
+			})
+		}
 	}
 	b.Run("idle-daemon", func(b *testing.B) { benchDaemon(b, e) })
+}
+
+// benchOnceCase measures `quotesync once` with e's mapping edited by edit.
+func benchOnceCase(b *testing.B, e *e2eEnv, edit func(map[string]any)) {
+	conf := benchConfig(b, e, edit, "info")
+	// The first pass with a mapping may store markers in its form.
+	benchOnce(b, e, conf)
+	var wall time.Duration
+	var rss int64
+	calls, n := 0, 0
+	for b.Loop() {
+		before := e.Emu.Calls()
+		d, hwm := benchOnce(b, e, conf)
+		wall += d
+		rss = max(rss, hwm)
+		diff := e2eCallsDiff(before, e.Emu.Calls())
+		if w := e2eWrites(diff); w != 0 {
+			b.Fatalf("an idle once made %d remote writes: %s", w, e2eFmtCalls(diff))
+		}
+		for _, v := range diff {
+			calls += v
+		}
+		n++
+	}
+	b.ReportMetric(float64(wall.Microseconds())/1000/float64(n), "ms/op")
+	b.ReportMetric(float64(rss)/1024, "peak-rss-MiB")
+	b.ReportMetric(float64(calls)/float64(n), "remote-calls/op")
 }
 
 // benchDaemon starts `quotesync run` on e, waits for its first pass and
