@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -24,8 +23,9 @@ type DB struct {
 	q     queries
 	t     tables
 	lim   bounds // cfg.Limits, ready; see limits
-	// lineBufs holds *lineBuffers between LineTexts calls.
-	lineBufs sync.Pool
+	// lineHint is what the last LineTexts read per job (lineHint), to
+	// size the next one's buffers at once.
+	lineHint lineHint
 	// beforeCommit, when set (by tests), runs inside InTx's transaction
 	// just before COMMIT.
 	beforeCommit func(ctx context.Context, tx *sqlx.Tx) error

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync/atomic"
 )
 
 // LineText is one valid line as a hash of the quote reads it: the texts
@@ -47,10 +48,10 @@ func (db *DB) LineTexts(ctx context.Context, jobs []string, f func(job string, l
 	}
 	r := lineReader{db: db, set: set, lim: db.limits(), unsure: make([]bool, len(set.list)),
 		index: make(map[string]int32, len(set.list)), cols: newLineCols(idx)}
-	if b, ok := db.lineBufs.Get().(*lineBuffers); ok {
-		r.arena, r.recs = b.arena[:0], b.recs[:0]
-	}
-	defer func() { db.lineBufs.Put(&lineBuffers{arena: r.arena, recs: r.recs}) }()
+	rows1000, bytes1000 := db.lineHint.perJob()
+	r.recs = make([]lineRec, 0, len(set.list)*rows1000/1000+16)
+	r.arena = make([]byte, 0, len(set.list)*bytes1000/1000+1024)
+	defer func() { db.lineHint.keep(len(set.list), len(r.recs), len(r.arena)) }()
 	for i, j := range set.list {
 		r.index[j] = int32(i)
 	}
@@ -129,11 +130,21 @@ type lineRec struct {
 	workType                          string
 }
 
-// lineBuffers are a lineReader's buffers, kept for the next LineTexts
-// (DB.lineBufs): a pass reads chunk after chunk of the same size.
-type lineBuffers struct {
-	arena []byte
-	recs  []lineRec
+// lineHint remembers how many rows and bytes of text LineTexts kept per
+// job the last time (in thousandths), so that the next call allocates
+// its buffers once instead of growing them row by row: a pass reads chunk
+// after chunk of the same shop.
+type lineHint struct{ rows, bytes atomic.Int64 }
+
+func (h *lineHint) perJob() (rows1000, bytes1000 int) {
+	return int(h.rows.Load()), int(h.bytes.Load())
+}
+
+func (h *lineHint) keep(jobs, rows, bytes int) {
+	if jobs > 0 {
+		h.rows.Store(int64(rows * 1000 / jobs))
+		h.bytes.Store(int64(bytes * 1000 / jobs))
+	}
 }
 
 // lineReader collects the rows of one LineTexts statement: every text in
