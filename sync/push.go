@@ -35,7 +35,7 @@ func (e *Engine) examineHeld() bool {
 // of text per line, no decimals).
 const (
 	lineChunk    = 500
-	digestChunk  = 2000
+	digestChunk  = 1250
 	linePrefetch = 2
 )
 
