@@ -11,9 +11,10 @@ import (
 
 // BenchmarkLoad10kJobs measures what a pass reads for 10,000 tracked jobs
 // of 30 lines each: the idle part (OpenRequests + JobStates, all a pass
-// reads when nothing changed) and loading every job's lines (LineItems, the
-// worst case: everything changed). Reported per op: round trips and wall
-// time of each part.
+// reads when nothing changed), loading every job's lines (LineItems, the
+// worst case: everything changed), and reading them only to hash them
+// (LineTexts, what a pass without a change marker does). Reported per op:
+// round trips and wall time of each part.
 //
 //	go test -run '^$' -bench Load10kJobs -benchtime 5x ./shopdb/
 func BenchmarkLoad10kJobs(b *testing.B) {
@@ -32,7 +33,7 @@ FROM jobs WHERE claim_number LIKE 'GEN-%'`)
 		b.Fatal(err)
 	}
 	var idleTrips, lineTrips int64
-	var idleTime, lineTime time.Duration
+	var idleTime, lineTime, textTime time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		n, start := trips(db), time.Now()
@@ -62,6 +63,17 @@ FROM jobs WHERE claim_number LIKE 'GEN-%'`)
 		}
 		lineTrips += n()
 		lineTime += time.Since(start)
+
+		start = time.Now()
+		hashed := 0
+		unsure, err := db.LineTexts(ctx, numbers, func(_ string, ls []shopdb.LineText) { hashed += len(ls) })
+		if err != nil {
+			b.Fatal(err)
+		}
+		textTime += time.Since(start)
+		if len(unsure) != 0 || hashed != jobs*linesPerJob {
+			b.Fatalf("LineTexts: %d lines, %d unsure jobs; want %d and 0", hashed, len(unsure), jobs*linesPerJob)
+		}
 		if len(open) != jobs || len(states) != jobs || len(lines) != jobs || len(bad) != 0 || len(lines[numbers[0]]) != linesPerJob {
 			b.Fatalf("read %d open, %d states, %d jobs with lines (%d bad); want %d each with %d lines",
 				len(open), len(states), len(lines), len(bad), jobs, linesPerJob)
@@ -73,4 +85,5 @@ FROM jobs WHERE claim_number LIKE 'GEN-%'`)
 	b.ReportMetric(float64(idleTime.Milliseconds())/per, "idle-ms/op")
 	b.ReportMetric(float64(lineTrips)/per, "lines-roundtrips/op")
 	b.ReportMetric(float64(lineTime.Milliseconds())/per, "lines-ms/op")
+	b.ReportMetric(float64(textTime.Milliseconds())/per, "line-texts-ms/op")
 }

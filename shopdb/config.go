@@ -93,6 +93,9 @@ type Config struct {
 	// AllowCredits (shop.allow_credits) accepts negative quantities and
 	// prices (credit lines). Default false.
 	AllowCredits bool
+	// Limits (shop.limits) are the plausible bounds of a line's amounts;
+	// the zero value means the defaults.
+	Limits Limits
 
 	// DriverLog, when set, receives the MySQL driver's own diagnostics
 	// (e.g. "unexpected EOF" when a connection drops); nil discards them.
@@ -207,6 +210,9 @@ var (
 // "shop:" and the fix. Zero tunables are valid (they mean the default).
 func (c Config) Validate() error {
 	if err := c.validateConnection(); err != nil {
+		return err
+	}
+	if err := c.Limits.validate(); err != nil {
 		return err
 	}
 	_, err := compileQueries(c)

@@ -22,6 +22,10 @@ type DB struct {
 	trips *atomic.Int64
 	q     queries
 	t     tables
+	lim   bounds // cfg.Limits, ready; see limits
+	// lineHint is what the last LineTexts read per job (lineHint), to
+	// size the next one's buffers at once.
+	lineHint lineHint
 	// beforeCommit, when set (by tests), runs inside InTx's transaction
 	// just before COMMIT.
 	beforeCommit func(ctx context.Context, tx *sqlx.Tx) error
@@ -47,6 +51,9 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err := cfg.validateConnection(); err != nil {
 		return nil, err
 	}
+	if err := cfg.Limits.validate(); err != nil {
+		return nil, err
+	}
 	cfg = cfg.withDefaults()
 	qs, err := compileQueries(cfg)
 	if err != nil {
@@ -61,7 +68,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	sdb.SetMaxOpenConns(cfg.MaxOpenConns)
 	sdb.SetMaxIdleConns(cfg.MaxOpenConns)
 	sdb.SetConnMaxLifetime(cfg.ConnMaxLifetime)
-	db := &DB{cfg: cfg, x: sqlx.NewDb(sdb, "mysql"), trips: trips, q: qs, t: newTables(cfg.TablePrefix)}
+	db := &DB{cfg: cfg, x: sqlx.NewDb(sdb, "mysql"), trips: trips, q: qs, t: newTables(cfg.TablePrefix), lim: newBounds(cfg.Limits)}
 	if err := db.Ping(ctx); err != nil {
 		sdb.Close()
 		return nil, err

@@ -314,11 +314,11 @@ func (db *DB) parseLine(job string, idx map[string]int, vals []any) (Line, *RowE
 	if !okNo {
 		return fail("line_no", "is NULL; every line needs a line number (the item's order)")
 	}
-	n, err := decimal.NewFromString(strings.TrimSpace(lineNo))
-	if err != nil || !n.IsInteger() || n.Abs().GreaterThan(decimal.NewFromInt(1<<31)) {
+	order, ok := lineNumber(strings.TrimSpace(lineNo))
+	if !ok {
 		return fail("line_no", fmt.Sprintf("is %q; a line number is a whole number", lineNo))
 	}
-	l.Order = int(n.IntPart())
+	l.Order = order
 	code, ok := get("code")
 	l.Code = strings.TrimSpace(code)
 	if !ok || l.Code == "" {
@@ -354,11 +354,25 @@ func (db *DB) parseLine(job string, idx map[string]int, vals []any) (Line, *RowE
 	case !ok:
 		l.Total = l.Quantity.Mul(l.Price).Round(2)
 	default:
+		var err error
 		if l.Total, err = decimal.NewFromString(strings.TrimSpace(total)); err != nil {
 			return fail("total", fmt.Sprintf("is %q, which is not a number; return a number or NULL (quotesync then computes quantity × price)", total))
 		}
 	}
+	if err := db.checkBounds(l, e, q, p, total); err != nil {
+		return Line{}, err
+	}
 	return l, nil
+}
+
+// lineNumber parses a line_no: a whole number of at most 2^31 in size
+// (in any form decimal.NewFromString reads, "7", "7.00" or "7e0").
+func lineNumber(s string) (int, bool) {
+	n, err := decimal.NewFromString(s)
+	if err != nil || !n.IsInteger() || n.Abs().GreaterThan(decimal.NewFromInt(1<<31)) {
+		return 0, false
+	}
+	return int(n.IntPart()), true
 }
 
 // amount parses a quantity or price; negative ones only with AllowCredits.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/shopspring/decimal"
 )
 
 // FuzzParseLine feeds arbitrary column text to the row validation: it never
@@ -31,6 +33,10 @@ func FuzzParseLine(f *testing.F) {
 			}
 		}
 		l, rerr := db.parseLine("RO-1", idx, vals)
+		fast := fastLine(db, idx, vals)
+		if fast != nil && rerr != nil {
+			t.Fatalf("LineTexts takes a row LineItems refuses (%v): %+v", rerr, *fast)
+		}
 		if rerr != nil {
 			var re *RowError
 			if !errors.As(error(rerr), &re) || re.Job != "RO-1" || !contains(cols, re.Column) ||
@@ -47,6 +53,71 @@ func FuzzParseLine(f *testing.F) {
 		}
 		if total == "" && !l.Total.Equal(l.Quantity.Mul(l.Price).Round(2)) {
 			t.Fatalf("derived total %s, want %s", l.Total, l.Quantity.Mul(l.Price).Round(2))
+		}
+		lim := db.limits()
+		for i, d := range []decimal.Decimal{l.Quantity, l.Price, l.Total} {
+			if d.Abs().GreaterThan(lim.max[i]) || sigDigits(d.String()) > lim.maxDigits {
+				t.Fatalf("amount %s out of bounds accepted: %+v", d, l)
+			}
+		}
+		if fast == nil {
+			return // left to LineItems: slower, never wrong
+		}
+		want := LineText{LineID: l.LineID, WorkType: l.WorkType, Description: l.Description, PartNumber: l.PartNumber,
+			Order: l.Order, Quantity: l.Quantity.String(), Price: l.Price.String(), Total: l.Total.String()}
+		if *fast != want {
+			t.Fatalf("LineTexts reads\n%+v\nLineItems\n%+v", *fast, want)
+		}
+	})
+}
+
+// fastLine runs LineTexts' row reading on vals (column 0 the job): the
+// line it keeps, or nil when it leaves the row to LineItems.
+func fastLine(db *DB, idx map[string]int, vals []any) *LineText {
+	r := lineReader{db: db, lim: db.limits(), cols: newLineCols(idx), unsure: []bool{false}}
+	cells := make([]cell, len(vals))
+	for i, v := range vals {
+		if err := cells[i].Scan(v); err != nil {
+			panic(err)
+		}
+	}
+	if !r.valid(0, cells) {
+		return nil
+	}
+	var got *LineText
+	r.set = jobSet{list: []string{"RO-1"}}
+	r.deliver(func(_ string, lines []LineText) { got = &lines[0] })
+	return got
+}
+
+// FuzzCanonAmount checks the canonical text of amounts made without
+// math/big against decimal's: the same bytes, the same derived total.
+func FuzzCanonAmount(f *testing.F) {
+	for _, s := range []string{"0", "-0.00", "95.5000", "0012.340", "-1.5", "1e30", "0.0001", "123456789012345678", "1234567890123456789", "1.", ".5", "+5", "-"} {
+		f.Add(s, "1.005")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		pa, okA := parseAmount([]byte(a))
+		da, err := decimal.NewFromString(a)
+		if okA != (err == nil) {
+			t.Fatalf("parseAmount(%q) ok=%v, decimal says %v", a, okA, err)
+		}
+		if !okA {
+			return
+		}
+		if got, want := string(pa.appendCanon(nil)), da.String(); got != want {
+			t.Fatalf("canon(%q) = %q, want %q", a, got, want)
+		}
+		if pa.neg != da.IsNegative() {
+			t.Fatalf("neg(%q) = %v, want %v", a, pa.neg, da.IsNegative())
+		}
+		pb, okB := parseAmount([]byte(b))
+		db, err := decimal.NewFromString(b)
+		if !okB || err != nil || da.Exponent() < -40 || db.Exponent() < -40 || da.Exponent() > 40 || db.Exponent() > 40 {
+			return
+		}
+		if got, want := string(lineTotal(pa, pb).appendCanon(nil)), da.Mul(db).Round(2).String(); got != want {
+			t.Fatalf("total(%q × %q) = %q, want %q", a, b, got, want)
 		}
 	})
 }

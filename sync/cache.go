@@ -96,10 +96,23 @@ func (e *Engine) readStates(ctx context.Context, p *pass, jobs []string) (map[st
 			need = append(need, j)
 		}
 	}
+	fresh := len(have.states)+len(have.bad)+len(have.absent) == 0
 	if len(need) > 0 {
 		got, gotBad, err := e.store.JobStates(ctx, need)
 		if err != nil {
 			return nil, nil, err
+		}
+		if fresh {
+			// Nothing was cached: the answer is the states, as it is (a
+			// pass over ten thousand jobs does not copy them twice).
+			have.states, have.bad = got, gotBad
+			for _, j := range need {
+				if _, ok := got[j]; !ok && gotBad[j] == nil {
+					have.absent[j] = true
+				}
+			}
+			p.shop = have
+			return got, gotBad, nil
 		}
 		for _, j := range need {
 			switch {

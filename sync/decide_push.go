@@ -30,8 +30,9 @@ type pushJob struct {
 // pushCandidates are the rows whose jobs the push stage looks at: the
 // accepted (or probably accepted) and drafted ones, and the submitted ones
 // not yet flagged for a supplement.
-func pushCandidates(rows []shopdb.Request) (cands []shopdb.Request, jobs []string) {
-	for _, r := range rows {
+func pushCandidates(rows []shopdb.Request) (cands []*shopdb.Request, jobs []string) {
+	for i := range rows {
+		r := &rows[i]
 		switch r.Phase {
 		case PhaseAccepted, PhaseAcceptUnknown, PhaseDrafted:
 		case PhaseSubmitted:
@@ -52,8 +53,9 @@ func pushCandidates(rows []shopdb.Request) (cands []shopdb.Request, jobs []strin
 // push of theirs is in flight, or they are held and every held job is to
 // be examined again (after a start or a reload). A job whose backoff has
 // not run out waits; a job with an invalid estimate state is held.
-func choosePush(now time.Time, cands []shopdb.Request, states map[string]shopdb.JobState, bad map[string]error, examineHeld bool) (work []pushJob, need []string) {
-	for _, r := range cands {
+func choosePush(now time.Time, cands []*shopdb.Request, states map[string]shopdb.JobState, bad map[string]error, examineHeld bool) (work []pushJob, need []string) {
+	for _, rp := range cands {
+		r := *rp
 		if berr, isBad := bad[r.JobNumber]; isBad {
 			if r.Phase != PhaseSubmitted {
 				// Held with no marker remembered, so that the job is read

@@ -43,6 +43,7 @@ type Store interface {
 	JobHolder(ctx context.Context, job string) (string, error)
 	JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, map[string]error, error)
 	LineItems(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error)
+	LineTexts(ctx context.Context, jobs []string, f func(job string, lines []shopdb.LineText)) ([]string, error)
 	Setting(ctx context.Context, name string) (string, bool, error)
 	PutSetting(ctx context.Context, name, value string) error
 	HasShopChanged() bool

@@ -62,6 +62,9 @@ func (fakeStore) JobStates(context.Context, []string) (map[string]shopdb.JobStat
 func (fakeStore) LineItems(context.Context, []string) (map[string][]shopdb.Line, map[string]error, error) {
 	return nil, nil, errNotFaked
 }
+func (fakeStore) LineTexts(context.Context, []string, func(string, []shopdb.LineText)) ([]string, error) {
+	return nil, errNotFaked
+}
 func (fakeStore) Setting(context.Context, string) (string, bool, error) {
 	return "", false, errNotFaked
 }

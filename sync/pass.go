@@ -146,8 +146,9 @@ func (e *Engine) pass(ctx context.Context, dry bool) (*pass, error) {
 	if listErr == nil {
 		steps, later := sliceNew(classify(p.now, pending, rows), e.cfg.MaxNewPerPass)
 		p.countLater(later)
-		accepted := e.acceptAll(ctx, p, steps)
-		rows = append(slices.Clone(rows), accepted...)
+		if accepted := e.acceptAll(ctx, p, steps); len(accepted) > 0 {
+			rows = append(slices.Clone(rows), accepted...)
+		}
 	}
 	if ctx.Err() == nil {
 		e.loadStatusForm(ctx)

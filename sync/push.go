@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/quotesync/quotesync/remote"
@@ -29,16 +30,25 @@ func (e *Engine) examineHeld() bool {
 
 // lineChunk is how many jobs' lines one LineItems statement reads: lines
 // are read, hashed and dropped chunk by chunk, so that a pass over many
-// changed jobs holds only one chunk's lines at a time.
-const lineChunk = 500
+// changed jobs holds only one chunk's lines at a time. digestChunk is the
+// same for the jobs whose lines are only hashed (LineTexts: a few bytes
+// of text per line, no decimals).
+const (
+	lineChunk    = 500
+	digestChunk  = 1250
+	linePrefetch = 2
+)
 
 // pushAll brings the remote up to date for every accepted job: a Draft
 // whenever the shop's lines changed, Submitted once the estimate is final;
 // and watches submitted jobs for changes that need a supplement. It costs
 // the estimate states (one round trip, none when the shop did not change
-// since the last pass), plus one LineItems round trip per chunk of changed
-// jobs, plus the writes; the change markers of jobs examined with nothing
-// to push are written together at the end.
+// since the last pass), plus, per chunk of jobs whose marker moved (or
+// that have none), one LineTexts round trip that hashes the lines of the
+// jobs that may be unchanged and one LineItems round trip for the jobs
+// that did change (or must be pushed whatever their lines), plus the
+// writes; the change markers of jobs examined with nothing to push are
+// written together at the end.
 func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
 	cands, jobs := pushCandidates(rows)
 	if len(jobs) == 0 {
@@ -53,24 +63,22 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
 	}
 	work, _ := choosePush(p.now, cands, states, badStates, e.examineHeld())
 	chunks := chunkWork(work)
-	// The next chunk's lines are read while this chunk's are hashed and
-	// pushed: the database and the CPU work at once, and at most two
-	// chunks' lines are in memory.
+	// linePrefetch chunks' lines are read at once, and the next is asked
+	// for as soon as one is taken: the database runs one chunk's query
+	// while quotesync parses and hashes another's rows, and at most
+	// linePrefetch+1 chunks' lines are in memory.
 	fetch := func(c lineWork) <-chan fetchedLines {
 		ch := make(chan fetchedLines, 1)
-		go func() {
-			lines, bad, err := e.lineItems(ctx, c.need)
-			ch <- fetchedLines{lines, bad, err}
-		}()
+		go func() { ch <- e.readLines(ctx, c) }()
 		return ch
 	}
 	var ready []*pushJob
-	var next <-chan fetchedLines
-	if len(chunks) > 0 {
-		next = fetch(chunks[0])
+	pending := make([]<-chan fetchedLines, 0, len(chunks))
+	for _, c := range chunks[:min(linePrefetch, len(chunks))] {
+		pending = append(pending, fetch(c))
 	}
 	for i, c := range chunks {
-		f := <-next
+		f := <-pending[i]
 		if f.err != nil {
 			if ctx.Err() == nil {
 				p.fail(fmt.Errorf("read estimate lines: %w", f.err))
@@ -80,17 +88,25 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
 		if ctx.Err() != nil {
 			break
 		}
-		if i+1 < len(chunks) {
-			next = fetch(chunks[i+1])
+		if j := i + linePrefetch; j < len(chunks) {
+			pending = append(pending, fetch(chunks[j]))
 		}
 		got := make([]*pushJob, len(c.jobs))
 		p.each(ctx, len(c.jobs), func(ctx context.Context, i int) {
 			w := c.jobs[i]
-			if w.stateErr != nil {
+			job := w.row.JobNumber
+			var r shopdb.Request
+			var ok bool
+			switch {
+			case w.stateErr != nil:
 				e.hold(ctx, p, w.row, w.state, ReasonEstimateState, w.stateErr)
 				return
+			case f.same[job]:
+				r, ok = e.noteJob(ctx, p, w.row, w.state, w.state.Final && w.row.Phase != PhaseSubmitted)
+			default:
+				r, ok = e.reconcileJob(ctx, p, w.row, w.state, f.lines[job], f.bad[job])
 			}
-			if r, ok := e.reconcileJob(ctx, p, w.row, w.state, f.lines[w.row.JobNumber], f.bad[w.row.JobNumber]); ok {
+			if ok {
 				got[i] = &pushJob{row: r, state: w.state}
 			}
 		})
@@ -100,37 +116,108 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
 	e.submitAll(ctx, p, ready)
 }
 
-// lineWork is one chunk of the push stage: its jobs, and the job numbers
-// whose lines it reads (at most lineChunk).
+// lineWork is one chunk of the push stage: its jobs, the job numbers
+// whose lines are only hashed first (digest: at most digestChunk), and
+// those whose lines are read in full (full: at most lineChunk).
 type lineWork struct {
-	jobs []pushJob
-	need []string
+	jobs         []pushJob
+	digest, full []string
 }
 
-// fetchedLines is one chunk's LineItems answer.
+// fetchedLines is one chunk's lines: the jobs whose lines hash to what
+// the remote holds (same), and the lines of the others.
 type fetchedLines struct {
+	same  map[string]bool
 	lines map[string][]shopdb.Line
 	bad   map[string]error
 	err   error
 }
 
+// digestable reports whether r's lines may be hashed only: it has an
+// acknowledged Draft, no push in flight and no hold, so that lines that
+// hash to what was pushed leave nothing to do but remember the marker.
+func digestable(w pushJob) bool {
+	r := w.row
+	return w.stateErr == nil && !first(r) && r.Intent != IntentPush && !held(r) && r.PushedHash != ""
+}
+
+// unchanged reports whether a digestable job whose n lines hash to hash
+// has nothing to push: decideJob would answer jobNote.
+func unchanged(r shopdb.Request, st shopdb.JobState, n int, hash string) bool {
+	if st.Final && n == 0 && r.Phase != PhaseSubmitted {
+		return false // held: final without lines
+	}
+	return hash == r.PushedHash
+}
+
 // chunkWork splits the push work into chunks of at most lineChunk jobs
-// whose lines are read (jobs with an invalid estimate state read none).
+// whose lines are read and digestChunk jobs whose lines are hashed (jobs
+// with an invalid estimate state read none).
 func chunkWork(work []pushJob) []lineWork {
 	var out []lineWork
 	for start := 0; start < len(work); {
 		end := start
-		var need []string
-		for end < len(work) && len(need) < lineChunk {
-			if work[end].stateErr == nil {
-				need = append(need, work[end].row.JobNumber)
+		var c lineWork
+		for end < len(work) && len(c.full) < lineChunk && len(c.digest) < digestChunk {
+			switch w := work[end]; {
+			case w.stateErr != nil:
+			case digestable(w):
+				c.digest = append(c.digest, w.row.JobNumber)
+			default:
+				c.full = append(c.full, w.row.JobNumber)
 			}
 			end++
 		}
-		out = append(out, lineWork{jobs: work[start:end], need: need})
+		c.jobs = work[start:end]
+		out = append(out, c)
 		start = end
 	}
 	return out
+}
+
+// readLines reads one chunk's lines: the digest jobs' as text, hashed as
+// they come; those that changed (or that the text reading cannot vouch
+// for) are read in full with the full jobs, in one more statement.
+func (e *Engine) readLines(ctx context.Context, c lineWork) fetchedLines {
+	f := fetchedLines{same: map[string]bool{}}
+	full := c.full
+	if len(c.digest) > 0 {
+		rows := make(map[string]pushJob, len(c.digest))
+		for _, w := range c.jobs {
+			if digestable(w) {
+				rows[w.row.JobNumber] = w
+			}
+		}
+		cw := &canonWriter{}
+		seen := make(map[string]bool, len(c.digest))
+		unsure, err := e.store.LineTexts(ctx, c.digest, func(job string, lines []shopdb.LineText) {
+			seen[job] = true
+			w := rows[job]
+			if unchanged(w.row, w.state, len(lines), e.hashLines(cw, job, lines)) {
+				f.same[job] = true
+			}
+		})
+		if err != nil {
+			f.err = err
+			return f
+		}
+		skip := make(map[string]bool, len(unsure))
+		for _, job := range unsure {
+			skip[job] = true
+		}
+		full = slices.Clone(full)
+		for _, job := range c.digest {
+			if !seen[job] && !skip[job] {
+				w := rows[job] // no lines in the shop
+				f.same[job] = unchanged(w.row, w.state, 0, e.hashLines(cw, job, nil))
+			}
+			if !f.same[job] {
+				full = append(full, job)
+			}
+		}
+	}
+	f.lines, f.bad, f.err = e.lineItems(ctx, full)
+	return f
 }
 
 // writeNotes writes the markers of the jobs examined with nothing to push,
@@ -167,23 +254,30 @@ func (e *Engine) reconcileJob(ctx context.Context, p *pass, r shopdb.Request, st
 		e.apply(ctx, p, decideSupplement(r, st))
 		return r, false
 	case jobNote:
-		ch, ok := decideNote(r, st)
-		switch {
-		case !ok || p.dry:
-			return r, d.final
-		case ch.ev.Kind == "" && !d.final:
-			// Only the marker changes and nothing follows in this pass:
-			// written with the others (writeNotes).
-			p.note(shopdb.MarkerUpdate{RequestID: r.RequestID, Version: r.Version, Marker: st.Marker})
-			return r, false
-		}
-		saved, ok := e.apply(ctx, p, ch)
-		return saved, ok && d.final
+		return e.noteJob(ctx, p, r, st, d.final)
 	case jobPush:
 		saved, ok := e.pushDraft(ctx, p, r, st, d)
 		return saved, ok && d.final
 	}
 	return r, false
+}
+
+// noteJob remembers the marker of a job examined with nothing to push. It
+// returns the row, and true when the estimate is final (final): the job is
+// ready to submit.
+func (e *Engine) noteJob(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, final bool) (shopdb.Request, bool) {
+	ch, ok := decideNote(r, st)
+	switch {
+	case !ok || p.dry:
+		return r, final
+	case ch.ev.Kind == "" && !final:
+		// Only the marker changes and nothing follows in this pass:
+		// written with the others (writeNotes).
+		p.note(shopdb.MarkerUpdate{RequestID: r.RequestID, Version: r.Version, Marker: st.Marker})
+		return r, false
+	}
+	saved, ok := e.apply(ctx, p, ch)
+	return saved, ok && final
 }
 
 // hold records what holds a job back: the job keeps its phase, the reason

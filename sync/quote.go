@@ -48,55 +48,98 @@ func (e *Engine) buildQuote(job string, lines []shopdb.Line) remote.Quote {
 // exactly when pushing one over the other changes nothing.
 func hashQuote(q remote.Quote) string {
 	w := &canonWriter{buf: make([]byte, 0, 256+160*len(q.Items))}
-	w.str(q.Type)
-	w.str(q.Status)
-	w.str(q.ReferenceID)
-	w.int(len(q.Rates))
-	for _, r := range q.Rates {
-		w.str(r.Type)
-		w.dec(r.Rate)
-	}
+	w.head(q)
 	w.int(len(q.Items))
 	for _, it := range q.Items {
-		w.str(it.ID)
-		w.int(it.Order)
-		w.str(it.Type)
-		w.str(it.Description)
-		w.dec(it.Quantity)
-		w.dec(it.Price)
-		w.dec(it.Total)
-		w.str(it.PartNumber)
-		if it.Markup != nil {
-			w.str("markup")
-			w.dec(*it.Markup)
-		}
-		if it.IsOnReport != nil {
-			w.str("onreport")
-			w.str(strconv.FormatBool(*it.IsOnReport))
-		}
-		keys := make([]string, 0, len(it.Metadata))
-		for k := range it.Metadata {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		w.int(len(keys))
-		for _, k := range keys {
-			w.str(k)
-			w.str(it.Metadata[k])
-		}
+		w.item(it)
 	}
+	w.tail(q)
+	return w.sum()
+}
+
+// hashLines is hashQuote(e.buildQuote(job, lines)) for lines read as text
+// (shopdb.LineTexts): the same bytes, written into w's buffer, without
+// building the quote (TestHashLinesIsHashQuote).
+func (e *Engine) hashLines(w *canonWriter, job string, lines []shopdb.LineText) string {
+	q := e.buildQuote(job, nil)
+	w.buf = w.buf[:0]
+	w.head(q)
+	w.int(len(lines))
+	for _, l := range lines {
+		w.str(l.LineID)
+		w.int(l.Order)
+		w.str(l.WorkType)
+		w.str(l.Description)
+		w.str(l.Quantity) // a decimal is written as its canonical text
+		w.str(l.Price)
+		w.str(l.Total)
+		w.str(l.PartNumber)
+		w.int(0) // no metadata
+	}
+	w.tail(q)
+	return w.sum()
+}
+
+// head writes the fields of q before its items.
+func (c *canonWriter) head(q remote.Quote) {
+	c.str(q.Type)
+	c.str(q.Status)
+	c.str(q.ReferenceID)
+	c.int(len(q.Rates))
+	for _, r := range q.Rates {
+		c.str(r.Type)
+		c.dec(r.Rate)
+	}
+}
+
+// item writes one item.
+func (c *canonWriter) item(it remote.Item) {
+	c.str(it.ID)
+	c.int(it.Order)
+	c.str(it.Type)
+	c.str(it.Description)
+	c.dec(it.Quantity)
+	c.dec(it.Price)
+	c.dec(it.Total)
+	c.str(it.PartNumber)
+	if it.Markup != nil {
+		c.str("markup")
+		c.dec(*it.Markup)
+	}
+	if it.IsOnReport != nil {
+		c.str("onreport")
+		c.str(strconv.FormatBool(*it.IsOnReport))
+	}
+	keys := make([]string, 0, len(it.Metadata))
+	for k := range it.Metadata {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	c.int(len(keys))
+	for _, k := range keys {
+		c.str(k)
+		c.str(it.Metadata[k])
+	}
+}
+
+// tail writes the fields of q after its items.
+func (c *canonWriter) tail(q remote.Quote) {
 	extra := make([]string, 0, len(q.Extra))
 	for k := range q.Extra {
 		extra = append(extra, k)
 	}
 	sort.Strings(extra)
-	w.int(len(extra))
+	c.int(len(extra))
 	for _, k := range extra {
-		w.str(k)
-		w.str(string(q.Extra[k]))
+		c.str(k)
+		c.str(string(q.Extra[k]))
 	}
-	sum := sha256.Sum256(w.buf)
-	return hex.EncodeToString(sum[:])
+}
+
+// sum is the hex SHA-256 of what was written.
+func (c *canonWriter) sum() string {
+	s := sha256.Sum256(c.buf)
+	return hex.EncodeToString(s[:])
 }
 
 // canonWriter appends length-prefixed fields to one buffer (hashed at

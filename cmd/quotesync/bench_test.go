@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/quotesync/quotesync/remote/emulator"
 )
@@ -16,105 +19,216 @@ import (
 // BenchmarkOnceIdle10k runs the real binary's `quotesync once` over 10,000
 // tracked jobs of 30 lines, all drafted and unchanged: what a process pays
 // on top of the in-process pass (start-up, configuration, connection,
-// migrations check, lock). It reports ms/op, peak-rss-MiB (the process's
-// maximum resident set, VmHWM) and remote-calls/op, with and without
-// shop.queries.shop_changed. Run with
+// migrations check, lock). One world, three mappings, as in the
+// in-process BenchmarkIdlePass10k: shop-changed (the sample mapping),
+// marker (no shop_changed), no-marker (estimate_state without a marker:
+// every job's lines are read and hashed). Each reports ms/op, peak-rss-MiB
+// (the process's maximum resident set, VmHWM) and remote-calls/op.
+// idle-daemon measures `quotesync run` over the same world: its resident
+// set (VmRSS) after its first pass, while it waits for the next, as
+// rss-MiB (anon-rss-MiB: without the pages of the binary itself), and the
+// peak of that first pass as peak-rss-MiB; idle-daemon-empty the same
+// before the 10,000 jobs exist (the sample shop's few). With
+// QUOTESYNC_BENCH_BASE_BIN set to another build (say, of the last
+// release), each once case runs again with it as case-base, in the same
+// world and minutes, for a before/after on a noisy machine. Run with
 //
 //	go test -run '^$' -bench OnceIdle -benchtime 5x ./cmd/quotesync/
 func BenchmarkOnceIdle10k(b *testing.B) {
 	const jobs, lines = 10000, 30
-	for _, shopChanged := range []bool{true, false} {
-		name := map[bool]string{true: "shop-changed", false: "marker"}[shopChanged]
-		b.Run(name, func(b *testing.B) {
-			e := newE2E(b, e2eOptions{Concurrency: 32, MaxNewPerPass: -1, NoShopChanged: !shopChanged})
-			generated, err := e.Shop.GenerateJobs(e.ctx(), jobs, lines)
-			if err != nil {
-				b.Fatal(err)
-			}
-			seeds := make([]emulator.SeedRequest, len(generated))
-			for i, job := range generated {
-				num, err := strconv.ParseInt(strings.TrimPrefix(job, "RO-"), 10, 64)
-				if err != nil {
-					b.Fatal(err)
-				}
-				seeds[i] = emulator.SeedRequest{ClaimNumber: fmt.Sprintf("GEN-%07d", num)}
-			}
-			e.Emu.AddRequests(seeds...)
-			// Accept and draft everything (a loaded machine may take a few
-			// passes), then one idle pass.
-			for try := 0; ; try++ {
-				if res := e.once(); res.Code == 0 {
-					break
-				} else if try == 5 {
-					b.Fatalf("setup: quotesync once: exit %d\n%s", res.Code, e2eTail(res.Output, 20))
-				}
-			}
-			e.mustOnce()
-			var wall time.Duration
-			var rss int64
-			calls, n := 0, 0
-			for b.Loop() {
-				before := e.Emu.Calls()
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				cmd := exec.CommandContext(ctx, e.bin, "once", "--config", e.Conf)
-				cmd.Env = e.environ()
-				var buf strings.Builder
-				cmd.Stdout, cmd.Stderr = &buf, &buf
-				s0 := time.Now()
-				err := cmd.Start()
-				var hwm int64
-				if err == nil {
-					exited, done := make(chan struct{}), make(chan struct{})
-					go func() {
-						defer close(done)
-						for {
-							if v := vmHWM(cmd.Process.Pid); v > 0 {
-								hwm = v
-							}
-							select {
-							case <-exited:
-								return
-							case <-time.After(2 * time.Millisecond):
-							}
-						}
-					}()
-					err = cmd.Wait()
-					close(exited)
-					<-done
-				}
-				wall += time.Since(s0)
-				cancel()
-				out := buf.String()
-				if err != nil {
-					b.Fatalf("quotesync once: %v\n%s", err, out)
-				}
-				rss = max(rss, hwm) // KiB
-				d := e2eCallsDiff(before, e.Emu.Calls())
-				if w := e2eWrites(d); w != 0 {
-					b.Fatalf("an idle once made %d remote writes: %s", w, e2eFmtCalls(d))
-				}
-				for _, v := range d {
-					calls += v
-				}
-				n++
-			}
-			b.ReportMetric(float64(wall.Microseconds())/1000/float64(n), "ms/op")
-			b.ReportMetric(float64(rss)/1024, "peak-rss-MiB")
-			b.ReportMetric(float64(calls)/float64(n), "remote-calls/op")
-		})
+	e := newE2E(b, e2eOptions{Concurrency: 32, MaxNewPerPass: -1, Schedule: "@every 1h"})
+	b.Run("idle-daemon-empty", func(b *testing.B) { benchDaemon(b, e) })
+	generated, err := e.Shop.GenerateJobs(e.ctx(), jobs, lines)
+	if err != nil {
+		b.Fatal(err)
 	}
+	seeds := make([]emulator.SeedRequest, len(generated))
+	for i, job := range generated {
+		num, err := strconv.ParseInt(strings.TrimPrefix(job, "RO-"), 10, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		seeds[i] = emulator.SeedRequest{ClaimNumber: fmt.Sprintf("GEN-%07d", num)}
+	}
+	e.Emu.AddRequests(seeds...)
+	// Accept and draft everything: a loaded machine may take a few
+	// passes (each stops starting steps at 80% of its pass_timeout).
+	for try := 0; ; try++ {
+		before := e.Emu.Calls()
+		res := e.once()
+		if res.Code == 0 && e2eWrites(e2eCallsDiff(before, e.Emu.Calls())) == 0 {
+			break
+		} else if try == 30 {
+			b.Fatalf("setup: quotesync once: exit %d, still working after %d passes\n%s", res.Code, try+1, e2eTail(res.Output, 20))
+		}
+	}
+	noShopChanged := func(q map[string]any) { delete(q, "shop_changed") }
+	cases := []struct {
+		name string
+		edit func(queries map[string]any)
+	}{
+		{"shop-changed", func(map[string]any) {}},
+		{"marker", noShopChanged},
+		{"no-marker", func(q map[string]any) {
+			noShopChanged(q)
+			q["estimate_state"] = `SELECT j.job_no AS job, MAX(CASE WHEN e.status = 'FINAL' THEN 1 ELSE 0 END) AS final
+FROM jobs j JOIN estimates e ON e.job_id = j.job_id WHERE j.job_no IN (:jobs) GROUP BY j.job_no`
+		}},
+	}
+	bins := []struct{ suffix, path string }{{"", e.bin}}
+	if base := os.Getenv("QUOTESYNC_BENCH_BASE_BIN"); base != "" {
+		bins = append(bins, struct{ suffix, path string }{"-base", base})
+	}
+	for _, tc := range cases {
+		for _, bin := range bins {
+			b.Run(tc.name+bin.suffix, func(b *testing.B) {
+				orig := e.bin
+				e.bin = bin.path
+				defer func() { e.bin = orig }()
+				benchOnceCase(b, e, tc.edit)
+			})
+		}
+	}
+	b.Run("idle-daemon", func(b *testing.B) { benchDaemon(b, e) })
+}
+
+// benchOnceCase measures `quotesync once` with e's mapping edited by edit.
+func benchOnceCase(b *testing.B, e *e2eEnv, edit func(map[string]any)) {
+	conf := benchConfig(b, e, edit, "info")
+	// The first pass with a mapping may store markers in its form.
+	benchOnce(b, e, conf)
+	var wall time.Duration
+	var rss int64
+	calls, n := 0, 0
+	for b.Loop() {
+		before := e.Emu.Calls()
+		d, hwm := benchOnce(b, e, conf)
+		wall += d
+		rss = max(rss, hwm)
+		diff := e2eCallsDiff(before, e.Emu.Calls())
+		if w := e2eWrites(diff); w != 0 {
+			b.Fatalf("an idle once made %d remote writes: %s", w, e2eFmtCalls(diff))
+		}
+		for _, v := range diff {
+			calls += v
+		}
+		n++
+	}
+	b.ReportMetric(float64(wall.Microseconds())/1000/float64(n), "ms/op")
+	b.ReportMetric(float64(rss)/1024, "peak-rss-MiB")
+	b.ReportMetric(float64(calls)/float64(n), "remote-calls/op")
+}
+
+// benchDaemon starts `quotesync run` on e, waits for its first pass and
+// reports its resident set while it waits for the next.
+func benchDaemon(b *testing.B, e *e2eEnv) {
+	var rss, anon, peak int64
+	// debug: the idle pass's "pass done" says when it ended.
+	conf := benchConfig(b, e, func(map[string]any) {}, "debug")
+	for b.Loop() {
+		orig := e.Conf
+		e.Conf = conf
+		p := e.start("run")
+		e.Conf = orig
+		// The first pass runs at start; then the daemon waits an hour.
+		deadline := time.Now().Add(time.Minute)
+		for !strings.Contains(p.out.String(), `"pass done"`) {
+			if time.Now().After(deadline) {
+				p.stop(10 * time.Second)
+				b.Fatalf("no pass finished within a minute:\n%s", e2eTail(p.out.String(), 20))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		time.Sleep(2 * time.Second) // settle: the scavenger returns freed memory
+		rss = max(rss, procStatus(p.cmd.Process.Pid, "VmRSS:"))
+		anon = max(anon, procStatus(p.cmd.Process.Pid, "RssAnon:"))
+		peak = max(peak, procStatus(p.cmd.Process.Pid, "VmHWM:"))
+		if code := p.stop(30 * time.Second); code != 0 {
+			b.Fatalf("quotesync run: exit %d\n%s", code, e2eTail(p.out.String(), 20))
+		}
+	}
+	b.ReportMetric(float64(rss)/1024, "rss-MiB")
+	b.ReportMetric(float64(anon)/1024, "anon-rss-MiB")
+	b.ReportMetric(float64(peak)/1024, "peak-rss-MiB")
+}
+
+// benchConfig writes e's configuration with its shop.queries edited, and
+// returns the file's path.
+func benchConfig(b *testing.B, e *e2eEnv, edit func(queries map[string]any), logLevel string) string {
+	b.Helper()
+	data, err := os.ReadFile(e.Conf)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		b.Fatal(err)
+	}
+	edit(doc["shop"].(map[string]any)["queries"].(map[string]any))
+	doc["log"].(map[string]any)["level"] = logLevel
+	if data, err = yaml.Marshal(doc); err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "quotesync.yaml")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// benchOnce runs `quotesync once` with conf and returns its wall time and
+// its peak resident set (KiB, sampled every 2 ms).
+func benchOnce(b *testing.B, e *e2eEnv, conf string) (time.Duration, int64) {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, e.bin, "once", "--config", conf)
+	cmd.Env = e.environ()
+	var buf strings.Builder
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	s0 := time.Now()
+	err := cmd.Start()
+	var hwm int64
+	if err == nil {
+		exited, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				if v := vmHWM(cmd.Process.Pid); v > 0 {
+					hwm = v
+				}
+				select {
+				case <-exited:
+					return
+				case <-time.After(2 * time.Millisecond):
+				}
+			}
+		}()
+		err = cmd.Wait()
+		close(exited)
+		<-done
+	}
+	wall := time.Since(s0)
+	if err != nil {
+		b.Fatalf("quotesync once: %v\n%s", err, buf.String())
+	}
+	return wall, hwm
 }
 
 // vmHWM returns the peak resident set (KiB) of a running process from
 // /proc (0 once it is gone). The rusage of a child is no use here: Linux
 // carries the forking test process's own peak over the exec.
-func vmHWM(pid int) int64 {
+func vmHWM(pid int) int64 { return procStatus(pid, "VmHWM:") }
+
+// procStatus returns a KiB field of /proc/PID/status (0 once the process
+// is gone).
+func procStatus(pid int, field string) int64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, l := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(l, field); ok {
 			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			return n
 		}

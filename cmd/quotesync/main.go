@@ -38,6 +38,7 @@ var verbs = map[string]verb{
 }
 
 func main() {
+	tuneMemory()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -161,6 +161,7 @@ func (c *File) buildShop(s *Settings, getenv func(string) string, secrets bool) 
 		Params:             sh.Params,
 		WorkTypes:          sh.WorkTypes,
 		AllowCredits:       sh.AllowCredits,
+		Limits:             sh.Limits.build(),
 		Queries: shopdb.Queries{
 			FindJob:       sh.Queries.FindJob,
 			CreateJob:     sh.Queries.CreateJob,

@@ -85,6 +85,7 @@ type ShopSection struct {
 	Params             map[string]string `yaml:"params"`
 	WorkTypes          map[string]string `yaml:"work_types"`
 	AllowCredits       bool              `yaml:"allow_credits"`
+	Limits             LimitsSection     `yaml:"limits"`
 	Queries            QueriesSection    `yaml:"queries"`
 }
 

@@ -1,0 +1,153 @@
+package shopdb
+
+import (
+	"fmt"
+
+	"github.com/shopspring/decimal"
+)
+
+// Defaults of Limits.
+var (
+	// DefaultMaxQuantity is the default bound of a line's quantity (hours,
+	// or parts): no single line of a repair estimate needs more.
+	DefaultMaxQuantity = decimal.NewFromInt(100_000)
+	// DefaultMaxPrice is the default bound of a line's unit price.
+	DefaultMaxPrice = decimal.NewFromInt(10_000_000)
+)
+
+// DefaultMaxDigits is the default number of significant digits an amount
+// may have: the remote reads JSON numbers as binary floating point
+// (float64), which keeps any decimal of at most 15 significant digits
+// exactly, and rounds longer ones silently.
+const DefaultMaxDigits = 15
+
+// maxMaxDigits bounds Limits.MaxDigits (for a remote that keeps decimals
+// exactly).
+const maxMaxDigits = 38
+
+// Limits are the plausible bounds of a line's amounts (shop.limits). A
+// line outside them is invalid (a *RowError of kind RowBounds): its job is
+// held, with the line named, until the shop fixes the line or the bound is
+// raised.
+type Limits struct {
+	// MaxQuantity (shop.limits.max_quantity) bounds the absolute value of
+	// a quantity. Zero means DefaultMaxQuantity.
+	MaxQuantity decimal.Decimal
+	// MaxPrice (shop.limits.max_price) bounds the absolute value of a unit
+	// price. Zero means DefaultMaxPrice. A line total is bounded by
+	// MaxQuantity × MaxPrice.
+	MaxPrice decimal.Decimal
+	// MaxDigits (shop.limits.max_digits) bounds the significant digits of
+	// a quantity, price or total. Zero means DefaultMaxDigits.
+	MaxDigits int
+}
+
+// withDefaults fills the zero fields.
+func (l Limits) withDefaults() Limits {
+	if l.MaxQuantity.IsZero() {
+		l.MaxQuantity = DefaultMaxQuantity
+	}
+	if l.MaxPrice.IsZero() {
+		l.MaxPrice = DefaultMaxPrice
+	}
+	if l.MaxDigits == 0 {
+		l.MaxDigits = DefaultMaxDigits
+	}
+	return l
+}
+
+// validate names the key and the fix of a bound that makes no sense.
+func (l Limits) validate() error {
+	switch {
+	case l.MaxQuantity.IsNegative():
+		return fmt.Errorf("shop.limits.max_quantity: %s must be positive (or 0 for the default %s)", l.MaxQuantity, DefaultMaxQuantity)
+	case l.MaxPrice.IsNegative():
+		return fmt.Errorf("shop.limits.max_price: %s must be positive (or 0 for the default %s)", l.MaxPrice, DefaultMaxPrice)
+	case l.MaxDigits < 0 || l.MaxDigits > maxMaxDigits:
+		return fmt.Errorf("shop.limits.max_digits: %d must be between 1 and %d (or 0 for the default %d)", l.MaxDigits, maxMaxDigits, DefaultMaxDigits)
+	}
+	return nil
+}
+
+// bounds is Limits with defaults filled, ready for the checks of every
+// line.
+type bounds struct {
+	max       [3]decimal.Decimal // by amount kind
+	maxCanon  [3]string
+	maxDigits int
+}
+
+// Kinds of amount, indexes of bounds.max.
+const (
+	amountQuantity = iota
+	amountPrice
+	amountTotal
+)
+
+var amountKey = [3]string{"shop.limits.max_quantity", "shop.limits.max_price", "shop.limits.max_quantity × shop.limits.max_price"}
+
+func newBounds(l Limits) bounds {
+	l = l.withDefaults()
+	b := bounds{maxDigits: l.MaxDigits}
+	b.max[amountQuantity], b.max[amountPrice] = l.MaxQuantity, l.MaxPrice
+	b.max[amountTotal] = l.MaxQuantity.Mul(l.MaxPrice)
+	for i, m := range b.max {
+		b.maxCanon[i] = m.String()
+	}
+	return b
+}
+
+// within reports whether an amount of kind (its canonical text) is inside
+// the bounds; it only parses the text when its size does not tell.
+func within[T ~string | ~[]byte](b bounds, kind int, canon T) bool {
+	if sigDigits(canon) > b.maxDigits {
+		return false
+	}
+	if intDigits(canon) < intDigits(b.maxCanon[kind]) {
+		return true
+	}
+	d, err := decimal.NewFromString(string(canon))
+	return err == nil && d.Abs().LessThanOrEqual(b.max[kind])
+}
+
+// problem says what is wrong with an amount of kind that is not within
+// the bounds, and what to do.
+func (b bounds) problem(kind int, text, canon string) string {
+	if n := sigDigits(canon); n > b.maxDigits {
+		return fmt.Sprintf("is %s, %d significant digits: the remote reads numbers as binary floating point, which keeps only %d exactly (shop.limits.max_digits); round the line in the shop", text, n, b.maxDigits)
+	}
+	return fmt.Sprintf("is %s, beyond the plausible bound %s (%s); fix the line in the shop, or raise the bound and reload", text, b.maxCanon[kind], amountKey[kind])
+}
+
+// limits returns the bounds of db's configuration (made at Open; made
+// here for a DB built otherwise, as the package's tests do).
+func (db *DB) limits() bounds {
+	if db.lim.maxDigits == 0 {
+		db.lim = newBounds(db.cfg.Limits)
+	}
+	return db.lim
+}
+
+// checkBounds returns the RowError of the first amount of l outside the
+// bounds, or nil. texts are the amounts as the shop returned them ("" for
+// a total quotesync computed).
+func (db *DB) checkBounds(l Line, e *RowError, qty, price, total string) *RowError {
+	lim := db.limits()
+	for _, a := range [...]struct {
+		kind int
+		col  string
+		text string
+		d    decimal.Decimal
+	}{{amountQuantity, "quantity", qty, l.Quantity}, {amountPrice, "price", price, l.Price}, {amountTotal, "total", total, l.Total}} {
+		canon := a.d.String()
+		if within(lim, a.kind, canon) {
+			continue
+		}
+		if a.text == "" {
+			a.text = canon + " (quantity × price)"
+		}
+		e.Column, e.Reason, e.Kind = a.col, lim.problem(a.kind, a.text, canon), RowBounds
+		return e
+	}
+	return nil
+}
