@@ -93,6 +93,10 @@ type Config struct {
 	// AllowCredits (shop.allow_credits) accepts negative quantities and
 	// prices (credit lines). Default false.
 	AllowCredits bool
+	// WriteBack (shop.write_back) is the optional statement run in the
+	// shop's database after each kind of event (WriteBackKinds), with the
+	// parameters :job, :request, :claim, :status, :reason and :time.
+	WriteBack map[string]string
 
 	// DriverLog, when set, receives the MySQL driver's own diagnostics
 	// (e.g. "unexpected EOF" when a connection drops); nil discards them.
