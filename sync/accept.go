@@ -151,7 +151,7 @@ func (e *Engine) reserve(ctx context.Context, p *pass, st acceptStep) (shopdb.Re
 		if ch, err = prepare(ch); err != nil {
 			return err
 		}
-		saved, err := write(ctx, tx, ch)
+		saved, err := e.write(ctx, tx, ch)
 		ch.next = saved
 		return err
 	})
@@ -210,7 +210,7 @@ func (e *Engine) deferReserve(ctx context.Context, p *pass, st acceptStep, cause
 			if ch, err = prepare(decideReserveFailed(e.cfg, p.now, cur, st.req, cause)); err != nil {
 				return err
 			}
-			ch.next, err = write(ctx, tx, ch)
+			ch.next, err = e.write(ctx, tx, ch)
 			return err
 		})
 		switch {
