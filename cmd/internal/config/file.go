@@ -29,6 +29,7 @@ type File struct {
 	Quote   QuoteSection   `yaml:"quote"`
 	Log     LogSection     `yaml:"log"`
 	Metrics MetricsSection `yaml:"metrics"`
+	Notify  NotifySection  `yaml:"notify"`
 }
 
 type RemoteSection struct {
@@ -86,6 +87,7 @@ type ShopSection struct {
 	WorkTypes          map[string]string `yaml:"work_types"`
 	AllowCredits       bool              `yaml:"allow_credits"`
 	Queries            QueriesSection    `yaml:"queries"`
+	WriteBack          WriteBackSection  `yaml:"write_back"`
 }
 
 type QueriesSection struct {
