@@ -54,6 +54,10 @@ var ErrDelivered = errors.New("delivered already")
 // errOnceHeld: RecordOnce found its key held.
 var errOnceHeld = errors.New("once key held")
 
+// dueAtOnce is the next attempt of a delivery not tried yet: before any
+// retry's, so that new deliveries go first, in the order of their events.
+var dueAtOnce = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+
 const deliveryColumns = "id, event_id, target, kind, request_id, claim, job, phase, reason, detail, `at`, attempts, next_attempt_at, last_error"
 
 // queueDeliveries writes the outbox rows of the event eventID, in the
@@ -70,7 +74,7 @@ func (db *DB) queueDeliveries(ctx context.Context, x queryer, eventID int64, ev 
 		}
 		vals = append(vals, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 		args = append(args, eventID, t, o.Kind, ev.RequestID, o.Claim, ev.Job, ev.To, ev.Reason,
-			capText(ev.Message), at, at, once)
+			capText(ev.Message), at, dueAtOnce, once)
 	}
 	if len(vals) == 0 {
 		return nil
@@ -122,8 +126,9 @@ func (db *DB) ReleaseOnce(ctx context.Context, key string) error {
 }
 
 // PendingDeliveries returns up to limit deliveries not made yet, the
-// soonest due first (due or not: the caller waits for the first one that
-// is not).
+// soonest due first: those never tried (in the order of their events),
+// then the failed ones by their next attempt (due or not: the caller
+// waits for the first one that is not).
 func (db *DB) PendingDeliveries(ctx context.Context, limit int) ([]Delivery, error) {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()

@@ -177,7 +177,6 @@ func (d *Daemon) Once(ctx context.Context) (Summary, error) {
 	if d.Outbox != nil && ctx.Err() == nil {
 		// The deliveries the pass queued (and those an earlier run left),
 		// each tried once now; what fails waits for the next run.
-		d.Outbox.setActive(true)
 		d.Outbox.Work(ctx)
 	}
 	return s, err

@@ -250,22 +250,23 @@ func (o *Outbox) Run(ctx context.Context) {
 		case <-o.kick:
 		case <-timer.C:
 		}
+		o.mu.Lock()
+		active := o.active
+		o.mu.Unlock()
+		if !active {
+			continue // a standby: the leader delivers
+		}
 		if next := o.Work(ctx); !next.IsZero() {
-			timer.Reset(max(time.Until(next), time.Second))
+			timer.Reset(max(next.Sub(o.Now()), time.Second))
 		}
 	}
 }
 
-// Work records the pending notices and makes every delivery that is due,
-// while this instance is active; it returns when the first one not due
-// yet is (zero when none is left). Daemon.Once calls it after its pass.
+// Work records the pending notices and makes every delivery that is due;
+// it returns when the first one not due yet is (zero when none is left).
+// Run calls it while this instance leads; Daemon.Once after its pass,
+// under the lock.
 func (o *Outbox) Work(ctx context.Context) time.Time {
-	o.mu.Lock()
-	active := o.active
-	o.mu.Unlock()
-	if !active {
-		return time.Time{}
-	}
 	o.recordNotices(ctx)
 	for ctx.Err() == nil {
 		ds, err := o.store.PendingDeliveries(ctx, outboxBatch)
