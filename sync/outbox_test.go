@@ -163,7 +163,8 @@ func (r *rig) insurer(job string) string {
 
 // TestWriteBackAndNotificationsFollowTheFlow: the whole flow of a final
 // estimate and a change after submission, with write-back on every kind,
-// a webhook and a command. The shop's job shows each step; the change
+// a webhook and a command. The write-back runs after the pass, also when
+// the daemon restarted in between; the shop's job shows each step; the change
 // after submission is written back and notified once, to both notifiers;
 // idle passes and a restart send nothing more; the secret never appears
 // in a log line.
@@ -179,6 +180,9 @@ func TestWriteBackAndNotificationsFollowTheFlow(t *testing.T) {
 	if got := r.row(req).Phase; got != qsync.PhaseSubmitted {
 		t.Fatalf("phase after the first pass = %s, want submitted", got)
 	}
+	// The process dies between the events' commit and their write-back: a
+	// new daemon finds the deliveries and makes them.
+	r.restart(nil)
 	r.work() // the three write-backs, in the order of their events
 	if got, want := r.insurer(sampleshop.JobFinal), shopdb.WriteBackSubmitted; got != want {
 		t.Fatalf("insurer_status after submission = %q, want %q", got, want)
