@@ -77,6 +77,7 @@ type Outbox struct {
 	authOpen int             // the durable episode: 0 unknown, 1 open, -1 closed
 	expiring []shopdb.Event  // notices to record
 	noticed  map[string]bool // requests whose expiry was noticed (or found noticed)
+	started  bool            // Work ran once
 }
 
 // NewOutbox returns the deliverer of store's outbox for the notifiers of
@@ -266,30 +267,50 @@ func (o *Outbox) Run(ctx context.Context) {
 // it returns when the first one not due yet is (zero when none is left).
 // Run calls it while this instance leads; Daemon.Once after its pass,
 // under the lock.
+//
+// The first Work of an Outbox tries every delivery not made yet at once,
+// due or not: a restart or a reload (which builds a new one) is when a
+// fixed statement or receiver should be tried again.
 func (o *Outbox) Work(ctx context.Context) time.Time {
 	o.recordNotices(ctx)
+	o.mu.Lock()
+	all := !o.started
+	o.started = true
+	o.mu.Unlock()
+	var soonest time.Time
+	later := func(t time.Time) {
+		if soonest.IsZero() || t.Before(soonest) {
+			soonest = t
+		}
+	}
+	tried := make(map[int64]bool)
 	for ctx.Err() == nil {
 		ds, err := o.store.PendingDeliveries(ctx, outboxBatch)
 		if err != nil {
 			if ctx.Err() == nil {
 				o.log.Warn(msgOutboxFailed, zap.Error(err))
 			}
-			return o.Now().Add(o.min)
+			later(o.Now().Add(o.min))
+			return soonest
 		}
 		for _, d := range ds {
-			if d.NextAttemptAt.After(o.Now()) {
-				return d.NextAttemptAt
+			if tried[d.ID] || ctx.Err() != nil {
+				return soonest // every delivery was tried once in this call
 			}
-			if ctx.Err() != nil {
-				return time.Time{}
+			if !all && d.NextAttemptAt.After(o.Now()) {
+				later(d.NextAttemptAt)
+				return soonest
 			}
-			o.deliver(ctx, d)
+			tried[d.ID] = true
+			if next := o.deliver(ctx, d); !next.IsZero() {
+				later(next)
+			}
 		}
 		if len(ds) < outboxBatch {
-			return time.Time{}
+			return soonest
 		}
 	}
-	return time.Time{}
+	return soonest
 }
 
 // recordNotices writes the expiring and auth_failing notices found since
@@ -365,13 +386,14 @@ func (o *Outbox) notifyTargets() []string {
 }
 
 // deliver makes one delivery, or records why it failed and when it is
-// tried again. The first failure of a delivery is logged at warn level,
-// the later ones at debug, and the success after failures at info.
-func (o *Outbox) deliver(ctx context.Context, d shopdb.Delivery) {
+// tried again, and returns that time (zero when it was made). The first
+// failure of a delivery is logged at warn level, the later ones at debug,
+// and the success after failures at info.
+func (o *Outbox) deliver(ctx context.Context, d shopdb.Delivery) time.Time {
 	start := o.Now()
 	err := o.attempt(ctx, d)
 	if errors.Is(err, shopdb.ErrDelivered) {
-		return
+		return time.Time{}
 	}
 	fields := []zap.Field{zap.String(fieldTarget, d.Target), zap.String(fieldNotice, d.Kind),
 		zap.String(fieldRequest, boundText(d.RequestID, 80)), zap.String(fieldJob, d.Job)}
@@ -382,10 +404,10 @@ func (o *Outbox) deliver(ctx context.Context, d shopdb.Delivery) {
 		} else {
 			o.log.Debug(msgDelivered, fields...)
 		}
-		return
+		return time.Time{}
 	}
 	if ctx.Err() != nil {
-		return // stopping: the delivery was rolled back and is made after the restart
+		return time.Time{} // stopping: the delivery was rolled back and is made after the restart
 	}
 	next := o.Now().Add(backoff(Config{RetryBackoffMin: o.min, RetryBackoffMax: o.max}, d.Attempts+1, 0))
 	fields = append(fields, zap.Int(fieldAttempt, d.Attempts+1), zap.Time(fieldNext, next),
@@ -397,7 +419,9 @@ func (o *Outbox) deliver(ctx context.Context, d shopdb.Delivery) {
 	}
 	if ferr := o.store.DeliveryFailed(ctx, d.ID, err.Error(), next); ferr != nil && ctx.Err() == nil {
 		o.log.Warn(msgOutboxFailed, zap.Error(ferr))
+		return o.Now().Add(o.min)
 	}
+	return next
 }
 
 // attempt performs delivery d once.

@@ -268,7 +268,8 @@ func count(t *testing.T, r *rig, q string) int {
 // TestDeliveryRetriedWithBackoff: a receiver that fails is tried again
 // after the backoff, not before; the failure is logged once at warn level
 // with the error, the success after it at info; a write-back that fails
-// does not hold the pass up nor the other deliveries.
+// does not hold the pass up nor the other deliveries, and is tried at
+// once after a reload.
 func TestDeliveryRetriedWithBackoff(t *testing.T) {
 	r, rc, _ := notifyRig(t, func(s *qsync.Settings) {
 		s.Notify.Command = qsync.CommandConfig{}
@@ -338,6 +339,16 @@ func TestDeliveryRetriedWithBackoff(t *testing.T) {
 	}
 	if line := qsync.DeliveryLine(st); !strings.Contains(line, "1 delivery not made yet, 1 failing") || !strings.Contains(line, "request "+req) {
 		t.Errorf("DeliveryLine = %q", line)
+	}
+
+	// The statement is fixed and the daemon reloaded: the failed
+	// write-back is tried at once, not after its backoff.
+	r.restart(func(s *qsync.Settings) {
+		s.Shop.WriteBack = writeBackAll()
+	})
+	r.work()
+	if got, want := r.insurer(sampleshop.JobFinal), shopdb.WriteBackSupplementNeeded; got != want {
+		t.Errorf("insurer_status after the fix and a reload = %q, want %q", got, want)
 	}
 }
 
