@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -203,6 +204,19 @@ func redactQuery(s string) string {
 	return u.String()
 }
 
+// commandEnv is a notifier command's environment: not the daemon's, which
+// may hold secrets (a token variable, CREDENTIALS_DIRECTORY), but PATH,
+// HOME, LANG and TZ as they are, and the notice's kind and request.
+func commandEnv(n Notice) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "LANG", "TZ"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return append(env, "QUOTESYNC_NOTICE="+n.Event, "QUOTESYNC_REQUEST="+n.Request)
+}
+
 // command runs a program with the notice on its standard input.
 type command struct{ cfg CommandConfig }
 
@@ -210,6 +224,7 @@ func (c *command) send(ctx context.Context, n Notice, body []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.cfg.Path, c.cfg.Args...)
+	cmd.Env = commandEnv(n)
 	cmd.Stdin = bytes.NewReader(body)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

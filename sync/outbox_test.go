@@ -79,7 +79,7 @@ func (rc *receiver) posts() int {
 func commandNotifier(t *testing.T) (qsync.CommandConfig, string) {
 	dir := t.TempDir()
 	script, out := filepath.Join(dir, "notify.sh"), filepath.Join(dir, "notices.jsonl")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\ncat >> \"$1\"\necho >> \"$1\"\n"), 0o755); err != nil {
+	if err := os.WriteFile(script, []byte("#!/bin/sh\ncat >> \"$1\"\necho >> \"$1\"\nenv > \"$1.env\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return qsync.CommandConfig{Path: script, Args: []string{out}, Timeout: 5 * time.Second}, out
@@ -169,6 +169,7 @@ func (r *rig) insurer(job string) string {
 // idle passes and a restart send nothing more; the secret never appears
 // in a log line.
 func TestWriteBackAndNotificationsFollowTheFlow(t *testing.T) {
+	t.Setenv("QUOTESYNC_TEST_TOKEN_VAR", "daemon-secret-41c2") // as a token in the environment
 	r, rc, out := notifyRig(t, nil)
 	ids := r.seed(sampleshop.ClaimFinal)
 	req := ids[0]
@@ -227,6 +228,13 @@ func TestWriteBackAndNotificationsFollowTheFlow(t *testing.T) {
 	}
 	if a, b := rc.got()[0].ID, commandNotices(t, out)[0].ID; a != b {
 		t.Errorf("the webhook's id %q and the command's %q differ for one event", a, b)
+	}
+	env, err := os.ReadFile(out + ".env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(env), "daemon-secret") || !strings.Contains(string(env), "QUOTESYNC_NOTICE=supplement_needed") {
+		t.Errorf("the command's environment holds the daemon's secret or lacks QUOTESYNC_NOTICE:\n%s", env)
 	}
 	if s := rc.secrets[0]; s != webhookSecret {
 		t.Errorf("the webhook's Authorization = %q, want the configured secret", s)
