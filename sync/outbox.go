@@ -395,8 +395,13 @@ func (o *Outbox) deliver(ctx context.Context, d shopdb.Delivery) time.Time {
 	if errors.Is(err, shopdb.ErrDelivered) {
 		return time.Time{}
 	}
-	fields := []zap.Field{zap.String(fieldTarget, d.Target), zap.String(fieldNotice, d.Kind),
-		zap.String(fieldRequest, boundText(d.RequestID, 80)), zap.String(fieldJob, d.Job)}
+	fields := []zap.Field{zap.String(fieldTarget, d.Target), zap.String(fieldNotice, d.Kind)}
+	if d.RequestID != "" {
+		fields = append(fields, zap.String(fieldRequest, boundText(d.RequestID, 80)))
+	}
+	if d.Job != "" {
+		fields = append(fields, zap.String(fieldJob, d.Job))
+	}
 	if err == nil {
 		fields = append(fields, zap.Duration(fieldDuration, o.Now().Sub(start)))
 		if d.Attempts > 0 {
