@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/remote/emulator"
@@ -422,4 +424,58 @@ func TestAuthFailingNoticedOncePerEpisode(t *testing.T) {
 	if got := noticeEvents(rc.got()); len(got) != 2 {
 		t.Fatalf("webhook notices = %v, want a second auth_failing after the episode ended", got)
 	}
+}
+
+// TestNotifierTimeouts: a receiver that does not answer in time and a
+// command that does not end in time fail the attempt, with errors that
+// say so, within their timeouts.
+func TestNotifierTimeouts(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		select {
+		case <-time.After(time.Second):
+		case <-req.Context().Done():
+		}
+	}))
+	t.Cleanup(slow.Close)
+	script := filepath.Join(t.TempDir(), "slow.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nexec sleep 5\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	core, logs := observerCore()
+	o, err := qsync.NewOutbox(r.db, qsync.NotifyConfig{
+		Webhook: qsync.WebhookConfig{URL: slow.URL, Timeout: 200 * time.Millisecond},
+		Command: qsync.CommandConfig{Path: script, Timeout: 300 * time.Millisecond},
+	}, time.Minute, time.Hour, core)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.db.RecordOnce(r.ctx, shopdb.Event{Kind: string(qsync.EventAuthFailing), Outbox: &shopdb.Outbox{
+		Kind: qsync.NoticeAuthFailing, OnceKey: qsync.NoticeAuthFailing, Targets: []string{shopdb.TargetWebhook, shopdb.TargetCommand}}}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	o.Work(r.ctx)
+	if took := time.Since(start); took > 3*time.Second { // without the timeouts: 1s + 5s
+		t.Errorf("Work took %s with timeouts of 200ms and 300ms", took)
+	}
+	errs := map[string]string{}
+	for _, e := range logs.FilterMessage("delivery failed; will retry").All() {
+		errs[e.ContextMap()["target"].(string)], _ = e.ContextMap()["error"].(string)
+	}
+	if !strings.Contains(errs[shopdb.TargetWebhook], "Timeout") {
+		t.Errorf("webhook error = %q, want a timeout", errs[shopdb.TargetWebhook])
+	}
+	if !strings.Contains(errs[shopdb.TargetCommand], "killed after notify.command.timeout") {
+		t.Errorf("command error = %q, want killed after the timeout", errs[shopdb.TargetCommand])
+	}
+	if st, err := r.db.DeliveryStats(r.ctx); err != nil || st.Failing != 2 {
+		t.Errorf("DeliveryStats = %+v, %v; want 2 failing", st, err)
+	}
+}
+
+// observerCore is a logger whose lines the test reads.
+func observerCore() (*zap.Logger, *observer.ObservedLogs) {
+	core, logs := observer.New(zap.DebugLevel)
+	return zap.New(core), logs
 }
