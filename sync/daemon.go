@@ -174,7 +174,7 @@ func (d *Daemon) Once(ctx context.Context) (Summary, error) {
 		}
 	}()
 	s, err := d.Engine.Pass(ctx)
-	if d.Outbox != nil && ctx.Err() == nil {
+	if d.Outbox != nil && d.Outbox.configured() && ctx.Err() == nil {
 		// The deliveries the pass queued (and those an earlier run left),
 		// each tried once now; what fails waits for the next run.
 		d.Outbox.Work(ctx)

@@ -105,6 +105,21 @@ func NewOutbox(store OutboxStore, cfg NotifyConfig, backoffMin, backoffMax time.
 	return o, nil
 }
 
+// configured reports whether anything is delivered: a write-back
+// statement or a notifier. Without either, `once` asks nothing of the
+// outbox.
+func (o *Outbox) configured() bool {
+	if len(o.targets) > 0 {
+		return true
+	}
+	for _, k := range shopdb.WriteBackKinds() {
+		if o.store.HasWriteBack(k) {
+			return true
+		}
+	}
+	return false
+}
+
 // outboxOf is what ev queues: nil when nothing.
 func (o *Outbox) outboxOf(ev Event) *shopdb.Outbox {
 	if o == nil {
