@@ -88,10 +88,13 @@ func (db *DB) HasWriteBack(kind string) bool {
 
 // WriteBack runs the write-back statement of d's kind with p, in one
 // transaction with the mark that it ran (see Deliver): it runs once for
-// the event, or not at all. ErrDelivered when it ran already. A kind
+// the event, or not at all, within shop.query_timeout. ErrDelivered when
+// it ran already. A kind
 // whose statement was removed from the mapping since the event is marked
 // done without running anything.
 func (db *DB) WriteBack(ctx context.Context, d Delivery, p WriteBackParams) error {
+	ctx, cancel := db.timeout(ctx) // shop.query_timeout bounds the whole transaction
+	defer cancel()
 	q, ok := db.q.writeBack[d.Kind]
 	return db.deliver(ctx, d.ID, func(ctx context.Context, x queryer) error {
 		if !ok {

@@ -40,6 +40,10 @@ const (
 	fieldNotice = "notice"
 )
 
+// deliverySlack is what a notification's transaction may take beyond the
+// notifier's own timeout (locking and marking its row).
+const deliverySlack = 30 * time.Second
+
 // outboxBatch is how many deliveries one read of the outbox takes.
 const outboxBatch = 100
 
@@ -459,6 +463,9 @@ func (o *Outbox) attempt(ctx context.Context, d shopdb.Delivery) error {
 	if err != nil {
 		return fmt.Errorf("encode notice: %w", err)
 	}
+	// The send has its own timeout; this bounds the transaction around it.
+	ctx, cancel := context.WithTimeout(ctx, max(o.cfg.Webhook.Timeout, o.cfg.Command.Timeout)+deliverySlack)
+	defer cancel()
 	return o.store.Deliver(ctx, d.ID, func(ctx context.Context) error { return n.send(ctx, noticeOf(d), body) })
 }
 
