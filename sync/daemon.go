@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -91,7 +92,7 @@ func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
 	if d.Outbox, err = NewOutbox(db, s.Notify, sc.RetryBackoffMin, sc.RetryBackoffMax, log.Named("outbox")); err != nil {
 		return nil, errors.Join(err, d.Close())
 	}
-	if d.Engine, err = New(s.Sync, d.Remote, db, log.Named("sync"), append(o.Observers, d.Outbox)...); err != nil {
+	if d.Engine, err = New(s.Sync, d.Remote, db, log.Named("sync"), append(slices.Clone(o.Observers), d.Outbox)...); err != nil {
 		return nil, errors.Join(err, d.Close())
 	}
 	d.Engine.outbox, d.Outbox.emit = d.Outbox, d.Engine.emit
