@@ -267,3 +267,31 @@ func TestWriteBackConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteBackCancelledBeforeCommit: the daemon stops (its context is
+// cancelled) between the statement and the commit: nothing stays, and
+// the next attempt runs it.
+func TestWriteBackCancelledBeforeCommit(t *testing.T) {
+	db, d := outboxDB(t)
+	r := acceptWithOutbox(t, db, "o5", shopdb.WriteBackAccepted, shopdb.TargetWriteBack)
+	dl := pending(t, db)[0]
+	p := shopdb.WriteBackParams{Job: dl.Job, Request: dl.RequestID, Status: dl.Kind, Time: dl.At}
+	ctx, cancel := context.WithCancel(testContext(t))
+	shopdb.SetBeforeCommit(db, func(context.Context, *sqlx.Tx) error {
+		cancel()
+		return nil
+	})
+	if err := db.WriteBack(ctx, dl, p); err == nil {
+		t.Fatal("WriteBack succeeded although it was cancelled before COMMIT")
+	}
+	shopdb.SetBeforeCommit(db, nil)
+	if got := insurerStatus(t, d, r.JobNumber); got != "" {
+		t.Fatalf("insurer_status = %q after the cancelled attempt, want nothing", got)
+	}
+	if err := db.WriteBack(testContext(t), dl, p); err != nil {
+		t.Fatalf("WriteBack after the cancel: %v", err)
+	}
+	if got, want := insurerStatus(t, d, r.JobNumber), "accepted"; got != want {
+		t.Errorf("insurer_status = %q, want %q", got, want)
+	}
+}
