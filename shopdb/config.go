@@ -96,6 +96,10 @@ type Config struct {
 	// Limits (shop.limits) are the plausible bounds of a line's amounts;
 	// the zero value means the defaults.
 	Limits Limits
+	// WriteBack (shop.write_back) is the optional statement run in the
+	// shop's database after each kind of event (WriteBackKinds), with the
+	// parameters :job, :request, :claim, :status, :reason and :time.
+	WriteBack map[string]string
 
 	// DriverLog, when set, receives the MySQL driver's own diagnostics
 	// (e.g. "unexpected EOF" when a connection drops); nil discards them.

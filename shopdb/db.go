@@ -34,6 +34,7 @@ type DB struct {
 // tables are the quoted names of quotesync's own tables.
 type tables struct {
 	requests, events, schema, settings string
+	outbox                             string
 }
 
 func newTables(prefix string) tables {
@@ -42,6 +43,7 @@ func newTables(prefix string) tables {
 		events:   "`" + prefix + "events`",
 		schema:   "`" + prefix + "schema`",
 		settings: "`" + prefix + "settings`",
+		outbox:   "`" + prefix + "outbox`",
 	}
 }
 

@@ -19,7 +19,7 @@ func (db *DB) insertEvent(ctx context.Context, x queryer, ev Event) error {
 	if ev.At.IsZero() {
 		ev.At = now()
 	}
-	_, err := x.ExecContext(ctx, "INSERT INTO "+db.t.events+
+	res, err := x.ExecContext(ctx, "INSERT INTO "+db.t.events+
 		" (request_id, job, kind, from_phase, to_phase, reason, route, status, attempt, duration_ms, items, hash, message, `at`)"+
 		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		ev.RequestID, ev.Job, ev.Kind, ev.From, ev.To, ev.Reason, ev.Route, ev.Status, ev.Attempt,
@@ -27,7 +27,15 @@ func (db *DB) insertEvent(ctx context.Context, x queryer, ev Event) error {
 	if err != nil {
 		return fmt.Errorf("record %s event of request %s: %w", ev.Kind, ev.RequestID, err)
 	}
-	return nil
+	if ev.Outbox == nil || len(ev.Outbox.Targets) == 0 {
+		return nil
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return fmt.Errorf("record %s event of request %s: read its id: %w", ev.Kind, ev.RequestID, err)
+	}
+	ev.At = normTime(ev.At)
+	return db.queueDeliveries(ctx, x, id, ev)
 }
 
 // RecordEvent appends ev to the event log (At defaults to now).

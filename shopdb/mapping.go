@@ -49,6 +49,7 @@ type queries struct {
 	lineItems     namedQuery
 	estimateState namedQuery
 	shopChanged   *namedQuery
+	writeBack     map[string]namedQuery // shop.write_back, by kind
 }
 
 // compileQueries checks every mapping query of c: present where required,
@@ -103,6 +104,9 @@ func compileQueries(c Config) (queries, error) {
 			return qs, err
 		}
 		qs.shopChanged = &nq
+	}
+	if qs.writeBack, err = compileWriteBack(c.WriteBack); err != nil {
+		return qs, err
 	}
 	return qs, nil
 }

@@ -45,8 +45,8 @@ func TestMigrateFromEmptyAndIdempotent(t *testing.T) {
 			t.Fatalf("SchemaVersion after Migrate #%d = %d, %v; want %d", i+1, cur, err, latest)
 		}
 	}
-	if got := tableCount(t, d, "quotesync%"); got != 4 {
-		t.Errorf("tables = %d, want 4 (requests, events, schema, settings)", got)
+	if got := tableCount(t, d, "quotesync%"); got != 5 {
+		t.Errorf("tables = %d, want 5 (requests, events, schema, settings, outbox)", got)
 	}
 	if got := count(t, d, "SELECT COUNT(*) FROM quotesync_schema"); got != latest {
 		t.Errorf("version rows = %d, want %d", got, latest)
@@ -116,8 +116,8 @@ func TestMigrateTablePrefix(t *testing.T) {
 	cfg.TablePrefix = "qs2_"
 	b := d.Open(t, cfg)
 	ctx := testContext(t)
-	if got := tableCount(t, d, "qs2\\_%"); got != 4 {
-		t.Fatalf("tables with prefix qs2_ = %d, want 4", got)
+	if got := tableCount(t, d, "qs2\\_%"); got != 5 {
+		t.Fatalf("tables with prefix qs2_ = %d, want 5", got)
 	}
 	// The two sets of state are independent.
 	mustReserve(t, a, newRequest("1", "CLM-A"))

@@ -122,6 +122,9 @@ type Event struct {
 	Hash      string // quote hash of a push
 	Message   string
 	At        time.Time
+	// Outbox, when set, queues the event's deliveries (write-back,
+	// notifications) in the transaction that records it. Not read back.
+	Outbox *Outbox
 }
 
 // Errors callers branch on.

@@ -143,7 +143,7 @@ func (e *Engine) reserve(ctx context.Context, p *pass, st acceptStep) (shopdb.Re
 		if ch, err = prepare(ch); err != nil {
 			return err
 		}
-		saved, err := write(ctx, tx, ch)
+		saved, err := e.write(ctx, tx, ch)
 		ch.next = saved
 		return err
 	})
@@ -217,7 +217,7 @@ func (e *Engine) recordUnreserved(ctx context.Context, p *pass, st acceptStep, d
 			if ch, err = prepare(decide(cur)); err != nil {
 				return err
 			}
-			ch.next, err = write(ctx, tx, ch)
+			ch.next, err = e.write(ctx, tx, ch)
 			return err
 		})
 		switch {

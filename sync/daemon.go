@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -20,6 +22,9 @@ type Settings struct {
 	Tokens remote.TokenSource
 	Shop   shopdb.Config
 	Sync   Config
+	// Notify configures the notifiers (none by default); the write-back
+	// statements are part of Shop's mapping.
+	Notify NotifyConfig
 }
 
 // OpenOptions say how Open prepares the daemon.
@@ -45,6 +50,9 @@ type Daemon struct {
 	DB     *shopdb.DB
 	Remote *remote.Client
 	Engine *Engine
+	// Outbox delivers the write-back and the notifications; the engine's
+	// Run works it, Once after its pass.
+	Outbox *Outbox
 }
 
 // Open connects to the shop database (migrating or checking quotesync's
@@ -80,9 +88,15 @@ func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
 	if d.Remote, err = remote.New(rc, s.Tokens); err != nil {
 		return nil, errors.Join(fmt.Errorf("remote: %w", err), d.Close())
 	}
-	if d.Engine, err = New(s.Sync, d.Remote, db, log.Named("sync"), o.Observers...); err != nil {
+	sc := s.Sync.withDefaults()
+	if d.Outbox, err = NewOutbox(db, s.Notify, sc.RetryBackoffMin, sc.RetryBackoffMax, log.Named("outbox")); err != nil {
 		return nil, errors.Join(err, d.Close())
 	}
+	if d.Engine, err = New(s.Sync, d.Remote, db, log.Named("sync"), append(slices.Clone(o.Observers), d.Outbox)...); err != nil {
+		return nil, errors.Join(err, d.Close())
+	}
+	d.Engine.outbox, d.Outbox.emit = d.Outbox, d.Engine.emit
+	d.Outbox.Now = func() time.Time { return d.Engine.Now() }
 	return d, nil
 }
 
@@ -160,5 +174,11 @@ func (d *Daemon) Once(ctx context.Context) (Summary, error) {
 		case <-ctx.Done():
 		}
 	}()
-	return d.Engine.Pass(ctx)
+	s, err := d.Engine.Pass(ctx)
+	if d.Outbox != nil && d.Outbox.configured() && ctx.Err() == nil {
+		// The deliveries the pass queued (and those an earlier run left),
+		// each tried once now; what fails waits for the next run.
+		d.Outbox.Work(ctx)
+	}
+	return s, err
 }

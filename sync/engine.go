@@ -93,6 +93,8 @@ type Engine struct {
 	formLoaded   bool        // the status form found by an earlier run was loaded
 	cache        *stateCache // what the last pass read (see cache.go)
 	dirty        bool        // quotesync's state changed since the cache was read
+
+	outbox *Outbox // what events queue for delivery; nil: nothing (see Open)
 }
 
 // New returns an engine. cfg is validated; zero fields take their

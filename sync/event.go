@@ -33,6 +33,7 @@ const (
 	EventSkipped        EventKind = "skipped"         // a listed request that cannot be taken (undecodable, too long)
 	EventSubmitDeferred EventKind = "submit_deferred" // the estimate changed while the pass read it
 	EventStale          EventKind = "stale"           // the row changed under us; left to the next pass
+	EventExpiring       EventKind = "expiring"        // not accepted and close to its expiry (noticed once)
 )
 
 // Kinds of events of the daemon as a whole.
@@ -44,6 +45,7 @@ const (
 	EventLeaseLost     EventKind = "lease_lost"     // the lock was lost
 	EventLockFailed    EventKind = "lock_failed"    // the lock could not be taken or checked
 	EventReleaseFailed EventKind = "release_failed" // the lock could not be released
+	EventAuthFailing   EventKind = "auth_failing"   // the remote refuses the token (noticed once per episode)
 )
 
 // Event is one thing that happened, handed to every Observer. Fields that

@@ -56,11 +56,11 @@ func prepare(ch change) (change, error) {
 
 // write writes a prepared change with w: an insert when the request has no
 // row yet, else a compare-and-set update.
-func write(ctx context.Context, w rowWriter, ch change) (shopdb.Request, error) {
+func (e *Engine) write(ctx context.Context, w rowWriter, ch change) (shopdb.Request, error) {
 	if ch.cur.Version == 0 {
-		return w.Insert(ctx, ch.next, stored(ch.ev))
+		return w.Insert(ctx, ch.next, e.stored(ch.ev))
 	}
-	return w.Update(ctx, ch.cur, ch.next, stored(ch.ev))
+	return w.Update(ctx, ch.cur, ch.next, e.stored(ch.ev))
 }
 
 // written reports a change that is durable: the pass's counts and phases,
@@ -95,7 +95,7 @@ func (e *Engine) apply(ctx context.Context, p *pass, ch change) (shopdb.Request,
 	if ch.release {
 		saved, ev, err = e.applyRelease(ctx, ch.cur, ch.next, ev)
 	} else {
-		saved, err = write(ctx, e.store, ch)
+		saved, err = e.write(ctx, e.store, ch)
 	}
 	if !e.writeOK(p, ch.cur, err) {
 		return ch.cur, false
@@ -127,7 +127,7 @@ func (e *Engine) applyRelease(ctx context.Context, cur, next shopdb.Request, ev 
 	job := cur.JobNumber
 	next.JobNumber, next.ReleasedJob = "", job
 	if job == "" {
-		saved, err := e.store.Update(ctx, cur, next, stored(ev))
+		saved, err := e.store.Update(ctx, cur, next, e.stored(ev))
 		return saved, ev, err
 	}
 	whole := cur
@@ -151,7 +151,7 @@ func (e *Engine) applyRelease(ctx context.Context, cur, next shopdb.Request, ev 
 		}
 		ev.Detail = joinText(ev.Detail, note)
 		next.LastError = capText(joinText(next.LastError, note))
-		saved, err = tx.Update(ctx, cur, next, stored(ev))
+		saved, err = tx.Update(ctx, cur, next, e.stored(ev))
 		return err
 	})
 	return saved, ev, err
@@ -169,6 +169,16 @@ func stored(ev Event) shopdb.Event {
 	return shopdb.Event{Kind: string(ev.Kind), Job: ev.Job, From: ev.From, To: ev.To, Reason: ev.Reason,
 		Route: ev.Route, Status: ev.Status, Attempt: ev.Attempt, Duration: ev.Duration,
 		Items: ev.Items, Hash: ev.Hash, Message: capText(msg)}
+}
+
+// stored is the event log's row of ev with the deliveries it queues in the
+// same transaction (write-back, notifications).
+func (e *Engine) stored(ev Event) shopdb.Event {
+	s := stored(ev)
+	if s.Kind != "" {
+		s.Outbox = e.outbox.outboxOf(ev)
+	}
+	return s
 }
 
 // joinText joins two texts with "; ", either may be empty.

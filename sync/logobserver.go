@@ -66,6 +66,8 @@ var logLines = map[EventKind]logLine{
 	EventLeaseLost:      {zap.WarnLevel, "leadership lost"},
 	EventLockFailed:     {zap.ErrorLevel, "acquire the single-instance lock"},
 	EventReleaseFailed:  {zap.WarnLevel, "release the single-instance lock"},
+	EventExpiring:       {zap.WarnLevel, "request close to its expiry and not accepted yet"},
+	EventAuthFailing:    {zap.InfoLevel, "notifying: the remote refuses the token"},
 }
 
 // Messages of the pass summary (EventPassDone).

@@ -303,3 +303,34 @@ func Reason(r shopdb.Reason) ReasonInfo {
 
 // held reports whether r holds a job back.
 func held(r shopdb.Request) bool { return Reason(r.Reason).Hold }
+
+// Notices: what the shop's system and people are told of. The event of a
+// change gives at most one notice kind: the shop's write-back statements
+// (shop.write_back, keyed by shopdb.WriteBackKinds) and the notifiers are
+// keyed by them. Two notices are no change of a row: a request close to
+// its expiry that is not accepted, and the remote refusing the token.
+const (
+	NoticeExpiring    = "expiring"
+	NoticeAuthFailing = "auth_failing"
+)
+
+// noticeTable maps each event of a change to its notice kind.
+var noticeTable = map[EventKind]string{
+	EventAccepted:       shopdb.WriteBackAccepted,
+	EventDrafted:        shopdb.WriteBackDraftPushed,
+	EventRedrafted:      shopdb.WriteBackDraftPushed,
+	EventSubmitted:      shopdb.WriteBackSubmitted,
+	EventRejected:       shopdb.WriteBackRejected,
+	EventTakenElsewhere: shopdb.WriteBackTakenElsewhere,
+	EventSupplement:     shopdb.WriteBackSupplementNeeded,
+	EventGone:           shopdb.WriteBackGone,
+	EventExpiring:       NoticeExpiring,
+	EventAuthFailing:    NoticeAuthFailing,
+}
+
+// NotifyKinds are the notices a notifier may send, those that need a
+// person, and its default list.
+func NotifyKinds() []string {
+	return []string{shopdb.WriteBackRejected, shopdb.WriteBackTakenElsewhere, shopdb.WriteBackSupplementNeeded,
+		NoticeExpiring, NoticeAuthFailing}
+}

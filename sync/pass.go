@@ -157,6 +157,9 @@ func (e *Engine) pass(ctx context.Context, dry bool) (*pass, error) {
 	p.cancelled(ctx)
 	err = e.finish(p, listErr)
 	e.keepCache(p, read, pending.ids(), err)
+	if !dry {
+		e.outbox.watchExpiry(p.now, rows, p.phases)
+	}
 	return p, err
 }
 

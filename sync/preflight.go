@@ -60,6 +60,7 @@ func Check(ctx context.Context, s Settings, tokenFrom string) []CheckItem {
 	}
 	c.workTypes(ctx, db, s.Shop.WorkTypes, pending)
 	c.statusForm(ctx, db, s.Remote)
+	c.deliveries(ctx, db, s.Notify)
 	return c.items
 }
 

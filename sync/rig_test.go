@@ -36,6 +36,7 @@ type rig struct {
 	url    string
 	client *remote.Client
 	engine *qsync.Engine
+	outbox *qsync.Outbox
 	logs   *observer.ObservedLogs
 	log    *zap.Logger // writes to logs
 	events *recorder   // every event the engine emitted
@@ -145,7 +146,7 @@ func (r *rig) open() {
 		r.t.Fatal(err)
 	}
 	r.t.Cleanup(func() { qd.Close() })
-	r.db, r.client, r.engine = qd.DB, qd.Remote, qd.Engine
+	r.db, r.client, r.engine, r.outbox = qd.DB, qd.Remote, qd.Engine, qd.Outbox
 	r.engine.Now = r.clock.Now
 }
 

@@ -72,6 +72,8 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) error {
 		cron.WithChain(cron.SkipIfStillRunning(cl), cron.Recover(cl)),
 	)
 	s := &scheduler{e: e, opts: opts}
+	stopOutbox := e.startOutbox(ctx, opts.Lock == nil)
+	defer stopOutbox()
 	id := c.Schedule(sched, cron.FuncJob(func() { s.tick(ctx) }))
 	c.Start()
 	var first gosync.WaitGroup

@@ -103,6 +103,9 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 
 	vctx, vcancel := context.WithTimeout(context.WithoutCancel(ctx), verifyTimeout)
 	defer vcancel()
+	// The write-back of the last events, should the daemon have stopped
+	// before its outbox got to them.
+	s.daemon.Outbox.Work(vctx)
 	outs, err := outcomes(vctx, s, ids)
 	if err != nil {
 		fmt.Fprintf(stderr, "quotesync-demo: read back the results: %v\n", err)

@@ -125,7 +125,7 @@ var timelineLine = regexp.MustCompile(`(?m)^\d\d:\d\d\.\d  quotesync  request (\
 var shopLine = regexp.MustCompile(`(?m)^\d\d:\d\d\.\d  shop {18,}claim (\S+) +job (RO-\d+) +(.+)$`)
 
 // summaryRow is a row of the summary table.
-var summaryRow = regexp.MustCompile(`(?m)^  (\d+) +(CLM-\d+) +(RO-\d+) +(\S+) +(\S+) +(\d+) +(\d+) +(yes, at \S+|no.*)$`)
+var summaryRow = regexp.MustCompile(`(?m)^  (\d+) +(CLM-\d+) +(RO-\d+) +(\S+) +(\S+) +(\d+) +(\d+) +(yes, at \S+|no\S*(?: \S+)*?) +(\S+)$`)
 
 // checkDemoOutput checks a successful run's stdout: each request's story
 // in order, the shop's actions between the daemon's reactions, the
@@ -180,18 +180,18 @@ func checkDemoOutput(t *testing.T, out string) {
 	}
 
 	type row struct {
-		Job, Phase, Quote, Submitted string
-		Items, Drafts                int
+		Job, Phase, Quote, Submitted, FrontDesk string
+		Items, Drafts                           int
 	}
 	got := make(map[string]row)
 	for _, m := range summaryRow.FindAllStringSubmatch(out, -1) {
 		items, _ := strconv.Atoi(m[6])
 		drafts, _ := strconv.Atoi(m[7])
-		got[m[2]] = row{Job: m[3], Phase: m[4], Quote: m[5], Items: items, Drafts: drafts, Submitted: strings.Fields(m[8])[0]}
+		got[m[2]] = row{Job: m[3], Phase: m[4], Quote: m[5], Items: items, Drafts: drafts, Submitted: strings.Fields(m[8])[0], FrontDesk: m[9]}
 	}
 	want := make(map[string]row)
 	for claim, n := range map[string][2]int{"CLM-1001": {4, 2}, "CLM-1002": {4, 1}, "CLM-1003": {3, 1}, "CLM-1005": {2, 1}, "CLM-2041": {2, 1}, "CLM-2042": {3, 2}} {
-		want[claim] = row{Job: jobs[claim], Phase: "submitted", Quote: "Submitted", Items: n[0], Drafts: n[1], Submitted: "yes,"}
+		want[claim] = row{Job: jobs[claim], Phase: "submitted", Quote: "Submitted", Items: n[0], Drafts: n[1], Submitted: "yes,", FrontDesk: "SUBMITTED"}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("summary table (-want +got):\n%s\n%s", diff, out)

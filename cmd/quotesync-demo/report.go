@@ -27,6 +27,7 @@ type outcome struct {
 	Drafts              int       // Draft writes of the remote quote
 	Submits             int       // times the remote quote became Submitted
 	SubmittedAt         time.Time // zero when not submitted
+	FrontDesk           string    // the job's insurer_status in the shop, written back by quotesync
 	Problems            []string
 }
 
@@ -112,6 +113,12 @@ func checkRequest(ctx context.Context, s *stack, st emulator.State, id string) (
 		return o, err
 	}
 	o.Problems = append(o.Problems, diffs...)
+	if o.FrontDesk, _, err = s.shop.InsurerStatus(ctx, job); err != nil {
+		return o, err
+	}
+	if o.FrontDesk != frontDeskSubmitted {
+		problem("the shop's job shows insurer status %q, not %s (shop.write_back.submitted)", o.FrontDesk, frontDeskSubmitted)
+	}
 	final, err := estimateFinal(ctx, s, job)
 	if err != nil {
 		return o, err
@@ -121,6 +128,10 @@ func checkRequest(ctx context.Context, s *stack, st emulator.State, id string) (
 	}
 	return o, nil
 }
+
+// frontDeskSubmitted is what the example's shop.write_back.submitted
+// writes into the sample shop's jobs.insurer_status.
+const frontDeskSubmitted = "SUBMITTED"
 
 // estimateFinal reads, as the shop's application would, whether the job's
 // estimate is FINAL.
@@ -153,9 +164,9 @@ func remoteDone(st emulator.State, ids []string) bool {
 
 // printSummary prints the table of outcomes and the remote's call counts.
 func printSummary(w io.Writer, tl *timeline, outs []outcome, calls map[string]int, passes int, trips int64) {
-	fmt.Fprintln(w, "\nsummary (read back from the emulator, quotesync's state tables and the shop)")
+	fmt.Fprintln(w, "\nsummary (read back from the emulator, quotesync's state tables and the shop; the last column is\nthe job's insurer_status column, which quotesync's shop.write_back fills)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  request\tclaim\tjob\tquotesync\tremote quote\titems\tdrafts pushed\tsubmitted")
+	fmt.Fprintln(tw, "  request\tclaim\tjob\tquotesync\tremote quote\titems\tdrafts pushed\tsubmitted\tshop's job shows")
 	for _, o := range outs {
 		submitted := "no"
 		if o.Submits > 0 {
@@ -164,8 +175,8 @@ func printSummary(w io.Writer, tl *timeline, outs []outcome, calls map[string]in
 				submitted += fmt.Sprintf(" (%d times!)", o.Submits)
 			}
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", o.Request, o.Claim, dash(o.Job), dash(o.Phase), dash(o.Quote),
-			o.Items, o.Drafts, submitted)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", o.Request, o.Claim, dash(o.Job), dash(o.Phase), dash(o.Quote),
+			o.Items, o.Drafts, submitted, dash(o.FrontDesk))
 	}
 	_ = tw.Flush()
 	routes := make([]string, 0, len(calls))

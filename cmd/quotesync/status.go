@@ -102,6 +102,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	printStatus(stdout, rows, counts, total, *all, time.Now())
 	fmt.Fprintf(stdout, "status change: %s\n", form)
+	printDeliveries(ctx, stdout, db)
 	return exitOK
 }
 

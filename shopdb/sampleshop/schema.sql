@@ -34,6 +34,8 @@ CREATE TABLE vehicles (
 
 -- status: OPEN, IN_PROGRESS, COMPLETE, CANCELLED. registration is the plate
 -- as written on the job card; vehicle_id is linked later by the front desk.
+-- insurer_status and insurer_note are what the front desk sees of the
+-- insurer's side (quotesync's shop.write_back fills them).
 CREATE TABLE jobs (
   job_id       INT         NOT NULL AUTO_INCREMENT,
   job_no       VARCHAR(20) NOT NULL,
@@ -45,6 +47,9 @@ CREATE TABLE jobs (
   status       VARCHAR(16) NOT NULL DEFAULT 'OPEN',
   booking_date DATE        NULL,
   created_at   DATETIME    NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  insurer_status     VARCHAR(20)  NULL,
+  insurer_note       VARCHAR(255) NULL,
+  insurer_updated_at DATETIME     NULL,
   PRIMARY KEY (job_id),
   UNIQUE KEY jobs_job_no (job_no),
   KEY jobs_claim (claim_number),

@@ -266,3 +266,15 @@ WHERE j.job_id > %d`, strings.Join(nums, " UNION ALL "), maxJobID))
 	}
 	return jobs, nil
 }
+
+// InsurerStatus reads what the front desk sees of the insurer's side of
+// a job (the columns quotesync's write-back fills): "" while nothing was
+// written.
+func (s *Shop) InsurerStatus(ctx context.Context, job string) (status, note string, err error) {
+	var st, n sql.NullString
+	err = s.db.QueryRowContext(ctx, "SELECT insurer_status, insurer_note FROM jobs WHERE job_no = ?", job).Scan(&st, &n)
+	if err != nil {
+		return "", "", fmt.Errorf("read the insurer status of job %s: %w", job, err)
+	}
+	return st.String, n.String, nil
+}

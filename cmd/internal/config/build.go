@@ -26,6 +26,9 @@ type Settings struct {
 	LogLevel     zapcore.Level
 	LogFormat    string // json or console
 	Metrics      MetricsSection
+	// WebhookSecretFrom says where notify.webhook's secret comes from, for
+	// check (never the secret); "" when none.
+	WebhookSecretFrom string
 }
 
 // Scope says which secrets Build reads: status and retry need the
@@ -72,6 +75,7 @@ func (c *File) Build(o BuildOptions) (*Settings, error) {
 	add(c.buildRemote(s, getenv, scope&RemoteSecrets != 0, o.UserAgent))
 	add(c.buildShop(s, getenv, scope&ShopSecrets != 0))
 	add(c.buildSync(s))
+	add(c.buildNotify(s, getenv, scope&RemoteSecrets != 0))
 
 	s.LogFormat = strings.ToLower(c.Log.Format)
 	if s.LogFormat == "" {
@@ -162,6 +166,7 @@ func (c *File) buildShop(s *Settings, getenv func(string) string, secrets bool) 
 		WorkTypes:          sh.WorkTypes,
 		AllowCredits:       sh.AllowCredits,
 		Limits:             sh.Limits.build(),
+		WriteBack:          sh.WriteBack.statements(),
 		Queries: shopdb.Queries{
 			FindJob:       sh.Queries.FindJob,
 			CreateJob:     sh.Queries.CreateJob,

@@ -29,6 +29,7 @@ type File struct {
 	Quote   QuoteSection   `yaml:"quote"`
 	Log     LogSection     `yaml:"log"`
 	Metrics MetricsSection `yaml:"metrics"`
+	Notify  NotifySection  `yaml:"notify"`
 }
 
 type RemoteSection struct {
@@ -87,6 +88,7 @@ type ShopSection struct {
 	AllowCredits       bool              `yaml:"allow_credits"`
 	Limits             LimitsSection     `yaml:"limits"`
 	Queries            QueriesSection    `yaml:"queries"`
+	WriteBack          WriteBackSection  `yaml:"write_back"`
 }
 
 type QueriesSection struct {

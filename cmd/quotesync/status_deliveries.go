@@ -1,0 +1,23 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/quotesync/quotesync/shopdb"
+	qsync "github.com/quotesync/quotesync/sync"
+)
+
+// printDeliveries adds the outbox to status when a write-back or a
+// notification is not made yet: how many, how many failed, the last
+// failure. Nothing when every delivery was made.
+func printDeliveries(ctx context.Context, w io.Writer, db *shopdb.DB) {
+	st, err := db.DeliveryStats(ctx)
+	switch {
+	case err != nil:
+		fmt.Fprintf(w, "deliveries: %v\n", err)
+	case st.Pending > 0:
+		fmt.Fprintf(w, "deliveries (write-back, notifications): %s\n", qsync.DeliveryLine(st))
+	}
+}

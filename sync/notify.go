@@ -1,0 +1,240 @@
+package sync
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/quotesync/quotesync/shopdb"
+)
+
+// Defaults of NotifyConfig.
+const (
+	DefaultExpiryWarning  = 2 * time.Hour
+	DefaultWebhookTimeout = 10 * time.Second
+	DefaultCommandTimeout = 30 * time.Second
+)
+
+// NotifyConfig configures the notifiers: who is told of the events that
+// need a person. Without a webhook and a command nobody is.
+type NotifyConfig struct {
+	// Events lists the notices that are sent (NotifyKinds). Default all.
+	Events []string
+	// ExpiryWarning: a request that is not accepted yet (waiting for a
+	// job, or its accept not settled) this close to its expiry is
+	// noticed, once. Default 2h; negative: never.
+	ExpiryWarning time.Duration
+	Webhook       WebhookConfig
+	Command       CommandConfig
+}
+
+// WebhookConfig is a notifier that POSTs each notice as JSON.
+type WebhookConfig struct {
+	// URL receives the POST; "" means no webhook.
+	URL string
+	// Timeout bounds one attempt. Default 10s.
+	Timeout time.Duration
+	// Header, when set, is sent with Secret as its value (for example
+	// "Authorization" with "Bearer …"). Secret is never logged.
+	Header string
+	Secret string
+}
+
+// CommandConfig is a notifier that runs a command with each notice as JSON
+// on its standard input.
+type CommandConfig struct {
+	// Path is the program; "" means no command. Args are its arguments.
+	Path string
+	Args []string
+	// Timeout bounds one run; the command is killed after it. Default 30s.
+	Timeout time.Duration
+}
+
+// withDefaults fills zero fields with their defaults.
+func (c NotifyConfig) withDefaults() NotifyConfig {
+	if c.Events == nil {
+		c.Events = NotifyKinds()
+	}
+	if c.ExpiryWarning == 0 {
+		c.ExpiryWarning = DefaultExpiryWarning
+	}
+	if c.Webhook.Timeout == 0 {
+		c.Webhook.Timeout = DefaultWebhookTimeout
+	}
+	if c.Command.Timeout == 0 {
+		c.Command.Timeout = DefaultCommandTimeout
+	}
+	return c
+}
+
+// Validate names the key of the first bad setting and the fix.
+func (c NotifyConfig) Validate() error {
+	kinds := NotifyKinds()
+	for _, k := range c.Events {
+		if !slices.Contains(kinds, k) {
+			return fmt.Errorf("notify.events: %q is not a notice; use any of %s", k, strings.Join(kinds, ", "))
+		}
+	}
+	if c.Webhook.URL != "" {
+		u, err := url.Parse(c.Webhook.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("notify.webhook.url: %q is not an http(s) URL; write e.g. https://hooks.example.com/quotesync", redactQuery(c.Webhook.URL))
+		}
+	}
+	if c.Webhook.Timeout < 0 || c.Command.Timeout < 0 {
+		return errors.New("notify.webhook.timeout and notify.command.timeout: must not be negative")
+	}
+	return nil
+}
+
+// Notice is the JSON a notifier sends: one event that needs a person.
+type Notice struct {
+	// ID is the same for every delivery of one event (the webhook, the
+	// command, a delivery sent again after a crash): a receiver can
+	// recognise a notice it has seen.
+	ID      string       `json:"id"`
+	Event   string       `json:"event"` // the notice kind: rejected, taken_elsewhere, …
+	Request string       `json:"request,omitempty"`
+	Claim   string       `json:"claim,omitempty"`
+	Job     string       `json:"job,omitempty"`
+	Phase   shopdb.Phase `json:"phase,omitempty"`
+	Reason  string       `json:"reason,omitempty"` // the reason code
+	Words   string       `json:"words"`            // what happened, in words
+	Fix     string       `json:"fix,omitempty"`    // what to do about it
+	Detail  string       `json:"detail,omitempty"`
+	Time    time.Time    `json:"time"`
+}
+
+// noticeWords say what each notice means and what to do, when its reason
+// does not.
+var noticeWords = map[string][2]string{
+	shopdb.WriteBackRejected:         {"the remote refused the request for good", "fix what the detail says, then `quotesync retry REQUEST`"},
+	shopdb.WriteBackTakenElsewhere:   {"someone else accepted the request", "settle it with the insurer"},
+	shopdb.WriteBackSupplementNeeded: {"the job's lines changed after the quote was submitted: a supplement is needed (not pushed)", "arrange the supplement with the insurer"},
+	NoticeExpiring:                   {"the request is close to its expiry and not accepted yet", "open a job for the claim in the shop (or fix what holds the accept) before it expires"},
+	NoticeAuthFailing:                {"the remote refuses quotesync's token: every pass stops", "put the insurer's current token where remote.token says; nothing else is needed"},
+}
+
+// noticeOf is the notice of delivery d.
+func noticeOf(d shopdb.Delivery) Notice {
+	n := Notice{ID: fmt.Sprintf("quotesync-event-%d", d.EventID), Event: d.Kind, Request: d.RequestID, Claim: d.Claim,
+		Job: d.Job, Phase: d.Phase, Reason: string(d.Reason), Detail: d.Detail, Time: d.At}
+	w := noticeWords[d.Kind]
+	n.Words, n.Fix = w[0], w[1]
+	if d.Reason != ReasonNone {
+		if ri := Reason(d.Reason); ri.Fix != "" {
+			n.Words, n.Fix = ri.Words, ri.Fix
+		}
+	}
+	if n.Words == "" {
+		n.Words = d.Kind
+	}
+	return n
+}
+
+// notifier sends one notice.
+type notifier interface {
+	send(ctx context.Context, n Notice, body []byte) error
+}
+
+// webhook POSTs notices.
+type webhook struct {
+	cfg    WebhookConfig
+	client *http.Client
+}
+
+func newWebhook(c WebhookConfig) *webhook {
+	return &webhook{cfg: c, client: &http.Client{
+		Timeout: c.Timeout,
+		// A redirect is an answer we do not follow: the secret header
+		// would go wherever it points.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// maxAnswer is how much of a receiver's or a command's answer an error
+// keeps.
+const maxAnswer = 300
+
+func (w *webhook) send(ctx context.Context, n Notice, body []byte) error {
+	target := redactQuery(w.cfg.URL)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.cfg.URL, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("POST %s: %w", target, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "quotesync")
+	req.Header.Set("Idempotency-Key", n.ID)
+	if w.cfg.Header != "" {
+		req.Header.Set(w.cfg.Header, w.cfg.Secret)
+	}
+	resp, err := w.client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its text repeats the URL, query included
+		}
+		return fmt.Errorf("POST %s: %w", target, err)
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("POST %s: answered %s: %s", target, resp.Status, strings.TrimSpace(string(answer)))
+	}
+	return nil
+}
+
+// redactQuery drops a URL's query and user info, which may hold a token.
+func redactQuery(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	u.RawQuery, u.User, u.Fragment = "", nil, ""
+	return u.String()
+}
+
+// commandEnv is a notifier command's environment: not the daemon's, which
+// may hold secrets (a token variable, CREDENTIALS_DIRECTORY), but PATH,
+// HOME, LANG and TZ as they are, and the notice's kind and request.
+func commandEnv(n Notice) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "LANG", "TZ"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return append(env, "QUOTESYNC_NOTICE="+n.Event, "QUOTESYNC_REQUEST="+n.Request)
+}
+
+// command runs a program with the notice on its standard input.
+type command struct{ cfg CommandConfig }
+
+func (c *command) send(ctx context.Context, n Notice, body []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.cfg.Path, c.cfg.Args...)
+	cmd.Env = commandEnv(n)
+	cmd.Stdin = bytes.NewReader(body)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = time.Second // a child that keeps the pipes open does not hold us
+	err := cmd.Run()
+	if ctx.Err() == context.DeadlineExceeded {
+		return fmt.Errorf("run %s: killed after notify.command.timeout (%s)", c.cfg.Path, c.cfg.Timeout)
+	}
+	if err != nil {
+		return fmt.Errorf("run %s: %w: %s", c.cfg.Path, err, boundText(strings.TrimSpace(out.String()), maxAnswer))
+	}
+	return nil
+}

@@ -1,0 +1,489 @@
+package sync
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	gosync "sync"
+	"time"
+	"unicode/utf8"
+
+	"go.uber.org/zap"
+
+	"github.com/quotesync/quotesync/shopdb"
+)
+
+// OutboxStore is the outbox as the deliverer uses it; *shopdb.DB
+// implements it.
+type OutboxStore interface {
+	HasWriteBack(kind string) bool
+	PendingDeliveries(ctx context.Context, limit int) ([]shopdb.Delivery, error)
+	WriteBack(ctx context.Context, d shopdb.Delivery, p shopdb.WriteBackParams) error
+	Deliver(ctx context.Context, id int64, send func(ctx context.Context) error) error
+	DeliveryFailed(ctx context.Context, id int64, cause string, next time.Time) error
+	RecordOnce(ctx context.Context, ev shopdb.Event) (bool, error)
+	ReleaseOnce(ctx context.Context, key string) error
+}
+
+// Log messages of deliveries; README.md explains each.
+const (
+	msgDeliveryFailed    = "delivery failed; will retry"
+	msgDeliveryRecovered = "delivered after failed attempts"
+	msgDelivered         = "delivered"
+	msgOutboxFailed      = "outbox not worked; tried again later"
+)
+
+// Log field keys of deliveries.
+const (
+	fieldTarget = "target"
+	fieldNotice = "notice"
+)
+
+// deliverySlack is what a notification's transaction may take beyond the
+// notifier's own timeout (locking and marking its row).
+const deliverySlack = 30 * time.Second
+
+// outboxBatch is how many deliveries one read of the outbox takes.
+const outboxBatch = 100
+
+// reasonMax caps :reason for a shop's column (a VARCHAR(255) that a
+// longer text would make the statement fail, again and again).
+const reasonMax = 250
+
+// Outbox delivers what events queue in quotesync's outbox table: the
+// mapping's write-back statements and the notifications. The rows are
+// written with the event, in its transaction (Engine.stored); Outbox
+// works them after it, so a delivery never blocks a pass, and retries a
+// failed one after the backoff of Config.RetryBackoffMin/Max. A
+// write-back runs in one transaction with the mark that it ran; a
+// notification is marked right after its receiver accepted it.
+//
+// It is an Observer: an event that queued a delivery wakes it, and the
+// passes' outcomes drive the once-per-episode notice of a refused token.
+type Outbox struct {
+	store    OutboxStore
+	log      *zap.Logger
+	cfg      NotifyConfig
+	min, max time.Duration // the retry backoff
+	targets  map[string]notifier
+	notify   map[string]bool // the notices the notifiers send
+	emit     func(Event)
+
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+
+	kick chan struct{}
+
+	mu       gosync.Mutex
+	active   bool            // this instance leads (or runs alone)
+	authFail bool            // the last pass found the token refused
+	authOpen int             // the durable episode: 0 unknown, 1 open, -1 closed
+	expiring []shopdb.Event  // notices to record
+	noticed  map[string]bool // requests whose expiry was noticed (or found noticed)
+	started  bool            // Work ran once
+}
+
+// NewOutbox returns the deliverer of store's outbox for the notifiers of
+// cfg; backoffMin/Max bound the wait before a failed delivery is tried
+// again.
+func NewOutbox(store OutboxStore, cfg NotifyConfig, backoffMin, backoffMax time.Duration, log *zap.Logger) (*Outbox, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	o := &Outbox{store: store, log: log, cfg: cfg, min: backoffMin, max: backoffMax,
+		targets: make(map[string]notifier), notify: make(map[string]bool),
+		emit: func(Event) {}, Now: time.Now, kick: make(chan struct{}, 1), noticed: make(map[string]bool)}
+	if cfg.Webhook.URL != "" {
+		o.targets[shopdb.TargetWebhook] = newWebhook(cfg.Webhook)
+	}
+	if cfg.Command.Path != "" {
+		o.targets[shopdb.TargetCommand] = &command{cfg: cfg.Command}
+	}
+	if len(o.targets) > 0 {
+		for _, k := range cfg.Events {
+			o.notify[k] = true
+		}
+	}
+	return o, nil
+}
+
+// configured reports whether anything is delivered: a write-back
+// statement or a notifier. Without either, `once` asks nothing of the
+// outbox.
+func (o *Outbox) configured() bool {
+	if len(o.targets) > 0 {
+		return true
+	}
+	for _, k := range shopdb.WriteBackKinds() {
+		if o.store.HasWriteBack(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// outboxOf is what ev queues: nil when nothing.
+func (o *Outbox) outboxOf(ev Event) *shopdb.Outbox {
+	if o == nil {
+		return nil
+	}
+	kind, ok := noticeTable[ev.Kind]
+	if !ok {
+		return nil
+	}
+	var targets []string
+	if o.store.HasWriteBack(kind) {
+		targets = append(targets, shopdb.TargetWriteBack)
+	}
+	if o.notify[kind] {
+		for _, t := range []string{shopdb.TargetWebhook, shopdb.TargetCommand} {
+			if o.targets[t] != nil {
+				targets = append(targets, t)
+			}
+		}
+	}
+	if len(targets) == 0 {
+		return nil
+	}
+	return &shopdb.Outbox{Kind: kind, Claim: ev.Claim, Targets: targets}
+}
+
+// Observe implements Observer: it wakes the deliverer when an event
+// queued a delivery, follows the leadership, and watches the passes for a
+// refused token.
+func (o *Outbox) Observe(ev Event) {
+	switch ev.Kind {
+	case EventLeader:
+		o.setActive(true)
+	case EventStandby, EventLeaseLost:
+		o.setActive(false)
+	case EventPassDone:
+		if !o.notify[NoticeAuthFailing] {
+			return
+		}
+		o.mu.Lock()
+		fail, ok := errors.Is(ev.Err, ErrUnauthorized), ev.Err == nil
+		changed := (fail && o.authOpen != 1) || (ok && o.authOpen != -1)
+		if fail || ok {
+			o.authFail = fail
+		}
+		o.mu.Unlock()
+		if changed {
+			o.wake()
+		}
+	default:
+		if o.outboxOf(ev) != nil {
+			o.wake()
+		}
+	}
+}
+
+func (o *Outbox) setActive(on bool) {
+	o.mu.Lock()
+	o.active = on
+	o.mu.Unlock()
+	if on {
+		o.wake()
+	}
+}
+
+func (o *Outbox) wake() {
+	select {
+	case o.kick <- struct{}{}:
+	default:
+	}
+}
+
+// startOutbox runs the engine's outbox beside Run's passes; active says
+// whether it works before a leadership event (no lock: at once). The
+// returned function stops it and waits.
+func (e *Engine) startOutbox(ctx context.Context, active bool) func() {
+	o := e.outbox
+	if o == nil {
+		return func() {}
+	}
+	o.setActive(active)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		o.Run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+		o.setActive(false)
+	}
+}
+
+// watchExpiry queues the expiring notice of every row in rows that is not
+// accepted yet (phase from phases) and expires within
+// NotifyConfig.ExpiryWarning of now, once per request: a request noticed
+// before costs nothing on later passes.
+func (o *Outbox) watchExpiry(now time.Time, rows []shopdb.Request, phases map[string]shopdb.Phase) {
+	if o == nil || !o.notify[NoticeExpiring] || o.cfg.ExpiryWarning < 0 {
+		return
+	}
+	var add []shopdb.Event
+	o.mu.Lock()
+	for _, r := range rows {
+		ph := phases[r.RequestID]
+		if (ph != PhaseWaiting && ph != PhaseReserved) || r.Expiry.IsZero() || o.noticed[r.RequestID] ||
+			!r.Expiry.After(now) || r.Expiry.Sub(now) > o.cfg.ExpiryWarning {
+			continue
+		}
+		o.noticed[r.RequestID] = true
+		detail := fmt.Sprintf("expires at %s (in %s); %s", r.Expiry.UTC().Format(time.RFC3339),
+			r.Expiry.Sub(now).Round(time.Minute), phaseWords(ph))
+		if r.Reason != ReasonNone {
+			detail += ": " + Reason(r.Reason).Words
+		}
+		add = append(add, shopdb.Event{Kind: string(EventExpiring), RequestID: r.RequestID, Job: r.JobNumber,
+			From: ph, To: ph, Reason: r.Reason, Message: detail, At: now,
+			Outbox: &shopdb.Outbox{Kind: NoticeExpiring, Claim: r.ClaimNumber, OnceKey: "expiring:" + r.RequestID}})
+	}
+	o.expiring = append(o.expiring, add...)
+	o.mu.Unlock()
+	if len(add) > 0 {
+		o.wake()
+	}
+}
+
+func phaseWords(ph shopdb.Phase) string {
+	p, _ := phaseInfo(ph)
+	return p.Words
+}
+
+// Run works the outbox until ctx ends: when woken, and when the next
+// failed delivery is due again.
+func (o *Outbox) Run(ctx context.Context) {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	o.wake() // deliveries an earlier run left
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-o.kick:
+		case <-timer.C:
+		}
+		o.mu.Lock()
+		active := o.active
+		o.mu.Unlock()
+		if !active {
+			continue // a standby: the leader delivers
+		}
+		if next := o.Work(ctx); !next.IsZero() {
+			timer.Reset(max(next.Sub(o.Now()), time.Second))
+		}
+	}
+}
+
+// Work records the pending notices and makes every delivery that is due;
+// it returns when the first one not due yet is (zero when none is left).
+// Run calls it while this instance leads; Daemon.Once after its pass,
+// under the lock.
+//
+// The first Work of an Outbox tries every delivery not made yet at once,
+// due or not: a restart or a reload (which builds a new one) is when a
+// fixed statement or receiver should be tried again.
+func (o *Outbox) Work(ctx context.Context) time.Time {
+	o.recordNotices(ctx)
+	o.mu.Lock()
+	all := !o.started
+	o.started = true
+	o.mu.Unlock()
+	var soonest time.Time
+	later := func(t time.Time) {
+		if soonest.IsZero() || t.Before(soonest) {
+			soonest = t
+		}
+	}
+	tried := make(map[int64]bool)
+	for ctx.Err() == nil {
+		ds, err := o.store.PendingDeliveries(ctx, outboxBatch)
+		if err != nil {
+			if ctx.Err() == nil {
+				o.log.Warn(msgOutboxFailed, zap.Error(err))
+			}
+			later(o.Now().Add(o.min))
+			return soonest
+		}
+		for _, d := range ds {
+			if tried[d.ID] || ctx.Err() != nil {
+				return soonest // every delivery was tried once in this call
+			}
+			if !all && d.NextAttemptAt.After(o.Now()) {
+				later(d.NextAttemptAt)
+				return soonest
+			}
+			tried[d.ID] = true
+			if next := o.deliver(ctx, d); !next.IsZero() {
+				later(next)
+			}
+		}
+		if len(ds) < outboxBatch {
+			return soonest
+		}
+	}
+	return soonest
+}
+
+// recordNotices writes the expiring and auth_failing notices found since
+// the last call, each once (the outbox's once keys keep them so across
+// restarts).
+func (o *Outbox) recordNotices(ctx context.Context) {
+	o.mu.Lock()
+	pending := o.expiring
+	o.expiring = nil
+	fail, open := o.authFail, o.authOpen
+	o.mu.Unlock()
+	for i, ev := range pending {
+		ev.Outbox.Targets = o.notifyTargets()
+		if !o.recordOnce(ctx, ev) {
+			o.mu.Lock()
+			o.expiring = append(o.expiring, pending[i:]...) // tried again at the next wake
+			o.mu.Unlock()
+			break
+		}
+	}
+	if !o.notify[NoticeAuthFailing] {
+		return
+	}
+	switch {
+	case fail && open != 1:
+		ev := shopdb.Event{Kind: string(EventAuthFailing), At: o.Now(),
+			Message: "the remote refused the token (401/403); every pass stops until the token works",
+			Outbox:  &shopdb.Outbox{Kind: NoticeAuthFailing, OnceKey: NoticeAuthFailing, Targets: o.notifyTargets()}}
+		if o.recordOnce(ctx, ev) {
+			o.setAuth(1)
+		}
+	case !fail && open != -1:
+		if err := o.store.ReleaseOnce(ctx, NoticeAuthFailing); err != nil {
+			o.log.Warn(msgOutboxFailed, zap.Error(err))
+			return
+		}
+		o.setAuth(-1)
+	}
+}
+
+func (o *Outbox) setAuth(v int) {
+	o.mu.Lock()
+	o.authOpen = v
+	o.mu.Unlock()
+}
+
+// recordOnce records a notice's event; false when it could not be written
+// (a database failure, logged).
+func (o *Outbox) recordOnce(ctx context.Context, ev shopdb.Event) bool {
+	fresh, err := o.store.RecordOnce(ctx, ev)
+	if err != nil {
+		if ctx.Err() == nil {
+			o.log.Warn(msgOutboxFailed, zap.Error(err))
+		}
+		return false
+	}
+	if fresh {
+		o.emit(Event{Kind: EventKind(ev.Kind), At: ev.At, Request: ev.RequestID, Claim: ev.Outbox.Claim, Job: ev.Job,
+			From: ev.From, To: ev.To, Reason: ev.Reason, Detail: ev.Message})
+	}
+	return true
+}
+
+// notifyTargets are the notifiers' targets.
+func (o *Outbox) notifyTargets() []string {
+	var ts []string
+	for _, t := range []string{shopdb.TargetWebhook, shopdb.TargetCommand} {
+		if o.targets[t] != nil {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// deliver makes one delivery, or records why it failed and when it is
+// tried again, and returns that time (zero when it was made). The first
+// failure of a delivery is logged at warn level, the later ones at debug,
+// and the success after failures at info.
+func (o *Outbox) deliver(ctx context.Context, d shopdb.Delivery) time.Time {
+	start := o.Now()
+	err := o.attempt(ctx, d)
+	if errors.Is(err, shopdb.ErrDelivered) {
+		return time.Time{}
+	}
+	fields := []zap.Field{zap.String(fieldTarget, d.Target), zap.String(fieldNotice, d.Kind)}
+	if d.RequestID != "" {
+		fields = append(fields, zap.String(fieldRequest, boundText(d.RequestID, 80)))
+	}
+	if d.Job != "" {
+		fields = append(fields, zap.String(fieldJob, d.Job))
+	}
+	if err == nil {
+		fields = append(fields, zap.Duration(fieldDuration, o.Now().Sub(start)))
+		if d.Attempts > 0 {
+			o.log.Info(msgDeliveryRecovered, append(fields, zap.Int(fieldAttempt, d.Attempts+1))...)
+		} else {
+			o.log.Debug(msgDelivered, fields...)
+		}
+		return time.Time{}
+	}
+	if ctx.Err() != nil {
+		return time.Time{} // stopping: the delivery was rolled back and is made after the restart
+	}
+	next := o.Now().Add(backoff(Config{RetryBackoffMin: o.min, RetryBackoffMax: o.max}, d.Attempts+1, 0))
+	fields = append(fields, zap.Int(fieldAttempt, d.Attempts+1), zap.Time(fieldNext, next),
+		zap.String("error", boundText(err.Error(), 2000)))
+	if d.Attempts == 0 {
+		o.log.Warn(msgDeliveryFailed, fields...)
+	} else {
+		o.log.Debug(msgDeliveryFailed, fields...)
+	}
+	if ferr := o.store.DeliveryFailed(ctx, d.ID, err.Error(), next); ferr != nil && ctx.Err() == nil {
+		o.log.Warn(msgOutboxFailed, zap.Error(ferr))
+		return o.Now().Add(o.min)
+	}
+	return next
+}
+
+// attempt performs delivery d once.
+func (o *Outbox) attempt(ctx context.Context, d shopdb.Delivery) error {
+	if d.Target == shopdb.TargetWriteBack {
+		return o.store.WriteBack(ctx, d, writeBackParams(d))
+	}
+	n := o.targets[d.Target]
+	if n == nil {
+		// The notifier was removed from the configuration since the event:
+		// nothing to send it to.
+		return o.store.Deliver(ctx, d.ID, func(context.Context) error { return nil })
+	}
+	body, err := json.Marshal(noticeOf(d))
+	if err != nil {
+		return fmt.Errorf("encode notice: %w", err)
+	}
+	// The send has its own timeout; this bounds the transaction around it.
+	ctx, cancel := context.WithTimeout(ctx, max(o.cfg.Webhook.Timeout, o.cfg.Command.Timeout)+deliverySlack)
+	defer cancel()
+	return o.store.Deliver(ctx, d.ID, func(ctx context.Context) error { return n.send(ctx, noticeOf(d), body) })
+}
+
+// writeBackParams are the write-back statement's parameters of d.
+func writeBackParams(d shopdb.Delivery) shopdb.WriteBackParams {
+	reason := d.Detail
+	if d.Reason != ReasonNone {
+		reason = joinText(Reason(d.Reason).Words, d.Detail)
+	}
+	return shopdb.WriteBackParams{Job: d.Job, Request: d.RequestID, Claim: d.Claim, Status: d.Kind,
+		Reason: cutRunes(reason, reasonMax), Time: d.At}
+}
+
+// cutRunes keeps at most n characters of s.
+func cutRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
