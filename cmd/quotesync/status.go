@@ -209,9 +209,7 @@ func printStatus(w io.Writer, rows []shopdb.Request, counts map[shopdb.Phase]int
 }
 
 // needsPerson reports whether a row waits for somebody to act or know.
-func needsPerson(r shopdb.Request) bool {
-	return r.SupplementNeeded || (r.Reason != qsync.ReasonNone && qsync.Reason(r.Reason).Person)
-}
+func needsPerson(r shopdb.Request) bool { return qsync.NeedsPerson(r) }
 
 // printAttention writes what happened to r, its details and the fix,
 // wrapped, never cut.
@@ -220,8 +218,7 @@ func printAttention(w io.Writer, r shopdb.Request) {
 	head := ri.Words
 	fix := ri.Fix
 	if r.SupplementNeeded && r.Reason == qsync.ReasonNone {
-		head = "the shop's lines changed after the quote was submitted; a supplement is needed"
-		fix = "arrange the supplement with the insurer (it is never pushed)"
+		head, fix = qsync.SupplementWords, qsync.SupplementFix
 	}
 	fmt.Fprintf(w, "  %s (job %s, %s):\n", r.RequestID, dash(jobOf(r)), r.Phase)
 	writeWrapped(w, "    ", head)
