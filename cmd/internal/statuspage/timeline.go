@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/quotesync/quotesync/shopdb"
@@ -57,6 +58,9 @@ func stepOf(ev shopdb.Event) Step {
 		Status: ev.Status, Attempt: ev.Attempt}
 	if ev.Reason != qsync.ReasonNone {
 		s.Words = qsync.Reason(ev.Reason).Words
+		// The engine stores the reason's words ahead of the cause: say
+		// them once.
+		s.Details = strings.TrimPrefix(strings.TrimPrefix(s.Details, s.Words), "; ")
 	}
 	s.What = what(ev)
 	return s
