@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -88,8 +89,8 @@ func newBrowser(t *testing.T, width, height int) context.Context {
 // phase, the held job's reason and what to do, the "needs a person"
 // filter, and one job's timeline from listed to submitted.
 //
-// With QUOTESYNC_SCREENSHOT=FILE.png it also saves a screenshot of the
-// list as the phone shows it.
+// With QUOTESYNC_SCREENSHOT=FILE.png it also saves what the phone shows:
+// the list (FILE.png) and the request's page (FILE-request.png).
 func TestStatusPageBrowser(t *testing.T) {
 	e := newCLIEnv(t, func(fc *config.File) {
 		fc.Sync.Schedule = "@every 1s"
@@ -166,15 +167,7 @@ func TestStatusPageBrowser(t *testing.T) {
 	if width > 390 {
 		t.Errorf("the list is %d CSS pixels wide on a 390-pixel phone: it scrolls sideways", width)
 	}
-	if shot := os.Getenv("QUOTESYNC_SCREENSHOT"); shot != "" {
-		var png []byte
-		if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(shot, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	screenshot(t, ctx, "")
 
 	// The filter: a person clicks "Needs a person".
 	var filtered string
@@ -225,6 +218,7 @@ func TestStatusPageBrowser(t *testing.T) {
 			t.Errorf("timeline step %d = %q, want it to start with %q", i+1, timeline[i], w)
 		}
 	}
+	screenshot(t, ctx, "-request")
 	// The Draft that was submitted is the one pushed.
 	if h := strings.TrimPrefix(timeline[2], want[2]); !strings.Contains(timeline[3], h) {
 		t.Errorf("the submit names another Draft than the one pushed: %q, %q", timeline[2], timeline[3])
@@ -240,6 +234,24 @@ func TestStatusPageBrowser(t *testing.T) {
 		}
 	}
 	d.stop(t)
+}
+
+// screenshot saves what the browser shows to $QUOTESYNC_SCREENSHOT, with
+// suffix before its extension, when that is set.
+func screenshot(t *testing.T, ctx context.Context, suffix string) {
+	t.Helper()
+	shot := os.Getenv("QUOTESYNC_SCREENSHOT")
+	if shot == "" {
+		return
+	}
+	var png []byte
+	if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
+		t.Fatal(err)
+	}
+	ext := filepath.Ext(shot)
+	if err := os.WriteFile(strings.TrimSuffix(shot, ext)+suffix+ext, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // cliDaemon is a running `quotesync run` of a cliEnv.
