@@ -31,7 +31,8 @@ sent or due), accept_unknown (our accept probably landed; the first Draft
 push confirms it), accepted, drafted (a Draft was pushed), submitted
 (done), rejected (refused for good; needs a person), gone (expired or left
 the list before our accept landed), taken_elsewhere (someone else accepted
-it). 'quotesync retry REQUEST' puts a stuck request back into the flow.
+it). 'quotesync retry REQUEST' puts a stuck request back into the flow;
+'quotesync history REQUEST' shows one request's timeline.
 
 Exit status: 0 shown, 1 the database could not be read (or a newer
 quotesync migrated its state tables: upgrade quotesync), 2 bad flags or
