@@ -3,6 +3,7 @@ package statuspage
 import (
 	"context"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -23,9 +24,10 @@ func testContext(t *testing.T) context.Context {
 	return ctx
 }
 
-// seed writes three requests through the state machine's phases, as the
-// engine would: r-draft (listed, accepted, drafted), r-held (accepted,
-// then held for an unmapped code), r-done (drafted and submitted).
+// seed writes five requests through the state machine's phases, as the
+// engine would, oldest first: r-done (drafted and submitted), r-held
+// (accepted, then held for an unmapped code), r-draft (accepted,
+// drafted), r-taken (taken elsewhere, its job given up), r-rej (refused).
 func seed(t *testing.T, db *shopdb.DB) {
 	t.Helper()
 	ctx := testContext(t)
@@ -39,13 +41,29 @@ func seed(t *testing.T, db *shopdb.DB) {
 		}
 		return saved
 	}
-	for i, id := range []string{"r-done", "r-held", "r-draft"} {
+	for i, id := range []string{"r-done", "r-held", "r-draft", "r-taken", "r-rej"} {
 		job := fmt.Sprintf("RO-%d", 100+i)
 		r, err := db.Insert(ctx, shopdb.Request{RequestID: id, ClaimNumber: "CLM-" + id, JobNumber: job,
 			Phase: qsync.PhaseReserved, Intent: qsync.IntentAccept, CreatedAt: time.Now().Add(time.Duration(i) * time.Millisecond)},
 			shopdb.Event{Kind: string(qsync.EventReserved), Message: "job " + job + " found by find_job"})
 		if err != nil {
 			t.Fatal(err)
+		}
+		switch id {
+		case "r-taken":
+			step(r, func(n *shopdb.Request) {
+				n.Phase, n.Intent, n.Reason, n.JobNumber, n.ReleasedJob = qsync.PhaseTakenElsewhere, qsync.IntentNone, qsync.ReasonOtherReference, "", job
+				n.LastError = "the remote says the request was accepted with referenceId OTHER-9, not ours (" + job + ")"
+			}, shopdb.Event{Kind: string(qsync.EventTakenElsewhere), Reason: qsync.ReasonOtherReference, Job: job, Status: 409,
+				Message: "the remote says the request was accepted with referenceId OTHER-9, not ours (" + job + ")"})
+			continue
+		case "r-rej":
+			step(r, func(n *shopdb.Request) {
+				n.Phase, n.Intent, n.Reason, n.ResumePhase = qsync.PhaseRejected, qsync.IntentNone, qsync.ReasonRefused, qsync.PhaseReserved
+				n.LastError = "accept request r-rej: 422 claim closed"
+			}, shopdb.Event{Kind: string(qsync.EventRejected), Reason: qsync.ReasonRefused, Status: 422,
+				Message: "accept request r-rej: 422 claim closed"})
+			continue
 		}
 		r = step(r, func(n *shopdb.Request) { n.Phase, n.Intent = qsync.PhaseAccepted, qsync.IntentNone },
 			shopdb.Event{Kind: string(qsync.EventAccepted), Route: "POST /requests/{id}", Status: 201})
@@ -105,7 +123,10 @@ func TestPage(t *testing.T) {
 	}
 	mustContain(t, "the list", body,
 		`<meta name="viewport" content="width=device-width, initial-scale=1">`, `<meta http-equiv="refresh" content="30">`,
-		"3 tracked · 1 need a person", "Request r-draft", "Request r-held", "Request r-done",
+		"5 tracked · 3 need a person", "Request r-draft", "Request r-held", "Request r-done",
+		`id="request-r-taken" data-phase="taken_elsewhere"`, "job (RO-103)", html.EscapeString(qsync.Reason(qsync.ReasonOtherReference).Words),
+		"referenceId OTHER-9", `id="request-r-rej" data-phase="rejected"`, html.EscapeString(qsync.Reason(qsync.ReasonRefused).Words),
+		html.EscapeString("What to do: fix what the error says, then `quotesync retry r-rej`"),
 		`id="request-r-held" data-phase="accepted"`, "Held: a line&#39;s operation code is not under shop.work_types",
 		"line 3: operation code ZZZ", "What to do: add the code under shop.work_types",
 		"Last: Submitted for assessment (the Draft with hash sha-one-0123)", "v-test")
@@ -117,7 +138,7 @@ func TestPage(t *testing.T) {
 	}
 
 	_, body, _ = get(t, srv.URL+"/status?need=person")
-	mustContain(t, "needs a person", body, "Request r-held", `aria-current="page">Needs a person (1)`)
+	mustContain(t, "needs a person", body, "Request r-held", "Request r-taken", "Request r-rej", `aria-current="page">Needs a person (3)`)
 	if strings.Contains(body, "Request r-draft") || strings.Contains(body, "Request r-done") {
 		t.Errorf("needs a person lists a request that needs nobody:\n%s", body)
 	}
@@ -221,13 +242,16 @@ func TestListPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Total != 3 || l.Pages != 2 || len(l.Requests) != 1 || l.Requests[0].ID != "r-done" {
-		t.Errorf("page 2 of 2 to a page: total %d, pages %d, %d requests (%v); want 3, 2, r-done", l.Total, l.Pages, len(l.Requests), l.Requests)
+	if l.Total != 5 || l.Pages != 3 || len(l.Requests) != 2 || l.Requests[0].ID != "r-draft" || l.Requests[1].ID != "r-held" {
+		t.Errorf("page 2 of 3, 2 to a page: total %d, pages %d, requests %v; want 5, 3, r-draft and r-held", l.Total, l.Pages, l.Requests)
 	}
 	srv := httptest.NewServer(New(Options{DB: func() *shopdb.DB { return db }, PageSize: 2}))
 	t.Cleanup(srv.Close)
 	_, body, _ := get(t, srv.URL+"/status")
-	mustContain(t, "page 1", body, `href="/status?page=2" rel="next"`, "page 1 of 2")
-	_, body, _ = get(t, srv.URL+"/status?page=2")
-	mustContain(t, "page 2", body, `href="/status" rel="prev"`, "Request r-done")
+	mustContain(t, "page 1", body, `href="/status?page=2" rel="next"`, "page 1 of 3")
+	_, body, _ = get(t, srv.URL+"/status?page=3")
+	mustContain(t, "page 3", body, `href="/status?page=2" rel="prev"`, "Request r-done")
+	if strings.Contains(body, `rel="next"`) {
+		t.Error("the last page links to a next one")
+	}
 }
