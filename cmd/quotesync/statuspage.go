@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/statuspage"
@@ -37,7 +38,22 @@ func (d *daemon) statusPage(set *config.Settings) http.Handler {
 			}
 			return d.set.Metrics.StatusPageOn()
 		},
+		Health:   d.pageHealth,
 		Location: set.Daemon.Sync.Location,
 		Version:  version,
 	})
+}
+
+// pageHealth is /healthz's verdict for the page, without the database
+// ping (the page's own reads say whether the database answers).
+func (d *daemon) pageHealth() (bool, string, time.Time) {
+	d.mu.Lock()
+	qd, set := d.cur, d.set
+	d.mu.Unlock()
+	if qd == nil || set == nil {
+		return false, "starting", time.Time{}
+	}
+	ok, rep := qd.Engine.Health(time.Now(), &d.prog, set.Metrics.HealthMaxAge, nil)
+	last, _ := time.Parse(time.RFC3339, rep.LastSuccess)
+	return ok, rep.Reason, last
 }

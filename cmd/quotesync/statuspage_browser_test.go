@@ -132,6 +132,13 @@ func TestStatusPageBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("open %s/status: %v", base, err)
 	}
+	var healthLine string
+	if err := chromedp.Run(ctx, chromedp.Text(`p.health`, &healthLine, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(healthLine, "quotesync works: passes succeed on schedule · last successful pass ") {
+		t.Errorf("the daemon's verdict at the top = %q, want that it works, with its last successful pass", healthLine)
+	}
 	for _, id := range ids {
 		var phase string
 		if err := chromedp.Run(ctx, chromedp.Text(`#request-`+id+` .phase`, &phase, chromedp.ByQuery)); err != nil {

@@ -48,6 +48,10 @@ type Options struct {
 	PageSize int
 	// CacheFor, ReadTimeout: see the defaults of the same names.
 	CacheFor, ReadTimeout time.Duration
+	// Health, when set, says at the top of every page whether the daemon
+	// works: ok, its verdict in words (as /healthz gives it) and when the
+	// last pass succeeded (zero: none yet). It must not block.
+	Health func() (ok bool, words string, lastSuccess time.Time)
 	// Version is shown at the foot of the page.
 	Version string
 	// Now is the clock. Default time.Now.
@@ -151,6 +155,7 @@ type view struct {
 	RefreshSeconds int
 	CSS            template.CSS
 	Version        string
+	Health         *health // nil: not known
 
 	List    List
 	Story   Story
@@ -159,8 +164,20 @@ type view struct {
 	Message string
 }
 
+// health is the daemon's verdict shown at the top.
+type health struct {
+	OK          bool
+	Words       string
+	LastSuccess time.Time
+}
+
 func (h *Handler) view(title string) view {
-	return view{Title: title, Now: h.o.Now(), RefreshSeconds: int(h.o.Refresh / time.Second), CSS: h.css, Version: h.o.Version}
+	v := view{Title: title, Now: h.o.Now(), RefreshSeconds: int(h.o.Refresh / time.Second), CSS: h.css, Version: h.o.Version}
+	if h.o.Health != nil {
+		ok, words, last := h.o.Health()
+		v.Health = &health{OK: ok, Words: words, LastSuccess: last}
+	}
+	return v
 }
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {

@@ -113,7 +113,10 @@ func TestPage(t *testing.T) {
 	on := true
 	var mu gosync.Mutex
 	h := New(Options{DB: func() *shopdb.DB { return db }, Version: "v-test",
-		Enabled: func() bool { mu.Lock(); defer mu.Unlock(); return on }})
+		Enabled: func() bool { mu.Lock(); defer mu.Unlock(); return on },
+		Health: func() (bool, string, time.Time) {
+			return false, "the last successful pass was at 08:00; the last one failed: remote refused the token", time.Time{}
+		}})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 
@@ -129,7 +132,8 @@ func TestPage(t *testing.T) {
 		html.EscapeString("What to do: fix what the error says, then `quotesync retry r-rej`"),
 		`id="request-r-held" data-phase="accepted"`, "Held: a line&#39;s operation code is not under shop.work_types",
 		"line 3: operation code ZZZ", "What to do: add the code under shop.work_types",
-		"Last: Submitted for assessment (the Draft with hash sha-one-0123)", "v-test")
+		"Last: Submitted for assessment (the Draft with hash sha-one-0123)", "v-test",
+		`<p class="health bad" role="status">quotesync needs attention: the last successful pass was at 08:00; the last one failed: remote refused the token</p>`)
 	if csp := hdr.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
 		t.Errorf("Content-Security-Policy = %q", csp)
 	}
