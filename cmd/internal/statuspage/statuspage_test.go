@@ -259,3 +259,40 @@ func TestListPages(t *testing.T) {
 		t.Error("the last page links to a next one")
 	}
 }
+
+// TestListOf10000: a shop with 10,000 tracked jobs (and 30,000 events)
+// is listed a page at a time, in three statements whatever the size.
+func TestListOf10000(t *testing.T) {
+	db, d := shopdbtest.New(t)
+	ctx := testContext(t)
+	const digits = "(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)"
+	const n = "(SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d + 1 AS i FROM " + digits + " a, " + digits + " b, " + digits + " c, " + digits + " e) n"
+	for _, q := range []string{
+		`INSERT INTO quotesync_requests (request_id, claim_number, job_number, phase, reason, created_at, updated_at, version)
+SELECT CONCAT('gen-', LPAD(i, 5, '0')), CONCAT('CLM-', i), CONCAT('J', i), 'drafted',
+  CASE WHEN i % 100 = 0 THEN 'shop_data' ELSE '' END, TIMESTAMP('2026-01-01') + INTERVAL i SECOND, NOW(6), 1 FROM ` + n,
+		`INSERT INTO quotesync_events (request_id, job, kind, ` + "`at`" + `)
+SELECT CONCAT('gen-', LPAD(i, 5, '0')), CONCAT('J', i), k.kind, NOW(6) FROM ` + n + `,
+  (SELECT 'reserved' kind UNION ALL SELECT 'accepted' UNION ALL SELECT 'drafted') k`,
+	} {
+		if _, err := d.SQL.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, start := db.RoundTrips(), time.Now()
+	l, err := LoadList(ctx, db, true, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	if got := db.RoundTrips() - before; got != 3 {
+		t.Errorf("a page of 10,000 took %d round trips, want 3", got)
+	}
+	if l.Total != 10000 || l.Person != 100 || l.Pages != 2 || len(l.Requests) != 50 || l.Requests[0].ID != "gen-05000" {
+		t.Errorf("page 2 of what needs a person: total %d, person %d, pages %d, %d requests from %v", l.Total, l.Person, l.Pages, len(l.Requests), l.Requests[:1])
+	}
+	if l.Requests[0].Last == nil || l.Requests[0].Last.Kind != "drafted" {
+		t.Errorf("the newest event of %s = %+v, want drafted", l.Requests[0].ID, l.Requests[0].Last)
+	}
+	t.Logf("page 2 of what needs a person among 10,000 requests: %s", took)
+}
