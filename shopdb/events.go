@@ -60,9 +60,21 @@ func (db *DB) Events(ctx context.Context, requestID string, limit int) ([]Event,
 	if limit > 0 {
 		q += " LIMIT " + strconv.Itoa(limit)
 	}
-	rows, err := db.x.QueryContext(ctx, q, args...)
+	out, err := db.queryEvents(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read events: %w", err)
+	}
+	return out, nil
+}
+
+// queryEvents runs query, which selects eventColumns, and scans its rows.
+func (db *DB) queryEvents(ctx context.Context, query string, args ...any) ([]Event, error) {
+	rows, err := db.x.QueryContext(ctx, query, args...)
+	if mysqlErrno(err) == errNoSuchTable {
+		err = ErrNoStateTables
+	}
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []Event
@@ -75,15 +87,12 @@ func (db *DB) Events(ctx context.Context, requestID string, limit int) ([]Event,
 		err := rows.Scan(&ev.ID, &ev.RequestID, &ev.Job, &ev.Kind, &ev.From, &ev.To, &ev.Reason, &ev.Route,
 			&ev.Status, &ev.Attempt, &ms, &ev.Items, &ev.Hash, &msg, &ev.At)
 		if err != nil {
-			return nil, fmt.Errorf("read events: %w", err)
+			return nil, err
 		}
 		ev.Duration = time.Duration(ms) * time.Millisecond
 		ev.Message = msg.String
 		ev.At = ev.At.UTC()
 		out = append(out, ev)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read events: %w", err)
-	}
-	return out, nil
+	return out, rows.Err()
 }

@@ -266,6 +266,7 @@ func decidePush(cfg Config, cur shopdb.Request, f pushFacts) (change, bool) {
 		next.Attempts, next.NextAttemptAt, next.Reason, next.LastError = 0, time.Time{}, ReasonNone, ""
 		ev := call
 		ev.Kind, ev.Err = EventSubmitted, nil
+		ev.Hash = cur.PushedHash // the Draft the remote holds as Submitted, for the timeline
 		ev.Detail = "the remote quote is already Submitted (a submit of ours landed without its answer); the shop's newer lines need a supplement: " + err.Error()
 		return change{cur: cur, next: next, ev: ev}, true
 	case errors.Is(err, remote.ErrConflict):
@@ -311,6 +312,7 @@ func decideSubmit(cfg Config, cur shopdb.Request, now time.Time, err error, d ti
 		next.Attempts, next.NextAttemptAt, next.Reason, next.LastError = 0, time.Time{}, ReasonNone, ""
 		ev := call
 		ev.Kind, ev.Err = EventSubmitted, nil
+		ev.Hash = cur.PushedHash // the Draft the remote holds as Submitted, for the timeline
 		switch {
 		case err == nil:
 			ev.Status = 200

@@ -334,3 +334,29 @@ func NotifyKinds() []string {
 	return []string{shopdb.WriteBackRejected, shopdb.WriteBackTakenElsewhere, shopdb.WriteBackSupplementNeeded,
 		NoticeExpiring, NoticeAuthFailing}
 }
+
+// What a submitted request whose lines changed afterwards (its
+// SupplementNeeded flag; no reason) means and what to do, for people.
+const (
+	SupplementWords = "the shop's lines changed after the quote was submitted; a supplement is needed"
+	SupplementFix   = "arrange the supplement with the insurer (it is never pushed)"
+)
+
+// NeedsPerson reports whether r waits for somebody to act or know: its
+// reason says so, or a supplement is needed.
+func NeedsPerson(r shopdb.Request) bool {
+	return r.SupplementNeeded || (r.Reason != ReasonNone && Reason(r.Reason).Person)
+}
+
+// QuietReasons lists the reasons that do not need a person (ReasonNone
+// among them): a request with another reason, or with a supplement
+// flagged, needs one (NeedsPerson).
+func QuietReasons() []shopdb.Reason {
+	out := []shopdb.Reason{ReasonNone}
+	for _, ri := range reasonTable {
+		if !ri.Person {
+			out = append(out, ri.Reason)
+		}
+	}
+	return out
+}

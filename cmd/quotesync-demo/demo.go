@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,6 +29,8 @@ type demoOptions struct {
 	verbose   bool   // the daemon's JSON log lines to stderr too
 	mysqlAddr string // listen address of the embedded server
 	schedule  string
+	pageAddr  string        // listen address of the status page ("": DefaultPageAddr)
+	serve     time.Duration // keep serving the status page this long after the run
 }
 
 // runDemo runs the whole demo and returns the exit code: 0 when every
@@ -54,6 +57,13 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 	}()
 	ids := seedRequests(s.emu, time.Now())
 	printSetup(stdout, s, ids, o.schedule, time.Since(start))
+	page, err := startPage(cmp.Or(o.pageAddr, DefaultPageAddr), s.db)
+	if err != nil {
+		fmt.Fprintf(stderr, "quotesync-demo: %v\n", err)
+		return 1
+	}
+	defer page.linger(ctx, o.serve, stdout) // before the stack closes: the page reads its database
+	fmt.Fprintf(stdout, "\nstatus page: %s (what the daemon serves under /status; -serve 2m keeps it up after the run)\n", page.url)
 
 	fmt.Fprintln(stdout, "\ntimeline (quotesync's lines are its own events, reworded; --verbose shows its log lines raw)")
 	var passes atomic.Int64

@@ -1,7 +1,7 @@
 // Command quotesync-demo is quotesync's zero-setup demo: one command, on a
 // machine with nothing but Go, shows the whole workflow.
 //
-//	go run ./cmd/quotesync-demo [--verbose] [--timeout 60s]
+//	go run ./cmd/quotesync-demo [--verbose] [--timeout 60s] [--serve 2m]
 //
 // It starts an embedded MySQL-compatible server (dolthub/go-mysql-server,
 // in memory, on loopback) loaded with the sample shop, and the emulator of
@@ -46,13 +46,15 @@ func main() {
 	os.Exit(code)
 }
 
-const usage = `Usage: quotesync-demo [--verbose] [--timeout 60s]
+const usage = `Usage: quotesync-demo [--verbose] [--timeout 60s] [--serve 2m]
        quotesync-demo --serve-mysql [--mysql-addr 127.0.0.1:3307]
 
 Runs quotesync's real daemon code against an embedded MySQL-compatible
 server holding a sample shop and an emulator of the insurer's API, plays
 the shop's part, and prints a timeline and a summary. Needs nothing but
-Go; nothing leaves this machine.
+Go; nothing leaves this machine. It prints the address of the status page
+(the daemon's /status, on loopback) while it runs; --serve keeps the page
+up for a while after the run.
 
 --serve-mysql only starts the embedded server with the sample shop, prints
 its DSN and serves until Ctrl-C (to look around with a MySQL client).
@@ -62,6 +64,7 @@ shop's final lines, 1 when not (or the demo could not start), 2 bad flags.
 
 Example:
   go run ./cmd/quotesync-demo
+  go run ./cmd/quotesync-demo -serve 2m
   go run ./cmd/quotesync-demo --verbose 2>daemon.log.json
 
 Flags:
@@ -76,6 +79,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.verbose, "verbose", false, "also write the daemon's raw JSON log lines (as quotesync run writes them) to standard error")
 	fs.DurationVar(&o.timeout, "timeout", DefaultTimeout, "give up, report what did not converge and exit 1 after this `duration`")
 	fs.StringVar(&o.mysqlAddr, "mysql-addr", DefaultMySQLAddr, "listen `address` of the embedded MySQL server (port 0: a free one)")
+	fs.DurationVar(&o.serve, "serve", 0, "after the run, keep serving the status page for this `duration` (e.g. 2m) so that you can look at it")
+	fs.StringVar(&o.pageAddr, "page-addr", DefaultPageAddr, "listen `address` of the status page (loopback; port 0: a free one)")
 	serve := fs.Bool("serve-mysql", false, "only serve the embedded server with the sample shop until Ctrl-C")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
@@ -93,6 +98,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if o.timeout <= 0 {
 		fmt.Fprintln(stderr, "quotesync-demo: --timeout: must be positive, e.g. 60s")
+		return 2
+	}
+	if o.serve < 0 {
+		fmt.Fprintln(stderr, "quotesync-demo: --serve: must not be negative, e.g. 2m")
 		return 2
 	}
 	if *serve {

@@ -44,7 +44,7 @@ func obsHandler(m *promMetrics, h healthFunc) http.Handler {
 	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "quotesync "+version+": /metrics (Prometheus), /healthz (200 healthy, 503 not)")
+		fmt.Fprintln(w, "quotesync "+version+": /metrics (Prometheus), /healthz (200 healthy, 503 not), /status (the status page, unless metrics.status_page is false)")
 	})
 	return mux
 }

@@ -30,6 +30,7 @@ type verb struct {
 var verbs = map[string]verb{
 	"check":    {"check the configuration, secrets, database, queries, work types and token", runCheck},
 	"emulator": {"serve the in-memory emulator of the integration service", runEmulator},
+	"history":  {"show one request's timeline (by request id or job number)", runHistory},
 	"once":     {"run one pass now (or print its plan with --dry-run)", runOnce},
 	"retry":    {"put a rejected request back into the flow", runRetry},
 	"run":      {"run the daemon: passes on the schedule until stopped", runRun},

@@ -36,7 +36,8 @@ logged with the reason and the running configuration stays.
 SIGTERM/SIGINT cancel the pass in progress (it records what it already
 did) and exit within 30s; a second signal exits at once.
 
-With metrics.listen set it serves /metrics (Prometheus) and /healthz.
+With metrics.listen set it serves /metrics (Prometheus), /healthz and the
+status page, /status (unless metrics.status_page is false).
 
 Exit status: 0 after a clean stop (also when stopped while starting), 1
 when it could not start (database, state tables migrated by a newer
@@ -184,7 +185,7 @@ func (d *daemon) open(ctx context.Context, set *config.Settings, prev *config.Se
 	}
 	w.newLn = true
 	if set.Metrics.Listen != "" {
-		if w.obs, err = startObsServer(set.Metrics.Listen, obsHandler(d.metrics, d.health), d.log); err != nil {
+		if w.obs, err = startObsServer(set.Metrics.Listen, withStatusPage(obsHandler(d.metrics, d.health), d.statusPage(set)), d.log); err != nil {
 			_ = qd.Close()
 			return nil, err
 		}

@@ -33,7 +33,8 @@ sent or due), accept_unknown (our accept probably landed; the first Draft
 push confirms it), accepted, drafted (a Draft was pushed), submitted
 (done), rejected (refused for good; needs a person), gone (expired or left
 the list before our accept landed), taken_elsewhere (someone else accepted
-it). 'quotesync retry REQUEST' puts a stuck request back into the flow.
+it). 'quotesync retry REQUEST' puts a stuck request back into the flow;
+'quotesync history REQUEST' shows one request's timeline.
 
 Exit status: 0 shown, 1 the database could not be read (or a newer
 quotesync migrated its state tables: upgrade quotesync), 2 bad flags or
@@ -216,9 +217,7 @@ func printStatus(w io.Writer, rows []shopdb.Request, counts map[shopdb.Phase]int
 }
 
 // needsPerson reports whether a row waits for somebody to act or know.
-func needsPerson(r shopdb.Request) bool {
-	return r.SupplementNeeded || (r.Reason != qsync.ReasonNone && qsync.Reason(r.Reason).Person)
-}
+func needsPerson(r shopdb.Request) bool { return qsync.NeedsPerson(r) }
 
 // printAttention writes what happened to r, its details and the fix,
 // wrapped, never cut.
@@ -227,8 +226,7 @@ func printAttention(w io.Writer, r shopdb.Request) {
 	head := ri.Words
 	fix := ri.Fix
 	if r.SupplementNeeded && r.Reason == qsync.ReasonNone {
-		head = "the shop's lines changed after the quote was submitted; a supplement is needed"
-		fix = "arrange the supplement with the insurer (it is never pushed)"
+		head, fix = qsync.SupplementWords, qsync.SupplementFix
 	}
 	fmt.Fprintf(w, "  %s (job %s, %s):\n", r.RequestID, dash(jobOf(r)), r.Phase)
 	writeWrapped(w, "    ", head)

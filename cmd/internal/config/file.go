@@ -132,6 +132,9 @@ type MetricsSection struct {
 	// HealthMaxAge: /healthz fails when the last successful pass is older;
 	// 0 means three activations of the schedule (see health.go).
 	HealthMaxAge time.Duration `yaml:"health_max_age"`
+	// StatusPage serves the read-only status page under /status; nil
+	// means the default, on (see StatusPageOn).
+	StatusPage *bool `yaml:"status_page"`
 }
 
 // Defaults of the sections that belong to cmd itself.

@@ -1,0 +1,375 @@
+package statuspage
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	gosync "sync"
+	"time"
+
+	"github.com/quotesync/quotesync/shopdb"
+)
+
+// Defaults of Options.
+const (
+	// DefaultRefresh is how often the browser reloads a page.
+	DefaultRefresh = 30 * time.Second
+	// DefaultCacheFor is how long a read is shown again instead of read
+	// anew: however many browsers look, the database sees one read of a
+	// page per this interval.
+	DefaultCacheFor = 2 * time.Second
+	// DefaultReadTimeout bounds the reads of one page, the wait for the
+	// read in progress included.
+	DefaultReadTimeout = 5 * time.Second
+	// maxCached caps the pages kept.
+	maxCached = 64
+)
+
+// Options configure the page.
+type Options struct {
+	// DB returns the database to read (the daemon's current one); nil
+	// while there is none yet.
+	DB func() *shopdb.DB
+	// Enabled says whether the page is on (metrics.status_page); nil:
+	// always. Off, every page answers 404 saying so.
+	Enabled func() bool
+	// Location is the time zone times are shown in. Default UTC.
+	Location *time.Location
+	// Refresh is the browser's reload interval. Default DefaultRefresh.
+	Refresh time.Duration
+	// PageSize is how many requests a page lists. Default DefaultPageSize.
+	PageSize int
+	// CacheFor, ReadTimeout: see the defaults of the same names.
+	CacheFor, ReadTimeout time.Duration
+	// Health, when set, says at the top of every page whether the daemon
+	// works: ok, its verdict in words (as /healthz gives it) and when the
+	// last pass succeeded (zero: none yet). It must not block.
+	Health func() (ok bool, words string, lastSuccess time.Time)
+	// Version is shown at the foot of the page.
+	Version string
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+//go:embed templates
+var files embed.FS
+
+// Handler serves the status page under /status.
+type Handler struct {
+	o    Options
+	tmpl map[string]*template.Template
+	css  template.CSS
+	mux  *http.ServeMux
+
+	read  chan struct{} // one read of the database at a time
+	mu    gosync.Mutex  // guards cache
+	cache map[string]cached
+}
+
+type cached struct {
+	at   time.Time
+	data any
+}
+
+// New returns the page's handler; it serves GET /status (the list,
+// ?need=person for what needs a person, &page=N), GET
+// /status/requests/{id} (one request and its timeline) and GET
+// /status/find?q= (a request id or job number).
+func New(o Options) *Handler {
+	if o.Location == nil {
+		o.Location = time.UTC
+	}
+	if o.Refresh <= 0 {
+		o.Refresh = DefaultRefresh
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = DefaultPageSize
+	}
+	if o.CacheFor <= 0 {
+		o.CacheFor = DefaultCacheFor
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = DefaultReadTimeout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	css, err := files.ReadFile("templates/style.css")
+	if err != nil {
+		panic(err) // embedded: cannot happen
+	}
+	h := &Handler{o: o, css: template.CSS(css), read: make(chan struct{}, 1), cache: map[string]cached{},
+		tmpl: map[string]*template.Template{}}
+	funcs := template.FuncMap{
+		"when":  h.when,
+		"clock": func(t time.Time) string { return t.In(o.Location).Format("15:04:05 MST") },
+		"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"short": short,
+		"add":   func(a, b int) int { return a + b },
+		"sub":   func(a, b int) int { return a - b },
+		"requestURL": func(id string) string {
+			return "/status/requests/" + url.PathEscape(id)
+		},
+		"pageURL": pageURL,
+	}
+	for _, name := range []string{"list", "request", "find", "error"} {
+		h.tmpl[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(files,
+			"templates/layout.html", "templates/"+name+".html"))
+	}
+	h.mux = http.NewServeMux()
+	h.mux.HandleFunc("GET /status", h.list)
+	h.mux.HandleFunc("GET /status/requests/{id}", h.request)
+	h.mux.HandleFunc("GET /status/find", h.find)
+	h.mux.HandleFunc("/status/", func(w http.ResponseWriter, r *http.Request) {
+		h.fail(w, http.StatusNotFound, "Not found", "There is no such page; the list of requests is at /status.")
+	})
+	return h
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.o.Enabled != nil && !h.o.Enabled() {
+		http.Error(w, "the status page is off (metrics.status_page: false)", http.StatusNotFound)
+		return
+	}
+	hd := w.Header()
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+	h.mux.ServeHTTP(w, r)
+}
+
+// view is what the layout renders.
+type view struct {
+	Title          string
+	Now            time.Time
+	RefreshSeconds int
+	CSS            template.CSS
+	Version        string
+	Health         *health // nil: not known
+
+	List    List
+	Story   Story
+	Query   string
+	Found   []Story
+	Message string
+}
+
+// health is the daemon's verdict shown at the top.
+type health struct {
+	OK          bool
+	Words       string
+	LastSuccess time.Time
+}
+
+func (h *Handler) view(title string) view {
+	v := view{Title: title, Now: h.o.Now(), RefreshSeconds: int(h.o.Refresh / time.Second), CSS: h.css, Version: h.o.Version}
+	if h.o.Health != nil {
+		ok, words, last := h.o.Health()
+		v.Health = &health{OK: ok, Words: words, LastSuccess: last}
+	}
+	return v
+}
+
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	person := q.Get("need") == "person"
+	page, err := strconv.Atoi(q.Get("page"))
+	if q.Get("page") != "" && (err != nil || page < 1) {
+		h.fail(w, http.StatusBadRequest, "Bad page number", fmt.Sprintf("page=%q is not a page number; pages count from 1.", q.Get("page")))
+		return
+	}
+	key := fmt.Sprintf("list %t %d", person, page)
+	data, err := h.load(r.Context(), key, func(ctx context.Context, db *shopdb.DB) (any, error) {
+		return LoadList(ctx, db, person, page, h.o.PageSize)
+	})
+	if err != nil {
+		h.failRead(w, err)
+		return
+	}
+	v := h.view("Quote requests")
+	if person {
+		v.Title = "Needs a person"
+	}
+	v.List = data.(List)
+	h.render(w, "list", v)
+}
+
+func (h *Handler) request(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	data, err := h.load(r.Context(), "request "+id, func(ctx context.Context, db *shopdb.DB) (any, error) {
+		return LoadStory(ctx, db, id, DefaultTimelineLimit)
+	})
+	if errors.Is(err, shopdb.ErrNotFound) {
+		h.fail(w, http.StatusNotFound, "Request "+id+" is not tracked",
+			"quotesync does not track a request "+id+". Find looks up request ids and job numbers.")
+		return
+	}
+	if err != nil {
+		h.failRead(w, err)
+		return
+	}
+	v := h.view("Request " + id)
+	v.Story = data.(Story)
+	h.render(w, "request", v)
+}
+
+func (h *Handler) find(w http.ResponseWriter, r *http.Request) {
+	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	if q == "" {
+		http.Redirect(w, r, "/status", http.StatusSeeOther)
+		return
+	}
+	if len(q) > 64 {
+		h.fail(w, http.StatusBadRequest, "Too long", "Request ids and job numbers have 64 characters at most.")
+		return
+	}
+	data, err := h.load(r.Context(), "find "+q, func(ctx context.Context, db *shopdb.DB) (any, error) {
+		st, err := FindStories(ctx, db, q, 1)
+		if errors.Is(err, ErrNotFound) {
+			return []Story(nil), nil
+		}
+		return st, err
+	})
+	if err != nil {
+		h.failRead(w, err)
+		return
+	}
+	found := data.([]Story)
+	if len(found) == 1 {
+		http.Redirect(w, r, "/status/requests/"+url.PathEscape(found[0].ID), http.StatusSeeOther)
+		return
+	}
+	v := h.view("Find " + q)
+	v.Query, v.Found = q, found
+	h.render(w, "find", v)
+}
+
+// load returns the data under key: read again by fn when older than
+// CacheFor, one read at a time.
+func (h *Handler) load(ctx context.Context, key string, fn func(context.Context, *shopdb.DB) (any, error)) (any, error) {
+	if d, ok := h.cached(key); ok {
+		return d, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.o.ReadTimeout)
+	defer cancel()
+	select {
+	case h.read <- struct{}{}:
+		defer func() { <-h.read }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wait for the read in progress: %w", ctx.Err())
+	}
+	if d, ok := h.cached(key); ok { // read by the one we waited for
+		return d, nil
+	}
+	var db *shopdb.DB
+	if h.o.DB != nil {
+		db = h.o.DB()
+	}
+	if db == nil {
+		return nil, errNotReady
+	}
+	d, err := fn(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.cache) >= maxCached {
+		clear(h.cache)
+	}
+	h.cache[key] = cached{at: h.o.Now(), data: d}
+	return d, nil
+}
+
+func (h *Handler) cached(key string) (any, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c, ok := h.cache[key]
+	if !ok || h.o.Now().Sub(c.at) >= h.o.CacheFor {
+		return nil, false
+	}
+	return c.data, true
+}
+
+var errNotReady = errors.New("the daemon has not connected to the database yet")
+
+// failRead answers a read that failed.
+func (h *Handler) failRead(w http.ResponseWriter, err error) {
+	h.fail(w, http.StatusServiceUnavailable, "The state could not be read",
+		"quotesync's state could not be read from the database: "+err.Error()+". The page tries again at its next refresh.")
+}
+
+// fail answers with an error page.
+func (h *Handler) fail(w http.ResponseWriter, code int, title, msg string) {
+	v := h.view(title)
+	v.Message = msg
+	h.renderCode(w, code, "error", v)
+}
+
+func (h *Handler) render(w http.ResponseWriter, name string, v view) {
+	h.renderCode(w, http.StatusOK, name, v)
+}
+
+func (h *Handler) renderCode(w http.ResponseWriter, code int, name string, v view) {
+	var buf bytes.Buffer
+	if err := h.tmpl[name].ExecuteTemplate(&buf, "layout", v); err != nil {
+		http.Error(w, "render the status page: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// when is a time in the page's zone, with how long ago (or how far
+// ahead) it is; "-" for none.
+func (h *Handler) when(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	s := t.In(h.o.Location).Format("2006-01-02 15:04:05 MST")
+	d := h.o.Now().Sub(t)
+	if d < 0 {
+		return s + " (in " + span(-d) + ")"
+	}
+	return s + " (" + span(d) + " ago)"
+}
+
+// span is a duration as people say it: 45s, 12m, 3h, 5d.
+func span(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d/time.Hour))
+	}
+	return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+}
+
+// pageURL is the list's address for page of everything or of what needs
+// a person.
+func pageURL(person bool, page int) string {
+	v := url.Values{}
+	if person {
+		v.Set("need", "person")
+	}
+	if page > 1 {
+		v.Set("page", strconv.Itoa(page))
+	}
+	if len(v) == 0 {
+		return "/status"
+	}
+	return "/status?" + v.Encode()
+}

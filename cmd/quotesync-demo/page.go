@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/quotesync/quotesync/cmd/internal/statuspage"
+	"github.com/quotesync/quotesync/shopdb"
+)
+
+// DefaultPageAddr is where the demo serves the status page: loopback, a
+// free port.
+const DefaultPageAddr = "127.0.0.1:0"
+
+// pageServer serves the daemon's status page over the demo's database,
+// as `quotesync run` serves it on its listener.
+type pageServer struct {
+	url  string // the list's address
+	srv  *http.Server
+	done chan struct{}
+}
+
+// startPage serves the status page on addr, reading db.
+func startPage(addr string, db *shopdb.DB) (*pageServer, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("status page: listen on %s: %w", addr, err)
+	}
+	h := statuspage.New(statuspage.Options{DB: func() *shopdb.DB { return db }, Refresh: 5 * time.Second, Version: "demo"})
+	p := &pageServer{url: "http://" + ln.Addr().String() + "/status",
+		srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		_ = p.srv.Serve(ln)
+	}()
+	return p, nil
+}
+
+// linger keeps serving for d (0: not at all) or until ctx ends, saying
+// so on w, then stops the server.
+func (p *pageServer) linger(ctx context.Context, d time.Duration, w io.Writer) {
+	if d > 0 {
+		fmt.Fprintf(w, "\nthe status page stays at %s for %s (Ctrl-C stops it)\n", p.url, d)
+		select {
+		case <-ctx.Done():
+		case <-time.After(d):
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := p.srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		fmt.Fprintf(w, "status page: shut down: %v\n", err)
+	}
+	<-p.done
+}

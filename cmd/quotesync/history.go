@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/quotesync/quotesync/cmd/internal/config"
+	"github.com/quotesync/quotesync/cmd/internal/statuspage"
+)
+
+const historyHelp = `Usage: quotesync history [--config FILE] [--json] [--limit N] REQUEST|JOB
+
+Prints a request's story: its claim, job and phase, and for one that is
+held, refused or taken elsewhere, why in plain words and what to do; then
+its timeline from quotesync's event log, oldest first: when it was listed
+and the job number reserved for it, the accept with its referenceId, each
+Draft with its lines count and hash, the submit, and every change after
+(a re-pushed Draft, a hold and its release, a supplement needed, a
+retry). The status page shows the same timeline.
+
+The argument is a request id or a shop job number (one a request holds,
+or gave up); when it names several requests (a job number used again),
+each is printed, newest first. It only reads the database (no lock), so it
+works while the daemon runs. It needs the database password, not the
+token. Times are in sync.time_zone.
+
+Exit status: 0 shown, 1 no tracked request has that id or job number (or
+the database could not be read, or a newer quotesync migrated its state
+tables: upgrade quotesync), 2 bad flags or configuration.
+
+Example:
+  quotesync history --config /etc/quotesync/config.yaml RO-50001
+  quotesync history --json 1234
+
+Flags:
+`
+
+func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("history", flag.ContinueOnError)
+	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	asJSON := fs.Bool("json", false, "print JSON (every field, whole texts) for scripts")
+	limit := fs.Int("limit", statuspage.DefaultTimelineLimit, "show the newest `N` events of each request (0: all)")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), historyHelp); fs.PrintDefaults() }
+	arg, code, ok := parseOneArg(fs, "history", "a request id or a job number", args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if *limit < 0 {
+		fmt.Fprintln(stderr, "quotesync history: --limit must be 0 (all) or more")
+		return exitUsage
+	}
+	n := *limit
+	if n == 0 {
+		n = math.MaxInt32
+	}
+	db, set, code := openStateDB(ctx, "history", *path, stderr)
+	if db == nil {
+		return code
+	}
+	defer db.Close()
+	if cur, _, err := db.SchemaVersion(ctx); err == nil && cur == 0 {
+		fmt.Fprintf(stderr, "quotesync history: %s is not tracked: quotesync's state tables do not exist yet in %s (the first start of 'quotesync run' or 'once' creates them)\n", arg, db.Config().Database)
+		return exitFailure
+	}
+	stories, err := statuspage.FindStories(ctx, db, arg, n)
+	switch {
+	case errors.Is(err, statuspage.ErrNotFound):
+		fmt.Fprintf(stderr, "quotesync history: no tracked request has the id or the job number %q; 'quotesync status --all' lists the requests quotesync knows\n", arg)
+		return exitFailure
+	case err != nil:
+		fmt.Fprintf(stderr, "quotesync history: %v\n", err)
+		return exitFailure
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Requests []statuspage.Story `json:"requests"`
+		}{stories}); err != nil {
+			return exitFailure
+		}
+		return exitOK
+	}
+	loc := set.Daemon.Sync.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	for i, st := range stories {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		printHistory(stdout, st, loc)
+	}
+	return exitOK
+}
+
+// printHistory writes one request's story: the head, then the timeline
+// as a table (each step's details on a line of their own beneath it).
+func printHistory(w io.Writer, st statuspage.Story, loc *time.Location) {
+	fmt.Fprintf(w, "request %s  claim %s  job %s\n", st.ID, dash(st.Claim), dash(st.JobShown()))
+	fmt.Fprintf(w, "phase: %s (%s)\n", st.Phase, st.PhaseWords)
+	if st.ReasonWords != "" {
+		head := "reason: "
+		if st.Held {
+			head = "held: "
+		}
+		writeWrapped(w, head, st.ReasonWords)
+		if st.Details != "" {
+			writeWrapped(w, "details: ", st.Details)
+		}
+		if st.Fix != "" {
+			writeWrapped(w, "what to do: ", st.Fix)
+		}
+	}
+	fmt.Fprintln(w)
+	if len(st.Steps) == 0 {
+		fmt.Fprintln(w, "no events recorded")
+		return
+	}
+	if st.Cut {
+		fmt.Fprintln(w, "(older events left out; --limit 0 shows all)")
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tEVENT\tPHASE\tWHAT")
+	for _, s := range st.Steps {
+		phase := s.To
+		if s.From != "" && s.From != s.To {
+			phase = s.From + " -> " + s.To
+		}
+		what := s.What
+		if s.Words != "" {
+			what += ": " + s.Words
+		}
+		if s.Route != "" && s.Status != 0 {
+			what += fmt.Sprintf(" [%s: %d]", s.Route, s.Status)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.At.In(loc).Format("2006-01-02 15:04:05 MST"), s.Kind, dash(phase), what)
+		if s.Details != "" && !strings.Contains(what, s.Details) {
+			fmt.Fprintf(tw, "\t\t\t  %s\n", s.Details)
+		}
+	}
+	_ = tw.Flush()
+}
+
+// parseOneArg parses flags before and after the one argument of verb
+// (what names it in messages).
+func parseOneArg(fs *flag.FlagSet, verb, what string, args []string, stdout, stderr io.Writer) (arg string, code int, ok bool) {
+	if wantsHelp(args) {
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return "", exitOK, false
+	}
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return "", exitUsage, false
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintf(stderr, "quotesync %s: %s is missing; run 'quotesync %s --help'\n", verb, what, verb)
+		return "", exitUsage, false
+	}
+	arg = strings.TrimSpace(fs.Arg(0))
+	if err := fs.Parse(fs.Args()[1:]); err != nil {
+		return "", exitUsage, false
+	}
+	if fs.NArg() > 0 || arg == "" {
+		fmt.Fprintf(stderr, "quotesync %s: one argument, %s, please; unexpected %q\n", verb, what, strings.Join(fs.Args(), " "))
+		return "", exitUsage, false
+	}
+	return arg, exitOK, true
+}

@@ -1,0 +1,105 @@
+package shopdb
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// The reads of the status page and `quotesync history`: bounded slices of
+// quotesync's own tables, read without locks, so that they never hold up
+// a pass.
+
+// PageQuery says which rows RequestsPage reads.
+type PageQuery struct {
+	// Quiet, when set, leaves out the rows whose reason is one of these
+	// and that have no supplement flagged: with the reasons that need no
+	// person (the empty reason among them), what is left needs one.
+	Quiet []Reason
+	// Offset skips that many rows, newest first; Limit caps the rows
+	// returned (required, > 0).
+	Offset, Limit int
+}
+
+// RequestsPage returns the rows q selects, newest first, without their
+// RequestJSON.
+func (db *DB) RequestsPage(ctx context.Context, q PageQuery) ([]Request, error) {
+	if q.Limit <= 0 || q.Offset < 0 {
+		return nil, fmt.Errorf("read requests page: limit %d, offset %d: want limit > 0 and offset >= 0", q.Limit, q.Offset)
+	}
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	query := "SELECT " + lightColumns + " FROM " + db.t.requests
+	var args []any
+	if len(q.Quiet) > 0 {
+		query += " WHERE (reason NOT IN (?) OR supplement_needed = 1)"
+		args = append(args, reasonStrings(q.Quiet))
+	}
+	query += " ORDER BY created_at DESC, request_id DESC LIMIT " + strconv.Itoa(q.Limit)
+	if q.Offset > 0 {
+		query += " OFFSET " + strconv.Itoa(q.Offset)
+	}
+	text, args, err := sqlx.In(query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read requests page: %w", err)
+	}
+	rs, err := db.queryRequests(ctx, db.x, text, args...)
+	if mysqlErrno(err) == errNoSuchTable {
+		err = ErrNoStateTables
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read requests page: %w", err)
+	}
+	return rs, nil
+}
+
+// RequestsOfJob returns the rows that hold job's number, or gave it up
+// (ReleasedJob), newest first, without their RequestJSON. A job number
+// is held by one request at most, but one given up may have been reused.
+func (db *DB) RequestsOfJob(ctx context.Context, job string) ([]Request, error) {
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	rs, err := db.queryRequests(ctx, db.x, "SELECT "+lightColumns+" FROM "+db.t.requests+
+		" WHERE job_number = ? OR released_job = ? ORDER BY created_at DESC, request_id DESC LIMIT 100", job, job)
+	if mysqlErrno(err) == errNoSuchTable {
+		err = ErrNoStateTables
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read requests of job %s: %w", job, err)
+	}
+	return rs, nil
+}
+
+// LatestEvents returns, for each request of ids, its newest event (none
+// for a request without events), in one statement.
+func (db *DB) LatestEvents(ctx context.Context, ids []string) (map[string]Event, error) {
+	out := make(map[string]Event, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	text, args, err := sqlx.In("SELECT "+eventColumns+" FROM "+db.t.events+" WHERE id IN (SELECT MAX(id) FROM "+
+		db.t.events+" WHERE request_id IN (?) GROUP BY request_id)", ids)
+	if err != nil {
+		return nil, fmt.Errorf("read latest events: %w", err)
+	}
+	evs, err := db.queryEvents(ctx, text, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read latest events: %w", err)
+	}
+	for _, ev := range evs {
+		out[ev.RequestID] = ev
+	}
+	return out, nil
+}
+
+func reasonStrings(rs []Reason) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = string(r)
+	}
+	return out
+}
