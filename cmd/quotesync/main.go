@@ -34,6 +34,7 @@ var verbs = map[string]verb{
 	"retry":    {"put a rejected request back into the flow", runRetry},
 	"run":      {"run the daemon: passes on the schedule until stopped", runRun},
 	"status":   {"show the tracked requests and their phases", runStatus},
+	"sync-now": {"ask the running daemon for a pass at once", runSyncNow},
 	"version":  {"print the version", runVersion},
 }
 

@@ -25,6 +25,7 @@ type Settings struct {
 	LogLevel     zapcore.Level
 	LogFormat    string // json or console
 	Metrics      MetricsSection
+	Control      ControlSection
 }
 
 // Scope says which secrets Build reads: status and retry need the
@@ -71,6 +72,7 @@ func (c *File) Build(o BuildOptions) (*Settings, error) {
 	add(c.buildRemote(s, getenv, scope&RemoteSecrets != 0, o.UserAgent))
 	add(c.buildShop(s, getenv, scope&ShopSecrets != 0))
 	add(c.buildSync(s))
+	add(c.buildControl(s))
 
 	s.LogFormat = strings.ToLower(c.Log.Format)
 	if s.LogFormat == "" {

@@ -29,6 +29,7 @@ type File struct {
 	Quote   QuoteSection   `yaml:"quote"`
 	Log     LogSection     `yaml:"log"`
 	Metrics MetricsSection `yaml:"metrics"`
+	Control ControlSection `yaml:"control"`
 }
 
 type RemoteSection struct {
