@@ -29,6 +29,7 @@ type verb struct {
 // verbs lists every sub-command; each lives in a file of its own name.
 var verbs = map[string]verb{
 	"check":    {"check the configuration, secrets, database, queries, work types and token", runCheck},
+	"config":   {"print the configuration as the daemon sees it: values, defaults, origins", runConfig},
 	"emulator": {"serve the in-memory emulator of the integration service", runEmulator},
 	"once":     {"run one pass now (or print its plan with --dry-run)", runOnce},
 	"retry":    {"put a rejected request back into the flow", runRetry},
