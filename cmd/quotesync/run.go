@@ -133,6 +133,7 @@ func (d *daemon) run(ctx context.Context, set *config.Settings, hup <-chan os.Si
 	d.cur, d.set, d.obs = w.d, w.set, w.obs
 	d.mu.Unlock()
 	d.metrics.state.use(w.d.DB)
+	d.warnCluster(ctx, w.d.DB, set.SingleWriter)
 	defer func() {
 		d.mu.Lock()
 		defer d.mu.Unlock()

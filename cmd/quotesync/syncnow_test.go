@@ -92,6 +92,9 @@ func TestSyncNowBinary(t *testing.T) {
 	must("the pass at start", func() bool { return passes() == 1 })
 	must("the control socket", func() bool { return countLogs(out.String(), msgControlListen, fieldPath, sock) == 1 })
 	exactly(1)
+	if countLogs(out.String(), msgClusterNode) != 0 {
+		t.Errorf("the start warned of a cluster on the standalone test server")
+	}
 
 	if err := cmd.Process.Signal(syscall.SIGUSR1); err != nil {
 		t.Fatal(err)

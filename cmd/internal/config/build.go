@@ -26,6 +26,7 @@ type Settings struct {
 	LogFormat    string // json or console
 	Metrics      MetricsSection
 	Control      ControlSection
+	SingleWriter bool // shop.single_writer: every instance writes to one server of a cluster
 }
 
 // Scope says which secrets Build reads: status and retry need the
@@ -72,7 +73,7 @@ func (c *File) Build(o BuildOptions) (*Settings, error) {
 	add(c.buildRemote(s, getenv, scope&RemoteSecrets != 0, o.UserAgent))
 	add(c.buildShop(s, getenv, scope&ShopSecrets != 0))
 	add(c.buildSync(s))
-	add(c.buildControl(s))
+	add(c.buildOps(s))
 
 	s.LogFormat = strings.ToLower(c.Log.Format)
 	if s.LogFormat == "" {

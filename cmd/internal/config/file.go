@@ -86,7 +86,11 @@ type ShopSection struct {
 	Params             map[string]string `yaml:"params"`
 	WorkTypes          map[string]string `yaml:"work_types"`
 	AllowCredits       bool              `yaml:"allow_credits"`
-	Queries            QueriesSection    `yaml:"queries"`
+	// SingleWriter says that every instance reaches one writer of a
+	// clustered server (the same node, or a proxy with one write node):
+	// the single-instance lock (GET_LOCK) is local to one server.
+	SingleWriter bool           `yaml:"single_writer"`
+	Queries      QueriesSection `yaml:"queries"`
 }
 
 type QueriesSection struct {

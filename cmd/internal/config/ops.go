@@ -37,8 +37,10 @@ func (c ControlSection) ControlSocket() (path string, isDefault bool) {
 	return c.Socket, false
 }
 
-// buildControl checks the control section.
-func (c *File) buildControl(s *Settings) error {
+// buildOps takes the operators' keys: the control section, and
+// shop.single_writer.
+func (c *File) buildOps(s *Settings) error {
+	s.SingleWriter = c.Shop.SingleWriter
 	s.Control = c.Control
 	p := c.Control.Socket
 	if p == "" || p == ControlOff {
