@@ -59,6 +59,9 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	v, ok := verbs[args[0]]
 	if !ok {
+		v, ok = internalVerbs[args[0]] // not listed in the help
+	}
+	if !ok {
 		fmt.Fprintf(stderr, "quotesync: unknown command %q; run 'quotesync --help' for the list\n", args[0])
 		return exitUsage
 	}

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Boots this machine's own systemd as PID 1 in a container (systemd-nspawn)
 # on a throwaway overlay of /, installs a quotesync .deb there whose binary is
-# testdata/probe, and drives the unit through start, reload, a watchdog
-# timeout, a panic, exit statuses 1 and 2, and a missing credential. Run by
+# testdata/probe, and drives the unit through a start before it is
+# configured, start, reload, a watchdog timeout, a panic, exit statuses 1
+# and 2, and a missing credential file. Run by
 # TestUnitUnderSystemd as root:
 #
 #   unshare --mount --fork bash boot.sh PACKAGE.deb SCRATCH_DIR NSPAWN
@@ -75,6 +76,15 @@ scenario() {
 dpkg -i /root/quotesync.deb >&2
 out install.enabled "$(systemctl is-enabled quotesync)"
 out install.active "$(systemctl is-active quotesync)"
+
+# Started before it is configured (no token yet): the start condition skips
+# it; inactive, not failed, not restarted, and the journal says what to do.
+timeout 20 systemctl start quotesync || true
+sleep 2
+out unconfigured.state "$(show ActiveState)/$(show Result)"
+out unconfigured.restarts "$(show NRestarts)"
+out unconfigured.message "$(journalctl -u quotesync -o cat | grep -q 'not configured yet' && echo yes || echo no)"
+
 install -m 0600 /dev/null /etc/quotesync/credentials/token
 install -m 0600 /dev/null /etc/quotesync/credentials/db-password
 printf 'token' >/etc/quotesync/credentials/token
@@ -100,7 +110,7 @@ systemctl daemon-reload
 systemctl reset-failed quotesync 2>/dev/null || true
 rm /etc/quotesync/credentials/db-password
 timeout 20 systemctl start quotesync 2>/dev/null
-out nocredential.status "$(show ExecMainStatus)"
+out nocredential.state "$(show ActiveState)"
 systemctl stop quotesync
 DRIVER
 

@@ -3,7 +3,9 @@
 // not be able to do), prints one "probe.<what>: <result>" line each, and
 // speaks sd_notify (READY=1, WATCHDOG=1) like the daemon. PROBE_EXIT=N exits
 // with N after READY; PROBE_PANIC=1 panics after READY; SIGUSR1 stops the
-// watchdog pings; SIGHUP prints probe.reload; SIGTERM exits 0.
+// watchdog pings; SIGHUP prints probe.reload; SIGTERM exits 0. As the
+// unit's start condition (`configured`) it exits 1 while the token
+// credential is empty.
 package main
 
 import (
@@ -13,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -70,6 +73,19 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "version" {
 		fmt.Println("quotesync probe")
 		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "configured" {
+		// The unit's start condition, as quotesync answers it: exit 1 with
+		// a message while the token credential is empty.
+		b, _ := os.ReadFile(os.Getenv("CREDENTIALS_DIRECTORY") + "/token")
+		if strings.TrimSpace(string(b)) == "" {
+			fmt.Println("probe.configured: quotesync is installed but not configured yet")
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] != "run" {
+		os.Exit(2) // what the probe does not stand in for (build-deb asks for the man page)
 	}
 	p := func(what, res string) { fmt.Printf("probe.%s: %s\n", what, res) }
 	p("args", fmt.Sprint(os.Args[1:]))
