@@ -104,11 +104,15 @@ func TestUnitUnderSystemd(t *testing.T) {
 		// A missing db-password file is an empty credential
 		// (SetCredential= default), not 243/CREDENTIALS.
 		"nocredential.state": "active",
-		// Started before the token is in place: skipped by the start
-		// condition, not failed, not restarted, and it says what to do.
-		"unconfigured.state":    "inactive/exec-condition",
-		"unconfigured.restarts": "0",
-		"unconfigured.message":  "yes",
+		// Started before the token is in place, then with the example's
+		// address: skipped by the start conditions, not failed, not
+		// restarted, and the status or the journal says what to do.
+		"notoken.state":    "inactive/success",
+		"notoken.restarts": "0",
+		"notoken.message":  "yes",
+		"example.state":    "inactive/success",
+		"example.restarts": "0",
+		"example.message":  "yes",
 	}
 	// The database probes count where this machine has a MariaDB to reach.
 	if _, err := os.Stat("/run/mysqld/mysqld.sock"); err == nil {

@@ -197,7 +197,9 @@ func TestUnitContract(t *testing.T) {
 		{"Service", "WatchdogSec", []string{"5min"}},
 		{"Service", "ExecStart", []string{"/usr/bin/quotesync run --config /etc/quotesync/config.yaml"}},
 		// Not configured yet: the start is skipped (inactive, not failed,
-		// not restarted) with the steps in the journal.
+		// not restarted): without a token by systemd, with the example's
+		// address by quotesync, with the steps in the journal.
+		{"Unit", "ConditionFileNotEmpty", []string{"/etc/quotesync/credentials/token"}},
 		{"Service", "ExecCondition", []string{"/usr/bin/quotesync configured --config /etc/quotesync/config.yaml"}},
 		{"Service", "ExecReload", []string{"/bin/kill -HUP $MAINPID"}},
 		{"Service", "Restart", []string{"on-failure"}},
@@ -212,9 +214,10 @@ func TestUnitContract(t *testing.T) {
 			"token:/etc/quotesync/credentials/token",
 			"db-password:/etc/quotesync/credentials/db-password",
 		}},
-		// Defaults that make a missing credential file an empty credential
-		// (one newline: systemd refuses an empty value; quotesync trims it).
-		{"Service", "SetCredential", []string{`token:\n`, `db-password:\n`}},
+		// The default that makes a missing db-password file an empty
+		// credential (one newline: systemd refuses an empty value;
+		// quotesync trims it).
+		{"Service", "SetCredential", []string{`db-password:\n`}},
 		// The control socket of `quotesync sync-now` (control.socket's default).
 		{"Service", "RuntimeDirectory", []string{"quotesync"}},
 		{"Service", "ProtectSystem", []string{"strict"}},

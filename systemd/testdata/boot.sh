@@ -77,18 +77,24 @@ dpkg -i /root/quotesync.deb >&2
 out install.enabled "$(systemctl is-enabled quotesync)"
 out install.active "$(systemctl is-active quotesync)"
 
-# Started before it is configured (no token yet): the start condition skips
-# it; inactive, not failed, not restarted, and the journal says what to do.
+# Started before it is configured: no token yet (systemd's condition), then
+# the example's remote.base_url (the binary's): each time inactive, not
+# failed, not restarted, and the status or the journal says what to do.
 timeout 20 systemctl start quotesync || true
-sleep 2
-out unconfigured.state "$(show ActiveState)/$(show Result)"
-out unconfigured.restarts "$(show NRestarts)"
-out unconfigured.message "$(journalctl -u quotesync -o cat | grep -q 'not configured yet' && echo yes || echo no)"
-
+sleep 1
+out notoken.state "$(show ActiveState)/$(show Result)"
+out notoken.restarts "$(show NRestarts)"
+out notoken.message "$(systemctl status quotesync 2>&1 | grep -qF 'unmet condition check (ConditionFileNotEmpty=/etc/quotesync/credentials/token)' && echo yes || echo no)"
 install -m 0600 /dev/null /etc/quotesync/credentials/token
 install -m 0600 /dev/null /etc/quotesync/credentials/db-password
 printf 'token' >/etc/quotesync/credentials/token
 printf 'password' >/etc/quotesync/credentials/db-password
+timeout 20 systemctl start quotesync || true
+sleep 1
+out example.state "$(show ActiveState)/$(show Result)"
+out example.restarts "$(show NRestarts)"
+out example.message "$(journalctl -u quotesync -o cat | grep -q 'not configured yet' && echo yes || echo no)"
+sed -i 's|https://api.insurer.example|https://insurer.test|' /etc/quotesync/config.yaml
 
 # (the unit's TimeoutStartSec is 2min: a probe that cannot notify would
 # stall the whole run that long)

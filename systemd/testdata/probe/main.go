@@ -4,8 +4,8 @@
 // speaks sd_notify (READY=1, WATCHDOG=1) like the daemon. PROBE_EXIT=N exits
 // with N after READY; PROBE_PANIC=1 panics after READY; SIGUSR1 stops the
 // watchdog pings; SIGHUP prints probe.reload; SIGTERM exits 0. As the
-// unit's start condition (`configured`) it exits 1 while the token
-// credential is empty.
+// unit's start condition (`configured`) it exits 1 while the config still
+// has the example's remote.base_url.
 package main
 
 import (
@@ -76,9 +76,9 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "configured" {
 		// The unit's start condition, as quotesync answers it: exit 1 with
-		// a message while the token credential is empty.
-		b, _ := os.ReadFile(os.Getenv("CREDENTIALS_DIRECTORY") + "/token")
-		if strings.TrimSpace(string(b)) == "" {
+		// a message while remote.base_url is still the example's.
+		b, err := os.ReadFile("/etc/quotesync/config.yaml")
+		if err == nil && strings.Contains(string(b), "https://api.insurer.example") {
 			fmt.Println("probe.configured: quotesync is installed but not configured yet")
 			os.Exit(1)
 		}
