@@ -61,7 +61,8 @@ func TestUnitUnderSystemd(t *testing.T) {
 	deb := strings.TrimSpace(stdout)
 
 	start := time.Now()
-	stdout, stderr, code = run(t, nil, "unshare", "--mount", "--fork", "bash", "testdata/boot.sh", deb, t.TempDir(), nspawn)
+	client, _ := debBinary(t, root) // the real quotesync, as sync-now's client
+	stdout, stderr, code = run(t, nil, "unshare", "--mount", "--fork", "bash", "testdata/boot.sh", deb, t.TempDir(), nspawn, client)
 	if code != 0 {
 		t.Fatalf("testdata/boot.sh: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -91,6 +92,13 @@ func TestUnitUnderSystemd(t *testing.T) {
 		"probe.watchdog-usec":          "300000000",
 		"probe.ready":                  "ok",
 		"probe.reload":                 "ok",
+		"probe.runtime-directory":      "/run/quotesync",
+		"probe.control":                "ok",
+		// The real `quotesync sync-now`, as root outside the sandbox,
+		// reaches the socket the service made in its RuntimeDirectory=.
+		"control.socket": "660 quotesync",
+		"control.answer": "started exit 0",
+		"probe.sync-now": "started",
 
 		"watchdog.restarted": "yes",
 		"watchdog.abort":     "yes",

@@ -6,7 +6,10 @@
 # and 2, and a missing credential file. Run by
 # TestUnitUnderSystemd as root:
 #
-#   unshare --mount --fork bash boot.sh PACKAGE.deb SCRATCH_DIR NSPAWN
+#   unshare --mount --fork bash boot.sh PACKAGE.deb SCRATCH_DIR NSPAWN CLIENT
+#
+# CLIENT is a real quotesync binary: as root, outside the sandbox, it runs
+# `quotesync sync-now` against the probe's control socket.
 #
 # stdout: one "key: value" line per observation (the probe's own lines are
 # "probe.<what>: <result>"); the container's console goes to stderr.
@@ -17,7 +20,8 @@ set -euo pipefail
 deb=$1
 base=$2
 nspawn=$3
-[[ -f $deb && -d $base && -x $nspawn ]] || { echo "usage: boot.sh PACKAGE.deb SCRATCH_DIR NSPAWN" >&2; exit 2; }
+client=$4
+[[ -f $deb && -d $base && -x $nspawn && -x $client ]] || { echo "usage: boot.sh PACKAGE.deb SCRATCH_DIR NSPAWN CLIENT" >&2; exit 2; }
 mount --make-rprivate /
 mount -t tmpfs -o mode=0755 quotesync-test "$base"
 mkdir "$base/upper" "$base/work" "$base/root" "$base/results"
@@ -26,6 +30,7 @@ r=$base/root
 [[ $(findmnt -no FSTYPE "$r") == overlay ]] || { echo "boot.sh: $r is not an overlay; stopping" >&2; exit 1; }
 [[ -f $r/var/lib/dpkg/status && -x $r/usr/bin/dpkg ]] || { echo "boot.sh: the overlay of / has no dpkg database (/var or /usr on another file system?); this check needs them on /" >&2; exit 1; }
 cp "$deb" "$r/root/quotesync.deb"
+cp "$client" "$r/root/quotesync-client"
 
 # Boot into a target of our own: basic.target plus the driver, nothing else
 # (no database server, no getty) in the container.
@@ -101,6 +106,11 @@ sed -i 's|https://api.insurer.example|https://insurer.test|' /etc/quotesync/conf
 timeout 20 systemctl start quotesync
 out start.state "$(show ActiveState)/$(show SubState)"
 out start.watchdog "$(show WatchdogUSec)"
+# `quotesync sync-now` as root reaches the sandboxed service's socket.
+out control.socket "$(stat -c '%a %U' /run/quotesync/control.sock 2>&1)"
+rc=0
+answer=$(/root/quotesync-client sync-now --config /etc/quotesync/config.yaml 2>&1) || rc=$?
+out control.answer "${answer%%:*} exit $rc"
 systemctl reload quotesync
 sleep 1
 journalctl -u quotesync -o cat | grep '^probe\.'
