@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -43,6 +44,10 @@ type RunOptions struct {
 	// pass in progress has finished on its own (not cancelled): a
 	// configuration reload takes effect at the next pass this way.
 	Drain <-chan struct{}
+	// Now, when set, delivers requests for a pass at once: each starts a
+	// tick outside the schedule unless a pass is running, and is answered
+	// on its Reply channel. Requests are read only while Run schedules.
+	Now <-chan NowRequest
 }
 
 // Tick is what one scheduled tick did.
@@ -76,22 +81,37 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) error {
 	defer stopOutbox()
 	id := c.Schedule(sched, cron.FuncJob(func() { s.tick(ctx) }))
 	c.Start()
-	var first gosync.WaitGroup
-	if !opts.SkipFirst {
-		// Through the wrapped job, so that it shares the skip guard; cron's
-		// Stop does not wait for it, first does.
-		first.Add(1)
+	// Ticks outside the schedule (the first, and those asked for) run
+	// through the wrapped job, so that they share its skip guard; cron's
+	// Stop does not wait for them, extra does.
+	var extra gosync.WaitGroup
+	tickNow := func() {
+		extra.Add(1)
 		go func() {
-			defer first.Done()
+			defer extra.Done()
 			c.Entry(id).WrappedJob.Run()
 		}()
 	}
-	select {
-	case <-ctx.Done():
-	case <-opts.Drain: // nil channel: never
+	if !opts.SkipFirst {
+		tickNow()
+	}
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-opts.Drain: // nil channel: never
+			break loop
+		case req := <-opts.Now: // nil channel: never
+			a := s.nowAnswer()
+			if a.Outcome != NowRunning {
+				tickNow()
+			}
+			req.Reply <- a
+		}
 	}
 	<-c.Stop().Done()
-	first.Wait()
+	extra.Wait()
 	s.release()
 	return nil
 }
@@ -104,16 +124,34 @@ type scheduler struct {
 	lease    Lease
 	standby  bool // logged as standby since the last leadership
 	lockErrs int  // consecutive lock errors
+
+	// What a request for a pass at once reads from Run's goroutine.
+	runningSince atomic.Int64 // UnixNano of the running tick's start; 0 between ticks
+	follower     atomic.Bool  // the last tick found another instance leading
+}
+
+// nowAnswer says what a request for a pass at once gets now.
+func (s *scheduler) nowAnswer() NowAnswer {
+	if since := s.runningSince.Load(); since != 0 {
+		return NowAnswer{Outcome: NowRunning, Since: time.Unix(0, since)}
+	}
+	if s.follower.Load() {
+		return NowAnswer{Outcome: NowStandby}
+	}
+	return NowAnswer{Outcome: NowStarted}
 }
 
 func (s *scheduler) tick(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
+	s.runningSince.Store(time.Now().UnixNano())
+	defer s.runningSince.Store(0)
 	t := Tick{Leader: true}
 	passCtx := ctx
 	if s.opts.Lock != nil {
 		lease, err := s.lead(ctx)
+		s.follower.Store(lease == nil && err == nil)
 		if lease == nil {
 			t.Leader, t.Err = false, err
 			s.report(t)

@@ -19,7 +19,9 @@ import (
 // and credentials, reach MariaDB over TCP and the unix socket, listen on
 // loopback, and not write /etc or bind port 80; that Type=notify, reload and
 // the watchdog work; and that a watchdog kill or a panic is restarted while
-// exit status 2 (bad configuration) is not.
+// exit status 2 (bad configuration) is not; and that a unit started before
+// it is configured waits (inactive, with the steps in the journal) instead
+// of failing in a loop.
 //
 // It boots a container (about 30 s), so it runs with the soak campaigns:
 // QUOTESYNC_SOAK=1, as root, with systemd-nspawn (package systemd-container,
@@ -59,7 +61,8 @@ func TestUnitUnderSystemd(t *testing.T) {
 	deb := strings.TrimSpace(stdout)
 
 	start := time.Now()
-	stdout, stderr, code = run(t, nil, "unshare", "--mount", "--fork", "bash", "testdata/boot.sh", deb, t.TempDir(), nspawn)
+	client, _ := debBinary(t, root) // the real quotesync, as sync-now's client
+	stdout, stderr, code = run(t, nil, "unshare", "--mount", "--fork", "bash", "testdata/boot.sh", deb, t.TempDir(), nspawn, client)
 	if code != 0 {
 		t.Fatalf("testdata/boot.sh: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -89,17 +92,35 @@ func TestUnitUnderSystemd(t *testing.T) {
 		"probe.watchdog-usec":          "300000000",
 		"probe.ready":                  "ok",
 		"probe.reload":                 "ok",
+		"probe.runtime-directory":      "/run/quotesync",
+		"probe.control":                "ok",
+		// The real `quotesync sync-now`, as root outside the sandbox,
+		// reaches the socket the service made in its RuntimeDirectory=.
+		"control.socket": "660 quotesync",
+		"control.answer": "started exit 0",
+		"probe.sync-now": "started",
 
-		"watchdog.restarted":  "yes",
-		"watchdog.abort":      "yes",
-		"panic.restarted":     "yes",
-		"panic.abort":         "yes",
-		"exit1.restarted":     "yes",
-		"exit1.abort":         "no",
-		"exit2.state":         "failed",
-		"exit2.restarted":     "no",
-		"exit2.status":        "2",
-		"nocredential.status": "243", // EXIT_CREDENTIALS
+		"watchdog.restarted": "yes",
+		"watchdog.abort":     "yes",
+		"panic.restarted":    "yes",
+		"panic.abort":        "yes",
+		"exit1.restarted":    "yes",
+		"exit1.abort":        "no",
+		"exit2.state":        "failed",
+		"exit2.restarted":    "no",
+		"exit2.status":       "2",
+		// A missing db-password file is an empty credential
+		// (SetCredential= default), not 243/CREDENTIALS.
+		"nocredential.state": "active",
+		// Started before the token is in place, then with the example's
+		// address: skipped by the start conditions, not failed, not
+		// restarted, and the status or the journal says what to do.
+		"notoken.state":    "inactive/success",
+		"notoken.restarts": "0",
+		"notoken.message":  "yes",
+		"example.state":    "inactive/success",
+		"example.restarts": "0",
+		"example.message":  "yes",
 	}
 	// The database probes count where this machine has a MariaDB to reach.
 	if _, err := os.Stat("/run/mysqld/mysqld.sock"); err == nil {

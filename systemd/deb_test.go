@@ -1,6 +1,8 @@
 package systemd_test
 
 import (
+	"compress/gzip"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -166,8 +168,25 @@ func TestBuildDebMissingConfig(t *testing.T) {
 	}
 }
 
+// identity reads systemd/deb/identity, the package's maintainer and
+// homepage in one place.
+func identity(t *testing.T) (maintainer, homepage string) {
+	t.Helper()
+	vals := map[string]string{}
+	for _, line := range strings.Split(MustReadFile(t, filepath.Join("deb", "identity")), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(k, "#") {
+			vals[k] = strings.Trim(v, "'")
+		}
+	}
+	maintainer, homepage = vals["QS_MAINTAINER"], vals["QS_HOMEPAGE"]
+	if maintainer == "" || homepage == "" || strings.Contains(maintainer+homepage, "example.invalid") {
+		t.Fatalf("deb/identity: QS_MAINTAINER %q, QS_HOMEPAGE %q: want both set, neither on example.invalid", maintainer, homepage)
+	}
+	return maintainer, homepage
+}
+
 func checkControl(t *testing.T, dpkgDeb, deb, arch string) {
-	fields := []string{"Package", "Version", "Architecture", "Section", "Priority", "Maintainer", "Depends", "Recommends", "Suggests"}
+	fields := []string{"Package", "Version", "Architecture", "Section", "Priority", "Maintainer", "Homepage", "Depends", "Recommends", "Suggests"}
 	stdout, stderr, code := run(t, nil, dpkgDeb, append([]string{"--field", deb}, fields...)...)
 	if code != 0 {
 		t.Fatalf("dpkg-deb --field: exit %d: %s", code, stderr)
@@ -177,13 +196,15 @@ func checkControl(t *testing.T, dpkgDeb, deb, arch string) {
 		k, v, _ := strings.Cut(line, ": ")
 		got[k] = v
 	}
+	maintainer, homepage := identity(t)
 	want := map[string]string{
 		"Package":      "quotesync",
 		"Version":      testDebVersion,
 		"Architecture": arch,
 		"Section":      "net",
 		"Priority":     "optional",
-		"Maintainer":   "quotesync developers <quotesync@example.invalid>",
+		"Maintainer":   maintainer,
+		"Homepage":     homepage,
 		"Depends":      "adduser",
 		"Recommends":   "ca-certificates",
 		"Suggests":     "default-mysql-client",
@@ -230,6 +251,10 @@ func checkContents(t *testing.T, dpkgDeb, deb, root string) {
 		"./usr/share/doc/quotesync/":              dir,
 		"./usr/share/doc/quotesync/README.Debian": file,
 		"./usr/share/doc/quotesync/copyright":     file,
+		"./usr/share/doc/quotesync/changelog.gz":  file,
+		"./usr/share/man/":                        dir,
+		"./usr/share/man/man8/":                   dir,
+		"./usr/share/man/man8/quotesync.8.gz":     file,
 	}
 	if _, err := os.Stat(filepath.Join(root, "README.md")); err == nil {
 		want["./usr/share/doc/quotesync/README.md"] = file
@@ -307,5 +332,104 @@ func checkFiles(t *testing.T, dpkgDeb, deb, root, bin string, built bool) {
 	}
 	if built && !strings.Contains(stdout, testVersion) {
 		t.Errorf("packaged quotesync version = %q, want it to carry %s", stdout, testVersion)
+	}
+	if got, want := gunzip(t, filepath.Join(dir, "usr/share/doc/quotesync/changelog.gz")), MustReadFile(t, filepath.Join(root, "CHANGELOG.md")); got != want {
+		t.Errorf("/usr/share/doc/quotesync/changelog.gz differs from CHANGELOG.md")
+	}
+	checkManPage(t, dir)
+}
+
+// gunzip returns the content of a gzip file.
+func gunzip(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return string(b)
+}
+
+// checkManPage: the installed quotesync(8) has a section for every
+// command the packaged binary lists in its help, and man renders it.
+func checkManPage(t *testing.T, dir string) {
+	page := gunzip(t, filepath.Join(dir, "usr/share/man/man8/quotesync.8.gz"))
+	help, _, code := run(t, nil, filepath.Join(dir, "usr/bin/quotesync"), "--help")
+	if code != 0 {
+		t.Fatalf("packaged quotesync --help: exit %d", code)
+	}
+	_, list, _ := strings.Cut(help, "Commands:\n")
+	list, _, _ = strings.Cut(list, "\n\n")
+	n := 0
+	for _, line := range strings.Split(list, "\n") {
+		name := strings.Fields(line)[0]
+		n++
+		if !strings.Contains(page, `.SS "quotesync `+strings.ReplaceAll(name, "-", `\-`)+`"`) {
+			t.Errorf("the man page has no section for quotesync %s", name)
+		}
+	}
+	if n < 8 {
+		t.Errorf("found %d commands in quotesync --help; the parse of its Commands: list is broken", n)
+	}
+	if groff, err := exec.LookPath("groff"); err == nil {
+		cmd := exec.Command(groff, "-man", "-Tutf8", "-ww", "-z")
+		cmd.Stdin = strings.NewReader(page)
+		if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
+			t.Errorf("groff -man -ww on the installed man page: %v\n%s", err, out)
+		}
+	}
+}
+
+// TestBuildDebRefuses: build-deb stops, naming what is missing, when the
+// package would lack its changelog, its identity, or a command's page in
+// the man page.
+func TestBuildDebRefuses(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, _ := debBinary(t, root)
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	page, _, code := run(t, nil, bin, "manpage")
+	if code != 0 {
+		t.Fatalf("quotesync manpage: exit %d", code)
+	}
+	tests := []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"NoChangelog", []string{"QUOTESYNC_CHANGELOG=" + filepath.Join(dir, "CHANGELOG.md")}, "CHANGELOG.md is missing"},
+		{"NoIdentity", []string{"QUOTESYNC_IDENTITY=" + filepath.Join(dir, "none")}, "sets QS_MAINTAINER and QS_HOMEPAGE"},
+		{"PlaceholderIdentity", []string{"QUOTESYNC_IDENTITY=" + write("invalid", "QS_MAINTAINER='x <x@example.invalid>'\nQS_HOMEPAGE='https://example.invalid/x'\n")}, "example.invalid"},
+		{"NoMaintainer", []string{"QUOTESYNC_IDENTITY=" + write("nomaint", "QS_HOMEPAGE='https://quotesync.test/'\n")}, "write 'Name <address>'"},
+		{"ManPageMissesAVerb", []string{"QUOTESYNC_MANPAGE=" + write("quotesync.8", strings.ReplaceAll(page, `.SS "quotesync sync\-now"`, ".SS other"))}, "no section for 'quotesync sync-now'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := append([]string{"QUOTESYNC_BIN=" + bin, "QUOTESYNC_DIST=" + t.TempDir()}, tt.env...)
+			stdout, stderr, code := run(t, env, "bash", "build-deb", testVersion)
+			if code == 0 || stdout != "" {
+				t.Fatalf("build-deb: exit %d, stdout %q; want a failure and no path", code, stdout)
+			}
+			if !strings.Contains(stderr, tt.want) {
+				t.Errorf("stderr %q should say %q", stderr, tt.want)
+			}
+		})
 	}
 }

@@ -94,7 +94,8 @@ func TestUnitVerify(t *testing.T) {
 	if got, want := strings.Count(shipped, "\n"+execStart), 1; got != want {
 		t.Fatalf("%s has %d lines starting %q, want %d", unitPath, got, execStart, want)
 	}
-	testable := strings.Replace(shipped, "\n"+execStart, "\nExecStart="+exe+" ", 1)
+	// ExecStart= and ExecCondition= both run the binary.
+	testable := strings.ReplaceAll(shipped, "=/usr/bin/quotesync ", "="+exe+" ")
 
 	tests := []struct {
 		name      string
@@ -178,9 +179,10 @@ func parseUnit(tb testing.TB, text string) map[string]map[string][]string {
 }
 
 // TestUnitContract pins the directives other parts of quotesync rely on:
-// cmd/quotesync (the run verb and its flag, sd_notify from the main PID,
-// SIGHUP reload, exit status 2 for bad configuration, the credential names
-// the example config refers to), the package (binary, config and credential
+// cmd/quotesync (the run verb and its flag, the configured verb as the
+// start condition, sd_notify from the main PID, SIGHUP reload, exit status
+// 2 for bad configuration, the credential names the example config refers
+// to, the runtime directory of the control socket), the package (binary, config and credential
 // paths; the user postinst creates) and the install notes.
 func TestUnitContract(t *testing.T) {
 	unit := parseUnit(t, MustReadFile(t, unitPath))
@@ -194,6 +196,11 @@ func TestUnitContract(t *testing.T) {
 		{"Service", "NotifyAccess", []string{"main"}},
 		{"Service", "WatchdogSec", []string{"5min"}},
 		{"Service", "ExecStart", []string{"/usr/bin/quotesync run --config /etc/quotesync/config.yaml"}},
+		// Not configured yet: the start is skipped (inactive, not failed,
+		// not restarted): without a token by systemd, with the example's
+		// address by quotesync, with the steps in the journal.
+		{"Unit", "ConditionFileNotEmpty", []string{"/etc/quotesync/credentials/token"}},
+		{"Service", "ExecCondition", []string{"/usr/bin/quotesync configured --config /etc/quotesync/config.yaml"}},
 		{"Service", "ExecReload", []string{"/bin/kill -HUP $MAINPID"}},
 		{"Service", "Restart", []string{"on-failure"}},
 		{"Service", "RestartPreventExitStatus", []string{"2"}},
@@ -207,6 +214,12 @@ func TestUnitContract(t *testing.T) {
 			"token:/etc/quotesync/credentials/token",
 			"db-password:/etc/quotesync/credentials/db-password",
 		}},
+		// The default that makes a missing db-password file an empty
+		// credential (one newline: systemd refuses an empty value;
+		// quotesync trims it).
+		{"Service", "SetCredential", []string{`db-password:\n`}},
+		// The control socket of `quotesync sync-now` (control.socket's default).
+		{"Service", "RuntimeDirectory", []string{"quotesync"}},
 		{"Service", "ProtectSystem", []string{"strict"}},
 		{"Service", "RestrictAddressFamilies", []string{"AF_UNIX AF_INET AF_INET6"}},
 		{"Install", "WantedBy", []string{"multi-user.target"}},

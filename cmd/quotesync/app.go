@@ -50,7 +50,8 @@ func (c *commonFlags) loadSettings(scope config.Scope) (*config.Settings, error)
 }
 
 // newLogger builds the one logger of the process; level can change later
-// (a reload sets log.level).
+// (a reload sets log.level). When w is the journal's stream (systemd's
+// $JOURNAL_STREAM), every line starts with its syslog priority.
 func newLogger(level zap.AtomicLevel, format string, w io.Writer) *zap.Logger {
 	ec := zap.NewProductionEncoderConfig()
 	ec.TimeKey = "ts"
@@ -62,6 +63,9 @@ func newLogger(level zap.AtomicLevel, format string, w io.Writer) *zap.Logger {
 		enc = zapcore.NewConsoleEncoder(ec)
 	} else {
 		enc = zapcore.NewJSONEncoder(ec)
+	}
+	if toJournal(w, os.Getenv) {
+		enc = newPriorityEncoder(enc)
 	}
 	return zap.New(zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), level))
 }

@@ -39,9 +39,13 @@ shop query run read-only or only prepared) and never prints a secret.
                   requests now pending) is under shop.work_types
   item types      (warn) a work type mapped to an item type the service's
                   documentation does not list
+  cluster         the server is not a Galera or Group Replication node,
+                  or shop.single_writer says every instance reaches one
+                  writer (else a warning: the lock is local to one node)
 
 "warn" lines point at shop data the daemon will hold back until the shop
-fixes it (a line without a price, say); they do not fail the check.
+fixes it (a line without a price, say), or at a clustered server; they do
+not fail the check.
 
 Exit status: 0 every check passed, 1 a check failed, 2 bad flags, or the
 file does not parse or is invalid.
@@ -169,6 +173,7 @@ func checkConfig(ctx context.Context, cl *checklist, fc *config.File, getenv fun
 	}
 	cl.add(qsync.CheckOK, "secrets", "token from %s; %s", set.TokenFrom, pw)
 	cl.items = append(cl.items, qsync.Check(ctx, set.Daemon, set.TokenFrom)...)
+	checkClusterLine(ctx, cl, set)
 }
 
 // checkToken asks the token source for a token (reading the file, the

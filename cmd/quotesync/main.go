@@ -29,12 +29,14 @@ type verb struct {
 // verbs lists every sub-command; each lives in a file of its own name.
 var verbs = map[string]verb{
 	"check":    {"check the configuration, secrets, database, queries, work types and token", runCheck},
+	"config":   {"print the configuration as the daemon sees it: values, defaults, origins", runConfig},
 	"emulator": {"serve the in-memory emulator of the integration service", runEmulator},
 	"history":  {"show one request's timeline (by request id or job number)", runHistory},
 	"once":     {"run one pass now (or print its plan with --dry-run)", runOnce},
 	"retry":    {"put a rejected request back into the flow", runRetry},
 	"run":      {"run the daemon: passes on the schedule until stopped", runRun},
 	"status":   {"show the tracked requests and their phases", runStatus},
+	"sync-now": {"ask the running daemon for a pass at once", runSyncNow},
 	"version":  {"print the version", runVersion},
 }
 
@@ -58,6 +60,9 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return runVersion(ctx, args[1:], stdout, stderr)
 	}
 	v, ok := verbs[args[0]]
+	if !ok {
+		v, ok = internalVerbs[args[0]] // not listed in the help
+	}
 	if !ok {
 		fmt.Fprintf(stderr, "quotesync: unknown command %q; run 'quotesync --help' for the list\n", args[0])
 		return exitUsage

@@ -33,6 +33,8 @@ progress, STOPPING=1 on SIGTERM, RELOADING=1 and READY=1 around reloads.
 SIGHUP re-reads the file: a valid file (database and all) takes effect at
 the next pass, after the pass in progress has finished; an invalid one is
 logged with the reason and the running configuration stays.
+SIGUSR1 (what 'quotesync sync-now' sends through control.socket) starts
+a pass at once unless one is running; the schedule goes on as before.
 SIGTERM/SIGINT cancel the pass in progress (it records what it already
 did) and exit within 30s; a second signal exits at once.
 
@@ -65,6 +67,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	// SIGUSR1 asks for a pass at once; its default action would kill us too.
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	defer signal.Stop(usr1)
 
 	set, err := cf.loadSettings(config.AllSecrets)
 	if err != nil {
@@ -74,7 +80,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	level := zap.NewAtomicLevelAt(set.LogLevel)
 	log := newLogger(level, set.LogFormat, stdout)
 	defer func() { _ = log.Sync() }()
-	d := &daemon{cf: cf, log: log, level: level, notify: notifier{log: log}, metrics: newPromMetrics()}
+	d := &daemon{cf: cf, log: log, level: level, notify: notifier{log: log}, metrics: newPromMetrics(),
+		usr1: usr1, now: make(chan qsync.NowRequest)}
 	code := d.run(ctx, set, hup)
 	if code == exitFailure && d.startErr != nil {
 		fmt.Fprintf(stderr, "quotesync run: %v\n", d.startErr)
@@ -91,7 +98,9 @@ type daemon struct {
 	notify  notifier
 	metrics *promMetrics
 	prog    qsync.Progress
-	memory  memoryReleaser // returns a pass's garbage to the OS after it
+	memory  memoryReleaser        // returns a pass's garbage to the OS after it
+	usr1    <-chan os.Signal      // SIGUSR1: a pass at once
+	now     chan qsync.NowRequest // requests for a pass at once, read by the scheduler
 
 	startErr error // why the start failed, for stderr
 
@@ -126,6 +135,7 @@ func (d *daemon) run(ctx context.Context, set *config.Settings, hup <-chan os.Si
 	d.cur, d.set, d.obs = w.d, w.set, w.obs
 	d.mu.Unlock()
 	d.metrics.state.use(w.d.DB)
+	d.warnCluster(ctx, w.d.DB, set.SingleWriter)
 	defer func() {
 		d.mu.Lock()
 		defer d.mu.Unlock()
@@ -133,6 +143,12 @@ func (d *daemon) run(ctx context.Context, set *config.Settings, hup <-chan os.Si
 		_ = d.cur.Close()
 	}()
 	d.prog.Restart(time.Now())
+	ctlPath, ctlDefault := set.Control.ControlSocket()
+	ctl := startControl(ctlPath, ctlDefault, d)
+	defer ctl.Close()
+	usr1Done := make(chan struct{})
+	defer close(usr1Done)
+	go d.serveUSR1(d.usr1, usr1Done)
 
 	interval, err := watchdogInterval()
 	if err != nil {
@@ -200,7 +216,7 @@ func (d *daemon) start(ctx context.Context, drain chan struct{}, skipFirst bool)
 	done := make(chan error, 1)
 	go func() {
 		done <- qd.Engine.Run(ctx, qsync.RunOptions{
-			Lock: qd.Lock(), OnTick: d.onTick, SkipFirst: skipFirst, Drain: drain,
+			Lock: qd.Lock(), OnTick: d.onTick, SkipFirst: skipFirst, Drain: drain, Now: d.now,
 		})
 	}()
 	return done

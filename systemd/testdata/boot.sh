@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Boots this machine's own systemd as PID 1 in a container (systemd-nspawn)
 # on a throwaway overlay of /, installs a quotesync .deb there whose binary is
-# testdata/probe, and drives the unit through start, reload, a watchdog
-# timeout, a panic, exit statuses 1 and 2, and a missing credential. Run by
+# testdata/probe, and drives the unit through a start before it is
+# configured, start, reload, a watchdog timeout, a panic, exit statuses 1
+# and 2, and a missing credential file. Run by
 # TestUnitUnderSystemd as root:
 #
-#   unshare --mount --fork bash boot.sh PACKAGE.deb SCRATCH_DIR NSPAWN
+#   unshare --mount --fork bash boot.sh PACKAGE.deb SCRATCH_DIR NSPAWN CLIENT
+#
+# CLIENT is a real quotesync binary: as root, outside the sandbox, it runs
+# `quotesync sync-now` against the probe's control socket.
 #
 # stdout: one "key: value" line per observation (the probe's own lines are
 # "probe.<what>: <result>"); the container's console goes to stderr.
@@ -16,7 +20,8 @@ set -euo pipefail
 deb=$1
 base=$2
 nspawn=$3
-[[ -f $deb && -d $base && -x $nspawn ]] || { echo "usage: boot.sh PACKAGE.deb SCRATCH_DIR NSPAWN" >&2; exit 2; }
+client=$4
+[[ -f $deb && -d $base && -x $nspawn && -x $client ]] || { echo "usage: boot.sh PACKAGE.deb SCRATCH_DIR NSPAWN CLIENT" >&2; exit 2; }
 mount --make-rprivate /
 mount -t tmpfs -o mode=0755 quotesync-test "$base"
 mkdir "$base/upper" "$base/work" "$base/root" "$base/results"
@@ -25,6 +30,7 @@ r=$base/root
 [[ $(findmnt -no FSTYPE "$r") == overlay ]] || { echo "boot.sh: $r is not an overlay; stopping" >&2; exit 1; }
 [[ -f $r/var/lib/dpkg/status && -x $r/usr/bin/dpkg ]] || { echo "boot.sh: the overlay of / has no dpkg database (/var or /usr on another file system?); this check needs them on /" >&2; exit 1; }
 cp "$deb" "$r/root/quotesync.deb"
+cp "$client" "$r/root/quotesync-client"
 
 # Boot into a target of our own: basic.target plus the driver, nothing else
 # (no database server, no getty) in the container.
@@ -75,16 +81,36 @@ scenario() {
 dpkg -i /root/quotesync.deb >&2
 out install.enabled "$(systemctl is-enabled quotesync)"
 out install.active "$(systemctl is-active quotesync)"
+
+# Started before it is configured: no token yet (systemd's condition), then
+# the example's remote.base_url (the binary's): each time inactive, not
+# failed, not restarted, and the status or the journal says what to do.
+timeout 20 systemctl start quotesync || true
+sleep 1
+out notoken.state "$(show ActiveState)/$(show Result)"
+out notoken.restarts "$(show NRestarts)"
+out notoken.message "$(systemctl status quotesync 2>&1 | grep -qF 'unmet condition check (ConditionFileNotEmpty=/etc/quotesync/credentials/token)' && echo yes || echo no)"
 install -m 0600 /dev/null /etc/quotesync/credentials/token
 install -m 0600 /dev/null /etc/quotesync/credentials/db-password
 printf 'token' >/etc/quotesync/credentials/token
 printf 'password' >/etc/quotesync/credentials/db-password
+timeout 20 systemctl start quotesync || true
+sleep 1
+out example.state "$(show ActiveState)/$(show Result)"
+out example.restarts "$(show NRestarts)"
+out example.message "$(journalctl -u quotesync -o cat | grep -q 'not configured yet' && echo yes || echo no)"
+sed -i 's|https://api.insurer.example|https://insurer.test|' /etc/quotesync/config.yaml
 
 # (the unit's TimeoutStartSec is 2min: a probe that cannot notify would
 # stall the whole run that long)
 timeout 20 systemctl start quotesync
 out start.state "$(show ActiveState)/$(show SubState)"
 out start.watchdog "$(show WatchdogUSec)"
+# `quotesync sync-now` as root reaches the sandboxed service's socket.
+out control.socket "$(stat -c '%a %U' /run/quotesync/control.sock 2>&1)"
+rc=0
+answer=$(/root/quotesync-client sync-now --config /etc/quotesync/config.yaml 2>&1) || rc=$?
+out control.answer "${answer%%:*} exit $rc"
 systemctl reload quotesync
 sleep 1
 journalctl -u quotesync -o cat | grep '^probe\.'
@@ -100,7 +126,7 @@ systemctl daemon-reload
 systemctl reset-failed quotesync 2>/dev/null || true
 rm /etc/quotesync/credentials/db-password
 timeout 20 systemctl start quotesync 2>/dev/null
-out nocredential.status "$(show ExecMainStatus)"
+out nocredential.state "$(show ActiveState)"
 systemctl stop quotesync
 DRIVER
 

@@ -29,6 +29,8 @@ type Settings struct {
 	// WebhookSecretFrom says where notify.webhook's secret comes from, for
 	// check (never the secret); "" when none.
 	WebhookSecretFrom string
+	Control           ControlSection
+	SingleWriter      bool // shop.single_writer: every instance writes to one server of a cluster
 }
 
 // Scope says which secrets Build reads: status and retry need the
@@ -76,6 +78,7 @@ func (c *File) Build(o BuildOptions) (*Settings, error) {
 	add(c.buildShop(s, getenv, scope&ShopSecrets != 0))
 	add(c.buildSync(s))
 	add(c.buildNotify(s, getenv, scope&RemoteSecrets != 0))
+	add(c.buildOps(s))
 
 	s.LogFormat = strings.ToLower(c.Log.Format)
 	if s.LogFormat == "" {

@@ -30,6 +30,7 @@ type File struct {
 	Log     LogSection     `yaml:"log"`
 	Metrics MetricsSection `yaml:"metrics"`
 	Notify  NotifySection  `yaml:"notify"`
+	Control ControlSection `yaml:"control"`
 }
 
 type RemoteSection struct {
@@ -87,8 +88,12 @@ type ShopSection struct {
 	WorkTypes          map[string]string `yaml:"work_types"`
 	AllowCredits       bool              `yaml:"allow_credits"`
 	Limits             LimitsSection     `yaml:"limits"`
-	Queries            QueriesSection    `yaml:"queries"`
 	WriteBack          WriteBackSection  `yaml:"write_back"`
+	// SingleWriter says that every instance reaches one writer of a
+	// clustered server (the same node, or a proxy with one write node):
+	// the single-instance lock (GET_LOCK) is local to one server.
+	SingleWriter bool           `yaml:"single_writer"`
+	Queries      QueriesSection `yaml:"queries"`
 }
 
 type QueriesSection struct {

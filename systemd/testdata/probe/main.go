@@ -3,16 +3,21 @@
 // not be able to do), prints one "probe.<what>: <result>" line each, and
 // speaks sd_notify (READY=1, WATCHDOG=1) like the daemon. PROBE_EXIT=N exits
 // with N after READY; PROBE_PANIC=1 panics after READY; SIGUSR1 stops the
-// watchdog pings; SIGHUP prints probe.reload; SIGTERM exits 0.
+// watchdog pings; SIGHUP prints probe.reload; SIGTERM exits 0. It answers
+// "sync-now" on $RUNTIME_DIRECTORY/control.sock as the daemon does. As the
+// unit's start condition (`configured`) it exits 1 while the config still
+// has the example's remote.base_url.
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -61,6 +66,34 @@ func result(err error) string {
 	}
 }
 
+// serveControl answers the control socket's "sync-now" as the daemon does
+// (started), from a socket made the daemon's way (0660 in
+// RuntimeDirectory=), so that the real `quotesync sync-now` can reach it.
+func serveControl(path string) error {
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return err
+	}
+	if err := os.Chmod(path, 0o660); err != nil {
+		return err
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			line, _ := bufio.NewReader(c).ReadString('\n')
+			if strings.TrimSpace(line) == "sync-now" {
+				fmt.Fprintln(c, `{"outcome":"started"}`)
+				fmt.Println("probe.sync-now: started")
+			}
+			c.Close()
+		}
+	}()
+	return nil
+}
+
 func readable(path string) string {
 	_, err := os.ReadFile(path)
 	return result(err)
@@ -70,6 +103,19 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "version" {
 		fmt.Println("quotesync probe")
 		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "configured" {
+		// The unit's start condition, as quotesync answers it: exit 1 with
+		// a message while remote.base_url is still the example's.
+		b, err := os.ReadFile("/etc/quotesync/config.yaml")
+		if err == nil && strings.Contains(string(b), "https://api.insurer.example") {
+			fmt.Println("probe.configured: quotesync is installed but not configured yet")
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] != "run" {
+		os.Exit(2) // what the probe does not stand in for (build-deb asks for the man page)
 	}
 	p := func(what, res string) { fmt.Printf("probe.%s: %s\n", what, res) }
 	p("args", fmt.Sprint(os.Args[1:]))
@@ -91,6 +137,8 @@ func main() {
 	p("setpriority", result(syscall.Setpriority(syscall.PRIO_PROCESS, 0, 5)))
 	p("watchdog-usec", os.Getenv("WATCHDOG_USEC"))
 	p("ready", result(notify("READY=1")))
+	p("runtime-directory", os.Getenv("RUNTIME_DIRECTORY"))
+	p("control", result(serveControl(os.Getenv("RUNTIME_DIRECTORY")+"/control.sock")))
 
 	if code, err := strconv.Atoi(os.Getenv("PROBE_EXIT")); err == nil {
 		time.Sleep(500 * time.Millisecond)

@@ -1,0 +1,319 @@
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/shopdb"
+	qsync "github.com/quotesync/quotesync/sync"
+)
+
+// Origin says where a value of the effective configuration comes from.
+type Origin string
+
+// Origins of Entry.
+const (
+	OriginFile        Origin = "file"        // the YAML file
+	OriginDefault     Origin = "default"     // not in the file (or its zero value): the default applies
+	OriginEnvironment Origin = "environment" // an environment variable (a secret, or ${VAR} in a value)
+	OriginSecretFile  Origin = "secret file" // a secret read from the file a *_file key names
+)
+
+// Entry is one key of the effective configuration.
+type Entry struct {
+	Key    string `json:"key"`
+	Value  string `json:"value"` // never a secret
+	Origin Origin `json:"origin"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// hiddenValue stands for a secret's value.
+const hiddenValue = "(secret, not shown)"
+
+// keyDefaults are the defaults of the keys whose zero value means "the
+// default", as the packages apply them; a key without an entry shows its
+// zero value. f is the file (a default may derive from other keys).
+var keyDefaults = map[string]func(f *File) any{
+	"remote.timeout":                      fixed(remote.DefaultTimeout),
+	"remote.max_attempts":                 fixed(remote.DefaultMaxAttempts),
+	"remote.backoff_initial":              fixed(remote.DefaultBackoffInitial),
+	"remote.backoff_max":                  fixed(remote.DefaultBackoffMax),
+	"remote.rate_limit":                   fixed(remote.DefaultRateLimit),
+	"remote.burst":                        fixed(remote.DefaultBurst),
+	"remote.max_body_bytes":               fixed(remote.DefaultMaxBodyBytes),
+	"remote.draft_update":                 fixed(remote.DefaultDraftUpdate),
+	"remote.status_method":                fixed(remote.DefaultStatusMethod),
+	"remote.status_path":                  fixed(remote.DefaultStatusPath),
+	"remote.booking_date_layout":          fixed(remote.DefaultBookingDateLayout),
+	"remote.token.oauth2.expiry_leeway":   fixed(remote.DefaultExpiryLeeway),
+	"shop.addr":                           fixed(shopdb.DefaultAddr),
+	"shop.table_prefix":                   fixed(shopdb.DefaultTablePrefix),
+	"shop.lock_name":                      defaultLockName,
+	"shop.conn_max_lifetime":              fixed(shopdb.DefaultConnMaxLifetime),
+	"shop.max_open_conns":                 fixed(shopdb.DefaultMaxOpenConns),
+	"shop.query_timeout":                  fixed(shopdb.DefaultQueryTimeout),
+	"shop.lock_heartbeat":                 fixed(shopdb.DefaultLockHeartbeat),
+	"shop.lock_session_timeout":           fixed(shopdb.DefaultLockSessionTimeout),
+	"sync.schedule":                       fixed(qsync.DefaultConfig().Schedule),
+	"sync.time_zone":                      fixed("Local"),
+	"sync.concurrency":                    fixed(qsync.DefaultConfig().Concurrency),
+	"sync.max_new_per_pass":               fixed(qsync.DefaultConfig().MaxNewPerPass),
+	"sync.pass_timeout":                   fixed(qsync.DefaultConfig().PassTimeout),
+	"sync.retry_backoff_min":              fixed(qsync.DefaultConfig().RetryBackoffMin),
+	"sync.retry_backoff_max":              fixed(qsync.DefaultConfig().RetryBackoffMax),
+	"sync.max_conflicts":                  fixed(qsync.DefaultConfig().MaxConflicts),
+	"sync.watch_submitted":                fixed(qsync.DefaultConfig().WatchSubmitted),
+	"quote.type":                          fixed(qsync.DefaultConfig().Quote.Type),
+	"log.level":                           fixed(defaultLogLevel),
+	"log.format":                          fixed(defaultLogFormat),
+	"control.socket":                      fixed(DefaultControlSocket),
+	"metrics.listen":                      fixed("off"),
+	"metrics.health_max_age":              fixed("three activations of sync.schedule"),
+	"remote.token.oauth2.endpoint_params": fixed("none"),
+	"shop.limits.max_quantity":            fixed(shopdb.DefaultMaxQuantity),
+	"shop.limits.max_price":               fixed(shopdb.DefaultMaxPrice),
+	"shop.limits.max_digits":              fixed(shopdb.DefaultMaxDigits),
+	"notify.events":                       fixed(qsync.NotifyKinds()),
+	"notify.expiry_warning":               fixed(qsync.DefaultExpiryWarning),
+	"notify.webhook.timeout":              fixed(qsync.DefaultWebhookTimeout),
+	"notify.command.timeout":              fixed(qsync.DefaultCommandTimeout),
+	"metrics.status_page":                 fixed(DefaultStatusPage),
+}
+
+func fixed(v any) func(*File) any { return func(*File) any { return v } }
+
+// defaultLockName is shop.lock_name's default, as shopdb derives it.
+func defaultLockName(f *File) any {
+	if f.Shop.Database == "" {
+		return ""
+	}
+	prefix := f.Shop.TablePrefix
+	if prefix == "" {
+		prefix = shopdb.DefaultTablePrefix
+	}
+	name := "quotesync." + f.Shop.Database + "." + prefix
+	if len(name) > 64 {
+		return "a hash of " + name + " (64 characters at most)"
+	}
+	return name
+}
+
+// Effective lists every key of the file at path as the daemon sees it:
+// the value set, or the default; where each comes from; and, for each
+// secret, only where it is read from (a file, a variable). getenv reads
+// the environment (os.Getenv when nil): ${VAR} in values and whether the
+// variables a *_env key names are set. The list follows the file
+// structs, so a key added to them is listed without more code.
+func Effective(path string, getenv func(string) string) ([]Entry, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	f, err := Load(path)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil && len(bytes.TrimSpace(data)) > 0 {
+		return nil, fmt.Errorf("parse config: %w", err)
+	}
+	w := &effWalk{file: f, present: map[string]bool{}, getenv: getenv}
+	presentKeys(&doc, "", w.present)
+	w.walk(reflect.ValueOf(f).Elem(), "")
+	return w.out, nil
+}
+
+// presentKeys collects the key paths the YAML sets: "a.b", list items
+// "a.b[0]", map entries "a.b.KEY".
+func presentKeys(n *yaml.Node, prefix string, into map[string]bool) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			presentKeys(c, prefix, into)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p := strings.TrimPrefix(prefix+"."+n.Content[i].Value, ".")
+			into[p] = true
+			presentKeys(n.Content[i+1], p, into)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			p := fmt.Sprintf("%s[%d]", prefix, i)
+			into[p] = true
+			presentKeys(c, p, into)
+		}
+	}
+}
+
+type effWalk struct {
+	file    *File
+	present map[string]bool
+	getenv  func(string) string
+	out     []Entry
+}
+
+var stringerType = reflect.TypeFor[fmt.Stringer]()
+
+// walk lists v's keys under path: sections (structs) by their yaml tags,
+// maps by sorted key, lists by index; anything else is a value.
+func (w *effWalk) walk(v reflect.Value, path string) {
+	switch {
+	case v.Kind() == reflect.Pointer:
+		if !v.IsNil() { // an unset alternative (remote.token.oauth2) has no keys
+			w.walk(v.Elem(), path)
+		}
+	case v.Kind() == reflect.Struct && !v.Type().Implements(stringerType):
+		t := v.Type()
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+			if name == "" || name == "-" || !t.Field(i).IsExported() {
+				continue
+			}
+			w.walk(v.Field(i), strings.TrimPrefix(path+"."+name, "."))
+		}
+	case v.Kind() == reflect.Map && v.Len() > 0:
+		keys := v.MapKeys()
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+		for _, k := range keys {
+			w.walk(v.MapIndex(k), fmt.Sprintf("%s.%v", path, k))
+		}
+	case v.Kind() == reflect.Slice && v.Len() > 0:
+		for i := range v.Len() {
+			w.walk(v.Index(i), fmt.Sprintf("%s[%d]", path, i))
+		}
+	default:
+		w.leaf(v, path)
+	}
+}
+
+// leaf lists one value.
+func (w *effWalk) leaf(v reflect.Value, path string) {
+	name := path[strings.LastIndex(path, ".")+1:]
+	switch {
+	case isSecretName(name):
+		if !v.IsZero() { // refused by the validation; never shown
+			w.add(Entry{Key: path, Value: hiddenValue, Origin: OriginFile,
+				Detail: "refused: secrets never go in the YAML; use a *_file or *_env key"})
+		}
+		return
+	case v.IsZero() && isSecretSource(name):
+		return // an alternative not taken; the secret's own entry says where it comes from
+	case v.IsZero():
+		e := Entry{Key: path, Value: shown(v), Origin: OriginDefault}
+		def, hasDefault := keyDefaults[path]
+		switch {
+		case hasDefault:
+			e.Value = fmt.Sprint(def(w.file))
+			if w.present[path] {
+				e.Detail = "the file's zero value means the default"
+			}
+		case v.Kind() == reflect.Map || v.Kind() == reflect.Slice:
+			e.Value = "none"
+		case w.present[path]:
+			e.Origin = OriginFile
+		}
+		w.add(e)
+		return
+	}
+	e := Entry{Key: path, Value: shown(v), Origin: OriginFile}
+	if s, ok := v.Interface().(string); ok && strings.Contains(s, "$") {
+		e.Detail = w.expansion(s)
+	}
+	w.add(e)
+	w.secretSource(path, name, v)
+}
+
+// secretSource adds the secret a *_file or *_env key (or a section's
+// file/env) names: where it is read from, never its value.
+func (w *effWalk) secretSource(path, name string, v reflect.Value) {
+	s, ok := v.Interface().(string)
+	if !ok || s == "" {
+		return
+	}
+	parent := path[:max(strings.LastIndex(path, "."), 0)]
+	var secret string
+	switch {
+	case name == "file" || name == "env":
+		secret = parent
+	case strings.HasSuffix(name, "_file") || strings.HasSuffix(name, "_env"):
+		secret = strings.TrimPrefix(parent+"."+name[:strings.LastIndex(name, "_")], ".")
+	default:
+		return
+	}
+	if strings.HasSuffix(name, "env") {
+		state := "set"
+		if w.getenv(s) == "" {
+			state = "not set in this environment"
+		}
+		w.add(Entry{Key: secret, Value: hiddenValue, Origin: OriginEnvironment,
+			Detail: fmt.Sprintf("variable %s (%s), named by %s", s, state, path)})
+		return
+	}
+	where := s
+	if strings.Contains(s, "$") {
+		where += "; " + w.expansion(s)
+	}
+	w.add(Entry{Key: secret, Value: hiddenValue, Origin: OriginSecretFile,
+		Detail: fmt.Sprintf("%s, named by %s", where, path)})
+}
+
+// expansion says what ${VAR} in s becomes in this environment.
+func (w *effWalk) expansion(s string) string {
+	var unset []string
+	out := os.Expand(s, func(name string) string {
+		v := w.getenv(name)
+		if v == "" {
+			unset = append(unset, name)
+		}
+		return v
+	})
+	if len(unset) > 0 {
+		return fmt.Sprintf("${%s} unset here (systemd sets CREDENTIALS_DIRECTORY for the service)", strings.Join(unset, "}, ${"))
+	}
+	return "here: " + out
+}
+
+func (w *effWalk) add(e Entry) { w.out = append(w.out, e) }
+
+// isSecretSource reports whether a key names where a secret comes from.
+func isSecretSource(name string) bool {
+	return name == "file" || name == "env" || strings.HasSuffix(name, "_file") || strings.HasSuffix(name, "_env")
+}
+
+// isSecretName reports whether a key holds a secret itself (the refused
+// keys, and any such key added later); *_file and *_env keys only say
+// where a secret is.
+func isSecretName(name string) bool {
+	switch name {
+	case "value", "password", "secret", "client_secret", "token":
+		return true
+	}
+	for _, suffix := range []string{"_password", "_secret", "_token"} {
+		if strings.HasSuffix(name, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+// shown renders a value as the daemon reads it.
+func shown(v reflect.Value) string {
+	if s, ok := v.Interface().(fmt.Stringer); ok {
+		return s.String()
+	}
+	if v.Kind() == reflect.String && v.String() == "" {
+		return `""`
+	}
+	return fmt.Sprint(v.Interface())
+}

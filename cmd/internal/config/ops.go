@@ -1,0 +1,56 @@
+package config
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// ControlSection is the daemon's control socket: `quotesync sync-now`
+// connects to it to ask the running daemon for a pass at once.
+type ControlSection struct {
+	// Socket is the unix socket's path; "" means DefaultControlSocket
+	// (the unit's RuntimeDirectory=), "off" none (SIGUSR1 still asks for
+	// a pass).
+	Socket string `yaml:"socket"`
+}
+
+// DefaultControlSocket is control.socket's default: systemd creates
+// /run/quotesync for the service (RuntimeDirectory=quotesync).
+const DefaultControlSocket = "/run/quotesync/control.sock"
+
+// ControlOff is the control.socket value that disables the socket.
+const ControlOff = "off"
+
+// maxSocketPath is the longest path a unix socket address holds
+// (sun_path is 108 bytes with its NUL).
+const maxSocketPath = 107
+
+// ControlSocket returns the socket's path ("" when off) and whether it is
+// the default rather than a path of the file.
+func (c ControlSection) ControlSocket() (path string, isDefault bool) {
+	switch c.Socket {
+	case "":
+		return DefaultControlSocket, true
+	case ControlOff:
+		return "", false
+	}
+	return c.Socket, false
+}
+
+// buildOps takes the operators' keys: the control section, and
+// shop.single_writer.
+func (c *File) buildOps(s *Settings) error {
+	s.SingleWriter = c.Shop.SingleWriter
+	s.Control = c.Control
+	p := c.Control.Socket
+	if p == "" || p == ControlOff {
+		return nil
+	}
+	if !filepath.IsAbs(p) {
+		return fmt.Errorf("control.socket: %q must be an absolute path such as %s, or off", p, DefaultControlSocket)
+	}
+	if len(p) > maxSocketPath {
+		return fmt.Errorf("control.socket: %q is %d bytes, longer than a unix socket path may be (%d); choose a shorter path", p, len(p), maxSocketPath)
+	}
+	return nil
+}

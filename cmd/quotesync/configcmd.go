@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"github.com/quotesync/quotesync/cmd/internal/config"
+)
+
+const configHelp = `Usage: quotesync config [--config FILE] [--json]
+
+Prints the configuration as the daemon sees it: every key of the file
+format, the value set in the file or the default that applies, and where
+each comes from:
+
+  file         set in the YAML file
+  default      not set (or set to its zero value): the default applies
+  environment  a secret read from the environment variable a *_env key
+               names, or a value using ${VAR}
+  secret file  a secret read from the file a *_file key names
+
+Secrets are never shown: only where they come from (the file's path,
+the variable's name, and whether it is set here). Values that use
+${CREDENTIALS_DIRECTORY} show what it expands to in this environment
+(systemd sets it for the service; run it as
+CREDENTIALS_DIRECTORY=/etc/quotesync/credentials quotesync config to
+see the same paths). Long values (SQL) are cut to one line; --json gives
+them whole.
+
+This is the answer to "what is it actually using"; 'quotesync check' is
+the verdict on it (the database, the queries, the token).
+
+Exit status: 0 printed and the file is valid, 1 the output could not be
+written, 2 bad flags, or a file that does not parse or validate (the
+listing is printed when it parses, then the errors).
+
+Example:
+  quotesync config --config /etc/quotesync/config.yaml
+
+Flags:
+`
+
+// configValueWidth is where the text listing cuts a value.
+const configValueWidth = 48
+
+func runConfig(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("config", flag.ContinueOnError)
+	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	asJSON := fs.Bool("json", false, "print JSON: every entry with its whole value")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), configHelp); fs.PrintDefaults() }
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	entries, err := config.Effective(*path, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "quotesync config: %v\n", err)
+		return exitUsage
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(entries)
+	} else {
+		err = writeConfigTable(stdout, *path, entries)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "quotesync config: write: %v\n", err)
+		return exitFailure
+	}
+	if err := validateFile(*path); err != nil {
+		fmt.Fprintf(stderr, "quotesync config: %s does not validate ('quotesync check' says more):\n%v\n", *path, err)
+		return exitUsage
+	}
+	return exitOK
+}
+
+// writeConfigTable prints the entries as a table, one line each.
+func writeConfigTable(w io.Writer, path string, entries []config.Entry) error {
+	fmt.Fprintf(w, "quotesync config: %s, as the daemon sees it (secrets only by where they come from; --json for long values whole)\n", path)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tVALUE\tORIGIN\tDETAIL")
+	for _, e := range entries {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Key, oneLine(e.Value), e.Origin, dash(e.Detail))
+	}
+	return tw.Flush()
+}
+
+// oneLine puts a value on one line, cut at configValueWidth.
+func oneLine(v string) string {
+	v = strings.Join(strings.Fields(v), " ")
+	if n := utf8.RuneCountInString(v); n > configValueWidth {
+		return string([]rune(v)[:configValueWidth-1]) + "…"
+	}
+	return v
+}
+
+// validateFile runs the file's validation without reading any secret.
+func validateFile(path string) error {
+	fc, err := config.Load(path)
+	if err != nil {
+		return err
+	}
+	_, err = fc.Build(config.BuildOptions{Getenv: os.Getenv, Scope: config.NoSecrets, UserAgent: userAgent()})
+	return err
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+
+	"github.com/quotesync/quotesync/remote/emulator"
+	"github.com/quotesync/quotesync/shopdb/sampleshop"
+)
+
+// journalLine is one line as journald stores it from a stream with
+// SyslogLevelPrefix= on: the priority of a leading "<N>" (6, info, when
+// there is none) and the rest as MESSAGE.
+type journalLine struct {
+	Priority int
+	Prefixed bool
+	Message  string
+}
+
+// readAsJournald splits a stream's bytes into lines and reads each one's
+// priority prefix the way journald does: '<', one digit 0-7, '>'.
+func readAsJournald(data string) []journalLine {
+	var out []journalLine
+	for _, l := range strings.Split(strings.TrimRight(data, "\n"), "\n") {
+		jl := journalLine{Priority: prioInfo, Message: l}
+		if len(l) >= 3 && l[0] == '<' && l[1] >= '0' && l[1] <= '7' && l[2] == '>' {
+			jl = journalLine{Priority: int(l[1] - '0'), Prefixed: true, Message: l[3:]}
+		}
+		out = append(out, jl)
+	}
+	return out
+}
+
+// fileStream returns "DEVICE:INODE" of path, as systemd writes it into
+// $JOURNAL_STREAM.
+func fileStream(t *testing.T, path string) string {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%d:%d", st.Dev, st.Ino)
+}
+
+// runLogsTo runs the binary with its standard error (where `once` logs)
+// written to a file, JOURNAL_STREAM set to stream (the file's own, or
+// another's), and returns what it wrote there.
+func runLogsTo(t *testing.T, e *cliEnv, stream func(logPath string) string, args ...string) string {
+	t.Helper()
+	logPath := filepath.Join(t.TempDir(), "stderr")
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, e.bin, args...)
+	cmd.Env = append(e.environ(), envJournalStream+"="+stream(logPath))
+	cmd.Stderr = f
+	if out, err := cmd.Output(); err != nil {
+		t.Fatalf("quotesync %v: %v\nstdout: %s\nstderr: %s", args, err, out, MustRead(t, logPath))
+	}
+	return MustRead(t, logPath)
+}
+
+// MustRead returns the content of path.
+func MustRead(tb testing.TB, path string) string {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestJournalPriorities runs the real binary with its log stream being
+// "the journal" (JOURNAL_STREAM names the file it writes to) and reads the
+// lines as journald would: every line carries the priority of its level
+// (a held job's warning <4>, an accept <6>) and the
+// rest of the line is zap's JSON with its fields. With JOURNAL_STREAM
+// naming another stream, the lines are plain JSON.
+func TestJournalPriorities(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t, nil)
+	e.Emu.AddRequests(emulator.SeedRequest{ClaimNumber: sampleshop.ClaimBadLine}, emulator.SeedRequest{ClaimNumber: sampleshop.ClaimDraft})
+
+	out := runLogsTo(t, e, func(p string) string { return fileStream(t, p) },
+		"once", "--config", e.Conf, "--log-level", "debug")
+	want := map[string]int{"job held": prioWarning, "request accepted": prioInfo}
+	seen := map[string]bool{}
+	byPrio := map[int]int{}
+	for i, jl := range readAsJournald(out) {
+		byPrio[jl.Priority]++
+		if !jl.Prefixed {
+			t.Errorf("line %d has no priority prefix: %q", i+1, jl.Message)
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(jl.Message), &m); err != nil {
+			t.Errorf("line %d: MESSAGE is not zap's JSON: %v: %q", i+1, err, jl.Message)
+			continue
+		}
+		var lvl zapcore.Level
+		if err := lvl.UnmarshalText([]byte(fmt.Sprint(m["level"]))); err != nil {
+			t.Errorf("line %d: level %v: %v", i+1, m["level"], err)
+		} else if got, want := jl.Priority, syslogPriority(lvl); got != want {
+			t.Errorf("line %d (%s %q): priority <%d>, want <%d>", i+1, lvl, m["msg"], got, want)
+		}
+		msg, _ := m["msg"].(string)
+		if p, ok := want[msg]; ok && !seen[msg] {
+			seen[msg] = true
+			if jl.Priority != p {
+				t.Errorf("%q logged at <%d>, want <%d>", msg, jl.Priority, p)
+			}
+			if msg == "job held" && m["claim"] != sampleshop.ClaimBadLine {
+				t.Errorf("job held line lost its fields: %v", m)
+			}
+		}
+	}
+	for msg := range want {
+		if !seen[msg] {
+			t.Errorf("no %q line in:\n%s", msg, out)
+		}
+	}
+	if byPrio[prioInfo] == 0 || byPrio[prioWarning] == 0 {
+		t.Errorf("lines by priority %v: want info and warning lines", byPrio)
+	}
+
+	t.Run("OtherStream", func(t *testing.T) {
+		other := filepath.Join(t.TempDir(), "journal")
+		if err := os.WriteFile(other, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out := runLogsTo(t, e, func(string) string { return fileStream(t, other) },
+			"once", "--config", e.Conf, "--log-level", "debug")
+		lines := readAsJournald(out)
+		if len(lines) == 0 || lines[0].Message == "" {
+			t.Fatalf("no log lines")
+		}
+		for i, jl := range lines {
+			if jl.Prefixed || !json.Valid([]byte(jl.Message)) {
+				t.Errorf("line %d is not plain JSON: %q", i+1, jl.Message)
+			}
+		}
+	})
+}
+
+func TestSyslogPriority(t *testing.T) {
+	for _, tt := range []struct {
+		l    zapcore.Level
+		want int
+	}{
+		{zapcore.DebugLevel, 7}, {zapcore.InfoLevel, 6}, {zapcore.WarnLevel, 4},
+		{zapcore.ErrorLevel, 3}, {zapcore.DPanicLevel, 2}, {zapcore.FatalLevel, 2},
+	} {
+		if got := syslogPriority(tt.l); got != tt.want {
+			t.Errorf("syslogPriority(%s) = %d, want %d", tt.l, got, tt.want)
+		}
+	}
+	for in, ok := range map[string]bool{"": false, "12": false, "a:1": false, "1:b": false, "8:123": true, strconv.Itoa(1<<40) + ":7": true} {
+		if _, _, got := parseJournalStream(in); got != ok {
+			t.Errorf("parseJournalStream(%q) ok = %v, want %v", in, got, ok)
+		}
+	}
+}
