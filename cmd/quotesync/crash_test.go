@@ -401,12 +401,14 @@ func TestCrashAtEachLandedCall(t *testing.T) {
 				if tc.before != nil {
 					tc.before(e, job)
 				}
-				if tc.after == nil {
-					tc.after = func(*e2eEnv, string) {}
-				} else if tc.before == nil {
-					e.mustOnce() // accepted, no lines yet
+				// tc is shared by the parallel subtests of every mode and
+				// action: read it, never write it.
+				if tc.after != nil {
+					if tc.before == nil {
+						e.mustOnce() // accepted, no lines yet
+					}
+					tc.after(e, job)
 				}
-				tc.after(e, job)
 				e.Emu.AddFault(emulator.Fault{Route: tc.route, Action: action, Count: 1})
 				p := e.start("once")
 				for e.Emu.Faults()[0].Fired == 0 && !p.exited() {
