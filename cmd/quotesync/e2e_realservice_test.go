@@ -381,10 +381,13 @@ func TestE2EHeldReleasedAfterReload(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
+	// Wait for quotesync's own record of the push, not only the remote's
+	// copy: a SIGTERM between the answer and that write leaves the push
+	// for the next pass to settle, which this test does not run.
 	e2eWaitFor(t, p, "the Draft after the reload", func() bool {
 		rj, _ := e.Emu.State().Job(job)
 		q, ok := rj.Quote("Estimate")
-		return ok && strings.Contains(string(q.Body), "Windscreen")
+		return ok && strings.Contains(string(q.Body), "Windscreen") && e.row(t, id).Phase == "drafted"
 	})
 	if code := p.stop(30 * time.Second); code != 0 {
 		t.Errorf("run after SIGTERM: exit %d", code)
