@@ -37,6 +37,9 @@ func (e *Engine) buildQuote(job string, lines []shopdb.Line) remote.Quote {
 			Price:       l.Price,
 			Total:       l.Total,
 			PartNumber:  l.PartNumber,
+			Markup:      l.Markup,
+			IsOnReport:  l.OnReport,
+			Metadata:    l.Metadata,
 		})
 	}
 	return q
@@ -74,7 +77,19 @@ func (e *Engine) hashLines(w *canonWriter, job string, lines []shopdb.LineText) 
 		w.str(l.Price)
 		w.str(l.Total)
 		w.str(l.PartNumber)
-		w.int(0) // no metadata
+		if l.Markup != "" {
+			w.str("markup")
+			w.str(l.Markup)
+		}
+		if l.OnReport != "" {
+			w.str("onreport")
+			w.str(l.OnReport)
+		}
+		w.int(len(l.Metadata)) // ordered by key, as item writes them
+		for _, m := range l.Metadata {
+			w.str(m.Key)
+			w.str(m.Value)
+		}
 	}
 	w.tail(q)
 	return w.sum()
