@@ -9,6 +9,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"maps"
@@ -461,6 +462,12 @@ func e2eLine(n int) sampleshop.Line {
 	}
 	if l.Code == "PART" {
 		l.PartNo = fmt.Sprintf("PN-%05d", n)
+		l.Markup = e2eNullDec(fmt.Sprintf("%d.%02d", n%40, n%100)) // markup, metadata, on the report
+		l.Supplier = fmt.Sprintf("Supplier %d", n%3)
+		l.OnReport = sql.NullBool{Bool: true, Valid: true}
+	}
+	if n%5 == 1 {
+		l.OnReport = sql.NullBool{Bool: false, Valid: true}
 	}
 	switch n % 4 {
 	case 0: // the shop's own total, with a discount: it must be sent as is
