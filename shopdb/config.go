@@ -164,6 +164,14 @@ type Queries struct {
 	// last pass and quotesync's own state did not change either, a pass
 	// reads nothing else from the database.
 	ShopChanged string
+	// QuoteFields (shop.queries.quote_fields), optional, returns at most
+	// one row per job of :jobs: a column job and any others, each a field
+	// of the job's quote beside the items, named as the query spells the
+	// column, its value sent as a JSON string (a NULL or empty value
+	// leaves the field out). The fields quotesync writes itself
+	// (ReservedQuoteFields) are refused. The marker of estimate_state, and
+	// shop_changed, must change when these values change.
+	QuoteFields string
 }
 
 // withDefaults returns c with every zero tunable set to its default.

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -27,10 +28,15 @@ func TestHashLinesIsHashQuote(t *testing.T) {
 		{LineID: "z", Order: 4, WorkType: "Parts", Description: "On report", Quantity: dec("1"), Price: dec("2"), Total: dec("2"),
 			OnReport: ptr(true)},
 	}
-	for _, cfg := range []QuoteConfig{
+	for i, cfg := range []QuoteConfig{
 		{Type: "Estimate"},
 		{Type: "Estimate", OmitReferenceID: true, Rates: map[string]decimal.Decimal{"RepairLabour": dec("95.5000"), "Parts": dec("0")}},
+		{Type: "Estimate"},
 	} {
+		var fields map[string]string
+		if i == 2 {
+			fields = map[string]string{"claimNote": `<"Bumper" & more>`, "assessor": "J. Smith"}
+		}
 		c := DefaultConfig()
 		c.Quote = cfg
 		e := testEngine(t, c)
@@ -50,8 +56,8 @@ func TestHashLinesIsHashQuote(t *testing.T) {
 					texts[i].Metadata = append(texts[i].Metadata, shopdb.MetaValue{Key: k, Value: l.Metadata[k]})
 				}
 			}
-			t.Run(fmt.Sprintf("%v/%dLines", cfg.OmitReferenceID, n), func(t *testing.T) {
-				if got, want := e.hashLines(w, "RO-1", texts), hashQuote(e.buildQuote("RO-1", lines[:n])); got != want {
+			t.Run(fmt.Sprintf("%d/%dLines", i, n), func(t *testing.T) {
+				if got, want := e.hashLines(w, "RO-1", texts, fields), hashQuote(e.buildQuote("RO-1", lines[:n], fields)); got != want {
 					t.Errorf("hashLines = %s, want hashQuote's %s", got, want)
 				}
 			})
@@ -72,18 +78,18 @@ func TestHashLineExtras(t *testing.T) {
 		Quantity: dec("2"), Price: dec("1.25"), Total: dec("2.50")}}
 	// The hash of this quote as the releases before these fields made it.
 	const before = "78a30b21a77b6647c3e1e341bc56ed6eaea28bf17dd122c203cdf07ff559547e"
-	base := hashQuote(e.buildQuote("RO-1", plain))
+	base := hashQuote(e.buildQuote("RO-1", plain, nil))
 	if base != before {
 		t.Errorf("hash of a line without extras = %s, want the earlier %s", base, before)
 	}
 	if got := e.hashLines(&canonWriter{}, "RO-1", []shopdb.LineText{{LineID: "11", Order: 1, WorkType: "Parts", Description: "Clip",
-		PartNumber: "P-1", Quantity: "2", Price: "1.25", Total: "2.5"}}); got != before {
+		PartNumber: "P-1", Quantity: "2", Price: "1.25", Total: "2.5"}}, nil); got != before {
 		t.Errorf("hashLines of a line without extras = %s, want the earlier %s", got, before)
 	}
 	with := func(f func(l *shopdb.Line)) string {
 		ls := slices.Clone(plain)
 		f(&ls[0])
-		return hashQuote(e.buildQuote("RO-1", ls))
+		return hashQuote(e.buildQuote("RO-1", ls, nil))
 	}
 	if got := with(func(l *shopdb.Line) { l.Metadata = map[string]string{} }); got != base {
 		t.Errorf("empty metadata changed the hash: %s", got)
@@ -108,5 +114,37 @@ func TestHashLineExtras(t *testing.T) {
 		if got == base || got == markup {
 			t.Errorf("%s: hash unchanged", name)
 		}
+	}
+}
+
+// TestHashQuoteFields: no quote-level fields (none configured, or none for
+// the job) hash as before; each field and its value is part of the hash.
+func TestHashQuoteFields(t *testing.T) {
+	e := testEngine(t, DefaultConfig())
+	lines := sampleLines()
+	base := hashQuote(e.buildQuote("RO-1", lines, nil))
+	if got := hashQuote(e.buildQuote("RO-1", lines, map[string]string{})); got != base {
+		t.Errorf("empty fields changed the hash")
+	}
+	seen := map[string]string{base: "none"}
+	for name, fields := range map[string]map[string]string{
+		"one":       {"claimNote": "rear"},
+		"value":     {"claimNote": "front"},
+		"name":      {"assessor": "rear"},
+		"two":       {"claimNote": "rear", "assessor": "J"},
+		"htmlchars": {"claimNote": "<&>"},
+	} {
+		q := e.buildQuote("RO-1", lines, fields)
+		for k, v := range fields {
+			var got string
+			if err := json.Unmarshal(q.Extra[k], &got); err != nil || got != v {
+				t.Errorf("%s: field %s = %s (%v), want the JSON string %q", name, k, q.Extra[k], err, v)
+			}
+		}
+		h := hashQuote(q)
+		if other, dup := seen[h]; dup {
+			t.Errorf("fields %s hash like %s", name, other)
+		}
+		seen[h] = name
 	}
 }
