@@ -75,6 +75,7 @@ type e2eOptions struct {
 	NoRedirectURI bool              // documented mode: no endpoint_params
 	WorkTypes     map[string]string // more shop.work_types (or other types for the sample's codes)
 	ReleaseJob    bool              // shop.queries.release_job: the sample's
+	QuoteFields   string            // shop.queries.quote_fields; "" = none
 }
 
 // e2eClientID is the OAuth2 client id of the documented-mode emulators.
@@ -170,6 +171,9 @@ func (e *e2eEnv) writeConfig() {
 	}
 	if e.opts.ReleaseJob {
 		shop["queries"].(map[string]any)["release_job"] = m.Queries.ReleaseJob
+	}
+	if e.opts.QuoteFields != "" {
+		shop["queries"].(map[string]any)["quote_fields"] = e.opts.QuoteFields
 	}
 	if !e.opts.NoShopChanged {
 		shop["queries"].(map[string]any)["shop_changed"] = m.Queries.ShopChanged

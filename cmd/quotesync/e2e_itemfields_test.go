@@ -93,3 +93,40 @@ func e2eStoredItems(t *testing.T, e *e2eEnv, job string) map[string]string {
 	}
 	return out
 }
+
+// TestE2EQuoteFields runs the binary with shop.queries.quote_fields: the
+// shop's fields arrive beside the items of the Draft, as strings, in both
+// modes; a NULL leaves its field out.
+func TestE2EQuoteFields(t *testing.T) {
+	for _, mode := range e2eModes {
+		t.Run(mode, func(t *testing.T) {
+			e := newE2E(t, e2eOptions{Mode: mode,
+				QuoteFields: `SELECT job, note AS claimNote, assessor FROM quote_notes WHERE job IN (:jobs)`})
+			if _, err := e.sql.Exec(`CREATE TABLE quote_notes (job VARCHAR(20), note VARCHAR(40), assessor VARCHAR(40))`); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.sql.Exec(`INSERT INTO quote_notes VALUES (?, 'rear "impact" <1>', NULL)`, sampleshop.JobDraft); err != nil {
+				t.Fatal(err)
+			}
+			e.seed(sampleshop.ClaimDraft, "KLM123")
+			e2eWantCalls(t, "pass 1", e.mustOnce(), map[string]int{e2eRouteList: 1, e2eRouteAccept: 1, e2eRouteQuote: 1})
+			rj, _ := e.Emu.State().Job(sampleshop.JobDraft)
+			q, ok := rj.Quote("Estimate")
+			if !ok {
+				t.Fatalf("no Estimate for %s", sampleshop.JobDraft)
+			}
+			var body map[string]json.RawMessage
+			if err := json.Unmarshal(q.Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			var note string
+			if err := json.Unmarshal(body["claimNote"], &note); err != nil || note != `rear "impact" <1>` {
+				t.Errorf("claimNote = %s (%v), want the shop's note as a string", body["claimNote"], err)
+			}
+			if v, ok := body["assessor"]; ok {
+				t.Errorf("assessor = %s, want it left out (NULL in the shop)", v)
+			}
+			e.checkInvariants(true, "after the Draft with quote fields")
+		})
+	}
+}
