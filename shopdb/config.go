@@ -147,7 +147,10 @@ type Queries struct {
 	// price and optionally part_number, total (alias them with AS). Other
 	// columns are an error. Amounts are read from their text form (DECIMAL
 	// keeps its scale); a NULL total means quantity × price rounded half up
-	// to cents. A job with one invalid row is reported, not loaded.
+	// to cents. Optional item fields: markup (a number under the rules of
+	// price), is_on_report (1/0 or true/false) and meta_<key> columns (item
+	// metadata under <key>); NULL leaves a field out. A job with one
+	// invalid row is reported, not loaded.
 	LineItems string
 	// EstimateState (shop.queries.estimate_state) returns one row per job
 	// of :jobs (GROUP BY the job) with columns job, final (a number,
