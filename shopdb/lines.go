@@ -181,9 +181,10 @@ func (db *DB) LineItems(ctx context.Context, jobs []string) (lines map[string][]
 	}
 	seen := map[string]map[string]bool{}
 	var meta []metaCol
+	metaRead := false
 	err = db.scanJobRows(ctx, &db.q.lineItems, set, lineColumnsRequired, lineColumnsOptional, bad, func(job string, idx map[string]int, cols []string, vals []any) error {
-		if meta == nil {
-			meta = metaColumns(cols)
+		if !metaRead {
+			meta, metaRead = metaColumns(cols), true
 		}
 		l, rerr := db.parseLine(job, idx, meta, vals)
 		if rerr == nil {
