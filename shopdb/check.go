@@ -86,6 +86,16 @@ func (db *DB) CheckQueries(ctx context.Context) []QueryCheck {
 		c.Warn = db.explainScan(ctx, &db.q.estimateState, jobVals)
 	}
 	out = append(out, c)
+	if q := db.q.quoteFields; q != nil {
+		c := db.checkQuery(ctx, q, vals, func(cols []string) error {
+			_, _, err := quoteFieldColumns(q.key, cols)
+			return err
+		})
+		if c.Err == nil {
+			c.Warn = db.explainScan(ctx, q, jobVals)
+		}
+		out = append(out, c)
+	}
 	if q := db.q.shopChanged; q != nil {
 		c := db.checkQuery(ctx, q, vals, nil)
 		if c.Err == nil {

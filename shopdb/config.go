@@ -147,7 +147,10 @@ type Queries struct {
 	// price and optionally part_number, total (alias them with AS). Other
 	// columns are an error. Amounts are read from their text form (DECIMAL
 	// keeps its scale); a NULL total means quantity × price rounded half up
-	// to cents. A job with one invalid row is reported, not loaded.
+	// to cents. Optional item fields: markup (a number under the rules of
+	// price), is_on_report (1/0 or true/false) and meta_<key> columns (item
+	// metadata under <key>); NULL leaves a field out. A job with one
+	// invalid row is reported, not loaded.
 	LineItems string
 	// EstimateState (shop.queries.estimate_state) returns one row per job
 	// of :jobs (GROUP BY the job) with columns job, final (a number,
@@ -164,6 +167,14 @@ type Queries struct {
 	// last pass and quotesync's own state did not change either, a pass
 	// reads nothing else from the database.
 	ShopChanged string
+	// QuoteFields (shop.queries.quote_fields), optional, returns at most
+	// one row per job of :jobs: a column job and any others, each a field
+	// of the job's quote beside the items, named as the query spells the
+	// column, its value sent as a JSON string (a NULL or empty value
+	// leaves the field out). The fields quotesync writes itself
+	// (ReservedQuoteFields) are refused. The marker of estimate_state, and
+	// shop_changed, must change when these values change.
+	QuoteFields string
 }
 
 // withDefaults returns c with every zero tunable set to its default.

@@ -34,7 +34,7 @@ func (db *DB) JobStates(ctx context.Context, jobs []string) (states map[string]J
 	if len(set.list) == 0 {
 		return states, bad, nil
 	}
-	err = db.scanJobRows(ctx, &db.q.estimateState, set, stateColumnsReq, stateColumnsOpt, bad, func(job string, idx map[string]int, vals []any) error {
+	err = db.scanJobRows(ctx, &db.q.estimateState, set, stateColumnsReq, stateColumnsOpt, bad, func(job string, idx map[string]int, _ []string, vals []any) error {
 		if _, dup := states[job]; dup {
 			delete(states, job)
 			bad[job] = &StateError{Job: job, Column: "job",

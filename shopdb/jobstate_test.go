@@ -174,8 +174,8 @@ func TestCheckQueries(t *testing.T) {
 	if c := checks[len(checks)-1]; c.Key != "shop.queries.shop_changed" || c.Err != nil {
 		t.Errorf("last check = %+v, want shop_changed passing", c)
 	}
-	if last := checks[len(checks)-3]; last.Key != "shop.queries.line_items" || len(last.Columns) != 9 {
-		t.Errorf("line_items check = %+v, want its 9 columns", last)
+	if last := checks[len(checks)-3]; last.Key != "shop.queries.line_items" || len(last.Columns) != 12 {
+		t.Errorf("line_items check = %+v, want its 12 columns (markup, is_on_report and meta_supplier among them)", last)
 	}
 	if c := checks[1]; c.Columns != nil || c.Note != "prepared" {
 		t.Errorf("create_job[0] check = %+v, want prepared only", c)

@@ -14,7 +14,7 @@ import (
 // Columns of line_items and estimate_state.
 var (
 	lineColumnsRequired = []string{"job", "line_id", "line_no", "code", "description", "quantity", "price"}
-	lineColumnsOptional = []string{"part_number", "total"}
+	lineColumnsOptional = []string{"part_number", "total", colMarkup, colOnReport, metaPattern}
 	stateColumnsReq     = []string{"job", "final"}
 	stateColumnsOpt     = []string{"marker"}
 )
@@ -55,7 +55,11 @@ func columnIndex(key string, cols, required, optional []string) (map[string]int,
 	idx := make(map[string]int, len(cols))
 	for i, c := range cols {
 		name := strings.ToLower(c)
-		if !contains(required, name) && !contains(optional, name) {
+		meta := isMetaColumn(name) && contains(optional, metaPattern)
+		if meta && name == metaPrefix {
+			return nil, fmt.Errorf("%s returns column %q, which names no metadata key; alias it as %s (the item's metadata key)", key, c, metaPattern)
+		}
+		if !meta && !contains(required, name) && !contains(optional, name) {
 			return nil, fmt.Errorf("%s returns column %q, which quotesync does not know; it returns %s and optionally %s", key, c, strings.Join(required, ", "), strings.Join(optional, ", "))
 		}
 		if _, dup := idx[name]; dup {
@@ -102,7 +106,7 @@ func scanRows(rows *sql.Rows, key string, f func(vals []any) error) error {
 // calls f for each row that names a job asked for and not already in bad.
 // Rows with a NULL job are an error for the query as a whole.
 func (db *DB) scanJobRows(ctx context.Context, q *namedQuery, set jobSet, required, optional []string, bad map[string]error,
-	f func(job string, idx map[string]int, vals []any) error) error {
+	f func(job string, idx map[string]int, cols []string, vals []any) error) error {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
 	rows, err := q.query(ctx, db.x, map[string]any{ParamJobs: set.list})
@@ -128,7 +132,7 @@ func (db *DB) scanJobRows(ctx context.Context, q *namedQuery, set jobSet, requir
 		if !ok || bad[job] != nil {
 			return nil
 		}
-		return f(job, idx, vals)
+		return f(job, idx, cols, vals)
 	})
 }
 
@@ -176,8 +180,13 @@ func (db *DB) LineItems(ctx context.Context, jobs []string) (lines map[string][]
 		return lines, bad, nil
 	}
 	seen := map[string]map[string]bool{}
-	err = db.scanJobRows(ctx, &db.q.lineItems, set, lineColumnsRequired, lineColumnsOptional, bad, func(job string, idx map[string]int, vals []any) error {
-		l, rerr := db.parseLine(job, idx, vals)
+	var meta []metaCol
+	metaRead := false
+	err = db.scanJobRows(ctx, &db.q.lineItems, set, lineColumnsRequired, lineColumnsOptional, bad, func(job string, idx map[string]int, cols []string, vals []any) error {
+		if !metaRead {
+			meta, metaRead = metaColumns(cols), true
+		}
+		l, rerr := db.parseLine(job, idx, meta, vals)
 		if rerr == nil {
 			if seen[job] == nil {
 				seen[job] = map[string]bool{}
@@ -286,7 +295,8 @@ func splitSign(s string) (neg bool, mag string) {
 }
 
 // parseLine validates one row of line_items.
-func (db *DB) parseLine(job string, idx map[string]int, vals []any) (Line, *RowError) {
+// meta are its metadata columns (metaColumns).
+func (db *DB) parseLine(job string, idx map[string]int, meta []metaCol, vals []any) (Line, *RowError) {
 	get := func(col string) (string, bool) {
 		i, ok := idx[col]
 		if !ok {
@@ -360,6 +370,9 @@ func (db *DB) parseLine(job string, idx map[string]int, vals []any) (Line, *RowE
 		}
 	}
 	if err := db.checkBounds(l, e, q, p, total); err != nil {
+		return Line{}, err
+	}
+	if err := db.parseExtras(&l, e, get, vals, meta); err != nil {
 		return Line{}, err
 	}
 	return l, nil

@@ -16,6 +16,12 @@ type LineText struct {
 	LineID, WorkType, Description, PartNumber string
 	Order                                     int
 	Quantity, Price, Total                    string
+	// Markup is the canonical text of the markup, "" when none.
+	Markup string
+	// OnReport is "true" or "false", "" when the shop does not say.
+	OnReport string
+	// Metadata are the item metadata ordered by key, nil when none.
+	Metadata []MetaValue
 }
 
 // LineTexts reads the lines of jobs in one statement of line_items, for a
@@ -47,7 +53,7 @@ func (db *DB) LineTexts(ctx context.Context, jobs []string, f func(job string, l
 		return nil, err
 	}
 	r := lineReader{db: db, set: set, lim: db.limits(), unsure: make([]bool, len(set.list)),
-		index: make(map[string]int32, len(set.list)), cols: newLineCols(idx)}
+		index: make(map[string]int32, len(set.list)), cols: newLineCols(idx, metaColumns(names))}
 	rows1000, bytes1000 := db.lineHint.perJob()
 	r.recs = make([]lineRec, 0, len(set.list)*rows1000/1000+16)
 	r.arena = make([]byte, 0, len(set.list)*bytes1000/1000+1024)
@@ -106,9 +112,11 @@ func (c *cell) Scan(src any) error {
 // the query does not return.
 type lineCols struct {
 	job, id, no, code, desc, part, qty, price, total int
+	markup, onReport                                 int
+	meta                                             []metaCol
 }
 
-func newLineCols(idx map[string]int) lineCols {
+func newLineCols(idx map[string]int, meta []metaCol) lineCols {
 	opt := func(name string) int {
 		if i, ok := idx[name]; ok {
 			return i
@@ -116,7 +124,8 @@ func newLineCols(idx map[string]int) lineCols {
 		return -1
 	}
 	return lineCols{job: idx["job"], id: idx["line_id"], no: idx["line_no"], code: idx["code"], desc: idx["description"],
-		part: opt("part_number"), qty: idx["quantity"], price: idx["price"], total: opt("total")}
+		part: opt("part_number"), qty: idx["quantity"], price: idx["price"], total: opt("total"),
+		markup: opt(colMarkup), onReport: opt(colOnReport), meta: meta}
 }
 
 // span is a piece of lineReader.arena.
@@ -128,6 +137,10 @@ type lineRec struct {
 	order                             int
 	id, desc, part, qty, price, total span
 	workType                          string
+	markup                            span
+	hasMarkup                         bool
+	onReport                          uint8  // 0 none, 1 false, 2 true
+	metaOff, metaN                    uint32 // in lineReader.meta
 }
 
 // lineHint remembers how many rows and bytes of text LineTexts kept per
@@ -158,6 +171,7 @@ type lineReader struct {
 	unsure []bool
 	arena  []byte
 	recs   []lineRec
+	meta   []metaRef
 }
 
 // keep appends b to the arena.
@@ -250,6 +264,9 @@ func (r *lineReader) valid(j int32, c []cell) bool {
 		if !within(r.lim, a.kind, r.arena[off:]) {
 			return false
 		}
+	}
+	if !r.extras(&rec, c) {
+		return false
 	}
 	r.recs = append(r.recs, rec)
 	return true
@@ -344,8 +361,7 @@ func (r *lineReader) deliver(f func(job string, lines []LineText)) (unsure []str
 				break
 			}
 			seen[id] = true
-			lines = append(lines, LineText{LineID: id, WorkType: rec.workType, Description: str(rec.desc),
-				PartNumber: str(rec.part), Order: rec.order, Quantity: str(rec.qty), Price: str(rec.price), Total: str(rec.total)})
+			lines = append(lines, r.lineText(rec, str))
 		}
 		if !r.unsure[j] {
 			f(r.set.list[j], lines)

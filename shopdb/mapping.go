@@ -49,6 +49,7 @@ type queries struct {
 	lineItems     namedQuery
 	estimateState namedQuery
 	shopChanged   *namedQuery
+	quoteFields   *namedQuery
 	writeBack     map[string]namedQuery // shop.write_back, by kind
 }
 
@@ -104,6 +105,13 @@ func compileQueries(c Config) (queries, error) {
 			return qs, err
 		}
 		qs.shopChanged = &nq
+	}
+	if strings.TrimSpace(q.QuoteFields) != "" {
+		nq, err := compileJobsQuery("shop.queries.quote_fields", q.QuoteFields)
+		if err != nil {
+			return qs, err
+		}
+		qs.quoteFields = &nq
 	}
 	if qs.writeBack, err = compileWriteBack(c.WriteBack); err != nil {
 		return qs, err

@@ -44,6 +44,7 @@ type Store interface {
 	JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, map[string]error, error)
 	LineItems(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error)
 	LineTexts(ctx context.Context, jobs []string, f func(job string, lines []shopdb.LineText)) ([]string, error)
+	QuoteFields(ctx context.Context, jobs []string) (map[string]map[string]string, map[string]error, error)
 	Setting(ctx context.Context, name string) (string, bool, error)
 	PutSetting(ctx context.Context, name, value string) error
 	HasShopChanged() bool

@@ -65,6 +65,9 @@ func (fakeStore) LineItems(context.Context, []string) (map[string][]shopdb.Line,
 func (fakeStore) LineTexts(context.Context, []string, func(string, []shopdb.LineText)) ([]string, error) {
 	return nil, errNotFaked
 }
+func (fakeStore) QuoteFields(context.Context, []string) (map[string]map[string]string, map[string]error, error) {
+	return nil, nil, nil
+}
 func (fakeStore) Setting(context.Context, string) (string, bool, error) {
 	return "", false, errNotFaked
 }

@@ -104,7 +104,7 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
 			case f.same[job]:
 				r, ok = e.noteJob(ctx, p, w.row, w.state, w.state.Final && w.row.Phase != PhaseSubmitted)
 			default:
-				r, ok = e.reconcileJob(ctx, p, w.row, w.state, f.lines[job], f.bad[job])
+				r, ok = e.reconcileJob(ctx, p, w.row, w.state, f.lines[job], f.fields[job], f.bad[job])
 			}
 			if ok {
 				got[i] = &pushJob{row: r, state: w.state}
@@ -125,12 +125,15 @@ type lineWork struct {
 }
 
 // fetchedLines is one chunk's lines: the jobs whose lines hash to what
-// the remote holds (same), and the lines of the others.
+// the remote holds (same), and the lines of the others; the quote-level
+// fields of every job of the chunk (shop.queries.quote_fields). bad holds
+// the jobs whose lines or fields are invalid.
 type fetchedLines struct {
-	same  map[string]bool
-	lines map[string][]shopdb.Line
-	bad   map[string]error
-	err   error
+	same   map[string]bool
+	lines  map[string][]shopdb.Line
+	fields map[string]map[string]string
+	bad    map[string]error
+	err    error
 }
 
 // digestable reports whether r's lines may be hashed only: it has an
@@ -180,6 +183,10 @@ func chunkWork(work []pushJob) []lineWork {
 // for) are read in full with the full jobs, in one more statement.
 func (e *Engine) readLines(ctx context.Context, c lineWork) fetchedLines {
 	f := fetchedLines{same: map[string]bool{}}
+	var badFields map[string]error
+	if f.fields, badFields, f.err = e.store.QuoteFields(ctx, append(slices.Clone(c.digest), c.full...)); f.err != nil {
+		return f
+	}
 	full := c.full
 	if len(c.digest) > 0 {
 		rows := make(map[string]pushJob, len(c.digest))
@@ -193,7 +200,7 @@ func (e *Engine) readLines(ctx context.Context, c lineWork) fetchedLines {
 		unsure, err := e.store.LineTexts(ctx, c.digest, func(job string, lines []shopdb.LineText) {
 			seen[job] = true
 			w := rows[job]
-			if unchanged(w.row, w.state, len(lines), e.hashLines(cw, job, lines)) {
+			if badFields[job] == nil && unchanged(w.row, w.state, len(lines), e.hashLines(cw, job, lines, f.fields[job])) {
 				f.same[job] = true
 			}
 		})
@@ -207,9 +214,9 @@ func (e *Engine) readLines(ctx context.Context, c lineWork) fetchedLines {
 		}
 		full = slices.Clone(full)
 		for _, job := range c.digest {
-			if !seen[job] && !skip[job] {
+			if !seen[job] && !skip[job] && badFields[job] == nil {
 				w := rows[job] // no lines in the shop
-				f.same[job] = unchanged(w.row, w.state, 0, e.hashLines(cw, job, nil))
+				f.same[job] = unchanged(w.row, w.state, 0, e.hashLines(cw, job, nil, f.fields[job]))
 			}
 			if !f.same[job] {
 				full = append(full, job)
@@ -217,6 +224,14 @@ func (e *Engine) readLines(ctx context.Context, c lineWork) fetchedLines {
 		}
 	}
 	f.lines, f.bad, f.err = e.lineItems(ctx, full)
+	for job, err := range badFields {
+		if f.bad == nil {
+			f.bad = map[string]error{}
+		}
+		if f.bad[job] == nil {
+			f.bad[job] = err
+		}
+	}
 	return f
 }
 
@@ -239,8 +254,8 @@ func (e *Engine) writeNotes(ctx context.Context, p *pass) {
 // reconcileJob makes the remote hold the job's current lines. It returns
 // the row, and true when the estimate is final and the remote holds its
 // content: the job is ready to submit.
-func (e *Engine) reconcileJob(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, lines []shopdb.Line, badErr error) (shopdb.Request, bool) {
-	q := e.buildQuote(r.JobNumber, lines)
+func (e *Engine) reconcileJob(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, lines []shopdb.Line, fields map[string]string, badErr error) (shopdb.Request, bool) {
+	q := e.buildQuote(r.JobNumber, lines, fields)
 	d := decideJob(r, st, lines, badErr, q, hashQuote(q))
 	switch d.step {
 	case jobHold:
@@ -399,13 +414,20 @@ func (e *Engine) stillFinal(ctx context.Context, todo []pushJob) ([]pushJob, err
 	if err != nil {
 		return nil, err
 	}
+	var fields map[string]map[string]string
+	var badFields map[string]error
+	if len(unmarked) > 0 {
+		if fields, badFields, err = e.store.QuoteFields(ctx, unmarked); err != nil {
+			return nil, err
+		}
+	}
 	kept := todo[:0]
 	for _, w := range todo {
 		job := w.row.JobNumber
 		cur, ok := now[job]
 		same := ok && badNow[job] == nil && cur.Final && cur.Marker == w.state.Marker
 		if same && w.state.Marker == "" {
-			same = badLines[job] == nil && hashQuote(e.buildQuote(job, lines[job])) == w.row.PushedHash
+			same = badLines[job] == nil && badFields[job] == nil && hashQuote(e.buildQuote(job, lines[job], fields[job])) == w.row.PushedHash
 		}
 		if same {
 			kept = append(kept, w)

@@ -3,6 +3,7 @@ package sync
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"sort"
 	"strconv"
 
@@ -12,9 +13,17 @@ import (
 	"github.com/quotesync/quotesync/shopdb"
 )
 
-// buildQuote builds the Draft quote of a job from its validated lines.
-func (e *Engine) buildQuote(job string, lines []shopdb.Line) remote.Quote {
+// buildQuote builds the Draft quote of a job from its validated lines and
+// its quote-level fields (shop.queries.quote_fields; nil when none), sent
+// as JSON strings.
+func (e *Engine) buildQuote(job string, lines []shopdb.Line, fields map[string]string) remote.Quote {
 	q := remote.Quote{Type: e.cfg.Quote.Type, Status: remote.StatusDraft}
+	for name, v := range fields {
+		if q.Extra == nil {
+			q.Extra = make(map[string]json.RawMessage, len(fields))
+		}
+		q.Extra[name], _ = json.Marshal(v) // a string always marshals
+	}
 	if !e.cfg.Quote.OmitReferenceID {
 		q.ReferenceID = job
 	}
@@ -37,6 +46,9 @@ func (e *Engine) buildQuote(job string, lines []shopdb.Line) remote.Quote {
 			Price:       l.Price,
 			Total:       l.Total,
 			PartNumber:  l.PartNumber,
+			Markup:      l.Markup,
+			IsOnReport:  l.OnReport,
+			Metadata:    l.Metadata,
 		})
 	}
 	return q
@@ -57,11 +69,11 @@ func hashQuote(q remote.Quote) string {
 	return w.sum()
 }
 
-// hashLines is hashQuote(e.buildQuote(job, lines)) for lines read as text
-// (shopdb.LineTexts): the same bytes, written into w's buffer, without
-// building the quote (TestHashLinesIsHashQuote).
-func (e *Engine) hashLines(w *canonWriter, job string, lines []shopdb.LineText) string {
-	q := e.buildQuote(job, nil)
+// hashLines is hashQuote(e.buildQuote(job, lines, fields)) for lines read
+// as text (shopdb.LineTexts): the same bytes, written into w's buffer,
+// without building the quote (TestHashLinesIsHashQuote).
+func (e *Engine) hashLines(w *canonWriter, job string, lines []shopdb.LineText, fields map[string]string) string {
+	q := e.buildQuote(job, nil, fields)
 	w.buf = w.buf[:0]
 	w.head(q)
 	w.int(len(lines))
@@ -74,7 +86,19 @@ func (e *Engine) hashLines(w *canonWriter, job string, lines []shopdb.LineText) 
 		w.str(l.Price)
 		w.str(l.Total)
 		w.str(l.PartNumber)
-		w.int(0) // no metadata
+		if l.Markup != "" {
+			w.str("markup")
+			w.str(l.Markup)
+		}
+		if l.OnReport != "" {
+			w.str("onreport")
+			w.str(l.OnReport)
+		}
+		w.int(len(l.Metadata)) // ordered by key, as item writes them
+		for _, m := range l.Metadata {
+			w.str(m.Key)
+			w.str(m.Value)
+		}
 	}
 	w.tail(q)
 	return w.sum()

@@ -37,7 +37,7 @@ func testEngine(t *testing.T, cfg Config) *Engine {
 func TestBuildQuote(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Quote.Rates = map[string]decimal.Decimal{"RepairLabour": dec("88"), "RemoveReplaceLabour": dec("95.50")}
-	q := testEngine(t, cfg).buildQuote("RO-1", sampleLines())
+	q := testEngine(t, cfg).buildQuote("RO-1", sampleLines(), nil)
 	if got, want := q.Type, "Estimate"; got != want {
 		t.Errorf("Type = %q, want %q", got, want)
 	}
@@ -62,14 +62,14 @@ func TestBuildQuote(t *testing.T) {
 	}
 
 	cfg.Quote.OmitReferenceID = true
-	if got := testEngine(t, cfg).buildQuote("RO-1", sampleLines()).ReferenceID; got != "" {
+	if got := testEngine(t, cfg).buildQuote("RO-1", sampleLines(), nil).ReferenceID; got != "" {
 		t.Errorf("ReferenceID with OmitReferenceID = %q, want empty", got)
 	}
 }
 
 func TestHashQuote(t *testing.T) {
 	e := testEngine(t, DefaultConfig())
-	base := e.buildQuote("RO-1", sampleLines())
+	base := e.buildQuote("RO-1", sampleLines(), nil)
 	h := hashQuote(base)
 	if len(h) != 64 {
 		t.Fatalf("hash %q is not hex SHA-256", h)
@@ -78,7 +78,7 @@ func TestHashQuote(t *testing.T) {
 	lines := sampleLines()
 	lines[0].Price = dec("95.5")
 	lines[0].Quantity = dec("1.500")
-	if got := hashQuote(e.buildQuote("RO-1", lines)); got != h {
+	if got := hashQuote(e.buildQuote("RO-1", lines, nil)); got != h {
 		t.Errorf("hash changed for 95.5 vs 95.5000: %s vs %s", got, h)
 	}
 
@@ -101,7 +101,7 @@ func TestHashQuote(t *testing.T) {
 	}
 	for name, change := range changes {
 		t.Run(name, func(t *testing.T) {
-			q := e.buildQuote("RO-1", sampleLines())
+			q := e.buildQuote("RO-1", sampleLines(), nil)
 			change(&q)
 			if got := hashQuote(q); got == h {
 				t.Errorf("hash unchanged after changing the %s", name)

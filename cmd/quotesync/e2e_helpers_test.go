@@ -9,6 +9,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"maps"
@@ -74,6 +75,7 @@ type e2eOptions struct {
 	NoRedirectURI bool              // documented mode: no endpoint_params
 	WorkTypes     map[string]string // more shop.work_types (or other types for the sample's codes)
 	ReleaseJob    bool              // shop.queries.release_job: the sample's
+	QuoteFields   string            // shop.queries.quote_fields; "" = none
 }
 
 // e2eClientID is the OAuth2 client id of the documented-mode emulators.
@@ -169,6 +171,9 @@ func (e *e2eEnv) writeConfig() {
 	}
 	if e.opts.ReleaseJob {
 		shop["queries"].(map[string]any)["release_job"] = m.Queries.ReleaseJob
+	}
+	if e.opts.QuoteFields != "" {
+		shop["queries"].(map[string]any)["quote_fields"] = e.opts.QuoteFields
 	}
 	if !e.opts.NoShopChanged {
 		shop["queries"].(map[string]any)["shop_changed"] = m.Queries.ShopChanged
@@ -461,6 +466,12 @@ func e2eLine(n int) sampleshop.Line {
 	}
 	if l.Code == "PART" {
 		l.PartNo = fmt.Sprintf("PN-%05d", n)
+		l.Markup = e2eNullDec(fmt.Sprintf("%d.%02d", n%40, n%100)) // markup, metadata, on the report
+		l.Supplier = fmt.Sprintf("Supplier %d", n%3)
+		l.OnReport = sql.NullBool{Bool: true, Valid: true}
+	}
+	if n%5 == 1 {
+		l.OnReport = sql.NullBool{Bool: false, Valid: true}
 	}
 	switch n % 4 {
 	case 0: // the shop's own total, with a discount: it must be sent as is

@@ -23,9 +23,11 @@ import (
 )
 
 // e2eItem is one quote item as text, the way both sides are compared:
-// amounts as their exact decimal text.
+// amounts as their exact decimal text; OnReport "true", "false" or ""
+// (absent); Meta the metadata as key=value, ordered by key.
 type e2eItem struct {
 	ID, Order, Type, Description, PartNumber, Quantity, Price, Total string
+	Markup, OnReport, Meta                                           string
 }
 
 // e2eShopJob is one job as the shop holds it, its live lines turned into
@@ -48,7 +50,7 @@ func (e *e2eEnv) shopJobs(q e2eQuerier) (map[string]*e2eShopJob, error) {
 	rows, err := q.QueryContext(e.ctx(), `SELECT j.job_no, COALESCE(j.claim_number, ''),
   COALESCE(DATE_FORMAT(j.booking_date, '%Y-%m-%d'), ''), e.status,
   l.line_id, l.line_no, l.op_code, l.description, l.part_no, l.qty, l.unit_price,
-  COALESCE(l.line_total, ROUND(l.qty * l.unit_price, 2))
+  COALESCE(l.line_total, ROUND(l.qty * l.unit_price, 2)), l.markup, l.on_report, l.supplier
 FROM jobs j JOIN estimates e ON e.job_id = j.job_id
 LEFT JOIN estimate_lines l ON l.estimate_id = e.estimate_id AND l.deleted = 0
 ORDER BY j.job_no, l.line_no, l.line_id`)
@@ -60,8 +62,9 @@ ORDER BY j.job_no, l.line_no, l.line_id`)
 	jobs := make(map[string]*e2eShopJob)
 	for rows.Next() {
 		var job, claim, booking, status string
-		var id, no, code, desc, part, qty, price, total *string
-		if err := rows.Scan(&job, &claim, &booking, &status, &id, &no, &code, &desc, &part, &qty, &price, &total); err != nil {
+		var id, no, code, desc, part, qty, price, total, markup, onReport, supplier *string
+		if err := rows.Scan(&job, &claim, &booking, &status, &id, &no, &code, &desc, &part, &qty, &price, &total,
+			&markup, &onReport, &supplier); err != nil {
 			return nil, fmt.Errorf("read the shop's jobs: %w", err)
 		}
 		j := jobs[job]
@@ -70,8 +73,19 @@ ORDER BY j.job_no, l.line_no, l.line_id`)
 			jobs[job] = j
 		}
 		if id != nil {
-			j.Items = append(j.Items, e2eItem{ID: *id, Order: *no, Type: types[e2eDeref(code)], Description: e2eDeref(desc),
-				PartNumber: e2eDeref(part), Quantity: e2eDeref(qty), Price: e2eDeref(price), Total: e2eDeref(total)})
+			it := e2eItem{ID: *id, Order: *no, Type: types[e2eDeref(code)], Description: e2eDeref(desc),
+				PartNumber: e2eDeref(part), Quantity: e2eDeref(qty), Price: e2eDeref(price), Total: e2eDeref(total),
+				Markup: e2eDeref(markup)}
+			switch e2eDeref(onReport) {
+			case "1":
+				it.OnReport = "true"
+			case "0":
+				it.OnReport = "false"
+			}
+			if v := strings.TrimSpace(e2eDeref(supplier)); v != "" {
+				it.Meta = "supplier=" + v
+			}
+			j.Items = append(j.Items, it)
 		}
 	}
 	return jobs, rows.Err()
@@ -164,11 +178,17 @@ func e2eBodyDiff(raw json.RawMessage, j *e2eShopJob) string {
 		if err := json.Unmarshal(it.ID, &id); err != nil {
 			id = "not a string id: " + string(it.ID)
 		}
-		if it.Metadata != nil || it.Markup != "" || it.IsOnReport != nil {
-			id += " (with metadata/markup/isOnReport)"
+		var onReport string
+		if it.IsOnReport != nil {
+			onReport = fmt.Sprint(*it.IsOnReport)
+		}
+		meta := make([]string, 0, len(it.Metadata))
+		for _, k := range slices.Sorted(maps.Keys(it.Metadata)) {
+			meta = append(meta, k+"="+it.Metadata[k])
 		}
 		got = append(got, e2eItem{ID: id, Order: it.Order.String(), Type: it.Type, Description: it.Description,
-			PartNumber: it.PartNumber, Quantity: it.Quantity.String(), Price: it.Price.String(), Total: it.Total.String()})
+			PartNumber: it.PartNumber, Quantity: it.Quantity.String(), Price: it.Price.String(), Total: it.Total.String(),
+			Markup: it.Markup.String(), OnReport: onReport, Meta: strings.Join(meta, ",")})
 	}
 	want := j.Items
 	if want == nil {

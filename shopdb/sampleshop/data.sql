@@ -29,15 +29,15 @@ INSERT INTO estimates (estimate_id, job_id, status, updated_at) VALUES
   (4, 4, 'DRAFT', '2025-07-03 11:00:00.000000'),
   (5, 5, 'DRAFT', '2025-07-04 10:00:00.000000');
 
-INSERT INTO estimate_lines (line_id, estimate_id, line_no, op_code, description, part_no, qty, unit_price, line_total, deleted, updated_at) VALUES
-  (1, 1, 1, 'R&R', 'Front bumper cover - remove and replace', NULL, 1.500, 95.5000, NULL, 0, '2025-07-01 09:00:00.000000'),
-  (2, 1, 2, 'PART', 'Bumper cover, front, primed', '52119-0K923', 1.000, 412.3750, 412.38, 0, '2025-07-01 09:00:00.000000'),
-  (3, 1, 3, 'PNT', 'Refinish front bumper cover', NULL, 2.500, 88.0000, 220.00, 0, '2025-07-01 09:00:00.000000'),
-  (4, 1, 4, 'RPR', 'Repair LH headlamp bracket', NULL, 0.750, 95.5000, NULL, 0, '2025-07-01 09:00:00.000000'),
-  (5, 1, 5, 'SUNDRY', 'Paint materials', NULL, 1.000, 45.0000, 45.00, 1, '2025-07-01 09:05:00.000000'),
-  (6, 2, 1, 'R&R', 'LH front door shell - remove and replace', NULL, 3.000, 95.5000, NULL, 0, '2025-07-02 16:00:00.000000'),
-  (7, 2, 2, 'PART', 'Door shell, front left', '67002-12A70', 1.000, 1189.9900, 1189.99, 0, '2025-07-02 16:00:00.000000'),
-  (8, 2, 3, 'MECH', 'Wheel alignment', NULL, 1.000, 120.0000, 120.00, 0, '2025-07-02 16:00:00.000000'),
-  (9, 2, 4, 'SUNDRY', 'Environmental levy', NULL, 1.000, 12.5000, NULL, 0, '2025-07-02 16:00:00.000000'),
-  (10, 5, 1, 'R&R', 'Rear bumper cover - remove and replace', NULL, 1.000, 95.5000, NULL, 0, '2025-07-04 10:00:00.000000'),
-  (11, 5, 2, 'PART', 'Rear bumper cover (price to be confirmed)', '71501-TAR-G00', 1.000, NULL, NULL, 0, '2025-07-04 10:00:00.000000');
+INSERT INTO estimate_lines (line_id, estimate_id, line_no, op_code, description, part_no, qty, unit_price, line_total, markup, on_report, supplier, deleted, updated_at) VALUES
+  (1, 1, 1, 'R&R', 'Front bumper cover - remove and replace', NULL, 1.500, 95.5000, NULL, NULL, 1, NULL, 0, '2025-07-01 09:00:00.000000'),
+  (2, 1, 2, 'PART', 'Bumper cover, front, primed', '52119-0K923', 1.000, 412.3750, 412.38, 41.2400, 1, 'OEM', 0, '2025-07-01 09:00:00.000000'),
+  (3, 1, 3, 'PNT', 'Refinish front bumper cover', NULL, 2.500, 88.0000, 220.00, NULL, 0, NULL, 0, '2025-07-01 09:00:00.000000'),
+  (4, 1, 4, 'RPR', 'Repair LH headlamp bracket', NULL, 0.750, 95.5000, NULL, NULL, NULL, NULL, 0, '2025-07-01 09:00:00.000000'),
+  (5, 1, 5, 'SUNDRY', 'Paint materials', NULL, 1.000, 45.0000, 45.00, NULL, NULL, NULL, 1, '2025-07-01 09:05:00.000000'),
+  (6, 2, 1, 'R&R', 'LH front door shell - remove and replace', NULL, 3.000, 95.5000, NULL, NULL, NULL, NULL, 0, '2025-07-02 16:00:00.000000'),
+  (7, 2, 2, 'PART', 'Door shell, front left', '67002-12A70', 1.000, 1189.9900, 1189.99, 119.0000, 1, 'Aftermarket', 0, '2025-07-02 16:00:00.000000'),
+  (8, 2, 3, 'MECH', 'Wheel alignment', NULL, 1.000, 120.0000, 120.00, NULL, NULL, NULL, 0, '2025-07-02 16:00:00.000000'),
+  (9, 2, 4, 'SUNDRY', 'Environmental levy', NULL, 1.000, 12.5000, NULL, NULL, NULL, NULL, 0, '2025-07-02 16:00:00.000000'),
+  (10, 5, 1, 'R&R', 'Rear bumper cover - remove and replace', NULL, 1.000, 95.5000, NULL, NULL, NULL, NULL, 0, '2025-07-04 10:00:00.000000'),
+  (11, 5, 2, 'PART', 'Rear bumper cover (price to be confirmed)', '71501-TAR-G00', 1.000, NULL, NULL, NULL, NULL, NULL, 0, '2025-07-04 10:00:00.000000');

@@ -36,6 +36,9 @@ type Line struct {
 	Qty         decimal.Decimal
 	UnitPrice   decimal.NullDecimal // NULL: price still to be confirmed
 	LineTotal   decimal.NullDecimal // NULL: the shop leaves the total to the reader
+	Markup      decimal.NullDecimal // NULL: no markup
+	OnReport    sql.NullBool        // NULL: the shop does not say
+	Supplier    string              // "": none (the item metadata "supplier")
 }
 
 // CreateJob creates a job (next number from the counter) with a DRAFT
@@ -121,10 +124,10 @@ WHERE j.job_no = ? GROUP BY e.estimate_id`, job).Scan(&estimate, &last)
 		l.LineNo = last + 1
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO estimate_lines
-(estimate_id, line_no, op_code, description, part_no, qty, unit_price, line_total, deleted, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, NOW(6))`,
+(estimate_id, line_no, op_code, description, part_no, qty, unit_price, line_total, markup, on_report, supplier, deleted, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NOW(6))`,
 		estimate, l.LineNo, nullIfEmpty(l.Code), nullIfEmpty(l.Description), nullIfEmpty(l.PartNo),
-		l.Qty, l.UnitPrice, l.LineTotal)
+		l.Qty, l.UnitPrice, l.LineTotal, l.Markup, l.OnReport, nullIfEmpty(l.Supplier))
 	if err != nil {
 		return l, fmt.Errorf("add line to %s: %w", job, err)
 	}
@@ -140,10 +143,11 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, NOW(6))`,
 // EditLine stores every field of l over the line l.LineID.
 func (s *Shop) EditLine(ctx context.Context, l Line) error {
 	return s.exec(ctx, fmt.Sprintf("edit line %d", l.LineID), `UPDATE estimate_lines
-SET line_no = ?, op_code = ?, description = ?, part_no = ?, qty = ?, unit_price = ?, line_total = ?, updated_at = NOW(6)
+SET line_no = ?, op_code = ?, description = ?, part_no = ?, qty = ?, unit_price = ?, line_total = ?,
+  markup = ?, on_report = ?, supplier = ?, updated_at = NOW(6)
 WHERE line_id = ?`,
 		l.LineNo, nullIfEmpty(l.Code), nullIfEmpty(l.Description), nullIfEmpty(l.PartNo), l.Qty, l.UnitPrice,
-		l.LineTotal, l.LineID)
+		l.LineTotal, l.Markup, l.OnReport, nullIfEmpty(l.Supplier), l.LineID)
 }
 
 // DeleteLine soft-deletes a line, as the shop's application does.
@@ -188,7 +192,8 @@ func (s *Shop) exec(ctx context.Context, what, query string, args ...any) error 
 // Lines returns the job's live (not soft-deleted) lines by line number.
 func (s *Shop) Lines(ctx context.Context, job string) ([]Line, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT l.line_id, l.line_no, COALESCE(l.op_code, ''),
-COALESCE(l.description, ''), COALESCE(l.part_no, ''), l.qty, l.unit_price, l.line_total
+COALESCE(l.description, ''), COALESCE(l.part_no, ''), l.qty, l.unit_price, l.line_total,
+l.markup, l.on_report, COALESCE(l.supplier, '')
 FROM estimate_lines l JOIN estimates e ON e.estimate_id = l.estimate_id JOIN jobs j ON j.job_id = e.job_id
 WHERE j.job_no = ? AND l.deleted = 0 ORDER BY l.line_no, l.line_id`, job)
 	if err != nil {
@@ -199,7 +204,8 @@ WHERE j.job_no = ? AND l.deleted = 0 ORDER BY l.line_no, l.line_id`, job)
 	for rows.Next() {
 		var l Line
 		var qty decimal.NullDecimal
-		if err := rows.Scan(&l.LineID, &l.LineNo, &l.Code, &l.Description, &l.PartNo, &qty, &l.UnitPrice, &l.LineTotal); err != nil {
+		if err := rows.Scan(&l.LineID, &l.LineNo, &l.Code, &l.Description, &l.PartNo, &qty, &l.UnitPrice, &l.LineTotal,
+			&l.Markup, &l.OnReport, &l.Supplier); err != nil {
 			return nil, fmt.Errorf("read lines of %s: %w", job, err)
 		}
 		l.Qty = qty.Decimal
@@ -250,11 +256,12 @@ func (s *Shop) GenerateJobs(ctx context.Context, n, linesPerJob int) ([]string, 
 			nums = append(nums, fmt.Sprintf("SELECT %d AS n", i))
 		}
 		stmts = append(stmts, fmt.Sprintf(`INSERT INTO estimate_lines
-(estimate_id, line_no, op_code, description, part_no, qty, unit_price, line_total, deleted, updated_at)
+(estimate_id, line_no, op_code, description, part_no, qty, unit_price, line_total, markup, on_report, supplier, deleted, updated_at)
 SELECT e.estimate_id, d.n,
   CASE d.n %% 6 WHEN 0 THEN 'R&R' WHEN 1 THEN 'RPR' WHEN 2 THEN 'PNT' WHEN 3 THEN 'MECH' WHEN 4 THEN 'PART' ELSE 'SUNDRY' END,
   CONCAT('Generated line ', d.n), CASE WHEN d.n %% 6 = 4 THEN CONCAT('PN-', e.estimate_id, '-', d.n) END,
-  1 + (d.n %% 4) * 0.25, 10 + (e.estimate_id %% 100) + d.n * 0.0125, NULL, 0, NOW(6)
+  1 + (d.n %% 4) * 0.25, 10 + (e.estimate_id %% 100) + d.n * 0.0125, NULL,
+  CASE WHEN d.n %% 6 = 4 THEN 2.5 END, d.n %% 2, CASE WHEN d.n %% 6 = 4 THEN 'OEM' END, 0, NOW(6)
 FROM estimates e JOIN jobs j ON j.job_id = e.job_id
 CROSS JOIN (%s) d
 WHERE j.job_id > %d`, strings.Join(nums, " UNION ALL "), maxJobID))

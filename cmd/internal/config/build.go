@@ -178,6 +178,7 @@ func (c *File) buildShop(s *Settings, getenv func(string) string, secrets bool) 
 			LineItems:     sh.Queries.LineItems,
 			EstimateState: sh.Queries.EstimateState,
 			ShopChanged:   sh.Queries.ShopChanged,
+			QuoteFields:   sh.Queries.QuoteFields,
 		},
 	}
 	return s.Daemon.Shop.Validate()

@@ -104,6 +104,7 @@ type QueriesSection struct {
 	LineItems     string   `yaml:"line_items"`
 	EstimateState string   `yaml:"estimate_state"`
 	ShopChanged   string   `yaml:"shop_changed"`
+	QuoteFields   string   `yaml:"quote_fields"`
 }
 
 type SyncSection struct {
