@@ -98,7 +98,8 @@ const holderColumns = `b.trx_mysql_thread_id, CONCAT(COALESCE(p.USER, '?'), '@',
 	COALESCE(LEFT(REPLACE(REPLACE(b.trx_query, '\n', ' '), '\r', ' '), 120), '')`
 
 // blockers returns the sessions holding the locks that sessions of
-// quotesync's database user wait for.
+// quotesync's database user, in the shop's database, wait for (another
+// application on the same server, even under the same user, is not named).
 func (db *DB) blockers(ctx context.Context) ([]lockHolder, error) {
 	return db.holders(ctx, `SELECT DISTINCT `+holderColumns+`
 FROM information_schema.INNODB_LOCK_WAITS w
@@ -106,9 +107,9 @@ JOIN information_schema.INNODB_TRX b ON b.trx_id = w.blocking_trx_id
 JOIN information_schema.INNODB_TRX r ON r.trx_id = w.requesting_trx_id
 JOIN information_schema.PROCESSLIST rp ON rp.ID = r.trx_mysql_thread_id
 LEFT JOIN information_schema.PROCESSLIST p ON p.ID = b.trx_mysql_thread_id
-WHERE rp.USER = ?
+WHERE rp.USER = ? AND rp.DB = ?
 ORDER BY 4 DESC
-LIMIT 3`, db.cfg.User)
+LIMIT 3`, db.cfg.User, db.cfg.Database)
 }
 
 // lockingTransactions returns the oldest open transactions that hold
