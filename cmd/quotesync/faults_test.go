@@ -241,6 +241,10 @@ func testFaultsDBLinksDropped(t *testing.T, mode string, rounds int) {
 	e2eWaitFor(t, p, "the daemon to start", func() bool { return strings.Contains(p.out.String(), `"msg":"ready"`) })
 	drops, outages := 0, 0
 	faultsScenario(t, e, shop, p, rounds, func() {
+		// On a loaded machine the daemon may still be reconnecting after
+		// the last round's drop: give it a moment, so that a round drops
+		// something.
+		px.waitLink(2 * time.Second)
 		drops += px.dropAll()
 		if shop.rng.IntN(4) == 0 {
 			outages++
@@ -280,6 +284,18 @@ func newDropProxy(t *testing.T, upstream string) *dropProxy {
 }
 
 func (px *dropProxy) addr() string { return px.ln.Addr().String() }
+
+// waitLink waits until a link is open, at most d.
+func (px *dropProxy) waitLink(d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		px.mu.Lock()
+		n := len(px.links)
+		px.mu.Unlock()
+		if n > 0 {
+			return
+		}
+	}
+}
 
 func (px *dropProxy) serve() {
 	for {
