@@ -4,7 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/shopspring/decimal"
@@ -27,12 +28,7 @@ func (e *Engine) buildQuote(job string, lines []shopdb.Line, fields map[string]s
 	if !e.cfg.Quote.OmitReferenceID {
 		q.ReferenceID = job
 	}
-	types := make([]string, 0, len(e.cfg.Quote.Rates))
-	for t := range e.cfg.Quote.Rates {
-		types = append(types, t)
-	}
-	sort.Strings(types)
-	for _, t := range types {
+	for _, t := range slices.Sorted(maps.Keys(e.cfg.Quote.Rates)) {
 		q.Rates = append(q.Rates, remote.Rate{Type: t, Rate: e.cfg.Quote.Rates[t]})
 	}
 	q.Items = make([]remote.Item, 0, len(lines))
@@ -134,11 +130,7 @@ func (c *canonWriter) item(it remote.Item) {
 		c.str("onreport")
 		c.str(strconv.FormatBool(*it.IsOnReport))
 	}
-	keys := make([]string, 0, len(it.Metadata))
-	for k := range it.Metadata {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(it.Metadata))
 	c.int(len(keys))
 	for _, k := range keys {
 		c.str(k)
@@ -148,11 +140,7 @@ func (c *canonWriter) item(it remote.Item) {
 
 // tail writes the fields of q after its items.
 func (c *canonWriter) tail(q remote.Quote) {
-	extra := make([]string, 0, len(q.Extra))
-	for k := range q.Extra {
-		extra = append(extra, k)
-	}
-	sort.Strings(extra)
+	extra := slices.Sorted(maps.Keys(q.Extra))
 	c.int(len(extra))
 	for _, k := range extra {
 		c.str(k)
