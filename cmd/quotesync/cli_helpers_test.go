@@ -196,3 +196,48 @@ func loadExample(t *testing.T) *config.File {
 	}
 	return fc
 }
+
+// bgProc is a quotesync process a test started in the background. The
+// test's end kills it if it still runs, then calls the atEnd functions.
+type bgProc struct {
+	cmd    *exec.Cmd
+	exited chan error // cmd.Wait's result, received once by wait
+	done   bool
+	err    error
+}
+
+// startBackground starts cmd; atEnd runs at the test's end, after the
+// process has ended (to check or log its output).
+func startBackground(t *testing.T, cmd *exec.Cmd, atEnd func()) *bgProc {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &bgProc{cmd: cmd, exited: make(chan error, 1)}
+	go func() { p.exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if !p.done {
+			_ = cmd.Process.Kill()
+			p.err, p.done = <-p.exited, true
+		}
+		if atEnd != nil {
+			atEnd()
+		}
+	})
+	return p
+}
+
+// wait waits at most d for the process to end: ended is false when it
+// still runs; err is its exit error.
+func (p *bgProc) wait(d time.Duration) (ended bool, err error) {
+	if p.done {
+		return true, p.err
+	}
+	select {
+	case p.err = <-p.exited:
+		p.done = true
+		return true, p.err
+	case <-time.After(d):
+		return false, nil
+	}
+}

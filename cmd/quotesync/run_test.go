@@ -125,18 +125,7 @@ func TestRunDaemonBinary(t *testing.T) {
 	cmd.Env = append(e.environ(), "NOTIFY_SOCKET="+sd.path, "WATCHDOG_USEC=400000")
 	var stdout, stderr cliBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		select {
-		case <-exited:
-		default:
-			_ = cmd.Process.Kill()
-			<-exited
-		}
+	proc := startBackground(t, cmd, func() {
 		out := stdout.String() + stderr.String()
 		for _, s := range e.secrets() {
 			if strings.Contains(out, s) {
@@ -146,7 +135,7 @@ func TestRunDaemonBinary(t *testing.T) {
 		if t.Failed() {
 			t.Logf("daemon stdout:\n%s\nstderr:\n%s\nsd_notify: %q", stdout.String(), stderr.String(), sd.since(0))
 		}
-	}()
+	})
 	must := func(what string, d time.Duration, cond func() bool) {
 		t.Helper()
 		if !waitFor(d, cond) {
@@ -265,14 +254,12 @@ func TestRunDaemonBinary(t *testing.T) {
 		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Errorf("exit after SIGTERM: %v, want status 0", err)
-			}
-			exited <- err // for the deferred check
-		case <-time.After(35 * time.Second):
+		ok, err := proc.wait(35 * time.Second)
+		switch {
+		case !ok:
 			t.Fatal("no exit within 35s of SIGTERM")
+		case err != nil:
+			t.Errorf("exit after SIGTERM: %v, want status 0", err)
 		}
 		if sd.count("STOPPING=1") != 1 || logEntry(stdout.String(), msgStopped) == nil {
 			t.Errorf("no STOPPING=1 or no %q line", msgStopped)
@@ -293,22 +280,11 @@ func TestRunStopsDuringPass(t *testing.T) {
 	cmd.Env = e.environ()
 	var stdout, stderr cliBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		select {
-		case <-exited:
-		default:
-			_ = cmd.Process.Kill()
-			<-exited
-		}
+	proc := startBackground(t, cmd, func() {
 		if t.Failed() {
 			t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 		}
-	}()
+	})
 	if !waitFor(15*time.Second, func() bool {
 		return logEntry(stdout.String(), "job number reserved", "claim", sampleshop.ClaimDraft) != nil
 	}) {
@@ -319,14 +295,11 @@ func TestRunStopsDuringPass(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-exited:
-		exited <- err
-		if err != nil {
-			t.Errorf("exit: %v, want 0", err)
-		}
-	case <-time.After(35 * time.Second):
+	switch ok, err := proc.wait(35 * time.Second); {
+	case !ok:
 		t.Fatal("no exit within 35s of SIGTERM")
+	case err != nil:
+		t.Errorf("exit: %v, want 0", err)
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("stopping took %s with a call in flight, want it cancelled at once", d)

@@ -52,22 +52,11 @@ func TestSyncNowBinary(t *testing.T) {
 	cmd.Env = e.environ()
 	var out cliBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		select {
-		case <-exited:
-		default:
-			_ = cmd.Process.Kill()
-			<-exited
-		}
+	proc := startBackground(t, cmd, func() {
 		if t.Failed() {
 			t.Logf("daemon output:\n%s", out.String())
 		}
-	}()
+	})
 	passes := func() int { return countLogs(out.String(), "pass done") }
 	lists := func() int { return e.Emu.Calls()[emulator.RouteListRequests] }
 	must := func(what string, cond func() bool) {
@@ -134,14 +123,11 @@ func TestSyncNowBinary(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-exited:
-		exited <- err
-		if err != nil {
-			t.Fatalf("daemon exit: %v", err)
-		}
-	case <-time.After(30 * time.Second):
+	switch ok, err := proc.wait(30 * time.Second); {
+	case !ok:
 		t.Fatal("daemon did not stop")
+	case err != nil:
+		t.Fatalf("daemon exit: %v", err)
 	}
 	if _, err := os.Lstat(sock); err == nil {
 		t.Errorf("%s left behind after the daemon stopped", sock)
