@@ -29,6 +29,13 @@ type DB struct {
 	// beforeCommit, when set (by tests), runs inside InTx's transaction
 	// just before COMMIT.
 	beforeCommit func(ctx context.Context, tx *sqlx.Tx) error
+	// markerSQL is UpdateMarkers' statement (markerSQL); markerBytes the
+	// most bytes one may have, 0 until the server is asked (see
+	// markerAskBytes); markerCase is set once the server has refused
+	// markerSQL's syntax.
+	markerSQL   string
+	markerBytes atomic.Int64
+	markerCase  atomic.Bool
 }
 
 // tables are the quoted names of quotesync's own tables.
@@ -71,6 +78,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	sdb.SetMaxIdleConns(cfg.MaxOpenConns)
 	sdb.SetConnMaxLifetime(cfg.ConnMaxLifetime)
 	db := &DB{cfg: cfg, x: sqlx.NewDb(sdb, "mysql"), trips: trips, q: qs, t: newTables(cfg.TablePrefix), lim: newBounds(cfg.Limits)}
+	db.markerSQL = markerSQL(db.t.requests)
 	if err := db.Ping(ctx); err != nil {
 		sdb.Close()
 		return nil, err

@@ -12,3 +12,33 @@ func SetBeforeCommit(db *DB, f func(ctx context.Context, tx *sqlx.Tx) error) { d
 
 // LockConnectionID is the server session id holding l.
 func LockConnectionID(l *Lock) int64 { return l.connID }
+
+// SetMarkerBytes bounds each statement of UpdateMarkers to n bytes (0:
+// markerAskBytes until the server is asked).
+func SetMarkerBytes(db *DB, n int) { db.markerBytes.Store(int64(n)) }
+
+// MarkerBytes is the bound UpdateMarkers keeps to, 0 until the server has
+// been asked.
+func MarkerBytes(db *DB) int { return int(db.markerBytes.Load()) }
+
+// EditMarkerSQL changes UpdateMarkers' statement (to make the server
+// refuse it).
+func EditMarkerSQL(db *DB, edit func(string) string) { db.markerSQL = edit(db.markerSQL) }
+
+// MarkersByCase reports whether UpdateMarkers has fallen back to CASE
+// statements.
+func MarkersByCase(db *DB) bool { return db.markerCase.Load() }
+
+// MarkerChunks is how many statements UpdateMarkers' JSON form needs for
+// us within limit bytes each.
+func MarkerChunks(db *DB, us []MarkerUpdate, limit int) int {
+	var buf []byte
+	n := 0
+	for len(us) > 0 {
+		var used int
+		buf, used = markerDoc(buf, us, limit-len(db.markerSQL)-markerSQLSlack)
+		us = us[used:]
+		n++
+	}
+	return n
+}

@@ -236,9 +236,9 @@ func (e *Engine) readLines(ctx context.Context, c lineWork) fetchedLines {
 }
 
 // writeNotes writes the markers of the jobs examined with nothing to push,
-// in one statement per few hundred: a shop that touched ten thousand jobs
-// without changing what they would push costs a few writes, not ten
-// thousand.
+// all in one statement (shopdb.UpdateMarkers; split only past a few
+// megabytes): a shop that touched ten thousand jobs without changing what
+// they would push costs one write, not ten thousand.
 func (e *Engine) writeNotes(ctx context.Context, p *pass) {
 	if len(p.notes) == 0 || p.dry {
 		return
