@@ -34,7 +34,9 @@ func (db *DB) JobStates(ctx context.Context, jobs []string) (states map[string]J
 	if len(set.list) == 0 {
 		return states, bad, nil
 	}
-	err = db.scanJobRows(ctx, &db.q.estimateState, set, stateColumnsReq, stateColumnsOpt, bad, func(job string, idx map[string]int, _ []string, vals []any) error {
+	// Raw values: a row's texts are read where the driver has them, and
+	// only the marker is copied.
+	err = db.scanJobRowsAs(ctx, &db.q.estimateState, set, stateColumnsReq, stateColumnsOpt, bad, true, func(job string, idx map[string]int, _ []string, vals []any) error {
 		if _, dup := states[job]; dup {
 			delete(states, job)
 			bad[job] = &StateError{Job: job, Column: "job",
@@ -69,9 +71,9 @@ func truth(v any) (bool, error) {
 	}
 	s = strings.TrimSpace(s)
 	switch strings.ToLower(s) {
-	case "true", "yes", "y", "t":
+	case "true", "yes", "y", "t", "1":
 		return true, nil
-	case "false", "no", "n", "f", "":
+	case "false", "no", "n", "f", "", "0":
 		return false, nil
 	}
 	d, err := decimal.NewFromString(s)

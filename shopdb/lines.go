@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	gosync "sync"
 
 	"github.com/shopspring/decimal"
 )
@@ -77,6 +78,23 @@ func columnIndex(key string, cols, required, optional []string) (map[string]int,
 
 // scanRows calls f with the values of every row (the slice is reused).
 func scanRows(rows *sql.Rows, key string, f func(vals []any) error) error {
+	return scanRowsAs(rows, key, false, f)
+}
+
+// driverValue is a scan destination that keeps the driver's value as it
+// is: a []byte is the driver's buffer, valid until the next row.
+type driverValue struct{ v any }
+
+// Scan implements sql.Scanner.
+func (d *driverValue) Scan(src any) error {
+	d.v = src
+	return nil
+}
+
+// scanRowsAs is scanRows; with raw set a []byte value is the driver's
+// buffer, valid only until f returns (a read of ten thousand rows copies
+// none of the values it does not keep).
+func scanRowsAs(rows *sql.Rows, key string, raw bool, f func(vals []any) error) error {
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
@@ -84,12 +102,21 @@ func scanRows(rows *sql.Rows, key string, f func(vals []any) error) error {
 	}
 	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
+	dvs := make([]driverValue, len(cols))
 	for i := range vals {
 		ptrs[i] = &vals[i]
+		if raw {
+			ptrs[i] = &dvs[i]
+		}
 	}
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return fmt.Errorf("read %s: %w", key, err)
+		}
+		if raw {
+			for i := range dvs {
+				vals[i] = dvs[i].v
+			}
 		}
 		if err := f(vals); err != nil {
 			return err
@@ -107,6 +134,13 @@ func scanRows(rows *sql.Rows, key string, f func(vals []any) error) error {
 // Rows with a NULL job are an error for the query as a whole.
 func (db *DB) scanJobRows(ctx context.Context, q *namedQuery, set jobSet, required, optional []string, bad map[string]error,
 	f func(job string, idx map[string]int, cols []string, vals []any) error) error {
+	return db.scanJobRowsAs(ctx, q, set, required, optional, bad, false, f)
+}
+
+// scanJobRowsAs is scanJobRows; with raw set a []byte value f is given
+// is valid only until f returns (see scanRowsAs).
+func (db *DB) scanJobRowsAs(ctx context.Context, q *namedQuery, set jobSet, required, optional []string, bad map[string]error,
+	raw bool, f func(job string, idx map[string]int, cols []string, vals []any) error) error {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
 	rows, err := q.query(ctx, db.x, map[string]any{ParamJobs: set.list})
@@ -123,12 +157,19 @@ func (db *DB) scanJobRows(ctx context.Context, q *namedQuery, set jobSet, requir
 		rows.Close()
 		return err
 	}
-	return scanRows(rows, q.key, func(vals []any) error {
-		raw, ok := text(vals[idx["job"]])
-		if !ok {
-			return fmt.Errorf("%s returned a row with a NULL job", q.key)
+	jobCol := idx["job"]
+	return scanRowsAs(rows, q.key, raw, func(vals []any) error {
+		var job string
+		var ok bool
+		if b, isBytes := vals[jobCol].([]byte); isBytes {
+			job, ok = set.resolveBytes(b)
+		} else {
+			name, notNull := text(vals[jobCol])
+			if !notNull {
+				return fmt.Errorf("%s returned a row with a NULL job", q.key)
+			}
+			job, ok = set.resolve(name)
 		}
-		job, ok := set.resolve(raw)
 		if !ok || bad[job] != nil {
 			return nil
 		}
@@ -140,29 +181,58 @@ func (db *DB) scanJobRows(ctx context.Context, q *namedQuery, set jobSet, requir
 // asked for (exactly, else ignoring case as a case-insensitive collation
 // would).
 type jobSet struct {
-	exact map[string]bool
-	fold  map[string]string
+	exact map[string]string // each job to itself
 	list  []string
+	// fold maps the jobs in lower case to them, made when a row first
+	// names a job that is not one asked for exactly (most reads never
+	// need it).
+	fold *foldedJobs
+}
+
+type foldedJobs struct {
+	once gosync.Once
+	m    map[string]string
 }
 
 func newJobSet(jobs []string) jobSet {
-	s := jobSet{exact: make(map[string]bool, len(jobs)), fold: make(map[string]string, len(jobs))}
+	s := jobSet{exact: make(map[string]string, len(jobs)), fold: &foldedJobs{}}
 	for _, j := range jobs {
-		if j == "" || s.exact[j] {
+		if _, dup := s.exact[j]; j == "" || dup {
 			continue
 		}
-		s.exact[j] = true
-		s.fold[strings.ToLower(j)] = j
+		s.exact[j] = j
 		s.list = append(s.list, j)
 	}
 	return s
 }
 
 func (s jobSet) resolve(job string) (string, bool) {
-	if s.exact[job] {
-		return job, true
+	if j, ok := s.exact[job]; ok {
+		return j, true
 	}
-	j, ok := s.fold[strings.ToLower(job)]
+	return s.resolveFold(job)
+}
+
+// resolveBytes is resolve for a job as the driver reads it; it allocates
+// nothing when the job is one asked for exactly.
+func (s jobSet) resolveBytes(job []byte) (string, bool) {
+	if j, ok := s.exact[string(job)]; ok {
+		return j, true
+	}
+	return s.resolveFold(string(job))
+}
+
+func (s jobSet) resolveFold(job string) (string, bool) {
+	if s.fold == nil { // a jobSet not made by newJobSet knows no job
+		return "", false
+	}
+	s.fold.once.Do(func() {
+		s.fold.m = make(map[string]string, len(s.list))
+		for _, j := range s.list {
+			s.fold.m[strings.ToLower(j)] = j
+		}
+	})
+	j, ok := s.fold.m[strings.ToLower(job)]
 	return j, ok
 }
 

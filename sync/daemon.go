@@ -158,7 +158,8 @@ func (d *Daemon) Lock() LockFunc {
 
 // Once runs one pass under the single-instance lock (shopdb.ErrNotLeader
 // when another instance holds it); the pass is cancelled when the lock is
-// lost.
+// lost. It is the engine's last: it keeps nothing for a next pass (and
+// reads no shop_changed fingerprint to compare with one).
 func (d *Daemon) Once(ctx context.Context) (Summary, error) {
 	lock, err := d.DB.AcquireLock(ctx)
 	if err != nil {
@@ -174,7 +175,7 @@ func (d *Daemon) Once(ctx context.Context) (Summary, error) {
 		case <-ctx.Done():
 		}
 	}()
-	s, err := d.Engine.Pass(ctx)
+	s, err := d.Engine.lastPass(ctx)
 	if d.Outbox != nil && d.Outbox.configured() && ctx.Err() == nil {
 		// The deliveries the pass queued (and those an earlier run left),
 		// each tried once now; what fails waits for the next run.

@@ -237,7 +237,14 @@ const (
 // the state could not be read, or the token was refused). Failures of single
 // requests are recorded on their rows and counted in the Summary instead.
 func (e *Engine) Pass(ctx context.Context) (Summary, error) {
-	p, err := e.pass(ctx, false)
+	p, err := e.pass(ctx, passKeep)
+	return p.summary, err
+}
+
+// lastPass is Pass for an engine that runs no other (quotesync once): it
+// keeps nothing for a next pass.
+func (e *Engine) lastPass(ctx context.Context) (Summary, error) {
+	p, err := e.pass(ctx, passLast)
 	return p.summary, err
 }
 
@@ -247,6 +254,6 @@ func (e *Engine) Pass(ctx context.Context) (Summary, error) {
 // On a database where quotesync's tables do not exist yet it plans as if
 // they were empty.
 func (e *Engine) Plan(ctx context.Context) (Plan, error) {
-	p, err := e.pass(ctx, true)
+	p, err := e.pass(ctx, passDry)
 	return Plan{Pending: p.summary.Pending, Tracked: p.summary.Tracked, Actions: p.actions}, err
 }

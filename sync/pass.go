@@ -12,11 +12,21 @@ import (
 	"github.com/quotesync/quotesync/shopdb"
 )
 
+// passKind says what a pass does besides its work.
+type passKind int
+
+const (
+	passKeep passKind = iota // keeps what it read for the next pass (see cache.go)
+	passLast                 // the engine's last: keeps nothing
+	passDry                  // plans, writes nothing (Plan)
+)
+
 // pass is the state of one pass in progress.
 type pass struct {
-	e   *Engine
-	dry bool
-	now time.Time
+	e    *Engine
+	dry  bool
+	last bool // the engine's last pass: nothing is kept for a next
+	now  time.Time
 
 	stop  context.CancelCauseFunc // stops the whole pass (401)
 	slots chan struct{}           // remote calls in flight, at most Concurrency
@@ -36,6 +46,7 @@ type pass struct {
 	fp       *shopdb.Fingerprint   // read first, when shop_changed is configured
 	cachedAt time.Time             // when the rows the pass works on were read
 	shop     jobStates             // the estimate states the pass read
+	from     fromCache             // what of the cache the pass used as it was
 	notes    []shopdb.MarkerUpdate // markers to remember, written at once
 }
 
@@ -111,8 +122,9 @@ func (p *pass) reservedNow(id string) bool {
 	return p.reserves[id]
 }
 
-func (e *Engine) pass(ctx context.Context, dry bool) (*pass, error) {
-	p := &pass{e: e, dry: dry, now: e.Now(), phases: make(map[string]shopdb.Phase),
+func (e *Engine) pass(ctx context.Context, kind passKind) (*pass, error) {
+	dry := kind == passDry
+	p := &pass{e: e, dry: dry, last: kind == passLast, now: e.Now(), phases: make(map[string]shopdb.Phase),
 		reserves: make(map[string]bool), slots: make(chan struct{}, e.cfg.Concurrency)}
 	e.passStart.Store(time.Now().UnixNano())
 	defer e.passStart.Store(0)
