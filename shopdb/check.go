@@ -84,6 +84,7 @@ func (db *DB) CheckQueries(ctx context.Context) []QueryCheck {
 	})
 	if c.Err == nil {
 		c.Warn = db.explainScan(ctx, &db.q.estimateState, jobVals)
+		db.checkDerived(ctx, &c, jobVals[ParamJobs].([]string))
 	}
 	out = append(out, c)
 	if q := db.q.quoteFields; q != nil {
@@ -108,6 +109,41 @@ func (db *DB) CheckQueries(ctx context.Context) []QueryCheck {
 		out = append(out, c)
 	}
 	return out
+}
+
+// checkDerived says, for an estimate_state without a marker column, how
+// idle passes tell that lines did not change: by markers derived from the
+// lines (tried on jobs), or by reading every job's lines, which is a
+// warning.
+func (db *DB) checkDerived(ctx context.Context, c *QueryCheck, jobs []string) {
+	for _, col := range c.Columns {
+		if strings.EqualFold(col, "marker") {
+			return
+		}
+	}
+	slow := "; every pass reads every tracked job's lines: return a marker column that changes with the lines"
+	if db.q.quoteFields != nil {
+		c.Warn = strings.TrimPrefix(c.Warn+"; no marker column, and quote_fields is set (derived markers do not cover it)"+slow, "; ")
+		return
+	}
+	// One state is enough to have the sums' statement run (for a probe
+	// job, on a fresh install: it finds no lines, but the server runs it).
+	set := newJobSet(jobs)
+	if len(set.list) == 0 {
+		set = newJobSet([]string{probe})
+	}
+	if err := db.deriveMarkers(ctx, set, map[string]JobState{set.list[0]: {Job: set.list[0]}}); err != nil {
+		c.Warn = strings.TrimPrefix(c.Warn+"; no marker column, and deriving one failed ("+err.Error()+")"+slow, "; ")
+		return
+	}
+	switch form, why := db.DerivedMarkers(); {
+	case form != "":
+		c.Note += "; no marker column: quotesync derives one from line_items (" + form + " sums per job, computed by the database)"
+	case why != "":
+		c.Warn = strings.TrimPrefix(c.Warn+"; no marker column, and quotesync cannot derive one: "+why+slow, "; ")
+	default:
+		c.Note += "; no marker column: quotesync derives one from line_items (sums per job, computed by the database)"
+	}
 }
 
 // checkQuery prepares q and, when columns is set, runs it read-only and

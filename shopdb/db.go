@@ -26,6 +26,9 @@ type DB struct {
 	// lineHint is what the last LineTexts read per job (lineHint), to
 	// size the next one's buffers at once.
 	lineHint lineHint
+	// digest derives change markers when estimate_state has none
+	// (linedigest.go).
+	digest lineDigest
 	// beforeCommit, when set (by tests), runs inside InTx's transaction
 	// just before COMMIT.
 	beforeCommit func(ctx context.Context, tx *sqlx.Tx) error

@@ -42,3 +42,14 @@ func MarkerChunks(db *DB, us []MarkerUpdate, limit int) int {
 	}
 	return n
 }
+
+// ReplaceDigestForms makes the first n forms of the derived markers'
+// statement sums (a function no server has, NULL), until restore is
+// called.
+func ReplaceDigestForms(n int, sums string) (restore func()) {
+	saved := append(digestForms[:0:0], digestForms...)
+	for i := range n {
+		digestForms[i].sums = sums
+	}
+	return func() { copy(digestForms, saved) }
+}

@@ -28,12 +28,17 @@ func (e *StateError) Error() string {
 // are in neither, and rows for jobs that were not asked for are ignored.
 // err is for the query as a whole: the database, a row with a NULL job, or
 // columns that do not fit.
+//
+// When estimate_state returns no marker column, each state's Marker is
+// derived from the sums of the job's lines (linedigest.go): one more
+// statement, and one more small one the first time.
 func (db *DB) JobStates(ctx context.Context, jobs []string) (states map[string]JobState, bad map[string]error, err error) {
 	set := newJobSet(jobs)
 	states, bad = make(map[string]JobState, len(set.list)), map[string]error{}
 	if len(set.list) == 0 {
 		return states, bad, nil
 	}
+	hasMarker := false
 	// Raw values: a row's texts are read where the driver has them, and
 	// only the marker is copied.
 	err = db.scanJobRowsAs(ctx, &db.q.estimateState, set, stateColumnsReq, stateColumnsOpt, bad, true, func(job string, idx map[string]int, _ []string, vals []any) error {
@@ -51,12 +56,18 @@ func (db *DB) JobStates(ctx context.Context, jobs []string) (states map[string]J
 		st := JobState{Job: job, Final: final}
 		if i, ok := idx["marker"]; ok {
 			st.Marker, _ = text(vals[i])
+			hasMarker = true
 		}
 		states[job] = st
 		return nil
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	if !hasMarker {
+		if err := db.deriveMarkers(ctx, set, states); err != nil {
+			return nil, nil, fmt.Errorf("derive change markers from %s: %w", db.q.lineItems.key, err)
+		}
 	}
 	return states, bad, nil
 }
