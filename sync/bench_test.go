@@ -8,7 +8,6 @@ package sync_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"net/http/httptest"
 	"runtime"
@@ -18,6 +17,7 @@ import (
 	"strings"
 	gosync "sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -133,12 +133,19 @@ func sumCalls(m map[string]int) int {
 //   - marker: estimate_state with a marker, no shop_changed; the rows and
 //     every job's state are read. Target ≤ 50 ms over its floor's
 //     estimate_state time (floor: estimate_state over every job).
-//   - no-marker: estimate_state without a marker; every job's lines are
-//     read and hashed. Target ≤ 0.5 s (floor: line_items over every job).
+//   - no-marker: estimate_state without a marker; quotesync derives one
+//     from the lines, summed by the database (shopdb/linedigest.go).
+//     Target ≤ 0.5 s (floor: line_items over every job, which the
+//     database still reads).
 //   - marker-moved: every estimate's time stamp moved, content unchanged:
-//     the lines are read and hashed, the new markers written in batches.
+//     the lines are read and hashed, the new markers written in one
+//     statement.
 //
-// Each reports ms/op, db-roundtrips/op, remote-calls/op, pass-heap-MiB
+// Each reports ms/op, cpu-ms/op (this process's CPU time: the pass, and
+// the emulator's answer to the listing), db-cpu-ms/op and
+// floor-db-cpu-ms/op (the database server's CPU time over the pass and
+// over the floor, when it runs on this machine: other clients' work
+// counts too), db-roundtrips/op, remote-calls/op, pass-heap-MiB
 // (the most heap seen during the pass, live or not yet collected, sampled
 // every millisecond, above the live heap at its start: the emulator's and
 // the test's own data, in the same process, are left out;
@@ -209,7 +216,7 @@ FROM jobs j JOIN estimates e ON e.job_id = j.job_id WHERE j.job_no IN (:jobs) GR
 			}
 			var n, calls, writes int
 			var trips int64
-			var wall, floor time.Duration
+			var wall, floor, cpu, dbCPU, floorDBCPU time.Duration
 			var peak uint64
 			b.ReportAllocs()
 			for b.Loop() {
@@ -225,8 +232,11 @@ FROM jobs j JOIN estimates e ON e.job_id = j.job_id WHERE j.job_no IN (:jobs) GR
 				stop := sampleHeap()
 				b.StartTimer()
 				c0, t0, s0 := w.emu.Calls(), db.RoundTrips(), time.Now()
+				cpu0, db0 := processCPU(), serverCPU()
 				sum, err := engine.Pass(ctx)
 				wall += time.Since(s0)
+				cpu += processCPU() - cpu0
+				dbCPU += serverCPU() - db0
 				peak = max(peak, stop())
 				if err != nil {
 					b.Fatal(err)
@@ -239,7 +249,9 @@ FROM jobs j JOIN estimates e ON e.job_id = j.job_id WHERE j.job_no IN (:jobs) GR
 					b.Fatalf("idle pass changed something or missed jobs: %+v", sum)
 				}
 				b.StopTimer()
-				floor += w.rawQuery(b, tc.floor)
+				fdb0 := serverCPU()
+				floor += w.d.ReadRaw(b, tc.floor)
+				floorDBCPU += serverCPU() - fdb0
 				b.StartTimer()
 				n++
 			}
@@ -253,35 +265,30 @@ FROM jobs j JOIN estimates e ON e.job_id = j.job_id WHERE j.job_no IN (:jobs) GR
 			b.ReportMetric(float64(floor.Microseconds())/1000/float64(n), "floor-ms/op")
 			b.ReportMetric(float64(wall)/float64(floor), "x-floor")
 			b.ReportMetric(float64(peak)/(1<<20), "pass-heap-MiB")
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(n), "cpu-ms/op")
+			if _, ok := shopdbtest.ServerCPU(); ok {
+				b.ReportMetric(float64(dbCPU.Microseconds())/1000/float64(n), "db-cpu-ms/op")
+				b.ReportMetric(float64(floorDBCPU.Microseconds())/1000/float64(n), "floor-db-cpu-ms/op")
+			}
 		})
 	}
 
 }
 
-// rawQuery runs query on the test's own connection, reading every row as
-// raw bytes (the least any reader can do), and returns how long it took.
-func (w *benchWorld) rawQuery(b *testing.B, query string) time.Duration {
-	b.Helper()
-	s0 := time.Now()
-	rows, err := w.d.SQL.Query(query)
-	if err != nil {
-		b.Fatal(err)
+// processCPU is the CPU time this process has used so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
 	}
-	cols, _ := rows.Columns()
-	vals := make([]sql.RawBytes, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := rows.Close(); err != nil {
-		b.Fatal(err)
-	}
-	return time.Since(s0)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// serverCPU is the CPU time the database server has used so far (0 when
+// it cannot be read).
+func serverCPU() time.Duration {
+	d, _ := shopdbtest.ServerCPU()
+	return d
 }
 
 // jobs returns every job number quotesync tracks.
@@ -456,6 +463,16 @@ func (s timedStore) JobStates(ctx context.Context, jobs []string) (map[string]sh
 func (s timedStore) LineItems(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error) {
 	defer s.p.since("db.LineItems", time.Now())
 	return s.DB.LineItems(ctx, jobs)
+}
+
+func (s timedStore) UpdateMarkers(ctx context.Context, us []shopdb.MarkerUpdate) (int, error) {
+	defer s.p.since("db.UpdateMarkers", time.Now())
+	return s.DB.UpdateMarkers(ctx, us)
+}
+
+func (s timedStore) LineTexts(ctx context.Context, jobs []string, f func(string, []shopdb.LineText)) ([]string, error) {
+	defer s.p.since("db.LineTexts", time.Now())
+	return s.DB.LineTexts(ctx, jobs, f)
 }
 
 // timedRemote is the real client, its calls timed.

@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/quotesync/quotesync/remote/emulator"
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 )
 
 // BenchmarkOnceIdle10k runs the real binary's `quotesync once` over 10,000
@@ -97,14 +98,16 @@ func benchOnceCase(b *testing.B, e *e2eEnv, edit func(map[string]any)) {
 	conf := benchConfig(b, e, edit, "info")
 	// The first pass with a mapping may store markers in its form.
 	benchOnce(b, e, conf)
-	var wall time.Duration
+	var wall, cpu, dbCPU time.Duration
 	var rss int64
 	calls, n := 0, 0
 	for b.Loop() {
 		before := e.Emu.Calls()
-		d, hwm := benchOnce(b, e, conf)
-		wall += d
-		rss = max(rss, hwm)
+		r := benchOnce(b, e, conf)
+		wall += r.wall
+		cpu += r.cpu
+		dbCPU += r.dbCPU
+		rss = max(rss, r.hwm)
 		diff := e2eCallsDiff(before, e.Emu.Calls())
 		if w := e2eWrites(diff); w != 0 {
 			b.Fatalf("an idle once made %d remote writes: %s", w, e2eFmtCalls(diff))
@@ -117,6 +120,10 @@ func benchOnceCase(b *testing.B, e *e2eEnv, edit func(map[string]any)) {
 	b.ReportMetric(float64(wall.Microseconds())/1000/float64(n), "ms/op")
 	b.ReportMetric(float64(rss)/1024, "peak-rss-MiB")
 	b.ReportMetric(float64(calls)/float64(n), "remote-calls/op")
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(n), "cpu-ms/op")
+	if _, ok := shopdbtest.ServerCPU(); ok {
+		b.ReportMetric(float64(dbCPU.Microseconds())/1000/float64(n), "db-cpu-ms/op")
+	}
 }
 
 // benchDaemon starts `quotesync run` on e, waits for its first pass and
@@ -178,7 +185,15 @@ func benchConfig(b *testing.B, e *e2eEnv, edit func(queries map[string]any), log
 
 // benchOnce runs `quotesync once` with conf and returns its wall time and
 // its peak resident set (KiB, sampled every 2 ms).
-func benchOnce(b *testing.B, e *e2eEnv, conf string) (time.Duration, int64) {
+// onceRun is what one benchOnce measured: wall time, peak RSS (KiB), the
+// process's CPU time (user and system) and the database server's over
+// the same time.
+type onceRun struct {
+	wall, cpu, dbCPU time.Duration
+	hwm              int64
+}
+
+func benchOnce(b *testing.B, e *e2eEnv, conf string) onceRun {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -186,6 +201,7 @@ func benchOnce(b *testing.B, e *e2eEnv, conf string) (time.Duration, int64) {
 	cmd.Env = e.environ()
 	var buf strings.Builder
 	cmd.Stdout, cmd.Stderr = &buf, &buf
+	db0, _ := shopdbtest.ServerCPU()
 	s0 := time.Now()
 	err := cmd.Start()
 	var hwm int64
@@ -209,10 +225,12 @@ func benchOnce(b *testing.B, e *e2eEnv, conf string) (time.Duration, int64) {
 		<-done
 	}
 	wall := time.Since(s0)
+	db1, _ := shopdbtest.ServerCPU()
 	if err != nil {
 		b.Fatalf("quotesync once: %v\n%s", err, buf.String())
 	}
-	return wall, hwm
+	ps := cmd.ProcessState
+	return onceRun{wall: wall, hwm: hwm, cpu: ps.UserTime() + ps.SystemTime(), dbCPU: db1 - db0}
 }
 
 // vmHWM returns the peak resident set (KiB) of a running process from
