@@ -53,3 +53,11 @@ func ReplaceDigestForms(n int, sums string) (restore func()) {
 	}
 	return func() { copy(digestForms, saved) }
 }
+
+// DigestsReadAhead is how many JobStates calls used sums read while
+// estimate_state ran.
+func DigestsReadAhead(db *DB) int {
+	db.digest.mu.Lock()
+	defer db.digest.mu.Unlock()
+	return db.digest.aheadUsed
+}

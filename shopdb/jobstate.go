@@ -31,7 +31,8 @@ func (e *StateError) Error() string {
 //
 // When estimate_state returns no marker column, each state's Marker is
 // derived from the sums of the job's lines (linedigest.go): one more
-// statement, and one more small one the first time.
+// statement (run beside estimate_state from the second call on), and one
+// more small one the first time.
 func (db *DB) JobStates(ctx context.Context, jobs []string) (states map[string]JobState, bad map[string]error, err error) {
 	set := newJobSet(jobs)
 	states, bad = make(map[string]JobState, len(set.list)), map[string]error{}
@@ -39,6 +40,7 @@ func (db *DB) JobStates(ctx context.Context, jobs []string) (states map[string]J
 		return states, bad, nil
 	}
 	hasMarker := false
+	early := db.digestsAhead(ctx, set)
 	// Raw values: a row's texts are read where the driver has them, and
 	// only the marker is copied.
 	err = db.scanJobRowsAs(ctx, &db.q.estimateState, set, stateColumnsReq, stateColumnsOpt, bad, true, func(job string, idx map[string]int, _ []string, vals []any) error {
@@ -61,11 +63,16 @@ func (db *DB) JobStates(ctx context.Context, jobs []string) (states map[string]J
 		states[job] = st
 		return nil
 	})
+	if err != nil || hasMarker {
+		if early != nil {
+			early.stop()
+		}
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	if !hasMarker {
-		if err := db.deriveMarkers(ctx, set, states); err != nil {
+		if err := db.deriveMarkers(ctx, set, states, early); err != nil {
 			return nil, nil, fmt.Errorf("derive change markers from %s: %w", db.q.lineItems.key, err)
 		}
 	}

@@ -18,17 +18,25 @@ import (
 // returns, per job, in one statement (line_items as a derived table), and
 // only the sums cross the wire:
 //
-//	SELECT l.job, CONCAT(COUNT(*), ':', SUM(CRC32(<line>)), ':', SUM(CRC32C(<line>)))
+//	SELECT l.job, CONCAT(COUNT(*), '::', SUM(CRC32(<line>)))
 //	FROM (<line_items>) AS l GROUP BY l.job
 //
 // where <line> is every column but job as text, joined by the byte 31,
-// and a digit per column for whether it is NULL. Two independent 32-bit
-// checksums summed over the lines: a change to a job's lines leaves both
-// sums as they were about once in 2^64 changes. A server without CRC32C
-// (MySQL, MariaDB before 10.8) gets 64 bits of an MD5 instead; a server
-// that can do neither (or a mapping the derived table does not fit) gets
-// no derived marker, and its lines are read and hashed every pass, as
-// before. Over many jobs the sums are read in two statements at once.
+// and a digit per column for whether it is NULL. A server without CRC32
+// gets 64 bits of an MD5 instead; a server that can do neither (or a
+// mapping the derived table does not fit) gets no derived marker, and its
+// lines are read and hashed every pass, as before. Over many jobs the
+// sums are read in two statements at once, and from the second call on
+// they are asked for while estimate_state runs.
+//
+// The marker is a hint, not a proof. A change to a job's lines leaves the
+// count and the sum as they were about once in 2^32 changes; the job's
+// Draft is then pushed at its next change instead. What is submitted
+// never rests on it: a final estimate's lines are always read and hashed
+// against what the remote holds before the submit. A second checksum
+// (CRC32C) would make a miss once in 2^64, but the database builds each
+// line's text once per checksum, and that, not the checksum, is the cost:
+// about a third more of the database's time on every pass.
 //
 // The marker is "qs-lines:" and the sums, "qs-lines:0" for a job without
 // lines; the engine stores and compares it as it would the mapping's own.
@@ -41,7 +49,7 @@ const derivedMarkerPrefix = "qs-lines:"
 // digestForms are the per-line sums the database may compute, best
 // first; %[1]s is one line as text.
 var digestForms = []struct{ name, sums string }{
-	{"CRC32+CRC32C", "SUM(CRC32(%[1]s)), '::', SUM(CRC32C(%[1]s))"},
+	{"CRC32", "SUM(CRC32(%[1]s))"},
 	{"MD5", "SUM(CAST(CONV(LEFT(MD5(%[1]s), 16), 16, 10) AS UNSIGNED))"},
 }
 
@@ -61,6 +69,57 @@ type lineDigest struct {
 	form  int      // index in digestForms
 	q     *namedQuery
 	off   string // why nothing is derived; "" while it may be
+	// ahead is set when the last call derived markers: the next asks for
+	// the sums while estimate_state runs (digestsAhead).
+	ahead bool
+	// aheadUsed counts the calls whose sums were read ahead (for tests).
+	aheadUsed int
+}
+
+// digestRun is sums asked for ahead of estimate_state's answer.
+type digestRun struct {
+	q      *namedQuery
+	cancel context.CancelFunc
+	done   chan struct{}
+	sums   map[string]string
+	err    error
+}
+
+// wait waits for the run to end and returns its sums.
+func (r *digestRun) wait() (map[string]string, error) {
+	<-r.done
+	return r.sums, r.err
+}
+
+// stop cancels the run and waits for it to end.
+func (r *digestRun) stop() {
+	r.cancel()
+	<-r.done
+}
+
+// digestsAhead starts reading the sums for set while the caller runs
+// estimate_state, when the last call derived markers (estimate_state has
+// no marker column, and the form is known to work): on two cores the
+// database works on the sums beside estimate_state instead of after it.
+// nil when it does not.
+func (db *DB) digestsAhead(ctx context.Context, set jobSet) *digestRun {
+	if db.q.quoteFields != nil {
+		return nil
+	}
+	d := &db.digest
+	d.mu.Lock()
+	q, ahead := d.q, d.ahead && d.off == ""
+	d.mu.Unlock()
+	if q == nil || !ahead {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	r := &digestRun{q: q, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		r.sums, r.err = db.readDigests(ctx, q, set)
+	}()
+	return r
 }
 
 // DerivedMarkers reports how JobStates derives markers: the form in use
@@ -76,10 +135,14 @@ func (db *DB) DerivedMarkers() (form, why string) {
 }
 
 // deriveMarkers sets the Marker of every job of states from the sums of
-// its lines. It leaves them "" when it cannot: the caller then reads the
-// lines. err is for a failure of the moment (the database, a cancelled
-// pass), not for a server or mapping that cannot derive.
-func (db *DB) deriveMarkers(ctx context.Context, set jobSet, states map[string]JobState) error {
+// its lines, using early's when it was started (digestsAhead). It leaves
+// them "" when it cannot: the caller then reads the lines. err is for a
+// failure of the moment (the database, a cancelled pass), not for a
+// server or mapping that cannot derive.
+func (db *DB) deriveMarkers(ctx context.Context, set jobSet, states map[string]JobState, early *digestRun) error {
+	if early != nil && len(states) == 0 {
+		early.stop()
+	}
 	if db.q.quoteFields != nil || len(states) == 0 {
 		return nil
 	}
@@ -87,6 +150,9 @@ func (db *DB) deriveMarkers(ctx context.Context, set jobSet, states map[string]J
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.off != "" {
+		if early != nil {
+			early.stop()
+		}
 		return nil
 	}
 	if d.names == nil {
@@ -105,10 +171,22 @@ func (db *DB) deriveMarkers(ctx context.Context, set jobSet, states map[string]J
 			}
 			d.q = &q
 		}
-		sums, err := db.readDigests(ctx, d.q, set)
+		var sums map[string]string
+		var err error
+		if early != nil && early.q == d.q {
+			sums, err = early.wait()
+			d.aheadUsed++
+		} else {
+			if early != nil {
+				early.stop()
+			}
+			sums, err = db.readDigests(ctx, d.q, set)
+		}
+		early = nil
 		var me *mysql.MySQLError
 		switch {
 		case err == nil:
+			d.ahead = true
 			for job, st := range states {
 				st.Marker = derivedMarkerPrefix + "0"
 				if s, ok := sums[job]; ok {
@@ -121,7 +199,7 @@ func (db *DB) deriveMarkers(ctx context.Context, set jobSet, states map[string]J
 			return err
 		}
 		// The server refused this form: try the next.
-		d.q = nil
+		d.q, d.ahead = nil, false
 		d.form++
 		if d.form == len(digestForms) {
 			d.off = fmt.Sprintf("the database refused every form of the statement (%v)", err)
