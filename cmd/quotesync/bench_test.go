@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,12 +28,15 @@ import (
 // (the process's maximum resident set, VmHWM) and remote-calls/op.
 // idle-daemon measures `quotesync run` over the same world: its resident
 // set (VmRSS) after its first pass, while it waits for the next, as
-// rss-MiB (anon-rss-MiB: without the pages of the binary itself), and the
-// peak of that first pass as peak-rss-MiB; idle-daemon-empty the same
-// before the 10,000 jobs exist (the sample shop's few). With
+// rss-MiB, split into anon-rss-MiB (the heap, stacks and runtime) and
+// file-rss-MiB (the pages of the binary itself mapped in), and the peak
+// of that first pass as peak-rss-MiB; idle-daemon-empty the same before
+// the 10,000 jobs exist (the sample shop's few). With
 // QUOTESYNC_BENCH_BASE_BIN set to another build (say, of the last
 // release), each once case runs again with it as case-base, in the same
-// world and minutes, for a before/after on a noisy machine. Run with
+// world and minutes, for a before/after on a noisy machine; the daemon
+// cases alternate the two binaries run by run instead and report the
+// base's figures as base-rss-MiB and so on. Run with
 //
 //	go test -run '^$' -bench OnceIdle -benchtime 5x ./cmd/quotesync/
 func BenchmarkOnceIdle10k(b *testing.B) {
@@ -127,36 +131,64 @@ func benchOnceCase(b *testing.B, e *e2eEnv, edit func(map[string]any)) {
 }
 
 // benchDaemon starts `quotesync run` on e, waits for its first pass and
-// reports its resident set while it waits for the next.
+// reports its resident set while it waits for the next. With
+// QUOTESYNC_BENCH_BASE_BIN set it alternates e's binary and the base run
+// by run and reports the base's figures too, prefixed base-.
 func benchDaemon(b *testing.B, e *e2eEnv) {
-	var rss, anon, peak int64
+	type bin struct {
+		prefix, path          string
+		rss, anon, file, peak []int64
+	}
+	bins := []*bin{{path: e.bin}}
+	if base := os.Getenv("QUOTESYNC_BENCH_BASE_BIN"); base != "" {
+		bins = append(bins, &bin{prefix: "base-", path: base})
+	}
+	// The pages of a binary count in its resident set only when they are
+	// in the page cache (the kernel maps those around each page touched):
+	// read each file once so that both start from the same state.
+	for _, bn := range bins {
+		if _, err := os.ReadFile(bn.path); err != nil {
+			b.Fatal(err)
+		}
+	}
 	// debug: the idle pass's "pass done" says when it ended.
 	conf := benchConfig(b, e, func(map[string]any) {}, "debug")
 	for b.Loop() {
-		orig := e.Conf
-		e.Conf = conf
-		p := e.start("run")
-		e.Conf = orig
-		// The first pass runs at start; then the daemon waits an hour.
-		deadline := time.Now().Add(time.Minute)
-		for !strings.Contains(p.out.String(), `"pass done"`) {
-			if time.Now().After(deadline) {
-				p.stop(10 * time.Second)
-				b.Fatalf("no pass finished within a minute:\n%s", e2eTail(p.out.String(), 20))
+		for _, bn := range bins {
+			orig, origBin := e.Conf, e.bin
+			e.Conf, e.bin = conf, bn.path
+			p := e.start("run")
+			e.Conf, e.bin = orig, origBin
+			// The first pass runs at start; then the daemon waits an hour.
+			deadline := time.Now().Add(time.Minute)
+			for !strings.Contains(p.out.String(), `"pass done"`) {
+				if time.Now().After(deadline) {
+					p.stop(10 * time.Second)
+					b.Fatalf("no pass finished within a minute:\n%s", e2eTail(p.out.String(), 20))
+				}
+				time.Sleep(20 * time.Millisecond)
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		time.Sleep(2 * time.Second) // settle: the scavenger returns freed memory
-		rss = max(rss, procStatus(p.cmd.Process.Pid, "VmRSS:"))
-		anon = max(anon, procStatus(p.cmd.Process.Pid, "RssAnon:"))
-		peak = max(peak, procStatus(p.cmd.Process.Pid, "VmHWM:"))
-		if code := p.stop(30 * time.Second); code != 0 {
-			b.Fatalf("quotesync run: exit %d\n%s", code, e2eTail(p.out.String(), 20))
+			time.Sleep(2 * time.Second) // settle: the scavenger returns freed memory
+			pid := p.cmd.Process.Pid
+			bn.rss = append(bn.rss, procStatus(pid, "VmRSS:"))
+			bn.anon = append(bn.anon, procStatus(pid, "RssAnon:"))
+			bn.file = append(bn.file, procStatus(pid, "RssFile:"))
+			bn.peak = append(bn.peak, procStatus(pid, "VmHWM:"))
+			if code := p.stop(30 * time.Second); code != 0 {
+				b.Fatalf("quotesync run: exit %d\n%s", code, e2eTail(p.out.String(), 20))
+			}
 		}
 	}
-	b.ReportMetric(float64(rss)/1024, "rss-MiB")
-	b.ReportMetric(float64(anon)/1024, "anon-rss-MiB")
-	b.ReportMetric(float64(peak)/1024, "peak-rss-MiB")
+	mib := func(kib []int64) string {
+		return fmt.Sprintf("%.1f–%.1f", float64(slices.Min(kib))/1024, float64(slices.Max(kib))/1024)
+	}
+	for _, bn := range bins {
+		b.Logf("%sMiB: rss %s anon %s file %s peak %s", bn.prefix, mib(bn.rss), mib(bn.anon), mib(bn.file), mib(bn.peak))
+		b.ReportMetric(float64(slices.Max(bn.rss))/1024, bn.prefix+"rss-MiB")
+		b.ReportMetric(float64(slices.Max(bn.anon))/1024, bn.prefix+"anon-rss-MiB")
+		b.ReportMetric(float64(slices.Max(bn.file))/1024, bn.prefix+"file-rss-MiB")
+		b.ReportMetric(float64(slices.Max(bn.peak))/1024, bn.prefix+"peak-rss-MiB")
+	}
 }
 
 // benchConfig writes e's configuration with its shop.queries edited, and

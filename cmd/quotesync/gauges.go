@@ -5,8 +5,7 @@ import (
 	gosync "sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
+	"github.com/quotesync/quotesync/cmd/internal/prom"
 	"github.com/quotesync/quotesync/shopdb"
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -23,23 +22,25 @@ type phaseGauges struct {
 	mu gosync.Mutex
 	db *shopdb.DB
 
-	phases, held, person, supplements *prometheus.Desc
-	scrapeErrors                      prometheus.Counter
+	scrapeErrors *prom.Counter
 }
 
+// Names and help of the gauges.
+const (
+	phasesName       = metricsNamespace + "_requests"
+	phasesHelp       = "Tracked requests by phase, from quotesync's state."
+	heldName         = metricsNamespace + "_requests_held"
+	heldHelp         = "Jobs held back (invalid shop data, or a mapping that does not allow the push)."
+	personName       = metricsNamespace + "_requests_needing_person"
+	personHelp       = "Requests that need a person (rejected, taken elsewhere, accept outcome unknown, held, supplement needed, …)."
+	supplementsName  = metricsNamespace + "_requests_supplement_needed"
+	supplementsHelp  = "Submitted quotes whose lines changed after submission."
+	scrapeErrorsName = metricsNamespace + "_state_scrape_errors_total"
+	scrapeErrorsHelp = "Scrapes whose count of the state failed (the database did not answer in time)."
+)
+
 func newPhaseGauges() *phaseGauges {
-	return &phaseGauges{
-		phases: prometheus.NewDesc(metricsNamespace+"_requests", "Tracked requests by phase, from quotesync's state.",
-			[]string{"phase"}, nil),
-		held: prometheus.NewDesc(metricsNamespace+"_requests_held", "Jobs held back (invalid shop data, or a mapping that does not allow the push).",
-			nil, nil),
-		person: prometheus.NewDesc(metricsNamespace+"_requests_needing_person", "Requests that need a person (rejected, taken elsewhere, accept outcome unknown, held, supplement needed, …).",
-			nil, nil),
-		supplements: prometheus.NewDesc(metricsNamespace+"_requests_supplement_needed", "Submitted quotes whose lines changed after submission.",
-			nil, nil),
-		scrapeErrors: prometheus.NewCounter(prometheus.CounterOpts{Namespace: metricsNamespace, Name: "state_scrape_errors_total",
-			Help: "Scrapes whose count of the state failed (the database did not answer in time)."}),
-	}
+	return &phaseGauges{scrapeErrors: prom.NewCounter(scrapeErrorsName, scrapeErrorsHelp)}
 }
 
 // use makes the gauges count on db (nil: none).
@@ -49,18 +50,9 @@ func (g *phaseGauges) use(db *shopdb.DB) {
 	g.mu.Unlock()
 }
 
-// Describe implements prometheus.Collector.
-func (g *phaseGauges) Describe(ch chan<- *prometheus.Desc) {
-	ch <- g.phases
-	ch <- g.held
-	ch <- g.person
-	ch <- g.supplements
-	g.scrapeErrors.Describe(ch)
-}
-
-// Collect implements prometheus.Collector.
-func (g *phaseGauges) Collect(ch chan<- prometheus.Metric) {
-	defer g.scrapeErrors.Collect(ch)
+// Collect implements prom.Collector.
+func (g *phaseGauges) Collect(add func(prom.Family)) {
+	defer g.scrapeErrors.Collect(add)
 	g.mu.Lock()
 	db := g.db
 	g.mu.Unlock()
@@ -89,10 +81,16 @@ func (g *phaseGauges) Collect(ch chan<- prometheus.Metric) {
 			person += c.Supplements
 		}
 	}
+	phases := prom.Family{Name: phasesName, Help: phasesHelp, Type: prom.TypeGauge}
 	for _, p := range qsync.Phases() {
-		ch <- prometheus.MustNewConstMetric(g.phases, prometheus.GaugeValue, float64(byPhase[p.Phase]), string(p.Phase))
+		phases.Series = append(phases.Series, prom.Series{Labels: []prom.Label{{Name: "phase", Value: string(p.Phase)}},
+			Value: float64(byPhase[p.Phase])})
 	}
-	ch <- prometheus.MustNewConstMetric(g.held, prometheus.GaugeValue, float64(held))
-	ch <- prometheus.MustNewConstMetric(g.person, prometheus.GaugeValue, float64(person))
-	ch <- prometheus.MustNewConstMetric(g.supplements, prometheus.GaugeValue, float64(supplements))
+	add(phases)
+	gauge := func(name, help string, v int) {
+		add(prom.Family{Name: name, Help: help, Type: prom.TypeGauge, Series: []prom.Series{{Value: float64(v)}}})
+	}
+	gauge(heldName, heldHelp, held)
+	gauge(personName, personHelp, person)
+	gauge(supplementsName, supplementsHelp, supplements)
 }

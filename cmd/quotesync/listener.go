@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
 	qsync "github.com/quotesync/quotesync/sync"
@@ -28,7 +27,7 @@ type healthFunc func(ctx context.Context) (bool, qsync.HealthReport)
 // obsHandler serves /metrics (Prometheus text format) and /healthz.
 func obsHandler(m *promMetrics, h healthFunc) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg}))
+	mux.Handle("GET /metrics", m.reg.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), healthPingTimeout+time.Second)
 		defer cancel()

@@ -4,9 +4,7 @@ import (
 	"errors"
 	"runtime"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-
+	"github.com/quotesync/quotesync/cmd/internal/prom"
 	"github.com/quotesync/quotesync/remote"
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -56,80 +54,63 @@ var eventErrorKinds = map[qsync.EventKind]string{
 // process: a reload hands the same one to the new engine, so counters
 // never go back.
 type promMetrics struct {
-	reg *prometheus.Registry
+	reg *prom.Registry
 
-	passes         *prometheus.CounterVec
-	passDuration   prometheus.Histogram
-	transitions    *prometheus.CounterVec
-	errors         *prometheus.CounterVec
-	leader         prometheus.Gauge
-	lastSuccess    prometheus.Gauge
-	remoteCalls    *prometheus.CounterVec
-	remoteDuration *prometheus.HistogramVec
-	reloads        *prometheus.CounterVec
-	pending        prometheus.Gauge
+	passes         *prom.CounterVec
+	passDuration   *prom.Histogram
+	transitions    *prom.CounterVec
+	errors         *prom.CounterVec
+	leader         *prom.Gauge
+	lastSuccess    *prom.Gauge
+	remoteCalls    *prom.CounterVec
+	remoteDuration *prom.HistogramVec
+	reloads        *prom.CounterVec
+	pending        *prom.Gauge
 	state          *phaseGauges
 }
 
 // newPromMetrics registers quotesync's metrics, the Go runtime's and the
 // process's on a registry of their own (never the global default one).
 func newPromMetrics() *promMetrics {
-	reg := prometheus.NewRegistry()
+	reg := prom.NewRegistry()
 	m := &promMetrics{
 		reg: reg,
-		passes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: metricsNamespace, Name: "passes_total",
-			Help: "Passes run, by outcome (ok, failed, unauthorized, interrupted).",
-		}, []string{"outcome"}),
-		passDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: metricsNamespace, Name: "pass_duration_seconds",
-			Help:    "Duration of passes, whatever their outcome.",
-			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600},
-		}),
-		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: metricsNamespace, Name: "transitions_total",
-			Help: "Phase changes of tracked requests, by from and to phase.",
-		}, []string{"from", "to"}),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: metricsNamespace, Name: "errors_total",
-			Help: "Errors by kind (list, state, shop_data, reserve, temporary, rejected, unauthorized, lock).",
-		}, []string{"kind"}),
-		leader: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: metricsNamespace, Name: "leader",
-			Help: "1 while this instance holds the single-instance lock, else 0.",
-		}),
-		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: metricsNamespace, Name: "last_success_timestamp_seconds",
-			Help: "Unix time of the end of the last successful pass; 0 before the first.",
-		}),
-		remoteCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: metricsNamespace, Name: "remote_calls_total",
-			Help: "Attempts of remote calls, by route template and class (ok, temporary, unauthorized, not_found, conflict, rejected).",
-		}, []string{"route", "class"}),
-		remoteDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: metricsNamespace, Name: "remote_call_duration_seconds",
-			Help:    "Duration of remote call attempts, by route template.",
-			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-		}, []string{"route"}),
-		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: metricsNamespace, Name: "config_reloads_total",
-			Help: "Configuration reloads (SIGHUP), by outcome (ok, failed).",
-		}, []string{"outcome"}),
-		pending: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: metricsNamespace, Name: "pending_requests",
-			Help: "Requests the remote listed as pending at the last pass.",
-		}),
+		passes: prom.NewCounterVec(metricsNamespace+"_passes_total",
+			"Passes run, by outcome (ok, failed, unauthorized, interrupted).",
+			"outcome"),
+		passDuration: prom.NewHistogram(metricsNamespace+"_pass_duration_seconds",
+			"Duration of passes, whatever their outcome.",
+			[]float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}),
+		transitions: prom.NewCounterVec(metricsNamespace+"_transitions_total",
+			"Phase changes of tracked requests, by from and to phase.",
+			"from", "to"),
+		errors: prom.NewCounterVec(metricsNamespace+"_errors_total",
+			"Errors by kind (list, state, shop_data, reserve, temporary, rejected, unauthorized, lock).",
+			"kind"),
+		leader: prom.NewGauge(metricsNamespace+"_leader",
+			"1 while this instance holds the single-instance lock, else 0."),
+		lastSuccess: prom.NewGauge(metricsNamespace+"_last_success_timestamp_seconds",
+			"Unix time of the end of the last successful pass; 0 before the first."),
+		remoteCalls: prom.NewCounterVec(metricsNamespace+"_remote_calls_total",
+			"Attempts of remote calls, by route template and class (ok, temporary, unauthorized, not_found, conflict, rejected).",
+			"route", "class"),
+		remoteDuration: prom.NewHistogramVec(metricsNamespace+"_remote_call_duration_seconds",
+			"Duration of remote call attempts, by route template.",
+			[]float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}, "route"),
+		reloads: prom.NewCounterVec(metricsNamespace+"_config_reloads_total",
+			"Configuration reloads (SIGHUP), by outcome (ok, failed).",
+			"outcome"),
+		pending: prom.NewGauge(metricsNamespace+"_pending_requests",
+			"Requests the remote listed as pending at the last pass."),
 		state: newPhaseGauges(),
 	}
-	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: metricsNamespace, Name: "build_info",
-		Help: "Always 1; the labels say which quotesync runs.",
-	}, []string{"version", "goversion"})
+	info := prom.NewGaugeVec(metricsNamespace+"_build_info",
+		"Always 1; the labels say which quotesync runs.",
+		"version", "goversion")
 	info.WithLabelValues(version, runtime.Version()).Set(1)
 	reg.MustRegister(m.passes, m.passDuration, m.transitions, m.errors, m.leader,
 		m.lastSuccess, m.remoteCalls, m.remoteDuration, m.reloads, m.pending, m.state, info,
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		prom.GoCollector(), prom.ProcessCollector())
 	for _, o := range []string{outcomeOK, outcomeFailed, outcomeUnauthorized, outcomeInterrupted} {
 		m.passes.WithLabelValues(o)
 	}

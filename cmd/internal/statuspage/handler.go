@@ -1,12 +1,11 @@
 package statuspage
 
 import (
-	"bytes"
 	"context"
-	"embed"
+	_ "embed" // the style sheet
 	"errors"
 	"fmt"
-	"html/template"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -58,15 +57,15 @@ type Options struct {
 	Now func() time.Time
 }
 
-//go:embed templates
-var files embed.FS
+// css is the pages' style sheet.
+//
+//go:embed style.css
+var css string
 
 // Handler serves the status page under /status.
 type Handler struct {
-	o    Options
-	tmpl map[string]*template.Template
-	css  template.CSS
-	mux  *http.ServeMux
+	o   Options
+	mux *http.ServeMux
 
 	read  chan struct{} // one read of the database at a time
 	mu    gosync.Mutex  // guards cache
@@ -101,28 +100,7 @@ func New(o Options) *Handler {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	css, err := files.ReadFile("templates/style.css")
-	if err != nil {
-		panic(err) // embedded: cannot happen
-	}
-	h := &Handler{o: o, css: template.CSS(css), read: make(chan struct{}, 1), cache: map[string]cached{},
-		tmpl: map[string]*template.Template{}}
-	funcs := template.FuncMap{
-		"when":  h.when,
-		"clock": func(t time.Time) string { return t.In(o.Location).Format("15:04:05 MST") },
-		"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"short": short,
-		"add":   func(a, b int) int { return a + b },
-		"sub":   func(a, b int) int { return a - b },
-		"requestURL": func(id string) string {
-			return "/status/requests/" + url.PathEscape(id)
-		},
-		"pageURL": pageURL,
-	}
-	for _, name := range []string{"list", "request", "find", "error"} {
-		h.tmpl[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(files,
-			"templates/layout.html", "templates/"+name+".html"))
-	}
+	h := &Handler{o: o, read: make(chan struct{}, 1), cache: map[string]cached{}}
 	h.mux = http.NewServeMux()
 	h.mux.HandleFunc("GET /status", h.list)
 	h.mux.HandleFunc("GET /status/requests/{id}", h.request)
@@ -153,7 +131,7 @@ type view struct {
 	Title          string
 	Now            time.Time
 	RefreshSeconds int
-	CSS            template.CSS
+	CSS            string // the style sheet, as it is
 	Version        string
 	Health         *health // nil: not known
 
@@ -172,7 +150,7 @@ type health struct {
 }
 
 func (h *Handler) view(title string) view {
-	v := view{Title: title, Now: h.o.Now(), RefreshSeconds: int(h.o.Refresh / time.Second), CSS: h.css, Version: h.o.Version}
+	v := view{Title: title, Now: h.o.Now(), RefreshSeconds: int(h.o.Refresh / time.Second), CSS: css, Version: h.o.Version}
 	if h.o.Health != nil {
 		ok, words, last := h.o.Health()
 		v.Health = &health{OK: ok, Words: words, LastSuccess: last}
@@ -321,14 +299,11 @@ func (h *Handler) render(w http.ResponseWriter, name string, v view) {
 }
 
 func (h *Handler) renderCode(w http.ResponseWriter, code int, name string, v view) {
-	var buf bytes.Buffer
-	if err := h.tmpl[name].ExecuteTemplate(&buf, "layout", v); err != nil {
-		http.Error(w, "render the status page: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
+	p := &page{h: h}
+	p.layout(v, contents[name])
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = io.WriteString(w, p.String())
 }
 
 // when is a time in the page's zone, with how long ago (or how far
