@@ -94,6 +94,34 @@ func (p *page) url(s string) {
 // when writes h.when(t), escaped.
 func (p *page) when(t time.Time) { p.text(p.h.when(t)) }
 
+// div writes <div class="class">, prefix, s as text and </div>, when s is
+// not empty.
+func (p *page) div(class, prefix, s string) {
+	if s == "" {
+		return
+	}
+	p.raw("<div class=\"" + class + "\">" + prefix)
+	p.text(s)
+	p.raw("</div>")
+}
+
+// reason writes a request's reason (words, "Held: " first when held),
+// then its details and its fix, when it has a reason.
+func (p *page) reason(held bool, words, details, fix string) {
+	if words == "" {
+		return
+	}
+	p.raw("<div class=\"reason\">")
+	if held {
+		p.raw("Held: ")
+	}
+	p.text(words)
+	p.raw("</div>\n")
+	p.div("details", "", details)
+	p.raw("\n")
+	p.div("fix", "What to do: ", fix)
+}
+
 // or returns s, or def when s is empty.
 func or(s, def string) string {
 	if s == "" {
@@ -182,25 +210,11 @@ func (p *page) card(r Request) {
 	p.raw("</div>\n<div class=\"words\">")
 	p.text(r.PhaseWords)
 	p.raw("</div>\n")
-	if r.ReasonWords != "" {
-		p.raw("<div class=\"reason\">")
-		if r.Held {
-			p.raw("Held: ")
-		}
-		p.text(r.ReasonWords)
-		p.raw("</div>\n")
-		if r.NeedsPerson && r.Details != "" {
-			p.raw("<div class=\"details\">")
-			p.text(r.Details)
-			p.raw("</div>")
-		}
-		p.raw("\n")
-		if r.Fix != "" {
-			p.raw("<div class=\"fix\">What to do: ")
-			p.text(r.Fix)
-			p.raw("</div>")
-		}
+	details := ""
+	if r.NeedsPerson {
+		details = r.Details
 	}
+	p.reason(r.Held, r.ReasonWords, details, r.Fix)
 	p.raw("\n")
 	if s := r.Last; s != nil {
 		p.raw("<div class=\"last\">Last: ")
@@ -355,25 +369,7 @@ func requestContent(p *page, v view) {
 		p.raw("</dd>")
 	}
 	p.raw("\n</dl>\n")
-	if s.ReasonWords != "" {
-		p.raw("<div class=\"reason\">")
-		if s.Held {
-			p.raw("Held: ")
-		}
-		p.text(s.ReasonWords)
-		p.raw("</div>\n")
-		if s.Details != "" {
-			p.raw("<div class=\"details\">")
-			p.text(s.Details)
-			p.raw("</div>")
-		}
-		p.raw("\n")
-		if s.Fix != "" {
-			p.raw("<div class=\"fix\">What to do: ")
-			p.text(s.Fix)
-			p.raw("</div>")
-		}
-	}
+	p.reason(s.Held, s.ReasonWords, s.Details, s.Fix)
 	p.raw("\n</div>\n<h2>Timeline</h2>\n")
 	if s.Cut {
 		p.raw("<p class=\"muted\">Only the newest events are shown; <code>quotesync history --limit 0 ")
@@ -391,17 +387,9 @@ func requestContent(p *page, v view) {
 		p.raw("</time>\n<span class=\"what\">")
 		p.text(st.What)
 		p.raw("</span>\n")
-		if st.Words != "" {
-			p.raw("<div class=\"reason\">")
-			p.text(st.Words)
-			p.raw("</div>")
-		}
+		p.div("reason", "", st.Words)
 		p.raw("\n")
-		if st.Details != "" {
-			p.raw("<div class=\"details\">")
-			p.text(st.Details)
-			p.raw("</div>")
-		}
+		p.div("details", "", st.Details)
 		p.raw("\n")
 		if st.Route != "" {
 			p.raw("<div class=\"call\">")
