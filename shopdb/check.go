@@ -132,7 +132,7 @@ func (db *DB) checkDerived(ctx context.Context, c *QueryCheck, jobs []string) {
 	if len(set.list) == 0 {
 		set = newJobSet([]string{probe})
 	}
-	if err := db.deriveMarkers(ctx, set, map[string]JobState{set.list[0]: {Job: set.list[0]}}, nil); err != nil {
+	if err := db.deriveMarkers(ctx, set, map[string]JobState{set.list[0]: {Job: set.list[0]}}); err != nil {
 		c.Warn = strings.TrimPrefix(c.Warn+"; no marker column, and deriving one failed ("+err.Error()+")"+slow, "; ")
 		return
 	}

@@ -2,6 +2,7 @@ package shopdb
 
 import (
 	"context"
+	"testing"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -54,10 +55,18 @@ func ReplaceDigestForms(n int, sums string) (restore func()) {
 	return func() { copy(digestForms, saved) }
 }
 
-// DigestsReadAhead is how many JobStates calls used sums read while
-// estimate_state ran.
-func DigestsReadAhead(db *DB) int {
+// JoinedStates is how many JobStates calls ran estimate_state joined
+// with the sums, and why the join is off ("" while it is not).
+func JoinedStates(db *DB) (calls int, off string) {
 	db.digest.mu.Lock()
 	defer db.digest.mu.Unlock()
-	return db.digest.aheadUsed
+	return db.digest.joinedUsed, db.digest.joinOff
+}
+
+// SetDigestSplit sets how many jobs make JobStates read in two statements
+// at once, until the test ends.
+func SetDigestSplit(tb testing.TB, n int) {
+	saved := digestSplit
+	digestSplit = n
+	tb.Cleanup(func() { digestSplit = saved })
 }

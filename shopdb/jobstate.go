@@ -2,9 +2,11 @@ package shopdb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/shopspring/decimal"
 )
 
@@ -30,32 +32,39 @@ func (e *StateError) Error() string {
 // columns that do not fit.
 //
 // When estimate_state returns no marker column, each state's Marker is
-// derived from the sums of the job's lines (linedigest.go): one more
-// statement (run beside estimate_state from the second call on), and one
-// more small one the first time.
+// derived from the sums of the job's lines (linedigest.go): the first call
+// runs one more statement (and one more small one), the next ones run
+// estimate_state joined with the sums, in two statements at once over
+// many jobs.
 func (db *DB) JobStates(ctx context.Context, jobs []string) (states map[string]JobState, bad map[string]error, err error) {
 	set := newJobSet(jobs)
-	states, bad = make(map[string]JobState, len(set.list)), map[string]error{}
 	if len(set.list) == 0 {
-		return states, bad, nil
+		return map[string]JobState{}, map[string]error{}, nil
 	}
+	if q := db.joinedQuery(); q != nil {
+		states, bad, err := db.joinedStates(ctx, q, set)
+		var me *mysql.MySQLError
+		if err == nil || ctx.Err() != nil || !errors.As(err, &me) {
+			if err == nil {
+				db.digest.mu.Lock()
+				db.digest.joinedUsed++
+				db.digest.mu.Unlock()
+			}
+			return states, bad, err
+		}
+		// The server refused the join (a mix of collations, say): the
+		// two statements apart, from now on.
+		db.refuseJoin(q, err)
+	}
+	states, bad = make(map[string]JobState, len(set.list)), map[string]error{}
 	hasMarker := false
-	early := db.digestsAhead(ctx, set)
 	// Raw values: a row's texts are read where the driver has them, and
 	// only the marker is copied.
 	err = db.scanJobRowsAs(ctx, &db.q.estimateState, set, stateColumnsReq, stateColumnsOpt, bad, true, func(job string, idx map[string]int, _ []string, vals []any) error {
-		if _, dup := states[job]; dup {
-			delete(states, job)
-			bad[job] = &StateError{Job: job, Column: "job",
-				Reason: "appears in two rows; return one row per job (GROUP BY the job)"}
+		st, ok := stateRow(job, idx, vals, states, bad)
+		if !ok {
 			return nil
 		}
-		final, ferr := truth(vals[idx["final"]])
-		if ferr != nil {
-			bad[job] = &StateError{Job: job, Column: "final", Reason: ferr.Error()}
-			return nil
-		}
-		st := JobState{Job: job, Final: final}
 		if i, ok := idx["marker"]; ok {
 			st.Marker, _ = text(vals[i])
 			hasMarker = true
@@ -63,20 +72,33 @@ func (db *DB) JobStates(ctx context.Context, jobs []string) (states map[string]J
 		states[job] = st
 		return nil
 	})
-	if err != nil || hasMarker {
-		if early != nil {
-			early.stop()
-		}
-	}
 	if err != nil {
 		return nil, nil, err
 	}
 	if !hasMarker {
-		if err := db.deriveMarkers(ctx, set, states, early); err != nil {
+		if err := db.deriveMarkers(ctx, set, states); err != nil {
 			return nil, nil, fmt.Errorf("derive change markers from %s: %w", db.q.lineItems.key, err)
 		}
 	}
 	return states, bad, nil
+}
+
+// stateRow reads job's estimate_state row but for the marker. ok is
+// false when the row is invalid (a second row for the job, a final that
+// is not a boolean): the job is then in bad, and not in states.
+func stateRow(job string, idx map[string]int, vals []any, states map[string]JobState, bad map[string]error) (st JobState, ok bool) {
+	if _, dup := states[job]; dup {
+		delete(states, job)
+		bad[job] = &StateError{Job: job, Column: "job",
+			Reason: "appears in two rows; return one row per job (GROUP BY the job)"}
+		return st, false
+	}
+	final, err := truth(vals[idx["final"]])
+	if err != nil {
+		bad[job] = &StateError{Job: job, Column: "final", Reason: err.Error()}
+		return st, false
+	}
+	return JobState{Job: job, Final: final}, true
 }
 
 // truth reads a boolean column: a number (non-zero is true), true/false,

@@ -26,8 +26,15 @@ import (
 // gets 64 bits of an MD5 instead; a server that can do neither (or a
 // mapping the derived table does not fit) gets no derived marker, and its
 // lines are read and hashed every pass, as before. Over many jobs the
-// sums are read in two statements at once, and from the second call on
-// they are asked for while estimate_state runs.
+// sums are read in two statements at once. From the second call on,
+// estimate_state and the sums are one statement (two at once over many
+// jobs), the sums joined to each job's row:
+//
+//	SELECT qs_s.*, qs_d.sums AS qs_lines_sums
+//	FROM (<estimate_state>) AS qs_s LEFT JOIN (<sums>) AS qs_d ON qs_d.job = qs_s.job
+//
+// and when the server refuses that (two explicit collations of the job,
+// say), the two run apart from then on.
 //
 // The marker is a hint, not a proof. A change to a job's lines leaves the
 // count and the sum as they were about once in 2^32 changes; the job's
@@ -55,7 +62,8 @@ var digestForms = []struct{ name, sums string }{
 
 // digestSplit is how many jobs make the sums worth reading in two
 // statements at once: the database works on each on a core of its own.
-const digestSplit = 2000
+// A variable for tests.
+var digestSplit = 2000
 
 // errNullSums is a form the server runs but answers NULL to (a function
 // it does not really have): refused like one it does not run.
@@ -69,57 +77,115 @@ type lineDigest struct {
 	form  int      // index in digestForms
 	q     *namedQuery
 	off   string // why nothing is derived; "" while it may be
-	// ahead is set when the last call derived markers: the next asks for
-	// the sums while estimate_state runs (digestsAhead).
-	ahead bool
-	// aheadUsed counts the calls whose sums were read ahead (for tests).
-	aheadUsed int
+	// joined is estimate_state and the sums in one statement, built when
+	// a call derived markers with q: the next calls run it instead of
+	// the two (joinedStates). joinOff says why not, once the server
+	// refused it.
+	joined  *namedQuery
+	joinOff string
+	// joinedUsed counts the calls answered by joined (for tests).
+	joinedUsed int
 }
 
-// digestRun is sums asked for ahead of estimate_state's answer.
-type digestRun struct {
-	q      *namedQuery
-	cancel context.CancelFunc
-	done   chan struct{}
-	sums   map[string]string
-	err    error
-}
-
-// wait waits for the run to end and returns its sums.
-func (r *digestRun) wait() (map[string]string, error) {
-	<-r.done
-	return r.sums, r.err
-}
-
-// stop cancels the run and waits for it to end.
-func (r *digestRun) stop() {
-	r.cancel()
-	<-r.done
-}
-
-// digestsAhead starts reading the sums for set while the caller runs
-// estimate_state, when the last call derived markers (estimate_state has
-// no marker column, and the form is known to work): on two cores the
-// database works on the sums beside estimate_state instead of after it.
-// nil when it does not.
-func (db *DB) digestsAhead(ctx context.Context, set jobSet) *digestRun {
+// joinedQuery returns the statement of estimate_state joined with the
+// sums when the last call derived markers and the server has not
+// refused it: nil otherwise.
+func (db *DB) joinedQuery() *namedQuery {
 	if db.q.quoteFields != nil {
 		return nil
 	}
 	d := &db.digest
 	d.mu.Lock()
-	q, ahead := d.q, d.ahead && d.off == ""
-	d.mu.Unlock()
-	if q == nil || !ahead {
+	defer d.mu.Unlock()
+	if d.off != "" || d.joinOff != "" {
 		return nil
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	r := &digestRun{q: q, cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(r.done)
-		r.sums, r.err = db.readDigests(ctx, q, set)
-	}()
-	return r
+	return d.joined
+}
+
+// newJoinedQuery joins estimate_state (without a marker column) with sums
+// on the job: each state row gets its job's sums as qs_lines_sums, NULL
+// for a job without lines.
+func newJoinedQuery(estimateState, sums namedQuery) (namedQuery, error) {
+	text := "SELECT qs_s.*, qs_d.sums AS " + joinedSumsColumn + " FROM (\n" + estimateState.text +
+		"\n) AS qs_s LEFT JOIN (\n" + sums.text + "\n) AS qs_d ON qs_d.job = qs_s.job"
+	return compileJobsQuery(estimateState.key+" (with the sums of "+sums.key+")", text)
+}
+
+// joinedSumsColumn is the column newJoinedQuery adds to estimate_state's.
+const joinedSumsColumn = "qs_lines_sums"
+
+// joinedStates runs q (newJoinedQuery) for the jobs of set, in two
+// statements at once for more than digestSplit jobs, into JobStates'
+// states and bad, each state's Marker derived from its sums.
+func (db *DB) joinedStates(ctx context.Context, q *namedQuery, set jobSet) (map[string]JobState, map[string]error, error) {
+	parts := [][]string{set.list}
+	if len(set.list) > digestSplit {
+		half := len(set.list) / 2
+		parts = [][]string{set.list[:half], set.list[half:]}
+	}
+	type answer struct {
+		states map[string]JobState
+		bad    map[string]error
+		err    error
+	}
+	answers := make([]answer, len(parts))
+	var wg sync.WaitGroup
+	for i, jobs := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := answer{states: make(map[string]JobState, len(jobs)), bad: map[string]error{}}
+			part := set
+			if len(parts) > 1 {
+				part = newJobSet(jobs)
+			}
+			a.err = db.scanJobRowsAs(ctx, q, part, stateColumnsReq, joinedColumnsOpt, a.bad, true,
+				func(job string, idx map[string]int, _ []string, vals []any) error {
+					st, ok := stateRow(job, idx, vals, a.states, a.bad)
+					if !ok {
+						return nil
+					}
+					st.Marker = derivedMarkerPrefix + "0"
+					if s, ok := text(vals[idx[joinedSumsColumn]]); ok {
+						st.Marker = derivedMarkerPrefix + s
+					}
+					a.states[job] = st
+					return nil
+				})
+			answers[i] = a
+		}()
+	}
+	wg.Wait()
+	states, bad := answers[0].states, answers[0].bad
+	for _, a := range answers {
+		if a.err != nil {
+			return nil, nil, a.err
+		}
+	}
+	for _, a := range answers[1:] {
+		for job, st := range a.states {
+			states[job] = st
+		}
+		for job, err := range a.bad {
+			bad[job] = err
+		}
+	}
+	return states, bad, nil
+}
+
+// joinedColumnsOpt are the optional columns of newJoinedQuery's rows.
+var joinedColumnsOpt = []string{joinedSumsColumn}
+
+// refuseJoin stops using q: the server refused it (err). JobStates
+// runs estimate_state and the sums apart from then on.
+func (db *DB) refuseJoin(q *namedQuery, err error) {
+	d := &db.digest
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.joined == q {
+		d.joinOff = err.Error()
+	}
 }
 
 // DerivedMarkers reports how JobStates derives markers: the form in use
@@ -135,14 +201,10 @@ func (db *DB) DerivedMarkers() (form, why string) {
 }
 
 // deriveMarkers sets the Marker of every job of states from the sums of
-// its lines, using early's when it was started (digestsAhead). It leaves
-// them "" when it cannot: the caller then reads the lines. err is for a
-// failure of the moment (the database, a cancelled pass), not for a
-// server or mapping that cannot derive.
-func (db *DB) deriveMarkers(ctx context.Context, set jobSet, states map[string]JobState, early *digestRun) error {
-	if early != nil && len(states) == 0 {
-		early.stop()
-	}
+// its lines. It leaves them "" when it cannot: the caller then reads the
+// lines. err is for a failure of the moment (the database, a cancelled
+// pass), not for a server or mapping that cannot derive.
+func (db *DB) deriveMarkers(ctx context.Context, set jobSet, states map[string]JobState) error {
 	if db.q.quoteFields != nil || len(states) == 0 {
 		return nil
 	}
@@ -150,9 +212,6 @@ func (db *DB) deriveMarkers(ctx context.Context, set jobSet, states map[string]J
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.off != "" {
-		if early != nil {
-			early.stop()
-		}
 		return nil
 	}
 	if d.names == nil {
@@ -171,22 +230,17 @@ func (db *DB) deriveMarkers(ctx context.Context, set jobSet, states map[string]J
 			}
 			d.q = &q
 		}
-		var sums map[string]string
-		var err error
-		if early != nil && early.q == d.q {
-			sums, err = early.wait()
-			d.aheadUsed++
-		} else {
-			if early != nil {
-				early.stop()
-			}
-			sums, err = db.readDigests(ctx, d.q, set)
-		}
-		early = nil
+		sums, err := db.readDigests(ctx, d.q, set)
 		var me *mysql.MySQLError
 		switch {
 		case err == nil:
-			d.ahead = true
+			if d.joined == nil && d.joinOff == "" {
+				if j, jerr := newJoinedQuery(db.q.estimateState, *d.q); jerr != nil {
+					d.joinOff = jerr.Error()
+				} else {
+					d.joined = &j
+				}
+			}
 			for job, st := range states {
 				st.Marker = derivedMarkerPrefix + "0"
 				if s, ok := sums[job]; ok {
@@ -199,7 +253,7 @@ func (db *DB) deriveMarkers(ctx context.Context, set jobSet, states map[string]J
 			return err
 		}
 		// The server refused this form: try the next.
-		d.q, d.ahead = nil, false
+		d.q, d.joined = nil, nil
 		d.form++
 		if d.form == len(digestForms) {
 			d.off = fmt.Sprintf("the database refused every form of the statement (%v)", err)

@@ -57,8 +57,36 @@ func markers(t *testing.T, db *shopdb.DB, jobs []string) map[string]string {
 // stay the same (a touched updated_at included), "qs-lines:0" without
 // lines, and a new one on every kind of change to what line_items returns,
 // that job's only.
+//
+// Run three ways: estimate_state joined with the sums in one statement
+// (from the second call on), the same split in two statements at once
+// (as over many jobs), and the two apart, when the server refuses the
+// join (here, two explicit collations of the job).
 func TestDerivedMarkersFollowTheLines(t *testing.T) {
-	d, db, jobs := derivedShop(t, nil)
+	for _, tc := range []struct {
+		name   string
+		split  int
+		edit   func(*shopdb.Config)
+		joined bool
+	}{
+		{"joined", 0, nil, true},
+		{"joined in two", 2, nil, true},
+		{"apart", 0, func(c *shopdb.Config) {
+			c.Queries.EstimateState = strings.Replace(noMarkerState, "j.job_no AS job", "j.job_no COLLATE utf8mb4_bin AS job", 1)
+			c.Queries.LineItems = strings.Replace(c.Queries.LineItems, "j.job_no AS job", "j.job_no COLLATE utf8mb4_unicode_ci AS job", 1)
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.split > 0 {
+				shopdb.SetDigestSplit(t, tc.split)
+			}
+			testDerivedMarkersFollowTheLines(t, tc.edit, tc.joined)
+		})
+	}
+}
+
+func testDerivedMarkersFollowTheLines(t *testing.T, edit func(*shopdb.Config), joined bool) {
+	d, db, jobs := derivedShop(t, edit)
 	m := markers(t, db, jobs)
 	if form, why := db.DerivedMarkers(); form != "CRC32" {
 		t.Fatalf("derived markers: form %q (%s), want CRC32 on MariaDB 10.11", form, why)
@@ -124,10 +152,14 @@ func TestDerivedMarkersFollowTheLines(t *testing.T) {
 	if again := markers(t, db, jobs); again[job] != m[job] {
 		t.Errorf("marker not stable: %q then %q", m[job], again[job])
 	}
-	// Every call after the first read its sums while estimate_state ran:
-	// the changes above were seen that way.
-	if got, want := shopdb.DigestsReadAhead(db), len(changes)+1; got != want {
-		t.Errorf("%d calls read the sums ahead, want %d (all but the first)", got, want)
+	// Every call after the first ran estimate_state joined with the sums:
+	// the changes above were seen that way. Or none did, the join refused.
+	calls, off := shopdb.JoinedStates(db)
+	switch {
+	case joined && (calls != len(changes)+1 || off != ""):
+		t.Errorf("%d calls ran the join (off: %q), want %d (all but the first)", calls, off, len(changes)+1)
+	case !joined && (calls != 0 || !strings.Contains(off, "Illegal mix of collations")):
+		t.Errorf("%d calls ran the join (off: %q), want none, refused for the collations", calls, off)
 	}
 }
 
