@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/quotesync/quotesync/shopdb"
@@ -14,7 +15,9 @@ import (
 // When both are the fingerprints of the last pass, the rows and the
 // estimate states that pass read are still true and are used again; only
 // what changed is read. Without shop_changed a pass reads the rows and the
-// estimate states every time (two round trips).
+// estimate states every time, at once: the states of the jobs the last
+// pass asked for are read while the pending list and the rows are
+// (statesAhead), and only jobs new since are read after.
 
 // cacheMaxAge bounds how long rows and states read once are used again
 // without being read anew, whatever the fingerprints say (a clock that
@@ -101,10 +104,115 @@ func unpackStates(ps *packedStates, from fromCache) jobStates {
 	return ps.unpack(rows)
 }
 
+// statesRun is estimate states asked for at the start of a pass, for the
+// jobs the last pass asked for (statesAhead).
+type statesRun struct {
+	jobs   map[string]bool
+	cancel context.CancelFunc
+	done   chan struct{}
+	states map[string]shopdb.JobState
+	bad    map[string]error
+	err    error
+}
+
+// stop cancels the run, if it still runs, and waits for it to end.
+func (r *statesRun) stop() {
+	if r != nil {
+		r.cancel()
+		<-r.done
+	}
+}
+
+// statesAhead starts reading the estimate states of the jobs the last
+// pass asked for, without shop_changed (which would make the read
+// needless when nothing changed): the database reads them while the
+// pass lists pending requests and reads its rows. nil when it does not.
+func (e *Engine) statesAhead(ctx context.Context, p *pass) *statesRun {
+	if p.dry || p.last || e.store.HasShopChanged() {
+		return nil
+	}
+	e.mu.Lock()
+	last := e.lastJobs
+	e.mu.Unlock()
+	if last == "" {
+		return nil
+	}
+	jobs := strings.Split(last, "\x00")
+	r := &statesRun{jobs: make(map[string]bool, len(jobs)), done: make(chan struct{})}
+	for _, j := range jobs {
+		r.jobs[j] = true
+	}
+	ctx, r.cancel = context.WithCancel(ctx)
+	go func() {
+		defer close(r.done)
+		r.states, r.bad, r.err = e.store.JobStates(ctx, jobs)
+	}()
+	return r
+}
+
+// aheadStates returns the states of jobs from p's statesAhead, and those
+// of jobs it did not ask for read now. ok is false when there is none to
+// use (none started, or it failed): the caller reads them all.
+func (e *Engine) aheadStates(ctx context.Context, p *pass, jobs []string) (states map[string]shopdb.JobState, bad map[string]error, ok bool, err error) {
+	r := p.ahead
+	if r == nil {
+		return nil, nil, false, nil
+	}
+	p.ahead = nil
+	<-r.done
+	if r.err != nil {
+		return nil, nil, false, nil
+	}
+	var need []string
+	for _, j := range jobs {
+		if !r.jobs[j] {
+			need = append(need, j)
+		}
+	}
+	states, bad = r.states, r.bad
+	if len(jobs)-len(need) != len(r.jobs) {
+		// Some jobs of the last pass are not candidates now: leave them
+		// out.
+		states, bad = make(map[string]shopdb.JobState, len(jobs)), map[string]error{}
+		for _, j := range jobs {
+			if st, found := r.states[j]; found {
+				states[j] = st
+			}
+			if berr := r.bad[j]; berr != nil {
+				bad[j] = berr
+			}
+		}
+	}
+	if len(need) > 0 {
+		got, gotBad, err := e.store.JobStates(ctx, need)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		for j, st := range got {
+			states[j] = st
+		}
+		for j, berr := range gotBad {
+			bad[j] = berr
+		}
+	}
+	e.mu.Lock()
+	e.aheadPasses++
+	e.aheadAfter += len(need)
+	e.mu.Unlock()
+	return states, bad, true, nil
+}
+
 // readStates returns the estimate states of jobs: those the last pass
 // read when the shop did not change since, and the others read anew in one
 // statement.
 func (e *Engine) readStates(ctx context.Context, p *pass, jobs []string) (map[string]shopdb.JobState, map[string]error, error) {
+	if !p.dry && !p.last && !e.store.HasShopChanged() {
+		// The next pass reads these ahead (statesAhead).
+		last := strings.Join(jobs, "\x00")
+		e.mu.Lock()
+		e.lastJobs = last
+		e.mu.Unlock()
+	}
 	have := newJobStates()
 	var cached *packedStates
 	if p.fp != nil {
@@ -137,7 +245,10 @@ func (e *Engine) readStates(ctx context.Context, p *pass, jobs []string) (map[st
 		}
 	}
 	if len(need) > 0 {
-		got, gotBad, err := e.store.JobStates(ctx, need)
+		got, gotBad, ok, err := e.aheadStates(ctx, p, need)
+		if err == nil && !ok {
+			got, gotBad, err = e.store.JobStates(ctx, need)
+		}
 		if err != nil {
 			return nil, nil, err
 		}

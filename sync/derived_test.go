@@ -74,3 +74,65 @@ func TestDerivedMarkerDrivesPushes(t *testing.T) {
 		})
 	}
 }
+
+// TestStatesReadAhead: without shop_changed, a pass reads the estimate
+// states of the jobs the last pass asked for while it lists and reads its
+// rows, and reads after only those of jobs new since. A change made
+// between two passes is pushed all the same, as is a new request's
+// estimate; with shop_changed nothing is read ahead.
+func TestStatesReadAhead(t *testing.T) {
+	r := newRig(t, rigOptions{shop: noMarkerMapping})
+	first := r.seed(sampleshop.ClaimDraft)[0]
+	r.pass()
+	if passes, _ := r.engine.StatesAhead(); passes != 0 {
+		t.Fatalf("the first pass used %d states read ahead, want none: there was no pass before", passes)
+	}
+	r.pass()
+	if passes, after := r.engine.StatesAhead(); passes != 1 || after != 0 {
+		t.Fatalf("second pass: %d passes used states read ahead, %d jobs read after; want 1 and 0", passes, after)
+	}
+	marker := r.row(first).PushedMarker
+	lines, err := r.shop.Lines(r.ctx, sampleshop.JobDraft)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines[0].Description += " (rear)"
+	if err := r.shop.EditLine(r.ctx, lines[0]); err != nil {
+		t.Fatal(err)
+	}
+	second := r.seed(sampleshop.ClaimNoLines)[0]
+	before := r.emu.Calls()
+	r.pass()
+	if passes, after := r.engine.StatesAhead(); passes != 2 || after != 1 {
+		t.Errorf("third pass: %d passes used states read ahead, %d jobs read after; want 2 and 1 (the new request's job)", passes, after)
+	}
+	if w := r.writes(before); w[emulator.RouteCreateQuote] != 1 || w[emulator.RouteAccept] != 1 {
+		t.Errorf("third pass: remote writes %v, want the new request accepted and the edited job's Draft", w)
+	}
+	r.assertRemoteHoldsShopLines(sampleshop.JobDraft)
+	if m := r.row(first).PushedMarker; m == marker {
+		t.Errorf("the edited job's marker stayed %q", m)
+	}
+	// Its job has no lines yet: its state was read (the marker of no
+	// lines is kept), and there is no Draft to push.
+	if row := r.row(second); row.Phase != "accepted" || row.PushedMarker != "qs-lines:0" {
+		t.Errorf("the new request: phase %s, marker %q; want accepted, qs-lines:0", row.Phase, row.PushedMarker)
+	}
+	before = r.emu.Calls()
+	r.pass()
+	if passes, after := r.engine.StatesAhead(); passes != 3 || after != 1 {
+		t.Errorf("fourth pass: %d passes used states read ahead, %d jobs read after; want 3 and 1", passes, after)
+	}
+	if w := r.writes(before); len(w) != 0 {
+		t.Errorf("idle pass: remote writes %v, want none", w)
+	}
+
+	withShopChanged := newRig(t, rigOptions{})
+	withShopChanged.seed(sampleshop.ClaimDraft)
+	for range 3 {
+		withShopChanged.pass()
+	}
+	if passes, _ := withShopChanged.engine.StatesAhead(); passes != 0 {
+		t.Errorf("with shop_changed: %d passes used states read ahead, want none", passes)
+	}
+}

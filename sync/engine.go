@@ -94,6 +94,12 @@ type Engine struct {
 	formLoaded   bool        // the status form found by an earlier run was loaded
 	cache        *stateCache // what the last pass read (see cache.go)
 	dirty        bool        // quotesync's state changed since the cache was read
+	// lastJobs are the jobs whose states the last pass asked for, joined
+	// by NUL, without shop_changed: the next reads them ahead.
+	lastJobs string
+	// aheadPasses and aheadAfter count the passes that used states read
+	// ahead and the jobs they read after (for tests).
+	aheadPasses, aheadAfter int
 
 	outbox *Outbox // what events queue for delivery; nil: nothing (see Open)
 }

@@ -65,3 +65,12 @@ func (e *Engine) CacheDiff(ctx context.Context) (diff string, used []string, err
 	}
 	return "", used, nil
 }
+
+// StatesAhead returns how many passes used estimate states read while
+// they listed and read their rows, and how many jobs those passes read
+// after, new since the pass before.
+func (e *Engine) StatesAhead() (passes, after int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.aheadPasses, e.aheadAfter
+}

@@ -48,6 +48,7 @@ type pass struct {
 	shop     jobStates             // the estimate states the pass read
 	from     fromCache             // what of the cache the pass used as it was
 	notes    []shopdb.MarkerUpdate // markers to remember, written at once
+	ahead    *statesRun            // estimate states read ahead (statesAhead)
 }
 
 // countLater counts requests left for the next pass.
@@ -133,6 +134,8 @@ func (e *Engine) pass(ctx context.Context, kind passKind) (*pass, error) {
 	defer cancel()
 	ctx, p.stop = context.WithCancelCause(ctx)
 	defer p.stop(nil)
+	p.ahead = e.statesAhead(ctx, p)
+	defer func() { p.ahead.stop() }()
 
 	pending, listErr := e.listPending(ctx, p)
 	if errors.Is(listErr, remote.ErrUnauthorized) {
