@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,6 +98,16 @@ FROM jobs j JOIN estimates e ON e.job_id = j.job_id WHERE j.job_no IN (:jobs) GR
 		}
 	}
 	b.Run("idle-daemon", func(b *testing.B) { benchDaemon(b, e) })
+	// Every estimate's updated_at moved before the daemon starts: its
+	// first pass reads and hashes every job's lines and writes 10,000
+	// markers, the heaviest first pass there is.
+	b.Run("idle-daemon-after-full-read", func(b *testing.B) {
+		benchDaemonAfter(b, e, func() {
+			if _, err := e.DB.SQL.Exec("UPDATE estimates SET updated_at = NOW(6)"); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
 }
 
 // benchOnceCase measures `quotesync once` with e's mapping edited by edit.
@@ -134,7 +147,11 @@ func benchOnceCase(b *testing.B, e *e2eEnv, edit func(map[string]any)) {
 // reports its resident set while it waits for the next. With
 // QUOTESYNC_BENCH_BASE_BIN set it alternates e's binary and the base run
 // by run and reports the base's figures too, prefixed base-.
-func benchDaemon(b *testing.B, e *e2eEnv) {
+func benchDaemon(b *testing.B, e *e2eEnv) { benchDaemonAfter(b, e, nil) }
+
+// benchDaemonAfter is benchDaemon with before run before each start. It
+// logs the Go runtime's memory classes of the last run (from /metrics).
+func benchDaemonAfter(b *testing.B, e *e2eEnv, before func()) {
 	type bin struct {
 		prefix, path          string
 		rss, anon, file, peak []int64
@@ -153,8 +170,13 @@ func benchDaemon(b *testing.B, e *e2eEnv) {
 	}
 	// debug: the idle pass's "pass done" says when it ended.
 	conf := benchConfig(b, e, func(map[string]any) {}, "debug")
+	listen := benchMetricsListen(b, conf)
+	var classes string
 	for b.Loop() {
 		for _, bn := range bins {
+			if before != nil {
+				before()
+			}
 			orig, origBin := e.Conf, e.bin
 			e.Conf, e.bin = conf, bn.path
 			p := e.start("run")
@@ -174,6 +196,7 @@ func benchDaemon(b *testing.B, e *e2eEnv) {
 			bn.anon = append(bn.anon, procStatus(pid, "RssAnon:"))
 			bn.file = append(bn.file, procStatus(pid, "RssFile:"))
 			bn.peak = append(bn.peak, procStatus(pid, "VmHWM:"))
+			classes = benchMemoryClasses(b, listen)
 			if code := p.stop(30 * time.Second); code != 0 {
 				b.Fatalf("quotesync run: exit %d\n%s", code, e2eTail(p.out.String(), 20))
 			}
@@ -182,6 +205,7 @@ func benchDaemon(b *testing.B, e *e2eEnv) {
 	mib := func(kib []int64) string {
 		return fmt.Sprintf("%.1f–%.1f", float64(slices.Min(kib))/1024, float64(slices.Max(kib))/1024)
 	}
+	b.Logf("the last run's Go memory (MiB): %s", classes)
 	for _, bn := range bins {
 		b.Logf("%sMiB: rss %s anon %s file %s peak %s", bn.prefix, mib(bn.rss), mib(bn.anon), mib(bn.file), mib(bn.peak))
 		b.ReportMetric(float64(slices.Max(bn.rss))/1024, bn.prefix+"rss-MiB")
@@ -189,6 +213,67 @@ func benchDaemon(b *testing.B, e *e2eEnv) {
 		b.ReportMetric(float64(slices.Max(bn.file))/1024, bn.prefix+"file-rss-MiB")
 		b.ReportMetric(float64(slices.Max(bn.peak))/1024, bn.prefix+"peak-rss-MiB")
 	}
+}
+
+// benchMetricsListen sets metrics.listen in the configuration file conf to
+// a free loopback port, and returns the address.
+func benchMetricsListen(b *testing.B, conf string) string {
+	b.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	data, err := os.ReadFile(conf)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		b.Fatal(err)
+	}
+	m, _ := doc["metrics"].(map[string]any)
+	if m == nil {
+		m = map[string]any{}
+		doc["metrics"] = m
+	}
+	m["listen"] = addr
+	if data, err = yaml.Marshal(doc); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(conf, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return addr
+}
+
+// benchMemoryClasses reads the Go runtime's memory series from the
+// daemon's /metrics at addr, in MiB, as one line.
+func benchMemoryClasses(b *testing.B, addr string) string {
+	b.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics?name[]=go_memstats_heap_inuse_bytes&name[]=go_memstats_heap_idle_bytes&name[]=go_memstats_heap_released_bytes&name[]=go_memstats_stack_inuse_bytes&name[]=go_memstats_mspan_inuse_bytes&name[]=go_memstats_gc_sys_bytes&name[]=go_memstats_other_sys_bytes&name[]=go_memstats_buck_hash_sys_bytes&name[]=go_memstats_mcache_inuse_bytes")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(body), "\n") {
+		name, val, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		v, err := strconv.ParseFloat(val, 64)
+		if err != nil {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s %.1f", strings.TrimSuffix(strings.TrimPrefix(name, "go_memstats_"), "_bytes"), v/(1<<20)))
+	}
+	return strings.Join(out, ", ")
 }
 
 // benchConfig writes e's configuration with its shop.queries edited, and
