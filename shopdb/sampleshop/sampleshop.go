@@ -128,7 +128,8 @@ func WorkTypes() map[string]string {
 // lines; estimate_state's marker changes with the estimate's status and
 // time stamp, the number of live lines and the newest line change (an edit
 // or a soft delete bumps updated_at); shop_changed moves with any line or
-// estimate change (the updated_at indexes make its MAXes one index probe).
+// estimate change (the updated_at indexes make its MAXes one index probe;
+// lines are never deleted outright, so only estimates are counted).
 func Mapping() shopdb.Config {
 	return shopdb.Config{
 		Queries: shopdb.Queries{
@@ -170,8 +171,7 @@ JOIN estimates e ON e.job_id = j.job_id
 LEFT JOIN estimate_lines l ON l.estimate_id = e.estimate_id
 WHERE j.job_no IN (:jobs)
 GROUP BY j.job_no`,
-			ShopChanged: `SELECT (SELECT COUNT(*) FROM estimate_lines) AS line_count,
-       (SELECT MAX(updated_at) FROM estimate_lines) AS lines_changed,
+			ShopChanged: `SELECT (SELECT MAX(updated_at) FROM estimate_lines) AS lines_changed,
        (SELECT COUNT(*) FROM estimates) AS estimate_count,
        (SELECT MAX(updated_at) FROM estimates) AS estimates_changed`,
 		},
