@@ -2,11 +2,9 @@ package shopdb
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/shopspring/decimal"
 )
 
@@ -43,18 +41,17 @@ func (db *DB) JobStates(ctx context.Context, jobs []string) (states map[string]J
 	}
 	if q := db.joinedQuery(); q != nil {
 		states, bad, err := db.joinedStates(ctx, q, set)
-		var me *mysql.MySQLError
-		if err == nil || ctx.Err() != nil || !errors.As(err, &me) {
-			if err == nil {
-				db.digest.mu.Lock()
-				db.digest.joinedUsed++
-				db.digest.mu.Unlock()
-			}
-			return states, bad, err
+		switch {
+		case err == nil:
+			db.joinServed()
+			return states, bad, nil
+		case ctx.Err() != nil:
+			return nil, nil, err
 		}
-		// The server refused the join (a mix of collations, say): the
-		// two statements apart, from now on.
-		db.refuseJoin(q, err)
+		// Refused (a mix of collations, say), or failed (a timeout the
+		// two apart may each fit in): the two apart, for this call and,
+		// when refused, from now on.
+		db.joinFailed(q, err)
 	}
 	states, bad = make(map[string]JobState, len(set.list)), map[string]error{}
 	hasMarker := false

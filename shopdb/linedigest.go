@@ -28,13 +28,18 @@ import (
 // lines are read and hashed every pass, as before. Over many jobs the
 // sums are read in two statements at once. From the second call on,
 // estimate_state and the sums are one statement (two at once over many
-// jobs), the sums joined to each job's row:
+// jobs), their rows one after the other:
 //
-//	SELECT qs_s.*, qs_d.sums AS qs_lines_sums
-//	FROM (<estimate_state>) AS qs_s LEFT JOIN (<sums>) AS qs_d ON qs_d.job = qs_s.job
+//	SELECT qs_s.job, qs_s.final, NULL AS qs_lines_sums, 's' AS qs_part FROM (<estimate_state>) AS qs_s
+//	UNION ALL
+//	SELECT qs_d.job, NULL, qs_d.sums, 'd' FROM (<sums>) AS qs_d
 //
-// and when the server refuses that (two explicit collations of the job,
-// say), the two run apart from then on.
+// and quotesync matches each job's sums to its state as it does those of
+// the two statements apart (not a JOIN: the database's collations could
+// match spellings of a job otherwise). A server that refuses it (two
+// explicit collations of the job, say) gets the two apart from then on;
+// one that fails it for a moment (a timeout) gets them apart for that
+// call, and from then on after three such calls in a row.
 //
 // The marker is a hint, not a proof. A change to a job's lines leaves the
 // count and the sum as they were about once in 2^32 changes; the job's
@@ -79,17 +84,18 @@ type lineDigest struct {
 	off   string // why nothing is derived; "" while it may be
 	// joined is estimate_state and the sums in one statement, built when
 	// a call derived markers with q: the next calls run it instead of
-	// the two (joinedStates). joinOff says why not, once the server
-	// refused it.
-	joined  *namedQuery
-	joinOff string
+	// the two (joinedStates). joinOff says why not, once it is off
+	// (joinFailed).
+	joined    *namedQuery
+	joinOff   string
+	joinFails int // calls in a row joined failed (joinFailed)
 	// joinedUsed counts the calls answered by joined (for tests).
 	joinedUsed int
 }
 
-// joinedQuery returns the statement of estimate_state joined with the
-// sums when the last call derived markers and the server has not
-// refused it: nil otherwise.
+// joinedQuery returns the statement of estimate_state and the sums in
+// one when the last call derived markers and the server has not refused
+// it: nil otherwise.
 func (db *DB) joinedQuery() *namedQuery {
 	if db.q.quoteFields != nil {
 		return nil
@@ -103,21 +109,30 @@ func (db *DB) joinedQuery() *namedQuery {
 	return d.joined
 }
 
-// newJoinedQuery joins estimate_state (without a marker column) with sums
-// on the job: each state row gets its job's sums as qs_lines_sums, NULL
-// for a job without lines.
+// newJoinedQuery puts estimate_state's rows (without a marker column) and
+// sums' in one statement, told apart by qs_part: 's' for a state row,
+// 'd' for a job's sums. The jobs are matched in quotesync, as the
+// two statements' are (jobSet: exactly, else ignoring case), not by the
+// database, whose collations may match them otherwise.
 func newJoinedQuery(estimateState, sums namedQuery) (namedQuery, error) {
-	text := "SELECT qs_s.*, qs_d.sums AS " + joinedSumsColumn + " FROM (\n" + estimateState.text +
-		"\n) AS qs_s LEFT JOIN (\n" + sums.text + "\n) AS qs_d ON qs_d.job = qs_s.job"
+	text := "SELECT qs_s.job, qs_s.final, NULL AS " + joinedSumsColumn + ", 's' AS " + joinedPartColumn + " FROM (\n" +
+		estimateState.text + "\n) AS qs_s\nUNION ALL\nSELECT qs_d.job, NULL, qs_d.sums, 'd' FROM (\n" + sums.text + "\n) AS qs_d"
 	return compileJobsQuery(estimateState.key+" (with the sums of "+sums.key+")", text)
 }
 
-// joinedSumsColumn is the column newJoinedQuery adds to estimate_state's.
-const joinedSumsColumn = "qs_lines_sums"
+// The columns newJoinedQuery adds to estimate_state's.
+const (
+	joinedSumsColumn = "qs_lines_sums"
+	joinedPartColumn = "qs_part"
+)
+
+// joinedColumnsOpt are the optional columns of newJoinedQuery's rows.
+var joinedColumnsOpt = []string{joinedSumsColumn, joinedPartColumn}
 
 // joinedStates runs q (newJoinedQuery) for the jobs of set, in two
 // statements at once for more than digestSplit jobs, into JobStates'
-// states and bad, each state's Marker derived from its sums.
+// states and bad, each state's Marker derived from its sums as
+// deriveMarkers does.
 func (db *DB) joinedStates(ctx context.Context, q *namedQuery, set jobSet) (map[string]JobState, map[string]error, error) {
 	parts := [][]string{set.list}
 	if len(set.list) > digestSplit {
@@ -127,6 +142,7 @@ func (db *DB) joinedStates(ctx context.Context, q *namedQuery, set jobSet) (map[
 	type answer struct {
 		states map[string]JobState
 		bad    map[string]error
+		sums   map[string]string
 		err    error
 	}
 	answers := make([]answer, len(parts))
@@ -135,22 +151,19 @@ func (db *DB) joinedStates(ctx context.Context, q *namedQuery, set jobSet) (map[
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			a := answer{states: make(map[string]JobState, len(jobs)), bad: map[string]error{}}
+			a := answer{states: make(map[string]JobState, len(jobs)), bad: map[string]error{}, sums: make(map[string]string, len(jobs))}
 			part := set
 			if len(parts) > 1 {
 				part = newJobSet(jobs)
 			}
 			a.err = db.scanJobRowsAs(ctx, q, part, stateColumnsReq, joinedColumnsOpt, a.bad, true,
 				func(job string, idx map[string]int, _ []string, vals []any) error {
-					st, ok := stateRow(job, idx, vals, a.states, a.bad)
-					if !ok {
-						return nil
+					if kind, _ := text(vals[idx[joinedPartColumn]]); kind == "d" {
+						return addSums(a.sums, job, vals[idx[joinedSumsColumn]])
 					}
-					st.Marker = derivedMarkerPrefix + "0"
-					if s, ok := text(vals[idx[joinedSumsColumn]]); ok {
-						st.Marker = derivedMarkerPrefix + s
+					if st, ok := stateRow(job, idx, vals, a.states, a.bad); ok {
+						a.states[job] = st
 					}
-					a.states[job] = st
 					return nil
 				})
 			answers[i] = a
@@ -171,21 +184,97 @@ func (db *DB) joinedStates(ctx context.Context, q *namedQuery, set jobSet) (map[
 			bad[job] = err
 		}
 	}
+	for _, a := range answers {
+		setMarkers(states, a.sums, a.states)
+	}
 	return states, bad, nil
 }
 
-// joinedColumnsOpt are the optional columns of newJoinedQuery's rows.
-var joinedColumnsOpt = []string{joinedSumsColumn}
+// addSums adds a job's sums (a row's value v) to sums: NULL is a form
+// the server does not really have (errNullSums); two spellings of one job
+// (a case-sensitive collation) both count.
+func addSums(sums map[string]string, job string, v any) error {
+	s, ok := text(v)
+	if !ok {
+		return errNullSums
+	}
+	if prev, dup := sums[job]; dup {
+		s = prev + "+" + s
+	}
+	sums[job] = s
+	return nil
+}
 
-// refuseJoin stops using q: the server refused it (err). JobStates
-// runs estimate_state and the sums apart from then on.
-func (db *DB) refuseJoin(q *namedQuery, err error) {
+// setMarkers sets the derived Marker of each job of states that is in
+// of (all of them when of is nil) from sums: "qs-lines:0" for a job
+// without.
+func setMarkers(states map[string]JobState, sums map[string]string, of map[string]JobState) {
+	for job, st := range states {
+		if of != nil {
+			if _, ok := of[job]; !ok {
+				continue
+			}
+		}
+		st.Marker = derivedMarkerPrefix + "0"
+		if s, ok := sums[job]; ok {
+			st.Marker = derivedMarkerPrefix + s
+		}
+		states[job] = st
+	}
+}
+
+// joinedFailuresOff is how many calls in a row the joined statement may
+// fail for a reason other than a refusal (a timeout, a killed statement)
+// before it is turned off: each such call runs the two apart.
+const joinedFailuresOff = 3
+
+// joinFailed notes that q failed with err (the call then runs the two
+// statements apart): a refusal of the statement, or joinedFailuresOff
+// failures in a row, turn it off from then on.
+func (db *DB) joinFailed(q *namedQuery, err error) {
 	d := &db.digest
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.joined == q {
+	if d.joined != q {
+		return
+	}
+	d.joinFails++
+	if refusedStatement(err) || d.joinFails >= joinedFailuresOff {
 		d.joinOff = err.Error()
 	}
+}
+
+// joinServed notes that the joined statement answered a call.
+func (db *DB) joinServed() {
+	d := &db.digest
+	d.mu.Lock()
+	d.joinFails = 0
+	d.joinedUsed++
+	d.mu.Unlock()
+}
+
+// refusedStatement reports whether err is the server refusing a statement
+// as written (its syntax, its columns, a mix of collations, a function it
+// lacks), not a failure of the moment.
+func refusedStatement(err error) bool {
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return errors.Is(err, errNullSums)
+	}
+	switch me.Number {
+	case 1054, // unknown column
+		1060,       // duplicate column name
+		1064,       // syntax
+		1140, 1055, // GROUP BY rules
+		1222,             // UNION of different numbers of columns
+		1235,             // not supported by this version
+		1248,             // derived table without an alias
+		1267, 1270, 1271, // mix of collations
+		1305, 1630, // no such function
+		1582, 1583, 1584: // wrong arguments to a function
+		return true
+	}
+	return false
 }
 
 // DerivedMarkers reports how JobStates derives markers: the form in use
@@ -241,13 +330,7 @@ func (db *DB) deriveMarkers(ctx context.Context, set jobSet, states map[string]J
 					d.joined = &j
 				}
 			}
-			for job, st := range states {
-				st.Marker = derivedMarkerPrefix + "0"
-				if s, ok := sums[job]; ok {
-					st.Marker = derivedMarkerPrefix + s
-				}
-				states[job] = st
-			}
+			setMarkers(states, sums, nil)
 			return nil
 		case ctx.Err() != nil || !errors.As(err, &me) && !errors.Is(err, errNullSums):
 			return err
@@ -345,16 +428,6 @@ func (db *DB) readDigestPart(ctx context.Context, q *namedQuery, set jobSet, job
 		if !ok {
 			return nil
 		}
-		s, ok := text(vals[1])
-		if !ok {
-			return errNullSums
-		}
-		if prev, dup := sums[job]; dup {
-			// Two spellings of one job (a case-sensitive collation):
-			// both count.
-			s = prev + "+" + s
-		}
-		sums[job] = s
-		return nil
+		return addSums(sums, job, vals[1])
 	})
 }

@@ -60,8 +60,9 @@ func markers(t *testing.T, db *shopdb.DB, jobs []string) map[string]string {
 //
 // Run three ways: estimate_state joined with the sums in one statement
 // (from the second call on), the same split in two statements at once
-// (as over many jobs), and the two apart, when the server refuses the
-// join (here, two explicit collations of the job).
+// (as over many jobs), the same with the job spelled otherwise by
+// estimate_state, and the two apart, when the server refuses the
+// statement (here, two explicit collations of the job).
 func TestDerivedMarkersFollowTheLines(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -71,6 +72,12 @@ func TestDerivedMarkersFollowTheLines(t *testing.T) {
 	}{
 		{"joined", 0, nil, true},
 		{"joined in two", 2, nil, true},
+		// estimate_state spells the jobs otherwise than line_items, in
+		// bytes that compare case-sensitively: each job's sums still
+		// reach its state (quotesync matches them, not the database).
+		{"joined, jobs spelled apart", 2, func(c *shopdb.Config) {
+			c.Queries.EstimateState = strings.Replace(noMarkerState, "j.job_no AS job", "CAST(LOWER(j.job_no) AS BINARY) AS job", 1)
+		}, true},
 		{"apart", 0, func(c *shopdb.Config) {
 			c.Queries.EstimateState = strings.Replace(noMarkerState, "j.job_no AS job", "j.job_no COLLATE utf8mb4_bin AS job", 1)
 			c.Queries.LineItems = strings.Replace(c.Queries.LineItems, "j.job_no AS job", "j.job_no COLLATE utf8mb4_unicode_ci AS job", 1)
