@@ -104,6 +104,19 @@ func unpackStates(ps *packedStates, from fromCache) jobStates {
 	return ps.unpack(rows)
 }
 
+// rememberJobs keeps the jobs whose states p asks for, for the next pass
+// to read ahead (statesAhead); none when it asks for none, so that an
+// idle pass does not read states for nothing.
+func (e *Engine) rememberJobs(p *pass, jobs []string) {
+	if p.dry || p.last || e.store.HasShopChanged() {
+		return
+	}
+	last := strings.Join(jobs, "\x00")
+	e.mu.Lock()
+	e.lastJobs = last
+	e.mu.Unlock()
+}
+
 // statesRun is estimate states asked for at the start of a pass, for the
 // jobs the last pass asked for (statesAhead).
 type statesRun struct {
@@ -133,6 +146,9 @@ func (e *Engine) statesAhead(ctx context.Context, p *pass) *statesRun {
 	}
 	e.mu.Lock()
 	last := e.lastJobs
+	if last != "" {
+		e.aheadStarted++
+	}
 	e.mu.Unlock()
 	if last == "" {
 		return nil
@@ -172,7 +188,8 @@ func (e *Engine) aheadStates(ctx context.Context, p *pass, jobs []string) (state
 	states, bad = r.states, r.bad
 	if len(jobs)-len(need) != len(r.jobs) {
 		// Some jobs of the last pass are not candidates now: leave them
-		// out.
+		// out. (A job named twice in jobs may keep one in: the caller
+		// looks only at the states of its candidates.)
 		states, bad = make(map[string]shopdb.JobState, len(jobs)), map[string]error{}
 		for _, j := range jobs {
 			if st, found := r.states[j]; found {
@@ -206,13 +223,6 @@ func (e *Engine) aheadStates(ctx context.Context, p *pass, jobs []string) (state
 // read when the shop did not change since, and the others read anew in one
 // statement.
 func (e *Engine) readStates(ctx context.Context, p *pass, jobs []string) (map[string]shopdb.JobState, map[string]error, error) {
-	if !p.dry && !p.last && !e.store.HasShopChanged() {
-		// The next pass reads these ahead (statesAhead).
-		last := strings.Join(jobs, "\x00")
-		e.mu.Lock()
-		e.lastJobs = last
-		e.mu.Unlock()
-	}
 	have := newJobStates()
 	var cached *packedStates
 	if p.fp != nil {

@@ -3,10 +3,12 @@ package sync_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // noMarkerMapping is the sample mapping with estimate_state returning no
@@ -84,11 +86,11 @@ func TestStatesReadAhead(t *testing.T) {
 	r := newRig(t, rigOptions{shop: noMarkerMapping})
 	first := r.seed(sampleshop.ClaimDraft)[0]
 	r.pass()
-	if passes, _ := r.engine.StatesAhead(); passes != 0 {
+	if _, passes, _ := r.engine.StatesAhead(); passes != 0 {
 		t.Fatalf("the first pass used %d states read ahead, want none: there was no pass before", passes)
 	}
 	r.pass()
-	if passes, after := r.engine.StatesAhead(); passes != 1 || after != 0 {
+	if _, passes, after := r.engine.StatesAhead(); passes != 1 || after != 0 {
 		t.Fatalf("second pass: %d passes used states read ahead, %d jobs read after; want 1 and 0", passes, after)
 	}
 	marker := r.row(first).PushedMarker
@@ -103,7 +105,7 @@ func TestStatesReadAhead(t *testing.T) {
 	second := r.seed(sampleshop.ClaimNoLines)[0]
 	before := r.emu.Calls()
 	r.pass()
-	if passes, after := r.engine.StatesAhead(); passes != 2 || after != 1 {
+	if _, passes, after := r.engine.StatesAhead(); passes != 2 || after != 1 {
 		t.Errorf("third pass: %d passes used states read ahead, %d jobs read after; want 2 and 1 (the new request's job)", passes, after)
 	}
 	if w := r.writes(before); w[emulator.RouteCreateQuote] != 1 || w[emulator.RouteAccept] != 1 {
@@ -120,7 +122,7 @@ func TestStatesReadAhead(t *testing.T) {
 	}
 	before = r.emu.Calls()
 	r.pass()
-	if passes, after := r.engine.StatesAhead(); passes != 3 || after != 1 {
+	if _, passes, after := r.engine.StatesAhead(); passes != 3 || after != 1 {
 		t.Errorf("fourth pass: %d passes used states read ahead, %d jobs read after; want 3 and 1", passes, after)
 	}
 	if w := r.writes(before); len(w) != 0 {
@@ -132,7 +134,34 @@ func TestStatesReadAhead(t *testing.T) {
 	for range 3 {
 		withShopChanged.pass()
 	}
-	if passes, _ := withShopChanged.engine.StatesAhead(); passes != 0 {
-		t.Errorf("with shop_changed: %d passes used states read ahead, want none", passes)
+	if started, _, _ := withShopChanged.engine.StatesAhead(); started != 0 {
+		t.Errorf("with shop_changed: %d passes read states ahead, want none", started)
+	}
+}
+
+// TestStatesReadAheadStopsWithTheJobs: once no job needs its state (the
+// last one submitted and no longer watched), passes read none ahead.
+func TestStatesReadAheadStopsWithTheJobs(t *testing.T) {
+	r := newRig(t, rigOptions{shop: noMarkerMapping, sync: func(c *qsync.Config) { c.WatchSubmitted = time.Minute }})
+	id := r.seed(sampleshop.ClaimFinal)[0]
+	for i := 1; ; i++ {
+		r.pass()
+		if phase := r.row(id).Phase; phase == "submitted" {
+			break
+		} else if i == 5 {
+			t.Fatalf("not submitted after %d passes: phase %s", i, phase)
+		}
+	}
+	r.pass() // reads the submitted job's state ahead: it is still watched
+	started, used, _ := r.engine.StatesAhead()
+	if started == 0 || used != started {
+		t.Fatalf("while the job is watched: %d passes started reading states ahead, %d used them; want some, all used", started, used)
+	}
+	r.clock.advance(2 * time.Minute)
+	r.pass() // started for the job, which is no longer a candidate
+	r.pass()
+	r.pass()
+	if now, _, _ := r.engine.StatesAhead(); now != started+1 {
+		t.Errorf("after the job left: %d more passes read states ahead, want 1 (the first, which did not know yet)", now-started)
 	}
 }

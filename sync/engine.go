@@ -97,9 +97,10 @@ type Engine struct {
 	// lastJobs are the jobs whose states the last pass asked for, joined
 	// by NUL, without shop_changed: the next reads them ahead.
 	lastJobs string
-	// aheadPasses and aheadAfter count the passes that used states read
-	// ahead and the jobs they read after (for tests).
-	aheadPasses, aheadAfter int
+	// aheadStarted, aheadPasses and aheadAfter count the passes that
+	// started reading states ahead, those that used them and the jobs
+	// they read after (for tests).
+	aheadStarted, aheadPasses, aheadAfter int
 
 	outbox *Outbox // what events queue for delivery; nil: nothing (see Open)
 }

@@ -66,11 +66,11 @@ func (e *Engine) CacheDiff(ctx context.Context) (diff string, used []string, err
 	return "", used, nil
 }
 
-// StatesAhead returns how many passes used estimate states read while
-// they listed and read their rows, and how many jobs those passes read
+// StatesAhead returns how many passes started reading estimate states
+// as they started, how many used them, and how many jobs those read
 // after, new since the pass before.
-func (e *Engine) StatesAhead() (passes, after int) {
+func (e *Engine) StatesAhead() (started, used, after int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.aheadPasses, e.aheadAfter
+	return e.aheadStarted, e.aheadPasses, e.aheadAfter
 }

@@ -57,6 +57,7 @@ const (
 // written together at the end.
 func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
 	cands, jobs := pushCandidates(rows)
+	e.rememberJobs(p, jobs)
 	if len(jobs) == 0 {
 		return
 	}
