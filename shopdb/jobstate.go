@@ -32,8 +32,8 @@ func (e *StateError) Error() string {
 // When estimate_state returns no marker column, each state's Marker is
 // derived from the sums of the job's lines (linedigest.go): the first call
 // runs one more statement (and one more small one), the next ones run
-// estimate_state joined with the sums, in two statements at once over
-// many jobs.
+// estimate_state and the sums as one statement, two at once over many
+// jobs.
 func (db *DB) JobStates(ctx context.Context, jobs []string) (states map[string]JobState, bad map[string]error, err error) {
 	set := newJobSet(jobs)
 	if len(set.list) == 0 {
