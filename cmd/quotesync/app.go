@@ -64,7 +64,7 @@ func newLogger(level zap.AtomicLevel, format string, w io.Writer) *zap.Logger {
 	} else {
 		enc = zapcore.NewJSONEncoder(ec)
 	}
-	if toJournal(w, os.Getenv) {
+	if toJournal(w) {
 		enc = newPriorityEncoder(enc)
 	}
 	return zap.New(zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), level))

@@ -3,49 +3,29 @@ package main
 import (
 	"io"
 	"os"
-	"strconv"
-	"strings"
-	"syscall"
 
+	"github.com/coreos/go-systemd/v22/journal"
 	"go.uber.org/zap/buffer"
 	"go.uber.org/zap/zapcore"
 )
 
-// envJournalStream is the variable systemd sets, to "DEVICE:INODE" of the
-// stream, when a service's standard output or error is connected to the
-// journal.
-const envJournalStream = "JOURNAL_STREAM"
-
-// toJournal reports whether w is the journal's stream: an *os.File whose
-// device and inode are the ones $JOURNAL_STREAM names. A child process
-// that inherited the variable but writes elsewhere (a pipe, a file, a
+// toJournal reports whether w is the journal's stream: standard output or
+// error connected to journald's stream transport, as $JOURNAL_STREAM
+// (systemd's "DEVICE:INODE" of the stream) says. A child process that
+// inherited the variable but writes elsewhere (a pipe, a file, a
 // terminal) does not match, so its lines stay plain.
-func toJournal(w io.Writer, getenv func(string) string) bool {
-	f, ok := w.(*os.File)
-	if !ok {
+func toJournal(w io.Writer) bool {
+	var is func() (bool, error)
+	switch w {
+	case os.Stdout:
+		is = journal.StdoutIsJournalStream
+	case os.Stderr:
+		is = journal.StderrIsJournalStream
+	default:
 		return false
 	}
-	dev, ino, ok := parseJournalStream(getenv(envJournalStream))
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && uint64(st.Dev) == dev && uint64(st.Ino) == ino
-}
-
-// parseJournalStream reads "DEVICE:INODE" (both decimal).
-func parseJournalStream(v string) (dev, ino uint64, ok bool) {
-	d, i, found := strings.Cut(v, ":")
-	if !found {
-		return 0, 0, false
-	}
-	dev, err1 := strconv.ParseUint(d, 10, 64)
-	ino, err2 := strconv.ParseUint(i, 10, 64)
-	return dev, ino, err1 == nil && err2 == nil
+	ok, err := is() // err: a malformed $JOURNAL_STREAM, which names no stream
+	return ok && err == nil
 }
 
 // Syslog priorities (RFC 5424) as journald reads them from a line's

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +20,11 @@ import (
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 )
+
+// envJournalStream is the variable systemd sets, to "DEVICE:INODE" of the
+// stream, when a service's standard output or error is connected to the
+// journal.
+const envJournalStream = "JOURNAL_STREAM"
 
 // journalLine is one line as journald stores it from a stream with
 // SyslogLevelPrefix= on: the priority of a leading "<N>" (6, info, when
@@ -169,9 +176,47 @@ func TestSyslogPriority(t *testing.T) {
 			t.Errorf("syslogPriority(%s) = %d, want %d", tt.l, got, tt.want)
 		}
 	}
-	for in, ok := range map[string]bool{"": false, "12": false, "a:1": false, "1:b": false, "8:123": true, strconv.Itoa(1<<40) + ":7": true} {
-		if _, _, got := parseJournalStream(in); got != ok {
-			t.Errorf("parseJournalStream(%q) ok = %v, want %v", in, got, ok)
-		}
+}
+
+// TestToJournal: standard error is the journal's stream when
+// $JOURNAL_STREAM names its device and inode, and only then; a malformed
+// value names no stream, and a writer that is not standard output or
+// error never is one.
+func TestToJournal(t *testing.T) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(os.Stderr.Fd()), &st); err != nil {
+		t.Fatal(err)
+	}
+	stderr := fmt.Sprintf("%d:%d", st.Dev, st.Ino)
+	other := filepath.Join(t.TempDir(), "other")
+	if err := os.WriteFile(other, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, tt := range []struct {
+		name, stream string
+		w            io.Writer
+		want         bool
+	}{
+		{"Stderr", stderr, os.Stderr, true},
+		{"Unset", "", os.Stderr, false},
+		{"NoColon", "12", os.Stderr, false},
+		{"BadDevice", "a:1", os.Stderr, false},
+		{"BadInode", "1:b", os.Stderr, false},
+		{"OtherStream", fileStream(t, other), os.Stderr, false},
+		{"HugeNumbers", strconv.Itoa(1<<40) + ":7", os.Stderr, false},
+		{"NotStdio", fileStream(t, other), f, false},
+		{"Buffer", stderr, new(bytes.Buffer), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(envJournalStream, tt.stream)
+			if got := toJournal(tt.w); got != tt.want {
+				t.Errorf("toJournal with %s=%q = %v, want %v", envJournalStream, tt.stream, got, tt.want)
+			}
+		})
 	}
 }
