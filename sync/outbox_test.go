@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	gosync "sync"
 	"testing"
@@ -478,4 +479,130 @@ func TestNotifierTimeouts(t *testing.T) {
 func observerCore() (*zap.Logger, *observer.ObservedLogs) {
 	core, logs := observer.New(zap.DebugLevel)
 	return zap.New(core), logs
+}
+
+// TestCommandGroupEnded: a command runs in a process group of its own,
+// which is ended whole. Hangs: at its timeout, a child that ends on
+// SIGTERM (a shell waiting for sleep, as for curl) and one that ignores
+// it (killed after the grace) both stop before they could deliver (each
+// would write a file after 2s). LeavesChild: a command that succeeds
+// leaves nothing running either. No process of the group survives.
+func TestCommandGroupEnded(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	for _, tt := range []struct {
+		name, script string
+		fails        bool
+	}{
+		{"Hangs", `#!/bin/sh
+echo $$ > "$1/leader"
+sh -c 'sleep 2; touch "$0/delivered-by-child"' "$1" &
+echo $! > "$1/child"
+(trap '' TERM; sleep 2; touch "$1/delivered-by-stubborn-child") &
+echo $! > "$1/stubborn"
+wait
+`, true},
+		{"LeavesChild", `#!/bin/sh
+echo $$ > "$1/leader"
+(sleep 2; touch "$1/delivered-by-child") >/dev/null 2>&1 &
+echo $! > "$1/child"
+`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			script := filepath.Join(dir, "notify.sh")
+			if err := os.WriteFile(script, []byte(tt.script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			core, logs := observerCore()
+			o, err := qsync.NewOutbox(r.db, qsync.NotifyConfig{
+				Command: qsync.CommandConfig{Path: script, Args: []string{dir}, Timeout: 300 * time.Millisecond, Grace: 300 * time.Millisecond},
+			}, time.Minute, time.Hour, core)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.db.RecordOnce(r.ctx, shopdb.Event{Kind: string(qsync.EventAuthFailing), Outbox: &shopdb.Outbox{
+				Kind: qsync.NoticeAuthFailing, OnceKey: tt.name, Targets: []string{shopdb.TargetCommand}}}); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			o.Work(r.ctx)
+			if took := time.Since(start); took > 1500*time.Millisecond {
+				t.Errorf("Work took %s with a timeout and a grace of 300ms", took)
+			}
+			if got, want := logs.FilterMessage("delivery failed; will retry").Len() == 1, tt.fails; got != want {
+				t.Errorf("delivery failed = %v, want %v", got, want)
+			}
+			leader := pidIn(t, dir, "leader")
+			if live := liveInGroup(t, leader); len(live) > 0 {
+				t.Errorf("processes of the command's group still running after Work: %v", live)
+			}
+			for _, name := range []string{"child", "stubborn"} {
+				if _, err := os.Stat(filepath.Join(dir, name)); err == nil && processLive(pidIn(t, dir, name)) {
+					t.Errorf("%s still running after Work", name)
+				}
+			}
+			time.Sleep(time.Until(start.Add(2500 * time.Millisecond))) // past the children's 2s
+			for _, f := range []string{"delivered-by-child", "delivered-by-stubborn-child"} {
+				if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+					t.Errorf("%s exists: a child of the command outlived it", f)
+				}
+			}
+		})
+	}
+}
+
+// pidIn reads the process id a script wrote to dir/name.
+func pidIn(t *testing.T, dir, name string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return n
+}
+
+// procStat reads /proc/PID/stat: the state and the process group; ok is
+// false when there is no such process.
+func procStat(pid int) (state byte, pgrp int, ok bool) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, 0, false
+	}
+	// "PID (COMM) STATE PPID PGRP …"; COMM may hold spaces and ')'.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 3 {
+		return 0, 0, false
+	}
+	pgrp, _ = strconv.Atoi(f[2])
+	return f[0][0], pgrp, true
+}
+
+// processLive reports whether pid runs (a zombie has ended).
+func processLive(pid int) bool {
+	state, _, ok := procStat(pid)
+	return ok && state != 'Z'
+}
+
+// liveInGroup lists the running (not zombie) processes of group pgid.
+func liveInGroup(t *testing.T, pgid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if state, pgrp, ok := procStat(pid); ok && pgrp == pgid && state != 'Z' {
+			live = append(live, pid)
+		}
+	}
+	return live
 }
