@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/quotesync/quotesync/shopdb"
@@ -81,10 +82,19 @@ func TestOutboxQueuedWithTheEvent(t *testing.T) {
 			t.Errorf("delivery %d = %+v, want target %s of event %d for o1/%s", i, got, target, evID, r.JobNumber)
 		}
 	}
+	// One notice id for the event, the same in the rows of its targets: a
+	// UUIDv7; another event's differs.
+	if u, err := uuid.Parse(ds[0].NoticeID); err != nil || u.Version() != 7 || ds[1].NoticeID != ds[0].NoticeID {
+		t.Errorf("notice ids %q, %q: want one UUIDv7 for both rows of the event (%v)", ds[0].NoticeID, ds[1].NoticeID, err)
+	}
+	acceptWithOutbox(t, db, "o2", shopdb.WriteBackAccepted, shopdb.TargetWebhook)
+	if ds := pending(t, db); len(ds) != 3 || ds[2].NoticeID == ds[0].NoticeID || ds[2].NoticeID == "" {
+		t.Errorf("the second event's notice id %q, the first's %q: want a new one", ds[2].NoticeID, ds[0].NoticeID)
+	}
 	// A change whose event queues nothing adds nothing.
 	advance(t, db, r, phDrafted, nil)
-	if got := len(pending(t, db)); got != 2 {
-		t.Errorf("pending deliveries = %d after an event without outbox, want 2", got)
+	if got := len(pending(t, db)); got != 3 {
+		t.Errorf("pending deliveries = %d after an event without outbox, want 3", got)
 	}
 }
 

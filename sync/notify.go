@@ -109,8 +109,10 @@ func (c NotifyConfig) Validate() error {
 // Notice is the JSON a notifier sends: one event that needs a person.
 type Notice struct {
 	// ID is the same for every delivery of one event (the webhook, the
-	// command, a delivery sent again after a crash): a receiver can
-	// recognise a notice it has seen.
+	// command, a delivery sent again after a crash or a restart), and
+	// unique across shops and databases (a UUIDv7): a receiver can
+	// recognise a notice it has seen. The webhook sends it as the
+	// Idempotency-Key header too.
 	ID      string       `json:"id"`
 	Event   string       `json:"event"` // the notice kind: rejected, taken_elsewhere, …
 	Request string       `json:"request,omitempty"`
@@ -136,7 +138,7 @@ var noticeWords = map[string][2]string{
 
 // noticeOf is the notice of delivery d.
 func noticeOf(d shopdb.Delivery) Notice {
-	n := Notice{ID: fmt.Sprintf("quotesync-event-%d", d.EventID), Event: d.Kind, Request: d.RequestID, Claim: d.Claim,
+	n := Notice{ID: noticeID(d), Event: d.Kind, Request: d.RequestID, Claim: d.Claim,
 		Job: d.Job, Phase: d.Phase, Reason: string(d.Reason), Detail: d.Detail, Time: d.At}
 	w := noticeWords[d.Kind]
 	n.Words, n.Fix = w[0], w[1]
@@ -149,6 +151,15 @@ func noticeOf(d shopdb.Delivery) Notice {
 		n.Words = d.Kind
 	}
 	return n
+}
+
+// noticeID is the id of d's notice: the one drawn with its event, or for
+// a row queued before quotesync drew them, the id it was sent with then.
+func noticeID(d shopdb.Delivery) string {
+	if d.NoticeID != "" {
+		return d.NoticeID
+	}
+	return fmt.Sprintf("quotesync-event-%d", d.EventID)
 }
 
 // notifier sends one notice.

@@ -3,17 +3,20 @@ package sync_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	gosync "sync"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -37,6 +40,7 @@ type receiver struct {
 	mu      gosync.Mutex
 	notices []qsync.Notice
 	secrets []string // the secret header of each POST
+	keys    []string // the Idempotency-Key header of each POST
 	fail    int      // answer 500 to this many POSTs first
 }
 
@@ -47,6 +51,7 @@ func newReceiver(t *testing.T) *receiver {
 		rc.mu.Lock()
 		defer rc.mu.Unlock()
 		rc.secrets = append(rc.secrets, req.Header.Get("Authorization"))
+		rc.keys = append(rc.keys, req.Header.Get("Idempotency-Key"))
 		if rc.fail > 0 {
 			rc.fail--
 			http.Error(w, "receiver down for maintenance", http.StatusInternalServerError)
@@ -225,7 +230,7 @@ func TestWriteBackAndNotificationsFollowTheFlow(t *testing.T) {
 		n := got[0]
 		if n.Event != shopdb.WriteBackSupplementNeeded || n.Request != req || n.Job != sampleshop.JobFinal ||
 			n.Claim != sampleshop.ClaimFinal || n.Phase != qsync.PhaseSubmitted || !strings.Contains(n.Words, "supplement") ||
-			n.Fix == "" || !strings.HasPrefix(n.ID, "quotesync-event-") || n.Time.IsZero() {
+			n.Fix == "" || !isUUIDv7(n.ID) || n.Time.IsZero() {
 			t.Errorf("%s notice = %+v", name, n)
 		}
 	}
@@ -321,6 +326,12 @@ func TestDeliveryRetriedWithBackoff(t *testing.T) {
 	r.work()
 	if got := len(rc.got()); got != 1 {
 		t.Fatalf("notices received = %d after the third attempt, want 1", got)
+	}
+	rc.mu.Lock()
+	keys := slices.Compact(slices.Clone(rc.keys))
+	rc.mu.Unlock()
+	if len(keys) != 1 || keys[0] != rc.got()[0].ID || !isUUIDv7(keys[0]) {
+		t.Errorf("Idempotency-Key of the three attempts = %q, want the notice's id %q each time", keys, rc.got()[0].ID)
 	}
 	failed := r.logs.FilterMessage("delivery failed; will retry")
 	var warns, webhookWarns int
@@ -472,6 +483,58 @@ func TestNotifierTimeouts(t *testing.T) {
 	}
 	if st, err := r.db.DeliveryStats(r.ctx); err != nil || st.Failing != 2 {
 		t.Errorf("DeliveryStats = %+v, %v; want 2 failing", st, err)
+	}
+}
+
+// isUUIDv7 reports whether id is a UUID of version 7 in its usual form.
+func isUUIDv7(id string) bool {
+	u, err := uuid.Parse(id)
+	return err == nil && u.Version() == 7 && u.String() == id
+}
+
+// TestNoticeIDs: each event's notice has an id of its own, unique across
+// databases (two shops' first events differ), the same for its webhook
+// and its command; a delivery queued before quotesync drew ids (its
+// notice_id NULL) keeps the id it had, quotesync-event-<event id>.
+func TestNoticeIDs(t *testing.T) {
+	var first []string
+	for range 2 { // two shops, each with a fresh database
+		r, rc, out := notifyRig(t, nil)
+		for _, id := range []string{"one", "two"} {
+			if _, err := r.db.RecordOnce(r.ctx, shopdb.Event{Kind: string(qsync.EventAuthFailing), Outbox: &shopdb.Outbox{
+				Kind: qsync.NoticeAuthFailing, OnceKey: id, Targets: []string{shopdb.TargetWebhook, shopdb.TargetCommand}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.work()
+		hook, cmd := rc.got(), commandNotices(t, out)
+		if len(hook) != 2 || len(cmd) != 2 {
+			t.Fatalf("notices: webhook %d, command %d; want 2 each", len(hook), len(cmd))
+		}
+		if hook[0].ID == hook[1].ID || hook[0].ID != cmd[0].ID || hook[1].ID != cmd[1].ID || !isUUIDv7(hook[0].ID) {
+			t.Errorf("ids: webhook %q, %q; command %q, %q; want one UUIDv7 per event, the same for both", hook[0].ID, hook[1].ID, cmd[0].ID, cmd[1].ID)
+		}
+		first = append(first, hook[0].ID)
+
+		// A row as quotesync queued it before the ids.
+		if _, err := r.db.RecordOnce(r.ctx, shopdb.Event{Kind: string(qsync.EventAuthFailing), Outbox: &shopdb.Outbox{
+			Kind: qsync.NoticeAuthFailing, OnceKey: "old", Targets: []string{shopdb.TargetWebhook}}}); err != nil {
+			t.Fatal(err)
+		}
+		var ev int64
+		if err := r.d.SQL.Get(&ev, `SELECT MAX(event_id) FROM quotesync_outbox`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.d.SQL.Exec(`UPDATE quotesync_outbox SET notice_id = NULL WHERE event_id = ?`, ev); err != nil {
+			t.Fatal(err)
+		}
+		r.work()
+		if got, want := rc.got()[len(rc.got())-1].ID, fmt.Sprintf("quotesync-event-%d", ev); len(rc.got()) != 3 || got != want {
+			t.Errorf("the old row's notice: %d notices, the last id %q; want 3, %q", len(rc.got()), got, want)
+		}
+	}
+	if first[0] == first[1] {
+		t.Errorf("the first notices of two shops share the id %q", first[0])
 	}
 }
 
