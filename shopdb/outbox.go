@@ -83,7 +83,7 @@ func (db *DB) queueDeliveries(ctx context.Context, x queryer, eventID int64, ev 
 		}
 		vals = append(vals, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 		args = append(args, eventID, noticeID.String(), t, o.Kind, ev.RequestID, o.Claim, ev.Job, ev.To, ev.Reason,
-			capText(ev.Message), at, dueAtOnce, once)
+			db.keepText(ev.Message), at, dueAtOnce, once)
 	}
 	if len(vals) == 0 {
 		return nil
@@ -221,7 +221,7 @@ func (db *DB) DeliveryFailed(ctx context.Context, id int64, cause string, next t
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
 	_, err := db.x.ExecContext(ctx, "UPDATE "+db.t.outbox+" SET attempts = attempts + 1, last_error = ?, failed_at = ?,"+
-		" next_attempt_at = ? WHERE id = ? AND done_at IS NULL", capText(cause), now(), normTime(next), id)
+		" next_attempt_at = ? WHERE id = ? AND done_at IS NULL", db.keepText(cause), now(), normTime(next), id)
 	if err != nil {
 		return fmt.Errorf("record the failure of delivery %d: %w", id, err)
 	}

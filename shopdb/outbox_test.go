@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
+	"github.com/quotesync/quotesync/internal/redact"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 )
@@ -303,5 +304,43 @@ func TestWriteBackCancelledBeforeCommit(t *testing.T) {
 	}
 	if got, want := insurerStatus(t, d, r.JobNumber), "accepted"; got != want {
 		t.Errorf("insurer_status = %q, want %q", got, want)
+	}
+}
+
+// TestKeptTextsRedacted: the secrets of Config.Redact are removed from
+// every text the state tables keep: a request's last error (also in the
+// row returned as stored), an event's message (and the outbox's detail
+// copied from it), a delivery's failure.
+func TestKeptTextsRedacted(t *testing.T) {
+	const secret = "hook-secret-77f0"
+	d := shopdbtest.NewSampleShop(t)
+	cfg := d.Config()
+	cfg.Redact = redact.New(secret)
+	db := d.Open(t, cfg)
+	ctx := testContext(t)
+	r := mustReserve(t, db, newRequest("k1", "CLM-K1"))
+	next := r
+	next.Phase, next.LastError = phAccepted, "answered 401: echo "+secret
+	got, err := db.Update(ctx, r, next, shopdb.Event{Kind: "accepted", Message: "refused: " + secret,
+		Outbox: &shopdb.Outbox{Kind: shopdb.WriteBackAccepted, Targets: []string{shopdb.TargetWebhook}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStored(t, db, got)
+	ds := pending(t, db)
+	if err := db.DeliveryFailed(ctx, ds[0].ID, "POST: answered 401: "+secret, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"SELECT COUNT(*) FROM quotesync_requests WHERE last_error LIKE '%hook-secret%'",
+		"SELECT COUNT(*) FROM quotesync_events WHERE message LIKE '%hook-secret%'",
+		"SELECT COUNT(*) FROM quotesync_outbox WHERE detail LIKE '%hook-secret%' OR last_error LIKE '%hook-secret%'",
+	} {
+		if n := count(t, d, q); n != 0 {
+			t.Errorf("%s: %d", q, n)
+		}
+	}
+	if got.LastError != "answered 401: echo "+redact.Mark || ds[0].Detail != "refused: "+redact.Mark {
+		t.Errorf("last error %q, detail %q: want the secret replaced by %s", got.LastError, ds[0].Detail, redact.Mark)
 	}
 }
