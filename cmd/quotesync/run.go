@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
+	"github.com/quotesync/quotesync/internal/redact"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -78,13 +79,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	level := zap.NewAtomicLevelAt(set.LogLevel)
-	log := newLogger(level, set.LogFormat, stdout)
+	log := newLogger(level, set.LogFormat, stdout, set.Redact)
 	defer func() { _ = log.Sync() }()
 	d := &daemon{cf: cf, log: log, level: level, notify: notifier{log: log}, metrics: newPromMetrics(),
-		usr1: usr1, now: make(chan qsync.NowRequest)}
+		usr1: usr1, now: make(chan qsync.NowRequest), secrets: set.Redact}
 	code := d.run(ctx, set, hup)
 	if code == exitFailure && d.startErr != nil {
-		fmt.Fprintf(stderr, "quotesync run: %v\n", d.startErr)
+		fmt.Fprintf(stderr, "quotesync run: %s\n", d.secrets.Redact(d.startErr.Error()))
 	}
 	return code
 }
@@ -103,6 +104,9 @@ type daemon struct {
 	now     chan qsync.NowRequest // requests for a pass at once, read by the scheduler
 
 	startErr error // why the start failed, for stderr
+	// secrets are removed from the log and the kept texts: those of the
+	// first configuration and of every reload after it.
+	secrets *redact.Secrets
 
 	mu  gosync.Mutex // guards the wiring below
 	cur *qsync.Daemon
@@ -276,6 +280,8 @@ func (d *daemon) prepareReload(ctx context.Context) *wiring {
 	if err != nil {
 		return reject(err)
 	}
+	d.secrets.Join(set.Redact)
+	set.Redact, set.Daemon.Shop.Redact = d.secrets, d.secrets
 	d.mu.Lock()
 	prev := d.set
 	d.mu.Unlock()
