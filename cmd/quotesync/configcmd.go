@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -65,9 +64,7 @@ func runConfig(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(entries)
+		err = writeJSON(stdout, entries)
 	} else {
 		err = writeConfigTable(stdout, *path, entries)
 	}

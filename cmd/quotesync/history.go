@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -81,9 +80,7 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitFailure
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
+		if err := writeJSON(stdout, struct {
 			Requests []statuspage.Story `json:"requests"`
 		}{stories}); err != nil {
 			return exitFailure

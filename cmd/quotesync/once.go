@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -81,9 +80,7 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitFailure
 		}
 		if *asJSON {
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(plan); err != nil {
+			if err := writeJSON(stdout, plan); err != nil {
 				return exitFailure
 			}
 			return exitOK

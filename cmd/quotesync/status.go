@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -345,9 +344,7 @@ func writeStatusJSON(w io.Writer, rows []shopdb.Request, counts map[shopdb.Phase
 		}
 		doc.Requests = append(doc.Requests, row)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
+	if err := writeJSON(w, doc); err != nil {
 		return exitFailure
 	}
 	return exitOK

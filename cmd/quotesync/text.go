@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -13,7 +14,7 @@ import (
 // Text from outside (the insurer's ids, claims and answers, the shop's job
 // numbers and codes) goes through termtext before it meets a terminal: a
 // single value through termtext.Safe, a message quotesync composed around
-// such values (an error) through termtext.Lines.
+// such values (an error) through termtext.Lines, JSON through writeJSON.
 
 // truncate cuts s to at most n runes, marking the cut with "…", and puts
 // it on one line. Make a value from outside safe before: a newline in it
@@ -73,4 +74,16 @@ func flat(s string) string { return strings.Join(strings.Fields(termtext.Lines(s
 // terminal: it may quote the service's answer or the shop's data.
 func printErr(w io.Writer, verb string, err error) {
 	fmt.Fprintf(w, "quotesync %s: %s\n", verb, termtext.Lines(err.Error()))
+}
+
+// writeJSON writes v as indented JSON for --json, with no character a
+// terminal acts on left raw (termtext.JSON): the values decode exactly, and
+// a person may read the output on a terminal.
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(termtext.JSON(b), '\n'))
+	return err
 }
