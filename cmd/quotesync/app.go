@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
+	"github.com/quotesync/quotesync/cmd/internal/termtext"
 )
 
 // defaultConfigPath is where the package installs the configuration.
@@ -67,7 +68,9 @@ func newLogger(level zap.AtomicLevel, format string, w io.Writer) *zap.Logger {
 	if toJournal(w, os.Getenv) {
 		enc = newPriorityEncoder(enc)
 	}
-	return zap.New(zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), level))
+	// zap escapes C0 in values but leaves DEL, C1 and bidi controls raw;
+	// `once` and a daemon run by hand log to a terminal.
+	return zap.New(zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(termtext.NewJSONWriter(w))), level))
 }
 
 // wantsHelp reports whether args ask for help (-h, -help, --help) before

@@ -74,7 +74,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	set, err := cf.loadSettings(config.AllSecrets)
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync run: %v\n", err)
+		printErr(stderr, "run", err)
 		return exitUsage
 	}
 	level := zap.NewAtomicLevelAt(set.LogLevel)
@@ -84,7 +84,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		usr1: usr1, now: make(chan qsync.NowRequest)}
 	code := d.run(ctx, set, hup)
 	if code == exitFailure && d.startErr != nil {
-		fmt.Fprintf(stderr, "quotesync run: %v\n", d.startErr)
+		printErr(stderr, "run", d.startErr)
 	}
 	return code
 }
@@ -326,7 +326,7 @@ func (d *daemon) onTick(t qsync.Tick) {
 	case !t.Leader && t.Err == nil:
 		d.notify.send(sdStatus("standby: another instance holds the lock"))
 	case t.Err != nil:
-		d.notify.send(sdStatus("last pass failed at %s: %s", time.Now().Format(time.TimeOnly), truncate(t.Err.Error(), 200)))
+		d.notify.send(sdStatus("last pass failed at %s: %s", time.Now().Format(time.TimeOnly), truncate(flat(t.Err.Error()), 200)))
 	default:
 		s := t.Summary
 		d.notify.send(sdStatus("leader; last pass ok at %s (%d pending, %d tracked)", time.Now().Format(time.TimeOnly), s.Pending, s.Tracked))
