@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
+	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	"github.com/quotesync/quotesync/internal/redact"
 )
 
@@ -70,7 +71,9 @@ func newLogger(level zap.AtomicLevel, format string, w io.Writer, secrets *redac
 	if toJournal(w) {
 		enc = newPriorityEncoder(enc)
 	}
-	core := zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), level)
+	// zap escapes C0 in values but leaves DEL, C1 and bidi controls raw;
+	// `once` and a daemon run by hand log to a terminal.
+	core := zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(termtext.NewJSONWriter(w))), level)
 	if secrets != nil {
 		core = redactCore{Core: core, secrets: secrets}
 	}

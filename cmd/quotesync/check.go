@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
+	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -119,7 +120,7 @@ func printChecklist(w io.Writer, path string, cl *checklist) {
 		width = max(width, len(it.Name))
 	}
 	for _, it := range cl.items {
-		lines := strings.Split(it.Detail, "\n")
+		lines := strings.Split(termtext.Lines(it.Detail), "\n") // the details quote the shop and the service
 		fmt.Fprintf(w, "%-4s  %-*s  %s\n", it.Status, width, it.Name, lines[0])
 		for _, l := range lines[1:] {
 			fmt.Fprintf(w, "%-4s  %-*s  %s\n", "", width, "", l)

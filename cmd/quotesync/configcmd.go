@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
+	"github.com/quotesync/quotesync/cmd/internal/termtext"
 )
 
 const configHelp = `Usage: quotesync config [--config FILE] [--json]
@@ -60,13 +60,11 @@ func runConfig(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	entries, err := config.Effective(*path, os.Getenv)
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync config: %v\n", err)
+		printErr(stderr, "config", err)
 		return exitUsage
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(entries)
+		err = writeJSON(stdout, entries)
 	} else {
 		err = writeConfigTable(stdout, *path, entries)
 	}
@@ -75,7 +73,7 @@ func runConfig(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	if err := validateFile(*path); err != nil {
-		fmt.Fprintf(stderr, "quotesync config: %s does not validate ('quotesync check' says more):\n%v\n", *path, err)
+		fmt.Fprintf(stderr, "quotesync config: %s does not validate ('quotesync check' says more):\n%s\n", *path, termtext.Lines(err.Error()))
 		return exitUsage
 	}
 	return exitOK
@@ -87,14 +85,18 @@ func writeConfigTable(w io.Writer, path string, entries []config.Entry) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tVALUE\tORIGIN\tDETAIL")
 	for _, e := range entries {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Key, oneLine(e.Value), e.Origin, dash(e.Detail))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", termtext.Safe(e.Key), oneLine(e.Value), e.Origin, dash(termtext.Safe(e.Detail)))
 	}
 	return tw.Flush()
 }
 
-// oneLine puts a value on one line, cut at configValueWidth.
+// oneLine puts a value on one line, cut at configValueWidth: the line
+// breaks and indents of a YAML block (SQL) become single spaces, and any
+// other control character is shown (termtext.Safe).
 func oneLine(v string) string {
-	v = strings.Join(strings.Fields(v), " ")
+	v = termtext.Safe(strings.Join(strings.FieldsFunc(v, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || r == '\r'
+	}), " "))
 	if n := utf8.RuneCountInString(v); n > configValueWidth {
 		return string([]rune(v)[:configValueWidth-1]) + "…"
 	}

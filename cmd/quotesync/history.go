@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/statuspage"
+	"github.com/quotesync/quotesync/cmd/internal/termtext"
 )
 
 const historyHelp = `Usage: quotesync history [--config FILE] [--json] [--limit N] REQUEST|JOB
@@ -67,7 +67,7 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	defer db.Close()
 	if cur, _, err := db.SchemaVersion(ctx); err == nil && cur == 0 {
-		fmt.Fprintf(stderr, "quotesync history: %s is not tracked: quotesync's state tables do not exist yet in %s (the first start of 'quotesync run' or 'once' creates them)\n", arg, db.Config().Database)
+		fmt.Fprintf(stderr, "quotesync history: %s is not tracked: quotesync's state tables do not exist yet in %s (the first start of 'quotesync run' or 'once' creates them)\n", termtext.Safe(arg), db.Config().Database)
 		return exitFailure
 	}
 	stories, err := statuspage.FindStories(ctx, db, arg, n)
@@ -76,13 +76,11 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "quotesync history: no tracked request has the id or the job number %q; 'quotesync status --all' lists the requests quotesync knows\n", arg)
 		return exitFailure
 	case err != nil:
-		fmt.Fprintf(stderr, "quotesync history: %v\n", err)
+		printErr(stderr, "history", err)
 		return exitFailure
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
+		if err := writeJSON(stdout, struct {
 			Requests []statuspage.Story `json:"requests"`
 		}{stories}); err != nil {
 			return exitFailure
@@ -103,9 +101,9 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 }
 
 // printHistory writes one request's story: the head, then the timeline
-// as a table (each step's details on a line of their own beneath it).
+// as a table (each step's details on lines of their own beneath it).
 func printHistory(w io.Writer, st statuspage.Story, loc *time.Location) {
-	fmt.Fprintf(w, "request %s  claim %s  job %s\n", st.ID, dash(st.Claim), dash(st.JobShown()))
+	fmt.Fprintf(w, "request %s  claim %s  job %s\n", termtext.Safe(st.ID), dash(termtext.Safe(st.Claim)), dash(termtext.Safe(st.JobShown())))
 	fmt.Fprintf(w, "phase: %s (%s)\n", st.Phase, st.PhaseWords)
 	if st.ReasonWords != "" {
 		head := "reason: "
@@ -114,10 +112,10 @@ func printHistory(w io.Writer, st statuspage.Story, loc *time.Location) {
 		}
 		writeWrapped(w, head, st.ReasonWords)
 		if st.Details != "" {
-			writeWrapped(w, "details: ", st.Details)
+			writeWrapped(w, "details: ", flat(st.Details))
 		}
 		if st.Fix != "" {
-			writeWrapped(w, "what to do: ", st.Fix)
+			writeWrapped(w, "what to do: ", termtext.Safe(st.Fix))
 		}
 	}
 	fmt.Fprintln(w)
@@ -142,9 +140,11 @@ func printHistory(w io.Writer, st statuspage.Story, loc *time.Location) {
 		if s.Route != "" && s.Status != 0 {
 			what += fmt.Sprintf(" [%s: %d]", s.Route, s.Status)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.At.In(loc).Format("2006-01-02 15:04:05 MST"), s.Kind, dash(phase), what)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.At.In(loc).Format("2006-01-02 15:04:05 MST"), s.Kind, dash(phase), termtext.Safe(what))
 		if s.Details != "" && !strings.Contains(what, s.Details) {
-			fmt.Fprintf(tw, "\t\t\t  %s\n", s.Details)
+			for _, l := range strings.Split(termtext.Lines(s.Details), "\n") {
+				fmt.Fprintf(tw, "\t\t\t  %s\n", l)
+			}
 		}
 	}
 	_ = tw.Flush()

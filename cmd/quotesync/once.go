@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
+	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	"github.com/quotesync/quotesync/shopdb"
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -60,7 +60,7 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	set, err := cf.loadSettings(config.AllSecrets)
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync once: %v\n", err)
+		printErr(stderr, "once", err)
 		return exitUsage
 	}
 	log := newLogger(zap.NewAtomicLevelAt(set.LogLevel), set.LogFormat, stderr, set.Redact)
@@ -68,7 +68,7 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	qd, err := qsync.Open(ctx, set.Daemon, qsync.OpenOptions{Migrate: !*dry, AllowNoTables: *dry, Log: log})
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync once: %v\n", err)
+		printErr(stderr, "once", err)
 		return exitFailure
 	}
 	defer qd.Close()
@@ -76,13 +76,11 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *dry {
 		plan, err := qd.Engine.Plan(ctx)
 		if err != nil {
-			fmt.Fprintf(stderr, "quotesync once --dry-run: %v\n", err)
+			printErr(stderr, "once --dry-run", err)
 			return exitFailure
 		}
 		if *asJSON {
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(plan); err != nil {
+			if err := writeJSON(stdout, plan); err != nil {
 				return exitFailure
 			}
 			return exitOK
@@ -125,7 +123,7 @@ func printPlan(w io.Writer, p qsync.Plan) {
 		if a.Items > 0 {
 			do = fmt.Sprintf("%s (%s)", do, plural(a.Items, "item"))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.Request, dash(a.Claim), dash(a.Job), phase, do, a.Why)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", termtext.Safe(a.Request), dash(termtext.Safe(a.Claim)), dash(termtext.Safe(a.Job)), phase, do, flat(a.Why))
 	}
 	_ = tw.Flush()
 }

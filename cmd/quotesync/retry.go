@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
+	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	"github.com/quotesync/quotesync/shopdb"
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -66,30 +67,28 @@ func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return code
 	}
 	defer db.Close()
+	shown := termtext.Safe(id) // as typed; maybe pasted from a listing
 	if cur, _, err := db.SchemaVersion(ctx); err == nil && cur == 0 {
-		fmt.Fprintf(stderr, "quotesync retry: request %s is not tracked: quotesync's state tables do not exist yet in %s (quotesync has not run on this database; the first start of 'quotesync run' or 'once' creates them)\n", id, db.Config().Database)
+		fmt.Fprintf(stderr, "quotesync retry: request %s is not tracked: quotesync's state tables do not exist yet in %s (quotesync has not run on this database; the first start of 'quotesync run' or 'once' creates them)\n", shown, db.Config().Database)
 		return exitFailure
 	}
 
 	before, after, err := qsync.Retry(ctx, db, id, *note)
 	switch {
 	case errors.Is(err, shopdb.ErrNotFound):
-		fmt.Fprintf(stderr, "quotesync retry: request %s is not tracked by quotesync; 'quotesync status --all' lists the requests it knows\n", id)
-		return exitFailure
-	case errors.Is(err, qsync.ErrNotRetryable):
-		fmt.Fprintf(stderr, "quotesync retry: %v\n", err)
+		fmt.Fprintf(stderr, "quotesync retry: request %s is not tracked by quotesync; 'quotesync status --all' lists the requests it knows\n", shown)
 		return exitFailure
 	case errors.Is(err, shopdb.ErrStale):
-		fmt.Fprintf(stderr, "quotesync retry: request %s changed while it was being retried; look at 'quotesync status' and run retry again if it is still stuck\n", id)
+		fmt.Fprintf(stderr, "quotesync retry: request %s changed while it was being retried; look at 'quotesync status' and run retry again if it is still stuck\n", shown)
 		return exitFailure
-	case err != nil:
-		fmt.Fprintf(stderr, "quotesync retry: %v\n", err)
+	case err != nil: // ErrNotRetryable among them
+		printErr(stderr, "retry", err)
 		return exitFailure
 	}
 	fmt.Fprintf(stdout, "request %s (claim %s, job %s): %s -> %s; the next pass takes it up again\n",
-		id, dash(after.ClaimNumber), dash(jobOf(after)), before.Phase, after.Phase)
+		shown, dash(termtext.Safe(after.ClaimNumber)), dash(termtext.Safe(jobOf(after))), before.Phase, after.Phase)
 	if before.LastError != "" {
-		fmt.Fprintf(stdout, "it was %s because: %s\n", before.Phase, before.LastError)
+		fmt.Fprintf(stdout, "it was %s because: %s\n", before.Phase, termtext.Lines(before.LastError))
 	}
 	return exitOK
 }

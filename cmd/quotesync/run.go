@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -75,7 +76,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	set, err := cf.loadSettings(config.AllSecrets)
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync run: %v\n", err)
+		printErr(stderr, "run", err)
 		return exitUsage
 	}
 	level := zap.NewAtomicLevelAt(set.LogLevel)
@@ -85,7 +86,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		usr1: usr1, now: make(chan qsync.NowRequest), secrets: set.Redact}
 	code := d.run(ctx, set, hup)
 	if code == exitFailure && d.startErr != nil {
-		fmt.Fprintf(stderr, "quotesync run: %s\n", d.secrets.Redact(d.startErr.Error()))
+		printErr(stderr, "run", errors.New(d.secrets.Redact(d.startErr.Error())))
 	}
 	return code
 }
@@ -332,7 +333,7 @@ func (d *daemon) onTick(t qsync.Tick) {
 	case !t.Leader && t.Err == nil:
 		d.notify.send(sdStatus("standby: another instance holds the lock"))
 	case t.Err != nil:
-		d.notify.send(sdStatus("last pass failed at %s: %s", time.Now().Format(time.TimeOnly), truncate(t.Err.Error(), 200)))
+		d.notify.send(sdStatus("last pass failed at %s: %s", time.Now().Format(time.TimeOnly), truncate(flat(d.secrets.Redact(t.Err.Error())), 200)))
 	default:
 		s := t.Summary
 		d.notify.send(sdStatus("leader; last pass ok at %s (%d pending, %d tracked)", time.Now().Format(time.TimeOnly), s.Pending, s.Tracked))

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
+	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	"github.com/quotesync/quotesync/shopdb"
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -71,7 +71,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
 	cur, _, err := db.SchemaVersion(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync status: %v\n", err)
+		printErr(stderr, "status", err)
 		return exitFailure
 	}
 	var rows []shopdb.Request
@@ -81,7 +81,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			q = shopdb.ListQuery{Hide: []shopdb.Phase{qsync.PhaseSubmitted, qsync.PhaseGone}, KeepSupplements: true}
 		}
 		if rows, err = db.ListRequests(ctx, q); err != nil {
-			fmt.Fprintf(stderr, "quotesync status: %v\n", err)
+			printErr(stderr, "status", err)
 			return exitFailure
 		}
 	}
@@ -113,7 +113,7 @@ func statusForm(ctx context.Context, db *shopdb.DB, set *config.Settings) string
 	switch rc.StatusPath {
 	case "auto":
 		if found, ok, err := db.Setting(ctx, qsync.StatusFormSetting); err == nil && ok {
-			return "auto; found and used: " + found
+			return "auto; found and used: " + termtext.Safe(found)
 		}
 		return "auto; not found yet (the first submit finds it)"
 	case "":
@@ -133,12 +133,12 @@ func openStateDB(ctx context.Context, verb, path string, stderr io.Writer) (*sho
 	cf := commonFlags{config: path}
 	set, err := cf.loadSettings(config.ShopSecrets)
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync %s: %v\n", verb, err)
+		printErr(stderr, verb, err)
 		return nil, nil, exitUsage
 	}
 	db, err := shopdb.Open(ctx, set.Daemon.Shop)
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync %s: %v\n", verb, err)
+		printErr(stderr, verb, err)
 		return nil, nil, exitFailure
 	}
 	cur, latest, err := db.SchemaVersion(ctx)
@@ -146,7 +146,7 @@ func openStateDB(ctx context.Context, verb, path string, stderr io.Writer) (*sho
 		err = qsync.SchemaTooNew(set.Daemon.Shop.Database, cur, latest)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync %s: %v\n", verb, err)
+		printErr(stderr, verb, err)
 		_ = db.Close()
 		return nil, nil, exitFailure
 	}
@@ -179,11 +179,11 @@ func printStatus(w io.Writer, rows []shopdb.Request, counts map[shopdb.Phase]int
 		if qsync.Reason(r.Reason).Hold {
 			reason = "held: " + reason
 		}
-		job := r.JobNumber
+		job := termtext.Safe(r.JobNumber)
 		if job == "" && r.ReleasedJob != "" {
-			job = "(" + r.ReleasedJob + ")"
+			job = "(" + termtext.Safe(r.ReleasedJob) + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", truncate(r.RequestID, 24), dash(truncate(r.ClaimNumber, 24)), dash(job),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", truncate(termtext.Safe(r.RequestID), 24), dash(truncate(termtext.Safe(r.ClaimNumber), 24)), dash(job),
 			phase, dash(reason), last, ago(now, r.CreatedAt))
 		switch {
 		case needsPerson(r):
@@ -228,13 +228,14 @@ func printAttention(w io.Writer, r shopdb.Request) {
 	if r.SupplementNeeded && r.Reason == qsync.ReasonNone {
 		head, fix = qsync.SupplementWords, qsync.SupplementFix
 	}
-	fmt.Fprintf(w, "  %s (job %s, %s):\n", r.RequestID, dash(jobOf(r)), r.Phase)
+	id := termtext.Safe(r.RequestID)
+	fmt.Fprintf(w, "  %s (job %s, %s):\n", id, dash(termtext.Safe(jobOf(r))), r.Phase)
 	writeWrapped(w, "    ", head)
 	if r.LastError != "" {
-		writeWrapped(w, "    details: ", r.LastError)
+		writeWrapped(w, "    details: ", flat(r.LastError))
 	}
 	if fix != "" {
-		writeWrapped(w, "    what to do: ", strings.ReplaceAll(fix, "REQUEST", r.RequestID))
+		writeWrapped(w, "    what to do: ", strings.ReplaceAll(fix, "REQUEST", id))
 	}
 }
 
@@ -258,8 +259,8 @@ func printLater(w io.Writer, rows []shopdb.Request, now time.Time) {
 		if r.NextAttemptAt.After(now) {
 			next = fmt.Sprintf("in %s (%s)", ago(r.NextAttemptAt, now), r.NextAttemptAt.Local().Format(time.TimeOnly))
 		}
-		fmt.Fprintf(w, "  %s (job %s, %s): %s; next attempt %s\n", r.RequestID, dash(jobOf(r)), r.Phase, qsync.Reason(r.Reason).Words, next)
-		writeWrapped(w, "    last error: ", r.LastError)
+		fmt.Fprintf(w, "  %s (job %s, %s): %s; next attempt %s\n", termtext.Safe(r.RequestID), dash(termtext.Safe(jobOf(r))), r.Phase, qsync.Reason(r.Reason).Words, next)
+		writeWrapped(w, "    last error: ", flat(r.LastError))
 	}
 }
 
@@ -272,7 +273,8 @@ func jobOf(r shopdb.Request) string {
 }
 
 // writeWrapped writes text after prefix, wrapped at statusWrap, the
-// continuation lines indented under the first.
+// continuation lines indented under the first. Make text from outside
+// safe before (flat, termtext.Safe).
 func writeWrapped(w io.Writer, prefix, text string) {
 	indent := strings.Repeat(" ", len(prefix))
 	line, empty := prefix, true // empty: nothing after the prefix yet
@@ -342,9 +344,7 @@ func writeStatusJSON(w io.Writer, rows []shopdb.Request, counts map[shopdb.Phase
 		}
 		doc.Requests = append(doc.Requests, row)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
+	if err := writeJSON(w, doc); err != nil {
 		return exitFailure
 	}
 	return exitOK

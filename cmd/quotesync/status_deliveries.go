@@ -16,8 +16,8 @@ func printDeliveries(ctx context.Context, w io.Writer, db *shopdb.DB) {
 	st, err := db.DeliveryStats(ctx)
 	switch {
 	case err != nil:
-		fmt.Fprintf(w, "deliveries: %v\n", err)
+		fmt.Fprintf(w, "deliveries: %s\n", flat(err.Error()))
 	case st.Pending > 0:
-		fmt.Fprintf(w, "deliveries (write-back, notifications): %s\n", qsync.DeliveryLine(st))
+		fmt.Fprintf(w, "deliveries (write-back, notifications): %s\n", flat(qsync.DeliveryLine(st)))
 	}
 }

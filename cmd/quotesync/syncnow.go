@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
+	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -57,7 +58,7 @@ func runSyncNow(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	// older, valid file while this one is being edited.
 	fc, err := config.Load(*path)
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync sync-now: %v\n", err)
+		printErr(stderr, "sync-now", err)
 		return exitUsage
 	}
 	sock, _ := fc.Control.ControlSocket()
@@ -67,7 +68,7 @@ func runSyncNow(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	r, err := askSyncNow(sock)
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync sync-now: %v\n", err)
+		printErr(stderr, "sync-now", err)
 		return exitFailure
 	}
 	switch qsync.NowOutcome(r.Outcome) {
@@ -80,7 +81,7 @@ func runSyncNow(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	case qsync.NowStandby:
 		fmt.Fprintln(stdout, "standby: this instance is the standby; the other instance holds the single-instance lock and runs the passes: run sync-now on its host")
 	default:
-		fmt.Fprintf(stdout, "%s: %s\n", r.Outcome, r.Detail)
+		fmt.Fprintf(stdout, "%s: %s\n", termtext.Safe(r.Outcome), termtext.Lines(r.Detail))
 	}
 	return exitFailure
 }

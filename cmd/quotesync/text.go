@@ -1,14 +1,24 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/quotesync/quotesync/cmd/internal/termtext"
 )
 
+// Text from outside (the insurer's ids, claims and answers, the shop's job
+// numbers and codes) goes through termtext before it meets a terminal: a
+// single value through termtext.Safe, a message quotesync composed around
+// such values (an error) through termtext.Lines, JSON through writeJSON.
+
 // truncate cuts s to at most n runes, marking the cut with "…", and puts
-// it on one line.
+// it on one line. Make a value from outside safe before: a newline in it
+// is then shown, not folded away.
 func truncate(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if utf8.RuneCountInString(s) <= n {
@@ -53,4 +63,27 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// flat puts a message quotesync composed around values from outside (an
+// error, a reason) on one line, safe for a terminal: its own line breaks
+// become spaces.
+func flat(s string) string { return strings.Join(strings.Fields(termtext.Lines(s)), " ") }
+
+// printErr writes "quotesync VERB: err" on w, the error made safe for a
+// terminal: it may quote the service's answer or the shop's data.
+func printErr(w io.Writer, verb string, err error) {
+	fmt.Fprintf(w, "quotesync %s: %s\n", verb, termtext.Lines(err.Error()))
+}
+
+// writeJSON writes v as indented JSON for --json, with no character a
+// terminal acts on left raw (termtext.JSON): the values decode exactly, and
+// a person may read the output on a terminal.
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(termtext.JSON(b), '\n'))
+	return err
 }
