@@ -4,7 +4,7 @@
 //
 // The client owns everything about one call: the bearer token (and its
 // refresh after a 401), the per-attempt timeout, retries of temporary
-// failures with exponential backoff and full jitter (Retry-After honoured),
+// failures with exponential backoff and jitter (Retry-After honoured),
 // a client-side token-bucket rate limit, a cap on response bodies, and the
 // classification of every failure into one of five sentinel errors. It does
 // not log: it returns errors, and calls Config.Observe once per attempt for
@@ -68,9 +68,9 @@ type Config struct {
 	// DefaultMaxAttempts when zero, 1 = no retry. The one retry after a 401
 	// does not count against it.
 	MaxAttempts int
-	// BackoffInitial is the backoff ceiling before the second attempt,
-	// doubled for each later one up to BackoffMax (full jitter: the wait is
-	// uniform in [0, ceiling]). BackoffMax also caps a Retry-After wait.
+	// BackoffInitial is the wait before the second attempt, doubled for
+	// each later one up to BackoffMax, each ±20% (see Backoff); a
+	// Retry-After is waited at least, BackoffMax at most.
 	// DefaultBackoffInitial and DefaultBackoffMax when zero.
 	BackoffInitial, BackoffMax time.Duration
 	// RateLimit is the sustained calls (attempts) per second of the token
@@ -126,10 +126,11 @@ type Client struct {
 	// statusForm remembers, in auto mode, the index+1 into statusCandidates
 	// of the form that worked; 0 while unknown.
 	statusForm atomic.Int32
-	// sleep and now are time.Sleep-with-context and time.Now; tests swap them.
-	sleep  func(ctxDone <-chan struct{}, d time.Duration) bool
-	now    func() time.Time
-	jitter func(n int64) int64
+	// sleep, now and rand are time.Sleep-with-context, time.Now and the
+	// backoff's chance (rand.Float64); tests swap them.
+	sleep func(ctxDone <-chan struct{}, d time.Duration) bool
+	now   func() time.Time
+	rand  func() float64
 }
 
 // New validates cfg, fills in its defaults and returns a Client that gets
@@ -154,7 +155,7 @@ func New(cfg Config, tokens TokenSource) (*Client, error) {
 		limiter: rate.NewLimiter(limit, cfg.Burst),
 		sleep:   sleepCtx,
 		now:     time.Now,
-		jitter:  rand.Int64N,
+		rand:    rand.Float64,
 	}
 	if c.http == nil {
 		c.http = defaultHTTPClient(cfg.IdleConns)
