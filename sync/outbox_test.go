@@ -446,7 +446,7 @@ func TestNotifierTimeouts(t *testing.T) {
 	o, err := qsync.NewOutbox(r.db, qsync.NotifyConfig{
 		Webhook: qsync.WebhookConfig{URL: slow.URL, Timeout: 200 * time.Millisecond},
 		Command: qsync.CommandConfig{Path: script, Timeout: 300 * time.Millisecond},
-	}, time.Minute, time.Hour, core)
+	}, remote.Backoff{Initial: time.Minute, Max: time.Hour}, core)
 	if err != nil {
 		t.Fatal(err)
 	}
