@@ -4,7 +4,7 @@
 //
 // The client owns everything about one call: the bearer token (and its
 // refresh after a 401), the per-attempt timeout, retries of temporary
-// failures with exponential backoff and full jitter (Retry-After honoured),
+// failures with exponential backoff and jitter (Retry-After honoured),
 // a client-side token-bucket rate limit, a cap on response bodies, and the
 // classification of every failure into one of five sentinel errors. It does
 // not log: it returns errors, and calls Config.Observe once per attempt for
@@ -68,9 +68,9 @@ type Config struct {
 	// DefaultMaxAttempts when zero, 1 = no retry. The one retry after a 401
 	// does not count against it.
 	MaxAttempts int
-	// BackoffInitial is the backoff ceiling before the second attempt,
-	// doubled for each later one up to BackoffMax (full jitter: the wait is
-	// uniform in [0, ceiling]). BackoffMax also caps a Retry-After wait.
+	// BackoffInitial is the wait before the second attempt, doubled for
+	// each later one up to BackoffMax, each ±20% (see Backoff); a
+	// Retry-After is waited at least, BackoffMax at most.
 	// DefaultBackoffInitial and DefaultBackoffMax when zero.
 	BackoffInitial, BackoffMax time.Duration
 	// RateLimit is the sustained calls (attempts) per second of the token
@@ -126,14 +126,15 @@ type Client struct {
 	// statusForm remembers, in auto mode, the index+1 into statusCandidates
 	// of the form that worked; 0 while unknown.
 	statusForm atomic.Int32
-	// sleep and now are time.Sleep-with-context and time.Now; tests swap them.
-	sleep  func(ctxDone <-chan struct{}, d time.Duration) bool
-	now    func() time.Time
-	jitter func(n int64) int64
+	// sleep, now and rand are time.Sleep-with-context, time.Now and the
+	// backoff's chance (rand.Float64); tests swap them.
+	sleep func(ctxDone <-chan struct{}, d time.Duration) bool
+	now   func() time.Time
+	rand  func() float64
 }
 
 // New validates cfg, fills in its defaults and returns a Client that gets
-// its bearer token from tokens. Errors name the Config field at fault.
+// its bearer token from tokens. An invalid field is a *ConfigError.
 func New(cfg Config, tokens TokenSource) (*Client, error) {
 	if tokens == nil {
 		return nil, errors.New("new remote client: token source is nil")
@@ -154,7 +155,7 @@ func New(cfg Config, tokens TokenSource) (*Client, error) {
 		limiter: rate.NewLimiter(limit, cfg.Burst),
 		sleep:   sleepCtx,
 		now:     time.Now,
-		jitter:  rand.Int64N,
+		rand:    rand.Float64,
 	}
 	if c.http == nil {
 		c.http = defaultHTTPClient(cfg.IdleConns)
@@ -167,15 +168,15 @@ func (cfg Config) normalize() (Config, string, error) {
 	u, err := url.Parse(cfg.BaseURL)
 	switch {
 	case cfg.BaseURL == "":
-		return cfg, "", errors.New("BaseURL: required")
+		return cfg, "", configError("BaseURL", "required")
 	case err != nil:
-		return cfg, "", errors.New("BaseURL: not a URL")
+		return cfg, "", configError("BaseURL", "not a URL")
 	case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
-		return cfg, "", fmt.Errorf("BaseURL: must be an absolute http or https URL, got %q", u.Redacted())
+		return cfg, "", configError("BaseURL", "must be an absolute http or https URL, got %q", u.Redacted())
 	case u.User != nil:
-		return cfg, "", fmt.Errorf("BaseURL: must not carry credentials, got %q", u.Redacted())
+		return cfg, "", configError("BaseURL", "must not carry credentials, got %q", u.Redacted())
 	case u.RawQuery != "" || u.Fragment != "":
-		return cfg, "", fmt.Errorf("BaseURL: must have no query or fragment, got %q", u.Redacted())
+		return cfg, "", configError("BaseURL", "must have no query or fragment, got %q", u.Redacted())
 	}
 	api := strings.TrimRight(cfg.BaseURL, "/") + APIRoot
 
@@ -190,17 +191,17 @@ func (cfg Config) normalize() (Config, string, error) {
 	}
 	for _, d := range durations {
 		if *d.v < 0 {
-			return cfg, "", fmt.Errorf("%s: must not be negative, got %s", d.name, *d.v)
+			return cfg, "", configError(d.name, "must not be negative, got %s", *d.v)
 		}
 		if *d.v == 0 {
 			*d.v = d.def
 		}
 	}
 	if cfg.BackoffMax < cfg.BackoffInitial {
-		return cfg, "", fmt.Errorf("BackoffMax: must be at least BackoffInitial (%s), got %s", cfg.BackoffInitial, cfg.BackoffMax)
+		return cfg, "", configError("BackoffMax", "must be at least BackoffInitial (%s), got %s", cfg.BackoffInitial, cfg.BackoffMax)
 	}
 	if cfg.MaxAttempts < 0 || cfg.Burst < 0 || cfg.MaxBodyBytes < 0 {
-		return cfg, "", fmt.Errorf("%s: must not be negative", firstNegative(cfg))
+		return cfg, "", configError(firstNegative(cfg), "must not be negative")
 	}
 	cfg.UserAgent = cmp.Or(cfg.UserAgent, DefaultUserAgent)
 	cfg.MaxAttempts = cmp.Or(cfg.MaxAttempts, DefaultMaxAttempts)
@@ -212,16 +213,16 @@ func (cfg Config) normalize() (Config, string, error) {
 	switch cfg.DraftUpdate = cmp.Or(strings.ToLower(cfg.DraftUpdate), DefaultDraftUpdate); cfg.DraftUpdate {
 	case DraftUpdateRepost, DraftUpdatePut:
 	default:
-		return cfg, "", fmt.Errorf("DraftUpdate: must be %q or %q, got %q", DraftUpdateRepost, DraftUpdatePut, cfg.DraftUpdate)
+		return cfg, "", configError("DraftUpdate", "must be %q or %q, got %q", DraftUpdateRepost, DraftUpdatePut, cfg.DraftUpdate)
 	}
 	switch cfg.StatusMethod = cmp.Or(strings.ToUpper(cfg.StatusMethod), DefaultStatusMethod); cfg.StatusMethod {
 	case http.MethodPut, http.MethodPost:
 	default:
-		return cfg, "", fmt.Errorf("StatusMethod: must be PUT or POST, got %q", cfg.StatusMethod)
+		return cfg, "", configError("StatusMethod", "must be PUT or POST, got %q", cfg.StatusMethod)
 	}
 	cfg.StatusPath = cmp.Or(cfg.StatusPath, DefaultStatusPath)
 	if cfg.StatusPath != StatusPathAuto && !isStatusForm(cfg.StatusPath) {
-		return cfg, "", fmt.Errorf("StatusPath: must be %q or one of %s, got %q",
+		return cfg, "", configError("StatusPath", "must be %q or one of %s, got %q",
 			StatusPathAuto, strings.Join(statusForms(), ", "), cfg.StatusPath)
 	}
 	return cfg, api, nil
@@ -236,6 +237,25 @@ func firstNegative(cfg Config) string {
 		return "Burst"
 	}
 	return "MaxBodyBytes"
+}
+
+// ConfigError is New's error for an invalid field of Config: Field names
+// it as the struct does ("DraftUpdate"), so that a caller can name it in
+// its own words (a configuration file's key).
+type ConfigError struct {
+	Field string
+	Err   error // what is wrong with the value
+}
+
+// Error returns "Field: what is wrong".
+func (e *ConfigError) Error() string { return e.Field + ": " + e.Err.Error() }
+
+// Unwrap returns what is wrong.
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// configError is a *ConfigError about field.
+func configError(field, format string, args ...any) *ConfigError {
+	return &ConfigError{Field: field, Err: fmt.Errorf(format, args...)}
 }
 
 // defaultHTTPClient is http.DefaultTransport's clone (dial 30s, TLS

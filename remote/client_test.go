@@ -41,6 +41,10 @@ func TestNewValidatesConfig(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.field+":") {
 				t.Fatalf("New() error = %v, want one naming %s", err, tt.field)
 			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Field != tt.field {
+				t.Errorf("New() error = %#v, want a *ConfigError of field %s", err, tt.field)
+			}
 		})
 	}
 	t.Run("CredentialsNotEchoed", func(t *testing.T) {

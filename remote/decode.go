@@ -284,6 +284,7 @@ func skippedRequest(i int, raw []byte, err error) SkippedRequest {
 
 // listScanner splits a JSON array read from r into its entries, one byte
 // at a time and without recursion, so that nesting costs no stack.
+// Weighed encoding/json's Decoder (Token, then Decode into json.RawMessage): it holds an entry whole before its size can be refused, and one malformed entry ends the whole list.
 type listScanner struct {
 	r     *bufio.Reader
 	limit int64 // bytes r may give: reaching it means the body was cut

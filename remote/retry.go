@@ -15,7 +15,7 @@ import (
 
 // The retry loop is written out here rather than taken from
 // cenkalti/backoff: one call mixes three rules that library models as one
-// (temporary failures backed off with full jitter and Retry-After, the
+// (temporary failures backed off by Backoff and Retry-After, the
 // single immediate retry after a 401 that does not count as a temporary
 // attempt, and decoding inside the attempt so an undecodable 2xx is retried),
 // plus a rate-limit wait and an Observe callback per attempt. Forty lines of
@@ -134,22 +134,9 @@ func (c *Client) observe(cl call, attempt int, d time.Duration, ans *answer, e *
 }
 
 // backoff returns the wait before the attempt after the n-th temporary
-// failure: the server's Retry-After when it sent one, else full jitter in
-// [0, BackoffInitial·2^(n-1)]; both capped at BackoffMax.
+// failure, the server's Retry-After at least (see Backoff).
 func (c *Client) backoff(n int, retryAfter time.Duration) time.Duration {
-	if retryAfter > 0 {
-		return min(retryAfter, c.cfg.BackoffMax)
-	}
-	ceiling := c.cfg.BackoffInitial
-	for i := 1; i < n && ceiling < c.cfg.BackoffMax; i++ {
-		if ceiling > c.cfg.BackoffMax/2 {
-			ceiling = c.cfg.BackoffMax
-			break
-		}
-		ceiling *= 2
-	}
-	ceiling = min(ceiling, c.cfg.BackoffMax)
-	return time.Duration(c.jitter(int64(ceiling) + 1))
+	return Backoff{Initial: c.cfg.BackoffInitial, Max: c.cfg.BackoffMax}.Delay(n, retryAfter, c.rand())
 }
 
 // attempt makes one HTTP exchange of cl under its own timeout. The returned

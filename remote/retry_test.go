@@ -85,14 +85,15 @@ func TestRetryAfterHonouredAndCapped(t *testing.T) {
 	}
 }
 
-func TestBackoffFullJitter(t *testing.T) {
+// TestClientBackoff: the client waits by Backoff with its Config's bounds
+// and its own chance.
+func TestClientBackoff(t *testing.T) {
 	c, err := New(Config{BaseURL: "http://x", BackoffInitial: 100 * time.Millisecond, BackoffMax: time.Second},
 		StaticToken(testToken))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ceilings []int64
-	c.jitter = func(n int64) int64 { ceilings = append(ceilings, n-1); return n - 1 }
+	c.rand = func() float64 { return 0.5 }
 	var got []time.Duration
 	for n := 1; n <= 6; n++ {
 		got = append(got, c.backoff(n, 0))
@@ -102,11 +103,11 @@ func TestBackoffFullJitter(t *testing.T) {
 		want[i] *= time.Millisecond
 	}
 	if !cmp.Equal(got, want) {
-		t.Errorf("backoff ceilings = %v, want %v", got, want)
+		t.Errorf("backoff at the middle of its spread = %v, want %v", got, want)
 	}
-	c.jitter = func(int64) int64 { return 0 }
-	if got := c.backoff(3, 0); got != 0 {
-		t.Errorf("backoff with zero jitter = %s, want 0 (full jitter)", got)
+	c.rand = func() float64 { return 0 }
+	if got, want := c.backoff(3, 0), 320*time.Millisecond; got != want {
+		t.Errorf("backoff at the short end = %s, want %s", got, want)
 	}
 	if got := c.backoff(1, 3*time.Second); got != time.Second {
 		t.Errorf("backoff with Retry-After 3s = %s, want BackoffMax 1s", got)
@@ -175,7 +176,7 @@ func TestContextCancelStopsAtOnce(t *testing.T) {
 	t.Run("DuringBackoff", func(t *testing.T) {
 		rec := &recorder{replies: []reply{{status: 503}}}
 		c, _ := newTestClient(t, rec, func(c *Config) { c.BackoffInitial, c.BackoffMax = 10*time.Second, 10*time.Second })
-		c.jitter = func(n int64) int64 { return n - 1 }
+		c.rand = func() float64 { return 0.5 }
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(100*time.Millisecond, cancel)
 		start := time.Now()

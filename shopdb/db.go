@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -154,6 +155,29 @@ func mysqlErrno(err error) uint16 {
 		return me.Number
 	}
 	return 0
+}
+
+// dupKey returns the key a duplicate-entry error (1062) names in the form
+// MySQL and MariaDB document, "Duplicate entry '<entry>' for key '<key>'"
+// (MySQL 8 writes "<table>.<key>"); ok is false for another error or form.
+// The entry is data and may hold "' for key '" itself: the key is the
+// message's last quoted part.
+func dupKey(err error) (key string, ok bool) {
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) || me.Number != errDupEntry {
+		return "", false
+	}
+	const head, sep = "Duplicate entry '", "' for key '"
+	msg := me.Message
+	i := strings.LastIndex(msg, sep)
+	if !strings.HasPrefix(msg, head) || i < len(head) || !strings.HasSuffix(msg, "'") || len(msg) < i+len(sep)+1 {
+		return "", false
+	}
+	key = msg[i+len(sep) : len(msg)-1]
+	if j := strings.LastIndexByte(key, '.'); j >= 0 {
+		key = key[j+1:]
+	}
+	return key, key != ""
 }
 
 // MaxTextLen caps last_error and event messages (bytes): what the state

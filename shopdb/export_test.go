@@ -70,3 +70,11 @@ func SetDigestSplit(tb testing.TB, n int) {
 	digestSplit = n
 	tb.Cleanup(func() { digestSplit = saved })
 }
+
+// DupKey is dupKey: the key a duplicate-entry error names.
+func DupKey(err error) (string, bool) { return dupKey(err) }
+
+// DuplicateRequest is duplicateRequest on db's pool.
+func DuplicateRequest(ctx context.Context, db *DB, err error, requestID string) (bool, error) {
+	return db.duplicateRequest(ctx, db.x, err, requestID)
+}

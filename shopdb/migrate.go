@@ -13,12 +13,7 @@ import (
 	"time"
 )
 
-// The state tables are created by a small versioned runner rather than
-// pressly/goose: every table name carries the configurable prefix (goose
-// would need a Go migration per step built from templates anyway), goose's
-// MySQL locker is a polling lock table while GET_LOCK serialises two
-// starting daemons at once, and the production binary stays free of
-// goose's dependencies.
+// Weighed pressly/goose and golang-migrate: after a DDL whose version row a crash lost, goose fails on "already exists" and golang-migrate on its dirty flag until a person steps in; this runner counts the step applied.
 //
 // migrations/NNNN_name.sql: one DDL statement per file (MariaDB and MySQL
 // commit DDL implicitly, so a step cannot be transactional), "{{prefix}}"

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -382,22 +383,43 @@ func (db *DB) insertRow(ctx context.Context, x queryer, r Request, ev Event) err
 		dbTime(r.NextAttemptAt), r.LastError, dbTime(r.Expiry), dbTime(r.BookingDate),
 		nullString(string(r.RequestJSON)), r.CreatedAt, r.UpdatedAt, dbTime(r.PushedAt),
 		dbTime(r.SubmittedAt), r.Version)
+	if mysqlErrno(err) == errDupEntry {
+		exists, qerr := db.duplicateRequest(ctx, x, err, r.RequestID)
+		switch {
+		case qerr != nil:
+			return errors.Join(err, qerr)
+		case exists:
+			return fmt.Errorf("request %s: %w", r.RequestID, ErrExists)
+		}
+		return fmt.Errorf("job %s: %w", r.JobNumber, ErrJobInUse)
+	}
 	if err != nil {
-		return db.keyError(err, r)
+		return err
 	}
 	return db.recordEvent(ctx, x, ev, Request{}, r)
 }
 
-// keyError turns a unique-key violation into ErrExists (the request) or
-// ErrJobInUse (the job number).
-func (db *DB) keyError(err error, r Request) error {
-	if mysqlErrno(err) != errDupEntry {
-		return err
+// duplicateRequest tells which unique key of the requests table an
+// insert's duplicate-entry error (1062) is about: true for the primary key
+// (the request has a row already), false for the job number's. The server
+// names the key at the end of its message; where the message has another
+// form (a server whose lc_messages is not English, the demo's embedded
+// server), the row is looked up instead: rows are never deleted, so one
+// that was there at the insert is there now.
+func (db *DB) duplicateRequest(ctx context.Context, x queryer, err error, requestID string) (bool, error) {
+	switch key, ok := dupKey(err); {
+	case ok && key == "PRIMARY":
+		return true, nil
+	case ok && key == db.cfg.TablePrefix+"requests_job":
+		return false, nil
 	}
-	if strings.Contains(err.Error(), "PRIMARY") {
-		return fmt.Errorf("request %s: %w", r.RequestID, ErrExists)
+	rows, err := x.QueryContext(ctx, "SELECT 1 FROM "+db.t.requests+" WHERE request_id = ?", requestID)
+	if err != nil {
+		return false, fmt.Errorf("look up request %s after a duplicate key: %w", requestID, err)
 	}
-	return fmt.Errorf("job %s: %w", r.JobNumber, ErrJobInUse)
+	defer rows.Close()
+	exists := rows.Next()
+	return exists, rows.Err()
 }
 
 // updateRow stores next over cur, compare-and-set on cur's phase and
@@ -418,8 +440,12 @@ func (db *DB) updateRow(ctx context.Context, x queryer, cur, next Request) (Requ
 		next.Attempts, dbTime(next.NextAttemptAt), next.LastError, dbTime(next.Expiry),
 		dbTime(next.BookingDate), nullString(string(next.RequestJSON)), next.UpdatedAt,
 		dbTime(next.PushedAt), dbTime(next.SubmittedAt), cur.RequestID, cur.Phase, cur.Version)
+	if mysqlErrno(err) == errDupEntry {
+		// The request's id is not written: only the job number's key can clash.
+		return Request{}, fmt.Errorf("job %s: %w", next.JobNumber, ErrJobInUse)
+	}
 	if err != nil {
-		return Request{}, db.keyError(err, next)
+		return Request{}, err
 	}
 	n, err := res.RowsAffected()
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/robfig/cron/v3"
 	"github.com/shopspring/decimal"
+
+	"github.com/quotesync/quotesync/remote"
 )
 
 // Defaults of Config.
@@ -45,8 +47,9 @@ type Config struct {
 	// one. Default 10m.
 	PassTimeout time.Duration
 	// RetryBackoffMin and RetryBackoffMax bound the wait before a request
-	// whose remote call failed temporarily is tried again; the wait doubles
-	// with every consecutive failure. Defaults 1m and 1h.
+	// whose remote call failed temporarily, or a failed delivery, is tried
+	// again; the wait doubles with every consecutive failure, ±20% (see
+	// remote.Backoff). Defaults 1m and 1h.
 	RetryBackoffMin time.Duration
 	RetryBackoffMax time.Duration
 	// MaxConflicts is how many consecutive 409 answers to an accept, while
@@ -92,6 +95,12 @@ func DefaultConfig() Config {
 		MaxNewPerPass:   DefaultMaxNewPerPass,
 		Quote:           QuoteConfig{Type: DefaultQuoteType},
 	}
+}
+
+// retryBackoff is the policy of a request's next attempt and a failed
+// delivery's next try.
+func (c Config) retryBackoff() remote.Backoff {
+	return remote.Backoff{Initial: c.RetryBackoffMin, Max: c.RetryBackoffMax}
 }
 
 // withDefaults fills zero fields with their defaults.

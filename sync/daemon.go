@@ -89,7 +89,7 @@ func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
 		return nil, errors.Join(fmt.Errorf("remote: %w", err), d.Close())
 	}
 	sc := s.Sync.withDefaults()
-	if d.Outbox, err = NewOutbox(db, s.Notify, sc.RetryBackoffMin, sc.RetryBackoffMax, log.Named("outbox")); err != nil {
+	if d.Outbox, err = NewOutbox(db, s.Notify, sc.retryBackoff(), log.Named("outbox")); err != nil {
 		return nil, errors.Join(err, d.Close())
 	}
 	if d.Engine, err = New(s.Sync, d.Remote, db, log.Named("sync"), append(slices.Clone(o.Observers), d.Outbox)...); err != nil {

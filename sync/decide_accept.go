@@ -139,22 +139,6 @@ func due(now time.Time, r shopdb.Request) bool {
 // expired reports whether an expiry time has passed.
 func expired(now, t time.Time) bool { return !t.IsZero() && !now.Before(t) }
 
-// backoff returns the wait before attempt n+1 after n consecutive
-// failures: cfg.RetryBackoffMin doubled per failure, capped at
-// RetryBackoffMax, with ±20% jitter so that a batch of failures does not
-// come back at once; never shorter than the server's Retry-After.
-func backoff(cfg Config, n int, retryAfter time.Duration) time.Duration {
-	d := cfg.RetryBackoffMin
-	for i := 1; i < n && d < cfg.RetryBackoffMax; i++ {
-		d *= 2
-	}
-	d = min(d, cfg.RetryBackoffMax)
-	if d > 0 {
-		d += time.Duration((rand.Float64()*0.4 - 0.2) * float64(d))
-	}
-	return max(d, retryAfter)
-}
-
 // reserveOutcome is what the reserve transaction found for a request.
 type reserveOutcome struct {
 	job     string
@@ -198,7 +182,7 @@ func decideReserveFailed(cfg Config, now time.Time, cur shopdb.Request, req remo
 	next.Phase, next.Reason = PhaseWaiting, ReasonReserveFailed
 	next.Attempts = cur.Attempts + 1
 	next.LastError = capText(cause.Error())
-	next.NextAttemptAt = now.Add(backoff(cfg, next.Attempts, 0))
+	next.NextAttemptAt = now.Add(cfg.retryBackoff().Delay(next.Attempts, 0, rand.Float64()))
 	ch := change{cur: cur, next: next}
 	if next.LastError != cur.LastError || cur.Reason != ReasonReserveFailed {
 		ch.ev = Event{Kind: EventReserveFailed, Attempt: next.Attempts, Next: next.NextAttemptAt, Err: cause}
@@ -399,7 +383,7 @@ func decideRetrying(cfg Config, now time.Time, cur shopdb.Request, call Event) c
 	next.Attempts = cur.Attempts + 1
 	next.Reason = ReasonRetrying
 	next.LastError = call.Err.Error()
-	next.NextAttemptAt = now.Add(backoff(cfg, next.Attempts, retryAfter))
+	next.NextAttemptAt = now.Add(cfg.retryBackoff().Delay(next.Attempts, retryAfter, rand.Float64()))
 	ev := call
 	ev.Kind, ev.Attempt, ev.Next = EventRetrying, next.Attempts, next.NextAttemptAt
 	return change{cur: cur, next: next, ev: ev}

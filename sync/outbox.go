@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	gosync "sync"
 	"time"
 	"unicode/utf8"
 
 	"go.uber.org/zap"
 
+	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
 )
 
@@ -56,20 +58,20 @@ const reasonMax = 250
 // mapping's write-back statements and the notifications. The rows are
 // written with the event, in its transaction (Engine.stored); Outbox
 // works them after it, so a delivery never blocks a pass, and retries a
-// failed one after the backoff of Config.RetryBackoffMin/Max. A
+// failed one after Config.RetryBackoff. A
 // write-back runs in one transaction with the mark that it ran; a
 // notification is marked right after its receiver accepted it.
 //
 // It is an Observer: an event that queued a delivery wakes it, and the
 // passes' outcomes drive the once-per-episode notice of a refused token.
 type Outbox struct {
-	store    OutboxStore
-	log      *zap.Logger
-	cfg      NotifyConfig
-	min, max time.Duration // the retry backoff
-	targets  map[string]notifier
-	notify   map[string]bool // the notices the notifiers send
-	emit     func(Event)
+	store   OutboxStore
+	log     *zap.Logger
+	cfg     NotifyConfig
+	retry   remote.Backoff
+	targets map[string]notifier
+	notify  map[string]bool // the notices the notifiers send
+	emit    func(Event)
 
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
@@ -86,14 +88,13 @@ type Outbox struct {
 }
 
 // NewOutbox returns the deliverer of store's outbox for the notifiers of
-// cfg; backoffMin/Max bound the wait before a failed delivery is tried
-// again.
-func NewOutbox(store OutboxStore, cfg NotifyConfig, backoffMin, backoffMax time.Duration, log *zap.Logger) (*Outbox, error) {
+// cfg; retry is the wait before a failed delivery is tried again.
+func NewOutbox(store OutboxStore, cfg NotifyConfig, retry remote.Backoff, log *zap.Logger) (*Outbox, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	o := &Outbox{store: store, log: log, cfg: cfg, min: backoffMin, max: backoffMax,
+	o := &Outbox{store: store, log: log, cfg: cfg, retry: retry,
 		targets: make(map[string]notifier), notify: make(map[string]bool),
 		emit: func(Event) {}, Now: time.Now, kick: make(chan struct{}, 1), noticed: make(map[string]bool)}
 	if cfg.Webhook.URL != "" {
@@ -310,7 +311,7 @@ func (o *Outbox) Work(ctx context.Context) time.Time {
 			if ctx.Err() == nil {
 				o.log.Warn(msgOutboxFailed, zap.Error(err))
 			}
-			later(o.Now().Add(o.min))
+			later(o.Now().Add(o.retry.Initial))
 			return soonest
 		}
 		for _, d := range ds {
@@ -434,7 +435,7 @@ func (o *Outbox) deliver(ctx context.Context, d shopdb.Delivery) time.Time {
 	if ctx.Err() != nil {
 		return time.Time{} // stopping: the delivery was rolled back and is made after the restart
 	}
-	next := o.Now().Add(backoff(Config{RetryBackoffMin: o.min, RetryBackoffMax: o.max}, d.Attempts+1, 0))
+	next := o.Now().Add(o.retry.Delay(d.Attempts+1, 0, rand.Float64()))
 	fields = append(fields, zap.Int(fieldAttempt, d.Attempts+1), zap.Time(fieldNext, next),
 		zap.String("error", boundText(err.Error(), 2000)))
 	if d.Attempts == 0 {
@@ -444,7 +445,7 @@ func (o *Outbox) deliver(ctx context.Context, d shopdb.Delivery) time.Time {
 	}
 	if ferr := o.store.DeliveryFailed(ctx, d.ID, err.Error(), next); ferr != nil && ctx.Err() == nil {
 		o.log.Warn(msgOutboxFailed, zap.Error(ferr))
-		return o.Now().Add(o.min)
+		return o.Now().Add(o.retry.Initial)
 	}
 	return next
 }

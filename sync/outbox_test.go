@@ -458,7 +458,7 @@ func TestNotifierTimeouts(t *testing.T) {
 	o, err := qsync.NewOutbox(r.db, qsync.NotifyConfig{
 		Webhook: qsync.WebhookConfig{URL: slow.URL, Timeout: 200 * time.Millisecond},
 		Command: qsync.CommandConfig{Path: script, Timeout: 300 * time.Millisecond},
-	}, time.Minute, time.Hour, core)
+	}, remote.Backoff{Initial: time.Minute, Max: time.Hour}, core)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -579,7 +579,7 @@ echo $! > "$1/child"
 			core, logs := observerCore()
 			o, err := qsync.NewOutbox(r.db, qsync.NotifyConfig{
 				Command: qsync.CommandConfig{Path: script, Args: []string{dir}, Timeout: 300 * time.Millisecond, Grace: 300 * time.Millisecond},
-			}, time.Minute, time.Hour, core)
+			}, remote.Backoff{Initial: time.Minute, Max: time.Hour}, core)
 			if err != nil {
 				t.Fatal(err)
 			}

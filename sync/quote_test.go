@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -110,26 +111,32 @@ func TestHashQuote(t *testing.T) {
 	}
 }
 
-func TestBackoff(t *testing.T) {
+// TestDecisionsBackoff: a request's next attempt waits by the Config's
+// retry backoff (the policy itself is pinned in remote), counting its
+// consecutive failures, and at least the server's Retry-After.
+func TestDecisionsBackoff(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.RetryBackoffMin, cfg.RetryBackoffMax = time.Minute, time.Hour
-	tests := []struct {
-		n          int
-		retryAfter time.Duration
-		lo, hi     time.Duration
-	}{
-		{1, 0, 48 * time.Second, 72 * time.Second},
-		{2, 0, 96 * time.Second, 144 * time.Second},
-		{4, 0, 384 * time.Second, 576 * time.Second},
-		{30, 0, 48 * time.Minute, 72 * time.Minute},
-		{1, 5 * time.Minute, 5 * time.Minute, 5 * time.Minute},
-	}
-	for _, tt := range tests {
-		for range 50 {
-			if got := backoff(cfg, tt.n, tt.retryAfter); got < tt.lo || got > tt.hi {
-				t.Fatalf("backoff(%d, %s) = %s, want within [%s, %s]", tt.n, tt.retryAfter, got, tt.lo, tt.hi)
-			}
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	req := remote.Request{ID: "1", ClaimNumber: "C1"}
+	cur := shopdb.Request{RequestID: "1", Phase: PhaseReserved, Attempts: 2, Version: 3}
+	call := Event{Kind: EventAccepted, Err: &remote.Error{Method: "POST", Path: "/requests/1", Status: 503, Err: remote.ErrTemporary}}
+	wait := func(ch change) time.Duration { return ch.next.NextAttemptAt.Sub(now) }
+	for range 50 {
+		if got := wait(decideRetrying(cfg, now, cur, call)); got < 192*time.Second || got > 288*time.Second {
+			t.Fatalf("third failure of a call waits %s, want 4m ±20%%", got)
 		}
+		if got := wait(decideReserveFailed(cfg, now, cur, req, errors.New("create_job failed"))); got < 192*time.Second || got > 288*time.Second {
+			t.Fatalf("third failure to reserve waits %s, want 4m ±20%%", got)
+		}
+	}
+	call.Err.(*remote.Error).RetryAfter = 30 * time.Minute
+	if got := wait(decideRetrying(cfg, now, cur, call)); got != 30*time.Minute {
+		t.Errorf("a failure with Retry-After 30m waits %s, want 30m", got)
+	}
+	call.Err.(*remote.Error).RetryAfter = 5 * time.Hour
+	if got := wait(decideRetrying(cfg, now, cur, call)); got != time.Hour {
+		t.Errorf("a failure with Retry-After 5h waits %s, want retry_backoff_max, 1h", got)
 	}
 }
 

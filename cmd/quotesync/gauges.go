@@ -5,7 +5,8 @@ import (
 	gosync "sync"
 	"time"
 
-	"github.com/quotesync/quotesync/cmd/internal/prom"
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/quotesync/quotesync/shopdb"
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -22,7 +23,8 @@ type phaseGauges struct {
 	mu gosync.Mutex
 	db *shopdb.DB
 
-	scrapeErrors *prom.Counter
+	phases, held, person, supplements *prometheus.Desc
+	scrapeErrors                      prometheus.Counter
 }
 
 // Names and help of the gauges.
@@ -40,7 +42,16 @@ const (
 )
 
 func newPhaseGauges() *phaseGauges {
-	return &phaseGauges{scrapeErrors: prom.NewCounter(scrapeErrorsName, scrapeErrorsHelp)}
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, labels, nil)
+	}
+	return &phaseGauges{
+		phases:       desc(phasesName, phasesHelp, "phase"),
+		held:         desc(heldName, heldHelp),
+		person:       desc(personName, personHelp),
+		supplements:  desc(supplementsName, supplementsHelp),
+		scrapeErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: scrapeErrorsName, Help: scrapeErrorsHelp}),
+	}
 }
 
 // use makes the gauges count on db (nil: none).
@@ -50,9 +61,16 @@ func (g *phaseGauges) use(db *shopdb.DB) {
 	g.mu.Unlock()
 }
 
-// Collect implements prom.Collector.
-func (g *phaseGauges) Collect(add func(prom.Family)) {
-	defer g.scrapeErrors.Collect(add)
+// Describe implements prometheus.Collector.
+func (g *phaseGauges) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{g.phases, g.held, g.person, g.supplements, g.scrapeErrors.Desc()} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (g *phaseGauges) Collect(ch chan<- prometheus.Metric) {
+	defer func() { ch <- g.scrapeErrors }()
 	g.mu.Lock()
 	db := g.db
 	g.mu.Unlock()
@@ -81,16 +99,13 @@ func (g *phaseGauges) Collect(add func(prom.Family)) {
 			person += c.Supplements
 		}
 	}
-	phases := prom.Family{Name: phasesName, Help: phasesHelp, Type: prom.TypeGauge}
+	gauge := func(d *prometheus.Desc, v int, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
+	}
 	for _, p := range qsync.Phases() {
-		phases.Series = append(phases.Series, prom.Series{Labels: []prom.Label{{Name: "phase", Value: string(p.Phase)}},
-			Value: float64(byPhase[p.Phase])})
+		gauge(g.phases, byPhase[p.Phase], string(p.Phase))
 	}
-	add(phases)
-	gauge := func(name, help string, v int) {
-		add(prom.Family{Name: name, Help: help, Type: prom.TypeGauge, Series: []prom.Series{{Value: float64(v)}}})
-	}
-	gauge(heldName, heldHelp, held)
-	gauge(personName, personHelp, person)
-	gauge(supplementsName, supplementsHelp, supplements)
+	gauge(g.held, held)
+	gauge(g.person, person)
+	gauge(g.supplements, supplements)
 }

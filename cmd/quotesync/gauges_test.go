@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"regexp"
 	"strconv"
@@ -69,13 +68,7 @@ func TestPhaseGaugesEveryState(t *testing.T) {
 	}
 	m := newPromMetrics()
 	m.state.use(db)
-	srv := httptest.NewServer(obsHandler(m, func(context.Context) (bool, qsync.HealthReport) { return true, qsync.HealthReport{} }))
-	defer srv.Close()
-	code, body := httpGet(t, srv.URL+"/metrics")
-	if code != 200 {
-		t.Fatalf("GET /metrics: %d", code)
-	}
-	series, names := scrape(t, body)
+	series, names := scrape(t, getMetrics(t, m))
 	phase := func(p string) float64 { return series[`quotesync_requests{phase="`+p+`"}`] }
 	for _, tt := range []struct {
 		state string

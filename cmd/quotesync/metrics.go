@@ -2,9 +2,13 @@ package main
 
 import (
 	"errors"
+	"net/http"
 	"runtime"
 
-	"github.com/quotesync/quotesync/cmd/internal/prom"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/quotesync/quotesync/remote"
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -54,63 +58,75 @@ var eventErrorKinds = map[qsync.EventKind]string{
 // process: a reload hands the same one to the new engine, so counters
 // never go back.
 type promMetrics struct {
-	reg *prom.Registry
+	reg metricsRegistry
 
-	passes         *prom.CounterVec
-	passDuration   *prom.Histogram
-	transitions    *prom.CounterVec
-	errors         *prom.CounterVec
-	leader         *prom.Gauge
-	lastSuccess    *prom.Gauge
-	remoteCalls    *prom.CounterVec
-	remoteDuration *prom.HistogramVec
-	reloads        *prom.CounterVec
-	pending        *prom.Gauge
+	passes         *prometheus.CounterVec
+	passDuration   prometheus.Histogram
+	transitions    *prometheus.CounterVec
+	errors         *prometheus.CounterVec
+	leader         prometheus.Gauge
+	lastSuccess    prometheus.Gauge
+	remoteCalls    *prometheus.CounterVec
+	remoteDuration *prometheus.HistogramVec
+	reloads        *prometheus.CounterVec
+	pending        prometheus.Gauge
 	state          *phaseGauges
 }
+
+// metricsRegistry is what /metrics serves.
+type metricsRegistry struct{ handler http.Handler }
+
+// Handler serves the metrics in the format the scraper asks for (gzipped
+// when it accepts that; name[] parameters choose families).
+func (r metricsRegistry) Handler() http.Handler { return r.handler }
 
 // newPromMetrics registers quotesync's metrics, the Go runtime's and the
 // process's on a registry of their own (never the global default one).
 func newPromMetrics() *promMetrics {
-	reg := prom.NewRegistry()
+	reg := prometheus.NewRegistry()
+	counters := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricsNamespace + name, Help: help}, labels)
+	}
+	gauge := func(name, help string) prometheus.Gauge {
+		return prometheus.NewGauge(prometheus.GaugeOpts{Name: metricsNamespace + name, Help: help})
+	}
 	m := &promMetrics{
-		reg: reg,
-		passes: prom.NewCounterVec(metricsNamespace+"_passes_total",
+		passes: counters("_passes_total",
 			"Passes run, by outcome (ok, failed, unauthorized, interrupted).",
 			"outcome"),
-		passDuration: prom.NewHistogram(metricsNamespace+"_pass_duration_seconds",
-			"Duration of passes, whatever their outcome.",
-			[]float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}),
-		transitions: prom.NewCounterVec(metricsNamespace+"_transitions_total",
+		passDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: metricsNamespace + "_pass_duration_seconds",
+			Help:    "Duration of passes, whatever their outcome.",
+			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}}),
+		transitions: counters("_transitions_total",
 			"Phase changes of tracked requests, by from and to phase.",
 			"from", "to"),
-		errors: prom.NewCounterVec(metricsNamespace+"_errors_total",
+		errors: counters("_errors_total",
 			"Errors by kind (list, state, shop_data, reserve, temporary, rejected, unauthorized, lock).",
 			"kind"),
-		leader: prom.NewGauge(metricsNamespace+"_leader",
+		leader: gauge("_leader",
 			"1 while this instance holds the single-instance lock, else 0."),
-		lastSuccess: prom.NewGauge(metricsNamespace+"_last_success_timestamp_seconds",
+		lastSuccess: gauge("_last_success_timestamp_seconds",
 			"Unix time of the end of the last successful pass; 0 before the first."),
-		remoteCalls: prom.NewCounterVec(metricsNamespace+"_remote_calls_total",
+		remoteCalls: counters("_remote_calls_total",
 			"Attempts of remote calls, by route template and class (ok, temporary, unauthorized, not_found, conflict, rejected).",
 			"route", "class"),
-		remoteDuration: prom.NewHistogramVec(metricsNamespace+"_remote_call_duration_seconds",
-			"Duration of remote call attempts, by route template.",
-			[]float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}, "route"),
-		reloads: prom.NewCounterVec(metricsNamespace+"_config_reloads_total",
+		remoteDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: metricsNamespace + "_remote_call_duration_seconds",
+			Help:    "Duration of remote call attempts, by route template.",
+			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}}, []string{"route"}),
+		reloads: counters("_config_reloads_total",
 			"Configuration reloads (SIGHUP), by outcome (ok, failed).",
 			"outcome"),
-		pending: prom.NewGauge(metricsNamespace+"_pending_requests",
+		pending: gauge("_pending_requests",
 			"Requests the remote listed as pending at the last pass."),
 		state: newPhaseGauges(),
 	}
-	info := prom.NewGaugeVec(metricsNamespace+"_build_info",
-		"Always 1; the labels say which quotesync runs.",
-		"version", "goversion")
+	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: metricsNamespace + "_build_info",
+		Help: "Always 1; the labels say which quotesync runs."}, []string{"version", "goversion"})
 	info.WithLabelValues(version, runtime.Version()).Set(1)
 	reg.MustRegister(m.passes, m.passDuration, m.transitions, m.errors, m.leader,
 		m.lastSuccess, m.remoteCalls, m.remoteDuration, m.reloads, m.pending, m.state, info,
-		prom.GoCollector(), prom.ProcessCollector())
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg, ErrorHandling: promhttp.ContinueOnError})
 	for _, o := range []string{outcomeOK, outcomeFailed, outcomeUnauthorized, outcomeInterrupted} {
 		m.passes.WithLabelValues(o)
 	}

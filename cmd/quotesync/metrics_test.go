@@ -1,6 +1,7 @@
 package main
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -175,5 +178,175 @@ func TestRunWatchdog(t *testing.T) {
 	alive.Store(true)
 	if n := count(300 * time.Millisecond); n < 5 {
 		t.Errorf("%d pings after recovery, want several", n)
+	}
+}
+
+// TestMetricsREADMEFamilies scrapes /metrics and finds every family the
+// README's list of metrics names, of the type it has always had and with
+// exactly the labels the README gives it; every quotesync family served
+// is in that list; the Go and process series the README's benchmarks
+// read are there too.
+func TestMetricsREADMEFamilies(t *testing.T) {
+	m := newPromMetrics()
+	m.Observe(qsync.Event{Kind: qsync.EventAccepted, From: qsync.PhaseReserved, To: qsync.PhaseAccepted})
+	m.observe(remote.CallInfo{Method: "GET", Route: "GET /requests", Status: 200, Class: remote.ClassOK, Attempt: 1})
+	db, _ := shopdbtest.New(t)
+	m.state.use(db)
+	types, labels := scrapeFamilies(t, getMetrics(t, m))
+
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "\nThe metrics:\n")
+	section, _, _ = strings.Cut(section, "\n\n")
+	want := map[string]string{ // the type each family has had since it was added
+		"quotesync_passes_total":                   "counter",
+		"quotesync_pass_duration_seconds":          "histogram",
+		"quotesync_transitions_total":              "counter",
+		"quotesync_errors_total":                   "counter",
+		"quotesync_requests":                       "gauge",
+		"quotesync_requests_held":                  "gauge",
+		"quotesync_requests_needing_person":        "gauge",
+		"quotesync_requests_supplement_needed":     "gauge",
+		"quotesync_pending_requests":               "gauge",
+		"quotesync_state_scrape_errors_total":      "counter",
+		"quotesync_leader":                         "gauge",
+		"quotesync_last_success_timestamp_seconds": "gauge",
+		"quotesync_remote_calls_total":             "counter",
+		"quotesync_remote_call_duration_seconds":   "histogram",
+		"quotesync_config_reloads_total":           "counter",
+		"quotesync_build_info":                     "gauge",
+		// read by the README's idle-daemon benchmark and these tests
+		"go_goroutines":                   "gauge",
+		"go_memstats_heap_inuse_bytes":    "gauge",
+		"go_memstats_heap_idle_bytes":     "gauge",
+		"go_memstats_heap_released_bytes": "gauge",
+		"go_memstats_stack_inuse_bytes":   "gauge",
+		"go_memstats_mspan_inuse_bytes":   "gauge",
+		"go_memstats_gc_sys_bytes":        "gauge",
+		"go_memstats_other_sys_bytes":     "gauge",
+		"go_memstats_buck_hash_sys_bytes": "gauge",
+		"go_memstats_mcache_inuse_bytes":  "gauge",
+		"process_resident_memory_bytes":   "gauge",
+		"process_open_fds":                "gauge",
+	}
+	listed := map[string]bool{}
+	for _, mm := range regexp.MustCompile("`(quotesync_[a-z_]+)(?:\\{([a-z_,]*)\\})?`").FindAllStringSubmatch(section, -1) {
+		name := mm[1]
+		listed[name] = true
+		if _, ok := want[name]; !ok {
+			t.Errorf("the README lists %s, which this test does not know: add its type", name)
+		}
+		ls := strings.Split(mm[2], ",")
+		slices.Sort(ls)
+		wantLabels := strings.Join(ls, ",")
+		if len(labels[name]) == 0 {
+			t.Errorf("/metrics serves no series of %s", name)
+		}
+		for ls := range labels[name] {
+			if ls != wantLabels {
+				t.Errorf("%s has a series labelled {%s}, the README says {%s}", name, ls, wantLabels)
+			}
+		}
+	}
+	if len(listed) < 16 {
+		t.Fatalf("the README's list of metrics names %d quotesync families, want 16", len(listed))
+	}
+	for name, typ := range want {
+		if got := types[name]; got != typ {
+			t.Errorf("%s is of type %q, want %q", name, got, typ)
+		}
+	}
+	for name := range types {
+		if strings.HasPrefix(name, "quotesync_") && !listed[name] {
+			t.Errorf("/metrics serves %s, which the README's list of metrics lacks", name)
+		}
+	}
+}
+
+// getMetrics scrapes m's /metrics over HTTP.
+func getMetrics(t *testing.T, m *promMetrics) string {
+	t.Helper()
+	srv := httptest.NewServer(obsHandler(m, func(context.Context) (bool, qsync.HealthReport) { return true, qsync.HealthReport{} }))
+	defer srv.Close()
+	code, body := httpGet(t, srv.URL+"/metrics")
+	if code != 200 {
+		t.Fatalf("GET /metrics: %d", code)
+	}
+	return body
+}
+
+// scrapeFamilies reads the text format: each family's type, and the label
+// names of its series (sorted, joined by commas; without le and quantile).
+func scrapeFamilies(t *testing.T, body string) (types map[string]string, labels map[string]map[string]bool) {
+	t.Helper()
+	types, labels = map[string]string{}, map[string]map[string]bool{}
+	for line := range strings.Lines(body) {
+		line = strings.TrimSuffix(line, "\n")
+		if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
+			name, typ, _ := strings.Cut(rest, " ")
+			types[name] = typ
+			continue
+		}
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, rest, _ := strings.Cut(line, "{")
+		name, _, _ = strings.Cut(name, " ")
+		if _, ok := types[name]; !ok {
+			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+				if base, ok := strings.CutSuffix(name, suffix); ok && types[base] != "" {
+					name = base
+				}
+			}
+		}
+		var names []string
+		if rest != "" {
+			rest = rest[:strings.LastIndexByte(rest, '}')]
+			for _, pair := range regexp.MustCompile(`([a-zA-Z_]+)="(?:[^"\\]|\\.)*"`).FindAllStringSubmatch(rest, -1) {
+				if pair[1] != "le" && pair[1] != "quantile" {
+					names = append(names, pair[1])
+				}
+			}
+		}
+		slices.Sort(names)
+		if labels[name] == nil {
+			labels[name] = map[string]bool{}
+		}
+		labels[name][strings.Join(names, ",")] = true
+	}
+	return types, labels
+}
+
+// TestMetricsGzip: /metrics is gzipped when the scraper accepts it, and
+// plain when it does not.
+func TestMetricsGzip(t *testing.T) {
+	srv := httptest.NewServer(obsHandler(newPromMetrics(), func(context.Context) (bool, qsync.HealthReport) { return true, qsync.HealthReport{} }))
+	defer srv.Close()
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableCompression: true}}
+	for _, tt := range []struct{ accept, encoding string }{{"gzip", "gzip"}, {"identity", ""}, {"", ""}} {
+		req, err := http.NewRequest("GET", srv.URL+"/metrics", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt.accept != "" {
+			req.Header.Set("Accept-Encoding", tt.accept)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r io.Reader = resp.Body
+		if tt.encoding == "gzip" {
+			if r, err = gzip.NewReader(resp.Body); err != nil {
+				t.Fatalf("Accept-Encoding %q: %v", tt.accept, err)
+			}
+		}
+		b, err := io.ReadAll(r)
+		resp.Body.Close()
+		if got := resp.Header.Get("Content-Encoding"); got != tt.encoding || err != nil || !strings.Contains(string(b), "\nquotesync_leader 0\n") {
+			t.Errorf("Accept-Encoding %q: Content-Encoding %q (want %q), %v, body without quotesync_leader:\n%.300s", tt.accept, got, tt.encoding, err, b)
+		}
 	}
 }

@@ -15,19 +15,19 @@ import (
 
 // remoteKeys maps the fields of remote.Config that the file sets to their
 // keys, so that an error of remote.New reads in the file's words.
-var remoteKeys = []struct{ field, key string }{
-	{"BaseURL", "remote.base_url"},
-	{"Timeout", "remote.timeout"},
-	{"MaxAttempts", "remote.max_attempts"},
-	{"BackoffInitial", "remote.backoff_initial"},
-	{"BackoffMax", "remote.backoff_max"},
-	{"RateLimit", "remote.rate_limit"},
-	{"Burst", "remote.burst"},
-	{"MaxBodyBytes", "remote.max_body_bytes"},
-	{"DraftUpdate", "remote.draft_update"},
-	{"StatusMethod", "remote.status_method"},
-	{"StatusPath", "remote.status_path"},
-	{"BookingDateLayout", "remote.booking_date_layout"},
+var remoteKeys = map[string]string{
+	"BaseURL":           "remote.base_url",
+	"Timeout":           "remote.timeout",
+	"MaxAttempts":       "remote.max_attempts",
+	"BackoffInitial":    "remote.backoff_initial",
+	"BackoffMax":        "remote.backoff_max",
+	"RateLimit":         "remote.rate_limit",
+	"Burst":             "remote.burst",
+	"MaxBodyBytes":      "remote.max_body_bytes",
+	"DraftUpdate":       "remote.draft_update",
+	"StatusMethod":      "remote.status_method",
+	"StatusPath":        "remote.status_path",
+	"BookingDateLayout": "remote.booking_date_layout",
 }
 
 // buildRemote checks the remote section and turns it into remote.Config
@@ -159,16 +159,16 @@ func validateDateLayout(layout string) error {
 	return nil
 }
 
-// remoteConfigError rewrites an error of remote.New, which names the
-// Config field ("new remote client: DraftUpdate: …"), to name the key.
+// remoteConfigError rewrites an error of remote.New about a field of
+// remote.Config (a *remote.ConfigError) to name the field's key.
 func remoteConfigError(err error) error {
-	msg := strings.TrimPrefix(err.Error(), "new remote client: ")
-	for _, k := range remoteKeys {
-		if rest, ok := strings.CutPrefix(msg, k.field+": "); ok {
-			return fmt.Errorf("%s: %s", k.key, rest)
+	var ce *remote.ConfigError
+	if errors.As(err, &ce) {
+		if key, ok := remoteKeys[ce.Field]; ok {
+			return fmt.Errorf("%s: %w", key, ce.Err)
 		}
 	}
-	return fmt.Errorf("remote: %s", msg)
+	return fmt.Errorf("remote: %w", err)
 }
 
 // redactURL hides the user information of a URL that does not parse well

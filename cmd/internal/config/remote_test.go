@@ -1,6 +1,9 @@
 package config
 
 import (
+	"errors"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -62,9 +65,9 @@ func TestRemoteSettingsInvalid(t *testing.T) {
 					t.Errorf("error %q does not contain %q", err, w)
 				}
 			}
-			for _, field := range remoteKeys {
-				if strings.Contains(err.Error(), field.field+":") {
-					t.Errorf("error %q names the Go field %s, not the key %s", err, field.field, field.key)
+			for field, key := range remoteKeys {
+				if strings.Contains(err.Error(), field+":") {
+					t.Errorf("error %q names the Go field %s, not the key %s", err, field, key)
 				}
 			}
 			if strings.Contains(err.Error(), secret) {
@@ -146,5 +149,24 @@ func TestRemoteConfigErrorNamesKeys(t *testing.T) {
 				t.Errorf("remoteConfigError(%q) = %q, want it to start with %q", err, got, tt.key+": ")
 			}
 		})
+	}
+}
+
+// TestRemoteConfigErrorByField: the key comes from the typed error's field,
+// not from the shape of its message, and every mapped field is a field of
+// remote.Config.
+func TestRemoteConfigErrorByField(t *testing.T) {
+	err := fmt.Errorf("open the client again: %w", &remote.ConfigError{Field: "DraftUpdate", Err: errors.New("must be repost or put")})
+	if got, want := remoteConfigError(err).Error(), "remote.draft_update: must be repost or put"; got != want {
+		t.Errorf("remoteConfigError = %q, want %q", got, want)
+	}
+	if got, want := remoteConfigError(errors.New("something else")).Error(), "remote: something else"; got != want {
+		t.Errorf("remoteConfigError of an untyped error = %q, want %q", got, want)
+	}
+	fields := reflect.TypeFor[remote.Config]()
+	for field := range remoteKeys {
+		if _, ok := fields.FieldByName(field); !ok {
+			t.Errorf("remoteKeys maps %s, which is not a field of remote.Config", field)
+		}
 	}
 }
