@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/quotesync/quotesync/internal/redact"
 )
 
 // Defaults of Config; a zero field means its default.
@@ -105,6 +107,11 @@ type Config struct {
 	// (e.g. "unexpected EOF" when a connection drops); nil discards them.
 	// The errors themselves are always returned to the caller.
 	DriverLog func(msg string)
+	// Redact holds the secrets (the password, the remote's token, a
+	// webhook's secret) removed from every text the state tables keep:
+	// errors, event messages, the outbox's details and failures. nil:
+	// none is.
+	Redact *redact.Secrets
 }
 
 // driverLogger adapts Config.DriverLog to the driver's Logger.

@@ -43,7 +43,7 @@ var verbs = map[string]verb{
 func main() {
 	tuneMemory()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := dispatch(ctx, os.Args[1:], os.Stdout, stderrFor(os.Stderr))
 	stop()
 	os.Exit(code)
 }

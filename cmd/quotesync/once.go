@@ -63,7 +63,7 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		printErr(stderr, "once", err)
 		return exitUsage
 	}
-	log := newLogger(zap.NewAtomicLevelAt(set.LogLevel), set.LogFormat, stderr)
+	log := newLogger(zap.NewAtomicLevelAt(set.LogLevel), set.LogFormat, stderr, set.Redact)
 	defer func() { _ = log.Sync() }()
 
 	qd, err := qsync.Open(ctx, set.Daemon, qsync.OpenOptions{Migrate: !*dry, AllowNoTables: *dry, Log: log})
