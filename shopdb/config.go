@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-
-	"github.com/quotesync/quotesync/internal/redact"
 )
 
 // Defaults of Config; a zero field means its default.
@@ -107,11 +105,16 @@ type Config struct {
 	// (e.g. "unexpected EOF" when a connection drops); nil discards them.
 	// The errors themselves are always returned to the caller.
 	DriverLog func(msg string)
-	// Redact holds the secrets (the password, the remote's token, a
-	// webhook's secret) removed from every text the state tables keep:
-	// errors, event messages, the outbox's details and failures. nil:
-	// none is.
-	Redact *redact.Secrets
+	// Redact removes the secrets (the password, the remote's token, a
+	// webhook's secret) from every text the state tables keep: errors,
+	// event messages, the outbox's details and failures. nil: none is.
+	Redact Redacter
+}
+
+// Redacter removes secret values from a text; the command's set of
+// configured secrets implements it.
+type Redacter interface {
+	Redact(text string) string
 }
 
 // driverLogger adapts Config.DriverLog to the driver's Logger.

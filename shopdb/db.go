@@ -192,7 +192,12 @@ func CapText(s string) string { return capText(s) }
 
 // keepText is s as the state tables keep it: the secrets of
 // Config.Redact removed, cut to MaxTextLen.
-func (db *DB) keepText(s string) string { return capText(db.cfg.Redact.Redact(s)) }
+func (db *DB) keepText(s string) string {
+	if db.cfg.Redact != nil {
+		s = db.cfg.Redact.Redact(s)
+	}
+	return capText(s)
+}
 
 // capHead is how much of the beginning capText keeps; the end gets the rest.
 const capHead = 1000

@@ -11,8 +11,8 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
+	"github.com/quotesync/quotesync/cmd/internal/redact"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
-	"github.com/quotesync/quotesync/internal/redact"
 )
 
 // defaultConfigPath is where the package installs the configuration.

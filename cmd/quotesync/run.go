@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
-	"github.com/quotesync/quotesync/internal/redact"
+	"github.com/quotesync/quotesync/cmd/internal/redact"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 

@@ -1,6 +1,6 @@
 package config
 
-import "github.com/quotesync/quotesync/internal/redact"
+import "github.com/quotesync/quotesync/cmd/internal/redact"
 
 // redactor is the set of the secret values Build could read, for
 // Settings.Redact: the database password and the webhook's secret (read

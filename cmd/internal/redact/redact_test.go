@@ -3,7 +3,7 @@ package redact_test
 import (
 	"testing"
 
-	"github.com/quotesync/quotesync/internal/redact"
+	"github.com/quotesync/quotesync/cmd/internal/redact"
 )
 
 func TestRedact(t *testing.T) {
