@@ -187,6 +187,7 @@ func (c *File) buildShop(s *Settings, getenv func(string) string, secrets bool) 
 			EstimateState: sh.Queries.EstimateState,
 			ShopChanged:   sh.Queries.ShopChanged,
 			QuoteFields:   sh.Queries.QuoteFields,
+			SampleJobs:    sh.Queries.SampleJobs,
 		},
 	}
 	return s.Daemon.Shop.Validate()
