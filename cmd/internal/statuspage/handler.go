@@ -5,7 +5,7 @@ import (
 	_ "embed" // the style sheet
 	"errors"
 	"fmt"
-	"io"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -64,8 +64,9 @@ var css string
 
 // Handler serves the status page under /status.
 type Handler struct {
-	o   Options
-	mux *http.ServeMux
+	o    Options
+	tmpl map[string]*template.Template
+	mux  *http.ServeMux
 
 	read  chan struct{} // one read of the database at a time
 	mu    gosync.Mutex  // guards cache
@@ -101,6 +102,7 @@ func New(o Options) *Handler {
 		o.Now = time.Now
 	}
 	h := &Handler{o: o, read: make(chan struct{}, 1), cache: map[string]cached{}}
+	h.tmpl = h.parse()
 	h.mux = http.NewServeMux()
 	h.mux.HandleFunc("GET /status", h.list)
 	h.mux.HandleFunc("GET /status/requests/{id}", h.request)
@@ -131,7 +133,7 @@ type view struct {
 	Title          string
 	Now            time.Time
 	RefreshSeconds int
-	CSS            string // the style sheet, as it is
+	CSS            template.CSS // the style sheet, ours: trusted
 	Version        string
 	Health         *health // nil: not known
 
@@ -150,7 +152,7 @@ type health struct {
 }
 
 func (h *Handler) view(title string) view {
-	v := view{Title: title, Now: h.o.Now(), RefreshSeconds: int(h.o.Refresh / time.Second), CSS: css, Version: h.o.Version}
+	v := view{Title: title, Now: h.o.Now(), RefreshSeconds: int(h.o.Refresh / time.Second), CSS: template.CSS(css), Version: h.o.Version}
 	if h.o.Health != nil {
 		ok, words, last := h.o.Health()
 		v.Health = &health{OK: ok, Words: words, LastSuccess: last}
@@ -292,18 +294,6 @@ func (h *Handler) fail(w http.ResponseWriter, code int, title, msg string) {
 	v := h.view(title)
 	v.Message = msg
 	h.renderCode(w, code, "error", v)
-}
-
-func (h *Handler) render(w http.ResponseWriter, name string, v view) {
-	h.renderCode(w, http.StatusOK, name, v)
-}
-
-func (h *Handler) renderCode(w http.ResponseWriter, code int, name string, v view) {
-	p := &page{h: h}
-	p.layout(v, contents[name])
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(code)
-	_, _ = io.WriteString(w, p.String())
 }
 
 // when is a time in the page's zone, with how long ago (or how far
