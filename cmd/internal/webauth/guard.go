@@ -155,9 +155,15 @@ func (g *Guard) session(r *http.Request, p *Policy) (string, bool) {
 	return verify(g.o.Key, c.Value, p.Users, g.o.Now())
 }
 
-// serveBasic admits a request by its HTTP Basic credentials: only over
-// TLS, and only from an address that has not used up its failed logins.
+// serveBasic admits a request by its HTTP Basic credentials: only from an
+// address that has not used up its failed logins (a scraper set up wrong
+// is logged a few times, then refused quietly), and only over TLS.
 func (g *Guard) serveBasic(w http.ResponseWriter, r *http.Request, p *Policy) {
+	if d := g.limit.wait(clientKey(r.RemoteAddr), g.o.Now()); d > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
+		g.refuse(w, r, http.StatusTooManyRequests, "too many failed logins from this address; try again later")
+		return
+	}
 	user, password, ok := r.BasicAuth()
 	switch {
 	case r.TLS == nil:
@@ -169,11 +175,6 @@ func (g *Guard) serveBasic(w http.ResponseWriter, r *http.Request, p *Policy) {
 	case !ok:
 		g.failed(r, "", reasonMalformed)
 		g.challenge(w, r, "malformed Authorization header")
-		return
-	}
-	if d := g.limit.wait(clientKey(r.RemoteAddr), g.o.Now()); d > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
-		g.refuse(w, r, http.StatusTooManyRequests, "too many failed logins from this address; try again later")
 		return
 	}
 	known, good := p.Users.Check(user, password)

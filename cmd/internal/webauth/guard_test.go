@@ -448,6 +448,18 @@ func TestBasicNeedsTLS(t *testing.T) {
 	if e := tg.logs.FilterField(zap.String(fieldReason, reasonBasicWithoutTLS)).All(); len(e) != 1 {
 		t.Errorf("basic without TLS logged %d times, want once:\n%s", len(e), tg.logText())
 	}
+	// A scraper set up so scrapes on: it is logged until its address is
+	// limited, then refused quietly.
+	for range DefaultFailBurst + 3 {
+		resp, _ = do(t, http.DefaultClient, req)
+	}
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("basic over plain HTTP, again and again: %d, want 429 in the end", resp.StatusCode)
+	}
+	if e := tg.logs.FilterField(zap.String(fieldReason, reasonBasicWithoutTLS)).All(); len(e) != DefaultFailBurst {
+		t.Errorf("basic without TLS logged %d times, want %d (then limited)", len(e), DefaultFailBurst)
+	}
+	tg.clock.Add(time.Hour) // the TLS part below comes from the same address
 
 	cert := webauthtest.WriteCert(t, t.TempDir(), "listener")
 	pair, err := LoadKeyPair(cert.CertFile, cert.KeyFile)

@@ -23,7 +23,7 @@ const (
 func CheckPassword(password []byte) error {
 	switch {
 	case len(password) < MinPasswordBytes:
-		return fmt.Errorf("the password has %d characters; use at least %d", len(password), MinPasswordBytes)
+		return fmt.Errorf("the password is %d bytes long; use at least %d", len(password), MinPasswordBytes)
 	case len(password) > MaxPasswordBytes:
 		return fmt.Errorf("the password has %d bytes; bcrypt reads at most %d", len(password), MaxPasswordBytes)
 	case bytes.ContainsAny(password, "\r\n"):
