@@ -129,7 +129,8 @@ func (w *loginWorld) secrets() []string {
 // Basic, /status sends a stranger to the login form. A SIGHUP after the
 // users file and the certificate were replaced puts both in force in the
 // running listener: the removed user is refused, the new one let in, and
-// new connections get the new certificate.
+// new connections get the new certificate. A broken users file rejects
+// the next reload, and the users in force stay.
 func TestListenerLoginReload(t *testing.T) {
 	t.Parallel()
 	w := newLoginWorld(t, func(fc *config.File) { fc.Sync.Schedule = "@every 1h" })
@@ -192,6 +193,21 @@ func TestListenerLoginReload(t *testing.T) {
 	}
 	if code, _, _ := get("/healthz", "frontdesk", deskPassword, two); code != http.StatusUnauthorized {
 		t.Errorf("after the reload, the removed user: %d, want 401", code)
+	}
+
+	// A users file broken by hand rejects the reload; the users in force stay.
+	if err := os.WriteFile(w.users, []byte("newdesk:"+deskPassword+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	d.waitLog(t, "the rejected reload", msgReloadRejected)
+	if e := logEntry(d.out.String(), msgReloadRejected); e == nil || !strings.Contains(e["error"].(string), "metrics.users_file") {
+		t.Errorf("the rejection does not name metrics.users_file: %v", e)
+	}
+	if code, _, _ := get("/healthz", "newdesk", deskPassword, two); code != 200 {
+		t.Errorf("after a rejected reload, the user in force: %d, want 200", code)
 	}
 	d.stop(t)
 	for _, s := range w.secrets() {
