@@ -42,6 +42,9 @@ func sessionCookieName(tls bool) string {
 // the expiry (Unix seconds) and an HMAC-SHA256 under the key of both and
 // of the user's stored hash, so that a changed password or a removed
 // user ends every session of theirs. Nothing is kept on the server.
+// gorilla/securecookie and alexedwards/scs were weighed: the one encodes
+// and encrypts values with gob for what is a name and a time here, the
+// other keeps sessions in a store; neither signs over the stored hash.
 
 // sign returns the cookie value of user's session until expires.
 func sign(key []byte, user string, hash []byte, expires time.Time) string {
