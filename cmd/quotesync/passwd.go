@@ -56,22 +56,22 @@ func runPasswd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return code
 	}
 	if err := webauth.CheckUserName(user); err != nil {
-		fmt.Fprintf(stderr, "quotesync passwd: %v\n", err)
+		printErr(stderr, "passwd", err)
 		return exitUsage
 	}
 	password, err := readNewPassword(os.Stdin, stderr, user)
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync passwd: %v\n", err)
+		printErr(stderr, "passwd", err)
 		return exitUsage
 	}
 	if err := webauth.CheckPassword(password); err != nil {
-		fmt.Fprintf(stderr, "quotesync passwd: %v\n", err)
+		printErr(stderr, "passwd", err)
 		return exitUsage
 	}
 	added, err := webauth.SetPassword(*file, user, password)
 	clear(password)
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync passwd: %v\n", err)
+		printErr(stderr, "passwd", err)
 		return exitFailure
 	}
 	what := "changed the password of"
