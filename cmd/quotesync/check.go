@@ -43,6 +43,14 @@ shop query run read-only or only prepared) and never prints a secret.
   cluster         the server is not a Galera or Group Replication node,
                   or shop.single_writer says every instance reaches one
                   writer (else a warning: the lock is local to one node)
+  listener        with metrics.listen set: who the listener lets in and
+                  why (a login of metrics.users_file, or none), the users
+                  file and the TLS certificate read; a warning for a
+                  listener open beyond loopback, a users file without
+                  users or readable by others, /metrics behind a login
+                  without TLS, or an expired certificate. A non-loopback
+                  listener without users_file or auth: none fails the
+                  config file line: the daemon refuses to start with it
 
 "warn" lines point at shop data the daemon will hold back until the shop
 fixes it (a line without a price, say), or at a clustered server; they do
@@ -154,6 +162,7 @@ func checkConfig(ctx context.Context, cl *checklist, fc *config.File, getenv fun
 		return
 	}
 	cl.add(qsync.CheckOK, "config file", "parsed strictly; every key is valid")
+	checkListener(cl, plain, time.Now())
 	checkItemTypes(cl, fc)
 	cl.items = append(cl.items, qsync.ScheduleItem(plain.Daemon.Sync, time.Now()))
 

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/quotesync/quotesync/cmd/internal/webauth"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -50,13 +51,16 @@ func obsHandler(m *promMetrics, h healthFunc) http.Handler {
 
 // obsServer is the running metrics listener.
 type obsServer struct {
-	addr string // the address it listens on (the real port when :0 was asked)
-	srv  *http.Server
-	done chan struct{}
+	addr  string // the address it listens on (the real port when :0 was asked)
+	srv   *http.Server
+	guard *webauth.Guard // its login
+	cert  *webauth.Cert  // its certificate; nil: plain HTTP
+	done  chan struct{}
 }
 
-// startObsServer listens on addr and serves h until Close.
-func startObsServer(addr string, h http.Handler, log *zap.Logger) (*obsServer, error) {
+// startObsServer listens on addr and serves guard until Close: over TLS
+// with the certificate of cert, unless cert is nil.
+func startObsServer(addr string, guard *webauth.Guard, cert *webauth.Cert, log *zap.Logger) (*obsServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics.listen: listen on %s: %w", addr, err)
@@ -64,22 +68,45 @@ func startObsServer(addr string, h http.Handler, log *zap.Logger) (*obsServer, e
 	s := &obsServer{
 		addr: ln.Addr().String(),
 		srv: &http.Server{
-			Handler:           h,
+			Handler:           guard,
 			ReadHeaderTimeout: listenerReadTimeout,
 			ReadTimeout:       listenerReadTimeout,
 			WriteTimeout:      30 * time.Second,
 			ErrorLog:          zap.NewStdLog(log.Named(loggerHTTP)),
 		},
-		done: make(chan struct{}),
+		guard: guard,
+		cert:  cert,
+		done:  make(chan struct{}),
+	}
+	if cert != nil {
+		s.srv.TLSConfig = cert.TLSConfig()
 	}
 	go func() {
 		defer close(s.done)
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		var err error
+		if cert != nil {
+			err = s.srv.ServeTLS(ln, "", "") // the certificate comes from TLSConfig
+		} else {
+			err = s.srv.Serve(ln)
+		}
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error(msgMetricsFailed, zap.String(fieldAddr, s.addr), zap.Error(err))
 		}
 	}()
-	log.Info(msgMetricsListen, zap.String(fieldAddr, s.addr))
+	log.Info(msgMetricsListen, zap.String(fieldAddr, s.addr), zap.Bool(fieldTLS, cert != nil))
 	return s, nil
+}
+
+// apply puts a reloaded login in force: the users and the policy for the
+// next requests, the certificate for the next connections.
+func (s *obsServer) apply(a *listenerAuth) {
+	if s == nil {
+		return
+	}
+	s.guard.SetPolicy(a.policy())
+	if s.cert != nil && a.pair != nil {
+		s.cert.Store(a.pair)
+	}
 }
 
 // Close stops the listener, letting scrapes in flight finish for a moment.

@@ -16,6 +16,13 @@ const (
 	fieldDuring   = "during"  // what a stop interrupted (duringStart)
 	fieldWaited   = "waited"  // how long a stop waited for the pass
 	fieldRunning  = "running" // the value in force when a reload cannot change it
+
+	fieldAuth         = "auth"           // who opens the status page: users or none
+	fieldScrapeAuth   = "scrape_auth"    // who reads /metrics and /healthz: users or none
+	fieldTLS          = "tls"            // the listener serves HTTPS
+	fieldUsersFile    = "users_file"     // metrics.users_file
+	fieldUsers        = "users"          // how many users it has
+	fieldCertNotAfter = "cert_not_after" // when the listener's certificate expires
 )
 
 // Values of fieldDuring.
@@ -30,21 +37,26 @@ const (
 
 // Log messages of the command: short lower-case constants.
 const (
-	msgStarted         = "started"
-	msgReady           = "ready"
-	msgStopping        = "stopping"
-	msgStopped         = "stopped"
-	msgStopTimeout     = "stop timed out; exiting with the pass still running"
-	msgStartFailed     = "start failed"
-	msgSchedulerDied   = "scheduler stopped on its own"
-	msgReloading       = "reloading configuration"
-	msgReloaded        = "configuration reloaded; it takes effect at the next pass"
-	msgReloadRejected  = "configuration reload rejected; the running configuration stays"
-	msgLogFormatKept   = "log.format changes take effect at the next restart"
-	msgMetricsListen   = "metrics listener started"
-	msgMetricsFailed   = "metrics listener failed"
-	msgDriver          = "mysql driver"
-	msgNotifyFailed    = "sd_notify failed"
-	msgWatchdogHeld    = "watchdog pings withheld: no progress"
-	msgWatchdogResumed = "watchdog pings resumed"
+	msgStarted        = "started"
+	msgReady          = "ready"
+	msgStopping       = "stopping"
+	msgStopped        = "stopped"
+	msgStopTimeout    = "stop timed out; exiting with the pass still running"
+	msgStartFailed    = "start failed"
+	msgSchedulerDied  = "scheduler stopped on its own"
+	msgReloading      = "reloading configuration"
+	msgReloaded       = "configuration reloaded; it takes effect at the next pass"
+	msgReloadRejected = "configuration reload rejected; the running configuration stays"
+	msgLogFormatKept  = "log.format changes take effect at the next restart"
+	msgMetricsListen  = "metrics listener started"
+	msgMetricsFailed  = "metrics listener failed"
+
+	msgListenerAuth           = "listener login"
+	msgListenerOpenDeprecated = "listener open to the network by metrics.allow_non_loopback (deprecated): set metrics.users_file, or metrics.auth: none"
+	msgListenerNoUsers        = "listener login: the users file has no users; add one with quotesync passwd"
+	msgListenerCertExpired    = "listener login: the TLS certificate has expired"
+	msgDriver                 = "mysql driver"
+	msgNotifyFailed           = "sd_notify failed"
+	msgWatchdogHeld           = "watchdog pings withheld: no progress"
+	msgWatchdogResumed        = "watchdog pings resumed"
 )

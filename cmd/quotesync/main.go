@@ -35,6 +35,7 @@ var verbs = map[string]verb{
 	"init":     {"write a configuration from a shop database quotesync has never seen", runInit},
 	"preview":  {"show the quote of one shop job exactly as a pass would send it", runPreview},
 	"once":     {"run one pass now (or print its plan with --dry-run)", runOnce},
+	"passwd":   {"add a user of the status page's login, or change their password", runPasswd},
 	"retry":    {"put a rejected request back into the flow", runRetry},
 	"run":      {"run the daemon: passes on the schedule until stopped", runRun},
 	"status":   {"show the tracked requests and their phases", runStatus},

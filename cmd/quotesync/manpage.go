@@ -84,6 +84,7 @@ func manPage(ctx context.Context) string {
 	for _, f := range [][2]string{
 		{"/etc/quotesync/config.yaml", "the configuration (config.example.yaml documents every key; quotesync config shows what is in force)"},
 		{"/etc/quotesync/credentials/", "the secrets, root only: token and db\\-password, handed to the service by LoadCredential="},
+		{"/etc/quotesync/users", "the users of the status page's login (metrics.users_file; quotesync passwd writes it), read again on SIGHUP"},
 		{"/run/quotesync/control.sock", "the daemon's control socket (quotesync sync\\-now)"},
 		{"/usr/lib/systemd/system/quotesync.service", "the hardened unit"},
 		{"/usr/share/doc/quotesync/", "README.md, README.Debian, the changelog"},
@@ -93,7 +94,7 @@ func manPage(ctx context.Context) string {
 		w("%s", f[1])
 	}
 	w(".SH SIGNALS")
-	w(".TP\n.B SIGHUP\nre\\-reads the configuration (systemctl reload quotesync)")
+	w(".TP\n.B SIGHUP\nre\\-reads the configuration, the users file and the listener's TLS certificate (systemctl reload quotesync)")
 	w(".TP\n.B SIGUSR1\nstarts a pass at once unless one is running (systemctl kill \\-s USR1 quotesync; quotesync sync\\-now)")
 	w(".TP\n.BR SIGTERM \", \" SIGINT\nstop after the pass in progress has recorded what it did")
 	w(".SH SEE ALSO")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/redact"
+	"github.com/quotesync/quotesync/cmd/internal/webauth"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -34,14 +35,20 @@ progress, STOPPING=1 on SIGTERM, RELOADING=1 and READY=1 around reloads.
 
 SIGHUP re-reads the file: a valid file (database and all) takes effect at
 the next pass, after the pass in progress has finished; an invalid one is
-logged with the reason and the running configuration stays.
+logged with the reason and the running configuration stays. The
+listener's users file (metrics.users_file) and TLS certificate are read
+again with it.
 SIGUSR1 (what 'quotesync sync-now' sends through control.socket) starts
 a pass at once unless one is running; the schedule goes on as before.
 SIGTERM/SIGINT cancel the pass in progress (it records what it already
 did) and exit within 30s; a second signal exits at once.
 
 With metrics.listen set it serves /metrics (Prometheus), /healthz and the
-status page, /status (unless metrics.status_page is false).
+status page, /status (unless metrics.status_page is false). Beyond
+loopback it needs metrics.users_file (a login at /login, HTTP Basic over
+TLS for scrapers) or metrics.auth: none, and refuses to start otherwise.
+Its session cookies are signed with a key made at each start: a restart
+logs everyone out.
 
 Exit status: 0 after a clean stop (also when stopped while starting), 1
 when it could not start (database, state tables migrated by a newer
@@ -83,7 +90,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	log := newLogger(level, set.LogFormat, stdout, set.Redact)
 	defer func() { _ = log.Sync() }()
 	d := &daemon{cf: cf, log: log, level: level, notify: notifier{log: log}, metrics: newPromMetrics(),
-		usr1: usr1, now: make(chan qsync.NowRequest), secrets: set.Redact}
+		usr1: usr1, now: make(chan qsync.NowRequest), secrets: set.Redact, sessionKey: webauth.NewKey()}
 	code := d.run(ctx, set, hup)
 	if code == exitFailure && d.startErr != nil {
 		printErr(stderr, "run", errors.New(d.secrets.Redact(d.startErr.Error())))
@@ -103,6 +110,9 @@ type daemon struct {
 	memory  memoryReleaser        // returns a pass's garbage to the OS after it
 	usr1    <-chan os.Signal      // SIGUSR1: a pass at once
 	now     chan qsync.NowRequest // requests for a pass at once, read by the scheduler
+	// sessionKey signs the listener's login cookies: made at start, kept
+	// only in memory, so a restart logs everyone out; a reload does not.
+	sessionKey []byte
 
 	startErr error // why the start failed, for stderr
 	// secrets are removed from the log and the kept texts: those of the
@@ -119,8 +129,9 @@ type daemon struct {
 type wiring struct {
 	set   *config.Settings
 	d     *qsync.Daemon
-	obs   *obsServer // a new listener when metrics.listen changed
-	newLn bool       // obs replaces the running listener
+	auth  *listenerAuth // the listener's login: users and certificate as read now
+	obs   *obsServer    // a new listener when metrics.listen changed
+	newLn bool          // obs replaces the running listener
 }
 
 func (d *daemon) run(ctx context.Context, set *config.Settings, hup <-chan os.Signal) int {
@@ -201,12 +212,23 @@ func (d *daemon) open(ctx context.Context, set *config.Settings, prev *config.Se
 		return nil, err
 	}
 	w := &wiring{set: set, d: qd}
-	if prev != nil && prev.Metrics.Listen == set.Metrics.Listen {
-		return w, nil
+	if w.auth, err = loadListenerAuth(set); err != nil {
+		_ = qd.Close()
+		return nil, err
+	}
+	d.logListenerAuth(w.auth)
+	if prev != nil && !listenerMoved(prev, set) {
+		return w, nil // the running listener takes w.auth at the swap
 	}
 	w.newLn = true
 	if set.Metrics.Listen != "" {
-		if w.obs, err = startObsServer(set.Metrics.Listen, withStatusPage(obsHandler(d.metrics, d.health), d.statusPage(set)), d.log); err != nil {
+		var cert *webauth.Cert
+		if w.auth.pair != nil {
+			cert = &webauth.Cert{}
+			cert.Store(w.auth.pair)
+		}
+		guard := d.guarded(withStatusPage(obsHandler(d.metrics, d.health), d.statusPage(set)), w.auth)
+		if w.obs, err = startObsServer(set.Metrics.Listen, guard, cert, d.log); err != nil {
 			_ = qd.Close()
 			return nil, err
 		}
@@ -303,6 +325,8 @@ func (d *daemon) swap(w *wiring) {
 	d.cur, d.set = w.d, w.set
 	if w.newLn {
 		d.obs = w.obs
+	} else {
+		d.obs.apply(w.auth) // the users file and the certificate, read again
 	}
 	d.mu.Unlock()
 	if w.newLn {

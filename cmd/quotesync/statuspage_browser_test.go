@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
@@ -39,7 +40,7 @@ func chromiumPath(t *testing.T) string {
 
 // newBrowser starts a headless Chromium on a fresh profile, with nothing
 // that reaches out to the network on its own, and returns its context.
-func newBrowser(t *testing.T, width, height int) context.Context {
+func newBrowser(t *testing.T, width, height int, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	path := chromiumPath(t)
 	profile, err := os.MkdirTemp("", "quotesync-chromium-")
@@ -61,6 +62,7 @@ func newBrowser(t *testing.T, width, height int) context.Context {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.WindowSize(width, height),
 	}
+	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() {
@@ -85,18 +87,25 @@ func newBrowser(t *testing.T, width, height int) context.Context {
 // binary) through a front desk's morning: a quote drafted and changed, one
 // submitted, one accepted without lines, one held for a line without a
 // price; then opens the status page in a real headless Chromium, sized as
-// a phone, and checks what a person sees there: every request with its
-// phase, the held job's reason and what to do, the "needs a person"
-// filter, and one job's timeline from listed to submitted.
+// a phone, as the front desk does: over the network (the listener on
+// 0.0.0.0, HTTPS with a certificate made for the test), behind a login of
+// the users file. It is sent to the login form, refused with a wrong
+// password, let in with the right one (an HttpOnly, Secure,
+// SameSite=Strict session cookie), and checks what a person sees there:
+// every request with its phase, the held job's reason and what to do,
+// the "needs a person" filter, and one job's timeline from listed to
+// submitted; no secret and no password in the page or the daemon's log;
+// and the logout.
 //
 // With QUOTESYNC_SCREENSHOT=FILE.png it also saves what the phone shows:
-// the list (FILE.png) and the request's page (FILE-request.png).
+// the login form (FILE-login.png), the list (FILE.png) and the request's
+// page (FILE-request.png).
 func TestStatusPageBrowser(t *testing.T) {
-	ctx := newBrowser(t, 390, 844) // first: without a browser, a skip costs nothing
-	e := newCLIEnv(t, func(fc *config.File) {
-		fc.Sync.Schedule = "@every 1s"
-		fc.Metrics.Listen = "127.0.0.1:0"
-	})
+	// First: without a browser, a skip costs nothing. The certificate is
+	// the test's own, which no authority signed.
+	ctx := newBrowser(t, 390, 844, chromedp.Flag("ignore-certificate-errors", true))
+	w := newLoginWorld(t, func(fc *config.File) { fc.Sync.Schedule = "@every 1s" })
+	e := w.cliEnv
 	ids := e.Emu.AddRequests(
 		emulator.SeedRequest{ClaimNumber: sampleshop.ClaimDraft},
 		emulator.SeedRequest{ClaimNumber: sampleshop.ClaimFinal},
@@ -121,7 +130,8 @@ func TestStatusPageBrowser(t *testing.T) {
 	}
 	d.waitLog(t, "the second Draft of "+sampleshop.JobDraft, "draft re-pushed", "job", sampleshop.JobDraft)
 
-	base := "http://" + d.addr
+	base := "https://" + loopbackOf(d.addr)
+	browserLogin(t, ctx, base)
 	var listText string
 	phaseOf := map[string]string{}
 	err = chromedp.Run(ctx,
@@ -230,12 +240,125 @@ func TestStatusPageBrowser(t *testing.T) {
 	if err := chromedp.Run(ctx, chromedp.OuterHTML(`html`, &html, chromedp.ByQuery)); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range e.secrets() {
+	for _, s := range w.secrets() {
 		if strings.Contains(html+listText, s) {
-			t.Errorf("the status page shows a secret")
+			t.Errorf("the status page shows a secret or a password")
 		}
 	}
+	browserLogout(t, ctx, base)
 	d.stop(t)
+	for _, s := range w.secrets() {
+		if strings.Contains(d.out.String(), s) {
+			t.Errorf("the daemon's log shows a secret or a password")
+		}
+	}
+	if logEntry(d.out.String(), "login failed", "reason", "wrong_password", "user", "frontdesk") == nil ||
+		logEntry(d.out.String(), "logged in", "user", "frontdesk") == nil || logEntry(d.out.String(), "logged out", "user", "frontdesk") == nil {
+		t.Errorf("the log lacks the failed login, the login or the logout:\n%s", e2eTail(d.out.String(), 40))
+	}
+}
+
+// browserLogin opens the page at base as a stranger: the login form,
+// where a wrong password is refused and the right one lets in, with a
+// session cookie a script cannot read, sent only over HTTPS and only
+// from the page's own site.
+func browserLogin(t *testing.T, ctx context.Context, base string) {
+	t.Helper()
+	var loc, msg string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(base+"/status"),
+		chromedp.WaitVisible(`form[action="/login"]`, chromedp.ByQuery),
+		chromedp.Location(&loc),
+		chromedp.SendKeys(`#user`, "frontdesk", chromedp.ByQuery),
+		chromedp.SendKeys(`#password`, "not-the-password", chromedp.ByQuery),
+		chromedp.Click(`form[action="/login"] button`, chromedp.ByQuery),
+		chromedp.WaitVisible(`p.message`, chromedp.ByQuery),
+		chromedp.Text(`p.message`, &msg, chromedp.ByQuery),
+	)
+	if err != nil {
+		t.Fatalf("the login form: %v", err)
+	}
+	if want := base + "/login?next=%2Fstatus"; loc != want {
+		t.Errorf("a stranger at /status lands on %q, want %q", loc, want)
+	}
+	if msg != "Wrong user name or password." {
+		t.Errorf("after a wrong password the form says %q", msg)
+	}
+	if c := sessionCookies(t, ctx); len(c) != 0 {
+		t.Errorf("a wrong password set a cookie: %v", c)
+	}
+	screenshot(t, ctx, "-login")
+	err = chromedp.Run(ctx,
+		chromedp.SendKeys(`#user`, "frontdesk", chromedp.ByQuery),
+		chromedp.SendKeys(`#password`, deskPassword, chromedp.ByQuery),
+		chromedp.Click(`form[action="/login"] button`, chromedp.ByQuery),
+		chromedp.WaitVisible(`ul.requests`, chromedp.ByQuery),
+		chromedp.Location(&loc),
+	)
+	if err != nil {
+		t.Fatalf("log in with the right password: %v", err)
+	}
+	if loc != base+"/status" {
+		t.Errorf("the login leads to %q, want the page asked for, %s/status", loc, base)
+	}
+	cookies := sessionCookies(t, ctx)
+	if len(cookies) != 1 {
+		t.Fatalf("%d session cookies after the login, want 1", len(cookies))
+	}
+	c := cookies[0]
+	if c.Name != "__Host-quotesync_session" || !c.HTTPOnly || !c.Secure || c.SameSite != network.CookieSameSiteStrict || c.Path != "/" {
+		t.Errorf("the session cookie: %s HttpOnly=%t Secure=%t SameSite=%s Path=%s; want __Host-, HttpOnly, Secure, Strict, /",
+			c.Name, c.HTTPOnly, c.Secure, c.SameSite, c.Path)
+	}
+	if left := time.Until(time.Unix(int64(c.Expires), 0)); left < 11*time.Hour || left > 12*time.Hour {
+		t.Errorf("the session cookie expires in %s, want about 12h (metrics.session_lifetime)", left)
+	}
+	if strings.Contains(c.Value, deskPassword) {
+		t.Error("the session cookie holds the password")
+	}
+}
+
+// browserLogout presses the page's "Log out": the login form again, and
+// the page asks for a login once more.
+func browserLogout(t *testing.T, ctx context.Context, base string) {
+	t.Helper()
+	var loc string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(base+"/status"),
+		chromedp.Click(`form[action="/logout"] button`, chromedp.ByQuery),
+		chromedp.WaitVisible(`form[action="/login"]`, chromedp.ByQuery),
+		chromedp.Navigate(base+"/status"),
+		chromedp.WaitVisible(`form[action="/login"]`, chromedp.ByQuery),
+		chromedp.Location(&loc),
+	)
+	if err != nil {
+		t.Fatalf("log out: %v", err)
+	}
+	if !strings.HasPrefix(loc, base+"/login") {
+		t.Errorf("after the logout /status shows %q, want the login form", loc)
+	}
+	if c := sessionCookies(t, ctx); len(c) != 0 {
+		t.Errorf("the logout left the session cookie: %v", c)
+	}
+}
+
+// sessionCookies are the browser's quotesync session cookies.
+func sessionCookies(t *testing.T, ctx context.Context) []*network.Cookie {
+	t.Helper()
+	var out []*network.Cookie
+	err := chromedp.Run(ctx, chromedp.ActionFunc(func(ctx context.Context) error {
+		all, err := network.GetCookies().Do(ctx)
+		for _, c := range all {
+			if strings.HasSuffix(c.Name, "quotesync_session") {
+				out = append(out, c)
+			}
+		}
+		return err
+	}))
+	if err != nil {
+		t.Fatalf("read the browser's cookies: %v", err)
+	}
+	return out
 }
 
 // screenshot saves what the browser shows to $QUOTESYNC_SCREENSHOT, with

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"strings"
 	"time"
@@ -27,6 +26,7 @@ type Settings struct {
 	LogLevel     zapcore.Level
 	LogFormat    string // json or console
 	Metrics      MetricsSection
+	Listener     ListenerAuth // who the metrics listener lets in
 	// WebhookSecretFrom says where notify.webhook's secret comes from, for
 	// check (never the secret); "" when none.
 	WebhookSecretFrom string
@@ -103,7 +103,9 @@ func (c *File) Build(o BuildOptions) (*Settings, error) {
 		add(fmt.Errorf("log.level: %q is not a level; use debug, info, warn or error", c.Log.Level))
 	}
 	s.Metrics = c.Metrics
-	add(validateListen(c.Metrics))
+	var err error
+	s.Listener, err = c.Metrics.Listener()
+	add(err)
 	if s.Metrics.HealthMaxAge < 0 {
 		add(errors.New("metrics.health_max_age: must not be negative (0 means three activations of sync.schedule)"))
 	}
@@ -111,26 +113,6 @@ func (c *File) Build(o BuildOptions) (*Settings, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-// validateListen checks metrics.listen: host:port, loopback unless
-// metrics.allow_non_loopback says otherwise (the listener has no
-// authentication).
-func validateListen(m MetricsSection) error {
-	if m.Listen == "" {
-		return nil
-	}
-	host, port, err := net.SplitHostPort(m.Listen)
-	if err != nil || port == "" {
-		return fmt.Errorf("metrics.listen: %q is not host:port; write e.g. 127.0.0.1:9464", m.Listen)
-	}
-	if m.AllowNonLoopback || host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("metrics.listen: %q is not a loopback address and the listener has no authentication; use 127.0.0.1:%s or [::1]:%s, or set metrics.allow_non_loopback: true to expose it on purpose", m.Listen, port, port)
-	}
-	return nil
 }
 
 func (c *File) buildShop(s *Settings, getenv func(string) string, secrets bool) error {

@@ -85,6 +85,24 @@ var keyDefaults = map[string]func(f *File) any{
 	"notify.webhook.timeout":              fixed(qsync.DefaultWebhookTimeout),
 	"notify.command.timeout":              fixed(qsync.DefaultCommandTimeout),
 	"metrics.status_page":                 fixed(DefaultStatusPage),
+	"metrics.auth":                        listenerDefault(func(a ListenerAuth) string { return a.Page }),
+	"metrics.scrape_auth":                 listenerDefault(func(a ListenerAuth) string { return a.Scrape }),
+	"metrics.session_lifetime":            fixed(DefaultSessionLifetime),
+	"metrics.users_file":                  fixed("none"),
+	"metrics.tls_cert_file":               fixed("none (plain HTTP)"),
+	"metrics.tls_key_file":                fixed("none (plain HTTP)"),
+}
+
+// listenerDefault is a key of the listener's login as Listener decides it
+// from the rest of the file.
+func listenerDefault(pick func(ListenerAuth) string) func(*File) any {
+	return func(f *File) any {
+		a, err := f.Metrics.Listener()
+		if err != nil || pick(a) == "" {
+			return "refused: see quotesync check"
+		}
+		return pick(a)
+	}
 }
 
 func fixed(v any) func(*File) any { return func(*File) any { return v } }
@@ -207,7 +225,7 @@ func (w *effWalk) leaf(v reflect.Value, path string) {
 				Detail: "refused: secrets never go in the YAML; use a *_file or *_env key"})
 		}
 		return
-	case v.IsZero() && isSecretSource(name):
+	case v.IsZero() && isSecretSource(name) && keyDefaults[path] == nil:
 		return // an alternative not taken; the secret's own entry says where it comes from
 	case v.IsZero():
 		e := Entry{Key: path, Value: shown(v), Origin: OriginDefault}
@@ -238,7 +256,7 @@ func (w *effWalk) leaf(v reflect.Value, path string) {
 // file/env) names: where it is read from, never its value.
 func (w *effWalk) secretSource(path, name string, v reflect.Value) {
 	s, ok := v.Interface().(string)
-	if !ok || s == "" {
+	if !ok || s == "" || path == "metrics.tls_cert_file" { // a certificate is public
 		return
 	}
 	parent := path[:max(strings.LastIndex(path, "."), 0)]

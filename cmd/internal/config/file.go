@@ -132,10 +132,24 @@ type LogSection struct {
 }
 
 type MetricsSection struct {
-	Listen string `yaml:"listen"` // "" = off; else a loopback host:port
-	// AllowNonLoopback lets Listen name a non-loopback address (the
-	// listener has no authentication).
+	Listen string `yaml:"listen"` // "" = off; beyond loopback needs UsersFile or Auth none
+	// AllowNonLoopback, deprecated, opens a non-loopback Listen without a
+	// login, as Auth none does (see Listener).
 	AllowNonLoopback bool `yaml:"allow_non_loopback"`
+	// Auth is AuthUsers, AuthNone or "" (decided by Listener).
+	Auth string `yaml:"auth"`
+	// UsersFile is the htpasswd file of bcrypt hashes; "" none.
+	UsersFile string `yaml:"users_file"`
+	// SessionLifetime is how long a login lasts; 0 means
+	// DefaultSessionLifetime.
+	SessionLifetime time.Duration `yaml:"session_lifetime"`
+	// ScrapeAuth is who reads /metrics and /healthz: AuthUsers, AuthNone,
+	// or "" (none on loopback, else as Auth).
+	ScrapeAuth string `yaml:"scrape_auth"`
+	// TLSCertFile and TLSKeyFile (PEM) make the listener serve HTTPS;
+	// both or neither. Read again on SIGHUP.
+	TLSCertFile string `yaml:"tls_cert_file"`
+	TLSKeyFile  string `yaml:"tls_key_file"`
 	// HealthMaxAge: /healthz fails when the last successful pass is older;
 	// 0 means three activations of the schedule (see health.go).
 	HealthMaxAge time.Duration `yaml:"health_max_age"`

@@ -179,7 +179,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"LiteralToken", baseYAML + "  token:\n    value: tok-LITERAL-9f2e\n", []string{"remote.token.value", "must not be written in the YAML"}},
 		{"LiteralPassword", strings.Replace(baseYAML, "shop:\n", "shop:\n  password: pw-LITERAL-41aa\n", 1) + "  token: {file: /run/token}\n", []string{"shop.password", "password_file"}},
 		{"TwoTokenSources", baseYAML + "  token: {file: /a, env: B}\n", []string{"remote.token: set exactly one"}},
-		{"NonLoopbackMetrics", baseYAML + "  token: {env: T}\nmetrics:\n  listen: 0.0.0.0:9464\n", []string{"metrics.listen", "not a loopback address", "allow_non_loopback"}},
+		{"NonLoopbackMetrics", baseYAML + "  token: {env: T}\nmetrics:\n  listen: 0.0.0.0:9464\n", []string{"metrics.listen", "not a loopback address", "metrics.users_file", "quotesync passwd", "metrics.auth: none"}},
 		{"MetricsNoPort", baseYAML + "  token: {env: T}\nmetrics:\n  listen: 127.0.0.1\n", []string{"metrics.listen", "host:port"}},
 		{"BadLogLevel", baseYAML + "  token: {env: T}\nlog:\n  level: loud\n", []string{"log.level", "debug, info, warn or error"}},
 		{"BadSchedule", baseYAML + "  token: {env: T}\nsync:\n  schedule: every minute\n", []string{"sync.schedule"}},

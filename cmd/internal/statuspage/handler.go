@@ -5,7 +5,7 @@ import (
 	_ "embed" // the style sheet
 	"errors"
 	"fmt"
-	"io"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,6 +13,7 @@ import (
 	gosync "sync"
 	"time"
 
+	"github.com/quotesync/quotesync/cmd/internal/webauth"
 	"github.com/quotesync/quotesync/shopdb"
 )
 
@@ -64,8 +65,9 @@ var css string
 
 // Handler serves the status page under /status.
 type Handler struct {
-	o   Options
-	mux *http.ServeMux
+	o    Options
+	tmpl map[string]*template.Template
+	mux  *http.ServeMux
 
 	read  chan struct{} // one read of the database at a time
 	mu    gosync.Mutex  // guards cache
@@ -101,12 +103,13 @@ func New(o Options) *Handler {
 		o.Now = time.Now
 	}
 	h := &Handler{o: o, read: make(chan struct{}, 1), cache: map[string]cached{}}
+	h.tmpl = h.parse()
 	h.mux = http.NewServeMux()
 	h.mux.HandleFunc("GET /status", h.list)
 	h.mux.HandleFunc("GET /status/requests/{id}", h.request)
 	h.mux.HandleFunc("GET /status/find", h.find)
 	h.mux.HandleFunc("/status/", func(w http.ResponseWriter, r *http.Request) {
-		h.fail(w, http.StatusNotFound, "Not found", "There is no such page; the list of requests is at /status.")
+		h.fail(w, r, http.StatusNotFound, "Not found", "There is no such page; the list of requests is at /status.")
 	})
 	return h
 }
@@ -117,12 +120,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the status page is off (metrics.status_page: false)", http.StatusNotFound)
 		return
 	}
-	hd := w.Header()
-	hd.Set("Cache-Control", "no-store")
-	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("Referrer-Policy", "no-referrer")
-	hd.Set("X-Frame-Options", "DENY")
-	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+	webauth.PageHeaders(w.Header())
 	h.mux.ServeHTTP(w, r)
 }
 
@@ -131,9 +129,10 @@ type view struct {
 	Title          string
 	Now            time.Time
 	RefreshSeconds int
-	CSS            string // the style sheet, as it is
+	CSS            template.CSS // the style sheet, ours: trusted
 	Version        string
 	Health         *health // nil: not known
+	User           string  // who logged in (a logout button); "" none
 
 	List    List
 	Story   Story
@@ -149,8 +148,12 @@ type health struct {
 	LastSuccess time.Time
 }
 
-func (h *Handler) view(title string) view {
-	v := view{Title: title, Now: h.o.Now(), RefreshSeconds: int(h.o.Refresh / time.Second), CSS: css, Version: h.o.Version}
+// view is the frame of a page answering r (nil in tests: no user).
+func (h *Handler) view(r *http.Request, title string) view {
+	v := view{Title: title, Now: h.o.Now(), RefreshSeconds: int(h.o.Refresh / time.Second), CSS: template.CSS(css), Version: h.o.Version}
+	if r != nil {
+		v.User = webauth.User(r.Context())
+	}
 	if h.o.Health != nil {
 		ok, words, last := h.o.Health()
 		v.Health = &health{OK: ok, Words: words, LastSuccess: last}
@@ -163,7 +166,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 	person := q.Get("need") == "person"
 	page, err := strconv.Atoi(q.Get("page"))
 	if q.Get("page") != "" && (err != nil || page < 1) {
-		h.fail(w, http.StatusBadRequest, "Bad page number", fmt.Sprintf("page=%q is not a page number; pages count from 1.", q.Get("page")))
+		h.fail(w, r, http.StatusBadRequest, "Bad page number", fmt.Sprintf("page=%q is not a page number; pages count from 1.", q.Get("page")))
 		return
 	}
 	key := fmt.Sprintf("list %t %d", person, page)
@@ -171,10 +174,10 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 		return LoadList(ctx, db, person, page, h.o.PageSize)
 	})
 	if err != nil {
-		h.failRead(w, err)
+		h.failRead(w, r, err)
 		return
 	}
-	v := h.view("Quote requests")
+	v := h.view(r, "Quote requests")
 	if person {
 		v.Title = "Needs a person"
 	}
@@ -188,15 +191,15 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request) {
 		return LoadStory(ctx, db, id, DefaultTimelineLimit)
 	})
 	if errors.Is(err, shopdb.ErrNotFound) {
-		h.fail(w, http.StatusNotFound, "Request "+id+" is not tracked",
+		h.fail(w, r, http.StatusNotFound, "Request "+id+" is not tracked",
 			"quotesync does not track a request "+id+". Find looks up request ids and job numbers.")
 		return
 	}
 	if err != nil {
-		h.failRead(w, err)
+		h.failRead(w, r, err)
 		return
 	}
-	v := h.view("Request " + id)
+	v := h.view(r, "Request "+id)
 	v.Story = data.(Story)
 	h.render(w, "request", v)
 }
@@ -208,7 +211,7 @@ func (h *Handler) find(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(q) > 64 {
-		h.fail(w, http.StatusBadRequest, "Too long", "Request ids and job numbers have 64 characters at most.")
+		h.fail(w, r, http.StatusBadRequest, "Too long", "Request ids and job numbers have 64 characters at most.")
 		return
 	}
 	data, err := h.load(r.Context(), "find "+q, func(ctx context.Context, db *shopdb.DB) (any, error) {
@@ -219,7 +222,7 @@ func (h *Handler) find(w http.ResponseWriter, r *http.Request) {
 		return st, err
 	})
 	if err != nil {
-		h.failRead(w, err)
+		h.failRead(w, r, err)
 		return
 	}
 	found := data.([]Story)
@@ -227,7 +230,7 @@ func (h *Handler) find(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/status/requests/"+url.PathEscape(found[0].ID), http.StatusSeeOther)
 		return
 	}
-	v := h.view("Find " + q)
+	v := h.view(r, "Find "+q)
 	v.Query, v.Found = q, found
 	h.render(w, "find", v)
 }
@@ -282,28 +285,16 @@ func (h *Handler) cached(key string) (any, bool) {
 var errNotReady = errors.New("the daemon has not connected to the database yet")
 
 // failRead answers a read that failed.
-func (h *Handler) failRead(w http.ResponseWriter, err error) {
-	h.fail(w, http.StatusServiceUnavailable, "The state could not be read",
+func (h *Handler) failRead(w http.ResponseWriter, r *http.Request, err error) {
+	h.fail(w, r, http.StatusServiceUnavailable, "The state could not be read",
 		"quotesync's state could not be read from the database: "+err.Error()+". The page tries again at its next refresh.")
 }
 
 // fail answers with an error page.
-func (h *Handler) fail(w http.ResponseWriter, code int, title, msg string) {
-	v := h.view(title)
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, code int, title, msg string) {
+	v := h.view(r, title)
 	v.Message = msg
 	h.renderCode(w, code, "error", v)
-}
-
-func (h *Handler) render(w http.ResponseWriter, name string, v view) {
-	h.renderCode(w, http.StatusOK, name, v)
-}
-
-func (h *Handler) renderCode(w http.ResponseWriter, code int, name string, v view) {
-	p := &page{h: h}
-	p.layout(v, contents[name])
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(code)
-	_, _ = io.WriteString(w, p.String())
 }
 
 // when is a time in the page's zone, with how long ago (or how far

@@ -55,7 +55,7 @@ func renderViews(h *Handler) map[string]struct {
 	}
 	out := map[string]page{}
 	add := func(name, tmpl string, code int, title string, set func(*view)) {
-		v := h.view(title)
+		v := h.view(nil, title)
 		set(&v)
 		out[name] = page{tmpl, code, v}
 	}
@@ -77,6 +77,10 @@ func renderViews(h *Handler) map[string]struct {
 	add("list-past-end", "list", 200, "Quote requests", func(v *view) {
 		v.List = List{Total: 3, Page: 4, Pages: 1, Size: 50, PersonOnly: false}
 		v.Health = &health{OK: true, Words: "ok", LastSuccess: ahead}
+	})
+	add("list-user", "list", 200, "Quote requests", func(v *view) {
+		v.List = List{Page: 1, Pages: 1, Size: 50}
+		v.User = "alice " + tricky // logged in: a logout button
 	})
 	add("list-no-tables", "list", 200, "Quote requests", func(v *view) {
 		v.List = List{NoTables: true, Page: 1, Pages: 1}

@@ -1,0 +1,136 @@
+package webauth
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Bounds of a password, in bytes: bcrypt reads at most 72.
+const (
+	MinPasswordBytes = 8
+	MaxPasswordBytes = 72
+)
+
+// CheckPassword says what is wrong with a new password.
+func CheckPassword(password []byte) error {
+	switch {
+	case len(password) < MinPasswordBytes:
+		return fmt.Errorf("the password is %d bytes long; use at least %d", len(password), MinPasswordBytes)
+	case len(password) > MaxPasswordBytes:
+		return fmt.Errorf("the password has %d bytes; bcrypt reads at most %d", len(password), MaxPasswordBytes)
+	case bytes.ContainsAny(password, "\r\n"):
+		return errors.New("the password holds a line break")
+	}
+	return nil
+}
+
+// SetPassword adds user with password to the users file at path, or
+// changes their password, keeping every other line as it is. It writes
+// a new file beside the old one (mode 0600, the old file's owner and
+// group) and renames it over the old one, so a reader sees the old file
+// or the new, never half of one. It reports whether the user is new.
+func SetPassword(path, user string, password []byte) (added bool, err error) {
+	if err := CheckUserName(user); err != nil {
+		return false, err
+	}
+	if err := CheckPassword(password); err != nil {
+		return false, err
+	}
+	hash, err := bcrypt.GenerateFromPassword(password, bcrypt.DefaultCost)
+	if err != nil {
+		return false, fmt.Errorf("hash the password: %w", err)
+	}
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("read users file %s: %w", path, unwrapPath(err))
+	}
+	if len(old) > MaxUsersFileBytes {
+		return false, fmt.Errorf("read users file %s: larger than %d KiB: is this the right file?", path, MaxUsersFileBytes>>10)
+	}
+	content, added := withUser(old, user, string(hash))
+	if err := writeAtomic(path, content); err != nil {
+		return false, fmt.Errorf("write users file %s: %w", path, err)
+	}
+	return added, nil
+}
+
+// withUser is a users file's content with user's line set to hash: the
+// line replaced where it was, or added at the end.
+func withUser(old []byte, user, hash string) ([]byte, bool) {
+	line := user + ":" + hash
+	var out []string
+	added := true
+	for _, l := range strings.SplitAfter(string(old), "\n") {
+		if l == "" {
+			continue
+		}
+		if name, _, ok := strings.Cut(strings.TrimSpace(l), ":"); ok && name == user {
+			if added {
+				out = append(out, line+"\n")
+			}
+			added = false // a second line of the same user is dropped
+			continue
+		}
+		if !strings.HasSuffix(l, "\n") {
+			l += "\n"
+		}
+		out = append(out, l)
+	}
+	if added {
+		out = append(out, line+"\n")
+	}
+	return []byte(strings.Join(out, "")), added
+}
+
+// writeAtomic replaces path by content: a temporary file in the same
+// directory, mode 0600 and the old file's owner, synced, then renamed.
+func writeAtomic(path string, content []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".new-*")
+	if err != nil {
+		return unwrapPath(err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if err := tmp.Chmod(0o600); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(path); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && (int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid()) {
+			if err := tmp.Chown(int(st.Uid), int(st.Gid)); err != nil {
+				return fmt.Errorf("keep the file's owner (uid %d, gid %d; run as root or as that user): %w", st.Uid, st.Gid, unwrapPath(err))
+			}
+		}
+	}
+	if _, err := tmp.Write(content); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return unwrapPath(err)
+	}
+	done = true
+	if d, err := os.Open(dir); err == nil { // the rename itself on disk
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}

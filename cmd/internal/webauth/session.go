@@ -1,0 +1,107 @@
+package webauth
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// KeyBytes is the length of a session key.
+const KeyBytes = 32
+
+// NewKey returns a random session key. The daemon makes one at start and
+// keeps it nowhere but in memory: a restart logs everyone out.
+func NewKey() []byte {
+	k := make([]byte, KeyBytes)
+	_, _ = rand.Read(k) // crypto/rand.Read never fails (Go 1.24+)
+	return k
+}
+
+// Cookie names: over TLS the __Host- prefix makes the browser refuse a
+// cookie that is not Secure, has a Domain or a Path other than /.
+const (
+	cookieName    = "quotesync_session"
+	cookieNameTLS = "__Host-quotesync_session"
+)
+
+// sessionCookieName is the cookie's name on a connection with or without
+// TLS.
+func sessionCookieName(tls bool) string {
+	if tls {
+		return cookieNameTLS
+	}
+	return cookieName
+}
+
+// A session is a cookie "user.expiry.mac": the user name (base64url),
+// the expiry (Unix seconds) and an HMAC-SHA256 under the key of both and
+// of the user's stored hash, so that a changed password or a removed
+// user ends every session of theirs. Nothing is kept on the server.
+// gorilla/securecookie and alexedwards/scs were weighed: the one encodes
+// and encrypts values with gob for what is a name and a time here, the
+// other keeps sessions in a store; neither signs over the stored hash.
+
+// sign returns the cookie value of user's session until expires.
+func sign(key []byte, user string, hash []byte, expires time.Time) string {
+	name := base64.RawURLEncoding.EncodeToString([]byte(user))
+	exp := strconv.FormatInt(expires.Unix(), 10)
+	return name + "." + exp + "." + base64.RawURLEncoding.EncodeToString(mac(key, name, exp, hash))
+}
+
+func mac(key []byte, name, exp string, hash []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("quotesync session v1\x00" + name + "\x00" + exp + "\x00"))
+	m.Write(hash)
+	return m.Sum(nil)
+}
+
+// verify returns the user of a session cookie's value: signed by key,
+// not expired at now, of a user users still has with the same hash.
+func verify(key []byte, value string, users *Users, now time.Time) (string, bool) {
+	parts := strings.Split(value, ".")
+	if len(parts) != 3 || users == nil {
+		return "", false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(parts[0])
+	if err != nil {
+		return "", false
+	}
+	exp, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil || !now.Before(time.Unix(exp, 0)) {
+		return "", false
+	}
+	sum, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil {
+		return "", false
+	}
+	user := string(raw)
+	hash := users.hash(user)
+	if hash == nil || !hmac.Equal(sum, mac(key, parts[0], parts[1], hash)) {
+		return "", false
+	}
+	return user, true
+}
+
+// sessionCookie is the cookie that holds value until expires (an empty
+// value and a past expiry remove it).
+func sessionCookie(tls bool, value string, expires time.Time, now time.Time) *http.Cookie {
+	c := &http.Cookie{
+		Name:     sessionCookieName(tls),
+		Value:    value,
+		Path:     "/",
+		Expires:  expires,
+		MaxAge:   int(expires.Sub(now) / time.Second),
+		HttpOnly: true,
+		Secure:   tls,
+		SameSite: http.SameSiteStrictMode,
+	}
+	if c.MaxAge <= 0 {
+		c.MaxAge = -1 // Max-Age=0: delete now
+	}
+	return c
+}

@@ -1,0 +1,149 @@
+package webauth
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// TestLoadUsers reads the hashes htpasswd -B ($2y$) and Go ($2a$) write,
+// skips comments and empty lines, and refuses what is not a users file,
+// naming the line and the user but never a hash.
+func TestLoadUsers(t *testing.T) {
+	t.Parallel()
+	// htpasswd -nbB carol carol-password-1 (apache2-utils 2.4.71), cost 5.
+	const carol = "carol:$2y$05$CzJRAKNoQuQXnAEhMsfHIuXVQsBC68s.N4hf5MIvknSc/8DPjrSg2"
+	h, err := bcrypt.GenerateFromPassword([]byte("dave-password-1"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "users")
+	if err := os.WriteFile(path, []byte("# front desk\n\n"+carol+"\n  dave:"+string(h)+"  \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	u, err := LoadUsers(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := u.Len(), 2; got != want {
+		t.Fatalf("%d users, want %d", got, want)
+	}
+	for _, tt := range []struct {
+		user, password string
+		known, ok      bool
+	}{
+		{"dave", "dave-password-1", true, true},
+		{"dave", "dave-password-2", true, false},
+		{"carol", "carol-password-1", true, true},
+		{"carol", "", true, false},
+		{"erin", "dave-password-1", false, false},
+	} {
+		if known, ok := u.Check(tt.user, tt.password); known != tt.known || ok != tt.ok {
+			t.Errorf("Check(%s) = %t, %t; want %t, %t", tt.user, known, ok, tt.known, tt.ok)
+		}
+	}
+	if hash, err := bcrypt.Cost([]byte(strings.TrimPrefix(carol, "carol:"))); err != nil || hash != 5 {
+		t.Fatalf("the $2y$ hash does not parse: %d, %v", hash, err)
+	}
+
+	for name, tt := range map[string]struct{ content, want string }{
+		"APR1":      {"frank:$apr1$abc$def\n", "line 1: user frank: not a bcrypt hash"},
+		"SHA":       {"\nfrank:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=\n", "line 2: user frank: not a bcrypt hash"},
+		"NoColon":   {"frank\n", "line 1: not name:hash"},
+		"Twice":     {carol + "\n" + carol + "\n", "line 2: user carol is listed twice"},
+		"SpaceName": {"fr ank:" + string(h) + "\n", "line 1: user name"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := parseUsers([]byte(tt.content))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want %q", err, tt.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "$") {
+				t.Errorf("error %q shows a hash", err)
+			}
+		})
+	}
+	if _, err := LoadUsers(filepath.Join(t.TempDir(), "none")); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("a missing file: %v", err)
+	}
+}
+
+// TestSetPassword: a new user is added with a hash bcrypt accepts, a
+// known one changed in place; the other lines (comments, users
+// htpasswd wrote) stay as they were; the file is 0600 and nothing is
+// left beside it.
+func TestSetPassword(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "users")
+	const before = "# the front desk\ncarol:$2y$05$CzJRAKNoQuQXnAEhMsfHIuXVQsBC68s.N4hf5MIvknSc/8DPjrSg2\nzed:$2a$04$abcdefghijklmnopqrstuu5Y7FvHc1h5rTq5kU6.ZrN2Zyr1w5ni6"
+	if err := os.WriteFile(path, []byte(before), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	added, err := SetPassword(path, "dave", []byte("dave-password-1"))
+	if err != nil || !added {
+		t.Fatalf("add dave: %t, %v", added, err)
+	}
+	added, err = SetPassword(path, "carol", []byte("carol-password-2"))
+	if err != nil || added {
+		t.Fatalf("change carol: %t, %v", added, err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 4 || lines[0] != "# the front desk" || !strings.HasPrefix(lines[1], "carol:$2a$") ||
+		lines[2] != strings.Split(before, "\n")[2] || !strings.HasPrefix(lines[3], "dave:$2a$") {
+		t.Fatalf("the file after two changes:\n%s", data)
+	}
+	for user, pw := range map[string]string{"carol": "carol-password-2", "dave": "dave-password-1"} {
+		for _, l := range lines {
+			if hash, ok := strings.CutPrefix(l, user+":"); ok {
+				if err := bcrypt.CompareHashAndPassword([]byte(hash), []byte(pw)); err != nil {
+					t.Errorf("%s's hash does not accept the password: %v", user, err)
+				}
+			}
+		}
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fi.Mode().Perm(); got != 0o600 {
+		t.Errorf("mode %o, want 600", got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%d files in the directory, want only the users file", len(entries))
+	}
+
+	for name, tt := range map[string]struct {
+		user, password, want string
+	}{
+		"Short":      {"erin", "short", "at least 8"},
+		"Long":       {"erin", strings.Repeat("x", 73), "at most 72"},
+		"Colon":      {"er:in", "erin-password", "no colon"},
+		"Empty":      {"", "erin-password", "empty"},
+		"Control":    {"er\x1bin", "erin-password", "control"},
+		"LineBreak":  {"erin", "erin-pass\nword", "line break"},
+		"LongName":   {strings.Repeat("e", 65), "erin-password", "at most 64"},
+		"NotUTF8":    {"er\xffin", "erin-password", "UTF-8"},
+		"SpaceInUse": {"erin smith", "erin-password", "no colon, space"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := SetPassword(path, tt.user, []byte(tt.password)); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want %q", err, tt.want)
+			}
+		})
+	}
+	after, _ := os.ReadFile(path)
+	if string(after) != string(data) {
+		t.Error("a refused change changed the file")
+	}
+	if _, err := SetPassword(filepath.Join(dir, "new", "users"), "erin", []byte("erin-password")); err == nil {
+		t.Error("a users file in a directory that does not exist was written")
+	}
+}
