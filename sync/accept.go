@@ -192,7 +192,8 @@ func (e *Engine) reserve(ctx context.Context, p *pass, st acceptStep) (shopdb.Re
 // row is read locked and written in one transaction, so that two daemons
 // deferring at once count every attempt.
 func (e *Engine) deferReserve(ctx context.Context, p *pass, st acceptStep, cause error) {
-	e.recordUnreserved(ctx, p, st, func(cur shopdb.Request) change { return decideReserveFailed(e.cfg, e.Now(), cur, st.req, cause) })
+	now, jitter := e.Now(), e.Rand()
+	e.recordUnreserved(ctx, p, st, func(cur shopdb.Request) change { return decideReserveFailed(e.cfg, now, jitter, cur, st.req, cause) })
 }
 
 // recordUnreserved writes decide's change of a request that could not be
@@ -294,7 +295,7 @@ func (e *Engine) accept(ctx context.Context, p *pass, r shopdb.Request, listed, 
 		e.unauthorized(p, err)
 		return r, false
 	}
-	ch, ok := decideAccept(e.cfg, r, acceptFacts{now: e.Now(), listed: listed, maybeLanded: maybeLanded,
+	ch, ok := decideAccept(e.cfg, r, acceptFacts{now: e.Now(), jitter: e.Rand(), listed: listed, maybeLanded: maybeLanded,
 		err: err, d: d, maxConflict: e.cfg.MaxConflicts})
 	if !ok {
 		return r, false

@@ -3,7 +3,6 @@ package sync
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sort"
 	"time"
 
@@ -172,9 +171,10 @@ func decideWaiting(cur shopdb.Request, req remote.Request) (change, bool) {
 }
 
 // decideReserveFailed is the change that records a request whose job could
-// not be found or created: waiting, with the reason and a backoff; its
-// event is logged only when the reason differs from the one stored.
-func decideReserveFailed(cfg Config, now time.Time, cur shopdb.Request, req remote.Request, cause error) change {
+// not be found or created: waiting, with the reason and a backoff (spread
+// by jitter, in [0, 1)); its event is logged only when the reason differs
+// from the one stored.
+func decideReserveFailed(cfg Config, now time.Time, jitter float64, cur shopdb.Request, req remote.Request, cause error) change {
 	next := cur
 	if cur.Version == 0 {
 		next = shopdb.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
@@ -182,7 +182,7 @@ func decideReserveFailed(cfg Config, now time.Time, cur shopdb.Request, req remo
 	next.Phase, next.Reason = PhaseWaiting, ReasonReserveFailed
 	next.Attempts = cur.Attempts + 1
 	next.LastError = capText(cause.Error())
-	next.NextAttemptAt = now.Add(cfg.retryBackoff().Delay(next.Attempts, 0, rand.Float64()))
+	next.NextAttemptAt = now.Add(cfg.retryBackoff().Delay(next.Attempts, 0, jitter))
 	ch := change{cur: cur, next: next}
 	if next.LastError != cur.LastError || cur.Reason != ReasonReserveFailed {
 		ch.ev = Event{Kind: EventReserveFailed, Attempt: next.Attempts, Next: next.NextAttemptAt, Err: cause}
@@ -243,8 +243,9 @@ func decideRelisted(cur shopdb.Request) change {
 
 // acceptFacts is what decideAccept knows about one accept call.
 type acceptFacts struct {
-	now    time.Time
-	listed bool // the remote lists the request as pending in this pass
+	now    time.Time // when the answer came
+	jitter float64   // in [0, 1): spreads a backoff
+	listed bool      // the remote lists the request as pending in this pass
 	// maybeLanded: an earlier accept of ours may have landed (the row was
 	// reserved by an earlier pass, so an accept may have been sent and its
 	// answer lost).
@@ -284,7 +285,7 @@ func decideAccept(cfg Config, cur shopdb.Request, f acceptFacts) (change, bool) 
 	case errors.Is(err, remote.ErrUnauthorized):
 		return change{}, false
 	case errors.Is(err, remote.ErrTemporary):
-		return decideRetrying(cfg, f.now, cur, call), true
+		return decideRetrying(cfg, f.now, f.jitter, cur, call), true
 	case errors.Is(err, remote.ErrNotFound):
 		reason := ReasonUnknownRequest
 		if expired(f.now, cur.Expiry) {
@@ -372,8 +373,9 @@ func decideAcceptConflict(cfg Config, cur shopdb.Request, f acceptFacts, call Ev
 
 // decideRetrying records a temporary failure of a remote call on cur:
 // attempts counted, the error kept, the next attempt pushed back (at least
-// the server's Retry-After). The intent stays: the call may have landed.
-func decideRetrying(cfg Config, now time.Time, cur shopdb.Request, call Event) change {
+// the server's Retry-After; spread by jitter, in [0, 1)). The intent
+// stays: the call may have landed.
+func decideRetrying(cfg Config, now time.Time, jitter float64, cur shopdb.Request, call Event) change {
 	var retryAfter time.Duration
 	var re *remote.Error
 	if errors.As(call.Err, &re) {
@@ -383,7 +385,7 @@ func decideRetrying(cfg Config, now time.Time, cur shopdb.Request, call Event) c
 	next.Attempts = cur.Attempts + 1
 	next.Reason = ReasonRetrying
 	next.LastError = call.Err.Error()
-	next.NextAttemptAt = now.Add(cfg.retryBackoff().Delay(next.Attempts, retryAfter, rand.Float64()))
+	next.NextAttemptAt = now.Add(cfg.retryBackoff().Delay(next.Attempts, retryAfter, jitter))
 	ev := call
 	ev.Kind, ev.Attempt, ev.Next = EventRetrying, next.Attempts, next.NextAttemptAt
 	return change{cur: cur, next: next, ev: ev}

@@ -217,7 +217,8 @@ func decideIntent(r shopdb.Request, now time.Time) change {
 
 // pushFacts is what decidePush knows about one push.
 type pushFacts struct {
-	now     time.Time
+	now     time.Time // when the answer came
+	jitter  float64   // in [0, 1): spreads a backoff
 	st      shopdb.JobState
 	d       jobDecision
 	route   string
@@ -277,7 +278,7 @@ func decidePush(cfg Config, cur shopdb.Request, f pushFacts) (change, bool) {
 	case errors.Is(err, remote.ErrNotFound), errors.Is(err, remote.ErrRejected):
 		return rejected(cur, ReasonRefused, fmt.Sprintf("push draft of job %s: %v", cur.JobNumber, err), call), true
 	}
-	return decideRetrying(cfg, f.now, cur, call), true
+	return decideRetrying(cfg, f.now, f.jitter, cur, call), true
 }
 
 // rejected is the change of a request the remote refused for good; retry
@@ -300,9 +301,10 @@ func decideSubmitIntent(r shopdb.Request, now time.Time) change {
 	return change{cur: r, next: next}
 }
 
-// decideSubmit turns the answer to the status change into a change; ok
-// is false when the answer settles nothing.
-func decideSubmit(cfg Config, cur shopdb.Request, now time.Time, err error, d time.Duration) (change, bool) {
+// decideSubmit turns the answer to the status change into a change (a
+// backoff spread by jitter, in [0, 1)); ok is false when the answer
+// settles nothing.
+func decideSubmit(cfg Config, cur shopdb.Request, now time.Time, jitter float64, err error, d time.Duration) (change, bool) {
 	status := statusOf(err)
 	call := Event{Route: routeSetStatus, Status: status, Attempt: cur.Attempts + 1, Duration: d, Err: err}
 	switch {
@@ -331,5 +333,5 @@ func decideSubmit(cfg Config, cur shopdb.Request, now time.Time, err error, d ti
 	case errors.Is(err, remote.ErrNotFound), errors.Is(err, remote.ErrRejected):
 		return rejected(cur, ReasonRefused, fmt.Sprintf("submit quote of job %s: %v", cur.JobNumber, err), call), true
 	}
-	return decideRetrying(cfg, now, cur, call), true
+	return decideRetrying(cfg, now, jitter, cur, call), true
 }

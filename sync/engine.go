@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	gosync "sync"
 	"sync/atomic"
 	"time"
@@ -81,6 +82,10 @@ type Engine struct {
 
 	// Now is the engine's clock. Default time.Now.
 	Now func() time.Time
+	// Rand is the engine's source of chance: the spread of a request's
+	// backoff, a number in [0, 1). Default math/rand/v2's Float64. The
+	// decisions take both as inputs, so that they stay pure.
+	Rand func() float64
 
 	passStart atomic.Int64 // unix nanoseconds of the running pass's start, 0 when idle
 
@@ -121,6 +126,7 @@ func New(cfg Config, rem Remote, store Store, log *zap.Logger, obs ...Observer) 
 		log:      log,
 		obs:      append(observers{NewLogObserver(log)}, obs...),
 		Now:      time.Now,
+		Rand:     rand.Float64,
 		reported: make(map[string]bool),
 	}, nil
 }

@@ -84,7 +84,7 @@ func TestEveryTransitionReachable(t *testing.T) {
 		return ch
 	}
 	submit := func(cur shopdb.Request, err error) change {
-		ch, ok := decideSubmit(cfg, cur, now, err, 0)
+		ch, ok := decideSubmit(cfg, cur, now, 0.5, err, 0)
 		if !ok {
 			t.Fatalf("decideSubmit(%s, %v) settled nothing", cur.Phase, err)
 		}
@@ -112,10 +112,10 @@ func TestEveryTransitionReachable(t *testing.T) {
 	draftedHeld, _ := decideHold(row(PhaseDrafted), st, ReasonUnmappedCode, errors.New("bad code"))
 	changes := []change{
 		waiting,
-		decideReserveFailed(cfg, now, shopdb.Request{}, req, errors.New("create_job failed")),
+		decideReserveFailed(cfg, now, 0.5, shopdb.Request{}, req, errors.New("create_job failed")),
 		decideReserved(now, shopdb.Request{}, req, reserveOutcome{job: "RO-1"}),
 		decideGoneUnseen(req),
-		decideReserveFailed(cfg, now, row(PhaseWaiting), req, errors.New("create_job failed")),
+		decideReserveFailed(cfg, now, 0.5, row(PhaseWaiting), req, errors.New("create_job failed")),
 		decideReserved(now, row(PhaseWaiting), req, reserveOutcome{job: "RO-1", created: true}),
 		decideVanished(now, row(PhaseWaiting)),
 		decideTooLong(shopdb.Request{}, req, errors.New("Error 1406: Data too long for column 'claim_number'")),

@@ -364,7 +364,7 @@ func (e *Engine) pushDraft(ctx context.Context, p *pass, r shopdb.Request, st sh
 		e.unauthorized(p, err)
 		return r, false
 	}
-	ch, ok := decidePush(e.cfg, r, pushFacts{now: e.Now(), st: st, d: d, route: route, err: err, dur: dur, wasHeld: d.release})
+	ch, ok := decidePush(e.cfg, r, pushFacts{now: e.Now(), jitter: e.Rand(), st: st, d: d, route: route, err: err, dur: dur, wasHeld: d.release})
 	if !ok {
 		return r, false
 	}
@@ -473,7 +473,7 @@ func (e *Engine) submit(ctx context.Context, p *pass, r shopdb.Request) {
 		e.unauthorized(p, err)
 		return
 	}
-	if ch, ok := decideSubmit(e.cfg, r, e.Now(), err, d); ok {
+	if ch, ok := decideSubmit(e.cfg, r, e.Now(), e.Rand(), err, d); ok {
 		if saved, ok := e.apply(ctx, p, ch); ok && saved.Phase == PhaseSubmitted {
 			e.keepStatusForm(ctx)
 		}
