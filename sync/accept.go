@@ -103,63 +103,55 @@ func (e *Engine) reserve(ctx context.Context, p *pass, st acceptStep) (shopdb.Re
 		return shopdb.Request{}, false
 	}
 	var (
-		ch    change
-		mine  bool           // this transaction wrote ch
+		wait  bool           // the shop has no job for it
 		other shopdb.Request // the row another instance reserved first
 		tried string         // the job number tried
 	)
-	err := e.store.InTx(ctx, nr, func(ctx context.Context, tx *shopdb.Tx) error {
+	saved, ev, done, err := e.commitTx(ctx, nr, func(ctx context.Context, tx *shopdb.Tx) (change, bool, error) {
 		cur, err := tx.Request(ctx)
 		switch {
 		case err == nil && cur.Phase != PhaseWaiting:
 			other = cur // another instance reserved it first
-			return nil
+			return change{}, false, nil
 		case errors.Is(err, shopdb.ErrNotFound):
 			cur = shopdb.Request{}
 		case err != nil:
-			return err
+			return change{}, false, err
 		}
 		var o reserveOutcome
 		if o.job, err = tx.FindJob(ctx); err != nil {
-			return err
+			return change{}, false, err
 		}
 		if o.job == "" && tx.CanCreateJob() {
 			if o.job, err = tx.CreateJob(ctx); err != nil {
-				return err
+				return change{}, false, err
 			}
 			o.created = true
 		}
 		tried = o.job
 		if o.job == "" {
-			if ch, mine = decideWaiting(cur, st.req); !mine {
-				return nil
-			}
-		} else {
-			if o.booking, err = tx.BookingDate(ctx, o.job); err != nil {
-				return err
-			}
-			ch, mine = decideReserved(p.now, cur, st.req, o), true
+			wait = true
+			ch, ok := decideWaiting(cur, st.req)
+			return ch, ok, nil
 		}
-		if ch, err = prepare(ch); err != nil {
-			return err
+		if o.booking, err = tx.BookingDate(ctx, o.job); err != nil {
+			return change{}, false, err
 		}
-		saved, err := e.write(ctx, tx, ch)
-		ch.next = saved
-		return err
+		return decideReserved(p.now, cur, st.req, o), true, nil
 	})
 	switch {
 	case err == nil && other.Version != 0:
 		return shopdb.Request{}, false
-	case err == nil && (!mine || ch.next.Phase == PhaseWaiting):
+	case err == nil && wait:
 		p.countWaiting()
-		if mine {
-			e.written(p, ch.next, ch.ev)
+		if done {
+			p.written(saved, ev)
 		}
 		return shopdb.Request{}, false
 	case err == nil:
-		e.written(p, ch.next, ch.ev)
-		p.reserved(ch.next.RequestID)
-		return ch.next, true
+		p.written(saved, ev)
+		p.reserved(saved.RequestID)
+		return saved, true
 	case ctx.Err() != nil:
 		return shopdb.Request{}, false // shutdown: the next pass tries again
 	case errors.Is(err, shopdb.ErrExists):
@@ -196,7 +188,7 @@ func (e *Engine) deferReserve(ctx context.Context, p *pass, st acceptStep, cause
 	e.recordUnreserved(ctx, p, st, func(cur shopdb.Request) change { return decideReserveFailed(e.cfg, now, jitter, cur, st.req, cause) })
 }
 
-// recordUnreserved writes decide's change of a request that could not be
+// recordUnreserved commits decide's change of a request that could not be
 // reserved (cur is its waiting row, or the zero row when it has none),
 // unless another instance reserved it meanwhile.
 func (e *Engine) recordUnreserved(ctx context.Context, p *pass, st acceptStep, decide func(cur shopdb.Request) change) {
@@ -204,30 +196,25 @@ func (e *Engine) recordUnreserved(ctx context.Context, p *pass, st acceptStep, d
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 	defer cancel()
 	for range 5 { // a row inserted meanwhile by another instance: lock it and decide again
-		var ch change
-		err := e.store.InTx(wctx, nr, func(ctx context.Context, tx *shopdb.Tx) error {
+		saved, ev, done, err := e.commitTx(wctx, nr, func(ctx context.Context, tx *shopdb.Tx) (change, bool, error) {
 			cur, err := tx.Request(ctx)
 			switch {
 			case errors.Is(err, shopdb.ErrNotFound):
 				cur = shopdb.Request{}
 			case err != nil:
-				return err
+				return change{}, false, err
 			case cur.Phase != PhaseWaiting:
-				return nil // reserved by another instance meanwhile
+				return change{}, false, nil // reserved by another instance meanwhile
 			}
-			if ch, err = prepare(decide(cur)); err != nil {
-				return err
-			}
-			ch.next, err = e.write(ctx, tx, ch)
-			return err
+			return decide(cur), true, nil
 		})
 		switch {
 		case errors.Is(err, shopdb.ErrExists):
 			continue
 		case err != nil:
 			p.fail(fmt.Errorf("record request %s: %w (it could not be reserved)", st.req.ID, err))
-		case ch.next.RequestID != "":
-			e.written(p, ch.next, ch.ev)
+		case done:
+			p.written(saved, ev)
 		}
 		return
 	}

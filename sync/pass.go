@@ -66,13 +66,6 @@ func (p *pass) note(u shopdb.MarkerUpdate) {
 	p.mu.Unlock()
 }
 
-// count adds an event to the summary.
-func (p *pass) count(ev Event) {
-	p.mu.Lock()
-	p.summary.count(ev)
-	p.mu.Unlock()
-}
-
 // countWaiting counts a request that waits for a shop job.
 func (p *pass) countWaiting() {
 	p.mu.Lock()
@@ -101,10 +94,14 @@ func (p *pass) fail(err error) {
 	p.mu.Unlock()
 }
 
-// setPhase remembers a request's phase after a change.
-func (p *pass) setPhase(id string, ph shopdb.Phase) {
+// written counts a change the executor committed for this pass: the
+// request's phase after the pass, and its event in the summary.
+func (p *pass) written(saved shopdb.Request, ev Event) {
 	p.mu.Lock()
-	p.phases[id] = ph
+	p.phases[saved.RequestID] = saved.Phase
+	if ev.Kind != "" {
+		p.summary.count(ev)
+	}
 	p.mu.Unlock()
 }
 

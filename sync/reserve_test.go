@@ -330,7 +330,7 @@ func TestRetryEveryStuckPhase(t *testing.T) {
 		{"backoff", PhaseAccepted, "RO-7", ""},
 	}
 	for _, tt := range tests {
-		before, after, err := Retry(h.ctx, h.db, tt.id, "fixed by the front desk")
+		before, after, err := h.e.Retry(h.ctx, tt.id, "fixed by the front desk")
 		if err != nil {
 			t.Errorf("Retry(%s): %v", tt.id, err)
 			continue
@@ -349,11 +349,11 @@ func TestRetryEveryStuckPhase(t *testing.T) {
 		t.Errorf("a held job's marker after retry = %q, want cleared so that the next pass reads it", got)
 	}
 	for _, id := range []string{"fine", "done"} {
-		if _, _, err := Retry(h.ctx, h.db, id, ""); !errors.Is(err, ErrNotRetryable) {
+		if _, _, err := h.e.Retry(h.ctx, id, ""); !errors.Is(err, ErrNotRetryable) {
 			t.Errorf("Retry(%s) = %v, want ErrNotRetryable", id, err)
 		}
 	}
-	if _, _, err := Retry(h.ctx, h.db, "nope", ""); !errors.Is(err, shopdb.ErrNotFound) {
+	if _, _, err := h.e.Retry(h.ctx, "nope", ""); !errors.Is(err, shopdb.ErrNotFound) {
 		t.Errorf("Retry of an unknown request = %v, want ErrNotFound", err)
 	}
 }
