@@ -11,8 +11,9 @@ import (
 )
 
 // The accept stage's decisions: pure functions from the pending list, the
-// rows and the remote's answers to steps and changes. accept.go performs
-// them.
+// rows, the shop's jobs and the remote's answers to steps, plans and
+// changes. The executor performs them (exec.go, accept.go); a dry run
+// prints them.
 
 // acceptKind is what the accept stage does with one request.
 type acceptKind int
@@ -138,7 +139,90 @@ func due(now time.Time, r shopdb.Request) bool {
 // expired reports whether an expiry time has passed.
 func expired(now, t time.Time) bool { return !t.IsZero() && !now.Before(t) }
 
-// reserveOutcome is what the reserve transaction found for a request.
+// planAccept is the plan of one accept step: what the stage does with
+// the request, as data. now is the pass's start. An expired request is
+// never accepted: its plan stops before the call.
+func planAccept(now time.Time, st acceptStep) plan {
+	accept := func(listed, maybeLanded bool, expiry time.Time) call {
+		if listed && expired(now, expiry) {
+			return call{}
+		}
+		return call{kind: callAccept, listed: listed, maybeLanded: maybeLanded}
+	}
+	switch st.kind {
+	case stepExpired:
+		ch := decideGoneUnseen(st.req)
+		return plan{row: requestRow(st.req), do: DoMarkGone, why: ch.next.LastError, change: &ch}
+	case stepVanished:
+		ch := decideVanished(now, *st.row)
+		return plan{row: *st.row, do: DoMarkGone, why: ch.next.LastError, change: &ch}
+	case stepRelist:
+		ch := decideRelisted(*st.row)
+		return plan{row: *st.row, do: DoAccept, why: "the remote lists the request as pending again: our accept did not land",
+			change: &ch, call: accept(true, false, st.row.Expiry)}
+	case stepReserve:
+		// Reserved by this pass: no accept of ours was sent before.
+		row := requestRow(st.req)
+		if st.row != nil {
+			row.Phase = st.row.Phase
+		}
+		return plan{row: row, reserve: &st.req, call: accept(true, false, st.req.Expiry)}
+	case stepAccept:
+		c := accept(true, true, st.row.Expiry)
+		if c.kind == callNone {
+			// When it leaves the pending list, the probe finds it expired
+			// and the row goes gone.
+			return plan{row: *st.row}
+		}
+		return plan{row: *st.row, do: DoAccept, why: fmt.Sprintf("reserved job %s; the request is still pending", st.row.JobNumber), call: c}
+	case stepProbe:
+		return plan{row: *st.row, do: DoConfirm, why: "reserved and no longer pending: a repeated accept tells whether ours landed",
+			call: accept(false, true, st.row.Expiry)}
+	}
+	return plan{}
+}
+
+// requestRow is the row a listed request would have: what a plan shows of
+// a request quotesync has no row for.
+func requestRow(req remote.Request) shopdb.Request {
+	return shopdb.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
+}
+
+// reserveFacts is what the reserve transaction reads for a request: its
+// row (the zero row when it has none), find_job's answer ("" when it
+// found none, or was not asked because another writer reserved the
+// request first), and whether create_job is configured.
+type reserveFacts struct {
+	cur       shopdb.Request
+	job       string
+	canCreate bool
+}
+
+// reserveKind is what decideReserve decides.
+type reserveKind int
+
+const (
+	reserveTaken  reserveKind = iota + 1 // another writer reserved it (or moved it on) first: left to it
+	reserveFound                         // reserve find_job's job
+	reserveCreate                        // create a job with create_job and reserve it
+	reserveWait                          // the shop has no job for it: wait
+)
+
+// decideReserve decides a reservation on the facts read in its
+// transaction.
+func decideReserve(f reserveFacts) reserveKind {
+	switch {
+	case f.cur.Version != 0 && f.cur.Phase != PhaseWaiting:
+		return reserveTaken
+	case f.job != "":
+		return reserveFound
+	case f.canCreate:
+		return reserveCreate
+	}
+	return reserveWait
+}
+
+// reserveOutcome is the job the reserve transaction reserves.
 type reserveOutcome struct {
 	job     string
 	created bool
@@ -148,7 +232,7 @@ type reserveOutcome struct {
 // decideReserved is the change that records a request reserved with job
 // o.job (cur has Version 0 when the request had no row): a fresh start on
 // the job, with the intent to accept it.
-func decideReserved(now time.Time, cur shopdb.Request, req remote.Request, o reserveOutcome) change {
+func decideReserved(cur shopdb.Request, req remote.Request, o reserveOutcome) change {
 	next := shopdb.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, JobNumber: o.job,
 		Phase: PhaseReserved, Intent: IntentAccept, JobCreated: o.created, Expiry: req.Expiry,
 		BookingDate: o.booking, RequestJSON: req.Raw, CreatedAt: cur.CreatedAt}

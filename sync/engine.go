@@ -264,6 +264,7 @@ func (e *Engine) lastPass(ctx context.Context) (Summary, error) {
 // Plan computes what a pass would do now, from real reads of the remote's
 // pending list, quotesync's state and the shop's lines, without writing
 // anywhere: no remote write, no shop statement that writes, no state change.
+// It is a pass whose plans are printed as Actions instead of performed.
 // On a database where quotesync's tables do not exist yet it plans as if
 // they were empty.
 func (e *Engine) Plan(ctx context.Context) (Plan, error) {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
 )
 
@@ -199,6 +201,93 @@ func (e *Engine) writeFailed(p *pass, cur shopdb.Request, err error) {
 	default:
 		p.fail(fmt.Errorf("save request %s: %w", cur.RequestID, err))
 	}
+}
+
+// perform is the executor of a plan: the reservation, the change, the
+// remote call and the change its answer decides, in that order, each only
+// when the one before went through.
+func (e *Engine) perform(ctx context.Context, p *pass, pl plan) (shopdb.Request, bool) {
+	r := pl.row
+	if pl.reserve != nil {
+		var ok bool
+		if r, ok = e.reserve(ctx, p, *pl.reserve); !ok {
+			return r, false
+		}
+	}
+	if pl.marker != nil {
+		p.note(*pl.marker)
+	}
+	if pl.change != nil {
+		var ok bool
+		if r, ok = e.apply(ctx, p, *pl.change); !ok {
+			return r, false
+		}
+	}
+	if pl.call.kind == callNone {
+		return r, true
+	}
+	ch, ok := e.call(ctx, p, r, pl.call)
+	if !ok {
+		return r, false
+	}
+	saved, ok := e.apply(ctx, p, ch)
+	if !ok || !pl.call.landed(saved) {
+		return saved, false
+	}
+	if pl.call.kind == callSubmit {
+		e.keepStatusForm(ctx)
+	}
+	return saved, true
+}
+
+// call makes c's remote call for r, within the pass's bound on calls in
+// flight, and decides its answer. ok is false when the answer settles
+// nothing: the pass was cancelled (the row stays as it is and the next
+// pass repairs whatever happened), or the token was refused (the pass
+// stops).
+func (e *Engine) call(ctx context.Context, p *pass, r shopdb.Request, c call) (change, bool) {
+	if !p.acquire(ctx) {
+		return change{}, false
+	}
+	start := time.Now()
+	var err error
+	switch c.kind {
+	case callAccept:
+		_, err = e.remote.Accept(ctx, r.RequestID, r.JobNumber, r.BookingDate)
+	case callCreateQuote:
+		_, err = e.remote.CreateQuote(ctx, r.JobNumber, c.d.quote)
+	case callUpdateDraft:
+		_, err = e.remote.UpdateDraft(ctx, r.JobNumber, c.d.quote)
+	case callSubmit:
+		_, err = e.remote.SetStatus(ctx, r.JobNumber, e.cfg.Quote.Type, remote.StatusSubmitted)
+	}
+	d := time.Since(start)
+	p.release()
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return change{}, false
+	case errors.Is(err, remote.ErrUnauthorized):
+		p.stop(fmt.Errorf("%w: %w", ErrUnauthorized, err))
+		return change{}, false
+	}
+	return c.decide(e.cfg, r, answer{now: e.Now(), jitter: e.Rand(), err: err, d: d})
+}
+
+// writeNotes writes the markers of the jobs examined with nothing to push,
+// all in one statement (shopdb.UpdateMarkers; split only past a few
+// megabytes): a shop that touched ten thousand jobs without changing what
+// they would push costs one write, not ten thousand. They are silent
+// changes: no event.
+func (e *Engine) writeNotes(ctx context.Context, p *pass) {
+	if len(p.notes) == 0 {
+		return
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
+	defer cancel()
+	if _, err := e.store.UpdateMarkers(wctx, p.notes); err != nil {
+		p.fail(fmt.Errorf("remember the change markers of %s: %w", plural(len(p.notes), "job"), err))
+	}
+	e.touched()
 }
 
 // stored is the event log's row of ev.
