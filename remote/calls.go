@@ -166,7 +166,7 @@ func (c *Client) sendQuote(ctx context.Context, method, template, jobID string, 
 	if err := nonEmpty(method, template, checks...); err != nil {
 		return Quote{}, err
 	}
-	body, err := jsonBody(q)
+	body, err := QuoteBody(q)
 	if err != nil {
 		return Quote{}, err
 	}
@@ -202,6 +202,10 @@ func nonEmpty(method, template string, pairs ...string) error {
 	}
 	return nil
 }
+
+// QuoteBody is the exact body a Draft push of q sends (POST
+// /jobs/{id}/quotes, or PUT /jobs/{id}/quotes/{type}).
+func QuoteBody(q Quote) ([]byte, error) { return jsonBody(q) }
 
 // jsonBody encodes a request body.
 func jsonBody(v any) ([]byte, error) {

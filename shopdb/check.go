@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,11 @@ type QueryCheck struct {
 	// slow every pass down (a query that reads a whole large table).
 	Warn string
 }
+
+// NoFinalWarning is what check says of an estimate_state without a final
+// column.
+const NoFinalWarning = "no final column: no estimate is ever final, so quotesync pushes Drafts and submits nothing; " +
+	"return final (1 when the shop marks the estimate final) once you know which status means final"
 
 // probe is the placeholder value CheckQueries binds to every parameter.
 const probe = "quotesync-check"
@@ -85,6 +91,9 @@ func (db *DB) CheckQueries(ctx context.Context) []QueryCheck {
 	if c.Err == nil {
 		c.Warn = db.explainScan(ctx, &db.q.estimateState, jobVals)
 		db.checkDerived(ctx, &c, jobVals[ParamJobs].([]string))
+		if !slices.ContainsFunc(c.Columns, func(col string) bool { return strings.EqualFold(col, "final") }) {
+			c.Warn = strings.TrimPrefix(c.Warn+"; "+NoFinalWarning, "; ")
+		}
 	}
 	out = append(out, c)
 	if q := db.q.quoteFields; q != nil {
@@ -96,6 +105,12 @@ func (db *DB) CheckQueries(ctx context.Context) []QueryCheck {
 			c.Warn = db.explainScan(ctx, q, jobVals)
 		}
 		out = append(out, c)
+	}
+	if q := db.q.sampleJobs; q != nil {
+		out = append(out, db.checkQuery(ctx, q, vals, func(cols []string) error {
+			_, err := columnIndex(q.key, cols, []string{"job", ParamClaimNumber}, sortedKeys(db.cfg.Params))
+			return err
+		}))
 	}
 	if q := db.q.shopChanged; q != nil {
 		c := db.checkQuery(ctx, q, vals, nil)

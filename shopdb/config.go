@@ -105,6 +105,16 @@ type Config struct {
 	// (e.g. "unexpected EOF" when a connection drops); nil discards them.
 	// The errors themselves are always returned to the caller.
 	DriverLog func(msg string)
+	// Redact removes the secrets (the password, the remote's token, a
+	// webhook's secret) from every text the state tables keep: errors,
+	// event messages, the outbox's details and failures. nil: none is.
+	Redact Redacter
+}
+
+// Redacter removes secret values from a text; the command's set of
+// configured secrets implements it.
+type Redacter interface {
+	Redact(text string) string
 }
 
 // driverLogger adapts Config.DriverLog to the driver's Logger.
@@ -153,10 +163,11 @@ type Queries struct {
 	// invalid row is reported, not loaded.
 	LineItems string
 	// EstimateState (shop.queries.estimate_state) returns one row per job
-	// of :jobs (GROUP BY the job) with columns job, final (a number,
-	// non-zero meaning final, or true/false; NULL is false) and optionally
-	// marker (any type; it must change whenever the estimate or its lines
-	// change). Other columns are an error; a job with two rows or an
+	// of :jobs (GROUP BY the job) with columns job and optionally final (a
+	// number, non-zero meaning final, or true/false; NULL is false; with
+	// no final column no estimate is ever final: Drafts are pushed and
+	// nothing is submitted) and marker (any type; it must change whenever
+	// the estimate or its lines change). Other columns are an error; a job with two rows or an
 	// invalid final is reported, not loaded, and the others go on.
 	EstimateState string
 	// ShopChanged (shop.queries.shop_changed), optional but worth it for a
@@ -175,6 +186,13 @@ type Queries struct {
 	// (ReservedQuoteFields) are refused. The marker of estimate_state, and
 	// shop_changed, must change when these values change.
 	QuoteFields string
+	// SampleJobs (shop.queries.sample_jobs), optional and read by `check`
+	// only: the shop's newest jobs that have a claim number, at most
+	// MaxSampleJobs, with columns job, claim_number and any of Params'
+	// names (the values a request for that job would carry). check finds
+	// each through FindJob and reads its lines and estimate state, to
+	// prove the mapping on real rows. No parameters.
+	SampleJobs string
 }
 
 // withDefaults returns c with every zero tunable set to its default.

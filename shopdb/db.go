@@ -190,6 +190,15 @@ const MaxTextLen = 4000
 // middle went.
 func CapText(s string) string { return capText(s) }
 
+// keepText is s as the state tables keep it: the secrets of
+// Config.Redact removed, cut to MaxTextLen.
+func (db *DB) keepText(s string) string {
+	if db.cfg.Redact != nil {
+		s = db.cfg.Redact.Redact(s)
+	}
+	return capText(s)
+}
+
 // capHead is how much of the beginning capText keeps; the end gets the rest.
 const capHead = 1000
 

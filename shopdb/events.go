@@ -23,7 +23,7 @@ func (db *DB) insertEvent(ctx context.Context, x queryer, ev Event) error {
 		" (request_id, job, kind, from_phase, to_phase, reason, route, status, attempt, duration_ms, items, hash, message, `at`)"+
 		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		ev.RequestID, ev.Job, ev.Kind, ev.From, ev.To, ev.Reason, ev.Route, ev.Status, ev.Attempt,
-		ev.Duration.Milliseconds(), ev.Items, ev.Hash, capText(ev.Message), normTime(ev.At))
+		ev.Duration.Milliseconds(), ev.Items, ev.Hash, db.keepText(ev.Message), normTime(ev.At))
 	if err != nil {
 		return fmt.Errorf("record %s event of request %s: %w", ev.Kind, ev.RequestID, err)
 	}

@@ -54,10 +54,15 @@ func (db *DB) JobStates(ctx context.Context, jobs []string) (states map[string]J
 		db.joinFailed(q, err)
 	}
 	states, bad = make(map[string]JobState, len(set.list)), map[string]error{}
-	hasMarker := false
+	hasMarker, colsSeen := false, false
 	// Raw values: a row's texts are read where the driver has them, and
 	// only the marker is copied.
 	err = db.scanJobRowsAs(ctx, &db.q.estimateState, set, stateColumnsReq, stateColumnsOpt, bad, true, func(job string, idx map[string]int, _ []string, vals []any) error {
+		if !colsSeen {
+			_, final := idx["final"]
+			db.sawFinalColumn(final)
+			colsSeen = true
+		}
 		st, ok := stateRow(job, idx, vals, states, bad)
 		if !ok {
 			return nil
@@ -80,6 +85,45 @@ func (db *DB) JobStates(ctx context.Context, jobs []string) (states map[string]J
 	return states, bad, nil
 }
 
+// FinalColumn says whether estimate_state returns a final column, as
+// the last call that returned a row saw it; known is false until one
+// did. Without one, no estimate is ever final: quotesync pushes Drafts
+// and submits nothing.
+func (db *DB) FinalColumn() (present, known bool) {
+	db.digest.mu.Lock()
+	defer db.digest.mu.Unlock()
+	return db.digest.hasFinal, db.digest.finalKnown
+}
+
+// ReadFinalColumn runs estimate_state for no real job (one round trip)
+// to learn whether it returns a final column; FinalColumn knows it from
+// then on.
+func (db *DB) ReadFinalColumn(ctx context.Context) (bool, error) {
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	rows, err := db.q.estimateState.query(ctx, db.x, map[string]any{ParamJobs: []string{probe}})
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return false, fmt.Errorf("read columns of %s: %w", db.q.estimateState.key, err)
+	}
+	present := false
+	for _, c := range cols {
+		present = present || strings.EqualFold(c, "final")
+	}
+	db.sawFinalColumn(present)
+	return present, rows.Close()
+}
+
+func (db *DB) sawFinalColumn(present bool) {
+	db.digest.mu.Lock()
+	defer db.digest.mu.Unlock()
+	db.digest.hasFinal, db.digest.finalKnown = present, true
+}
+
 // stateRow reads job's estimate_state row but for the marker. ok is
 // false when the row is invalid (a second row for the job, a final that
 // is not a boolean): the job is then in bad, and not in states.
@@ -90,7 +134,11 @@ func stateRow(job string, idx map[string]int, vals []any, states map[string]JobS
 			Reason: "appears in two rows; return one row per job (GROUP BY the job)"}
 		return st, false
 	}
-	final, err := truth(vals[idx["final"]])
+	i, ok := idx["final"]
+	if !ok {
+		return JobState{Job: job}, true // no final column: never final
+	}
+	final, err := truth(vals[i])
 	if err != nil {
 		bad[job] = &StateError{Job: job, Column: "final", Reason: err.Error()}
 		return st, false

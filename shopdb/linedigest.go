@@ -91,6 +91,9 @@ type lineDigest struct {
 	joinFails int // calls in a row joined failed (joinFailed)
 	// joinedUsed counts the calls answered by joined (for tests).
 	joinedUsed int
+	// hasFinal: estimate_state returns a final column, as the last
+	// call that returned rows saw (finalKnown).
+	hasFinal, finalKnown bool
 }
 
 // joinedQuery returns the statement of estimate_state and the sums in
@@ -114,8 +117,13 @@ func (db *DB) joinedQuery() *namedQuery {
 // 'd' for a job's sums. The jobs are matched in quotesync, as the
 // two statements' are (jobSet: exactly, else ignoring case), not by the
 // database, whose collations may match them otherwise.
-func newJoinedQuery(estimateState, sums namedQuery) (namedQuery, error) {
-	text := "SELECT qs_s.job, qs_s.final, NULL AS " + joinedSumsColumn + ", 's' AS " + joinedPartColumn + " FROM (\n" +
+// Without a final column (hasFinal false) its rows carry NULL there.
+func newJoinedQuery(estimateState, sums namedQuery, hasFinal bool) (namedQuery, error) {
+	final := "qs_s.final"
+	if !hasFinal {
+		final = "NULL AS final"
+	}
+	text := "SELECT qs_s.job, " + final + ", NULL AS " + joinedSumsColumn + ", 's' AS " + joinedPartColumn + " FROM (\n" +
 		estimateState.text + "\n) AS qs_s\nUNION ALL\nSELECT qs_d.job, NULL, qs_d.sums, 'd' FROM (\n" + sums.text + "\n) AS qs_d"
 	return compileJobsQuery(estimateState.key+" (with the sums of "+sums.key+")", text)
 }
@@ -127,7 +135,7 @@ const (
 )
 
 // joinedColumnsOpt are the optional columns of newJoinedQuery's rows.
-var joinedColumnsOpt = []string{joinedSumsColumn, joinedPartColumn}
+var joinedColumnsOpt = []string{"final", joinedSumsColumn, joinedPartColumn}
 
 // joinedStates runs q (newJoinedQuery) for the jobs of set, in two
 // statements at once for more than digestSplit jobs, into JobStates'
@@ -323,8 +331,8 @@ func (db *DB) deriveMarkers(ctx context.Context, set jobSet, states map[string]J
 		var me *mysql.MySQLError
 		switch {
 		case err == nil:
-			if d.joined == nil && d.joinOff == "" {
-				if j, jerr := newJoinedQuery(db.q.estimateState, *d.q); jerr != nil {
+			if d.joined == nil && d.joinOff == "" && d.finalKnown {
+				if j, jerr := newJoinedQuery(db.q.estimateState, *d.q, d.hasFinal); jerr != nil {
 					d.joinOff = jerr.Error()
 				} else {
 					d.joined = &j

@@ -16,8 +16,8 @@ import (
 var (
 	lineColumnsRequired = []string{"job", "line_id", "line_no", "code", "description", "quantity", "price"}
 	lineColumnsOptional = []string{"part_number", "total", colMarkup, colOnReport, metaPattern}
-	stateColumnsReq     = []string{"job", "final"}
-	stateColumnsOpt     = []string{"marker"}
+	stateColumnsReq     = []string{"job"}
+	stateColumnsOpt     = []string{"final", "marker"}
 )
 
 // RowError is an invalid estimate line: the job it belongs to is skipped

@@ -248,8 +248,8 @@ func TestMappingColumnsMustFit(t *testing.T) {
 			want: `returns no column "price"`},
 		"UnknownColumn": {lineItems: `SELECT job_no AS job, 1 AS line_id, 1 AS line_no, 'R&R' AS code, 'x' AS description, 1 AS quantity, 1 AS price, 2 AS totl FROM jobs WHERE job_no IN (:jobs)`,
 			want: `returns column "totl", which quotesync does not know`},
-		"StateWithoutFinal": {estimateState: `SELECT job_no AS job FROM jobs WHERE job_no IN (:jobs)`,
-			want: `returns no column "final"`},
+		"StateWithoutJob": {estimateState: `SELECT 0 AS final FROM jobs WHERE job_no IN (:jobs)`,
+			want: `returns no column "job"`},
 		"StateUnknownColumn": {estimateState: `SELECT job_no AS job, 0 AS final, 1 AS finl FROM jobs WHERE job_no IN (:jobs)`,
 			want: `returns column "finl", which quotesync does not know`},
 	}

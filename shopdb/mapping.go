@@ -50,6 +50,7 @@ type queries struct {
 	estimateState namedQuery
 	shopChanged   *namedQuery
 	quoteFields   *namedQuery
+	sampleJobs    *namedQuery
 	writeBack     map[string]namedQuery // shop.write_back, by kind
 }
 
@@ -112,6 +113,13 @@ func compileQueries(c Config) (queries, error) {
 			return qs, err
 		}
 		qs.quoteFields = &nq
+	}
+	if strings.TrimSpace(q.SampleJobs) != "" {
+		nq, err := compileNamed("shop.queries.sample_jobs", q.SampleJobs, nil)
+		if err != nil {
+			return qs, err
+		}
+		qs.sampleJobs = &nq
 	}
 	if qs.writeBack, err = compileWriteBack(c.WriteBack); err != nil {
 		return qs, err

@@ -1,9 +1,13 @@
 package shopdb_test
 
 import (
+	"context"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
@@ -68,5 +72,79 @@ func TestMigrateCarriesRowsOver(t *testing.T) {
 	}
 	if got := count(t, d, "SELECT COUNT(*) FROM quotesync_settings"); got != 0 {
 		t.Errorf("settings rows = %d, want the table, empty", got)
+	}
+}
+
+// TestMigrateKeepsOutboxRows: deliveries queued by a quotesync before the
+// notice ids (tables at version 11) are still made after the migration:
+// read back as they were, with no notice id (the notifier keeps their old
+// id), retried and marked done; a new event's deliveries get an id.
+func TestMigrateKeepsOutboxRows(t *testing.T) {
+	d := shopdbtest.NewSampleShop(t)
+	ctx := testContext(t)
+	files, err := filepath.Glob("migrations/00*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(files)
+	const before = 11
+	for v, f := range files[:before] {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.SQL.ExecContext(ctx, strings.ReplaceAll(string(b), "{{prefix}}", "quotesync_")); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if v == 0 {
+			if _, err := d.SQL.ExecContext(ctx, "CREATE TABLE quotesync_schema (version INT NOT NULL, name VARCHAR(255) NOT NULL, applied_at DATETIME(6) NOT NULL, PRIMARY KEY (version))"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		name := strings.TrimSuffix(filepath.Base(f), ".sql")
+		if _, err := d.SQL.ExecContext(ctx, "INSERT INTO quotesync_schema VALUES (?, ?, NOW(6))", v+1, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range []string{
+		"INSERT INTO quotesync_events (id, request_id, job, kind, to_phase, message, `at`) VALUES (7, '1003', 'RO-1', 'rejected', 'rejected', 'status 422', NOW(6))",
+		"INSERT INTO quotesync_outbox (event_id, target, kind, request_id, claim, job, phase, detail, `at`, next_attempt_at) VALUES" +
+			" (7, 'webhook', 'rejected', '1003', 'CLM-1', 'RO-1', 'rejected', 'status 422', NOW(6), '1970-01-01'), " +
+			" (7, 'command', 'rejected', '1003', 'CLM-1', 'RO-1', 'rejected', 'status 422', NOW(6), '1970-01-01')",
+	} {
+		if _, err := d.SQL.ExecContext(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	db := d.Open(t, d.Config()) // migrates
+	if cur, latest, err := db.SchemaVersion(ctx); err != nil || cur != latest || cur <= before {
+		t.Fatalf("schema version %d of %d (%v), want the latest, past %d", cur, latest, err, before)
+	}
+	ds, err := db.PendingDeliveries(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 2 {
+		t.Fatalf("pending deliveries after the migration = %+v, want the 2 rows", ds)
+	}
+	for _, dl := range ds {
+		if dl.EventID != 7 || dl.NoticeID != "" || dl.RequestID != "1003" || dl.Detail != "status 422" {
+			t.Errorf("delivery after the migration = %+v, want event 7 of request 1003, no notice id", dl)
+		}
+	}
+	if err := db.DeliveryFailed(ctx, ds[0].ID, "receiver down", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for _, dl := range ds {
+		if err := db.Deliver(ctx, dl.ID, func(context.Context) error { return nil }); err != nil {
+			t.Fatalf("deliver %d: %v", dl.ID, err)
+		}
+	}
+	if ds, err := db.PendingDeliveries(ctx, 10); err != nil || len(ds) != 0 {
+		t.Errorf("pending deliveries after delivering = %+v, %v; want none", ds, err)
+	}
+	acceptWithOutbox(t, db, "new", shopdb.WriteBackRejected, shopdb.TargetWebhook)
+	if ds, err := db.PendingDeliveries(ctx, 10); err != nil || len(ds) != 1 || ds[0].NoticeID == "" {
+		t.Errorf("a new event's deliveries = %+v, %v; want one with a notice id", ds, err)
 	}
 }

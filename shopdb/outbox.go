@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 )
 
@@ -34,7 +35,10 @@ type Outbox struct {
 
 // Delivery is one row of the outbox: one event for one target.
 type Delivery struct {
-	ID, EventID    int64
+	ID, EventID int64
+	// NoticeID is the event's notification id: a UUIDv7 the rows of all
+	// its targets share; "" for a row queued before quotesync had it.
+	NoticeID       string
 	Target, Kind   string
 	RequestID, Job string
 	Claim          string
@@ -58,12 +62,17 @@ var errOnceHeld = errors.New("once key held")
 // retry's, so that new deliveries go first, in the order of their events.
 var dueAtOnce = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
 
-const deliveryColumns = "id, event_id, target, kind, request_id, claim, job, phase, reason, detail, `at`, attempts, next_attempt_at, last_error"
+const deliveryColumns = "id, event_id, notice_id, target, kind, request_id, claim, job, phase, reason, detail, `at`, attempts, next_attempt_at, last_error"
 
 // queueDeliveries writes the outbox rows of the event eventID, in the
-// event's transaction x: one statement for every target.
+// event's transaction x: one statement for every target, all with one new
+// notice id.
 func (db *DB) queueDeliveries(ctx context.Context, x queryer, eventID int64, ev Event) error {
 	o := ev.Outbox
+	noticeID, err := uuid.NewV7()
+	if err != nil {
+		return fmt.Errorf("queue the deliveries of the %s event of request %s: draw a notice id: %w", ev.Kind, ev.RequestID, err)
+	}
 	var vals []string
 	var args []any
 	at := normTime(ev.At)
@@ -72,15 +81,15 @@ func (db *DB) queueDeliveries(ctx context.Context, x queryer, eventID int64, ev 
 		if o.OnceKey != "" {
 			once = o.OnceKey + ":" + t
 		}
-		vals = append(vals, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-		args = append(args, eventID, t, o.Kind, ev.RequestID, o.Claim, ev.Job, ev.To, ev.Reason,
-			capText(ev.Message), at, dueAtOnce, once)
+		vals = append(vals, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		args = append(args, eventID, noticeID.String(), t, o.Kind, ev.RequestID, o.Claim, ev.Job, ev.To, ev.Reason,
+			db.keepText(ev.Message), at, dueAtOnce, once)
 	}
 	if len(vals) == 0 {
 		return nil
 	}
-	_, err := x.ExecContext(ctx, "INSERT INTO "+db.t.outbox+
-		" (event_id, target, kind, request_id, claim, job, phase, reason, detail, `at`, next_attempt_at, once_key) VALUES "+
+	_, err = x.ExecContext(ctx, "INSERT INTO "+db.t.outbox+
+		" (event_id, notice_id, target, kind, request_id, claim, job, phase, reason, detail, `at`, next_attempt_at, once_key) VALUES "+
 		strings.Join(vals, ", "), args...)
 	switch {
 	case err == nil:
@@ -141,14 +150,14 @@ func (db *DB) PendingDeliveries(ctx context.Context, limit int) ([]Delivery, err
 	var out []Delivery
 	for rows.Next() {
 		var (
-			d               Delivery
-			detail, lastErr sql.NullString
+			d                         Delivery
+			noticeID, detail, lastErr sql.NullString
 		)
-		if err := rows.Scan(&d.ID, &d.EventID, &d.Target, &d.Kind, &d.RequestID, &d.Claim, &d.Job, &d.Phase,
+		if err := rows.Scan(&d.ID, &d.EventID, &noticeID, &d.Target, &d.Kind, &d.RequestID, &d.Claim, &d.Job, &d.Phase,
 			&d.Reason, &detail, &d.At, &d.Attempts, &d.NextAttemptAt, &lastErr); err != nil {
 			return nil, fmt.Errorf("read the outbox: %w", err)
 		}
-		d.Detail, d.LastError = detail.String, lastErr.String
+		d.NoticeID, d.Detail, d.LastError = noticeID.String, detail.String, lastErr.String
 		d.At, d.NextAttemptAt = d.At.UTC(), d.NextAttemptAt.UTC()
 		out = append(out, d)
 	}
@@ -167,8 +176,8 @@ func (db *DB) PendingDeliveries(ctx context.Context, limit int) ([]Delivery, err
 //
 // A notification that reached its receiver is sent again only when the
 // process dies (or the database session ends) between the receiver's
-// answer and the commit of the mark; the payload carries the delivery's
-// id for a receiver to recognise it.
+// answer and the commit of the mark; the payload carries the notice id
+// (Delivery.NoticeID) for a receiver to recognise it.
 func (db *DB) Deliver(ctx context.Context, id int64, send func(ctx context.Context) error) error {
 	return db.deliver(ctx, id, func(ctx context.Context, _ queryer) error { return send(ctx) })
 }
@@ -212,7 +221,7 @@ func (db *DB) DeliveryFailed(ctx context.Context, id int64, cause string, next t
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
 	_, err := db.x.ExecContext(ctx, "UPDATE "+db.t.outbox+" SET attempts = attempts + 1, last_error = ?, failed_at = ?,"+
-		" next_attempt_at = ? WHERE id = ? AND done_at IS NULL", capText(cause), now(), normTime(next), id)
+		" next_attempt_at = ? WHERE id = ? AND done_at IS NULL", db.keepText(cause), now(), normTime(next), id)
 	if err != nil {
 		return fmt.Errorf("record the failure of delivery %d: %w", id, err)
 	}

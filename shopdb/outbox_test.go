@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/quotesync/quotesync/shopdb"
@@ -81,10 +82,19 @@ func TestOutboxQueuedWithTheEvent(t *testing.T) {
 			t.Errorf("delivery %d = %+v, want target %s of event %d for o1/%s", i, got, target, evID, r.JobNumber)
 		}
 	}
+	// One notice id for the event, the same in the rows of its targets: a
+	// UUIDv7; another event's differs.
+	if u, err := uuid.Parse(ds[0].NoticeID); err != nil || u.Version() != 7 || ds[1].NoticeID != ds[0].NoticeID {
+		t.Errorf("notice ids %q, %q: want one UUIDv7 for both rows of the event (%v)", ds[0].NoticeID, ds[1].NoticeID, err)
+	}
+	acceptWithOutbox(t, db, "o2", shopdb.WriteBackAccepted, shopdb.TargetWebhook)
+	if ds := pending(t, db); len(ds) != 3 || ds[2].NoticeID == ds[0].NoticeID || ds[2].NoticeID == "" {
+		t.Errorf("the second event's notice id %q, the first's %q: want a new one", ds[2].NoticeID, ds[0].NoticeID)
+	}
 	// A change whose event queues nothing adds nothing.
 	advance(t, db, r, phDrafted, nil)
-	if got := len(pending(t, db)); got != 2 {
-		t.Errorf("pending deliveries = %d after an event without outbox, want 2", got)
+	if got := len(pending(t, db)); got != 3 {
+		t.Errorf("pending deliveries = %d after an event without outbox, want 3", got)
 	}
 }
 
@@ -295,3 +305,50 @@ func TestWriteBackCancelledBeforeCommit(t *testing.T) {
 		t.Errorf("insurer_status = %q, want %q", got, want)
 	}
 }
+
+// TestKeptTextsRedacted: the secrets of Config.Redact are removed from
+// every text the state tables keep: a request's last error (also in the
+// row returned as stored), an event's message (and the outbox's detail
+// copied from it), a delivery's failure.
+func TestKeptTextsRedacted(t *testing.T) {
+	const secret = "hook-secret-77f0"
+	d := shopdbtest.NewSampleShop(t)
+	cfg := d.Config()
+	cfg.Redact = replacer{strings.NewReplacer(secret, redactMark)}
+	db := d.Open(t, cfg)
+	ctx := testContext(t)
+	r := mustReserve(t, db, newRequest("k1", "CLM-K1"))
+	next := r
+	next.Phase, next.LastError = phAccepted, "answered 401: echo "+secret
+	got, err := db.Update(ctx, r, next, shopdb.Event{Kind: "accepted", Message: "refused: " + secret,
+		Outbox: &shopdb.Outbox{Kind: shopdb.WriteBackAccepted, Targets: []string{shopdb.TargetWebhook}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStored(t, db, got)
+	ds := pending(t, db)
+	if err := db.DeliveryFailed(ctx, ds[0].ID, "POST: answered 401: "+secret, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"SELECT COUNT(*) FROM quotesync_requests WHERE last_error LIKE '%hook-secret%'",
+		"SELECT COUNT(*) FROM quotesync_events WHERE message LIKE '%hook-secret%'",
+		"SELECT COUNT(*) FROM quotesync_outbox WHERE detail LIKE '%hook-secret%' OR last_error LIKE '%hook-secret%'",
+	} {
+		if n := count(t, d, q); n != 0 {
+			t.Errorf("%s: %d", q, n)
+		}
+	}
+	if got.LastError != "answered 401: echo "+redactMark || ds[0].Detail != "refused: "+redactMark {
+		t.Errorf("last error %q, detail %q: want the secret replaced by %s", got.LastError, ds[0].Detail, redactMark)
+	}
+}
+
+// redactMark stands for a removed secret in these tests (the command's
+// redact package, which shopdb does not import, writes its own).
+const redactMark = "[REDACTED]"
+
+// replacer is a Redacter from a strings.Replacer.
+type replacer struct{ r *strings.Replacer }
+
+func (r replacer) Redact(s string) string { return r.r.Replace(s) }

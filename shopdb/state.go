@@ -350,8 +350,8 @@ func nullString(s string) any {
 }
 
 // prepareNew fills in what Insert stores of a new row: version 1, created
-// and updated now unless set, times as stored, texts capped.
-func prepareNew(r Request) Request {
+// and updated now unless set, times as stored, texts as kept.
+func (db *DB) prepareNew(r Request) Request {
 	t := now()
 	if r.CreatedAt.IsZero() {
 		r.CreatedAt = t
@@ -359,16 +359,16 @@ func prepareNew(r Request) Request {
 	r.CreatedAt = normTime(r.CreatedAt)
 	r.UpdatedAt = t
 	r.Version = 1
-	return normRow(r)
+	return db.normRow(r)
 }
 
 // normRow is r with its times as a DATETIME(6) keeps them and its texts
-// capped as stored.
-func normRow(r Request) Request {
+// as kept (keepText).
+func (db *DB) normRow(r Request) Request {
 	for _, t := range []*time.Time{&r.NextAttemptAt, &r.Expiry, &r.BookingDate, &r.PushedAt, &r.SubmittedAt} {
 		*t = normTime(*t)
 	}
-	r.LastError = capText(r.LastError)
+	r.LastError = db.keepText(r.LastError)
 	return r
 }
 
@@ -428,7 +428,7 @@ func (db *DB) updateRow(ctx context.Context, x queryer, cur, next Request) (Requ
 	next.RequestID, next.CreatedAt = cur.RequestID, cur.CreatedAt
 	next.UpdatedAt = now()
 	next.Version = cur.Version + 1
-	next = normRow(next)
+	next = db.normRow(next)
 	res, err := x.ExecContext(ctx, "UPDATE "+db.t.requests+" SET claim_number = ?, job_number = ?, "+
 		"phase = ?, resume_phase = ?, reason = ?, intent = ?, job_created = ?, released_job = ?, "+
 		"pushed_hash = ?, pushed_marker = ?, supplement_needed = ?, attempts = ?, next_attempt_at = ?, "+
@@ -501,7 +501,7 @@ func (db *DB) Insert(ctx context.Context, r Request, ev Event) (Request, error) 
 	if err := checkRow(r); err != nil {
 		return Request{}, fmt.Errorf("record request %s: %w", r.RequestID, err)
 	}
-	r = prepareNew(r)
+	r = db.prepareNew(r)
 	err := db.inTx(ctx, func(tx *sqlx.Tx) error { return db.insertRow(ctx, tx, r, ev) })
 	if err != nil {
 		return Request{}, fmt.Errorf("record request %s: %w", r.RequestID, db.explainWait(parent, err))

@@ -214,7 +214,7 @@ func (t *Tx) Insert(ctx context.Context, r Request, ev Event) (Request, error) {
 	if err := checkRow(r); err != nil {
 		return Request{}, err
 	}
-	r = prepareNew(r)
+	r = t.db.prepareNew(r)
 	if err := t.db.insertRow(ctx, t.tx, r, ev); err != nil {
 		return Request{}, err
 	}

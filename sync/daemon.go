@@ -104,6 +104,9 @@ func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
 		return nil, errors.Join(err, d.Close())
 	}
 	d.Engine.outbox, d.Outbox.emit = d.Outbox, d.Engine.emit
+	if final, err := db.ReadFinalColumn(ctx); err == nil && !final {
+		log.Named("sync").Warn(msgNoFinal, zap.String(fieldDetail, shopdb.NoFinalWarning))
+	}
 	d.Outbox.Now = func() time.Time { return d.Engine.Now() }
 	return d, nil
 }

@@ -76,6 +76,7 @@ const (
 	msgPassFailed   = "pass failed"
 	msgUnauthorized = "remote refused the token (401/403): fix the token; the pass stopped"
 	msgRecovered    = "recovered"
+	msgNoFinal      = "estimate_state returns no final column: Drafts are pushed, nothing is submitted"
 	msgInterrupted  = "pass interrupted; the next pass takes over"
 )
 

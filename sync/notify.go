@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/quotesync/quotesync/shopdb"
@@ -22,6 +23,7 @@ const (
 	DefaultExpiryWarning  = 2 * time.Hour
 	DefaultWebhookTimeout = 10 * time.Second
 	DefaultCommandTimeout = 30 * time.Second
+	DefaultCommandGrace   = 5 * time.Second
 )
 
 // NotifyConfig configures the notifiers: who is told of the events that
@@ -55,8 +57,13 @@ type CommandConfig struct {
 	// Path is the program; "" means no command. Args are its arguments.
 	Path string
 	Args []string
-	// Timeout bounds one run; the command is killed after it. Default 30s.
+	// Timeout bounds one run. The command runs in a process group of its
+	// own, which gets SIGTERM at the timeout and SIGKILL Grace later: a
+	// script's children (curl, sleep) end with it. Default 30s.
 	Timeout time.Duration
+	// Grace is how long the group has between SIGTERM and SIGKILL.
+	// Default DefaultCommandGrace.
+	Grace time.Duration
 }
 
 // withDefaults fills zero fields with their defaults.
@@ -72,6 +79,9 @@ func (c NotifyConfig) withDefaults() NotifyConfig {
 	}
 	if c.Command.Timeout == 0 {
 		c.Command.Timeout = DefaultCommandTimeout
+	}
+	if c.Command.Grace == 0 {
+		c.Command.Grace = DefaultCommandGrace
 	}
 	return c
 }
@@ -99,8 +109,10 @@ func (c NotifyConfig) Validate() error {
 // Notice is the JSON a notifier sends: one event that needs a person.
 type Notice struct {
 	// ID is the same for every delivery of one event (the webhook, the
-	// command, a delivery sent again after a crash): a receiver can
-	// recognise a notice it has seen.
+	// command, a delivery sent again after a crash or a restart), and
+	// unique across shops and databases (a UUIDv7): a receiver can
+	// recognise a notice it has seen. The webhook sends it as the
+	// Idempotency-Key header too.
 	ID      string       `json:"id"`
 	Event   string       `json:"event"` // the notice kind: rejected, taken_elsewhere, …
 	Request string       `json:"request,omitempty"`
@@ -126,7 +138,7 @@ var noticeWords = map[string][2]string{
 
 // noticeOf is the notice of delivery d.
 func noticeOf(d shopdb.Delivery) Notice {
-	n := Notice{ID: fmt.Sprintf("quotesync-event-%d", d.EventID), Event: d.Kind, Request: d.RequestID, Claim: d.Claim,
+	n := Notice{ID: noticeID(d), Event: d.Kind, Request: d.RequestID, Claim: d.Claim,
 		Job: d.Job, Phase: d.Phase, Reason: string(d.Reason), Detail: d.Detail, Time: d.At}
 	w := noticeWords[d.Kind]
 	n.Words, n.Fix = w[0], w[1]
@@ -139,6 +151,15 @@ func noticeOf(d shopdb.Delivery) Notice {
 		n.Words = d.Kind
 	}
 	return n
+}
+
+// noticeID is the id of d's notice: the one drawn with its event, or for
+// a row queued before quotesync drew them, the id it was sent with then.
+func noticeID(d shopdb.Delivery) string {
+	if d.NoticeID != "" {
+		return d.NoticeID
+	}
+	return fmt.Sprintf("quotesync-event-%d", d.EventID)
 }
 
 // notifier sends one notice.
@@ -220,6 +241,11 @@ func commandEnv(n Notice) []string {
 // command runs a program with the notice on its standard input.
 type command struct{ cfg CommandConfig }
 
+// send runs the command in a process group of its own and ends the whole
+// group when the run is over: at the timeout (or when ctx ends) SIGTERM,
+// and SIGKILL Grace later to whatever is left; after an exit, whatever
+// the command left running gets the same. A script's child that
+// outlived it could deliver the notice after the retry delivered it too.
 func (c *command) send(ctx context.Context, n Notice, body []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
@@ -228,8 +254,19 @@ func (c *command) send(ctx context.Context, n Notice, body []byte) error {
 	cmd.Stdin = bytes.NewReader(body)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.WaitDelay = time.Second // a child that keeps the pipes open does not hold us
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var termed time.Time
+	cmd.Cancel = func() error {
+		termed = time.Now()
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	}
+	// The group leader that ignores SIGTERM is killed after Grace; so are
+	// the pipes of a child that keeps them open closed.
+	cmd.WaitDelay = c.cfg.Grace
 	err := cmd.Run()
+	if cmd.Process != nil {
+		endGroup(cmd.Process.Pid, termed, c.cfg.Grace)
+	}
 	if ctx.Err() == context.DeadlineExceeded {
 		return fmt.Errorf("run %s: killed after notify.command.timeout (%s)", c.cfg.Path, c.cfg.Timeout)
 	}
@@ -237,4 +274,27 @@ func (c *command) send(ctx context.Context, n Notice, body []byte) error {
 		return fmt.Errorf("run %s: %w: %s", c.cfg.Path, err, boundText(strings.TrimSpace(out.String()), maxAnswer))
 	}
 	return nil
+}
+
+// groupPoll is how often endGroup looks whether a group has ended.
+const groupPoll = 20 * time.Millisecond
+
+// endGroup ends what is left of the process group pgid: SIGTERM unless
+// it was sent at termed already, and SIGKILL grace after the SIGTERM to
+// whatever is still there. It returns at once when the group is empty.
+func endGroup(pgid int, termed time.Time, grace time.Duration) {
+	alive := func() bool { return syscall.Kill(-pgid, 0) == nil }
+	if !alive() {
+		return
+	}
+	if termed.IsZero() {
+		termed = time.Now()
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	}
+	for deadline := termed.Add(grace); time.Now().Before(deadline); time.Sleep(groupPoll) {
+		if !alive() {
+			return
+		}
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }

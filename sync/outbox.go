@@ -43,7 +43,8 @@ const (
 )
 
 // deliverySlack is what a notification's transaction may take beyond the
-// notifier's own timeout (locking and marking its row).
+// notifier's own timeout (a command's group ending, locking and marking
+// its row).
 const deliverySlack = 30 * time.Second
 
 // outboxBatch is how many deliveries one read of the outbox takes.

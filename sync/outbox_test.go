@@ -3,16 +3,20 @@ package sync_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	gosync "sync"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -36,6 +40,7 @@ type receiver struct {
 	mu      gosync.Mutex
 	notices []qsync.Notice
 	secrets []string // the secret header of each POST
+	keys    []string // the Idempotency-Key header of each POST
 	fail    int      // answer 500 to this many POSTs first
 }
 
@@ -46,6 +51,7 @@ func newReceiver(t *testing.T) *receiver {
 		rc.mu.Lock()
 		defer rc.mu.Unlock()
 		rc.secrets = append(rc.secrets, req.Header.Get("Authorization"))
+		rc.keys = append(rc.keys, req.Header.Get("Idempotency-Key"))
 		if rc.fail > 0 {
 			rc.fail--
 			http.Error(w, "receiver down for maintenance", http.StatusInternalServerError)
@@ -224,7 +230,7 @@ func TestWriteBackAndNotificationsFollowTheFlow(t *testing.T) {
 		n := got[0]
 		if n.Event != shopdb.WriteBackSupplementNeeded || n.Request != req || n.Job != sampleshop.JobFinal ||
 			n.Claim != sampleshop.ClaimFinal || n.Phase != qsync.PhaseSubmitted || !strings.Contains(n.Words, "supplement") ||
-			n.Fix == "" || !strings.HasPrefix(n.ID, "quotesync-event-") || n.Time.IsZero() {
+			n.Fix == "" || !isUUIDv7(n.ID) || n.Time.IsZero() {
 			t.Errorf("%s notice = %+v", name, n)
 		}
 	}
@@ -320,6 +326,12 @@ func TestDeliveryRetriedWithBackoff(t *testing.T) {
 	r.work()
 	if got := len(rc.got()); got != 1 {
 		t.Fatalf("notices received = %d after the third attempt, want 1", got)
+	}
+	rc.mu.Lock()
+	keys := slices.Compact(slices.Clone(rc.keys))
+	rc.mu.Unlock()
+	if len(keys) != 1 || keys[0] != rc.got()[0].ID || !isUUIDv7(keys[0]) {
+		t.Errorf("Idempotency-Key of the three attempts = %q, want the notice's id %q each time", keys, rc.got()[0].ID)
 	}
 	failed := r.logs.FilterMessage("delivery failed; will retry")
 	var warns, webhookWarns int
@@ -474,8 +486,186 @@ func TestNotifierTimeouts(t *testing.T) {
 	}
 }
 
+// isUUIDv7 reports whether id is a UUID of version 7 in its usual form.
+func isUUIDv7(id string) bool {
+	u, err := uuid.Parse(id)
+	return err == nil && u.Version() == 7 && u.String() == id
+}
+
+// TestNoticeIDs: each event's notice has an id of its own, unique across
+// databases (two shops' first events differ), the same for its webhook
+// and its command; a delivery queued before quotesync drew ids (its
+// notice_id NULL) keeps the id it had, quotesync-event-<event id>.
+func TestNoticeIDs(t *testing.T) {
+	var first []string
+	for range 2 { // two shops, each with a fresh database
+		r, rc, out := notifyRig(t, nil)
+		for _, id := range []string{"one", "two"} {
+			if _, err := r.db.RecordOnce(r.ctx, shopdb.Event{Kind: string(qsync.EventAuthFailing), Outbox: &shopdb.Outbox{
+				Kind: qsync.NoticeAuthFailing, OnceKey: id, Targets: []string{shopdb.TargetWebhook, shopdb.TargetCommand}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.work()
+		hook, cmd := rc.got(), commandNotices(t, out)
+		if len(hook) != 2 || len(cmd) != 2 {
+			t.Fatalf("notices: webhook %d, command %d; want 2 each", len(hook), len(cmd))
+		}
+		if hook[0].ID == hook[1].ID || hook[0].ID != cmd[0].ID || hook[1].ID != cmd[1].ID || !isUUIDv7(hook[0].ID) {
+			t.Errorf("ids: webhook %q, %q; command %q, %q; want one UUIDv7 per event, the same for both", hook[0].ID, hook[1].ID, cmd[0].ID, cmd[1].ID)
+		}
+		first = append(first, hook[0].ID)
+
+		// A row as quotesync queued it before the ids.
+		if _, err := r.db.RecordOnce(r.ctx, shopdb.Event{Kind: string(qsync.EventAuthFailing), Outbox: &shopdb.Outbox{
+			Kind: qsync.NoticeAuthFailing, OnceKey: "old", Targets: []string{shopdb.TargetWebhook}}}); err != nil {
+			t.Fatal(err)
+		}
+		var ev int64
+		if err := r.d.SQL.Get(&ev, `SELECT MAX(event_id) FROM quotesync_outbox`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.d.SQL.Exec(`UPDATE quotesync_outbox SET notice_id = NULL WHERE event_id = ?`, ev); err != nil {
+			t.Fatal(err)
+		}
+		r.work()
+		if got, want := rc.got()[len(rc.got())-1].ID, fmt.Sprintf("quotesync-event-%d", ev); len(rc.got()) != 3 || got != want {
+			t.Errorf("the old row's notice: %d notices, the last id %q; want 3, %q", len(rc.got()), got, want)
+		}
+	}
+	if first[0] == first[1] {
+		t.Errorf("the first notices of two shops share the id %q", first[0])
+	}
+}
+
 // observerCore is a logger whose lines the test reads.
 func observerCore() (*zap.Logger, *observer.ObservedLogs) {
 	core, logs := observer.New(zap.DebugLevel)
 	return zap.New(core), logs
+}
+
+// TestCommandGroupEnded: a command runs in a process group of its own,
+// which is ended whole. Hangs: at its timeout, a child that ends on
+// SIGTERM (a shell waiting for sleep, as for curl) and one that ignores
+// it (killed after the grace) both stop before they could deliver (each
+// would write a file after 2s). LeavesChild: a command that succeeds
+// leaves nothing running either. No process of the group survives.
+func TestCommandGroupEnded(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	for _, tt := range []struct {
+		name, script string
+		fails        bool
+	}{
+		{"Hangs", `#!/bin/sh
+echo $$ > "$1/leader"
+sh -c 'sleep 2; touch "$0/delivered-by-child"' "$1" &
+echo $! > "$1/child"
+(trap '' TERM; sleep 2; touch "$1/delivered-by-stubborn-child") &
+echo $! > "$1/stubborn"
+wait
+`, true},
+		{"LeavesChild", `#!/bin/sh
+echo $$ > "$1/leader"
+(sleep 2; touch "$1/delivered-by-child") >/dev/null 2>&1 &
+echo $! > "$1/child"
+`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			script := filepath.Join(dir, "notify.sh")
+			if err := os.WriteFile(script, []byte(tt.script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			core, logs := observerCore()
+			o, err := qsync.NewOutbox(r.db, qsync.NotifyConfig{
+				Command: qsync.CommandConfig{Path: script, Args: []string{dir}, Timeout: 300 * time.Millisecond, Grace: 300 * time.Millisecond},
+			}, remote.Backoff{Initial: time.Minute, Max: time.Hour}, core)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.db.RecordOnce(r.ctx, shopdb.Event{Kind: string(qsync.EventAuthFailing), Outbox: &shopdb.Outbox{
+				Kind: qsync.NoticeAuthFailing, OnceKey: tt.name, Targets: []string{shopdb.TargetCommand}}}); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			o.Work(r.ctx)
+			if took := time.Since(start); took > 1500*time.Millisecond {
+				t.Errorf("Work took %s with a timeout and a grace of 300ms", took)
+			}
+			if got, want := logs.FilterMessage("delivery failed; will retry").Len() == 1, tt.fails; got != want {
+				t.Errorf("delivery failed = %v, want %v", got, want)
+			}
+			leader := pidIn(t, dir, "leader")
+			if live := liveInGroup(t, leader); len(live) > 0 {
+				t.Errorf("processes of the command's group still running after Work: %v", live)
+			}
+			for _, name := range []string{"child", "stubborn"} {
+				if _, err := os.Stat(filepath.Join(dir, name)); err == nil && processLive(pidIn(t, dir, name)) {
+					t.Errorf("%s still running after Work", name)
+				}
+			}
+			time.Sleep(time.Until(start.Add(2500 * time.Millisecond))) // past the children's 2s
+			for _, f := range []string{"delivered-by-child", "delivered-by-stubborn-child"} {
+				if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+					t.Errorf("%s exists: a child of the command outlived it", f)
+				}
+			}
+		})
+	}
+}
+
+// pidIn reads the process id a script wrote to dir/name.
+func pidIn(t *testing.T, dir, name string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return n
+}
+
+// procStat reads /proc/PID/stat: the state and the process group; ok is
+// false when there is no such process.
+func procStat(pid int) (state byte, pgrp int, ok bool) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, 0, false
+	}
+	// "PID (COMM) STATE PPID PGRP …"; COMM may hold spaces and ')'.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 3 {
+		return 0, 0, false
+	}
+	pgrp, _ = strconv.Atoi(f[2])
+	return f[0][0], pgrp, true
+}
+
+// processLive reports whether pid runs (a zombie has ended).
+func processLive(pid int) bool {
+	state, _, ok := procStat(pid)
+	return ok && state != 'Z'
+}
+
+// liveInGroup lists the running (not zombie) processes of group pgid.
+func liveInGroup(t *testing.T, pgid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if state, pgrp, ok := procStat(pid); ok && pgrp == pgid && state != 'Z' {
+			live = append(live, pid)
+		}
+	}
+	return live
 }

@@ -59,6 +59,7 @@ func Check(ctx context.Context, s Settings, tokenFrom string) []CheckItem {
 		pending = nil
 	}
 	c.workTypes(ctx, db, s.Shop.WorkTypes, pending)
+	c.realRows(ctx, db)
 	c.statusForm(ctx, db, s.Remote)
 	c.deliveries(ctx, db, s.Notify)
 	return c.items

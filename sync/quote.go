@@ -18,18 +18,24 @@ import (
 // its quote-level fields (shop.queries.quote_fields; nil when none), sent
 // as JSON strings.
 func (e *Engine) buildQuote(job string, lines []shopdb.Line, fields map[string]string) remote.Quote {
-	q := remote.Quote{Type: e.cfg.Quote.Type, Status: remote.StatusDraft}
+	return buildQuote(e.cfg.Quote, job, lines, fields)
+}
+
+// buildQuote is the quote of a job as cfg shapes it: what a pass pushes,
+// and what `quotesync preview` shows.
+func buildQuote(cfg QuoteConfig, job string, lines []shopdb.Line, fields map[string]string) remote.Quote {
+	q := remote.Quote{Type: cfg.Type, Status: remote.StatusDraft}
 	for name, v := range fields {
 		if q.Extra == nil {
 			q.Extra = make(map[string]json.RawMessage, len(fields))
 		}
 		q.Extra[name], _ = json.Marshal(v) // a string always marshals
 	}
-	if !e.cfg.Quote.OmitReferenceID {
+	if !cfg.OmitReferenceID {
 		q.ReferenceID = job
 	}
-	for _, t := range slices.Sorted(maps.Keys(e.cfg.Quote.Rates)) {
-		q.Rates = append(q.Rates, remote.Rate{Type: t, Rate: e.cfg.Quote.Rates[t]})
+	for _, t := range slices.Sorted(maps.Keys(cfg.Rates)) {
+		q.Rates = append(q.Rates, remote.Rate{Type: t, Rate: cfg.Rates[t]})
 	}
 	q.Items = make([]remote.Item, 0, len(lines))
 	for _, l := range lines {

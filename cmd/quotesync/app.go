@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
+	"github.com/quotesync/quotesync/cmd/internal/redact"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -61,7 +62,7 @@ func (c *commonFlags) assemble(ctx context.Context, verb string, scope config.Sc
 		printErr(w, verb, err)
 		return nil, nil, exitUsage
 	}
-	log := newLogger(zap.NewAtomicLevelAt(set.LogLevel), set.LogFormat, w)
+	log := newLogger(zap.NewAtomicLevelAt(set.LogLevel), set.LogFormat, w, set.Redact)
 	o.Log = log
 	if qd, err = qsync.Open(ctx, set.Daemon, o); err != nil {
 		printErr(w, verb, err)
@@ -72,9 +73,11 @@ func (c *commonFlags) assemble(ctx context.Context, verb string, scope config.Sc
 }
 
 // newLogger builds the one logger of the process; level can change later
-// (a reload sets log.level). When w is the journal's stream (systemd's
-// $JOURNAL_STREAM), every line starts with its syslog priority.
-func newLogger(level zap.AtomicLevel, format string, w io.Writer) *zap.Logger {
+// (a reload sets log.level). Every secret of secrets (which a reload may
+// add to) is removed from every line, whatever field or message it came
+// in. When w is the journal's stream (systemd's $JOURNAL_STREAM), every
+// line starts with its syslog priority.
+func newLogger(level zap.AtomicLevel, format string, w io.Writer, secrets *redact.Secrets) *zap.Logger {
 	ec := zap.NewProductionEncoderConfig()
 	ec.TimeKey = "ts"
 	ec.EncodeTime = zapcore.ISO8601TimeEncoder
@@ -86,12 +89,74 @@ func newLogger(level zap.AtomicLevel, format string, w io.Writer) *zap.Logger {
 	} else {
 		enc = zapcore.NewJSONEncoder(ec)
 	}
-	if toJournal(w, os.Getenv) {
+	if toJournal(w) {
 		enc = newPriorityEncoder(enc)
 	}
 	// zap escapes C0 in values but leaves DEL, C1 and bidi controls raw;
 	// `once` and a daemon run by hand log to a terminal.
-	return zap.New(zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(termtext.NewJSONWriter(w))), level))
+	core := zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(termtext.NewJSONWriter(w))), level)
+	if secrets != nil {
+		core = redactCore{Core: core, secrets: secrets}
+	}
+	return zap.New(core)
+}
+
+// redactCore removes the secrets from every line of the core it wraps,
+// before encoding (so that no escaping hides them): from the message and
+// from every field that holds text (strings, errors, Stringers). A
+// receiver's or a service's answer that quotes a secret back reaches the
+// log in an error's text, and no field is trusted to be free of it.
+type redactCore struct {
+	zapcore.Core
+	secrets *redact.Secrets
+}
+
+// With implements zapcore.Core.
+func (c redactCore) With(fields []zapcore.Field) zapcore.Core {
+	return redactCore{Core: c.Core.With(c.redact(fields)), secrets: c.secrets}
+}
+
+// Check implements zapcore.Core: the entry is written through c.
+func (c redactCore) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if c.Enabled(ent.Level) {
+		return ce.AddCore(ent, c)
+	}
+	return ce
+}
+
+// Write implements zapcore.Core.
+func (c redactCore) Write(ent zapcore.Entry, fields []zapcore.Field) error {
+	ent.Message = c.secrets.Redact(ent.Message)
+	return c.Core.Write(ent, c.redact(fields))
+}
+
+// redact returns fields with the secrets removed from their text; an
+// error or a Stringer becomes the string of its redacted text.
+func (c redactCore) redact(fields []zapcore.Field) []zapcore.Field {
+	if c.secrets.Empty() {
+		return fields
+	}
+	out := make([]zapcore.Field, len(fields))
+	for i, f := range fields {
+		switch f.Type {
+		case zapcore.StringType:
+			f.String = c.secrets.Redact(f.String)
+		case zapcore.ByteStringType:
+			if b, ok := f.Interface.([]byte); ok {
+				f.Interface = []byte(c.secrets.Redact(string(b)))
+			}
+		case zapcore.ErrorType:
+			if err, ok := f.Interface.(error); ok && err != nil {
+				f = zap.String(f.Key, c.secrets.Redact(err.Error()))
+			}
+		case zapcore.StringerType:
+			if st, ok := f.Interface.(fmt.Stringer); ok && st != nil {
+				f = zap.String(f.Key, c.secrets.Redact(st.String()))
+			}
+		}
+		out[i] = f
+	}
+	return out
 }
 
 // wantsHelp reports whether args ask for help (-h, -help, --help) before

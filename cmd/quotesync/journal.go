@@ -1,51 +1,45 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"os"
-	"strconv"
-	"strings"
-	"syscall"
+	gosync "sync"
 
+	"github.com/coreos/go-systemd/v22/journal"
 	"go.uber.org/zap/buffer"
 	"go.uber.org/zap/zapcore"
 )
 
-// envJournalStream is the variable systemd sets, to "DEVICE:INODE" of the
-// stream, when a service's standard output or error is connected to the
-// journal.
-const envJournalStream = "JOURNAL_STREAM"
-
-// toJournal reports whether w is the journal's stream: an *os.File whose
-// device and inode are the ones $JOURNAL_STREAM names. A child process
-// that inherited the variable but writes elsewhere (a pipe, a file, a
+// toJournal reports whether w is the journal's stream: standard output or
+// error connected to journald's stream transport, as $JOURNAL_STREAM
+// (systemd's "DEVICE:INODE" of the stream) says. A child process that
+// inherited the variable but writes elsewhere (a pipe, a file, a
 // terminal) does not match, so its lines stay plain.
-func toJournal(w io.Writer, getenv func(string) string) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
+func toJournal(w io.Writer) bool {
+	switch w := w.(type) {
+	case *journalErrors:
+		return true // made only for the journal's stream
+	case *os.File:
+		return toJournalFile(w)
 	}
-	dev, ino, ok := parseJournalStream(getenv(envJournalStream))
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && uint64(st.Dev) == dev && uint64(st.Ino) == ino
+	return false
 }
 
-// parseJournalStream reads "DEVICE:INODE" (both decimal).
-func parseJournalStream(v string) (dev, ino uint64, ok bool) {
-	d, i, found := strings.Cut(v, ":")
-	if !found {
-		return 0, 0, false
+// toJournalFile reports whether f is standard output or error and the
+// journal's stream.
+func toJournalFile(f *os.File) bool {
+	var is func() (bool, error)
+	switch f {
+	case os.Stdout:
+		is = journal.StdoutIsJournalStream
+	case os.Stderr:
+		is = journal.StderrIsJournalStream
+	default:
+		return false
 	}
-	dev, err1 := strconv.ParseUint(d, 10, 64)
-	ino, err2 := strconv.ParseUint(i, 10, 64)
-	return dev, ino, err1 == nil && err2 == nil
+	ok, err := is() // err: a malformed $JOURNAL_STREAM, which names no stream
+	return ok && err == nil
 }
 
 // Syslog priorities (RFC 5424) as journald reads them from a line's
@@ -104,4 +98,56 @@ func (p priorityEncoder) EncodeEntry(ent zapcore.Entry, fields []zapcore.Field) 
 	_, _ = out.Write(line.Bytes())
 	line.Free()
 	return out, nil
+}
+
+// journalErrors writes to standard error when it is the journal's stream:
+// every line it passes on starts with "<3>" (err) unless it carries a
+// priority already (a log line). What a verb writes to standard error
+// outside its log is why it stops (a bad flag, a configuration it cannot
+// use, a start that failed), often before the log exists; without the
+// prefix journald would file it at info, and `journalctl -p err` would
+// not show why the service did not start.
+type journalErrors struct {
+	mu     gosync.Mutex
+	w      io.Writer
+	inLine bool // the last write ended inside a line
+}
+
+// stderrFor returns what the verbs write their errors to: f itself, or,
+// when f is standard error and the journal's stream, f behind
+// journalErrors.
+func stderrFor(f *os.File) io.Writer {
+	if !toJournal(f) {
+		return f
+	}
+	return &journalErrors{w: f}
+}
+
+// Write implements io.Writer: one write to the stream per call, so that a
+// whole line stays one line in the journal.
+func (j *journalErrors) Write(p []byte) (int, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := make([]byte, 0, len(p)+8)
+	for rest := p; len(rest) > 0; {
+		line, after, ended := bytes.Cut(rest, []byte{'\n'})
+		if !j.inLine && !hasPriority(rest) {
+			out = append(out, '<', '0'+prioErr, '>')
+		}
+		out = append(out, line...)
+		if ended {
+			out = append(out, '\n')
+		}
+		j.inLine, rest = !ended, after
+	}
+	if _, err := j.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// hasPriority reports whether line starts with a syslog priority prefix
+// as journald reads it: '<', one digit 0-7, '>'.
+func hasPriority(line []byte) bool {
+	return len(line) >= 3 && line[0] == '<' && line[1] >= '0' && line[1] <= '7' && line[2] == '>'
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,9 +18,15 @@ import (
 
 	"go.uber.org/zap/zapcore"
 
+	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 )
+
+// envJournalStream is the variable systemd sets, to "DEVICE:INODE" of the
+// stream, when a service's standard output or error is connected to the
+// journal.
+const envJournalStream = "JOURNAL_STREAM"
 
 // journalLine is one line as journald stores it from a stream with
 // SyslogLevelPrefix= on: the priority of a leading "<N>" (6, info, when
@@ -58,6 +67,17 @@ func fileStream(t *testing.T, path string) string {
 // another's), and returns what it wrote there.
 func runLogsTo(t *testing.T, e *cliEnv, stream func(logPath string) string, args ...string) string {
 	t.Helper()
+	r := runStreamTo(t, e.bin, e.environ(), stream, args...)
+	if r.Code != exitOK {
+		t.Fatalf("quotesync %v: %s", args, r)
+	}
+	return r.Stderr
+}
+
+// runStreamTo runs bin to completion with its standard error written to a
+// file and JOURNAL_STREAM set to stream (the file's own, or another's).
+func runStreamTo(t *testing.T, bin string, env []string, stream func(stderrPath string) string, args ...string) cliResult {
+	t.Helper()
 	logPath := filepath.Join(t.TempDir(), "stderr")
 	f, err := os.Create(logPath)
 	if err != nil {
@@ -66,13 +86,15 @@ func runLogsTo(t *testing.T, e *cliEnv, stream func(logPath string) string, args
 	defer f.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, e.bin, args...)
-	cmd.Env = append(e.environ(), envJournalStream+"="+stream(logPath))
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(env, envJournalStream+"="+stream(logPath))
 	cmd.Stderr = f
-	if out, err := cmd.Output(); err != nil {
-		t.Fatalf("quotesync %v: %v\nstdout: %s\nstderr: %s", args, err, out, MustRead(t, logPath))
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("quotesync %v: %v", args, err)
 	}
-	return MustRead(t, logPath)
+	return cliResult{Code: cmd.ProcessState.ExitCode(), Stdout: string(out), Stderr: MustRead(t, logPath)}
 }
 
 // MustRead returns the content of path.
@@ -157,6 +179,68 @@ func TestJournalPriorities(t *testing.T) {
 	})
 }
 
+// TestJournalStartError: under the journal, why the daemon stops before
+// it runs (a bad flag, a configuration it cannot use, a database it cannot
+// reach) is filed at err: every line it writes to standard error carries
+// "<3>", so `journalctl -p err -u quotesync` shows it. Under another
+// stream the same lines are plain.
+func TestJournalStartError(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t, nil)
+	badKey := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(badKey, append([]byte(MustRead(t, e.Conf)), "no_such_key: 1\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	noDB := filepath.Join(t.TempDir(), "config.yaml")
+	e.writeConfig(func(fc *config.File) { fc.Shop.Addr = "127.0.0.1:1" })
+	if err := os.Rename(e.Conf, noDB); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string // in the first line
+	}{
+		{"BadFlag", []string{"run", "--no-such-flag"}, exitUsage, "no-such-flag"},
+		{"BadConfig", []string{"run", "--config", badKey}, exitUsage, "no_such_key"},
+		{"NoDatabase", []string{"run", "--config", noDB}, exitFailure, "127.0.0.1:1"},
+		{"UnknownVerb", []string{"runn"}, exitUsage, "runn"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := runStreamTo(t, e.bin, e.environ(), func(p string) string { return fileStream(t, p) }, tt.args...)
+			if r.Code != tt.code {
+				t.Fatalf("exit %d, want %d:\n%s", r.Code, tt.code, r)
+			}
+			lines := readAsJournald(r.Stderr)
+			if !strings.Contains(lines[0].Message, tt.want) {
+				t.Errorf("first line %q does not name %q", lines[0].Message, tt.want)
+			}
+			for i, jl := range lines {
+				if !jl.Prefixed || jl.Priority != prioErr {
+					t.Errorf("line %d at <%d> (prefixed %v), want <%d>: %q", i+1, jl.Priority, jl.Prefixed, prioErr, jl.Message)
+				}
+				if strings.HasPrefix(jl.Message, "<") {
+					t.Errorf("line %d has two prefixes: %q", i+1, jl.Message)
+				}
+			}
+
+			other := filepath.Join(t.TempDir(), "journal")
+			if err := os.WriteFile(other, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r = runStreamTo(t, e.bin, e.environ(), func(string) string { return fileStream(t, other) }, tt.args...)
+			for i, jl := range readAsJournald(r.Stderr) {
+				if jl.Prefixed {
+					t.Errorf("under another stream, line %d has a prefix: <%d>%s", i+1, jl.Priority, jl.Message)
+				}
+			}
+		})
+	}
+}
+
 func TestSyslogPriority(t *testing.T) {
 	for _, tt := range []struct {
 		l    zapcore.Level
@@ -169,9 +253,47 @@ func TestSyslogPriority(t *testing.T) {
 			t.Errorf("syslogPriority(%s) = %d, want %d", tt.l, got, tt.want)
 		}
 	}
-	for in, ok := range map[string]bool{"": false, "12": false, "a:1": false, "1:b": false, "8:123": true, strconv.Itoa(1<<40) + ":7": true} {
-		if _, _, got := parseJournalStream(in); got != ok {
-			t.Errorf("parseJournalStream(%q) ok = %v, want %v", in, got, ok)
-		}
+}
+
+// TestToJournal: standard error is the journal's stream when
+// $JOURNAL_STREAM names its device and inode, and only then; a malformed
+// value names no stream, and a writer that is not standard output or
+// error never is one.
+func TestToJournal(t *testing.T) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(os.Stderr.Fd()), &st); err != nil {
+		t.Fatal(err)
+	}
+	stderr := fmt.Sprintf("%d:%d", st.Dev, st.Ino)
+	other := filepath.Join(t.TempDir(), "other")
+	if err := os.WriteFile(other, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, tt := range []struct {
+		name, stream string
+		w            io.Writer
+		want         bool
+	}{
+		{"Stderr", stderr, os.Stderr, true},
+		{"Unset", "", os.Stderr, false},
+		{"NoColon", "12", os.Stderr, false},
+		{"BadDevice", "a:1", os.Stderr, false},
+		{"BadInode", "1:b", os.Stderr, false},
+		{"OtherStream", fileStream(t, other), os.Stderr, false},
+		{"HugeNumbers", strconv.Itoa(1<<40) + ":7", os.Stderr, false},
+		{"NotStdio", fileStream(t, other), f, false},
+		{"Buffer", stderr, new(bytes.Buffer), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(envJournalStream, tt.stream)
+			if got := toJournal(tt.w); got != tt.want {
+				t.Errorf("toJournal with %s=%q = %v, want %v", envJournalStream, tt.stream, got, tt.want)
+			}
+		})
 	}
 }

@@ -32,6 +32,8 @@ var verbs = map[string]verb{
 	"config":   {"print the configuration as the daemon sees it: values, defaults, origins", runConfig},
 	"emulator": {"serve the in-memory emulator of the integration service", runEmulator},
 	"history":  {"show one request's timeline (by request id or job number)", runHistory},
+	"init":     {"write a configuration from a shop database quotesync has never seen", runInit},
+	"preview":  {"show the quote of one shop job exactly as a pass would send it", runPreview},
 	"once":     {"run one pass now (or print its plan with --dry-run)", runOnce},
 	"retry":    {"put a rejected request back into the flow", runRetry},
 	"run":      {"run the daemon: passes on the schedule until stopped", runRun},
@@ -43,7 +45,7 @@ var verbs = map[string]verb{
 func main() {
 	tuneMemory()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := dispatch(ctx, os.Args[1:], os.Stdout, stderrFor(os.Stderr))
 	stop()
 	os.Exit(code)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
+	"github.com/quotesync/quotesync/cmd/internal/redact"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -78,13 +80,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	level := zap.NewAtomicLevelAt(set.LogLevel)
-	log := newLogger(level, set.LogFormat, stdout)
+	log := newLogger(level, set.LogFormat, stdout, set.Redact)
 	defer func() { _ = log.Sync() }()
 	d := &daemon{cf: cf, log: log, level: level, notify: notifier{log: log}, metrics: newPromMetrics(),
-		usr1: usr1, now: make(chan qsync.NowRequest)}
+		usr1: usr1, now: make(chan qsync.NowRequest), secrets: set.Redact}
 	code := d.run(ctx, set, hup)
 	if code == exitFailure && d.startErr != nil {
-		printErr(stderr, "run", d.startErr)
+		printErr(stderr, "run", errors.New(d.secrets.Redact(d.startErr.Error())))
 	}
 	return code
 }
@@ -103,6 +105,9 @@ type daemon struct {
 	now     chan qsync.NowRequest // requests for a pass at once, read by the scheduler
 
 	startErr error // why the start failed, for stderr
+	// secrets are removed from the log and the kept texts: those of the
+	// first configuration and of every reload after it.
+	secrets *redact.Secrets
 
 	mu  gosync.Mutex // guards the wiring below
 	cur *qsync.Daemon
@@ -276,6 +281,8 @@ func (d *daemon) prepareReload(ctx context.Context) *wiring {
 	if err != nil {
 		return reject(err)
 	}
+	d.secrets.Join(set.Redact)
+	set.Redact, set.Daemon.Shop.Redact = d.secrets, d.secrets
 	d.mu.Lock()
 	prev := d.set
 	d.mu.Unlock()
@@ -326,7 +333,7 @@ func (d *daemon) onTick(t qsync.Tick) {
 	case !t.Leader && t.Err == nil:
 		d.notify.send(sdStatus("standby: another instance holds the lock"))
 	case t.Err != nil:
-		d.notify.send(sdStatus("last pass failed at %s: %s", time.Now().Format(time.TimeOnly), truncate(flat(t.Err.Error()), 200)))
+		d.notify.send(sdStatus("last pass failed at %s: %s", time.Now().Format(time.TimeOnly), truncate(flat(d.secrets.Redact(t.Err.Error())), 200)))
 	default:
 		s := t.Summary
 		d.notify.send(sdStatus("leader; last pass ok at %s (%d pending, %d tracked)", time.Now().Format(time.TimeOnly), s.Pending, s.Tracked))

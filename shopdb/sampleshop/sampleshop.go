@@ -174,6 +174,11 @@ GROUP BY j.job_no`,
 			ShopChanged: `SELECT (SELECT MAX(updated_at) FROM estimate_lines) AS lines_changed,
        (SELECT COUNT(*) FROM estimates) AS estimate_count,
        (SELECT MAX(updated_at) FROM estimates) AS estimates_changed`,
+			SampleJobs: `SELECT j.job_no AS job, j.claim_number, j.registration
+FROM jobs j
+WHERE j.claim_number IS NOT NULL AND j.status <> 'CANCELLED'
+ORDER BY j.job_id DESC
+LIMIT 20`,
 		},
 		Params:    map[string]string{"registration": "vehicle.registration"},
 		WorkTypes: WorkTypes(),

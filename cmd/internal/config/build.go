@@ -12,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/quotesync/quotesync/cmd/internal/redact"
 	"github.com/quotesync/quotesync/shopdb"
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -31,6 +32,11 @@ type Settings struct {
 	WebhookSecretFrom string
 	Control           ControlSection
 	SingleWriter      bool // shop.single_writer: every instance writes to one server of a cluster
+	// Redact holds every secret value Build read (the database password,
+	// the webhook's secret, the remote's token or client secret): they
+	// are removed from the log and from what the state tables keep
+	// (Daemon.Shop.Redact is the same set).
+	Redact *redact.Secrets
 }
 
 // Scope says which secrets Build reads: status and retry need the
@@ -79,6 +85,8 @@ func (c *File) Build(o BuildOptions) (*Settings, error) {
 	add(c.buildSync(s))
 	add(c.buildNotify(s, getenv, scope&RemoteSecrets != 0))
 	add(c.buildOps(s))
+	s.Redact = c.redactor(s, getenv, scope&RemoteSecrets != 0)
+	s.Daemon.Shop.Redact = s.Redact
 
 	s.LogFormat = strings.ToLower(c.Log.Format)
 	if s.LogFormat == "" {
@@ -179,6 +187,7 @@ func (c *File) buildShop(s *Settings, getenv func(string) string, secrets bool) 
 			EstimateState: sh.Queries.EstimateState,
 			ShopChanged:   sh.Queries.ShopChanged,
 			QuoteFields:   sh.Queries.QuoteFields,
+			SampleJobs:    sh.Queries.SampleJobs,
 		},
 	}
 	return s.Daemon.Shop.Validate()

@@ -105,6 +105,7 @@ type QueriesSection struct {
 	EstimateState string   `yaml:"estimate_state"`
 	ShopChanged   string   `yaml:"shop_changed"`
 	QuoteFields   string   `yaml:"quote_fields"`
+	SampleJobs    string   `yaml:"sample_jobs"`
 }
 
 type SyncSection struct {
