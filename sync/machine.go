@@ -11,7 +11,7 @@ import (
 // phases, the transitions allowed between them, the reasons that say why a
 // request is where it is (or what holds it), and the intents that say which
 // remote effect may have landed. The decisions (decide_accept.go,
-// decide_push.go, retry.go) turn facts into plans and changes; the
+// decide_reserve.go, decide_push.go, retry.go) turn facts into plans and changes; the
 // executor (commit, in exec.go) refuses any change this table does not
 // allow before it writes anything. Nothing else edits a row.
 
