@@ -193,7 +193,7 @@ func TestUnreadableDraftEchoStops(t *testing.T) {
 	}
 
 	b.set(nil, nil) // the service's answers read again
-	if _, _, err := qsync.Retry(r.ctx, r.db, id, "insurer fixed the echo"); err != nil {
+	if _, _, err := r.engine.Retry(r.ctx, id, "insurer fixed the echo"); err != nil {
 		t.Fatal(err)
 	}
 	before = r.emu.Calls()

@@ -62,7 +62,7 @@ func (e *Engine) readRows(ctx context.Context, p *pass, l pendingList) ([]shopdb
 	p.cachedAt = p.now
 	// The engine's last pass has no use for the fingerprint: there is no
 	// next pass to compare it with.
-	if !p.dry && !p.last && e.store.HasShopChanged() {
+	if p.keep && e.store.HasShopChanged() {
 		fp, err := e.store.Fingerprint(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("read what changed: %w", err)
@@ -108,7 +108,7 @@ func unpackStates(ps *packedStates, from fromCache) jobStates {
 // to read ahead (statesAhead); none when it asks for none, so that an
 // idle pass does not read states for nothing.
 func (e *Engine) rememberJobs(p *pass, jobs []string) {
-	if p.dry || p.last || e.store.HasShopChanged() {
+	if !p.keep || e.store.HasShopChanged() {
 		return
 	}
 	last := strings.Join(jobs, "\x00")
@@ -141,7 +141,7 @@ func (r *statesRun) stop() {
 // needless when nothing changed): the database reads them while the
 // pass lists pending requests and reads its rows. nil when it does not.
 func (e *Engine) statesAhead(ctx context.Context, p *pass) *statesRun {
-	if p.dry || p.last || e.store.HasShopChanged() {
+	if !p.keep || e.store.HasShopChanged() {
 		return nil
 	}
 	e.mu.Lock()
@@ -302,10 +302,10 @@ func (e *Engine) readStates(ctx context.Context, p *pass, jobs []string) (map[st
 // a pass that failed, or the engine's last, leaves nothing to use again.
 // rows are those the pass read (or was given by the cache).
 func (e *Engine) keepCache(p *pass, rows []shopdb.Request, ids []string, err error) {
-	if p.dry || p.fp == nil {
+	if p.fp == nil {
 		return
 	}
-	if err != nil || p.last {
+	if err != nil || !p.keep {
 		e.mu.Lock()
 		e.cache = nil
 		e.mu.Unlock()

@@ -34,6 +34,10 @@ type OpenOptions struct {
 	// they may also not exist yet (a dry run on a fresh install).
 	Migrate       bool
 	AllowNoTables bool
+	// StateOnly assembles the daemon to change quotesync's state only
+	// (`quotesync retry`): no token is read, and a call to the remote
+	// fails.
+	StateOnly bool
 	// Log is the daemon's logger; the engine's events are logged on it
 	// (named "sync"), the MySQL driver's own diagnostics too ("mysql").
 	// Default: none.
@@ -85,7 +89,11 @@ func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
 	if o.ObserveCall != nil {
 		rc.Observe = o.ObserveCall
 	}
-	if d.Remote, err = remote.New(rc, s.Tokens); err != nil {
+	tokens := s.Tokens
+	if o.StateOnly {
+		tokens = noToken{}
+	}
+	if d.Remote, err = remote.New(rc, tokens); err != nil {
 		return nil, errors.Join(fmt.Errorf("remote: %w", err), d.Close())
 	}
 	sc := s.Sync.withDefaults()
@@ -102,6 +110,15 @@ func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
 	d.Outbox.Now = func() time.Time { return d.Engine.Now() }
 	return d, nil
 }
+
+// noToken is the token source of a daemon assembled to change state only.
+type noToken struct{}
+
+func (noToken) Token(context.Context) (string, error) {
+	return "", errors.New("no token was read: this command changes quotesync's state only and calls no remote")
+}
+
+func (noToken) Invalidate() {}
 
 // prepareSchema migrates quotesync's state tables, or only checks that
 // they are current. Either way it refuses tables a newer quotesync

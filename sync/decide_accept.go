@@ -3,7 +3,6 @@ package sync
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sort"
 	"time"
 
@@ -12,8 +11,9 @@ import (
 )
 
 // The accept stage's decisions: pure functions from the pending list, the
-// rows and the remote's answers to steps and changes. accept.go performs
-// them.
+// rows, the shop's jobs and the remote's answers to steps, plans and
+// changes. The executor performs them (exec.go, accept.go); a dry run
+// prints them.
 
 // acceptKind is what the accept stage does with one request.
 type acceptKind int
@@ -139,71 +139,53 @@ func due(now time.Time, r shopdb.Request) bool {
 // expired reports whether an expiry time has passed.
 func expired(now, t time.Time) bool { return !t.IsZero() && !now.Before(t) }
 
-// reserveOutcome is what the reserve transaction found for a request.
-type reserveOutcome struct {
-	job     string
-	created bool
-	booking time.Time
+// planAccept is the plan of one accept step: what the stage does with
+// the request, as data. now is the pass's start. An expired request is
+// never accepted: its plan stops before the call.
+func planAccept(now time.Time, st acceptStep) plan {
+	accept := func(listed, maybeLanded bool, expiry time.Time) call {
+		if listed && expired(now, expiry) {
+			return call{}
+		}
+		return call{kind: callAccept, listed: listed, maybeLanded: maybeLanded}
+	}
+	switch st.kind {
+	case stepExpired:
+		ch := decideGoneUnseen(st.req)
+		return plan{row: requestRow(st.req), do: DoMarkGone, why: ch.next.LastError, change: &ch}
+	case stepVanished:
+		ch := decideVanished(now, *st.row)
+		return plan{row: *st.row, do: DoMarkGone, why: ch.next.LastError, change: &ch}
+	case stepRelist:
+		ch := decideRelisted(*st.row)
+		return plan{row: *st.row, do: DoAccept, why: "the remote lists the request as pending again: our accept did not land",
+			change: &ch, call: accept(true, false, st.row.Expiry)}
+	case stepReserve:
+		// Reserved by this pass: no accept of ours was sent before.
+		row := requestRow(st.req)
+		if st.row != nil {
+			row.Phase = st.row.Phase
+		}
+		return plan{row: row, reserve: &st.req, call: accept(true, false, st.req.Expiry)}
+	case stepAccept:
+		c := accept(true, true, st.row.Expiry)
+		if c.kind == callNone {
+			// When it leaves the pending list, the probe finds it expired
+			// and the row goes gone.
+			return plan{row: *st.row}
+		}
+		return plan{row: *st.row, do: DoAccept, why: fmt.Sprintf("reserved job %s; the request is still pending", st.row.JobNumber), call: c}
+	case stepProbe:
+		return plan{row: *st.row, do: DoConfirm, why: "reserved and no longer pending: a repeated accept tells whether ours landed",
+			call: accept(false, true, st.row.Expiry)}
+	}
+	return plan{}
 }
 
-// decideReserved is the change that records a request reserved with job
-// o.job (cur has Version 0 when the request had no row): a fresh start on
-// the job, with the intent to accept it.
-func decideReserved(now time.Time, cur shopdb.Request, req remote.Request, o reserveOutcome) change {
-	next := shopdb.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, JobNumber: o.job,
-		Phase: PhaseReserved, Intent: IntentAccept, JobCreated: o.created, Expiry: req.Expiry,
-		BookingDate: o.booking, RequestJSON: req.Raw, CreatedAt: cur.CreatedAt}
-	how := "found by find_job"
-	if o.created {
-		how = "created by create_job"
-	}
-	return change{cur: cur, next: next, ev: Event{Kind: EventReserved, Job: o.job, Detail: "job " + o.job + " " + how}}
-}
-
-// decideWaiting is the change that records a request whose shop has no
-// job yet: a waiting row the first time, nothing after that (ok false).
-func decideWaiting(cur shopdb.Request, req remote.Request) (change, bool) {
-	if cur.Version != 0 {
-		return change{}, false
-	}
-	next := shopdb.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Phase: PhaseWaiting,
-		Reason: ReasonNoJob, Expiry: req.Expiry, RequestJSON: req.Raw}
-	return change{cur: cur, next: next, ev: Event{Kind: EventWaiting, Detail: Reason(ReasonNoJob).Words}}, true
-}
-
-// decideReserveFailed is the change that records a request whose job could
-// not be found or created: waiting, with the reason and a backoff; its
-// event is logged only when the reason differs from the one stored.
-func decideReserveFailed(cfg Config, now time.Time, cur shopdb.Request, req remote.Request, cause error) change {
-	next := cur
-	if cur.Version == 0 {
-		next = shopdb.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
-	}
-	next.Phase, next.Reason = PhaseWaiting, ReasonReserveFailed
-	next.Attempts = cur.Attempts + 1
-	next.LastError = capText(cause.Error())
-	next.NextAttemptAt = now.Add(cfg.retryBackoff().Delay(next.Attempts, 0, rand.Float64()))
-	ch := change{cur: cur, next: next}
-	if next.LastError != cur.LastError || cur.Reason != ReasonReserveFailed {
-		ch.ev = Event{Kind: EventReserveFailed, Attempt: next.Attempts, Next: next.NextAttemptAt, Err: cause}
-	}
-	return ch
-}
-
-// decideTooLong is the change that rejects a request whose id, claim
-// number or another value the shop refused as longer than its column
-// (find_job or create_job): trying again cannot fix it, so it is not tried
-// until a person widens the column and runs retry (back to waiting).
-func decideTooLong(cur shopdb.Request, req remote.Request, cause error) change {
-	next := cur
-	if cur.Version == 0 {
-		next = shopdb.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
-	}
-	next.Phase, next.ResumePhase, next.Reason = PhaseRejected, PhaseWaiting, ReasonTooLong
-	next.Attempts, next.NextAttemptAt = 0, time.Time{}
-	next.LastError = capText(fmt.Sprintf("%v: the shop refuses a value of this request as longer than its column; widen the column the error names (or change find_job/create_job), then run quotesync retry %s",
-		cause, req.ID))
-	return change{cur: cur, next: next, ev: Event{Kind: EventRejected, Reason: ReasonTooLong, Detail: next.LastError}}
+// requestRow is the row a listed request would have: what a plan shows of
+// a request quotesync has no row for.
+func requestRow(req remote.Request) shopdb.Request {
+	return shopdb.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
 }
 
 // decideGoneUnseen records a listed request that expired before quotesync
@@ -243,8 +225,9 @@ func decideRelisted(cur shopdb.Request) change {
 
 // acceptFacts is what decideAccept knows about one accept call.
 type acceptFacts struct {
-	now    time.Time
-	listed bool // the remote lists the request as pending in this pass
+	now    time.Time // when the answer came
+	jitter float64   // in [0, 1): spreads a backoff
+	listed bool      // the remote lists the request as pending in this pass
 	// maybeLanded: an earlier accept of ours may have landed (the row was
 	// reserved by an earlier pass, so an accept may have been sent and its
 	// answer lost).
@@ -284,7 +267,7 @@ func decideAccept(cfg Config, cur shopdb.Request, f acceptFacts) (change, bool) 
 	case errors.Is(err, remote.ErrUnauthorized):
 		return change{}, false
 	case errors.Is(err, remote.ErrTemporary):
-		return decideRetrying(cfg, f.now, cur, call), true
+		return decideRetrying(cfg, f.now, f.jitter, cur, call), true
 	case errors.Is(err, remote.ErrNotFound):
 		reason := ReasonUnknownRequest
 		if expired(f.now, cur.Expiry) {
@@ -372,8 +355,9 @@ func decideAcceptConflict(cfg Config, cur shopdb.Request, f acceptFacts, call Ev
 
 // decideRetrying records a temporary failure of a remote call on cur:
 // attempts counted, the error kept, the next attempt pushed back (at least
-// the server's Retry-After). The intent stays: the call may have landed.
-func decideRetrying(cfg Config, now time.Time, cur shopdb.Request, call Event) change {
+// the server's Retry-After; spread by jitter, in [0, 1)). The intent
+// stays: the call may have landed.
+func decideRetrying(cfg Config, now time.Time, jitter float64, cur shopdb.Request, call Event) change {
 	var retryAfter time.Duration
 	var re *remote.Error
 	if errors.As(call.Err, &re) {
@@ -383,7 +367,7 @@ func decideRetrying(cfg Config, now time.Time, cur shopdb.Request, call Event) c
 	next.Attempts = cur.Attempts + 1
 	next.Reason = ReasonRetrying
 	next.LastError = call.Err.Error()
-	next.NextAttemptAt = now.Add(cfg.retryBackoff().Delay(next.Attempts, retryAfter, rand.Float64()))
+	next.NextAttemptAt = now.Add(cfg.retryBackoff().Delay(next.Attempts, retryAfter, jitter))
 	ev := call
 	ev.Kind, ev.Attempt, ev.Next = EventRetrying, next.Attempts, next.NextAttemptAt
 	return change{cur: cur, next: next, ev: ev}

@@ -10,8 +10,8 @@ import (
 )
 
 // The push stage's decisions: pure functions from the rows, the shop's
-// estimate states and lines and the remote's answers to steps and changes.
-// push.go performs them.
+// estimate states and lines and the remote's answers to plans and
+// changes. The executor performs them (exec.go); a dry run prints them.
 
 // Route names of the quote calls in events and logs.
 const (
@@ -138,6 +138,84 @@ func decideJob(r shopdb.Request, st shopdb.JobState, lines []shopdb.Line, badErr
 	return d
 }
 
+// planJob is the plan of one job of the push stage, decided by decideJob
+// on its row, estimate state and lines (or what makes them invalid) and
+// the quote built from them; now is the pass's start.
+func planJob(now time.Time, r shopdb.Request, st shopdb.JobState, lines []shopdb.Line, badErr error, q remote.Quote, hash string) plan {
+	d := decideJob(r, st, lines, badErr, q, hash)
+	switch d.step {
+	case jobHold:
+		return planHold(r, st, d.reason, d.err)
+	case jobSupplement:
+		ch := decideSupplement(r, st)
+		return plan{row: r, do: DoFlagSupplement, why: "the shop's lines changed after the quote was submitted", change: &ch}
+	case jobNote:
+		return planNote(r, st, d.final)
+	case jobPush:
+		return planPush(now, r, st, d)
+	}
+	return plan{row: r}
+}
+
+// planHold is the plan that holds r back for reason (decideHold: nothing
+// to write when it is held so already).
+func planHold(r shopdb.Request, st shopdb.JobState, reason shopdb.Reason, cause error) plan {
+	pl := plan{row: r, do: DoHold, why: fmt.Sprintf("%s: %v", Reason(reason).Words, cause)}
+	if ch, ok := decideHold(r, st, reason, cause); ok {
+		pl.change = &ch
+	}
+	return pl
+}
+
+// planNote is the plan of a job examined with nothing to push: remember
+// its marker (decideNote). When only the marker changes it is written
+// with the others at the end of the stage, unless the job goes on to its
+// submit (final): then it is written first, on its own.
+func planNote(r shopdb.Request, st shopdb.JobState, final bool) plan {
+	ch, ok := decideNote(r, st)
+	switch {
+	case !ok:
+		return plan{row: r, final: final}
+	case ch.ev.Kind == "" && !final:
+		return plan{row: r, marker: &shopdb.MarkerUpdate{RequestID: r.RequestID, Version: r.Version, Marker: st.Marker}}
+	}
+	return plan{row: r, change: &ch, final: final}
+}
+
+// planPush is the plan that pushes the job's quote as a Draft: created on
+// the first push, updated (per remote.Config.DraftUpdate) after that.
+// Intent before effect: unless a push is in flight already, the intent is
+// recorded first, so that a push whose answer is lost (a kill, a dropped
+// connection) is pushed again by the next pass even if the shop meanwhile
+// went back to what was pushed before.
+func planPush(now time.Time, r shopdb.Request, st shopdb.JobState, d jobDecision) plan {
+	why, kind := "lines changed since the last push", callUpdateDraft
+	switch {
+	case r.Phase == PhaseAcceptUnknown:
+		why, kind = "first draft of the job's lines; it confirms that our accept landed", callCreateQuote
+	case first(r):
+		why, kind = "first draft of the job's lines", callCreateQuote
+	}
+	pl := plan{row: r, do: DoPushDraft, why: why, items: len(d.quote.Items), final: d.final,
+		call: call{kind: kind, st: st, d: d}}
+	if r.Intent != IntentPush {
+		ch := decideIntent(r, now)
+		pl.change = &ch
+	}
+	return pl
+}
+
+// planSubmit is the plan that changes the quote's status to Submitted,
+// the submit recorded as in flight first (decideSubmitIntent).
+func planSubmit(now time.Time, r shopdb.Request) plan {
+	pl := plan{row: r, do: DoSubmit, why: "the estimate is final and the remote holds its content", call: call{kind: callSubmit}}
+	if r.SubmittedAt.IsZero() {
+		ch := decideSubmitIntent(r, now)
+		pl.change = &ch
+	}
+	return pl
+}
+
 // first reports whether r has no acknowledged Draft yet.
 func first(r shopdb.Request) bool { return r.Phase == PhaseAccepted || r.Phase == PhaseAcceptUnknown }
 
@@ -217,7 +295,8 @@ func decideIntent(r shopdb.Request, now time.Time) change {
 
 // pushFacts is what decidePush knows about one push.
 type pushFacts struct {
-	now     time.Time
+	now     time.Time // when the answer came
+	jitter  float64   // in [0, 1): spreads a backoff
 	st      shopdb.JobState
 	d       jobDecision
 	route   string
@@ -277,7 +356,7 @@ func decidePush(cfg Config, cur shopdb.Request, f pushFacts) (change, bool) {
 	case errors.Is(err, remote.ErrNotFound), errors.Is(err, remote.ErrRejected):
 		return rejected(cur, ReasonRefused, fmt.Sprintf("push draft of job %s: %v", cur.JobNumber, err), call), true
 	}
-	return decideRetrying(cfg, f.now, cur, call), true
+	return decideRetrying(cfg, f.now, f.jitter, cur, call), true
 }
 
 // rejected is the change of a request the remote refused for good; retry
@@ -302,9 +381,10 @@ func decideSubmitIntent(r shopdb.Request, now time.Time) change {
 
 // decideSubmit turns the answer to the status change into a change; ok
 // is false when the answer settles nothing.
-func decideSubmit(cfg Config, cur shopdb.Request, now time.Time, err error, d time.Duration) (change, bool) {
+func decideSubmit(cfg Config, cur shopdb.Request, a answer) (change, bool) {
+	err, now := a.err, a.now
 	status := statusOf(err)
-	call := Event{Route: routeSetStatus, Status: status, Attempt: cur.Attempts + 1, Duration: d, Err: err}
+	call := Event{Route: routeSetStatus, Status: status, Attempt: cur.Attempts + 1, Duration: a.d, Err: err}
 	switch {
 	case err == nil, errors.Is(err, remote.ErrConflict), errors.Is(err, remote.ErrUnreadable):
 		next := cur
@@ -331,5 +411,5 @@ func decideSubmit(cfg Config, cur shopdb.Request, now time.Time, err error, d ti
 	case errors.Is(err, remote.ErrNotFound), errors.Is(err, remote.ErrRejected):
 		return rejected(cur, ReasonRefused, fmt.Sprintf("submit quote of job %s: %v", cur.JobNumber, err), call), true
 	}
-	return decideRetrying(cfg, now, cur, call), true
+	return decideRetrying(cfg, now, a.jitter, cur, call), true
 }

@@ -8,15 +8,17 @@
 // marks the estimate final. Everything a crash or a fault can leave behind is
 // repaired by the next pass.
 //
-// The state machine of a tracked request lives in one place, machine.go:
-// its phases, the transitions allowed between them, the reasons and the
-// intents, as tables. The decisions (decide_accept.go, decide_push.go,
-// retry.go) are pure functions from the rows, the shop's facts and the
-// remote's answers to changes; the executor (exec.go) checks each change
-// against the table, writes it with its event in one transaction, and hands
-// the event to the observers (the log, the metrics, the demo, tests). A dry
-// run is the same decisions, printed instead of performed. ARCHITECTURE.md
-// at the top of the repository draws the whole.
+// The state machine of a tracked request lives in one place, machine.go: its
+// phases, the transitions allowed between them, the reasons and the intents,
+// as tables. The decisions (decide_accept.go, decide_reserve.go,
+// decide_push.go, retry.go) are pure functions from the rows, the shop's
+// facts, the remote's answers, the clock and chance to plans and changes
+// (plan.go); the executor (exec.go) performs them: it checks each change
+// against the table, writes it with its event and its deliveries in one
+// transaction, and hands the event to the observers (the log, the metrics,
+// the outbox, the demo, tests). Every change goes through it, `quotesync
+// retry`'s too. A dry run is the same decisions, their plans printed instead
+// of performed. ARCHITECTURE.md at the top of the repository draws the whole.
 //
 // Open assembles the daemon (database, remote client, engine) for the
 // command, the demo and the tests alike.

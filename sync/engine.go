@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	gosync "sync"
 	"sync/atomic"
 	"time"
@@ -81,6 +82,10 @@ type Engine struct {
 
 	// Now is the engine's clock. Default time.Now.
 	Now func() time.Time
+	// Rand is the engine's source of chance: the spread of a request's
+	// backoff, a number in [0, 1). Default math/rand/v2's Float64. The
+	// decisions take both as inputs, so that they stay pure.
+	Rand func() float64
 
 	passStart atomic.Int64 // unix nanoseconds of the running pass's start, 0 when idle
 
@@ -121,6 +126,7 @@ func New(cfg Config, rem Remote, store Store, log *zap.Logger, obs ...Observer) 
 		log:      log,
 		obs:      append(observers{NewLogObserver(log)}, obs...),
 		Now:      time.Now,
+		Rand:     rand.Float64,
 		reported: make(map[string]bool),
 	}, nil
 }
@@ -258,6 +264,7 @@ func (e *Engine) lastPass(ctx context.Context) (Summary, error) {
 // Plan computes what a pass would do now, from real reads of the remote's
 // pending list, quotesync's state and the shop's lines, without writing
 // anywhere: no remote write, no shop statement that writes, no state change.
+// It is a pass whose plans are printed as Actions instead of performed.
 // On a database where quotesync's tables do not exist yet it plans as if
 // they were empty.
 func (e *Engine) Plan(ctx context.Context) (Plan, error) {

@@ -4,9 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
 )
+
+// The executor: the one place that writes a request's row. Every state
+// change goes through commit (or commitTx, when what to write is decided
+// on facts read in the same shop transaction): a pass's steps, the
+// reservation of a job number, `quotesync retry`. Each writes the row and
+// its event in one transaction, with the deliveries the event queues in
+// the outbox (write-back, notifications), and then reports the event once
+// to every observer registered at assembly (the log, the metrics, the
+// outbox's deliverer, the demo, tests). No caller writes to a sink itself.
 
 // change is one decided state change of one request: the row as read
 // (cur; its Phase is phaseNew and its Version 0 when the request has no row
@@ -51,6 +62,92 @@ func prepare(ch change) (change, error) {
 			ch.ev.Reason = ch.next.Reason
 		}
 	}
+	if ch.release {
+		// The row keeps the number it gives up, for the report.
+		ch.next.JobNumber, ch.next.ReleasedJob = "", ch.cur.JobNumber
+	}
+	return ch, nil
+}
+
+// commit performs ch: it checks it against the state machine (ErrTransition,
+// and nothing is written), writes the row and its event in one
+// transaction (with release_job when ch asks), and reports the change. It
+// returns the stored row and the event as reported; shopdb.ErrStale or
+// ErrExists when the row changed under us.
+func (e *Engine) commit(ctx context.Context, ch change) (shopdb.Request, Event, error) {
+	if ch.release && ch.cur.JobNumber != "" {
+		whole := ch.cur
+		if whole.RequestJSON == nil {
+			// A pass reads rows without their JSON; release_job's
+			// parameters may need it.
+			var err error
+			if whole, err = e.store.Request(ctx, ch.cur.RequestID); err != nil {
+				return ch.cur, ch.ev, err
+			}
+		}
+		saved, ev, _, err := e.commitTx(ctx, newRequestOf(whole), func(context.Context, *shopdb.Tx) (change, bool, error) {
+			return ch, true, nil
+		})
+		if err != nil {
+			return ch.cur, ch.ev, err
+		}
+		return saved, ev, nil
+	}
+	ch, err := prepare(ch)
+	if err != nil {
+		return ch.cur, ch.ev, err
+	}
+	saved, err := e.write(ctx, e.store, ch)
+	if err != nil {
+		return ch.cur, ch.ev, err
+	}
+	return saved, e.report(saved, ch.ev), nil
+}
+
+// commitTx runs decide in one shop transaction for the request nr: decide
+// reads what it needs there (the row, locked; the mapping's job queries)
+// and returns the change to write, or false for none. The change is
+// written in the same transaction (release_job with it when it asks), and
+// reported after the commit. done is false when nothing was written.
+func (e *Engine) commitTx(ctx context.Context, nr shopdb.NewRequest, decide func(ctx context.Context, tx *shopdb.Tx) (change, bool, error)) (saved shopdb.Request, ev Event, done bool, err error) {
+	var ch change
+	err = e.store.InTx(ctx, nr, func(ctx context.Context, tx *shopdb.Tx) error {
+		c, do, err := decide(ctx, tx)
+		if err != nil || !do {
+			return err
+		}
+		if c, err = prepare(c); err != nil {
+			return err
+		}
+		if c.release && c.next.ReleasedJob != "" {
+			if c, err = releaseJob(ctx, tx, c); err != nil {
+				return err
+			}
+		}
+		saved, err = e.write(ctx, tx, c)
+		ch, done = c, err == nil
+		return err
+	})
+	if err != nil || !done {
+		return ch.cur, ch.ev, false, err
+	}
+	return saved, e.report(saved, ch.ev), true, nil
+}
+
+// releaseJob runs release_job in tx for the job a prepared change gives
+// up, and says in its event and its row which became of the job.
+func releaseJob(ctx context.Context, tx *shopdb.Tx, ch change) (change, error) {
+	job := ch.next.ReleasedJob
+	released, err := tx.ReleaseJob(ctx, job, ch.cur.JobCreated)
+	if err != nil {
+		return ch, fmt.Errorf("release job %s: %w", job, err)
+	}
+	note := fmt.Sprintf("job %s, reserved for it, was released (shop.queries.release_job ran for it)", job)
+	if !released {
+		note = fmt.Sprintf("job %s, reserved for it, is unused: no shop.queries.release_job is configured, so the shop keeps it (cancel or reuse it)", job)
+	}
+	ch.ev.Detail = joinText(ch.ev.Detail, note)
+	ch.next.LastError = capText(joinText(ch.next.LastError, note))
 	return ch, nil
 }
 
@@ -63,98 +160,134 @@ func (e *Engine) write(ctx context.Context, w rowWriter, ch change) (shopdb.Requ
 	return w.Update(ctx, ch.cur, ch.next, e.stored(ch.ev))
 }
 
-// written reports a change that is durable: the pass's counts and phases,
-// then the observers.
-func (e *Engine) written(p *pass, saved shopdb.Request, ev Event) {
+// report tells of a change that is durable: the next pass reads the rows
+// anew, and the observers get its event, stamped with the row's time.
+func (e *Engine) report(saved shopdb.Request, ev Event) Event {
 	e.touched()
-	p.setPhase(saved.RequestID, saved.Phase)
 	if ev.Kind != "" {
 		ev.At = saved.UpdatedAt
-		p.count(ev)
 		e.emit(ev)
 	}
+	return ev
 }
 
-// apply performs ch: it checks that the state machine allows it, writes
-// the row and the event in one transaction (with release_job when asked),
-// and then hands the event to the observers. It runs even while the pass
-// is being cancelled: the outcome of a remote call that already happened
-// must be recorded. It returns the stored row and true, or cur and false
-// when the row changed under us (left to the next pass) or the write
-// failed (a failure of the pass).
+// apply commits ch for pass p. It runs even while the pass is being
+// cancelled: the outcome of a remote call that already happened must be
+// recorded. It returns the stored row and true, or cur and false when the
+// row changed under us (left to the next pass) or the write failed (a
+// failure of the pass).
 func (e *Engine) apply(ctx context.Context, p *pass, ch change) (shopdb.Request, bool) {
-	ch, err := prepare(ch)
-	if err != nil {
-		p.fail(err)
-		return ch.cur, false
-	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 	defer cancel()
-	var saved shopdb.Request
-	ev := ch.ev
-	if ch.release {
-		saved, ev, err = e.applyRelease(ctx, ch.cur, ch.next, ev)
-	} else {
-		saved, err = e.write(ctx, e.store, ch)
+	saved, ev, err := e.commit(ctx, ch)
+	if err != nil {
+		e.writeFailed(p, saved, err) // saved is the row as read
+		return saved, false
 	}
-	if !e.writeOK(p, ch.cur, err) {
-		return ch.cur, false
-	}
-	e.written(p, saved, ev)
+	p.written(saved, ev)
 	return saved, true
 }
 
-// writeOK sorts the error of a write: nil is fine; a row that changed
-// under us (another instance, a `retry` from the command line) is left to
-// the next pass and reported; anything else fails the pass.
-func (e *Engine) writeOK(p *pass, cur shopdb.Request, err error) bool {
+// writeFailed sorts the error of a write: a row that changed under us
+// (another instance, a `retry` from the command line) is left to the
+// next pass and reported; anything else fails the pass.
+func (e *Engine) writeFailed(p *pass, cur shopdb.Request, err error) {
 	switch {
-	case err == nil:
-		return true
+	case errors.As(err, new(*ErrTransition)):
+		p.fail(err)
 	case errors.Is(err, shopdb.ErrStale), errors.Is(err, shopdb.ErrExists):
 		e.emit(Event{Kind: EventStale, Request: cur.RequestID, Claim: cur.ClaimNumber, Job: cur.JobNumber,
 			From: cur.Phase, To: cur.Phase})
 	default:
 		p.fail(fmt.Errorf("save request %s: %w", cur.RequestID, err))
 	}
-	return false
 }
 
-// applyRelease writes a change that gives cur's job number up: in one
-// transaction, release_job (when the mapping has one) and the row, whose
-// ReleasedJob keeps the number for the report. The event says which.
-func (e *Engine) applyRelease(ctx context.Context, cur, next shopdb.Request, ev Event) (shopdb.Request, Event, error) {
-	job := cur.JobNumber
-	next.JobNumber, next.ReleasedJob = "", job
-	if job == "" {
-		saved, err := e.store.Update(ctx, cur, next, e.stored(ev))
-		return saved, ev, err
-	}
-	whole := cur
-	if whole.RequestJSON == nil {
-		// A pass reads rows without their JSON; release_job's parameters
-		// may need it.
-		var err error
-		if whole, err = e.store.Request(ctx, cur.RequestID); err != nil {
-			return shopdb.Request{}, ev, err
+// perform is the executor of a plan: the reservation, the change, the
+// remote call and the change its answer decides, in that order, each only
+// when the one before went through.
+func (e *Engine) perform(ctx context.Context, p *pass, pl plan) (shopdb.Request, bool) {
+	r := pl.row
+	if pl.reserve != nil {
+		var ok bool
+		if r, ok = e.reserve(ctx, p, *pl.reserve); !ok {
+			return r, false
 		}
 	}
-	var saved shopdb.Request
-	err := e.store.InTx(ctx, newRequestOf(whole), func(ctx context.Context, tx *shopdb.Tx) error {
-		released, err := tx.ReleaseJob(ctx, job, cur.JobCreated)
-		if err != nil {
-			return fmt.Errorf("release job %s: %w", job, err)
+	if pl.marker != nil {
+		p.note(*pl.marker)
+	}
+	if pl.change != nil {
+		var ok bool
+		if r, ok = e.apply(ctx, p, *pl.change); !ok {
+			return r, false
 		}
-		note := fmt.Sprintf("job %s, reserved for it, was released (shop.queries.release_job ran for it)", job)
-		if !released {
-			note = fmt.Sprintf("job %s, reserved for it, is unused: no shop.queries.release_job is configured, so the shop keeps it (cancel or reuse it)", job)
-		}
-		ev.Detail = joinText(ev.Detail, note)
-		next.LastError = capText(joinText(next.LastError, note))
-		saved, err = tx.Update(ctx, cur, next, e.stored(ev))
-		return err
-	})
-	return saved, ev, err
+	}
+	if pl.call.kind == callNone {
+		return r, true
+	}
+	ch, ok := e.call(ctx, p, r, pl.call)
+	if !ok {
+		return r, false
+	}
+	saved, ok := e.apply(ctx, p, ch)
+	if !ok || !pl.call.landed(saved) {
+		return saved, false
+	}
+	if pl.call.kind == callSubmit {
+		e.keepStatusForm(ctx)
+	}
+	return saved, true
+}
+
+// call makes c's remote call for r, within the pass's bound on calls in
+// flight, and decides its answer. ok is false when the answer settles
+// nothing: the pass was cancelled (the row stays as it is and the next
+// pass repairs whatever happened), or the token was refused (the pass
+// stops).
+func (e *Engine) call(ctx context.Context, p *pass, r shopdb.Request, c call) (change, bool) {
+	if !p.acquire(ctx) {
+		return change{}, false
+	}
+	start := time.Now()
+	var err error
+	switch c.kind {
+	case callAccept:
+		_, err = e.remote.Accept(ctx, r.RequestID, r.JobNumber, r.BookingDate)
+	case callCreateQuote:
+		_, err = e.remote.CreateQuote(ctx, r.JobNumber, c.d.quote)
+	case callUpdateDraft:
+		_, err = e.remote.UpdateDraft(ctx, r.JobNumber, c.d.quote)
+	case callSubmit:
+		_, err = e.remote.SetStatus(ctx, r.JobNumber, e.cfg.Quote.Type, remote.StatusSubmitted)
+	}
+	d := time.Since(start)
+	p.release()
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return change{}, false
+	case errors.Is(err, remote.ErrUnauthorized):
+		p.stop(fmt.Errorf("%w: %w", ErrUnauthorized, err))
+		return change{}, false
+	}
+	return c.decide(e.cfg, r, answer{now: e.Now(), jitter: e.Rand(), err: err, d: d})
+}
+
+// writeNotes writes the markers of the jobs examined with nothing to push,
+// all in one statement (shopdb.UpdateMarkers; split only past a few
+// megabytes): a shop that touched ten thousand jobs without changing what
+// they would push costs one write, not ten thousand. They are silent
+// changes: no event.
+func (e *Engine) writeNotes(ctx context.Context, p *pass) {
+	if len(p.notes) == 0 {
+		return
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
+	defer cancel()
+	if _, err := e.store.UpdateMarkers(wctx, p.notes); err != nil {
+		p.fail(fmt.Errorf("remember the change markers of %s: %w", plural(len(p.notes), "job"), err))
+	}
+	e.touched()
 }
 
 // stored is the event log's row of ev.

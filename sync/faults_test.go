@@ -116,7 +116,7 @@ func TestAcceptConflictRejects(t *testing.T) {
 	if w := r.writes(before); len(w) != 0 {
 		t.Errorf("a rejected request was tried again: %v", w)
 	}
-	if _, _, err := qsync.Retry(r.ctx, r.db, id, "test"); err != nil {
+	if _, _, err := r.engine.Retry(r.ctx, id, "test"); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.row(id).Phase; got != qsync.PhaseWaiting {
@@ -164,7 +164,7 @@ func TestPushRejectedIsolated(t *testing.T) {
 	if rejected == "" {
 		t.Fatal("no row rejected")
 	}
-	if _, _, err := qsync.Retry(r.ctx, r.db, rejected, "fixed"); err != nil {
+	if _, _, err := r.engine.Retry(r.ctx, rejected, "fixed"); err != nil {
 		t.Fatal(err)
 	}
 	if s := r.pass(); s.Drafted+s.Redrafted != 1 {

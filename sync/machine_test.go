@@ -69,26 +69,30 @@ func TestEveryTransitionReachable(t *testing.T) {
 	}
 	st := shopdb.JobState{Job: "RO-1", Marker: "m2"}
 	pushed := jobDecision{step: jobPush, hash: "h2"}
-	accept := func(cur shopdb.Request, listed, maybe bool, err error) change {
-		ch, ok := decideAccept(cfg, cur, acceptFacts{now: now, listed: listed, maybeLanded: maybe, err: err, maxConflict: cfg.MaxConflicts})
+	// The answers are decided as the executor decides them (call.decide),
+	// the clock and the chance given.
+	decided := func(c call, cur shopdb.Request, err error) change {
+		ch, ok := c.decide(cfg, cur, answer{now: now, jitter: 0.5, err: err})
 		if !ok {
-			t.Fatalf("decideAccept(%s, %v) settled nothing", cur.Phase, err)
+			t.Fatalf("the answer %v to call %d on %s settled nothing", err, c.kind, cur.Phase)
 		}
 		return ch
+	}
+	accept := func(cur shopdb.Request, listed, maybe bool, err error) change {
+		return decided(call{kind: callAccept, listed: listed, maybeLanded: maybe}, cur, err)
 	}
 	push := func(cur shopdb.Request, err error) change {
-		ch, ok := decidePush(cfg, cur, pushFacts{now: now, st: st, d: pushed, route: routeCreateQuote, err: err})
-		if !ok {
-			t.Fatalf("decidePush(%s, %v) settled nothing", cur.Phase, err)
-		}
-		return ch
+		return decided(call{kind: callCreateQuote, st: st, d: pushed}, cur, err)
 	}
 	submit := func(cur shopdb.Request, err error) change {
-		ch, ok := decideSubmit(cfg, cur, now, err, 0)
-		if !ok {
-			t.Fatalf("decideSubmit(%s, %v) settled nothing", cur.Phase, err)
+		return decided(call{kind: callSubmit}, cur, err)
+	}
+	// The changes a plan writes before any call, or without one.
+	planned := func(pl plan) change {
+		if pl.change == nil {
+			t.Fatalf("plan %q of %s writes nothing", pl.do, pl.row.Phase)
 		}
-		return ch
+		return *pl.change
 	}
 	retry := func(cur shopdb.Request) change {
 		ch, err := decideRetry(cur, "test")
@@ -107,17 +111,18 @@ func TestEveryTransitionReachable(t *testing.T) {
 		return r
 	}
 	waiting, _ := decideWaiting(shopdb.Request{}, req)
-	held, _ := decideHold(row(PhaseAccepted), st, ReasonShopData, errors.New("bad line"))
-	unknownHeld, _ := decideHold(row(PhaseAcceptUnknown), st, ReasonShopData, errors.New("bad line"))
-	draftedHeld, _ := decideHold(row(PhaseDrafted), st, ReasonUnmappedCode, errors.New("bad code"))
+	held := planned(planHold(row(PhaseAccepted), st, ReasonShopData, errors.New("bad line")))
+	unknownHeld := planned(planHold(row(PhaseAcceptUnknown), st, ReasonShopData, errors.New("bad line")))
+	draftedHeld := planned(planHold(row(PhaseDrafted), st, ReasonUnmappedCode, errors.New("bad code")))
+	waitingRow, unknownRow := row(PhaseWaiting), row(PhaseAcceptUnknown)
 	changes := []change{
 		waiting,
-		decideReserveFailed(cfg, now, shopdb.Request{}, req, errors.New("create_job failed")),
-		decideReserved(now, shopdb.Request{}, req, reserveOutcome{job: "RO-1"}),
-		decideGoneUnseen(req),
-		decideReserveFailed(cfg, now, row(PhaseWaiting), req, errors.New("create_job failed")),
-		decideReserved(now, row(PhaseWaiting), req, reserveOutcome{job: "RO-1", created: true}),
-		decideVanished(now, row(PhaseWaiting)),
+		decideReserveFailed(cfg, now, 0.5, shopdb.Request{}, req, errors.New("create_job failed")),
+		decideReserved(shopdb.Request{}, req, reserveOutcome{job: "RO-1"}),
+		planned(planAccept(now, acceptStep{kind: stepExpired, req: req})),
+		decideReserveFailed(cfg, now, 0.5, row(PhaseWaiting), req, errors.New("create_job failed")),
+		decideReserved(row(PhaseWaiting), req, reserveOutcome{job: "RO-1", created: true}),
+		planned(planAccept(now, acceptStep{kind: stepVanished, req: req, row: &waitingRow})),
 		decideTooLong(shopdb.Request{}, req, errors.New("Error 1406: Data too long for column 'claim_number'")),
 		decideTooLong(row(PhaseWaiting), req, errors.New("Error 1406: Data too long for column 'claim_number'")),
 		accept(row(PhaseReserved), true, false, remoteErr(503, "")),
@@ -132,15 +137,18 @@ func TestEveryTransitionReachable(t *testing.T) {
 		push(row(PhaseAcceptUnknown), nil),
 		push(row(PhaseAcceptUnknown), remoteErr(404, "job not found")),
 		push(row(PhaseAcceptUnknown), remoteErr(400, "bad item")),
-		decideRelisted(row(PhaseAcceptUnknown)),
+		planned(planAccept(now, acceptStep{kind: stepRelist, req: req, row: &unknownRow})),
+		planned(planPush(now, row(PhaseAcceptUnknown), st, pushed)),
 		held,
 		push(row(PhaseAccepted), nil),
 		push(row(PhaseAccepted), remoteErr(400, "bad item")),
 		draftedHeld,
 		push(row(PhaseDrafted), nil),
+		planned(planPush(now, row(PhaseDrafted), st, pushed)),
+		planned(planSubmit(now, row(PhaseDrafted))),
 		submit(row(PhaseDrafted), nil),
 		submit(row(PhaseDrafted), remoteErr(405, "")),
-		decideSupplement(row(PhaseSubmitted), st),
+		planned(planJob(now, row(PhaseSubmitted), st, sampleLines(), nil, remote.Quote{}, "h2")),
 		retry(rejectedFrom(PhaseWaiting)),
 		retry(rejectedFrom(PhaseReserved)),
 		retry(rejectedFrom(PhaseAcceptUnknown)),

@@ -18,25 +18,24 @@ type passKind int
 const (
 	passKeep passKind = iota // keeps what it read for the next pass (see cache.go)
 	passLast                 // the engine's last: keeps nothing
-	passDry                  // plans, writes nothing (Plan)
+	passDry                  // prints its plans, performs nothing (Plan)
 )
 
 // pass is the state of one pass in progress.
 type pass struct {
 	e    *Engine
-	dry  bool
-	last bool // the engine's last pass: nothing is kept for a next
+	act  performer // performs the plans: the engine (the executor), or a dry run's printer
+	keep bool      // keeps what it read for the next pass (see cache.go)
 	now  time.Time
 
 	stop  context.CancelCauseFunc // stops the whole pass (401)
 	slots chan struct{}           // remote calls in flight, at most Concurrency
 
-	mu       gosync.Mutex
-	summary  Summary
-	actions  []Action
-	phases   map[string]shopdb.Phase // request id → phase after the pass
-	reserves map[string]bool         // requests reserved by this pass
-	errs     []error                 // pass-level failures
+	mu      gosync.Mutex
+	summary Summary
+	actions []Action
+	phases  map[string]shopdb.Phase // request id → phase after the pass
+	errs    []error                 // pass-level failures
 
 	interrupted bool // the caller cancelled the pass (shutdown)
 	ctxSeen     bool // cancelled has recorded why the context ended
@@ -66,13 +65,6 @@ func (p *pass) note(u shopdb.MarkerUpdate) {
 	p.mu.Unlock()
 }
 
-// count adds an event to the summary.
-func (p *pass) count(ev Event) {
-	p.mu.Lock()
-	p.summary.count(ev)
-	p.mu.Unlock()
-}
-
 // countWaiting counts a request that waits for a shop job.
 func (p *pass) countWaiting() {
 	p.mu.Lock()
@@ -87,11 +79,16 @@ func (p *pass) countHeld() {
 	p.mu.Unlock()
 }
 
-// plan records an action of a dry run.
-func (p *pass) plan(a Action) {
+// print records an action of a dry run.
+func (p *pass) print(a Action) {
 	p.mu.Lock()
 	p.actions = append(p.actions, a)
 	p.mu.Unlock()
+}
+
+// perform hands pl to the pass's performer.
+func (p *pass) perform(ctx context.Context, pl plan) (shopdb.Request, bool) {
+	return p.act.perform(ctx, p, pl)
 }
 
 // fail records a pass-level failure.
@@ -101,32 +98,23 @@ func (p *pass) fail(err error) {
 	p.mu.Unlock()
 }
 
-// setPhase remembers a request's phase after a change.
-func (p *pass) setPhase(id string, ph shopdb.Phase) {
+// written counts a change the executor committed for this pass: the
+// request's phase after the pass, and its event in the summary.
+func (p *pass) written(saved shopdb.Request, ev Event) {
 	p.mu.Lock()
-	p.phases[id] = ph
+	p.phases[saved.RequestID] = saved.Phase
+	if ev.Kind != "" {
+		p.summary.count(ev)
+	}
 	p.mu.Unlock()
-}
-
-// reserved remembers that this pass reserved request id: no accept of an
-// earlier pass can have landed for it.
-func (p *pass) reserved(id string) {
-	p.mu.Lock()
-	p.reserves[id] = true
-	p.mu.Unlock()
-}
-
-// reservedNow reports whether this pass reserved request id.
-func (p *pass) reservedNow(id string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.reserves[id]
 }
 
 func (e *Engine) pass(ctx context.Context, kind passKind) (*pass, error) {
-	dry := kind == passDry
-	p := &pass{e: e, dry: dry, last: kind == passLast, now: e.Now(), phases: make(map[string]shopdb.Phase),
-		reserves: make(map[string]bool), slots: make(chan struct{}, e.cfg.Concurrency)}
+	p := &pass{e: e, act: e, keep: kind == passKeep, now: e.Now(), phases: make(map[string]shopdb.Phase),
+		slots: make(chan struct{}, e.cfg.Concurrency)}
+	if kind == passDry {
+		p.act = printer{e} // the one place a dry run differs: its plans are printed, not performed
+	}
 	e.passStart.Store(time.Now().UnixNano())
 	defer e.passStart.Store(0)
 	p.soft = time.Now().Add(e.cfg.PassTimeout * 8 / 10)
@@ -139,19 +127,19 @@ func (e *Engine) pass(ctx context.Context, kind passKind) (*pass, error) {
 
 	pending, listErr := e.listPending(ctx, p)
 	if errors.Is(listErr, remote.ErrUnauthorized) {
-		return p, e.finish(p, listErr)
+		return p, e.finish(p, nil, listErr)
 	}
 	if p.cancelled(ctx) {
-		return p, e.finish(p, nil)
+		return p, e.finish(p, nil, nil)
 	}
 	rows, err := e.readRows(ctx, p, pending)
 	switch {
-	case err != nil && dry && errors.Is(err, shopdb.ErrNoStateTables):
+	case err != nil && kind == passDry && errors.Is(err, shopdb.ErrNoStateTables):
 		rows = nil // a fresh install: plan as if nothing were tracked
 	case err != nil && p.cancelled(ctx):
-		return p, e.finish(p, nil)
+		return p, e.finish(p, nil, nil)
 	case err != nil:
-		return p, e.finish(p, fmt.Errorf("load open requests: %w", err))
+		return p, e.finish(p, nil, fmt.Errorf("load open requests: %w", err))
 	}
 	p.summary.Tracked = len(rows)
 	for _, r := range rows {
@@ -170,11 +158,8 @@ func (e *Engine) pass(ctx context.Context, kind passKind) (*pass, error) {
 		e.pushAll(ctx, p, rows)
 	}
 	p.cancelled(ctx)
-	err = e.finish(p, listErr)
+	err = e.finish(p, rows, listErr)
 	e.keepCache(p, read, pending.ids(), err)
-	if !dry {
-		e.outbox.watchExpiry(p.now, rows, p.phases)
-	}
 	return p, err
 }
 
@@ -280,8 +265,9 @@ func (p *pass) each(ctx context.Context, n int, fn func(ctx context.Context, i i
 	wg.Wait()
 }
 
-// finish reports the pass's outcome (EventPassDone) and returns its error.
-func (e *Engine) finish(p *pass, listErr error) error {
+// finish ends the pass: its outcome, reported by its performer (rows are
+// those it worked on, nil when it stopped early), and returned.
+func (e *Engine) finish(p *pass, rows []shopdb.Request, listErr error) error {
 	p.summary.Duration = e.Now().Sub(p.now)
 	errs := p.errs
 	if listErr != nil {
@@ -291,9 +277,14 @@ func (e *Engine) finish(p *pass, listErr error) error {
 	if p.interrupted && err == nil {
 		err = ErrInterrupted
 	}
-	if p.dry {
-		return err
-	}
+	p.act.finished(p, rows, err)
+	return err
+}
+
+// finished reports the end of a pass the executor performed: the streak
+// of failed passes, EventPassDone, and the notices of requests close to
+// their expiry.
+func (e *Engine) finished(p *pass, rows []shopdb.Request, err error) {
 	e.mu.Lock()
 	streak := e.failStreak
 	switch {
@@ -307,5 +298,5 @@ func (e *Engine) finish(p *pass, listErr error) error {
 	e.mu.Unlock()
 	s := p.summary
 	e.emit(Event{Kind: EventPassDone, At: e.Now(), Summary: &s, Err: err, Streak: streak, Duration: s.Duration})
-	return err
+	e.outbox.watchExpiry(p.now, rows, p.phases)
 }

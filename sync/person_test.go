@@ -32,7 +32,7 @@ func TestQuietReasonsMatchNeedsPerson(t *testing.T) {
 // the Draft the remote holds, so that a timeline says which was submitted.
 func TestSubmittedEventNamesTheDraft(t *testing.T) {
 	cur := shopdb.Request{RequestID: "r1", JobNumber: "J1", Phase: PhaseDrafted, PushedHash: "abc123", Version: 3}
-	ch, ok := decideSubmit(DefaultConfig(), cur, time.Now(), nil, 0)
+	ch, ok := decideSubmit(DefaultConfig(), cur, answer{now: time.Now()})
 	if !ok {
 		t.Fatal("decideSubmit settled nothing")
 	}

@@ -2,12 +2,9 @@ package sync
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"time"
 
-	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
 )
 
@@ -102,18 +99,20 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
 		p.each(ctx, len(c.jobs), func(ctx context.Context, i int) {
 			w := c.jobs[i]
 			job := w.row.JobNumber
-			var r shopdb.Request
-			var ok bool
+			var pl plan
 			switch {
 			case w.stateErr != nil:
-				e.hold(ctx, p, w.row, w.state, ReasonEstimateState, w.stateErr)
-				return
+				pl = planHold(w.row, w.state, ReasonEstimateState, w.stateErr)
 			case f.same[job]:
-				r, ok = e.noteJob(ctx, p, w.row, w.state, w.state.Final && w.row.Phase != PhaseSubmitted)
+				pl = planNote(w.row, w.state, w.state.Final && w.row.Phase != PhaseSubmitted)
 			default:
-				r, ok = e.reconcileJob(ctx, p, w.row, w.state, f.lines[job], f.fields[job], f.bad[job])
+				q := e.buildQuote(job, f.lines[job], f.fields[job])
+				pl = planJob(p.now, w.row, w.state, f.lines[job], f.bad[job], q, hashQuote(q))
 			}
-			if ok {
+			if pl.do == DoHold {
+				p.countHeld()
+			}
+			if r, ok := p.perform(ctx, pl); ok && pl.final {
 				got[i] = &pushJob{row: r, state: w.state}
 			}
 		})
@@ -242,136 +241,6 @@ func (e *Engine) readLines(ctx context.Context, c lineWork) fetchedLines {
 	return f
 }
 
-// writeNotes writes the markers of the jobs examined with nothing to push,
-// all in one statement (shopdb.UpdateMarkers; split only past a few
-// megabytes): a shop that touched ten thousand jobs without changing what
-// they would push costs one write, not ten thousand.
-func (e *Engine) writeNotes(ctx context.Context, p *pass) {
-	if len(p.notes) == 0 || p.dry {
-		return
-	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
-	defer cancel()
-	if _, err := e.store.UpdateMarkers(wctx, p.notes); err != nil {
-		p.fail(fmt.Errorf("remember the change markers of %s: %w", plural(len(p.notes), "job"), err))
-	}
-	e.touched()
-}
-
-// reconcileJob makes the remote hold the job's current lines. It returns
-// the row, and true when the estimate is final and the remote holds its
-// content: the job is ready to submit.
-func (e *Engine) reconcileJob(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, lines []shopdb.Line, fields map[string]string, badErr error) (shopdb.Request, bool) {
-	q := e.buildQuote(r.JobNumber, lines, fields)
-	d := decideJob(r, st, lines, badErr, q, hashQuote(q))
-	switch d.step {
-	case jobHold:
-		e.hold(ctx, p, r, st, d.reason, d.err)
-		return r, false
-	case jobSupplement:
-		if p.dry {
-			p.plan(actionOf(r, DoFlagSupplement, "the shop's lines changed after the quote was submitted"))
-			return r, false
-		}
-		e.apply(ctx, p, decideSupplement(r, st))
-		return r, false
-	case jobNote:
-		return e.noteJob(ctx, p, r, st, d.final)
-	case jobPush:
-		saved, ok := e.pushDraft(ctx, p, r, st, d)
-		return saved, ok && d.final
-	}
-	return r, false
-}
-
-// noteJob remembers the marker of a job examined with nothing to push. It
-// returns the row, and true when the estimate is final (final): the job is
-// ready to submit.
-func (e *Engine) noteJob(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, final bool) (shopdb.Request, bool) {
-	ch, ok := decideNote(r, st)
-	switch {
-	case !ok || p.dry:
-		return r, final
-	case ch.ev.Kind == "" && !final:
-		// Only the marker changes and nothing follows in this pass:
-		// written with the others (writeNotes).
-		p.note(shopdb.MarkerUpdate{RequestID: r.RequestID, Version: r.Version, Marker: st.Marker})
-		return r, false
-	}
-	saved, ok := e.apply(ctx, p, ch)
-	return saved, ok && final
-}
-
-// hold records what holds a job back: the job keeps its phase, the reason
-// is shown by status and logged once, and the job is looked at again when
-// the shop's change marker moves (or, for any hold, after a reload).
-func (e *Engine) hold(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, reason shopdb.Reason, cause error) {
-	p.countHeld()
-	if p.dry {
-		p.plan(actionOf(r, DoHold, fmt.Sprintf("%s: %v", Reason(reason).Words, cause)))
-		return
-	}
-	if ch, ok := decideHold(r, st, reason, cause); ok {
-		e.apply(ctx, p, ch)
-	}
-}
-
-// pushDraft pushes the job's quote as a Draft: created on the first push,
-// updated (per remote.Config.DraftUpdate) after that.
-func (e *Engine) pushDraft(ctx context.Context, p *pass, r shopdb.Request, st shopdb.JobState, d jobDecision) (shopdb.Request, bool) {
-	isFirst := first(r)
-	if p.dry {
-		why := "lines changed since the last push"
-		switch {
-		case r.Phase == PhaseAcceptUnknown:
-			why = "first draft of the job's lines; it confirms that our accept landed"
-		case isFirst:
-			why = "first draft of the job's lines"
-		}
-		a := actionOf(r, DoPushDraft, why)
-		a.Items = len(d.quote.Items)
-		p.plan(a)
-		return r, true
-	}
-	if r.Intent != IntentPush {
-		// Intent before effect: from here until the answer is recorded,
-		// what the remote holds is unknown, so a push whose answer is lost
-		// (a kill, a dropped connection) is pushed again by the next pass
-		// even if the shop meanwhile went back to what was pushed before.
-		var ok bool
-		if r, ok = e.apply(ctx, p, decideIntent(r, p.now)); !ok {
-			return r, false
-		}
-	}
-	if !p.acquire(ctx) {
-		return r, false
-	}
-	route := routeCreateQuote
-	start := time.Now()
-	var err error
-	if isFirst {
-		_, err = e.remote.CreateQuote(ctx, r.JobNumber, d.quote)
-	} else {
-		route = routeUpdateDraft
-		_, err = e.remote.UpdateDraft(ctx, r.JobNumber, d.quote)
-	}
-	dur := time.Since(start)
-	p.release()
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return r, false
-	case errors.Is(err, remote.ErrUnauthorized):
-		e.unauthorized(p, err)
-		return r, false
-	}
-	ch, ok := decidePush(e.cfg, r, pushFacts{now: e.Now(), st: st, d: d, route: route, err: err, dur: dur, wasHeld: d.release})
-	if !ok {
-		return r, false
-	}
-	saved, ok := e.apply(ctx, p, ch)
-	return saved, ok && saved.Phase == PhaseDrafted && saved.Reason != ReasonUnreadable
-}
-
 // submitAll submits the final estimates whose content the remote now
 // holds. The lines were read in a later statement than the estimate
 // states, so the states are read again first, for all of them in one
@@ -390,21 +259,27 @@ func (e *Engine) submitAll(ctx context.Context, p *pass, ready []*pushJob) {
 	if len(todo) == 0 || ctx.Err() != nil {
 		return
 	}
-	if !p.dry {
-		var err error
-		if todo, err = e.stillFinal(ctx, todo); err != nil {
-			if ctx.Err() == nil {
-				p.fail(fmt.Errorf("re-read estimates before submitting: %w", err))
-			}
-			return
-		}
-	}
-	p.each(ctx, len(todo), func(ctx context.Context, i int) { e.submit(ctx, p, todo[i].row) })
+	todo = p.act.stillFinal(ctx, p, todo)
+	p.each(ctx, len(todo), func(ctx context.Context, i int) { p.perform(ctx, planSubmit(p.now, todo[i].row)) })
 }
 
 // stillFinal keeps the jobs whose estimate is still final and unchanged
-// since the pass read it.
-func (e *Engine) stillFinal(ctx context.Context, todo []pushJob) ([]pushJob, error) {
+// since the pass read it, read again in one statement; none when the read
+// fails (a failure of the pass).
+func (e *Engine) stillFinal(ctx context.Context, p *pass, todo []pushJob) []pushJob {
+	kept, err := e.readStillFinal(ctx, todo)
+	if err != nil {
+		if ctx.Err() == nil {
+			p.fail(fmt.Errorf("re-read estimates before submitting: %w", err))
+		}
+		return nil
+	}
+	return kept
+}
+
+// readStillFinal reads the estimates of todo again and keeps those still
+// final with the marker (or, without one, the lines) the pass pushed.
+func (e *Engine) readStillFinal(ctx context.Context, todo []pushJob) ([]pushJob, error) {
 	jobs := make([]string, 0, len(todo))
 	var unmarked []string
 	for _, w := range todo {
@@ -444,38 +319,4 @@ func (e *Engine) stillFinal(ctx context.Context, todo []pushJob) ([]pushJob, err
 			From: w.row.Phase, To: w.row.Phase})
 	}
 	return kept, nil
-}
-
-// submit changes the quote's status to Submitted. A 409 means it already
-// is: an earlier submit of ours landed without its answer.
-func (e *Engine) submit(ctx context.Context, p *pass, r shopdb.Request) {
-	if p.dry {
-		p.plan(actionOf(r, DoSubmit, "the estimate is final and the remote holds its content"))
-		return
-	}
-	if r.SubmittedAt.IsZero() {
-		var ok bool
-		if r, ok = e.apply(ctx, p, decideSubmitIntent(r, p.now)); !ok {
-			return
-		}
-	}
-	if !p.acquire(ctx) {
-		return
-	}
-	start := time.Now()
-	_, err := e.remote.SetStatus(ctx, r.JobNumber, e.cfg.Quote.Type, remote.StatusSubmitted)
-	d := time.Since(start)
-	p.release()
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return
-	case errors.Is(err, remote.ErrUnauthorized):
-		e.unauthorized(p, err)
-		return
-	}
-	if ch, ok := decideSubmit(e.cfg, r, e.Now(), err, d); ok {
-		if saved, ok := e.apply(ctx, p, ch); ok && saved.Phase == PhaseSubmitted {
-			e.keepStatusForm(ctx)
-		}
-	}
 }

@@ -113,7 +113,9 @@ func TestHashQuote(t *testing.T) {
 
 // TestDecisionsBackoff: a request's next attempt waits by the Config's
 // retry backoff (the policy itself is pinned in remote), counting its
-// consecutive failures, and at least the server's Retry-After.
+// consecutive failures, spread by the chance the caller gives, and at
+// least the server's Retry-After. The decisions are pure: the same inputs
+// give the same wait.
 func TestDecisionsBackoff(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.RetryBackoffMin, cfg.RetryBackoffMax = time.Minute, time.Hour
@@ -123,19 +125,33 @@ func TestDecisionsBackoff(t *testing.T) {
 	call := Event{Kind: EventAccepted, Err: &remote.Error{Method: "POST", Path: "/requests/1", Status: 503, Err: remote.ErrTemporary}}
 	wait := func(ch change) time.Duration { return ch.next.NextAttemptAt.Sub(now) }
 	for range 50 {
-		if got := wait(decideRetrying(cfg, now, cur, call)); got < 192*time.Second || got > 288*time.Second {
+		jitter := rand.Float64()
+		if got := wait(decideRetrying(cfg, now, jitter, cur, call)); got < 192*time.Second || got > 288*time.Second {
 			t.Fatalf("third failure of a call waits %s, want 4m ±20%%", got)
 		}
-		if got := wait(decideReserveFailed(cfg, now, cur, req, errors.New("create_job failed"))); got < 192*time.Second || got > 288*time.Second {
+		if got := wait(decideReserveFailed(cfg, now, jitter, cur, req, errors.New("create_job failed"))); got < 192*time.Second || got > 288*time.Second {
 			t.Fatalf("third failure to reserve waits %s, want 4m ±20%%", got)
 		}
 	}
+	for _, tt := range []struct {
+		jitter float64
+		want   time.Duration
+	}{{0, 192 * time.Second}, {0.5, 4 * time.Minute}, {0.75, 264 * time.Second}} {
+		for i := range 2 {
+			if got := wait(decideRetrying(cfg, now, tt.jitter, cur, call)); got != tt.want {
+				t.Errorf("third failure of a call with jitter %g waits %s (decision %d), want %s", tt.jitter, got, i, tt.want)
+			}
+			if got := wait(decideReserveFailed(cfg, now, tt.jitter, cur, req, errors.New("create_job failed"))); got != tt.want {
+				t.Errorf("third failure to reserve with jitter %g waits %s (decision %d), want %s", tt.jitter, got, i, tt.want)
+			}
+		}
+	}
 	call.Err.(*remote.Error).RetryAfter = 30 * time.Minute
-	if got := wait(decideRetrying(cfg, now, cur, call)); got != 30*time.Minute {
+	if got := wait(decideRetrying(cfg, now, rand.Float64(), cur, call)); got != 30*time.Minute {
 		t.Errorf("a failure with Retry-After 30m waits %s, want 30m", got)
 	}
 	call.Err.(*remote.Error).RetryAfter = 5 * time.Hour
-	if got := wait(decideRetrying(cfg, now, cur, call)); got != time.Hour {
+	if got := wait(decideRetrying(cfg, now, rand.Float64(), cur, call)); got != time.Hour {
 		t.Errorf("a failure with Retry-After 5h waits %s, want retry_backoff_max, 1h", got)
 	}
 }

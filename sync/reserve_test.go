@@ -63,12 +63,8 @@ func pendingReq(id, claim string) remote.Request {
 // own and returns the pass, and the row when it was reserved.
 func (h *reserveHarness) reserve(e *Engine, req remote.Request) (*pass, shopdb.Request, bool) {
 	h.t.Helper()
-	p := &pass{e: e, now: h.now, phases: map[string]shopdb.Phase{}, reserves: map[string]bool{}}
-	var row *shopdb.Request
-	if r, err := h.db.Request(h.ctx, req.ID); err == nil {
-		row = &r
-	}
-	r, ok := e.reserve(h.ctx, p, acceptStep{kind: stepReserve, req: req, row: row})
+	p := &pass{e: e, now: h.now, phases: map[string]shopdb.Phase{}}
+	r, ok := e.reserve(h.ctx, p, req)
 	if len(p.errs) > 0 {
 		h.t.Fatalf("reserve %s failed the pass: %v", req.ID, errors.Join(p.errs...))
 	}
@@ -217,14 +213,13 @@ func TestReserveJobInUse(t *testing.T) {
 func TestDeferReserveCounts(t *testing.T) {
 	h := newReserveHarness(t, nil)
 	req := pendingReq("d1", "CLM-D1")
-	p := &pass{e: h.e, now: h.now, phases: map[string]shopdb.Phase{}, reserves: map[string]bool{}}
-	st := acceptStep{kind: stepReserve, req: req}
+	p := &pass{e: h.e, now: h.now, phases: map[string]shopdb.Phase{}}
 	for _, reason := range []string{"create_job failed: deadlock", "create_job failed: deadlock", "job RO-50001 is already linked to request 7"} {
-		h.e.deferReserve(h.ctx, p, st, errors.New(reason))
+		h.e.deferReserve(h.ctx, p, req, errors.New(reason))
 	}
 	long := strings.Repeat("é", 3000)
-	h.e.deferReserve(h.ctx, p, st, errors.New(long))
-	h.e.deferReserve(h.ctx, p, st, errors.New(long))
+	h.e.deferReserve(h.ctx, p, req, errors.New(long))
+	h.e.deferReserve(h.ctx, p, req, errors.New(long))
 	if len(p.errs) > 0 {
 		t.Fatal(errors.Join(p.errs...))
 	}
@@ -241,7 +236,7 @@ func TestDeferReserveCounts(t *testing.T) {
 	// Reserved by another instance meanwhile: left alone.
 	h.reserve(h.e, pendingReq("r1", sampleshop.ClaimFinal))
 	reserved := h.row("r1")
-	h.e.deferReserve(h.ctx, p, acceptStep{kind: stepReserve, req: pendingReq("r1", sampleshop.ClaimFinal)}, errors.New("late"))
+	h.e.deferReserve(h.ctx, p, pendingReq("r1", sampleshop.ClaimFinal), errors.New("late"))
 	if got := h.row("r1"); !cmp.Equal(reserved, got) {
 		t.Errorf("deferReserve changed a reserved row:\n%s", cmp.Diff(reserved, got))
 	}
@@ -267,8 +262,8 @@ func TestReserveConcurrent(t *testing.T) {
 			wg.Go(func() {
 				<-start
 				e := engines[k%2]
-				p := &pass{e: e, now: h.now, phases: map[string]shopdb.Phase{}, reserves: map[string]bool{}}
-				e.reserve(h.ctx, p, acceptStep{kind: stepReserve, req: pendingReq(fmt.Sprint("c", i), fmt.Sprint("CLM-C-", i))})
+				p := &pass{e: e, now: h.now, phases: map[string]shopdb.Phase{}}
+				e.reserve(h.ctx, p, pendingReq(fmt.Sprint("c", i), fmt.Sprint("CLM-C-", i)))
 				if len(p.errs) > 0 {
 					t.Errorf("racer: %v", errors.Join(p.errs...))
 				}
@@ -330,7 +325,7 @@ func TestRetryEveryStuckPhase(t *testing.T) {
 		{"backoff", PhaseAccepted, "RO-7", ""},
 	}
 	for _, tt := range tests {
-		before, after, err := Retry(h.ctx, h.db, tt.id, "fixed by the front desk")
+		before, after, err := h.e.Retry(h.ctx, tt.id, "fixed by the front desk")
 		if err != nil {
 			t.Errorf("Retry(%s): %v", tt.id, err)
 			continue
@@ -349,11 +344,11 @@ func TestRetryEveryStuckPhase(t *testing.T) {
 		t.Errorf("a held job's marker after retry = %q, want cleared so that the next pass reads it", got)
 	}
 	for _, id := range []string{"fine", "done"} {
-		if _, _, err := Retry(h.ctx, h.db, id, ""); !errors.Is(err, ErrNotRetryable) {
+		if _, _, err := h.e.Retry(h.ctx, id, ""); !errors.Is(err, ErrNotRetryable) {
 			t.Errorf("Retry(%s) = %v, want ErrNotRetryable", id, err)
 		}
 	}
-	if _, _, err := Retry(h.ctx, h.db, "nope", ""); !errors.Is(err, shopdb.ErrNotFound) {
+	if _, _, err := h.e.Retry(h.ctx, "nope", ""); !errors.Is(err, shopdb.ErrNotFound) {
 		t.Errorf("Retry of an unknown request = %v, want ErrNotFound", err)
 	}
 }

@@ -13,12 +13,6 @@ import (
 // (submitted: done; a change after submission is a supplement).
 var ErrNotRetryable = errors.New("nothing to retry")
 
-// RetryStore is what Retry needs of the state; *shopdb.DB implements it.
-type RetryStore interface {
-	Request(ctx context.Context, requestID string) (shopdb.Request, error)
-	Update(ctx context.Context, cur, next shopdb.Request, ev shopdb.Event) (shopdb.Request, error)
-}
-
 // decideRetry is the change a person asks for with `quotesync retry`: every
 // phase a person can see as stuck has one.
 //
@@ -71,13 +65,15 @@ func decideRetry(cur shopdb.Request, note string) (change, error) {
 }
 
 // Retry puts a request back into the flow (see decideRetry), recording
-// note in its event log. It writes only quotesync's own row (compare and
-// set), so it is safe while the daemon runs: shopdb.ErrStale when the row
-// changed meanwhile, shopdb.ErrNotFound for a request quotesync does not
-// track, ErrNotRetryable for a submitted one. It returns the row before and
+// note in its event log, through the executor like every change: its
+// event is logged and reaches every observer, and queues what the notice
+// table gives it. It writes only quotesync's own row (compare and set), so
+// it is safe while the daemon runs: shopdb.ErrStale when the row changed
+// meanwhile, shopdb.ErrNotFound for a request quotesync does not track,
+// ErrNotRetryable for a submitted one. It returns the row before and
 // after.
-func Retry(ctx context.Context, store RetryStore, requestID, note string) (before, after shopdb.Request, err error) {
-	cur, err := store.Request(ctx, requestID)
+func (e *Engine) Retry(ctx context.Context, requestID, note string) (before, after shopdb.Request, err error) {
+	cur, err := e.store.Request(ctx, requestID)
 	if err != nil {
 		return shopdb.Request{}, shopdb.Request{}, err
 	}
@@ -85,10 +81,7 @@ func Retry(ctx context.Context, store RetryStore, requestID, note string) (befor
 	if err != nil {
 		return cur, shopdb.Request{}, err
 	}
-	if ch, err = prepare(ch); err != nil {
-		return cur, shopdb.Request{}, err
-	}
-	saved, err := store.Update(ctx, ch.cur, ch.next, stored(ch.ev))
+	saved, _, err := e.commit(ctx, ch)
 	if err != nil {
 		return cur, shopdb.Request{}, fmt.Errorf("retry request %s: %w", requestID, err)
 	}

@@ -137,7 +137,7 @@ func TestPushConflictWithoutSubmit(t *testing.T) {
 	if row.Phase != qsync.PhaseRejected || !strings.Contains(row.LastError, "remote.draft_update: put") || row.SupplementNeeded {
 		t.Errorf("row: %s, supplement %v, %q", row.Phase, row.SupplementNeeded, row.LastError)
 	}
-	if _, _, err := qsync.Retry(r.ctx, r.db, id, "test"); err != nil {
+	if _, _, err := r.engine.Retry(r.ctx, id, "test"); err != nil {
 		t.Fatal(err)
 	}
 	if s := r.pass(); s.Drafted != 1 {
@@ -199,7 +199,7 @@ func TestReserveFailureWaits(t *testing.T) {
 	if got := r.row(ids[1]); got.Version != long.Version {
 		t.Errorf("the rejected request was tried again on its own: %s %q", got.Phase, got.LastError)
 	}
-	if _, after, err := qsync.Retry(r.ctx, r.db, ids[1], "column widened"); err != nil || after.Phase != qsync.PhaseWaiting {
+	if _, after, err := r.engine.Retry(r.ctx, ids[1], "column widened"); err != nil || after.Phase != qsync.PhaseWaiting {
 		t.Errorf("retry of the rejected request: %s, %v; want it waiting again", after.Phase, err)
 	}
 }

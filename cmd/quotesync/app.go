@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/redact"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // defaultConfigPath is where the package installs the configuration.
@@ -49,6 +51,25 @@ func (c *commonFlags) loadSettings(scope config.Scope) (*config.Settings, error)
 		return nil, fmt.Errorf("%s: %w", c.config, err)
 	}
 	return s, nil
+}
+
+// assemble loads the settings of scope and assembles the daemon with o,
+// logging on w, for a verb that uses it once (once, retry); done closes
+// it. code is the exit status when that failed: 2 for the file, else 1.
+func (c *commonFlags) assemble(ctx context.Context, verb string, scope config.Scope, o qsync.OpenOptions, w io.Writer) (qd *qsync.Daemon, done func(), code int) {
+	set, err := c.loadSettings(scope)
+	if err != nil {
+		printErr(w, verb, err)
+		return nil, nil, exitUsage
+	}
+	log := newLogger(zap.NewAtomicLevelAt(set.LogLevel), set.LogFormat, w, set.Redact)
+	o.Log = log
+	if qd, err = qsync.Open(ctx, set.Daemon, o); err != nil {
+		printErr(w, verb, err)
+		_ = log.Sync()
+		return nil, nil, exitFailure
+	}
+	return qd, func() { _ = qd.Close(); _ = log.Sync() }, exitOK
 }
 
 // newLogger builds the one logger of the process; level can change later

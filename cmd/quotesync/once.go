@@ -8,8 +8,6 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"go.uber.org/zap"
-
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	"github.com/quotesync/quotesync/shopdb"
@@ -58,20 +56,11 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quotesync once: --json prints the plan of a dry run and needs --dry-run; a real pass reports on its log (quotesync once --dry-run --json)")
 		return exitUsage
 	}
-	set, err := cf.loadSettings(config.AllSecrets)
-	if err != nil {
-		printErr(stderr, "once", err)
-		return exitUsage
+	qd, done, code := cf.assemble(ctx, "once", config.AllSecrets, qsync.OpenOptions{Migrate: !*dry, AllowNoTables: *dry}, stderr)
+	if qd == nil {
+		return code
 	}
-	log := newLogger(zap.NewAtomicLevelAt(set.LogLevel), set.LogFormat, stderr, set.Redact)
-	defer func() { _ = log.Sync() }()
-
-	qd, err := qsync.Open(ctx, set.Daemon, qsync.OpenOptions{Migrate: !*dry, AllowNoTables: *dry, Log: log})
-	if err != nil {
-		printErr(stderr, "once", err)
-		return exitFailure
-	}
-	defer qd.Close()
+	defer done()
 
 	if *dry {
 		plan, err := qd.Engine.Plan(ctx)

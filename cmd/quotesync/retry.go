@@ -35,11 +35,15 @@ each): a request rejected for the same reason is rejected again. A
 submitted request has nothing to retry.
 
 It writes only quotesync's own row (compare-and-set), so it is safe while
-the daemon runs. It needs the database password, not the token.
+the daemon runs, and logs the change on standard error ("request put back
+into the flow") as the daemon logs its own. It needs the database
+password, not the token.
 
 Exit status: 0 the request was put back, 1 it is unknown, submitted, or
-the database could not be written (or a newer quotesync migrated its state
-tables: upgrade quotesync), 2 bad flags or configuration.
+the database could not be written (or its state tables are not this
+quotesync's version: a newer one migrated them, upgrade quotesync; an
+older one, start the daemon once to migrate them), 2 bad flags or
+configuration.
 
 Example:
   quotesync retry --config /etc/quotesync/config.yaml --note "job number fixed in the shop" 1234
@@ -62,18 +66,21 @@ func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			*note += " by " + u
 		}
 	}
-	db, _, code := openStateDB(ctx, "retry", *path, stderr)
-	if db == nil {
+	// Assembled as the daemon is, so that the change goes through its
+	// executor: logged, and queued for delivery as its event says.
+	cf := commonFlags{config: *path}
+	qd, done, code := cf.assemble(ctx, "retry", config.ShopSecrets, qsync.OpenOptions{AllowNoTables: true, StateOnly: true}, stderr)
+	if qd == nil {
 		return code
 	}
-	defer db.Close()
+	defer done()
 	shown := termtext.Safe(id) // as typed; maybe pasted from a listing
-	if cur, _, err := db.SchemaVersion(ctx); err == nil && cur == 0 {
-		fmt.Fprintf(stderr, "quotesync retry: request %s is not tracked: quotesync's state tables do not exist yet in %s (quotesync has not run on this database; the first start of 'quotesync run' or 'once' creates them)\n", shown, db.Config().Database)
+	if cur, _, err := qd.DB.SchemaVersion(ctx); err == nil && cur == 0 {
+		fmt.Fprintf(stderr, "quotesync retry: request %s is not tracked: quotesync's state tables do not exist yet in %s (quotesync has not run on this database; the first start of 'quotesync run' or 'once' creates them)\n", shown, qd.DB.Config().Database)
 		return exitFailure
 	}
 
-	before, after, err := qsync.Retry(ctx, db, id, *note)
+	before, after, err := qd.Engine.Retry(ctx, id, *note)
 	switch {
 	case errors.Is(err, shopdb.ErrNotFound):
 		fmt.Fprintf(stderr, "quotesync retry: request %s is not tracked by quotesync; 'quotesync status --all' lists the requests it knows\n", shown)

@@ -162,6 +162,12 @@ func TestStatusAndRetryBinary(t *testing.T) {
 		if r.Code != exitOK || !strings.Contains(r.Stdout, "rejected -> "+string(rejected.ResumePhase)) {
 			t.Fatalf("retry: %s", r)
 		}
+		// The change went through the daemon's executor: logged as the
+		// daemon logs its own changes.
+		if !strings.Contains(r.Stderr, `"msg":"request put back into the flow"`) || !strings.Contains(r.Stderr, `"request":"`+rejected.RequestID+`"`) ||
+			!strings.Contains(r.Stderr, `"from":"rejected"`) {
+			t.Errorf("retry logged no line of its change on standard error:\n%s", r)
+		}
 		evs, err := db.Events(ctx, rejected.RequestID, 0)
 		if err != nil {
 			t.Fatal(err)
