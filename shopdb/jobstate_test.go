@@ -160,7 +160,9 @@ func TestCheckQueries(t *testing.T) {
 	before := snapshot(t, d)
 	checks := db.CheckQueries(ctx)
 	cfg := sampleshop.Mapping()
-	if got, want := len(checks), 1+len(cfg.Queries.CreateJob)+len(cfg.Queries.ReleaseJob)+4; got != want {
+	// find_job, create_job, release_job, booking_date, line_items,
+	// estimate_state, sample_jobs and shop_changed.
+	if got, want := len(checks), 1+len(cfg.Queries.CreateJob)+len(cfg.Queries.ReleaseJob)+5; got != want {
 		t.Fatalf("CheckQueries returned %d results, want %d", got, want)
 	}
 	for _, c := range checks {
@@ -174,8 +176,15 @@ func TestCheckQueries(t *testing.T) {
 	if c := checks[len(checks)-1]; c.Key != "shop.queries.shop_changed" || c.Err != nil {
 		t.Errorf("last check = %+v, want shop_changed passing", c)
 	}
-	if last := checks[len(checks)-3]; last.Key != "shop.queries.line_items" || len(last.Columns) != 12 {
-		t.Errorf("line_items check = %+v, want its 12 columns (markup, is_on_report and meta_supplier among them)", last)
+	byKey := map[string]shopdb.QueryCheck{}
+	for _, c := range checks {
+		byKey[c.Key] = c
+	}
+	if c := byKey["shop.queries.line_items"]; len(c.Columns) != 12 {
+		t.Errorf("line_items check = %+v, want its 12 columns (markup, is_on_report and meta_supplier among them)", c)
+	}
+	if c := byKey["shop.queries.sample_jobs"]; len(c.Columns) != 3 || c.Err != nil {
+		t.Errorf("sample_jobs check = %+v, want it run read-only with its 3 columns", c)
 	}
 	if c := checks[1]; c.Columns != nil || c.Note != "prepared" {
 		t.Errorf("create_job[0] check = %+v, want prepared only", c)

@@ -18,13 +18,14 @@ const (
 	WriteBackTakenElsewhere   = "taken_elsewhere"   // someone else accepted the request
 	WriteBackSupplementNeeded = "supplement_needed" // the lines changed after submission
 	WriteBackGone             = "gone"              // expired or declined before our accept landed
+	WriteBackRetried          = "retried"           // a person put the request back into the flow (quotesync retry)
 )
 
 // WriteBackKinds lists the keys shop.write_back takes, in the order of the
 // workflow.
 func WriteBackKinds() []string {
 	return []string{WriteBackAccepted, WriteBackDraftPushed, WriteBackSubmitted, WriteBackRejected,
-		WriteBackTakenElsewhere, WriteBackSupplementNeeded, WriteBackGone}
+		WriteBackTakenElsewhere, WriteBackSupplementNeeded, WriteBackGone, WriteBackRetried}
 }
 
 // Parameters of the write-back statements (ParamJob is :job).

@@ -325,6 +325,7 @@ var noticeTable = map[EventKind]string{
 	EventTakenElsewhere: shopdb.WriteBackTakenElsewhere,
 	EventSupplement:     shopdb.WriteBackSupplementNeeded,
 	EventGone:           shopdb.WriteBackGone,
+	EventRetry:          shopdb.WriteBackRetried,
 	EventExpiring:       NoticeExpiring,
 	EventAuthFailing:    NoticeAuthFailing,
 }

@@ -145,9 +145,9 @@ func TestEveryPathReachesEveryObserver(t *testing.T) {
 		{"Deferred", deferred, qsync.EventReserveFailed, "job number not reserved; the request waits and is tried again",
 			`quotesync_errors_total{kind="reserve"} 1`, "", 0},
 		{"TooLong", long, qsync.EventRejected, "request rejected",
-			`quotesync_transitions_total{from="new",to="rejected"} 1`, shopdb.WriteBackRejected, 1},
+			`quotesync_transitions_total{from="new",to="rejected"} 1`, shopdb.WriteBackRejected, 2},
 		{"Retry", long, qsync.EventRetry, "request put back into the flow",
-			`quotesync_transitions_total{from="rejected",to="waiting"} 1`, "", 1},
+			`quotesync_transitions_total{from="rejected",to="waiting"} 1`, shopdb.WriteBackRetried, 2},
 	} {
 		t.Run(tt.path, func(t *testing.T) {
 			if got, _ := count(tt.kind, tt.request); got != 1 {

@@ -18,6 +18,7 @@ type WriteBackSection struct {
 	TakenElsewhere   string `yaml:"taken_elsewhere"`
 	SupplementNeeded string `yaml:"supplement_needed"`
 	Gone             string `yaml:"gone"`
+	Retried          string `yaml:"retried"`
 }
 
 // statements are the set statements by kind (shopdb.WriteBackKinds).
@@ -27,7 +28,7 @@ func (w WriteBackSection) statements() map[string]string {
 		shopdb.WriteBackAccepted: w.Accepted, shopdb.WriteBackDraftPushed: w.DraftPushed,
 		shopdb.WriteBackSubmitted: w.Submitted, shopdb.WriteBackRejected: w.Rejected,
 		shopdb.WriteBackTakenElsewhere: w.TakenElsewhere, shopdb.WriteBackSupplementNeeded: w.SupplementNeeded,
-		shopdb.WriteBackGone: w.Gone,
+		shopdb.WriteBackGone: w.Gone, shopdb.WriteBackRetried: w.Retried,
 	} {
 		if v != "" {
 			m[k] = v
