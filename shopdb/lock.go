@@ -21,6 +21,13 @@ type Lock struct {
 	conn      *sql.Conn
 	connID    int64
 	heartbeat time.Duration
+	// checkTimeout bounds one heartbeat's check: a check that times out
+	// closes the session (and frees the lock), so it is given half the
+	// session's wait_timeout, not the heartbeat's interval. A loaded
+	// server answering in 300 ms must not cost a 200 ms heartbeat its
+	// lock, and a vanished holder still stops well before the server
+	// frees the lock for another instance.
+	checkTimeout time.Duration
 
 	mu       sync.Mutex // serialises use of conn
 	released bool
@@ -41,7 +48,8 @@ func (db *DB) AcquireLock(ctx context.Context) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("acquire lock %s: %w", name, err)
 	}
-	l := &Lock{name: name, conn: conn, heartbeat: db.cfg.LockHeartbeat, lost: make(chan struct{})}
+	l := &Lock{name: name, conn: conn, heartbeat: db.cfg.LockHeartbeat, lost: make(chan struct{}),
+		checkTimeout: max(db.cfg.LockHeartbeat, db.cfg.LockSessionTimeout/2)}
 	secs := int((db.cfg.LockSessionTimeout + time.Second - 1) / time.Second)
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET SESSION wait_timeout = %d", secs)); err != nil {
 		l.drop()
@@ -79,7 +87,7 @@ func (l *Lock) beat(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		cctx, cancel := context.WithTimeout(ctx, l.heartbeat)
+		cctx, cancel := context.WithTimeout(ctx, l.checkTimeout)
 		err := l.Check(cctx)
 		cancel()
 		if errors.Is(err, ErrLeaseLost) {

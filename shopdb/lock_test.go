@@ -2,6 +2,9 @@ package shopdb_test
 
 import (
 	"errors"
+	"io"
+	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -113,4 +116,81 @@ func lockName(t *testing.T, cfg shopdb.Config) string {
 	}
 	defer db.Close()
 	return db.Config().LockName
+}
+
+// TestLockSurvivesASlowServer: a server that answers the heartbeat's
+// check later than the heartbeat's interval (a loaded database) keeps
+// the lock: the check waits up to half the session's wait_timeout. A
+// 200 ms heartbeat used to time its check out at 200 ms, which closed the
+// session and lost the lock under load.
+func TestLockSurvivesASlowServer(t *testing.T) {
+	d := shopdbtest.NewDatabase(t)
+	px := newSlowProxy(t, d.Config().Addr)
+	cfg := d.Config()
+	cfg.Addr = px.ln.Addr().String()
+	db := d.Open(t, cfg)
+	ctx := testContext(t)
+	l, err := db.AcquireLock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	px.delay.Store(int64(350 * time.Millisecond)) // over the 200 ms heartbeat, under half the 2 s wait_timeout
+	select {
+	case <-l.Lost():
+		t.Fatal("the lock was lost to a server answering in 350 ms")
+	case <-time.After(1500 * time.Millisecond):
+	}
+	px.delay.Store(0)
+	if err := l.Check(ctx); err != nil {
+		t.Errorf("Check once the server is quick again: %v", err)
+	}
+}
+
+// slowProxy forwards TCP to upstream, holding each chunk from the server
+// for delay first.
+type slowProxy struct {
+	ln    net.Listener
+	delay atomic.Int64 // nanoseconds
+}
+
+func newSlowProxy(t *testing.T, upstream string) *slowProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := &slowProxy{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", upstream)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go func() { _, _ = io.Copy(u, c); u.Close() }()
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 32<<10)
+				for {
+					n, err := u.Read(buf)
+					if n > 0 {
+						time.Sleep(time.Duration(px.delay.Load()))
+						if _, werr := c.Write(buf[:n]); werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return px
 }
