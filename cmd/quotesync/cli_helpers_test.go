@@ -47,13 +47,7 @@ type cliEnv struct {
 func newCLIEnv(t *testing.T, edit func(fc *config.File)) *cliEnv {
 	t.Helper()
 	e := &cliEnv{t: t, bin: quotesyncBinary(t), DB: shopdbtest.NewSampleShop(t)}
-	emu, err := emulator.New(emulator.Options{Token: cliToken, Seed: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.Emu = emu
-	e.Srv = httptest.NewServer(emu)
-	t.Cleanup(e.Srv.Close)
+	e.Emu, e.Srv = mustEmulator(t, emulator.Options{Token: cliToken, Seed: 7})
 	dir := t.TempDir()
 	e.Creds = filepath.Join(dir, "credentials")
 	if err := os.Mkdir(e.Creds, 0o700); err != nil {

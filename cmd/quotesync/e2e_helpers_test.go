@@ -133,17 +133,25 @@ func newE2E(tb testing.TB, opts e2eOptions) *e2eEnv {
 	e.DB = shopdbtest.NewSampleShop(tb)
 	e.sql = e.DB.SQL
 	e.Shop = e.DB.Shop()
-	emu, err := emulator.New(emulator.Options{Token: e2eToken, Seed: opts.EmuSeed, Mode: opts.Mode,
+	e.Emu, e.Srv = mustEmulator(tb, emulator.Options{Token: e2eToken, Seed: opts.EmuSeed, Mode: opts.Mode,
 		ClientID: e2eClientID, TokenTTL: opts.TokenTTL})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	e.Emu = emu
-	e.Srv = httptest.NewServer(emu)
-	tb.Cleanup(e.Srv.Close)
 	e.Conf = filepath.Join(e.Dir, "config.yaml")
 	e.writeConfig()
 	return e
+}
+
+// mustEmulator serves a new emulator over real HTTP until the test ends;
+// a test of several insurers starts one per insurer, each with its own
+// state.
+func mustEmulator(tb testing.TB, opts emulator.Options) (*emulator.Emulator, *httptest.Server) {
+	tb.Helper()
+	emu, err := emulator.New(opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := httptest.NewServer(emu)
+	tb.Cleanup(srv.Close)
+	return emu, srv
 }
 
 // writeConfig writes the YAML file from e.opts and the sample mapping.

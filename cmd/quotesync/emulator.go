@@ -41,10 +41,36 @@ lasting --token-ttl), string request ids, claimNumber, local expiry,
 plain-text errors, "400 request already accepted", only the documented
 status forms and item types.
 
+Several instances, one per insurer, each on its own port with its own
+state: repeat --instance instead of --listen, --token-file, --mode,
+--client-id, --token-ttl, --seed-requests and --state (--seed and
+--allow-remote-admin apply to every instance). An instance is a
+comma-separated list of key=value:
+
+  name=NAME           required; letters, digits, - and _; names it in the output
+  listen=HOST:PORT    required; port 0 picks a free one
+  mode=MODE           spec (the default) or documented
+  token-file=FILE     the bearer token, or the OAuth2 client secret
+  token-env=VAR       ... or from this environment variable
+                      (neither: $` + emulatorTokenEnv + `; a literal token is refused)
+  client-id=ID        mode=documented only; default as --client-id
+  token-ttl=DURATION  mode=documented only; default as --token-ttl
+  seed-requests=N     add N random pending requests at start
+  state=FILE          JSON file the instance's state is kept in
+
+Each instance is a separate emulator with its own state: both number
+their requests from 1001, and accepting 1001 at one leaves it pending at
+the other.
+
 Example:
   printf 'devtoken' > /tmp/emu.token
   quotesync emulator --listen 127.0.0.1:8099 --token-file /tmp/emu.token --seed-requests 3
   curl -H 'Authorization: Bearer devtoken' http://127.0.0.1:8099/integrations/repairer/requests
+
+Two insurers:
+  quotesync emulator \
+    --instance 'name=aa,listen=127.0.0.1:8099,token-file=/tmp/emu.token,seed-requests=3' \
+    --instance 'name=bb,listen=127.0.0.1:8098,mode=documented,token-file=/tmp/emu.token,seed-requests=3'
 
 Flags:
 `
@@ -57,6 +83,7 @@ type emulatorFlags struct {
 	seedRequests                    int
 	seed                            uint64
 	allowRemoteAdmin                bool
+	instances                       listFlag
 }
 
 func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -76,40 +103,55 @@ func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs.StringVar(&f.clientID, "client-id", emulator.DefaultClientID, "OAuth2 client `id` of --mode documented (its secret is the token)")
 	fs.DurationVar(&f.tokenTTL, "token-ttl", emulator.DefaultTokenTTL, "`lifetime` of the access tokens of --mode documented")
 	fs.BoolVar(&f.allowRemoteAdmin, "allow-remote-admin", false, "let non-loopback clients use the unauthenticated admin API")
+	fs.Var(&f.instances, "instance", "serve one emulator `instance`: name=NAME,listen=HOST:PORT,... (repeatable; see above)")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "quotesync emulator: unexpected argument %q\n", fs.Arg(0))
+	var insts []emulatorInstance
+	var err error
+	if len(f.instances) > 0 {
+		insts, err = instancesFromSpecs(fs, f.instances)
+	} else {
+		insts, err = instanceFromFlags(f)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "quotesync emulator: %v\n", err)
 		return exitUsage
 	}
+	served := make([]servedEmulator, 0, len(insts))
+	for _, in := range insts {
+		emu, err := emulator.New(emulator.Options{Token: in.token, StatePath: in.state, Seed: f.seed,
+			AllowRemoteAdmin: f.allowRemoteAdmin, Mode: in.mode, ClientID: in.clientID, TokenTTL: in.tokenTTL})
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", in.label(), err)
+			return exitFailure
+		}
+		if in.seedRequests > 0 {
+			emu.AddRandomRequests(in.seedRequests)
+		}
+		served = append(served, servedEmulator{label: in.label(), named: in.name != "", emu: emu, listen: in.listen})
+	}
+	return serveEmulators(ctx, served, stdout, stderr)
+}
+
+// instanceFromFlags checks the single-instance flags and resolves the
+// token.
+func instanceFromFlags(f emulatorFlags) ([]emulatorInstance, error) {
 	if f.seedRequests < 0 || f.seedRequests > emulator.MaxRandomRequests {
-		fmt.Fprintf(stderr, "quotesync emulator: --seed-requests: must be 0 to %d\n", emulator.MaxRandomRequests)
-		return exitUsage
+		return nil, fmt.Errorf("--seed-requests: must be 0 to %d", emulator.MaxRandomRequests)
 	}
 	if f.mode != emulator.ModeSpec && f.mode != emulator.ModeDocumented {
-		fmt.Fprintf(stderr, "quotesync emulator: --mode %q: must be %s or %s\n", f.mode, emulator.ModeSpec, emulator.ModeDocumented)
-		return exitUsage
+		return nil, fmt.Errorf("--mode %q: must be %s or %s", f.mode, emulator.ModeSpec, emulator.ModeDocumented)
 	}
 	if f.tokenTTL <= 0 {
-		fmt.Fprintf(stderr, "quotesync emulator: --token-ttl: must be positive, e.g. 5m\n")
-		return exitUsage
+		return nil, errors.New("--token-ttl: must be positive, e.g. 5m")
 	}
 	token, err := emulatorToken(f)
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync emulator: %v\n", err)
-		return exitUsage
+		return nil, err
 	}
-	emu, err := emulator.New(emulator.Options{Token: token, StatePath: f.state, Seed: f.seed,
-		AllowRemoteAdmin: f.allowRemoteAdmin, Mode: f.mode, ClientID: f.clientID, TokenTTL: f.tokenTTL})
-	if err != nil {
-		fmt.Fprintf(stderr, "quotesync emulator: %v\n", err)
-		return exitFailure
-	}
-	if f.seedRequests > 0 {
-		emu.AddRandomRequests(f.seedRequests)
-	}
-	return serveEmulator(ctx, emu, f.listen, stdout, stderr)
+	return []emulatorInstance{{listen: f.listen, mode: f.mode, clientID: f.clientID, tokenTTL: f.tokenTTL,
+		seedRequests: f.seedRequests, state: f.state, token: token}}, nil
 }
 
 // emulatorToken resolves the token: --token-file, then --token, then the
@@ -119,15 +161,7 @@ func emulatorToken(f emulatorFlags) (string, error) {
 		return "", errors.New("--token and --token-file: give one of them")
 	}
 	if f.tokenFile != "" {
-		data, err := os.ReadFile(f.tokenFile)
-		if err != nil {
-			return "", fmt.Errorf("read token file: %w", err)
-		}
-		tok := strings.TrimSpace(string(data))
-		if tok == "" {
-			return "", fmt.Errorf("token file %s: empty", f.tokenFile)
-		}
-		return tok, nil
+		return readEmulatorToken(f.tokenFile)
 	}
 	if f.token != "" {
 		return f.token, nil
@@ -138,44 +172,97 @@ func emulatorToken(f emulatorFlags) (string, error) {
 	return "", fmt.Errorf("no token: set --token-file, $%s or --token", emulatorTokenEnv)
 }
 
-// serveEmulator serves emu on listen until ctx is cancelled, then shuts
-// down gracefully (bounded by emulatorShutdownTimeout).
-func serveEmulator(ctx context.Context, emu *emulator.Emulator, listen string, stdout, stderr io.Writer) int {
-	ln, err := net.Listen("tcp", listen)
+// readEmulatorToken reads a token file; surrounding whitespace is ignored.
+func readEmulatorToken(path string) (string, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync emulator: listen: %v\n", err)
-		return exitFailure
+		return "", fmt.Errorf("read token file: %w", err)
 	}
-	srv := &http.Server{Handler: emu, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	tok := strings.TrimSpace(string(data))
+	if tok == "" {
+		return "", fmt.Errorf("token file %s: empty", path)
+	}
+	return tok, nil
+}
 
-	addr := ln.Addr().String()
-	fmt.Fprintf(stdout, "quotesync emulator listening on %s; base URL http://%s (API root http://%s%s, admin http://%s%s)\n",
-		addr, addr, addr, emulator.APIPrefix, addr, emulator.AdminPrefix)
-	if emu.Mode() == emulator.ModeDocumented {
-		fmt.Fprintf(stdout, "quotesync emulator: documented mode; OAuth2 token URL http://%s%s\n", addr, emulator.TokenPath)
+// servedEmulator is one emulator and the address it is to listen on.
+type servedEmulator struct {
+	label  string // "quotesync emulator" or "quotesync emulator NAME"
+	named  bool   // from --instance: the start line names the mode
+	emu    *emulator.Emulator
+	listen string
+}
+
+// serveEmulators serves every emulator on its own listener until ctx is
+// cancelled or one of them fails, then shuts them all down gracefully
+// (bounded by emulatorShutdownTimeout).
+func serveEmulators(ctx context.Context, list []servedEmulator, stdout, stderr io.Writer) int {
+	lns := make([]net.Listener, 0, len(list))
+	for _, s := range list {
+		ln, err := net.Listen("tcp", s.listen)
+		if err != nil {
+			for _, l := range lns {
+				_ = l.Close()
+			}
+			fmt.Fprintf(stderr, "%s: listen: %v\n", s.label, err)
+			return exitFailure
+		}
+		lns = append(lns, ln)
 	}
-	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
-		fmt.Fprintf(stderr, "quotesync emulator: warning: listening beyond loopback; this is a test tool\n")
+	type served struct {
+		i   int
+		err error
+	}
+	srvs := make([]*http.Server, len(list))
+	errc := make(chan served, len(list))
+	for i, s := range list {
+		srvs[i] = &http.Server{Handler: s.emu, ReadHeaderTimeout: 10 * time.Second}
+		go func() { errc <- served{i, srvs[i].Serve(lns[i])} }()
+		announceEmulator(s, lns[i].Addr(), stdout, stderr)
 	}
 
+	code, pending := exitOK, len(list)
 	select {
-	case err := <-errc:
-		fmt.Fprintf(stderr, "quotesync emulator: serve: %v\n", err)
-		return exitFailure
+	case r := <-errc:
+		pending--
+		fmt.Fprintf(stderr, "%s: serve: %v\n", list[r.i].label, r.err)
+		code = exitFailure
 	case <-ctx.Done():
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), emulatorShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		// Calls held by a land_then_hang fault: cut them.
-		_ = srv.Close()
+	for _, srv := range srvs {
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			// Calls held by a land_then_hang fault: cut them.
+			_ = srv.Close()
+		}
 	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		fmt.Fprintf(stderr, "quotesync emulator: serve: %v\n", err)
-		return exitFailure
+	for ; pending > 0; pending-- {
+		if r := <-errc; r.err != nil && !errors.Is(r.err, http.ErrServerClosed) {
+			fmt.Fprintf(stderr, "%s: serve: %v\n", list[r.i].label, r.err)
+			code = exitFailure
+		}
 	}
-	fmt.Fprintf(stdout, "quotesync emulator stopped\n")
-	return exitOK
+	if code == exitOK {
+		fmt.Fprintf(stdout, "quotesync emulator stopped\n")
+	}
+	return code
+}
+
+// announceEmulator prints where s serves and in which mode; the line of
+// an unnamed emulator is the one the single-instance flags always printed.
+func announceEmulator(s servedEmulator, a net.Addr, stdout, stderr io.Writer) {
+	addr := a.String()
+	mode := ""
+	if s.named {
+		mode = " (mode " + s.emu.Mode() + ")"
+	}
+	fmt.Fprintf(stdout, "%s listening on %s%s; base URL http://%s (API root http://%s%s, admin http://%s%s)\n",
+		s.label, addr, mode, addr, addr, emulator.APIPrefix, addr, emulator.AdminPrefix)
+	if s.emu.Mode() == emulator.ModeDocumented {
+		fmt.Fprintf(stdout, "%s: documented mode; OAuth2 token URL http://%s%s\n", s.label, addr, emulator.TokenPath)
+	}
+	if tcp, ok := a.(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+		fmt.Fprintf(stderr, "%s: warning: listening beyond loopback; this is a test tool\n", s.label)
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/quotesync/quotesync/remote/emulator"
 )
 
 // emuTestToken is the token of the emulators started here; the tests check
@@ -55,8 +56,16 @@ func emuTokenFile(t *testing.T) string {
 	return path
 }
 
-// emuCall sends an API call and returns status, Location and body.
+// emuCall sends an API call with the test token and returns status,
+// Location and body.
 func emuCall(t *testing.T, method, url, body string) (int, string, []byte) {
+	t.Helper()
+	return emuDo(t, emuTestToken, method, url, body)
+}
+
+// emuDo sends an API call with token and returns status, Location and
+// body.
+func emuDo(t *testing.T, token, method, url, body string) (int, string, []byte) {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -66,7 +75,7 @@ func emuCall(t *testing.T, method, url, body string) (int, string, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+emuTestToken)
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	client := &http.Client{Timeout: 5 * time.Second}
 	resp, err := client.Do(req)
@@ -206,32 +215,14 @@ func TestEmulatorVerbFlags(t *testing.T) {
 	}
 }
 
-// TestEmulatorBinary builds the real binary, serves with --state, walks the
+// TestEmulatorBinary runs the real binary, serves with --state, walks the
 // workflow with plain HTTP, stops it with SIGINT, restarts it and finds the
 // job again.
 func TestEmulatorBinary(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go tool is needed to build the binary: %v (put it on PATH)", err)
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "quotesync")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	state := filepath.Join(dir, "state.json")
+	state := filepath.Join(t.TempDir(), "state.json")
 	start := func() (*exec.Cmd, string) {
-		cmd := exec.Command(bin, "emulator", "--listen", "127.0.0.1:0", "--seed-requests", "1", "--state", state)
-		cmd.Env = append(os.Environ(), emulatorTokenEnv+"="+emuTestToken)
-		cmd.Stderr = os.Stderr
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		cmd, stdout := emuStartBinary(t, []string{emulatorTokenEnv + "=" + emuTestToken}, os.Stderr,
+			"--listen", "127.0.0.1:0", "--seed-requests", "1", "--state", state)
 		line, err := bufio.NewReader(stdout).ReadString('\n')
 		m := emuBaseURL.FindStringSubmatch(line)
 		if err != nil || m == nil {
@@ -240,21 +231,7 @@ func TestEmulatorBinary(t *testing.T) {
 		go func() { _, _ = io.Copy(io.Discard, stdout) }()
 		return cmd, m[1]
 	}
-	stop := func(cmd *exec.Cmd) {
-		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-			t.Fatal(err)
-		}
-		waited := make(chan error, 1)
-		go func() { waited <- cmd.Wait() }()
-		select {
-		case err := <-waited:
-			if err != nil {
-				t.Errorf("binary exited with %v after SIGINT, want status 0", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("binary did not stop within 10s of SIGINT")
-		}
-	}
+	stop := func(cmd *exec.Cmd) { emuStopBinary(t, cmd, syscall.SIGINT) }
 
 	cmd, base := start()
 	id := emuWalk(t, base, "RO-1")
@@ -284,6 +261,44 @@ func TestEmulatorBinary(t *testing.T) {
 	stop(cmd)
 }
 
+// emuStartBinary starts the real binary's emulator verb with args and env
+// (added to the test's environment), its standard error to stderr, and
+// returns it with its standard output. It is killed when the test ends.
+func emuStartBinary(t *testing.T, env []string, stderr io.Writer, args ...string) (*exec.Cmd, io.Reader) {
+	t.Helper()
+	cmd := exec.Command(quotesyncBinary(t), append([]string{"emulator"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd, stdout
+}
+
+// emuStopBinary sends sig and wants the binary to exit with status 0
+// within 10s.
+func emuStopBinary(t *testing.T, cmd *exec.Cmd, sig os.Signal) {
+	t.Helper()
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case err := <-waited:
+		if err != nil {
+			t.Errorf("binary exited with %v after %v, want status 0", err, sig)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("binary did not stop within 10s of %v", sig)
+	}
+}
+
 // TestEmulatorVerbDocumented serves --mode documented: the start line names
 // the token URL, a token is fetched with the client id and the secret (and
 // redirect_uri), requests are listed with string ids and claimNumber, and
@@ -297,42 +312,18 @@ func TestEmulatorVerbDocumented(t *testing.T) {
 		done <- dispatch(ctx, []string{"emulator", "--listen", "127.0.0.1:0", "--token-file", emuTokenFile(t),
 			"--mode", "documented", "--client-id", "shop-9", "--token-ttl", "90s", "--seed-requests", "1", "--seed", "3"}, &stdout, &stderr)
 	}()
-	tokenURL := regexp.MustCompile(`token URL (http://[0-9.:]+/oauth2/token)`)
+	tokenLine := regexp.MustCompile(`token URL (http://[0-9.:]+/oauth2/token)`)
 	var m []string
-	for deadline := time.Now().Add(10 * time.Second); m == nil; m = tokenURL.FindStringSubmatch(stdout.String()) {
+	for deadline := time.Now().Add(10 * time.Second); m == nil; m = tokenLine.FindStringSubmatch(stdout.String()) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no token URL after 10s; stdout %q stderr %q", stdout.String(), stderr.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	resp, err := http.PostForm(m[1], url.Values{"grant_type": {"client_credentials"}, "client_id": {"shop-9"},
-		"client_secret": {emuTestToken}, "redirect_uri": {"https://shop.example/cb"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tok struct {
-		AccessToken string `json:"access_token"`
-		ExpiresIn   int    `json:"expires_in"`
-	}
-	err = json.NewDecoder(resp.Body).Decode(&tok)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != 200 || tok.ExpiresIn != 90 {
-		t.Fatalf("token: %d %+v %v; want a token lasting 90s", resp.StatusCode, tok, err)
-	}
-	api := strings.TrimSuffix(m[1], "/oauth2/token") + "/integrations/repairer"
-	call := func(method, path, body string) (int, string) {
-		req, _ := http.NewRequest(method, api+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
-	status, body := call("GET", "/requests", "")
+	tokenURL := m[1]
+	api := emuAPI{t: t, base: strings.TrimSuffix(tokenURL, emulator.TokenPath),
+		token: oauthToken(t, tokenURL, "shop-9", emuTestToken, 90*time.Second)}
+	status, body := api.call("GET", "/requests", "")
 	var reqs []struct {
 		ID          string `json:"id"`
 		ClaimNumber string `json:"claimNumber"`
@@ -341,7 +332,7 @@ func TestEmulatorVerbDocumented(t *testing.T) {
 		t.Fatalf("list: %d %s (%v); want one request with a string id and claimNumber", status, body, err)
 	}
 	for i, want := range []int{201, 400} {
-		status, body = call("POST", "/requests/"+reqs[0].ID, `{"referenceId":"RO-9"}`)
+		status, body = api.call("POST", "/requests/"+reqs[0].ID, `{"referenceId":"RO-9"}`)
 		if status != want || (i == 1 && strings.TrimSpace(body) != "request already accepted") {
 			t.Errorf("accept %d: %d %q, want %d", i+1, status, body, want)
 		}

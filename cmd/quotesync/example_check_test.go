@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,12 +34,7 @@ func checkLines(cl *checklist) map[string]qsync.CheckItem {
 // pending requests.
 func TestExampleConfigPassesCheck(t *testing.T) {
 	db := shopdbtest.NewSampleShop(t)
-	emu, err := emulator.New(emulator.Options{Token: exampleToken, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(emu)
-	defer srv.Close()
+	emu, srv := mustEmulator(t, emulator.Options{Token: exampleToken, Seed: 1})
 	emu.AddRequests(
 		emulator.SeedRequest{ClaimNumber: sampleshop.ClaimDraft},
 		emulator.SeedRequest{ClaimNumber: sampleshop.ClaimFinal},

@@ -202,12 +202,7 @@ func TestInitOnSchemasUnlikeTheSample(t *testing.T) {
 // pass points the file at an emulator in mode, runs check and preview,
 // then one pass that accepts a request for the shop's job.
 func (w *initWorld) pass(t *testing.T, text string, mode string) {
-	emu, err := emulator.New(emulator.Options{Token: cliToken, Seed: 11, Mode: mode})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(emu)
-	defer srv.Close()
+	emu, srv := mustEmulator(t, emulator.Options{Token: cliToken, Seed: 11, Mode: mode})
 	w.pointAt(text, srv, mode)
 
 	r := w.run("check", "--config", w.conf)

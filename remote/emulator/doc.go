@@ -21,6 +21,13 @@
 //
 //	quotesync emulator --listen 127.0.0.1:8099 --token-file token.txt --seed-requests 3 --state emu.json
 //
+// Several emulators side by side, one per insurer, each its own Emulator
+// with its own state (in Go: one New and one httptest.NewServer each):
+//
+//	quotesync emulator \
+//	  --instance 'name=aa,listen=127.0.0.1:8099,token-file=aa.txt,seed-requests=3' \
+//	  --instance 'name=bb,listen=127.0.0.1:8098,mode=documented,token-file=bb.txt,seed-requests=3'
+//
 // # Routes
 //
 // Every route is under APIPrefix (/integrations/repairer) and needs the
