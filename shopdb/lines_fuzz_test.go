@@ -19,7 +19,8 @@ func FuzzParseLine(f *testing.F) {
 	f.Add("", "x", "???", " ", "", "-1", "NaN", "1e400", "-1", "yes", " ", true)
 	f.Add("9", "2.5", "PNT", "d", "", "1e3", "-0.0001", "abc", "1e30", "FALSE", "x", true)
 	f.Add("9", "2", "PNT", "d", "", "1", "1", "", "0.1234567890123456", "true", "", false)
-	db := &DB{cfg: Config{WorkTypes: map[string]string{"R&R": "RemoveReplaceLabour", "PART": "Parts", "PNT": "RefinishLabour"}}}
+	wt := map[string]string{"R&R": "RemoveReplaceLabour", "PART": "Parts", "PNT": "RefinishLabour"}
+	db := &DB{pool: &pool{cfg: Config{WorkTypes: wt}}, workTypes: wt, workKey: workTypesKey}
 	cols := []string{"job", "line_id", "line_no", "code", "description", "part_number", "quantity", "price", "total", "markup", "is_on_report", "meta_Colour"}
 	idx, err := columnIndex("line_items", cols, lineColumnsRequired, lineColumnsOptional)
 	if err != nil {

@@ -18,10 +18,10 @@ import (
 // in the order requestScan expects; lightColumns is the same with NULL for
 // request_json, which a pass over thousands of rows does not need.
 const (
-	requestColumns = "request_id, claim_number, job_number, phase, resume_phase, reason, intent, " +
+	requestColumns = "insurer, request_id, claim_number, job_number, phase, resume_phase, reason, intent, " +
 		"job_created, released_job, pushed_hash, pushed_marker, supplement_needed, attempts, next_attempt_at, " +
 		"last_error, expiry, booking_date, request_json, created_at, updated_at, pushed_at, submitted_at, version"
-	lightColumns = "request_id, claim_number, job_number, phase, resume_phase, reason, intent, " +
+	lightColumns = "insurer, request_id, claim_number, job_number, phase, resume_phase, reason, intent, " +
 		"job_created, released_job, pushed_hash, pushed_marker, supplement_needed, attempts, next_attempt_at, " +
 		"last_error, expiry, booking_date, NULL, created_at, updated_at, pushed_at, submitted_at, version"
 )
@@ -36,10 +36,10 @@ const (
 type requestScan struct {
 	// request_id, claim_number, job_number, released_job, pushed_hash,
 	// pushed_marker, last_error: the row's texts, in Request's order.
-	texts                         [7]sql.RawBytes
-	phase, resume, reason, intent sql.RawBytes
-	jobCreated, supplement        bool
-	attempts                      int
+	texts                                  [7]sql.RawBytes
+	phase, resume, reason, intent, insurer sql.RawBytes
+	jobCreated, supplement                 bool
+	attempts                               int
 	// next_attempt_at, expiry, booking_date, created_at, updated_at,
 	// pushed_at, submitted_at: the row's times, in Request's order.
 	times   [7]sql.NullTime
@@ -57,7 +57,7 @@ var requestTextColumns = [7]string{"request_id", "claim_number", "job_number", "
 func newRequestScan() *requestScan {
 	s := &requestScan{words: map[string]uint8{}}
 	t, tm := &s.texts, &s.times
-	s.dest = []any{&t[0], &t[1], &t[2], &s.phase, &s.resume, &s.reason, &s.intent,
+	s.dest = []any{&s.insurer, &t[0], &t[1], &t[2], &s.phase, &s.resume, &s.reason, &s.intent,
 		&s.jobCreated, &t[3], &t[4], &t[5], &s.supplement, &s.attempts, &tm[0],
 		&t[6], &tm[1], &tm[2], &s.reqJSON, &tm[3], &tm[4], &tm[5], &tm[6], &s.version}
 	return s
@@ -98,7 +98,7 @@ type scannedRow struct {
 	ends                   [7]uint32
 	times                  [7]int64 // Unix microseconds
 	timeSet                uint8    // bit k: times[k] is not NULL
-	words                  [4]uint8 // phase, resume_phase, reason, intent in list
+	words                  [5]uint8 // phase, resume_phase, reason, intent, insurer in list
 	jobCreated, supplement bool
 	attempts               int
 	version                int64
@@ -118,10 +118,10 @@ func (s *requestScan) scan(rows *sql.Rows, r *scannedRow) error {
 		}
 	}
 	var err error
-	for i, w := range [4]struct {
+	for i, w := range [5]struct {
 		col string
 		b   sql.RawBytes
-	}{{"phase", s.phase}, {"resume_phase", s.resume}, {"reason", s.reason}, {"intent", s.intent}} {
+	}{{"phase", s.phase}, {"resume_phase", s.resume}, {"reason", s.reason}, {"intent", s.intent}, {"insurer", s.insurer}} {
 		if r.words[i], err = s.word(w.col, w.b); err != nil {
 			return err
 		}
@@ -160,6 +160,7 @@ func (s *requestScan) request(sr *scannedRow, r *Request) {
 	}
 	r.Phase, r.ResumePhase = Phase(s.list[sr.words[0]]), Phase(s.list[sr.words[1]])
 	r.Reason, r.Intent = Reason(s.list[sr.words[2]]), Intent(s.list[sr.words[3]])
+	r.Insurer = s.list[sr.words[4]]
 	r.JobCreated, r.SupplementNeeded, r.Attempts, r.Version = sr.jobCreated, sr.supplement, sr.attempts, sr.version
 	times := [7]*time.Time{&r.NextAttemptAt, &r.Expiry, &r.BookingDate, &r.CreatedAt, &r.UpdatedAt, &r.PushedAt, &r.SubmittedAt}
 	for k, t := range times {
@@ -227,8 +228,8 @@ type OpenQuery struct {
 	IDs []string
 }
 
-// OpenRequests returns, in one statement, the rows q selects, oldest first,
-// without their RequestJSON (Request reads a whole row; Update keeps the
+// OpenRequests returns, in one statement, the rows of db's insurer q
+// selects, oldest first, without their RequestJSON (Request reads a whole row; Update keeps the
 // stored JSON when the row it is given has none).
 func (db *DB) OpenRequests(ctx context.Context, q OpenQuery) ([]Request, error) {
 	ctx, cancel := db.timeout(ctx)
@@ -255,7 +256,7 @@ func (db *DB) OpenRequests(ctx context.Context, q OpenQuery) ([]Request, error) 
 		return nil, nil
 	}
 	text, args, err := sqlx.In("SELECT "+lightColumns+" FROM "+db.t.requests+
-		" WHERE "+strings.Join(where, " OR ")+" ORDER BY created_at, request_id", args...)
+		" WHERE insurer = ? AND ("+strings.Join(where, " OR ")+") ORDER BY created_at, request_id", append([]any{db.insurer}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("read open requests: %w", err)
 	}
@@ -285,20 +286,32 @@ type ListQuery struct {
 	KeepSupplements bool
 	// Limit caps the rows returned, newest first; <= 0: no limit.
 	Limit int
+	// Insurer, when set, keeps the rows of that insurer only.
+	Insurer string
 }
 
-// ListRequests returns the rows q selects, newest first.
+// ListRequests returns the rows q selects, of every insurer (unless
+// q.Insurer says one), newest first.
 func (db *DB) ListRequests(ctx context.Context, q ListQuery) ([]Request, error) {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
 	query := "SELECT " + requestColumns + " FROM " + db.t.requests
+	var where []string
 	var args []any
 	if len(q.Hide) > 0 {
-		query += " WHERE phase NOT IN (?)"
+		w := "phase NOT IN (?)"
 		args = append(args, phaseStrings(q.Hide))
 		if q.KeepSupplements {
-			query += " OR supplement_needed = 1"
+			w = "(" + w + " OR supplement_needed = 1)"
 		}
+		where = append(where, w)
+	}
+	if q.Insurer != "" {
+		where = append(where, "insurer = ?")
+		args = append(args, q.Insurer)
+	}
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
 	}
 	query += " ORDER BY created_at DESC, request_id DESC"
 	if q.Limit > 0 {
@@ -315,7 +328,8 @@ func (db *DB) ListRequests(ctx context.Context, q ListQuery) ([]Request, error) 
 	return rs, nil
 }
 
-// Request returns the row of one request; ErrNotFound when there is none.
+// Request returns the row of one request of db's insurer; ErrNotFound
+// when there is none.
 func (db *DB) Request(ctx context.Context, requestID string) (Request, error) {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
@@ -328,11 +342,11 @@ func (db *DB) Request(ctx context.Context, requestID string) (Request, error) {
 
 // readRequest reads one row, locking it when forUpdate; ErrNotFound.
 func (db *DB) readRequest(ctx context.Context, x queryer, requestID string, forUpdate bool) (Request, error) {
-	q := "SELECT " + requestColumns + " FROM " + db.t.requests + " WHERE request_id = ?"
+	q := "SELECT " + requestColumns + " FROM " + db.t.requests + " WHERE insurer = ? AND request_id = ?"
 	if forUpdate {
 		q += " FOR UPDATE"
 	}
-	rs, err := db.queryRequests(ctx, x, q, requestID)
+	rs, err := db.queryRequests(ctx, x, q, db.insurer, requestID)
 	if err != nil {
 		return Request{}, err
 	}
@@ -359,6 +373,7 @@ func (db *DB) prepareNew(r Request) Request {
 	r.CreatedAt = normTime(r.CreatedAt)
 	r.UpdatedAt = t
 	r.Version = 1
+	r.Insurer = db.insurer
 	return db.normRow(r)
 }
 
@@ -377,8 +392,8 @@ func (db *DB) normRow(r Request) Request {
 // ErrJobInUse.
 func (db *DB) insertRow(ctx context.Context, x queryer, r Request, ev Event) error {
 	_, err := x.ExecContext(ctx, "INSERT INTO "+db.t.requests+" ("+requestColumns+
-		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		r.RequestID, r.ClaimNumber, nullString(r.JobNumber), r.Phase, r.ResumePhase, r.Reason, r.Intent,
+		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		r.Insurer, r.RequestID, r.ClaimNumber, nullString(r.JobNumber), r.Phase, r.ResumePhase, r.Reason, r.Intent,
 		r.JobCreated, r.ReleasedJob, r.PushedHash, r.PushedMarker, r.SupplementNeeded, r.Attempts,
 		dbTime(r.NextAttemptAt), r.LastError, dbTime(r.Expiry), dbTime(r.BookingDate),
 		nullString(string(r.RequestJSON)), r.CreatedAt, r.UpdatedAt, dbTime(r.PushedAt),
@@ -413,7 +428,7 @@ func (db *DB) duplicateRequest(ctx context.Context, x queryer, err error, reques
 	case ok && key == db.cfg.TablePrefix+"requests_job":
 		return false, nil
 	}
-	rows, err := x.QueryContext(ctx, "SELECT 1 FROM "+db.t.requests+" WHERE request_id = ?", requestID)
+	rows, err := x.QueryContext(ctx, "SELECT 1 FROM "+db.t.requests+" WHERE insurer = ? AND request_id = ?", db.insurer, requestID)
 	if err != nil {
 		return false, fmt.Errorf("look up request %s after a duplicate key: %w", requestID, err)
 	}
@@ -425,7 +440,7 @@ func (db *DB) duplicateRequest(ctx context.Context, x queryer, err error, reques
 // updateRow stores next over cur, compare-and-set on cur's phase and
 // version, with ev; it returns next as stored.
 func (db *DB) updateRow(ctx context.Context, x queryer, cur, next Request) (Request, error) {
-	next.RequestID, next.CreatedAt = cur.RequestID, cur.CreatedAt
+	next.Insurer, next.RequestID, next.CreatedAt = db.insurer, cur.RequestID, cur.CreatedAt
 	next.UpdatedAt = now()
 	next.Version = cur.Version + 1
 	next = db.normRow(next)
@@ -434,12 +449,12 @@ func (db *DB) updateRow(ctx context.Context, x queryer, cur, next Request) (Requ
 		"pushed_hash = ?, pushed_marker = ?, supplement_needed = ?, attempts = ?, next_attempt_at = ?, "+
 		"last_error = ?, expiry = ?, booking_date = ?, request_json = COALESCE(?, request_json), updated_at = ?, pushed_at = ?, "+
 		"submitted_at = ?, version = version + 1 "+
-		"WHERE request_id = ? AND phase = ? AND version = ?",
+		"WHERE insurer = ? AND request_id = ? AND phase = ? AND version = ?",
 		next.ClaimNumber, nullString(next.JobNumber), next.Phase, next.ResumePhase, next.Reason, next.Intent,
 		next.JobCreated, next.ReleasedJob, next.PushedHash, next.PushedMarker, next.SupplementNeeded,
 		next.Attempts, dbTime(next.NextAttemptAt), next.LastError, dbTime(next.Expiry),
 		dbTime(next.BookingDate), nullString(string(next.RequestJSON)), next.UpdatedAt,
-		dbTime(next.PushedAt), dbTime(next.SubmittedAt), cur.RequestID, cur.Phase, cur.Version)
+		dbTime(next.PushedAt), dbTime(next.SubmittedAt), db.insurer, cur.RequestID, cur.Phase, cur.Version)
 	if mysqlErrno(err) == errDupEntry {
 		// The request's id is not written: only the job number's key can clash.
 		return Request{}, fmt.Errorf("job %s: %w", next.JobNumber, ErrJobInUse)
@@ -518,6 +533,9 @@ func (db *DB) recordEvent(ctx context.Context, x queryer, ev Event, cur, next Re
 	if ev.RequestID == "" {
 		ev.RequestID = next.RequestID
 	}
+	if ev.Insurer == "" {
+		ev.Insurer = next.Insurer
+	}
 	if ev.Job == "" {
 		ev.Job = next.JobNumber
 	}
@@ -530,22 +548,23 @@ func (db *DB) recordEvent(ctx context.Context, x queryer, ev Event, cur, next Re
 	return db.insertEvent(ctx, x, ev)
 }
 
-// PhaseCount is how many rows are in one phase for one reason, and how many
-// of them have a supplement flagged.
+// PhaseCount is how many rows of one insurer are in one phase for one
+// reason, and how many of them have a supplement flagged.
 type PhaseCount struct {
+	Insurer     string
 	Phase       Phase
 	Reason      Reason
 	N           int
 	Supplements int
 }
 
-// PhaseCounts counts quotesync's rows by phase and reason, in one
-// statement; nothing when the state tables do not exist yet.
+// PhaseCounts counts quotesync's rows by insurer, phase and reason, in
+// one statement; nothing when the state tables do not exist yet.
 func (db *DB) PhaseCounts(ctx context.Context) ([]PhaseCount, error) {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
-	rows, err := db.x.QueryContext(ctx, "SELECT phase, reason, COUNT(*), SUM(supplement_needed) FROM "+db.t.requests+
-		" GROUP BY phase, reason")
+	rows, err := db.x.QueryContext(ctx, "SELECT insurer, phase, reason, COUNT(*), SUM(supplement_needed) FROM "+db.t.requests+
+		" GROUP BY insurer, phase, reason")
 	if mysqlErrno(err) == errNoSuchTable {
 		return nil, nil
 	}
@@ -556,7 +575,7 @@ func (db *DB) PhaseCounts(ctx context.Context) ([]PhaseCount, error) {
 	var out []PhaseCount
 	for rows.Next() {
 		var c PhaseCount
-		if err := rows.Scan(&c.Phase, &c.Reason, &c.N, &c.Supplements); err != nil {
+		if err := rows.Scan(&c.Insurer, &c.Phase, &c.Reason, &c.N, &c.Supplements); err != nil {
 			return nil, fmt.Errorf("count requests by phase: %w", err)
 		}
 		out = append(out, c)

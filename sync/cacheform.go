@@ -33,6 +33,8 @@ type packedRows struct {
 	// index: a time with a zone other than UTC or a monotonic clock
 	// reading (the database gives neither).
 	odd map[int]shopdb.Request
+	// insurer is every row's: a pass reads its engine's insurer's rows.
+	insurer string
 }
 
 // Row flags, the first varint of a packed row.
@@ -116,6 +118,9 @@ func (p *packer) time(t time.Time, base int64) {
 // packRows returns rows in the compact form.
 func packRows(rows []shopdb.Request) *packedRows {
 	pr := &packedRows{n: len(rows)}
+	if len(rows) > 0 {
+		pr.insurer = rows[0].Insurer
+	}
 	word := map[string]uint64{}
 	wordOf := func(s string) uint64 {
 		i, ok := word[s]
@@ -260,6 +265,7 @@ func (pr *packedRows) unpack() []shopdb.Request {
 			continue
 		}
 		r := &rows[i]
+		r.Insurer = pr.insurer
 		r.JobCreated, r.SupplementNeeded = flags&rowJobCreated != 0, flags&rowSupplement != 0
 		r.Phase = shopdb.Phase(pr.words[u.uvarint()])
 		r.ResumePhase = shopdb.Phase(pr.words[u.uvarint()])
