@@ -91,7 +91,7 @@ func (e *Engine) reserve(ctx context.Context, p *pass, req remote.Request) (shop
 		return shopdb.Request{}, false
 	case errors.Is(err, shopdb.ErrJobInUse):
 		if h, herr := e.store.JobHolder(ctx, tried); herr == nil && h.RequestID != "" && (h.RequestID != nr.RequestID || h.Insurer != e.cfg.Insurer) {
-			err = fmt.Errorf("reserve request %s: job %s is already linked to request %s of insurer %s: %w", nr.RequestID, tried, h.RequestID, h.Insurer, err)
+			err = fmt.Errorf("job %s is already linked to request %s of insurer %s: %w", tried, h.RequestID, h.Insurer, err)
 		}
 	}
 	err = fmt.Errorf("reserve request %s: %w", nr.RequestID, err)

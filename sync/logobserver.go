@@ -12,6 +12,7 @@ import (
 // Log field keys. They are stable: operators filter journald and log
 // pipelines on them (README.md lists them).
 const (
+	fieldInsurer  = "insurer"
 	fieldRequest  = "request"
 	fieldClaim    = "claim"
 	fieldJob      = "job"
@@ -118,6 +119,7 @@ func eventFields(ev Event) []zap.Field {
 			fs = append(fs, zap.String(k, v))
 		}
 	}
+	str(fieldInsurer, ev.Insurer)
 	str(fieldRequest, boundText(ev.Request, 128))
 	if ev.Request != "" || ev.To != "" {
 		str(fieldPhase, string(ev.To))
@@ -173,6 +175,9 @@ func (o *LogObserver) passDone(ev Event) {
 		s = *ev.Summary
 	}
 	fields := append(summaryFields(s), zap.Duration(fieldDuration, s.Duration))
+	if ev.Insurer != "" {
+		fields = append([]zap.Field{zap.String(fieldInsurer, ev.Insurer)}, fields...)
+	}
 	err := ev.Err
 	switch {
 	case errors.Is(err, ErrInterrupted):

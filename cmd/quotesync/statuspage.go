@@ -53,7 +53,7 @@ func (d *daemon) pageHealth() (bool, string, time.Time) {
 	if qd == nil || set == nil {
 		return false, "starting", time.Time{}
 	}
-	ok, rep := qd.Engine.Health(time.Now(), &d.prog, set.Metrics.HealthMaxAge, nil)
+	ok, rep := qd.Health(time.Now(), &d.prog, set.Metrics.HealthMaxAge, nil)
 	last, _ := time.Parse(time.RFC3339, rep.LastSuccess)
 	return ok, rep.Reason, last
 }

@@ -133,10 +133,14 @@ func TestEffectiveListsEveryKey(t *testing.T) {
 		switch {
 		case listed[k].Key != "" || listedUnder(k):
 		case strings.HasPrefix(k, "remote.token.oauth2"): // the example uses a token file
+		case k == "remotes": // the example has one insurer: remote:
 		case isSecretName(leaf) || isSecretSource(leaf): // refused, or an alternative not taken
 		default:
 			t.Errorf("%s is not listed by Effective", k)
 		}
+	}
+	for _, k := range yamlKeys(reflect.TypeFor[RemoteEntry](), "remotes") {
+		known[k] = true
 	}
 	for k := range keyDefaults {
 		if !known[k] {
