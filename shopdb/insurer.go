@@ -1,6 +1,7 @@
 package shopdb
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -196,4 +197,45 @@ func (db *DB) RequestsByID(ctx context.Context, requestID string) ([]Request, er
 		return nil, fmt.Errorf("read request %s: %w", requestID, err)
 	}
 	return rs, nil
+}
+
+// Move moves cur, a request of db's insurer, to the insurer to, with ev
+// (recorded as to's), in one transaction: its row (compare-and-set on
+// cur's version: ErrStale when it changed meanwhile; Version+1 and
+// UpdatedAt now), its events and its deliveries. ErrExists when to has a
+// request with the same id already. It returns the row as stored.
+func (db *DB) Move(ctx context.Context, cur Request, to string, ev Event) (Request, error) {
+	if err := CheckInsurerName(to); err != nil {
+		return Request{}, fmt.Errorf("move request %s: %w", cur.RequestID, err)
+	}
+	parent := ctx
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	next := cur
+	next.Insurer, next.Version, next.UpdatedAt = to, cur.Version+1, now()
+	err := db.inTx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE "+db.t.requests+" SET insurer = ?, version = version + 1, updated_at = ?"+
+			" WHERE insurer = ? AND request_id = ? AND version = ?", to, next.UpdatedAt, db.insurer, cur.RequestID, cur.Version)
+		if mysqlErrno(err) == errDupEntry {
+			return fmt.Errorf("insurer %s tracks a request %s already: %w", to, cur.RequestID, ErrExists)
+		}
+		if err != nil {
+			return err
+		}
+		if n, err := affected(res); err != nil || n == 0 {
+			return cmp.Or(err, ErrStale)
+		}
+		for _, table := range []string{db.t.events, db.t.outbox} {
+			if _, err := tx.ExecContext(ctx, "UPDATE "+table+" SET insurer = ? WHERE insurer = ? AND request_id = ?",
+				to, db.insurer, cur.RequestID); err != nil {
+				return err
+			}
+		}
+		ev.Insurer = to
+		return db.recordEvent(ctx, tx, ev, cur, next)
+	})
+	if err != nil {
+		return Request{}, fmt.Errorf("move request %s from insurer %s to %s: %w", cur.RequestID, db.insurer, to, db.explainWait(parent, err))
+	}
+	return next, nil
 }

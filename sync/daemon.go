@@ -44,6 +44,11 @@ type OpenOptions struct {
 	// (`quotesync retry`): no token is read, and a call to the remote
 	// fails.
 	StateOnly bool
+	// Maintenance assembles the daemon to settle its insurers (`quotesync
+	// insurers`): the rows written before insurers are neither adopted
+	// nor refused, and live requests of an insurer no longer configured
+	// are not refused.
+	Maintenance bool
 	// Log is the daemon's logger; the engine's events are logged on it
 	// (named "sync"), the MySQL driver's own diagnostics too ("mysql").
 	// Default: none.
@@ -71,6 +76,8 @@ type Daemon struct {
 	// Outbox delivers the write-back and the notifications of every
 	// insurer; Run works it, Once after its passes.
 	Outbox *Outbox
+
+	obs []Observer // every engine's observers after its log
 }
 
 // Open connects to the shop database (migrating or checking quotesync's
@@ -105,6 +112,7 @@ func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
 	if d.Outbox, err = NewOutbox(db, s.Notify, sc.retryBackoff(), log.Named("outbox")); err != nil {
 		return nil, errors.Join(err, d.Close())
 	}
+	d.obs = append(slices.Clone(o.Observers), d.Outbox)
 	for _, ins := range s.Insurers {
 		e, client, err := d.openEngine(s, ins, o, log.Named("sync"))
 		if err != nil {
@@ -155,7 +163,7 @@ func (d *Daemon) openEngine(s Settings, ins Insurer, o OpenOptions, log *zap.Log
 	if ins.WorkTypes != nil {
 		store = store.WithWorkTypes(ins.WorkTypes, ins.workTypesKey())
 	}
-	e, err := New(cfg, client, store, log, append(slices.Clone(o.Observers), d.Outbox)...)
+	e, err := New(cfg, client, store, log, d.obs...)
 	if err != nil {
 		return nil, nil, err
 	}

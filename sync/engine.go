@@ -41,6 +41,7 @@ type Store interface {
 	ReadTx(ctx context.Context, nr shopdb.NewRequest, f func(ctx context.Context, tx *shopdb.Tx) error) error
 	Insert(ctx context.Context, r shopdb.Request, ev shopdb.Event) (shopdb.Request, error)
 	Update(ctx context.Context, cur, next shopdb.Request, ev shopdb.Event) (shopdb.Request, error)
+	Move(ctx context.Context, cur shopdb.Request, to string, ev shopdb.Event) (shopdb.Request, error)
 	JobHolder(ctx context.Context, job string) (shopdb.Request, error)
 	JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, map[string]error, error)
 	LineItems(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error)

@@ -55,6 +55,10 @@ func (fakeStore) Insert(context.Context, shopdb.Request, shopdb.Event) (shopdb.R
 func (fakeStore) Update(context.Context, shopdb.Request, shopdb.Request, shopdb.Event) (shopdb.Request, error) {
 	return shopdb.Request{}, errNotFaked
 }
+func (fakeStore) Move(context.Context, shopdb.Request, string, shopdb.Event) (shopdb.Request, error) {
+	return shopdb.Request{}, errNotFaked
+}
+
 func (fakeStore) JobHolder(context.Context, string) (shopdb.Request, error) {
 	return shopdb.Request{}, errNotFaked
 }

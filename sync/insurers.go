@@ -94,6 +94,9 @@ var ErrStranded = errors.New("live requests of an insurer no longer configured")
 // refuses live requests of an insurer no longer configured. A database
 // whose tables do not exist yet has neither.
 func (d *Daemon) prepareInsurers(ctx context.Context, s Settings, o OpenOptions, log *zap.Logger) error {
+	if o.Maintenance {
+		return nil
+	}
 	if cur, _, err := d.DB.SchemaVersion(ctx); err != nil || cur == 0 {
 		return err
 	}

@@ -472,3 +472,66 @@ func TestOpenRefusesStrandedRequests(t *testing.T) {
 		t.Errorf("Open with insurer old's requests all closed: %v", err)
 	}
 }
+
+// TestInsurersMoveAndEnd: the requests of an insurer no longer
+// configured are moved to a configured one (a rename) with their events,
+// or ended (gone, insurer_ended, the job freed), each through the
+// executor; a request id the new insurer tracks already is not moved.
+func TestInsurersMoveAndEnd(t *testing.T) {
+	p := newPair(t, nil)
+	old := p.qd.DB.Insurer("old")
+	for _, r := range []shopdb.Request{
+		{RequestID: "551", Phase: qsync.PhaseAccepted, JobNumber: "RO-OLD-1"},
+		{RequestID: "552", Phase: qsync.PhaseAccepted, JobNumber: "RO-OLD-2"},
+		{RequestID: "553", Phase: qsync.PhaseSubmitted, JobNumber: "RO-OLD-3"},
+	} {
+		if _, err := old.Insert(p.ctx, r, shopdb.Event{Kind: "seen"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.qd.DB.Insurer("aa").Insert(p.ctx, shopdb.Request{RequestID: "552", Phase: qsync.PhaseWaiting}, shopdb.Event{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.qd.Move(p.ctx, "old", "zz"); err == nil {
+		t.Error("a move to an insurer not configured went through")
+	}
+	if _, _, err := p.qd.Move(p.ctx, "bb", "aa"); err == nil {
+		t.Error("a move of a configured insurer's requests went through")
+	}
+	moved, errs, err := p.qd.Move(p.ctx, "old", "aa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(moved) != 2 || len(errs) != 1 || !errors.Is(errs[0], shopdb.ErrExists) {
+		t.Fatalf("move old -> aa: moved %d, errors %v; want 551 and 553 moved, 552 refused (aa tracks a 552)", len(moved), errs)
+	}
+	r := p.row("aa", "551")
+	if r.JobNumber != "RO-OLD-1" || r.Phase != qsync.PhaseAccepted {
+		t.Errorf("aa's 551 after the move: %+v", r)
+	}
+	evs, err := p.qd.DB.Insurer("aa").Events(p.ctx, "551", 0)
+	if err != nil || len(evs) != 2 || evs[0].Kind != string(qsync.EventMoved) || evs[1].Kind != "seen" {
+		t.Errorf("aa's timeline of 551: %+v, %v; want the moved event over the one it had", evs, err)
+	}
+	if got := p.events.of(qsync.EventMoved); len(got) != 2 || got[0].Insurer != "aa" {
+		t.Errorf("moved events observed: %+v; want 2, of aa", got)
+	}
+	if n := p.logs.FilterMessage("request moved to another insurer").FilterField(zap.String("insurer", "aa")).Len(); n != 2 {
+		t.Errorf("%d log lines of the moves, want 2", n)
+	}
+
+	ended, errs, err := p.qd.End(p.ctx, "old")
+	if err != nil || len(errs) != 0 || len(ended) != 1 {
+		t.Fatalf("end old: %d ended, %v, %v; want 552", len(ended), errs, err)
+	}
+	g, err := old.Request(p.ctx, "552")
+	if err != nil || g.Phase != qsync.PhaseGone || g.Reason != qsync.ReasonInsurerEnded || g.JobNumber != "" || g.ReleasedJob != "RO-OLD-2" {
+		t.Errorf("old's 552 after end: %+v, %v; want gone, insurer_ended, its job freed and kept for the report", g, err)
+	}
+	if got := p.events.of(qsync.EventGone); len(got) != 1 || got[0].Insurer != "old" {
+		t.Errorf("gone events observed: %+v; want one, of old", got)
+	}
+	if _, err := p.tryOpen(); err != nil {
+		t.Errorf("Open after old's requests were settled: %v", err)
+	}
+}
