@@ -108,7 +108,7 @@ func wrap(text string, width int) []string {
 func (s *initSession) shopConfig() shopdb.Config {
 	q := s.q
 	cfg := shopdb.Config{
-		Addr: s.addr(), User: s.cfg.User, Database: s.cfg.DBName,
+		Addr: s.addr(), User: s.cfg.User, Database: s.cfg.DBName, TLS: s.tls(),
 		Params:    map[string]string{},
 		WorkTypes: map[string]string{},
 		Queries: shopdb.Queries{FindJob: q.FindJob, CreateJob: q.CreateJob, BookingDate: q.BookingDate,
@@ -131,6 +131,15 @@ func (s *initSession) shopConfig() shopdb.Config {
 // requestPaths are where the request's JSON carries what a parameter of
 // init's queries needs.
 var requestPaths = map[string]string{"registration": "vehicle.registration"}
+
+// tls is the DSN's tls parameter as shop.tls takes it: "" for none.
+func (s *initSession) tls() string {
+	switch t := s.cfg.TLSConfig; t {
+	case "true", "skip-verify", "preferred":
+		return t
+	}
+	return ""
+}
 
 // addr is the server's address as shop.addr spells it: host:port, or
 // the socket's path.
@@ -165,6 +174,10 @@ func (s *initSession) render(failed map[string]string) string {
 		w.comment(1, false, "No password: the user logged in without one. For one, add password_file: ${CREDENTIALS_DIRECTORY}/db-password (a systemd credential).")
 	}
 	w.line(1, "database: %s", scalar(s.cfg.DBName))
+	if t := s.tls(); t != "" {
+		w.comment(1, false, "TLS to the server, as --dsn asked for it.")
+		w.line(1, "tls: %s", scalar(t))
+	}
 	if len(s.q.Params) > 0 {
 		w.comment(1, false, "Values of the request that the queries read, by their path in the request's JSON.")
 		w.line(1, "params:")
