@@ -10,21 +10,16 @@ import (
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
-// documentedItemTypes are the quote item types the service's public
-// documentation lists. A type outside them may still be taken (the
-// specification shows others, such as RemoveReplace), but a service that
-// follows the documentation refuses it with 400.
-var documentedItemTypes = []string{
-	"RemoveReplaceLabour", "RepairLabour", "RefinishLabour", "MechanicalLabour", "Parts", "Miscellaneous",
-}
-
-// checkItemTypes warns about each item type shop.work_types maps a code to
-// that the documentation does not list; it adds nothing when all are
-// listed.
+// checkItemTypes warns about each item type shop.work_types maps a code
+// to that the service's documentation does not list
+// (qsync.DocumentedWorkTypes); it adds nothing when all are listed. A type
+// outside them may still be taken (the specification shows others, such
+// as RemoveReplace), but a service that follows the documentation refuses
+// it with 400.
 func checkItemTypes(cl *checklist, fc *config.File) {
 	var odd []string
 	for _, code := range slices.Sorted(maps.Keys(fc.Shop.WorkTypes)) {
-		if typ := fc.Shop.WorkTypes[code]; !slices.Contains(documentedItemTypes, typ) {
+		if typ := fc.Shop.WorkTypes[code]; !slices.Contains(qsync.DocumentedWorkTypes, typ) {
 			odd = append(odd, fmt.Sprintf("%s → %s", code, typ))
 		}
 	}
@@ -33,5 +28,5 @@ func checkItemTypes(cl *checklist, fc *config.File) {
 	}
 	cl.add(qsync.CheckWarn, "item types", "shop.work_types maps to item types the service's documentation does not list: %s; "+
 		"a service that follows it refuses them (400): use one of %s, unless the insurer confirmed the type",
-		strings.Join(odd, ", "), strings.Join(documentedItemTypes, ", "))
+		strings.Join(odd, ", "), strings.Join(qsync.DocumentedWorkTypes, ", "))
 }

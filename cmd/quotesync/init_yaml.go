@@ -7,9 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/discover"
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // yamlWriter writes the configuration: keys, block scalars for SQL, and
@@ -45,12 +48,17 @@ func (w *yamlWriter) comment(indent int, check bool, text string) {
 func (w *yamlWriter) blank() { w.b.WriteByte('\n') }
 
 // scalar writes s as a YAML scalar: plain when that reads back as the
-// same string, else double-quoted (Go's escapes are YAML's).
+// same string, else double-quoted by the YAML encoder itself (whose
+// escapes are YAML's: Go's \xNN means a byte, YAML's a character).
 func scalar(s string) string {
 	if s != "" && isPlainScalar(s) {
 		return s
 	}
-	return strconv.Quote(s)
+	b, err := yaml.Marshal(&yaml.Node{Kind: yaml.ScalarNode, Style: yaml.DoubleQuotedStyle, Tag: "!!str", Value: s})
+	if err != nil {
+		return strconv.Quote(s) // not reached: a string scalar always encodes
+	}
+	return strings.TrimSuffix(string(b), "\n")
 }
 
 func isPlainScalar(s string) bool {
@@ -207,7 +215,7 @@ func (s *initSession) renderWorkTypes(w *yamlWriter) {
 	p := s.p
 	codeCol := p.Lines.Name + "." + p.Code.Name
 	w.comment(1, false, fmt.Sprintf("The shop's operation codes (%s) → the service's work types (%s). A line whose code is not here holds its job back until it is added; `quotesync check` lists unmapped codes.",
-		codeCol, strings.Join(documentedTypes(), ", ")))
+		codeCol, strings.Join(qsync.DocumentedWorkTypes, ", ")))
 	codes := make([]string, 0, len(s.workTypes))
 	for c := range s.workTypes {
 		codes = append(codes, c)
@@ -241,10 +249,6 @@ func (s *initSession) renderWorkTypes(w *yamlWriter) {
 			w.line(2, "%s: %s", scalar(c), scalar(wc.Type))
 		}
 	}
-}
-
-func documentedTypes() []string {
-	return []string{"RemoveReplaceLabour", "RepairLabour", "RefinishLabour", "MechanicalLabour", "Parts", "Miscellaneous"}
 }
 
 // renderQueries writes shop.queries: each query with the choices behind
