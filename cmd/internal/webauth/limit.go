@@ -28,6 +28,13 @@ const (
 // of its still under way, so that guesses sent at once are limited as
 // those sent one after another; an address without one is refused
 // before its password is even looked at.
+//
+// It remembers at most maxLimited addresses; when full, it forgets the
+// one whose last failure is the oldest, so that failures from many
+// addresses (the /64s of one IPv6 /48) never refuse an address that did
+// not fail. Finding it is a scan of the table, microseconds beside a
+// bcrypt check: hashicorp/golang-lru was weighed, a dependency for one
+// loop.
 type failLimiter struct {
 	burst int
 	every time.Duration
@@ -39,7 +46,8 @@ type failLimiter struct {
 
 // failBucket is an address's failures.
 type failBucket struct {
-	lim *rate.Limiter
+	lim  *rate.Limiter
+	last time.Time // of the last failure
 }
 
 func newFailLimiter(burst int, every time.Duration) *failLimiter {
@@ -92,12 +100,13 @@ func (l *failLimiter) end(key netip.Prefix, now time.Time, failed bool) (limited
 	}
 	b, ok := l.m[key]
 	if !ok {
-		if len(l.m) >= maxLimited && !l.evict(now) {
-			return true
+		if len(l.m) >= maxLimited {
+			l.evictOldest()
 		}
 		b = &failBucket{lim: rate.NewLimiter(rate.Every(l.every), l.burst)}
 		l.m[key] = b
 	}
+	b.last = now
 	before := b.lim.TokensAt(now)
 	b.lim.AllowN(now, 1)
 	return before >= 1 && b.lim.TokensAt(now) < 1
@@ -118,8 +127,6 @@ func (l *failLimiter) waitLocked(key netip.Prefix, now time.Time) time.Duration 
 	tokens := float64(l.burst)
 	if b, ok := l.m[key]; ok {
 		tokens = b.lim.TokensAt(now)
-	} else if len(l.m) >= maxLimited && !l.evict(now) {
-		return l.every // too many addresses failing at once: fail closed
 	}
 	need := float64(l.checks[key] + 1)
 	if tokens >= need {
@@ -129,13 +136,15 @@ func (l *failLimiter) waitLocked(key netip.Prefix, now time.Time) time.Duration 
 	return max(time.Duration((need-tokens)*float64(l.every)), time.Second)
 }
 
-// evict forgets the addresses whose bucket is full again; it reports
-// whether there is room now.
-func (l *failLimiter) evict(now time.Time) bool {
+// evictOldest forgets the address whose last failure is the oldest.
+func (l *failLimiter) evictOldest() {
+	var oldest netip.Prefix
+	var at time.Time
+	first := true
 	for k, b := range l.m {
-		if b.lim.TokensAt(now) >= float64(l.burst) {
-			delete(l.m, k)
+		if first || b.last.Before(at) {
+			oldest, at, first = k, b.last, false
 		}
 	}
-	return len(l.m) < maxLimited
+	delete(l.m, oldest)
 }

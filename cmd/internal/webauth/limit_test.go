@@ -2,6 +2,7 @@ package webauth
 
 import (
 	"crypto/tls"
+	"fmt"
 	"net/http"
 	"strconv"
 	gosync "sync"
@@ -59,5 +60,44 @@ func TestRateLimitParallel(t *testing.T) {
 	}
 	if got, want := len(tg.logs.FilterMessage(msgLoginLimited).All()), 2; got != want {
 		t.Errorf("%d lines saying an address is limited, want %d (one per address)", got, want)
+	}
+}
+
+// TestRateLimitTableFull: when the addresses the limit remembers fill
+// its table (a limited /64 each, as one IPv6 /48 holds 65,536 of), an
+// address that never failed still logs in, and the last addresses to
+// fail are still limited: the table forgets the oldest failures first.
+func TestRateLimitTableFull(t *testing.T) {
+	t.Parallel()
+	tg := newTestGuard(t, pagePolicy)
+	// HTTP Basic over plain HTTP fails without a bcrypt check: quick.
+	fail := func(addr string) int {
+		r := get("/metrics", nil)
+		r.SetBasicAuth("alice", alicePassword)
+		return tg.serve(r, addr).Code
+	}
+	sixtyFour := func(i int) string { return fmt.Sprintf("[2001:db8:7:%x::1]:1", i) }
+	for i := range maxLimited {
+		if code := fail(sixtyFour(i)); code != http.StatusUnauthorized {
+			t.Fatalf("the first failure of /64 number %d: %d, want 401", i, code)
+		}
+	}
+	last := sixtyFour(maxLimited - 1)
+	for range DefaultFailBurst - 1 {
+		fail(last)
+	}
+	if rec := tg.serve(postLogin("alice", alicePassword, ""), "192.0.2.50:1"); rec.Code != http.StatusSeeOther {
+		t.Errorf("with the table full, an address that never failed: %d, want 303 (logged in)", rec.Code)
+	}
+	if code := fail("192.0.2.51:1"); code != http.StatusUnauthorized {
+		t.Errorf("with the table full, a new address's first failure: %d, want 401", code)
+	}
+	if rec := tg.serve(postLogin("alice", alicePassword, ""), last); rec.Code != http.StatusTooManyRequests {
+		t.Errorf("the last limited /64 after the table was full: %d, want 429", rec.Code)
+	}
+	tg.limit.mu.Lock()
+	defer tg.limit.mu.Unlock()
+	if got := len(tg.limit.m); got > maxLimited {
+		t.Errorf("%d addresses remembered, want at most %d", got, maxLimited)
 	}
 }
