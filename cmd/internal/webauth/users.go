@@ -122,9 +122,11 @@ func (u *Users) hash(name string) []byte {
 }
 
 // CheckUserName says what is wrong with a user name: empty, longer than
-// 64 bytes, not UTF-8, or holding a colon, a space or a control
-// character (the file's separators, and what a log or a page could not
-// show plainly).
+// 64 bytes, not UTF-8, starting with # (a comment line of the users
+// file, which parseUsers skips), or holding a colon, a space or a
+// control character (the file's separators, and what a log or a page
+// could not show plainly): every name it accepts is read back from the
+// line SetPassword writes.
 func CheckUserName(name string) error {
 	switch {
 	case name == "":
@@ -133,6 +135,8 @@ func CheckUserName(name string) error {
 		return fmt.Errorf("user name of %d bytes: at most %d", len(name), maxUserName)
 	case !utf8.ValidString(name):
 		return errors.New("the user name is not UTF-8 text")
+	case strings.HasPrefix(name, "#"):
+		return fmt.Errorf("user name %q: a # at its start starts a comment in the users file, where the user could never log in; choose a name without it", name)
 	}
 	for _, r := range name {
 		if r == ':' || unicode.IsSpace(r) || !unicode.IsPrint(r) {

@@ -132,6 +132,7 @@ func TestSetPassword(t *testing.T) {
 		"LongName":   {strings.Repeat("e", 65), "erin-password", "at most 64"},
 		"NotUTF8":    {"er\xffin", "erin-password", "UTF-8"},
 		"SpaceInUse": {"erin smith", "erin-password", "no colon, space"},
+		"Comment":    {"#erin", "erin-password", "starts a comment"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := SetPassword(path, tt.user, []byte(tt.password)); err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -146,4 +147,30 @@ func TestSetPassword(t *testing.T) {
 	if _, err := SetPassword(filepath.Join(dir, "new", "users"), "erin", []byte("erin-password")); err == nil {
 		t.Error("a users file in a directory that does not exist was written")
 	}
+}
+
+// FuzzUserNameRoundTrip: every user name CheckUserName accepts (so
+// `quotesync passwd` writes it) is read back by parseUsers from the
+// line SetPassword writes, as the only user, with its hash.
+func FuzzUserNameRoundTrip(f *testing.F) {
+	for _, s := range []string{"frontdesk", "#admin", "a#b", "ä-desk", "x\u00a0y", "\ufeffdesk", "desk\r", ";desk", "-desk"} {
+		f.Add(s)
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte("any-password-1"), bcrypt.MinCost)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if CheckUserName(name) != nil {
+			return
+		}
+		content, _ := withUser([]byte("# the front desk\n"), name, string(hash))
+		u, err := parseUsers(content)
+		if err != nil {
+			t.Fatalf("user name %q accepted, but its file is refused: %v", name, err)
+		}
+		if u.Len() != 1 || string(u.hash(name)) != string(hash) {
+			t.Fatalf("user name %q accepted, but not read back from its file (%d users)", name, u.Len())
+		}
+	})
 }
