@@ -152,7 +152,7 @@ func (g *Guard) session(r *http.Request, p *Policy) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	return verify(g.o.Key, c.Value, p.Users, g.o.Now())
+	return verify(g.o.Key, c.Value, p.Users, g.o.Now(), p.SessionLifetime)
 }
 
 // serveBasic admits a request by its HTTP Basic credentials: only from an

@@ -108,7 +108,7 @@ func (g *Guard) login(w http.ResponseWriter, r *http.Request, p *Policy) {
 	g.succeeded(r)
 	expires := now.Add(p.SessionLifetime)
 	tls := r.TLS != nil
-	http.SetCookie(w, sessionCookie(tls, sign(g.o.Key, user, p.Users.hash(user), expires), expires, now))
+	http.SetCookie(w, sessionCookie(tls, sign(g.o.Key, user, p.Users.hash(user), now, expires), expires, now))
 	g.o.Log.Info(msgLoggedIn, zap.String(fieldClient, clientIP(r)), zap.String(fieldUser, user), zap.Time(fieldExpires, expires))
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
