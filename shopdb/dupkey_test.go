@@ -1,6 +1,7 @@
 package shopdb_test
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"testing"
@@ -80,5 +81,31 @@ func TestDuplicateKeysByName(t *testing.T) {
 				t.Errorf("DuplicateRequest(%q, request %q) = %v, %v; want %v", msg, tt.id, got, err, tt.exists)
 			}
 		}
+	}
+}
+
+// TestDuplicateRequestSeesCommittedRow: the look-up after a duplicate key
+// whose message names no key reads the row another instance committed,
+// also inside a REPEATABLE READ transaction whose snapshot is older than
+// that row. A consistent read would miss it and take the clash for the
+// job number's.
+func TestDuplicateRequestSeesCommittedRow(t *testing.T) {
+	db, d := shopdbtest.New(t)
+	ctx := testContext(t)
+	tx, err := d.SQL.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	var n int // the first read takes the snapshot
+	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+shopdb.DefaultTablePrefix+"requests").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Insert(ctx, shopdb.Request{RequestID: "r-other", JobNumber: "RO-OTHER", Phase: phReserved}, shopdb.Event{}); err != nil {
+		t.Fatal(err)
+	}
+	undocumented := &mysql.MySQLError{Number: 1062, Message: "Doppelter Eintrag 'r-other' für Schlüssel 'PRIMARY'"}
+	if got, err := shopdb.DuplicateRequestTx(ctx, db, tx, undocumented, "r-other"); err != nil || !got {
+		t.Errorf("DuplicateRequest in a transaction older than the row = %v, %v; want true (the committed row seen)", got, err)
 	}
 }

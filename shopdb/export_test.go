@@ -2,6 +2,7 @@ package shopdb
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 
 	"github.com/jmoiron/sqlx"
@@ -77,4 +78,9 @@ func DupKey(err error) (string, bool) { return dupKey(err) }
 // DuplicateRequest is duplicateRequest on db's pool.
 func DuplicateRequest(ctx context.Context, db *DB, err error, requestID string) (bool, error) {
 	return db.duplicateRequest(ctx, db.x, err, requestID)
+}
+
+// DuplicateRequestTx is duplicateRequest inside tx.
+func DuplicateRequestTx(ctx context.Context, db *DB, tx *sql.Tx, err error, requestID string) (bool, error) {
+	return db.duplicateRequest(ctx, tx, err, requestID)
 }

@@ -428,7 +428,10 @@ func (db *DB) duplicateRequest(ctx context.Context, x queryer, err error, reques
 	case ok && key == db.cfg.TablePrefix+"requests_job":
 		return false, nil
 	}
-	rows, err := x.QueryContext(ctx, "SELECT 1 FROM "+db.t.requests+" WHERE insurer = ? AND request_id = ?", db.insurer, requestID)
+	// A locking read sees the row committed now, not the snapshot (which in
+	// REPEATABLE READ misses another instance's row); shared, the lock the
+	// insert's duplicate check holds: FOR UPDATE could deadlock two inserts.
+	rows, err := x.QueryContext(ctx, "SELECT 1 FROM "+db.t.requests+" WHERE insurer = ? AND request_id = ? LOCK IN SHARE MODE", db.insurer, requestID)
 	if err != nil {
 		return false, fmt.Errorf("look up request %s after a duplicate key: %w", requestID, err)
 	}

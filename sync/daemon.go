@@ -279,12 +279,21 @@ func (d *Daemon) Once(ctx context.Context) (Summary, error) {
 		}
 	}()
 	s, err := d.each(ctx, func(ctx context.Context, e *Engine) (Summary, error) { return e.lastPass(ctx) })
+	d.Deliver(ctx)
+	return s, err
+}
+
+// Deliver works the outbox once, when a write-back or a notifier is
+// configured: the deliveries a command's change queued (and those an
+// earlier run left), each tried once now; what fails waits for the
+// daemon, with its backoff. Once calls it after its passes, `quotesync
+// retry` after its change: a running daemon is not woken by another
+// process's events. Safe beside the daemon: a delivery is made under its
+// row's lock, once.
+func (d *Daemon) Deliver(ctx context.Context) {
 	if d.Outbox != nil && d.Outbox.configured() && ctx.Err() == nil {
-		// The deliveries the passes queued (and those an earlier run
-		// left), each tried once now; what fails waits for the next run.
 		d.Outbox.Work(ctx)
 	}
-	return s, err
 }
 
 // each runs pass for every engine at once and adds up what they did; the

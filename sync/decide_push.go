@@ -70,7 +70,7 @@ func choosePush(now time.Time, cands []*shopdb.Request, states map[string]shopdb
 		}
 		isHeld := held(r)
 		changed := st.Marker == "" || st.Marker != r.PushedMarker
-		finalDue := st.Final && r.Phase != PhaseSubmitted && !isHeld && r.Reason != ReasonUnreadable
+		finalDue := submitDue(r, st) && !isHeld
 		inFlight := r.Intent == IntentPush
 		if (changed || finalDue || inFlight || (isHeld && examineHeld)) && due(now, r) {
 			work = append(work, pushJob{row: r, state: st})
@@ -116,10 +116,7 @@ func decideJob(r shopdb.Request, st shopdb.JobState, lines []shopdb.Line, badErr
 		}
 		return jobDecision{step: jobHold, reason: holdReason(badErr), err: badErr}
 	}
-	// A Draft whose answer could not be read is not submitted until it is
-	// pushed again (the lines change, or a person runs retry): what the
-	// remote holds is not known to be what the shop has.
-	d := jobDecision{quote: q, hash: hash, final: st.Final && r.Reason != ReasonUnreadable, release: held(r)}
+	d := jobDecision{quote: q, hash: hash, final: submitDue(r, st), release: held(r)}
 	switch {
 	case r.Phase == PhaseSubmitted && hash == r.PushedHash:
 		d.step, d.final = jobNote, false
@@ -214,6 +211,16 @@ func planSubmit(now time.Time, r shopdb.Request) plan {
 		pl.change = &ch
 	}
 	return pl
+}
+
+// submitDue reports whether r is to be submitted once the remote holds
+// the content of its estimate st: st is final and r not submitted yet. A
+// Draft whose answer could not be read is not submitted until it is
+// pushed again (the lines change, or a person runs retry): what the
+// remote holds is not known to be what the shop has. Every path to a
+// submit asks this, whether the lines were read in full or only hashed.
+func submitDue(r shopdb.Request, st shopdb.JobState) bool {
+	return st.Final && r.Phase != PhaseSubmitted && r.Reason != ReasonUnreadable
 }
 
 // first reports whether r has no acknowledged Draft yet.

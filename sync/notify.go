@@ -250,6 +250,8 @@ type command struct{ cfg CommandConfig }
 // and SIGKILL Grace later to whatever is left; after an exit, whatever
 // the command left running gets the same. A script's child that
 // outlived it could deliver the notice after the retry delivered it too.
+// A command that exits on its own is judged by its exit status alone,
+// also when what it left holds its output past Grace (exec.ErrWaitDelay).
 func (c *command) send(ctx context.Context, n Notice, body []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
@@ -271,7 +273,14 @@ func (c *command) send(ctx context.Context, n Notice, body []byte) error {
 	if cmd.Process != nil {
 		endGroup(cmd.Process.Pid, termed, c.cfg.Grace)
 	}
-	if ctx.Err() == context.DeadlineExceeded {
+	switch {
+	case termed.IsZero() && errors.Is(err, exec.ErrWaitDelay):
+		// It exited 0 on its own; what it left holding its output Grace
+		// later is ended. Its exit status is its verdict: delivered.
+		return nil
+	case !termed.IsZero() && ctx.Err() == context.DeadlineExceeded:
+		// Only a command that was ended is "killed": the time endGroup
+		// took after an exit (a group that lingers) is not the command's.
 		return fmt.Errorf("run %s: killed after notify.command.timeout (%s)", c.cfg.Path, c.cfg.Timeout)
 	}
 	if err != nil {

@@ -319,8 +319,8 @@ func (o *Outbox) Run(ctx context.Context) {
 
 // Work records the pending notices and makes every delivery that is due;
 // it returns when the first one not due yet is (zero when none is left).
-// Run calls it while this instance leads; Daemon.Once after its pass,
-// under the lock.
+// Run calls it while this instance leads; Daemon.Deliver after a
+// command's change (once's pass, under the lock; retry).
 //
 // The first Work of an Outbox tries every delivery not made yet at once,
 // due or not: a restart or a reload (which builds a new one) is when a

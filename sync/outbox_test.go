@@ -549,7 +549,10 @@ func observerCore() (*zap.Logger, *observer.ObservedLogs) {
 // SIGTERM (a shell waiting for sleep, as for curl) and one that ignores
 // it (killed after the grace) both stop before they could deliver (each
 // would write a file after 2s). LeavesChild: a command that succeeds
-// leaves nothing running either. No process of the group survives.
+// leaves nothing running either. ChildHoldsOutput: a command that exits
+// 0 leaving a child that holds its standard output is delivered (its exit
+// status is its verdict), not sent again, the child ended after the
+// grace. No process of the group survives.
 func TestCommandGroupEnded(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	for _, tt := range []struct {
@@ -567,6 +570,11 @@ wait
 		{"LeavesChild", `#!/bin/sh
 echo $$ > "$1/leader"
 (sleep 2; touch "$1/delivered-by-child") >/dev/null 2>&1 &
+echo $! > "$1/child"
+`, false},
+		{"ChildHoldsOutput", `#!/bin/sh
+echo $$ > "$1/leader"
+(sleep 2; touch "$1/delivered-by-child") &
 echo $! > "$1/child"
 `, false},
 	} {
@@ -592,8 +600,12 @@ echo $! > "$1/child"
 			if took := time.Since(start); took > 1500*time.Millisecond {
 				t.Errorf("Work took %s with a timeout and a grace of 300ms", took)
 			}
-			if got, want := logs.FilterMessage("delivery failed; will retry").Len() == 1, tt.fails; got != want {
-				t.Errorf("delivery failed = %v, want %v", got, want)
+			want := 0
+			if tt.fails {
+				want = 1
+			}
+			if got := logs.FilterMessage("delivery failed; will retry"); got.Len() != want {
+				t.Errorf("%d failed deliveries, want %d: %v", got.Len(), want, got.All())
 			}
 			leader := pidIn(t, dir, "leader")
 			if live := liveInGroup(t, leader); len(live) > 0 {

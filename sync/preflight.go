@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -40,7 +39,8 @@ const checkTimeout = 30 * time.Second
 const maxCheckPending = 200
 
 // DocumentedWorkTypes are the item types the service's public
-// documentation lists; Check warns about a mapped type outside them.
+// documentation lists (quotesync check warns about a mapped type outside
+// them: a service that follows its documentation refuses the others).
 var DocumentedWorkTypes = []string{"RemoveReplaceLabour", "RepairLabour", "RefinishLabour", "MechanicalLabour", "Parts", "Miscellaneous"}
 
 // Check runs the checks a daemon needs to pass before it can work, without
@@ -242,7 +242,6 @@ func explainRemote(err error, tokenFrom, key string) string {
 func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, workTypes map[string]string, pending []remote.Request) {
 	ctx, cancel := context.WithTimeout(ctx, 2*checkTimeout)
 	defer cancel()
-	c.documentedTypes(workTypes)
 	cur, _, err := db.SchemaVersion(ctx)
 	if err != nil {
 		c.add(CheckSkip, name, "not checked: %v", err)
@@ -341,21 +340,6 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, work
 	}
 	for _, w := range warns {
 		c.add(CheckWarn, "shop data", "%s: the daemon holds this job until the shop fixes the line", w)
-	}
-}
-
-// documentedTypes warns about mapped work types the service's public
-// documentation does not list.
-func (c *checks) documentedTypes(workTypes map[string]string) {
-	var odd []string
-	for _, code := range sortedKeys(workTypes) {
-		if t := workTypes[code]; !slices.Contains(DocumentedWorkTypes, t) {
-			odd = append(odd, fmt.Sprintf("%s: %s", code, t))
-		}
-	}
-	if len(odd) > 0 {
-		c.add(CheckWarn, "item types", "shop.work_types maps to types the service's public documentation does not list (%s); it lists %s: a service that follows its documentation refuses the others",
-			strings.Join(odd, ", "), strings.Join(DocumentedWorkTypes, ", "))
 	}
 }
 

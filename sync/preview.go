@@ -104,7 +104,8 @@ func PreviewJob(ctx context.Context, store PreviewStore, cfg Config, job string)
 }
 
 // Pushable says whether a pass would push the quote (given the request is
-// accepted): nothing holds it and it has items.
+// accepted): nothing holds it, estimate_state has a row for the job (a
+// pass pushes no job without one) and it has items.
 func (pv Preview) Pushable() bool {
-	return len(pv.Held) == 0 && pv.FieldsErr == nil && pv.StateErr == nil && len(pv.Quote.Items) > 0
+	return len(pv.Held) == 0 && pv.FieldsErr == nil && pv.StateErr == nil && !pv.NoState && len(pv.Quote.Items) > 0
 }

@@ -97,3 +97,21 @@ func BenchmarkPreview10k(b *testing.B) {
 	b.ReportMetric(float64(trips)/float64(b.N), "roundtrips/op")
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/op")
 }
+
+// TestPreviewWithoutEstimateState: a job estimate_state returns no row
+// for is shown with its items, but a pass pushes nothing for it, and
+// preview says so.
+func TestPreviewWithoutEstimateState(t *testing.T) {
+	_, d := shopdbtest.New(t)
+	cfg := d.Config()
+	cfg.Queries.EstimateState = `SELECT j.job_no AS job, 0 AS final FROM jobs j
+WHERE j.job_no IN (:jobs) AND j.job_no <> 'RO-50001' GROUP BY j.job_no`
+	db := d.Open(t, cfg)
+	pv, err := qsync.PreviewJob(context.Background(), db, qsync.Config{}, sampleshop.JobDraft)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pv.NoState || pv.Pushable() || len(pv.Quote.Items) != 4 {
+		t.Errorf("no state %v, pushable %v, %d items; want true, false, 4", pv.NoState, pv.Pushable(), len(pv.Quote.Items))
+	}
+}

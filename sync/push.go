@@ -104,7 +104,7 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
 			case w.stateErr != nil:
 				pl = planHold(w.row, w.state, ReasonEstimateState, w.stateErr)
 			case f.same[job]:
-				pl = planNote(w.row, w.state, w.state.Final && w.row.Phase != PhaseSubmitted)
+				pl = planNote(w.row, w.state, submitDue(w.row, w.state))
 			default:
 				q := e.buildQuote(job, f.lines[job], f.fields[job])
 				pl = planJob(p.now, w.row, w.state, f.lines[job], f.bad[job], q, hashQuote(q))
@@ -252,7 +252,7 @@ func (e *Engine) readLines(ctx context.Context, c lineWork) fetchedLines {
 func (e *Engine) submitAll(ctx context.Context, p *pass, ready []*pushJob) {
 	var todo []pushJob
 	for _, w := range ready {
-		if w != nil {
+		if w != nil && submitDue(w.row, w.state) {
 			todo = append(todo, *w)
 		}
 	}

@@ -92,6 +92,9 @@ func newLogger(level zap.AtomicLevel, format string, w io.Writer, secrets *redac
 	if toJournal(w) {
 		enc = newPriorityEncoder(enc)
 	}
+	if j, ok := w.(*journalErrors); ok {
+		w = j.logLines() // the priority of its lines is kept, no other
+	}
 	// zap escapes C0 in values but leaves DEL, C1 and bidi controls raw;
 	// `once` and a daemon run by hand log to a terminal.
 	core := zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(termtext.NewJSONWriter(w))), level)

@@ -7,13 +7,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
-	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/google/renameio/v2"
 	"golang.org/x/term"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
@@ -347,11 +349,13 @@ func (s *initSession) discover(ctx context.Context) error {
 func (s *initSession) write(ctx context.Context, stderr io.Writer) int {
 	failed := s.prepare(ctx)
 	text := s.render(failed)
-	if err := validateRendered(text); err != nil {
+	if err := s.validateRendered(text); err != nil {
 		fmt.Fprintf(stderr, "quotesync init: the configuration written does not parse (%v): please report this as a bug\n", err)
 		return exitFailure
 	}
-	if err := writeFileAtomic(s.o.output, []byte(text), 0o644); err != nil {
+	// renameio writes a temporary file beside it, syncs it and renames it
+	// over the path: a reader never sees half a file.
+	if err := renameio.WriteFile(s.o.output, []byte(text), 0o644); err != nil {
 		fmt.Fprintf(stderr, "quotesync init: write %s: %v\n", s.o.output, err)
 		return exitFailure
 	}
@@ -407,36 +411,31 @@ func exampleJob(ctx context.Context, db *shopdb.DB) string {
 	return ""
 }
 
-// validateRendered parses the written text as quotesync will.
-func validateRendered(text string) error {
+// validateRendered parses the written text as quotesync will, and checks
+// that it reads back as what was meant: the same statements and the same
+// work types (a name or a value from the shop that the YAML read
+// otherwise would show here, not in the daemon).
+func (s *initSession) validateRendered(text string) error {
 	fc, err := config.Parse(strings.NewReader(text))
 	if err != nil {
 		return err
 	}
-	_, err = fc.Build(config.BuildOptions{Getenv: func(string) string { return "" }, Scope: config.NoSecrets})
-	return err
-}
-
-// writeFileAtomic writes data to path through a temporary file in the
-// same directory, so a reader never sees half a file.
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".quotesync-init-*")
+	if len(fc.Shop.WorkTypes) == 0 {
+		// None mapped yet: the file says so, and check refuses it until
+		// one is; the rest must still be valid.
+		fc.Shop.WorkTypes = map[string]string{"-": "-"}
+	}
+	set, err := fc.Build(config.BuildOptions{Getenv: func(string) string { return "" }, Scope: config.NoSecrets})
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
+	want := s.shopConfig()
+	got := set.Daemon.Shop
+	if !maps.Equal(got.WorkTypes, want.WorkTypes) {
+		return fmt.Errorf("shop.work_types reads back as %v, not %v", got.WorkTypes, want.WorkTypes)
 	}
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
+	if !reflect.DeepEqual(got.Queries, want.Queries) {
+		return fmt.Errorf("shop.queries read back otherwise than written")
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	"github.com/quotesync/quotesync/shopdb/discover"
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // maxTries bounds how often one question is asked again after an
@@ -115,7 +116,7 @@ func (a *asker) workTypes(p *discover.Proposal, wts map[string]workTypeChoice) {
 		return
 	}
 	fmt.Fprintf(a.out, "\nWork types of the operation codes in %s.%s (%s; - for none: its lines hold their job)\n",
-		termtext.Safe(p.Lines.Name), termtext.Safe(p.Code.Name), strings.Join(documentedTypes(), ", "))
+		termtext.Safe(p.Lines.Name), termtext.Safe(p.Code.Name), strings.Join(qsync.DocumentedWorkTypes, ", "))
 	for _, code := range codes {
 		wc := wts[code]
 		def := wc.Type
@@ -128,7 +129,7 @@ func (a *asker) workTypes(p *discover.Proposal, wts map[string]workTypeChoice) {
 			case ans == "":
 			case ans == discover.None:
 				wc.Type = ""
-			case slices.Contains(documentedTypes(), ans) || strings.HasPrefix(ans, "!"):
+			case slices.Contains(qsync.DocumentedWorkTypes, ans) || strings.HasPrefix(ans, "!"):
 				wc.Type = strings.TrimPrefix(ans, "!")
 			case try < maxTries:
 				fmt.Fprintf(a.out, "  %s is not a documented work type; write one of them, or !%s to use it anyway\n", termtext.Safe(ans), termtext.Safe(ans))

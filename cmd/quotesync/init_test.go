@@ -224,3 +224,32 @@ func TestInitAsks(t *testing.T) {
 		}
 	}
 }
+
+// TestInitDSN: the DSN's own parameters reach the file (tls), a password
+// in it is refused, and the one from the environment is used.
+func TestInitDSN(t *testing.T) {
+	env := func(k string) string {
+		if k == initPasswordEnv {
+			return "from-env"
+		}
+		return ""
+	}
+	cfg, err := initDSN(initOptions{dsn: "shop@tcp(db.lan:3306)/workshop?tls=preferred"}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &initSession{cfg: cfg}
+	if got := s.tls(); got != "preferred" || cfg.Passwd != "from-env" || s.addr() != "db.lan:3306" {
+		t.Errorf("tls %q, password %q, addr %q; want preferred, from-env, db.lan:3306", got, cfg.Passwd, s.addr())
+	}
+	for dsn, want := range map[string]string{
+		"shop:pw@tcp(db.lan:3306)/workshop": "holds a password",
+		"shop@tcp(db.lan:3306)/":            "names no database",
+		"@tcp(db.lan:3306)/workshop":        "names no user",
+		"shop@tcp(db.lan:3306/workshop":     "--dsn:",
+	} {
+		if _, err := initDSN(initOptions{dsn: dsn}, env); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("initDSN(%q) = %v, want an error saying %q", dsn, err, want)
+		}
+	}
+}

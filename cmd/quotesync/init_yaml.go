@@ -7,9 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/discover"
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // yamlWriter writes the configuration: keys, block scalars for SQL, and
@@ -45,12 +48,17 @@ func (w *yamlWriter) comment(indent int, check bool, text string) {
 func (w *yamlWriter) blank() { w.b.WriteByte('\n') }
 
 // scalar writes s as a YAML scalar: plain when that reads back as the
-// same string, else double-quoted (Go's escapes are YAML's).
+// same string, else double-quoted by the YAML encoder itself (whose
+// escapes are YAML's: Go's \xNN means a byte, YAML's a character).
 func scalar(s string) string {
 	if s != "" && isPlainScalar(s) {
 		return s
 	}
-	return strconv.Quote(s)
+	b, err := yaml.Marshal(&yaml.Node{Kind: yaml.ScalarNode, Style: yaml.DoubleQuotedStyle, Tag: "!!str", Value: s})
+	if err != nil {
+		return strconv.Quote(s) // not reached: a string scalar always encodes
+	}
+	return strings.TrimSuffix(string(b), "\n")
 }
 
 func isPlainScalar(s string) bool {
@@ -108,7 +116,7 @@ func wrap(text string, width int) []string {
 func (s *initSession) shopConfig() shopdb.Config {
 	q := s.q
 	cfg := shopdb.Config{
-		Addr: s.addr(), User: s.cfg.User, Database: s.cfg.DBName,
+		Addr: s.addr(), User: s.cfg.User, Database: s.cfg.DBName, TLS: s.tls(),
 		Params:    map[string]string{},
 		WorkTypes: map[string]string{},
 		Queries: shopdb.Queries{FindJob: q.FindJob, CreateJob: q.CreateJob, BookingDate: q.BookingDate,
@@ -131,6 +139,15 @@ func (s *initSession) shopConfig() shopdb.Config {
 // requestPaths are where the request's JSON carries what a parameter of
 // init's queries needs.
 var requestPaths = map[string]string{"registration": "vehicle.registration"}
+
+// tls is the DSN's tls parameter as shop.tls takes it: "" for none.
+func (s *initSession) tls() string {
+	switch t := s.cfg.TLSConfig; t {
+	case "true", "skip-verify", "preferred":
+		return t
+	}
+	return ""
+}
 
 // addr is the server's address as shop.addr spells it: host:port, or
 // the socket's path.
@@ -165,6 +182,10 @@ func (s *initSession) render(failed map[string]string) string {
 		w.comment(1, false, "No password: the user logged in without one. For one, add password_file: ${CREDENTIALS_DIRECTORY}/db-password (a systemd credential).")
 	}
 	w.line(1, "database: %s", scalar(s.cfg.DBName))
+	if t := s.tls(); t != "" {
+		w.comment(1, false, "TLS to the server, as --dsn asked for it.")
+		w.line(1, "tls: %s", scalar(t))
+	}
 	if len(s.q.Params) > 0 {
 		w.comment(1, false, "Values of the request that the queries read, by their path in the request's JSON.")
 		w.line(1, "params:")
@@ -194,7 +215,7 @@ func (s *initSession) renderWorkTypes(w *yamlWriter) {
 	p := s.p
 	codeCol := p.Lines.Name + "." + p.Code.Name
 	w.comment(1, false, fmt.Sprintf("The shop's operation codes (%s) → the service's work types (%s). A line whose code is not here holds its job back until it is added; `quotesync check` lists unmapped codes.",
-		codeCol, strings.Join(documentedTypes(), ", ")))
+		codeCol, strings.Join(qsync.DocumentedWorkTypes, ", ")))
 	codes := make([]string, 0, len(s.workTypes))
 	for c := range s.workTypes {
 		codes = append(codes, c)
@@ -228,10 +249,6 @@ func (s *initSession) renderWorkTypes(w *yamlWriter) {
 			w.line(2, "%s: %s", scalar(c), scalar(wc.Type))
 		}
 	}
-}
-
-func documentedTypes() []string {
-	return []string{"RemoveReplaceLabour", "RepairLabour", "RefinishLabour", "MechanicalLabour", "Parts", "Miscellaneous"}
 }
 
 // renderQueries writes shop.queries: each query with the choices behind

@@ -101,8 +101,9 @@ func (p priorityEncoder) EncodeEntry(ent zapcore.Entry, fields []zapcore.Field) 
 }
 
 // journalErrors writes to standard error when it is the journal's stream:
-// every line it passes on starts with "<3>" (err) unless it carries a
-// priority already (a log line). What a verb writes to standard error
+// every line it passes on starts with "<3>" (err), except the logger's own
+// lines (written through logLines), which carry their priority already.
+// What a verb writes to standard error
 // outside its log is why it stops (a bad flag, a configuration it cannot
 // use, a start that failed), often before the log exists; without the
 // prefix journald would file it at info, and `journalctl -p err` would
@@ -123,15 +124,33 @@ func stderrFor(f *os.File) io.Writer {
 	return &journalErrors{w: f}
 }
 
-// Write implements io.Writer: one write to the stream per call, so that a
-// whole line stays one line in the journal.
-func (j *journalErrors) Write(p []byte) (int, error) {
+// Write implements io.Writer for what a verb writes: one write to the
+// stream per call, so that a whole line stays one line in the journal.
+// Every line gets "<3>", one that starts with a priority of its own too:
+// the text can quote the service or the shop (an error, whose newlines
+// termtext.Lines keeps), and "\n<0>" there must not file a line as emerg,
+// which journald broadcasts to every terminal. journald reads only the
+// first prefix, so "<3><0>…" is filed at err with "<0>…" as its message.
+func (j *journalErrors) Write(p []byte) (int, error) { return j.write(p, false) }
+
+// logLines returns the writer of the logger's own lines: the priority
+// each starts with (priorityEncoder) is kept.
+func (j *journalErrors) logLines() io.Writer { return journalLog{j} }
+
+// journalLog is journalErrors' writer of log lines.
+type journalLog struct{ j *journalErrors }
+
+func (l journalLog) Write(p []byte) (int, error) { return l.j.write(p, true) }
+
+// write writes p as one write to the stream, "<3>" before every line but
+// the first of a log line (logged), which has its own priority.
+func (j *journalErrors) write(p []byte, logged bool) (int, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	out := make([]byte, 0, len(p)+8)
 	for rest := p; len(rest) > 0; {
 		line, after, ended := bytes.Cut(rest, []byte{'\n'})
-		if !j.inLine && !hasPriority(rest) {
+		if !j.inLine && !(logged && len(out) == 0 && hasPriority(rest)) {
 			out = append(out, '<', '0'+prioErr, '>')
 		}
 		out = append(out, line...)

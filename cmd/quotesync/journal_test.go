@@ -297,3 +297,28 @@ func TestToJournal(t *testing.T) {
 		})
 	}
 }
+
+// TestJournalOutsideTextKeepsErr: text that did not come from the logger
+// cannot choose its priority. An error that quotes a value holding
+// "\n<0>" (here a job number, as the shop or a paste gives it) keeps its
+// newline (termtext.Lines), but the line it starts is filed at err like
+// the rest of the error: journald broadcasts an emerg line to every
+// terminal. The "<0>" stays in the message.
+func TestJournalOutsideTextKeepsErr(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t, nil)
+	r := runStreamTo(t, e.bin, e.environ(), func(p string) string { return fileStream(t, p) },
+		"preview", "--config", e.Conf, "RO-NOPE\n<0>EMERG")
+	if r.Code != exitFailure {
+		t.Fatalf("exit %d, want %d:\n%s", r.Code, exitFailure, r)
+	}
+	lines := readAsJournald(r.Stderr)
+	if len(lines) < 2 || !strings.HasPrefix(lines[1].Message, "<0>EMERG") {
+		t.Errorf("the value's second line is not a line of its own with its text kept: %+v", lines)
+	}
+	for i, jl := range lines {
+		if !jl.Prefixed || jl.Priority != prioErr {
+			t.Errorf("line %d at <%d> (prefixed %v), want <%d>: %q", i+1, jl.Priority, jl.Prefixed, prioErr, jl.Message)
+		}
+	}
+}

@@ -69,11 +69,13 @@ func (a *listenerAuth) policy() webauth.Policy {
 	}
 }
 
-// listenerMoved says whether next's listener cannot be the one prev
-// started: another address, or TLS switched on or off. The users, the
-// certificate and the rest change in the running listener.
-func listenerMoved(prev, next *config.Settings) bool {
-	return prev.Metrics.Listen != next.Metrics.Listen || prev.Listener.TLS() != next.Listener.TLS()
+// listenerMoved says whether next's listener cannot be running, the one
+// prev started: another address, TLS switched on or off, or none running
+// (lost in a failed move). The users, the certificate and the rest change
+// in the running listener.
+func listenerMoved(prev, next *config.Settings, running *obsServer) bool {
+	return prev.Metrics.Listen != next.Metrics.Listen || prev.Listener.TLS() != next.Listener.TLS() ||
+		(running == nil && next.Metrics.Listen != "")
 }
 
 // guarded is h behind the login of a, with the daemon's session key.

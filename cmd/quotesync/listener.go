@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -95,6 +96,58 @@ func startObsServer(addr string, guard *webauth.Guard, cert *webauth.Cert, log *
 	}()
 	log.Info(msgMetricsListen, zap.String(fieldAddr, s.addr), zap.Bool(fieldTLS, cert != nil))
 	return s, nil
+}
+
+// startListener starts the listener of a configuration at addr: at the
+// start, or on a reload while the running one (d.obs) still serves. When
+// the running one holds the port so that the new one cannot bind beside
+// it (the same address with TLS switched on or off, 0.0.0.0:P after
+// 127.0.0.1:P), the running one is closed first, and the port answers
+// nothing for that moment. Should the bind fail even then, the running
+// one is started again as it was (d.obs) and the error rejects the
+// reload: the caller must not fail after a success.
+func (d *daemon) startListener(addr string, guard *webauth.Guard, cert *webauth.Cert) (*obsServer, error) {
+	s, err := startObsServer(addr, guard, cert, d.log)
+	if err == nil || !errors.Is(err, syscall.EADDRINUSE) {
+		return s, err
+	}
+	old := d.listener()
+	if old == nil || !samePort(old.addr, addr) {
+		return nil, err // another program holds the port
+	}
+	d.log.Info(msgMetricsRebind, zap.String(fieldAddr, old.addr), zap.String(fieldNextAddr, addr))
+	_ = old.Close()
+	if s, err = startObsServer(addr, guard, cert, d.log); err == nil {
+		return s, nil
+	}
+	back, berr := startObsServer(old.addr, old.guard, old.cert, d.log)
+	if berr != nil {
+		d.log.Error(msgMetricsLost, zap.String(fieldAddr, old.addr), zap.Error(berr))
+		back = nil
+	}
+	d.mu.Lock()
+	d.obs = back
+	d.mu.Unlock()
+	return nil, err
+}
+
+// listener is the running metrics listener; nil when none runs.
+func (d *daemon) listener() *obsServer {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.obs
+}
+
+// samePort says whether two listen addresses name the same port.
+func samePort(a, b string) bool {
+	_, pa, errA := net.SplitHostPort(a)
+	_, pb, errB := net.SplitHostPort(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	na, errA := net.LookupPort("tcp", pa)
+	nb, errB := net.LookupPort("tcp", pb)
+	return errA == nil && errB == nil && na == nb && na != 0
 }
 
 // apply puts a reloaded login in force: the users and the policy for the

@@ -9,6 +9,7 @@ const (
 	fieldDatabase = "database" // the shop database, as shopdb.Config.String shows it (no password)
 	fieldRemote   = "remote"   // remote.base_url
 	fieldAddr     = "addr"
+	fieldNextAddr = "next_addr" // the address a listener moves to
 	fieldDetail   = "detail"
 	fieldSignal   = "signal"
 	fieldReason   = "reason"
@@ -50,6 +51,8 @@ const (
 	msgLogFormatKept  = "log.format changes take effect at the next restart"
 	msgMetricsListen  = "metrics listener started"
 	msgMetricsFailed  = "metrics listener failed"
+	msgMetricsRebind  = "metrics listener closed to listen again on its port"
+	msgMetricsLost    = "metrics listener lost: its port could not be listened on again; reload or restart to get it back"
 
 	msgListenerAuth           = "listener login"
 	msgListenerOpenDeprecated = "listener open to the network by metrics.allow_non_loopback (deprecated): set metrics.users_file, or metrics.auth: none"

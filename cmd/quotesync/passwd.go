@@ -26,10 +26,11 @@ line of standard input is the password, so keep it out of the command line:
   printf '%s\n' "$PASSWORD" | quotesync passwd --file /etc/quotesync/users frontdesk
 
 A password has 8 to 72 bytes; a user name has no colon, space or control
-character. The file gets one "USER:bcrypt-hash" line per user, the format
-of 'htpasswd -B', which works too. The other lines stay as they are. The
-file is written whole beside the old one and renamed over it, with mode
-0600 and the old file's owner: the user quotesync runs as must own it
+character and does not start with # (a comment in the file). The file
+gets one "USER:bcrypt-hash" line per user, the format of 'htpasswd -B',
+which works too. The other lines stay as they are. The file is written
+whole beside the old one and renamed over it, with mode 0600 and the old
+file's owner: the user quotesync runs as must own it
 (once: install -o quotesync -g quotesync -m 0600 /dev/null FILE).
 
 The running daemon reads the file again on 'systemctl reload quotesync'

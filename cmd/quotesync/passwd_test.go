@@ -81,6 +81,9 @@ func TestPasswdPipe(t *testing.T) {
 	if r := passwd("front:desk", "pw-long-enough\n"); r.Code != exitUsage || !strings.Contains(r.Stderr, "no colon") {
 		t.Errorf("a name with a colon: %s", r)
 	}
+	if r := passwd("#admin", "pw-long-enough\n"); r.Code != exitUsage || !strings.Contains(r.Stderr, "starts a comment in the users file") {
+		t.Errorf("a name that starts with #: %s", r)
+	}
 	if after, _ := os.ReadFile(path); !bytes.Equal(after, data) {
 		t.Error("a refused password changed the file")
 	}

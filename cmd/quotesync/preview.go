@@ -36,9 +36,10 @@ JOB is the shop's job number, as find_job returns it.
   --json   the exact body a Draft push of the job would send (what the
            insurer would receive), nothing else
 
-Exit status: 0 shown (1 with --json when the job is held and a pass would
-push nothing); 1 the job is not found or the database could not be read;
-2 bad flags or configuration.
+Exit status: 0 shown (1 with --json when a pass would push nothing: a
+line holds the job, it has no lines, or estimate_state returns no row
+for it); 1 the job is not found or the database could not be read; 2 bad
+flags or configuration.
 
 Example:
   quotesync preview --config /etc/quotesync/config.yaml RO-50001
@@ -102,6 +103,8 @@ func heldWhy(pv qsync.Preview) string {
 		return pv.FieldsErr.Error()
 	case pv.StateErr != nil:
 		return pv.StateErr.Error()
+	case pv.NoState:
+		return "shop.queries.estimate_state returns no row for the job, and a pass pushes no job without one: make it return the job's row"
 	}
 	return "the job has no lines yet (a job gets its first Draft when its first line appears)"
 }

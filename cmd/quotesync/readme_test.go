@@ -15,7 +15,7 @@ func TestReadmeExplainsCommandLogLines(t *testing.T) {
 	}
 	for _, m := range []string{msgStarted, msgReady, msgStopping, msgStopped, msgStopTimeout, msgStartFailed,
 		msgSchedulerDied, msgReloading, msgReloaded, msgReloadRejected, msgLogFormatKept, msgMetricsListen,
-		msgMetricsFailed, msgDriver, msgNotifyFailed, msgWatchdogHeld, msgWatchdogResumed,
+		msgMetricsFailed, msgMetricsRebind, msgMetricsLost, msgDriver, msgNotifyFailed, msgWatchdogHeld, msgWatchdogResumed,
 		msgSyncNow, msgControlListen, msgControlOff, msgClusterNode,
 		msgListenerAuth, msgListenerOpenDeprecated, msgListenerNoUsers, msgListenerCertExpired} {
 		if !strings.Contains(string(data), "`"+m+"`") {

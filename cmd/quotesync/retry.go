@@ -36,8 +36,10 @@ submitted request has nothing to retry.
 
 It writes only quotesync's own row (compare-and-set), so it is safe while
 the daemon runs, and logs the change on standard error ("request put back
-into the flow") as the daemon logs its own. It needs the database
-password, not the token.
+into the flow") as the daemon logs its own. Then it delivers what the
+change queued (shop.write_back.retried, notifications) and any other
+delivery not made yet, each once; one that fails is left to the daemon.
+It needs the database password, not the token.
 
 With several insurers (remotes:), two insurers' services may use one
 request id: --insurer NAME says whose request it is. Without it, an id
@@ -101,6 +103,7 @@ func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		printErr(stderr, "retry", err)
 		return exitFailure
 	}
+	qd.Deliver(ctx) // the write-back and notifications of the change
 	fmt.Fprintf(stdout, "request %s (claim %s, job %s): %s -> %s; the next pass takes it up again\n",
 		shown, dash(termtext.Safe(after.ClaimNumber)), dash(termtext.Safe(jobOf(after))), before.Phase, after.Phase)
 	if before.LastError != "" {

@@ -38,7 +38,8 @@ SIGHUP re-reads the file: a valid file (database and all) takes effect at
 the next pass, after the pass in progress has finished; an invalid one is
 logged with the reason and the running configuration stays. The
 listener's users file (metrics.users_file) and TLS certificate are read
-again with it.
+again with it; a new metrics.listen, or TLS switched on or off, opens a
+new listener (on the same port, after closing the old one).
 SIGUSR1 (what 'quotesync sync-now' sends through control.socket) starts
 a pass at once unless one is running; the schedule goes on as before.
 SIGTERM/SIGINT cancel the pass in progress (it records what it already
@@ -218,7 +219,7 @@ func (d *daemon) open(ctx context.Context, set *config.Settings, prev *config.Se
 		return nil, err
 	}
 	d.logListenerAuth(w.auth)
-	if prev != nil && !listenerMoved(prev, set) {
+	if prev != nil && !listenerMoved(prev, set, d.listener()) {
 		return w, nil // the running listener takes w.auth at the swap
 	}
 	w.newLn = true
@@ -229,7 +230,7 @@ func (d *daemon) open(ctx context.Context, set *config.Settings, prev *config.Se
 			cert.Store(w.auth.pair)
 		}
 		guard := d.guarded(withStatusPage(obsHandler(d.metrics, d.health), d.statusPage(set)), w.auth)
-		if w.obs, err = startObsServer(set.Metrics.Listen, guard, cert, d.log); err != nil {
+		if w.obs, err = d.startListener(set.Metrics.Listen, guard, cert); err != nil {
 			_ = qd.Close()
 			return nil, err
 		}

@@ -181,6 +181,14 @@ func TestStatusAndRetryBinary(t *testing.T) {
 		if !found {
 			t.Errorf("no retry event with the note in %+v", evs)
 		}
+		// retry delivers what its event queued before it exits: a daemon
+		// would not be woken by it.
+		if ds, err := db.DeliveryStats(ctx); err != nil || ds.Pending != 0 {
+			t.Errorf("after retry: %d deliveries not made (%v), want 0; last error %q", ds.Pending, err, ds.Last.LastError)
+		}
+		if st, _, err := e.DB.Shop().InsurerStatus(ctx, jobOf(rejected)); err != nil || st != "RETRYING" {
+			t.Errorf("after retry: job %s's insurer status %q (%v), want the retried write-back's RETRYING", jobOf(rejected), st, err)
+		}
 		// The next pass takes it up: the fault is used up, the accept lands.
 		if r := e.run("once", "--config", e.Conf); r.Code != exitOK {
 			t.Fatalf("once after retry: %s", r)

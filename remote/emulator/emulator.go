@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/google/renameio/v2"
 )
 
 // Defaults of Options.
@@ -259,8 +261,11 @@ func (e *Emulator) save() error {
 	if err != nil {
 		return fmt.Errorf("encode emulator state: %w", err)
 	}
-	if err := writeFileAtomic(e.opts.StatePath, data); err != nil {
-		return err
+	// renameio: a temporary file beside it, synced, renamed over the
+	// path (the directory synced too): a crash leaves the old state or
+	// the new, never half of one.
+	if err := renameio.WriteFile(e.opts.StatePath, data, 0o600); err != nil {
+		return fmt.Errorf("save emulator state: %w", err)
 	}
 	e.saved = version
 	return nil

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 )
 
@@ -83,29 +82,4 @@ func storeFromState(st State) (*store, error) {
 		s.history = append(s.history, h)
 	}
 	return s, nil
-}
-
-// writeFileAtomic replaces path with data: a temporary file in the same
-// directory is written, synced and renamed over path.
-func writeFileAtomic(path string, data []byte) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, base+".tmp*")
-	if err != nil {
-		return fmt.Errorf("save emulator state: %w", err)
-	}
-	_, werr := tmp.Write(data)
-	serr := tmp.Sync()
-	cerr := tmp.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("save emulator state: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("save emulator state: %w", err)
-	}
-	return nil
 }

@@ -268,3 +268,46 @@ func BenchmarkInit500Tables(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/op")
 }
+
+// TestNamesThatCannotBeWritten: a name holding a line separator (which
+// YAML readers take for a line break) is never chosen; a name with a
+// colon is sampled and written (doubled for the mapping's binder).
+func TestNamesThatCannotBeWritten(t *testing.T) {
+	ctx := context.Background()
+	d := shopdbtest.NewDatabase(t)
+	for _, stmt := range []string{
+		"CREATE TABLE jobs (job_id INT AUTO_INCREMENT PRIMARY KEY, job_no VARCHAR(20) NOT NULL UNIQUE, `claim\u2028number` VARCHAR(40), claim_ref VARCHAR(40), `state:code` VARCHAR(10) NOT NULL)",
+		"CREATE TABLE job_lines (line_id INT AUTO_INCREMENT PRIMARY KEY, job_id INT NOT NULL, line_no INT, op_code VARCHAR(8), description VARCHAR(80), qty DECIMAL(9,2), price DECIMAL(9,2))",
+		"INSERT INTO jobs (job_no, claim_ref, `state:code`) VALUES ('J-1', 'C-1', 'OPEN'), ('J-2', 'C-2', 'DONE')",
+	} {
+		if _, err := d.SQL.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := discover.Read(ctx, d.SQL.DB, discover.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm, err := discover.NewSampler(ctx, d.SQL.DB, s.Server, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sm.Close()
+	p, err := discover.Propose(ctx, s, sm, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Choices {
+		for _, o := range append(c.Options, c.Chosen, c.RunnerUp) {
+			if strings.ContainsRune(o, '\u2028') {
+				t.Errorf("%s offers %q", c.Role, o)
+			}
+		}
+	}
+	if got := chosen(p, discover.RoleClaim); got != "claim_ref" {
+		t.Errorf("claim = %q, want claim_ref", got)
+	}
+	if got := chosen(p, discover.RoleStatus); got != "jobs.state:code" || len(p.StatusValues) != 2 {
+		t.Errorf("status = %q with values %v; want jobs.state:code with its two values", got, p.StatusValues)
+	}
+}

@@ -640,7 +640,7 @@ func (p *Proposal) findCounter(ctx context.Context, sampler *Sampler, maxNum int
 	bestScore, why := 0.0, ""
 	for _, t := range p.Schema.Tables {
 		name, _ := counterTableNames.score(t.Name)
-		if name == 0 || t == p.Job || t == p.Lines {
+		if name == 0 || t == p.Job || t == p.Lines || !usableIdent(t.Name) {
 			continue
 		}
 		vals := rankCols(t, counterValueNames, isInteger, nil)
@@ -774,7 +774,7 @@ func (p *Proposal) defaults(ctx context.Context, sampler *Sampler) {
 	}
 	for _, t := range tables {
 		for _, c := range t.Columns {
-			if set[c] || c.Nullable || c.HasDefault || c.AutoIncrement || c.Generated {
+			if set[c] || c.Nullable || c.HasDefault || c.AutoIncrement || c.Generated || !usableIdent(c.Name) {
 				continue
 			}
 			v := p.defaultValue(ctx, sampler, t, c)

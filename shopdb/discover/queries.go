@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Queries is the mapping written from a Proposal: the statements of
@@ -324,7 +325,9 @@ func (p *Proposal) numberExpr(v string) string {
 		return v
 	}
 	if n.Width > 0 {
-		v = fmt.Sprintf("LPAD(%s, %d, '0')", v, n.Width)
+		// LPAD cuts a longer value to the width: a number past the
+		// padding would become an existing one.
+		v = fmt.Sprintf("IF(CHAR_LENGTH(%[1]s) < %[2]d, LPAD(%[1]s, %[2]d, '0'), %[1]s)", v, n.Width)
 	}
 	if n.Prefix != "" {
 		return fmt.Sprintf("CONCAT(%s, %s)", Literal(n.Prefix), v)
@@ -401,13 +404,13 @@ func (p *Proposal) createJob(q *Queries) []string {
 		if isInteger(p.JobNumber) || n.Prefix == "" && n.Width == 0 {
 			next = fmt.Sprintf("COALESCE(MAX(CAST(x.%s AS UNSIGNED)), 0) + 1", Ident(p.JobNumber.Name))
 		} else {
-			next = fmt.Sprintf("COALESCE(MAX(CAST(SUBSTRING(x.%s, %d) AS UNSIGNED)), 0) + 1", Ident(p.JobNumber.Name), len(n.Prefix)+1)
+			next = fmt.Sprintf("COALESCE(MAX(CAST(SUBSTRING(x.%s, %d) AS UNSIGNED)), 0) + 1", Ident(p.JobNumber.Name), utf8.RuneCountInString(n.Prefix)+1)
 		}
 		number = p.numberExpr(next)
 		cols, vals, guessed := p.insertValues(p.Job, append([][2]string{{p.JobNumber.Name, number}}, set...))
 		filter := ""
 		if n.Prefix != "" && !isInteger(p.JobNumber) {
-			filter = fmt.Sprintf(" WHERE LEFT(x.%s, %d) = %s", Ident(p.JobNumber.Name), len(n.Prefix), Literal(n.Prefix))
+			filter = fmt.Sprintf(" WHERE LEFT(x.%s, %d) = %s", Ident(p.JobNumber.Name), utf8.RuneCountInString(n.Prefix), Literal(n.Prefix))
 		}
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (%s)\nSELECT %s\nFROM %s x%s", Ident(p.Job.Name), strings.Join(cols, ", "),
 			strings.Join(vals, ", "), Ident(p.Job.Name), filter))

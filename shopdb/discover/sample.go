@@ -96,13 +96,13 @@ func (s *Sampler) query(ctx context.Context, query string, row func(vals []sql.N
 func window(t *Table, cols ...*Column) string {
 	names := make([]string, len(cols))
 	for i, c := range cols {
-		names[i] = Ident(c.Name)
+		names[i] = quoteIdent(c.Name)
 	}
 	order := ""
 	if pk := t.SinglePK(); pk != nil {
-		order = " ORDER BY " + Ident(pk.Name) + " DESC"
+		order = " ORDER BY " + quoteIdent(pk.Name) + " DESC"
 	}
-	return fmt.Sprintf("(SELECT %s FROM %s%s LIMIT %d) qs_sample", strings.Join(names, ", "), Ident(t.Name), order, sampleWindow)
+	return fmt.Sprintf("(SELECT %s FROM %s%s LIMIT %d) qs_sample", strings.Join(names, ", "), quoteIdent(t.Name), order, sampleWindow)
 }
 
 // Distinct returns the distinct values of c among the table's newest rows
@@ -113,7 +113,7 @@ func (s *Sampler) Distinct(ctx context.Context, t *Table, c *Column, limit int) 
 		return v.([]ValueCount), nil
 	}
 	q := fmt.Sprintf("SELECT %s, COUNT(*) FROM %s GROUP BY %s ORDER BY COUNT(*) DESC, %s LIMIT %d",
-		Ident(c.Name), window(t, c), Ident(c.Name), Ident(c.Name), limit)
+		quoteIdent(c.Name), window(t, c), quoteIdent(c.Name), quoteIdent(c.Name), limit)
 	var out []ValueCount
 	err := s.query(ctx, q, func(v []sql.NullString) {
 		var n int64

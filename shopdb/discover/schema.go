@@ -16,6 +16,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -282,20 +283,11 @@ func readIndexes(ctx context.Context, db *sql.DB, s *Schema) error {
 		if strings.EqualFold(k.index, "PRIMARY") {
 			t.PrimaryKey = cols[k]
 		}
-		if unique[k] && !slicesContain(cols[k], "") {
+		if unique[k] && !slices.Contains(cols[k], "") {
 			t.Unique = append(t.Unique, cols[k])
 		}
 	}
 	return nil
-}
-
-func slicesContain(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // each runs query and calls row for every row with its Scan.

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Ident writes a table or column name for the mapping's SQL: as it is
@@ -36,14 +37,27 @@ func plainIdent(name string) bool {
 
 // usableIdent reports whether a name can be written into the mapping at
 // all: the mapping's binder takes any "?" for a parameter, so a name with
-// one cannot be; and a name with control characters is left alone.
+// one cannot be; and a name holding a control character, a line or
+// paragraph separator (which YAML readers take for line breaks: the name
+// would end the block scalar it is written in) or a character that is not
+// printable is left alone.
 func usableIdent(name string) bool {
 	for _, r := range name {
-		if r == '?' || unicode.IsControl(r) {
+		if r == '?' || r == utf8.RuneError || unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || !unicode.IsPrint(r) && r != ' ' {
 			return false
 		}
 	}
 	return name != ""
+}
+
+// quoteIdent writes a name for a statement discover runs itself (the
+// samples): backquoted, colons as they are, since no named-parameter
+// binder reads it.
+func quoteIdent(name string) string {
+	if plainIdent(name) && !reserved[strings.ToUpper(name)] {
+		return name
+	}
+	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 }
 
 // Literal writes a value seen in the shop's data as an SQL string

@@ -87,6 +87,7 @@ func (c *File) Build(o BuildOptions) (*Settings, error) {
 	add(c.buildOps(s))
 	s.Redact = c.redactor(s, getenv, scope&RemoteSecrets != 0)
 	s.Daemon.Shop.Redact = s.Redact
+	c.redactFileTokens(s)
 
 	s.LogFormat = strings.ToLower(c.Log.Format)
 	if s.LogFormat == "" {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,4 +70,52 @@ func TestRedactHoldsEverySecret(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRedactBasicAuthAndRotatedToken: the OAuth2 client's id and secret
+// in base64 (its HTTP Basic header, which an endpoint's answer may echo)
+// are redacted; and a token file rotated at run time is redacted as soon
+// as the remote client reads the new token, without a reload.
+func TestRedactBasicAuthAndRotatedToken(t *testing.T) {
+	dir := t.TempDir()
+	env := func(k string) string {
+		return map[string]string{"CREDENTIALS_DIRECTORY": dir, "S": "client-secret-5e"}[k]
+	}
+	t.Run("BasicAuth", func(t *testing.T) {
+		set := mustBuildAll(t, baseYAML+"  token:\n    oauth2: {token_url: https://auth.example/token, client_id: c, client_secret_env: S}\n", env)
+		basic := base64.StdEncoding.EncodeToString([]byte("c:client-secret-5e"))
+		if got := set.Redact.Redact("401: Authorization: Basic " + basic); strings.Contains(got, basic) {
+			t.Errorf("the Basic header's credentials kept: %q", got)
+		}
+	})
+	t.Run("RotatedTokenFile", func(t *testing.T) {
+		path := filepath.Join(dir, "token")
+		if err := os.WriteFile(path, []byte("file-token-1a\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		set := mustBuildAll(t, baseYAML+"  token: {file: \"${CREDENTIALS_DIRECTORY}/token\"}\n", env)
+		if err := os.WriteFile(path, []byte("rotated-token-7f\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if tok, err := set.Daemon.Insurers[0].Tokens.Token(t.Context()); err != nil || tok != "rotated-token-7f" {
+			t.Fatalf("Token after the rotation = %q, %v", tok, err)
+		}
+		if got := set.Redact.Redact("echo: rotated-token-7f"); got != "echo: "+redact.Mark {
+			t.Errorf("the rotated token kept: %q", got)
+		}
+	})
+}
+
+// mustBuildAll parses yaml and builds it with every secret read.
+func mustBuildAll(tb testing.TB, yaml string, getenv func(string) string) *Settings {
+	tb.Helper()
+	fc, err := Parse(strings.NewReader(yaml))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	set, err := fc.Build(BuildOptions{Getenv: getenv, Scope: AllSecrets})
+	if err != nil {
+		tb.Fatalf("build: %v", err)
+	}
+	return set
 }

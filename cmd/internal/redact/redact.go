@@ -14,6 +14,7 @@
 package redact
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/url"
 	"slices"
@@ -80,9 +81,9 @@ func (s *Secrets) Add(values ...string) {
 
 // echoes are the forms in which an answer (or a log line) may quote v:
 // as it is, escaped in a JSON string (with and without the HTML escapes),
-// escaped in a URL's query or path.
+// escaped in a URL's query or path, in base64.
 func echoes(v string) []string {
-	forms := []string{v}
+	forms := []string{v, base64.StdEncoding.EncodeToString([]byte(v))}
 	for _, html := range []bool{true, false} {
 		var b strings.Builder
 		enc := json.NewEncoder(&b)
@@ -100,6 +101,15 @@ func echoes(v string) []string {
 		}
 	}
 	return out
+}
+
+// BasicAuth returns the values to add for an HTTP Basic header that
+// carries user and password: its credentials in base64, as they are and
+// query-escaped first (as golang.org/x/oauth2 sends a client's id and
+// secret). An answer that echoes the header carries neither in clear.
+func BasicAuth(user, password string) []string {
+	b64 := base64.StdEncoding.EncodeToString
+	return []string{b64([]byte(user + ":" + password)), b64([]byte(url.QueryEscape(user) + ":" + url.QueryEscape(password)))}
 }
 
 // Join adds the values of o to the set.

@@ -1,6 +1,9 @@
 package redact_test
 
 import (
+	"encoding/base64"
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/quotesync/quotesync/cmd/internal/redact"
@@ -35,5 +38,24 @@ func TestRedact(t *testing.T) {
 	empty.Add("token-2")
 	if empty.Empty() || empty.Redact("new token-2") != "new [REDACTED]" {
 		t.Errorf("Add: %q", empty.Redact("new token-2"))
+	}
+}
+
+// TestRedactBase64: a secret is also removed in base64, alone and as the
+// credentials of an HTTP Basic header (an OAuth2 client's id and secret,
+// also in the query-escaped form the OAuth2 library sends).
+func TestRedactBase64(t *testing.T) {
+	const id, secret = "client id", "s3cret/+ü"
+	s := redact.New(secret)
+	s.Add(redact.BasicAuth(id, secret)...)
+	b64 := base64.StdEncoding.EncodeToString
+	for _, in := range []string{
+		"Authorization: Basic " + b64([]byte(id+":"+secret)),
+		"Authorization: Basic " + b64([]byte(url.QueryEscape(id)+":"+url.QueryEscape(secret))),
+		"echo: " + b64([]byte(secret)),
+	} {
+		if got := s.Redact(in); strings.Contains(got, in[strings.LastIndexByte(in, ' ')+1:]) || !strings.Contains(got, redact.Mark) {
+			t.Errorf("Redact(%q) = %q, want the base64 form redacted", in, got)
+		}
 	}
 }

@@ -6,10 +6,12 @@
 //
 // One rule decides which characters: C0 controls (U+0000–U+001F), DEL
 // (U+007F), C1 controls (U+0080–U+009F, which some terminals honour as
-// ESC sequences), the bidirectional embeddings, overrides and isolates
-// (U+202A–U+202E, U+2066–U+2069, the "Trojan Source" characters), and the
-// bytes of invalid UTF-8. Safe applies it to text shown as text, JSON to
-// encoded JSON.
+// ESC sequences), the bidirectional embeddings, overrides, isolates and
+// marks (U+202A–U+202E, U+2066–U+2069, LRM U+200E, RLM U+200F, ALM
+// U+061C: the "Trojan Source" characters), the line and paragraph
+// separators (U+2028, U+2029, which some terminals and viewers break a
+// line at), and the bytes of invalid UTF-8. Safe applies it to text shown
+// as text, JSON to encoded JSON.
 package termtext
 
 import (
@@ -25,7 +27,8 @@ import (
 // it is, and s itself is returned when nothing needs escaping.
 //
 // The escapes are Go's, as strconv.QuoteRune writes them: \x1b, \a, \n,
-// \t, \x7f, \u009b, \u202e; a byte of invalid UTF-8 is \xff. strconv.Quote
+// \t, \x7f, \u009b, \u202e, \u200f, \u2028; a byte of invalid UTF-8 is
+// \xff. strconv.Quote
 // itself is not used: it also escapes quotes and backslashes and every
 // rune unicode.IsPrint refuses (the no-break space, the zero-width joiner
 // inside emoji), harmless on a terminal, so names would be shown changed.
@@ -76,9 +79,9 @@ func Lines(s string) string {
 }
 
 // JSON returns encoded JSON (or log lines of JSON) in which no character
-// of the rule is left raw inside a string: DEL, C1 and the bidi controls
-// become \u escapes (encoding/json and zap escape C0 but leave these as
-// they are), a byte of invalid UTF-8 becomes \ufffd (what encoding/json
+// of the rule is left raw inside a string: DEL, C1, the bidi controls and
+// the separators become \u escapes (encoding/json and zap escape C0 but
+// leave most of these as they are), a byte of invalid UTF-8 becomes \ufffd (what encoding/json
 // makes of it). A JSON parser reads the same values; C0 is not touched, so
 // the tabs and newlines between a log line's parts stay. It returns b
 // itself when nothing needs escaping.
@@ -123,7 +126,8 @@ func (j jsonWriter) Write(p []byte) (int, error) {
 // unsafe reports whether r is a character of the rule.
 func unsafe(r rune) bool {
 	return r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) ||
-		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) ||
+		r == 0x200e || r == 0x200f || r == 0x061c || r == 0x2028 || r == 0x2029
 }
 
 // firstUnsafe is the index of the first character of the rule in s (C0

@@ -28,7 +28,9 @@ func TestSafe(t *testing.T) {
 		{"C1", "\u0080\u0085\u008d\u009b2J\u009f", `\u0080\u0085\u008d\u009b2J\u009f`}, // CSI as one rune
 		{"BidiOverrides", "\u202a\u202b\u202c\u202d\u202eabc", `\u202a\u202b\u202c\u202d\u202eabc`},
 		{"BidiIsolates", "\u2066\u2067\u2068\u2069", `\u2066\u2067\u2068\u2069`},
-		{"BidiNeighbours", "\u2029\u202f\u2065\u206a", "\u2029\u202f\u2065\u206a"}, // just outside the ranges
+		{"BidiMarks", "LRM\u200e RLM\u200f ALM\u061c", `LRM\u200e RLM\u200f ALM\u061c`},
+		{"LineSeparators", "CLM-1\u2028RO-2\u2029x", `CLM-1\u2028RO-2\u2029x`},
+		{"BidiNeighbours", "\u061b\u061d\u200c\u2027\u202f\u2065\u206a", "\u061b\u061d\u200c\u2027\u202f\u2065\u206a"}, // just outside the rule
 		{"InvalidUTF8", "CLM-\xff\xfe", `CLM-\xff\xfe`},
 		{"TruncatedRune", "Mü\xc3", `Mü\xc3`},
 		{"EncodedSurrogate", "\xed\xa0\x80", `\xed\xa0\x80`},
@@ -113,6 +115,10 @@ func TestJSON(t *testing.T) {
 	// becomes U+FFFD, clean input is returned as is.
 	if got, want := string(JSON([]byte("ts\tINFO\t{\"k\":\"\xff\u202e\"}\n"))), "ts\tINFO\t{\"k\":\"\\ufffd\\u202e\"}\n"; got != want {
 		t.Errorf("JSON of a log line = %q, want %q", got, want)
+	}
+	// zap leaves the bidi marks and the line separators raw in its JSON.
+	if got, want := string(JSON([]byte("{\"k\":\"a\u200e\u200f\u061cb\u2028c\u2029\"}"))), `{"k":"a\u200e\u200f\u061cb\u2028c\u2029"}`; got != want {
+		t.Errorf("JSON of marks and separators = %q, want %q", got, want)
 	}
 	clean := []byte(`{"claim":"CLM-1001"}`)
 	if got := JSON(clean); &got[0] != &clean[0] {

@@ -152,14 +152,14 @@ func (g *Guard) session(r *http.Request, p *Policy) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	return verify(g.o.Key, c.Value, p.Users, g.o.Now())
+	return verify(g.o.Key, c.Value, p.Users, g.o.Now(), p.SessionLifetime)
 }
 
 // serveBasic admits a request by its HTTP Basic credentials: only from an
 // address that has not used up its failed logins (a scraper set up wrong
 // is logged a few times, then refused quietly), and only over TLS.
 func (g *Guard) serveBasic(w http.ResponseWriter, r *http.Request, p *Policy) {
-	if d := g.limit.wait(clientKey(r.RemoteAddr), g.o.Now()); d > 0 {
+	if d := g.limit.begin(clientKey(r.RemoteAddr), g.o.Now()); d > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
 		g.refuse(w, r, http.StatusTooManyRequests, "too many failed logins from this address; try again later")
 		return
@@ -183,6 +183,7 @@ func (g *Guard) serveBasic(w http.ResponseWriter, r *http.Request, p *Policy) {
 		g.challenge(w, r, "wrong user name or password")
 		return
 	}
+	g.succeeded(r)
 	g.o.Log.Debug(msgBasicAccepted, zap.String(fieldClient, clientIP(r)), zap.String(fieldUser, user))
 	g.pass(w, r, user)
 }
@@ -202,12 +203,13 @@ func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, code int, why str
 	http.Error(w, why, code)
 }
 
-// failed counts and logs a failed login: the client, the user when the
-// name is a user (a name that is not might be a password typed in the
-// wrong box), why; never the password.
+// failed ends a login attempt that the limit admitted (begin) as a
+// failure, counted and logged: the client, the user when the name is a
+// user (a name that is not might be a password typed in the wrong box),
+// why; never the password.
 func (g *Guard) failed(r *http.Request, user, reason string) {
 	key, now := clientKey(r.RemoteAddr), g.o.Now()
-	limited := g.limit.fail(key, now)
+	limited := g.limit.end(key, now, true)
 	fields := []zap.Field{zap.String(fieldClient, clientIP(r)), zap.String(fieldReason, reason), zap.String(fieldPath, r.URL.Path)}
 	if user != "" {
 		fields = append(fields, zap.String(fieldUser, user))
@@ -216,6 +218,12 @@ func (g *Guard) failed(r *http.Request, user, reason string) {
 	if limited {
 		g.o.Log.Warn(msgLoginLimited, zap.String(fieldClient, clientIP(r)), zap.Duration(fieldRetryAfter, g.limit.wait(key, now)))
 	}
+}
+
+// succeeded ends a login attempt that the limit admitted (begin) as a
+// success: it counts against nothing.
+func (g *Guard) succeeded(r *http.Request) {
+	g.limit.end(clientKey(r.RemoteAddr), g.o.Now(), false)
 }
 
 // knownName is user when it is a user's name, else "".

@@ -232,28 +232,31 @@ func TestTamperedSession(t *testing.T) {
 	tg := newTestGuard(t, pagePolicy)
 	good := sessionOf(t, tg.serve(postLogin("bob", bobPassword, ""), "")).Value
 	parts := strings.Split(good, ".")
-	if len(parts) != 3 {
-		t.Fatalf("session value %q: want 3 parts", good)
+	if len(parts) != 4 {
+		t.Fatalf("session value %q: want 4 parts", good)
 	}
 	aliceB64 := "YWxpY2U" // base64url("alice")
-	later := time.Now().Add(48 * time.Hour).Unix()
-	other := sign(NewKey(), "bob", tg.policy.Load().Users.hash("bob"), tg.clock.Now().Add(time.Hour))
+	later := strconv.FormatInt(tg.clock.Now().Add(48*time.Hour).Unix(), 10)
+	now := tg.clock.Now()
+	other := sign(NewKey(), "bob", tg.policy.Load().Users.hash("bob"), now, now.Add(time.Hour))
+	join := func(p ...string) string { return strings.Join(p, ".") }
 	flip := func(s string) string {
 		b := []byte(s)
 		b[len(b)/2] ^= 1
 		return string(b)
 	}
 	for name, v := range map[string]string{
-		"OtherUser":     aliceB64 + "." + parts[1] + "." + parts[2],
-		"LaterExpiry":   parts[0] + "." + strconv.FormatInt(later, 10) + "." + parts[2],
-		"FlippedMAC":    parts[0] + "." + parts[1] + "." + flip(parts[2]),
-		"FlippedUser":   flip(parts[0]) + "." + parts[1] + "." + parts[2],
-		"NoMAC":         parts[0] + "." + parts[1] + ".",
-		"TwoParts":      parts[0] + "." + parts[1],
+		"OtherUser":     join(aliceB64, parts[1], parts[2], parts[3]),
+		"LaterIssue":    join(parts[0], later, parts[2], parts[3]),
+		"LaterExpiry":   join(parts[0], parts[1], later, parts[3]),
+		"FlippedMAC":    join(parts[0], parts[1], parts[2], flip(parts[3])),
+		"FlippedUser":   join(flip(parts[0]), parts[1], parts[2], parts[3]),
+		"NoMAC":         join(parts[0], parts[1], parts[2], ""),
+		"ThreeParts":    join(parts[0], parts[2], parts[3]),
 		"OtherKey":      other,
 		"Empty":         "",
 		"ExtraDot":      good + ".x",
-		"NotBase64User": "%%%." + parts[1] + "." + parts[2],
+		"NotBase64User": join("%%%", parts[1], parts[2], parts[3]),
 	} {
 		t.Run(name, func(t *testing.T) {
 			rec := tg.serve(get("/status", &http.Cookie{Name: cookieName, Value: v}), "")
@@ -553,5 +556,36 @@ func TestOpenPaths(t *testing.T) {
 	}
 	if rec := tg.serve(httptest.NewRequest("POST", "http://quotesync.test/status", nil), ""); rec.Code != 401 {
 		t.Errorf("POST /status without a session: %d, want 401", rec.Code)
+	}
+}
+
+// TestSessionLifetimeReload: a reload that shortens the session
+// lifetime shortens the sessions already open (counted from their
+// login); one that lengthens it applies to new logins only.
+func TestSessionLifetimeReload(t *testing.T) {
+	t.Parallel()
+	tg := newTestGuard(t, pagePolicy) // 2h
+	c := sessionOf(t, tg.serve(postLogin("alice", alicePassword, ""), ""))
+	setLifetime := func(d time.Duration) {
+		p := *tg.policy.Load()
+		p.SessionLifetime = d
+		tg.SetPolicy(p)
+	}
+	setLifetime(time.Hour)
+	tg.clock.Add(time.Hour - time.Second)
+	if rec := tg.serve(get("/status", c), ""); rec.Code != 200 {
+		t.Errorf("a second before the new lifetime of 1h ends: %d, want 200", rec.Code)
+	}
+	tg.clock.Add(time.Second)
+	if rec := tg.serve(get("/status", c), ""); rec.Code != http.StatusSeeOther {
+		t.Errorf("1h after the login, the lifetime shortened to 1h by a reload: %d, want 303 to the login form", rec.Code)
+	}
+	setLifetime(3 * time.Hour)
+	if rec := tg.serve(get("/status", c), ""); rec.Code != 200 {
+		t.Errorf("1h after the login, the lifetime lengthened to 3h: %d, want 200", rec.Code)
+	}
+	tg.clock.Add(time.Hour)
+	if rec := tg.serve(get("/status", c), ""); rec.Code != http.StatusSeeOther {
+		t.Errorf("2h after the login, the lifetime at the login: %d, want 303 (the cookie's own expiry)", rec.Code)
 	}
 }

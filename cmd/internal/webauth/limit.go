@@ -23,18 +23,35 @@ const (
 
 // failLimiter counts failed logins per client address (an IPv6 address
 // by its /64, which one host usually holds whole): each failure takes a
-// token of the address's bucket; an address without a token is refused
+// token of the address's bucket. A check of a password is admitted
+// (begin) only while the address has a token for it beyond the checks
+// of its still under way, so that guesses sent at once are limited as
+// those sent one after another; an address without one is refused
 // before its password is even looked at.
+//
+// It remembers at most maxLimited addresses; when full, it forgets the
+// one whose last failure is the oldest, so that failures from many
+// addresses (the /64s of one IPv6 /48) never refuse an address that did
+// not fail. Finding it is a scan of the table, microseconds beside a
+// bcrypt check: hashicorp/golang-lru was weighed, a dependency for one
+// loop.
 type failLimiter struct {
 	burst int
 	every time.Duration
 
-	mu gosync.Mutex
-	m  map[netip.Prefix]*rate.Limiter
+	mu     gosync.Mutex
+	m      map[netip.Prefix]*failBucket // addresses that failed
+	checks map[netip.Prefix]int         // checks under way, by address
+}
+
+// failBucket is an address's failures.
+type failBucket struct {
+	lim  *rate.Limiter
+	last time.Time // of the last failure
 }
 
 func newFailLimiter(burst int, every time.Duration) *failLimiter {
-	return &failLimiter{burst: burst, every: every, m: map[netip.Prefix]*rate.Limiter{}}
+	return &failLimiter{burst: burst, every: every, m: map[netip.Prefix]*failBucket{}, checks: map[netip.Prefix]int{}}
 }
 
 // clientKey is the address a request's failures count against.
@@ -55,51 +72,79 @@ func clientKey(remoteAddr string) netip.Prefix {
 	return p
 }
 
+// begin admits a check of the address's password: it returns 0, and the
+// caller then calls end once. Otherwise it returns how long the address
+// must wait before its next try.
+func (l *failLimiter) begin(key netip.Prefix, now time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if d := l.waitLocked(key, now); d > 0 {
+		return d
+	}
+	l.checks[key]++
+	return 0
+}
+
+// end ends a check that begin admitted; failed says the password was
+// wrong. It reports whether this failure used the address's last token.
+func (l *failLimiter) end(key netip.Prefix, now time.Time, failed bool) (limited bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := l.checks[key] - 1; n > 0 {
+		l.checks[key] = n
+	} else {
+		delete(l.checks, key)
+	}
+	if !failed {
+		return false
+	}
+	b, ok := l.m[key]
+	if !ok {
+		if len(l.m) >= maxLimited {
+			l.evictOldest()
+		}
+		b = &failBucket{lim: rate.NewLimiter(rate.Every(l.every), l.burst)}
+		l.m[key] = b
+	}
+	b.last = now
+	before := b.lim.TokensAt(now)
+	b.lim.AllowN(now, 1)
+	return before >= 1 && b.lim.TokensAt(now) < 1
+}
+
 // wait says how long the address must wait before its next try; 0 when
 // it may try now.
 func (l *failLimiter) wait(key netip.Prefix, now time.Time) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	lim, ok := l.m[key]
-	if !ok {
-		if len(l.m) >= maxLimited && !l.evict(now) {
-			return l.every // too many addresses failing at once: fail closed
-		}
-		return 0
-	}
-	if lim.TokensAt(now) >= 1 {
-		return 0
-	}
-	r := lim.ReserveN(now, 1)
-	d := r.DelayFrom(now)
-	r.CancelAt(now)
-	return max(d, time.Second)
+	return l.waitLocked(key, now)
 }
 
-// fail records a failed login of the address; it reports whether the
-// address has now used its burst.
-func (l *failLimiter) fail(key netip.Prefix, now time.Time) (limited bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	lim, ok := l.m[key]
-	if !ok {
-		if len(l.m) >= maxLimited && !l.evict(now) {
-			return true
-		}
-		lim = rate.NewLimiter(rate.Every(l.every), l.burst)
-		l.m[key] = lim
+// waitLocked is wait, with l.mu held: the time until the address's
+// bucket holds a token more than its checks under way (at least a
+// second, the unit of Retry-After).
+func (l *failLimiter) waitLocked(key netip.Prefix, now time.Time) time.Duration {
+	tokens := float64(l.burst)
+	if b, ok := l.m[key]; ok {
+		tokens = b.lim.TokensAt(now)
 	}
-	lim.AllowN(now, 1)
-	return lim.TokensAt(now) < 1
+	need := float64(l.checks[key] + 1)
+	if tokens >= need {
+		return 0
+	}
+	need = min(need, float64(l.burst))
+	return max(time.Duration((need-tokens)*float64(l.every)), time.Second)
 }
 
-// evict forgets the addresses whose bucket is full again; it reports
-// whether there is room now.
-func (l *failLimiter) evict(now time.Time) bool {
-	for k, lim := range l.m {
-		if lim.TokensAt(now) >= float64(l.burst) {
-			delete(l.m, k)
+// evictOldest forgets the address whose last failure is the oldest.
+func (l *failLimiter) evictOldest() {
+	var oldest netip.Prefix
+	var at time.Time
+	first := true
+	for k, b := range l.m {
+		if first || b.last.Before(at) {
+			oldest, at, first = k, b.last, false
 		}
 	}
-	return len(l.m) < maxLimited
+	delete(l.m, oldest)
 }

@@ -90,7 +90,7 @@ func (g *Guard) login(w http.ResponseWriter, r *http.Request, p *Policy) {
 	next := g.nextPath(r.PostForm.Get("next"))
 	view := loginView{Next: next}
 	now := g.o.Now()
-	if d := g.limit.wait(clientKey(r.RemoteAddr), now); d > 0 {
+	if d := g.limit.begin(clientKey(r.RemoteAddr), now); d > 0 {
 		secs := int((d + time.Second - 1) / time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		view.Message = "Too many failed logins from this computer: try again in " + strconv.Itoa(secs) + " seconds."
@@ -105,9 +105,10 @@ func (g *Guard) login(w http.ResponseWriter, r *http.Request, p *Policy) {
 		g.form(w, r, http.StatusUnauthorized, view)
 		return
 	}
+	g.succeeded(r)
 	expires := now.Add(p.SessionLifetime)
 	tls := r.TLS != nil
-	http.SetCookie(w, sessionCookie(tls, sign(g.o.Key, user, p.Users.hash(user), expires), expires, now))
+	http.SetCookie(w, sessionCookie(tls, sign(g.o.Key, user, p.Users.hash(user), now, expires), expires, now))
 	g.o.Log.Info(msgLoggedIn, zap.String(fieldClient, clientIP(r)), zap.String(fieldUser, user), zap.Time(fieldExpires, expires))
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }

@@ -38,50 +38,60 @@ func sessionCookieName(tls bool) string {
 	return cookieName
 }
 
-// A session is a cookie "user.expiry.mac": the user name (base64url),
-// the expiry (Unix seconds) and an HMAC-SHA256 under the key of both and
-// of the user's stored hash, so that a changed password or a removed
-// user ends every session of theirs. Nothing is kept on the server.
-// gorilla/securecookie and alexedwards/scs were weighed: the one encodes
-// and encrypts values with gob for what is a name and a time here, the
-// other keeps sessions in a store; neither signs over the stored hash.
+// A session is a cookie "user.issued.expiry.mac": the user name
+// (base64url), when it was issued and when it expires (Unix seconds), and
+// an HMAC-SHA256 under the key of those and of the user's stored hash, so
+// that a changed password or a removed user ends every session of
+// theirs. It is valid until its expiry, and no longer than the session
+// lifetime in force (a reload may shorten it) after its issue. Nothing is
+// kept on the server: a logout removes the browser's cookie, nothing
+// else. gorilla/securecookie and alexedwards/scs were weighed: the one
+// encodes and encrypts values with gob for what is a name and two times
+// here, the other keeps sessions in a store; neither signs over the
+// stored hash.
 
-// sign returns the cookie value of user's session until expires.
-func sign(key []byte, user string, hash []byte, expires time.Time) string {
+// sign returns the cookie value of user's session from issued until
+// expires.
+func sign(key []byte, user string, hash []byte, issued, expires time.Time) string {
 	name := base64.RawURLEncoding.EncodeToString([]byte(user))
-	exp := strconv.FormatInt(expires.Unix(), 10)
-	return name + "." + exp + "." + base64.RawURLEncoding.EncodeToString(mac(key, name, exp, hash))
+	iss, exp := strconv.FormatInt(issued.Unix(), 10), strconv.FormatInt(expires.Unix(), 10)
+	return name + "." + iss + "." + exp + "." + base64.RawURLEncoding.EncodeToString(mac(key, name, iss, exp, hash))
 }
 
-func mac(key []byte, name, exp string, hash []byte) []byte {
+func mac(key []byte, name, iss, exp string, hash []byte) []byte {
 	m := hmac.New(sha256.New, key)
-	m.Write([]byte("quotesync session v1\x00" + name + "\x00" + exp + "\x00"))
+	m.Write([]byte("quotesync session v2\x00" + name + "\x00" + iss + "\x00" + exp + "\x00"))
 	m.Write(hash)
 	return m.Sum(nil)
 }
 
 // verify returns the user of a session cookie's value: signed by key,
-// not expired at now, of a user users still has with the same hash.
-func verify(key []byte, value string, users *Users, now time.Time) (string, bool) {
+// not expired at now, issued less than lifetime before now, of a user
+// users still has with the same hash.
+func verify(key []byte, value string, users *Users, now time.Time, lifetime time.Duration) (string, bool) {
 	parts := strings.Split(value, ".")
-	if len(parts) != 3 || users == nil {
+	if len(parts) != 4 || users == nil {
 		return "", false
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(parts[0])
 	if err != nil {
 		return "", false
 	}
-	exp, err := strconv.ParseInt(parts[1], 10, 64)
+	iss, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil || !now.Before(time.Unix(iss, 0).Add(lifetime)) {
+		return "", false
+	}
+	exp, err := strconv.ParseInt(parts[2], 10, 64)
 	if err != nil || !now.Before(time.Unix(exp, 0)) {
 		return "", false
 	}
-	sum, err := base64.RawURLEncoding.DecodeString(parts[2])
+	sum, err := base64.RawURLEncoding.DecodeString(parts[3])
 	if err != nil {
 		return "", false
 	}
 	user := string(raw)
 	hash := users.hash(user)
-	if hash == nil || !hmac.Equal(sum, mac(key, parts[0], parts[1], hash)) {
+	if hash == nil || !hmac.Equal(sum, mac(key, parts[0], parts[1], parts[2], hash)) {
 		return "", false
 	}
 	return user, true

@@ -3,6 +3,7 @@ package webauth
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -21,15 +22,19 @@ const MaxUsersFileBytes = 1 << 20
 // maxUserName caps a user name, in bytes.
 const maxUserName = 64
 
-// dummyHash is checked against when the user is unknown, so that an
-// unknown user takes as long to refuse as a wrong password (a bcrypt
-// hash of a random string, cost 10 as the file's own hashes).
+// dummyHash is checked against when there are no users (a bcrypt hash of
+// a random string, cost 10 as `quotesync passwd` writes them).
 const dummyHash = "$2a$10$w8xp.a0Q6m73fUDjAK4xheoY2baiV1NcQiYFnrqIXZNNXJCQfZ1YK"
 
 // Users are the users of a users file: names and their bcrypt hashes.
 type Users struct {
 	path   string
 	hashes map[string][]byte
+	// dummy is checked against when the user is unknown, so that an
+	// unknown user takes as long to refuse as a wrong password: a hash
+	// of a random string, of the largest cost of the file's hashes
+	// (`htpasswd -B` writes cost 5, `quotesync passwd` 10).
+	dummy []byte
 }
 
 // LoadUsers reads the users file at path: one "name:hash" line per user
@@ -63,7 +68,8 @@ func LoadUsers(path string) (*Users, error) {
 // htpasswd scheme (MD5, SHA-1, crypt), which a login here must refuse, and
 // x/crypto/bcrypt checks the hashes on its own.
 func parseUsers(data []byte) (*Users, error) {
-	u := &Users{hashes: map[string][]byte{}}
+	u := &Users{hashes: map[string][]byte{}, dummy: []byte(dummyHash)}
+	maxCost := 0
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), MaxUsersFileBytes)
 	for n := 1; sc.Scan(); n++ {
@@ -78,9 +84,11 @@ func parseUsers(data []byte) (*Users, error) {
 		if err := CheckUserName(name); err != nil {
 			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
-		if _, err := bcrypt.Cost([]byte(hash)); err != nil {
+		cost, err := bcrypt.Cost([]byte(hash))
+		if err != nil {
 			return nil, fmt.Errorf("line %d: user %s: not a bcrypt hash; set the password again with quotesync passwd (or htpasswd -B)", n, name)
 		}
+		maxCost = max(maxCost, cost)
 		if _, dup := u.hashes[name]; dup {
 			return nil, fmt.Errorf("line %d: user %s is listed twice; keep one line", n, name)
 		}
@@ -88,6 +96,13 @@ func parseUsers(data []byte) (*Users, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
+	}
+	if maxCost > 0 {
+		dummy, err := bcrypt.GenerateFromPassword([]byte(rand.Text()), maxCost)
+		if err != nil {
+			return nil, fmt.Errorf("make the hash that unknown users are checked against: %w", err)
+		}
+		u.dummy = dummy
 	}
 	return u, nil
 }
@@ -99,14 +114,16 @@ func (u *Users) Path() string { return u.path }
 func (u *Users) Len() int { return len(u.hashes) }
 
 // Check reports whether name is a user (known) and password is theirs
-// (ok). An unknown name costs the same bcrypt comparison as a known one.
+// (ok). An unknown name costs a bcrypt comparison as long as the
+// costliest user's.
 func (u *Users) Check(name, password string) (known, ok bool) {
-	var hash []byte
+	hash, dummy := []byte(nil), []byte(dummyHash)
 	if u != nil {
 		hash, known = u.hashes[name]
+		dummy = u.dummy
 	}
 	if !known {
-		_ = bcrypt.CompareHashAndPassword([]byte(dummyHash), []byte(password))
+		_ = bcrypt.CompareHashAndPassword(dummy, []byte(password))
 		return false, false
 	}
 	return true, bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil
@@ -122,9 +139,11 @@ func (u *Users) hash(name string) []byte {
 }
 
 // CheckUserName says what is wrong with a user name: empty, longer than
-// 64 bytes, not UTF-8, or holding a colon, a space or a control
-// character (the file's separators, and what a log or a page could not
-// show plainly).
+// 64 bytes, not UTF-8, starting with # (a comment line of the users
+// file, which parseUsers skips), or holding a colon, a space or a
+// control character (the file's separators, and what a log or a page
+// could not show plainly): every name it accepts is read back from the
+// line SetPassword writes.
 func CheckUserName(name string) error {
 	switch {
 	case name == "":
@@ -133,6 +152,8 @@ func CheckUserName(name string) error {
 		return fmt.Errorf("user name of %d bytes: at most %d", len(name), maxUserName)
 	case !utf8.ValidString(name):
 		return errors.New("the user name is not UTF-8 text")
+	case strings.HasPrefix(name, "#"):
+		return fmt.Errorf("user name %q: a # at its start starts a comment in the users file, where the user could never log in; choose a name without it", name)
 	}
 	for _, r := range name {
 		if r == ':' || unicode.IsSpace(r) || !unicode.IsPrint(r) {

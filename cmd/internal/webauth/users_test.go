@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 )
@@ -132,6 +133,7 @@ func TestSetPassword(t *testing.T) {
 		"LongName":   {strings.Repeat("e", 65), "erin-password", "at most 64"},
 		"NotUTF8":    {"er\xffin", "erin-password", "UTF-8"},
 		"SpaceInUse": {"erin smith", "erin-password", "no colon, space"},
+		"Comment":    {"#erin", "erin-password", "starts a comment"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := SetPassword(path, tt.user, []byte(tt.password)); err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -145,5 +147,77 @@ func TestSetPassword(t *testing.T) {
 	}
 	if _, err := SetPassword(filepath.Join(dir, "new", "users"), "erin", []byte("erin-password")); err == nil {
 		t.Error("a users file in a directory that does not exist was written")
+	}
+}
+
+// FuzzUserNameRoundTrip: every user name CheckUserName accepts (so
+// `quotesync passwd` writes it) is read back by parseUsers from the
+// line SetPassword writes, as the only user, with its hash.
+func FuzzUserNameRoundTrip(f *testing.F) {
+	for _, s := range []string{"frontdesk", "#admin", "a#b", "ä-desk", "x\u00a0y", "\ufeffdesk", "desk\r", ";desk", "-desk"} {
+		f.Add(s)
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte("any-password-1"), bcrypt.MinCost)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if CheckUserName(name) != nil {
+			return
+		}
+		content, _ := withUser([]byte("# the front desk\n"), name, string(hash))
+		u, err := parseUsers(content)
+		if err != nil {
+			t.Fatalf("user name %q accepted, but its file is refused: %v", name, err)
+		}
+		if u.Len() != 1 || string(u.hash(name)) != string(hash) {
+			t.Fatalf("user name %q accepted, but not read back from its file (%d users)", name, u.Len())
+		}
+	})
+}
+
+// TestUnknownUserTakesAsLong: an unknown user name is refused as slowly
+// as a known one's wrong password, whatever cost the file's hashes have
+// (htpasswd -B writes cost 5, the tests cost 4): the time of an answer
+// does not tell which names are users. The dummy hash has the largest
+// cost of the file.
+func TestUnknownUserTakesAsLong(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "users")
+	h, err := bcrypt.GenerateFromPassword([]byte("dave-password-1"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("dave:"+string(h)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	u, err := LoadUsers(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// fastest is the quickest of a few checks: the least disturbed by
+	// whatever else the machine does.
+	fastest := func(user string) time.Duration {
+		best := time.Hour
+		for range 7 {
+			start := time.Now()
+			u.Check(user, "not-the-password")
+			best = min(best, time.Since(start))
+		}
+		return best
+	}
+	known, unknown := fastest("dave"), fastest("erin")
+	if unknown > 4*known {
+		t.Errorf("an unknown user is refused in %v, a known user's wrong password in %v: the time tells which names are users", unknown, known)
+	}
+
+	// A file of several costs: the dummy has the largest.
+	const carol = "carol:$2y$05$CzJRAKNoQuQXnAEhMsfHIuXVQsBC68s.N4hf5MIvknSc/8DPjrSg2"
+	mixed, err := parseUsers([]byte("dave:" + string(h) + "\n" + carol + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cost, err := bcrypt.Cost(mixed.dummy); err != nil || cost != 5 {
+		t.Errorf("the dummy hash of a file of costs 4 and 5: cost %d (%v), want 5", cost, err)
 	}
 }
