@@ -213,3 +213,16 @@ func (d *Daemon) Retry(ctx context.Context, insurer, requestID, note string) (be
 	}
 	return e.Retry(ctx, requestID, note)
 }
+
+// RequestsDB is db as the commands that show a request by its id read it
+// (history, the status page): with one insurer, a view of its rows (a
+// lone remote:'s is db itself); with several, db, whose reads by request
+// id are the default insurer's (name one with DB.Insurer, or look an id
+// up under every insurer with DB.RequestsByID). Listing reads see every
+// insurer's rows either way.
+func RequestsDB(db *shopdb.DB, s Settings) *shopdb.DB {
+	if len(s.Insurers) == 1 && s.Insurers[0].Name != db.InsurerName() {
+		return db.Insurer(s.Insurers[0].Name)
+	}
+	return db
+}

@@ -135,4 +135,8 @@ func TestE2EInsurers(t *testing.T) {
 	if r = e.run("once", "--config", e.Conf); r.Code != exitOK {
 		t.Errorf("once after bb's requests ended:\n%s", r)
 	}
+	// One insurer left, under remotes:: a request id names its request.
+	if r = e.run("history", "--config", e.Conf, "7301"); r.Code != exitOK || !strings.Contains(r.Stdout, sampleshop.JobDraft) {
+		t.Errorf("history 7301 with aa alone:\n%s", r)
+	}
 }

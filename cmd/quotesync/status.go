@@ -169,7 +169,7 @@ func openStateDB(ctx context.Context, verb, path string, stderr io.Writer) (*sho
 		_ = db.Close()
 		return nil, nil, exitFailure
 	}
-	return db, set, exitOK
+	return qsync.RequestsDB(db, set.Daemon), set, exitOK
 }
 
 // printStatus writes the table, what needs a person, and the counts.
