@@ -226,3 +226,20 @@ func RequestsDB(db *shopdb.DB, s Settings) *shopdb.DB {
 	}
 	return db
 }
+
+// JobDB is db as a pass reads job's lines: with the work types of the
+// insurer whose request holds the job, when that insurer has its own
+// (`quotesync preview`); db itself when it has none, when no request
+// holds the job, or when its insurer is not configured.
+func JobDB(ctx context.Context, db *shopdb.DB, s Settings, job string) *shopdb.DB {
+	h, err := db.JobHolder(ctx, job)
+	if err != nil || h.RequestID == "" {
+		return db
+	}
+	for _, ins := range s.Insurers {
+		if ins.Name == h.Insurer && ins.WorkTypes != nil {
+			return db.Insurer(ins.Name).WithWorkTypes(ins.WorkTypes, ins.workTypesKey())
+		}
+	}
+	return db
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -533,5 +534,50 @@ func TestInsurersMoveAndEnd(t *testing.T) {
 	}
 	if _, err := p.tryOpen(); err != nil {
 		t.Errorf("Open after old's requests were settled: %v", err)
+	}
+}
+
+// TestInsurerWorkTypes: a job's lines are read with its insurer's work
+// types, the shop's merged with its own: bb's GLASS line is pushed as
+// Miscellaneous, the same code on aa's job holds it (unmapped), in the
+// same pass; preview reads a job as its insurer's pass does.
+func TestInsurerWorkTypes(t *testing.T) {
+	p := newPair(t, func(s *qsync.Settings) {
+		wt := maps.Clone(s.Shop.WorkTypes)
+		wt["GLASS"] = "Miscellaneous"
+		s.Insurers[1].WorkTypes = wt
+	})
+	jobs := map[string]string{}
+	for _, ins := range pairNames {
+		claim := "CLM-GLASS-" + ins
+		job, err := p.shop.CreateJob(p.ctx, claim, "GL "+ins)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.shop.AddLine(p.ctx, job, sampleshop.Line{Code: "GLASS", Description: "Windscreen", Qty: d("1"), UnitPrice: price("310")}); err != nil {
+			t.Fatal(err)
+		}
+		jobs[ins] = job
+		p.seed(ins, "7301", claim)
+	}
+	if _, err := p.qd.Once(p.ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := p.row("bb", "7301")
+	if b.Phase != qsync.PhaseDrafted {
+		t.Errorf("bb's job with a GLASS line: %s (%s), want drafted", b.Phase, b.LastError)
+	}
+	if q, _ := p.quote("bb", jobs["bb"]); !strings.Contains(string(q.Body), `"Miscellaneous"`) {
+		t.Errorf("bb's Draft: %s, want the GLASS line as Miscellaneous", q.Body)
+	}
+	a := p.row("aa", "7301")
+	if a.Phase != qsync.PhaseAccepted || a.Reason != qsync.ReasonUnmappedCode || !strings.Contains(a.LastError, `"GLASS", which is not under shop.work_types`) {
+		t.Errorf("aa's job with a GLASS line: %s %s (%s), want held as unmapped", a.Phase, a.Reason, a.LastError)
+	}
+	for ins, wantHeld := range map[string]bool{"aa": true, "bb": false} {
+		pv, err := qsync.PreviewJob(p.ctx, qsync.JobDB(p.ctx, p.qd.DB, p.set, jobs[ins]), p.set.Sync, jobs[ins])
+		if err != nil || (len(pv.Held) > 0) != wantHeld || pv.Insurer != ins {
+			t.Errorf("preview of %s's job %s: held %v (%v), insurer %q; want held %v", ins, jobs[ins], pv.Held, err, pv.Insurer, wantHeld)
+		}
 	}
 }
