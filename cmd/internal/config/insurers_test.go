@@ -133,11 +133,7 @@ func TestEffectiveRemotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := entryMap(es)
-	for _, tt := range []struct {
-		key, value string
-		origin     Origin
-		detail     string
-	}{
+	checkEntries(t, got, []wantEntry{
 		{"remotes[aa].base_url", "https://aa.insurer.example", OriginFile, ""},
 		{"remotes[aa].timeout", "30s", OriginDefault, ""},
 		{"remotes[aa].schedule", "sync.schedule", OriginDefault, ""},
@@ -145,16 +141,7 @@ func TestEffectiveRemotes(t *testing.T) {
 		{"remotes[bb-2].schedule", "@every 5m", OriginFile, ""},
 		{"remotes[bb-2].status_path", "auto", OriginFile, ""},
 		{"remotes[bb-2].work_types.GLASS", "Miscellaneous", OriginFile, ""},
-	} {
-		e, ok := got[tt.key]
-		if !ok {
-			t.Errorf("%s: not listed", tt.key)
-			continue
-		}
-		if e.Value != tt.value || e.Origin != tt.origin || !strings.Contains(e.Detail, tt.detail) {
-			t.Errorf("%s = %+v, want value %q, origin %s, detail with %q", tt.key, e, tt.value, tt.origin, tt.detail)
-		}
-	}
+	})
 	for k := range got {
 		if strings.HasPrefix(k, "remote.") || strings.HasPrefix(k, "remotes[0]") {
 			t.Errorf("%s listed: the file uses remotes:, each insurer by its name", k)
