@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	gosync "sync"
 	"testing"
 	"time"
 
@@ -382,13 +383,13 @@ func TestRunInsurersIsolated(t *testing.T) {
 	defer cancel()
 	now := make(chan qsync.NowRequest)
 	done := make(chan error, 1)
-	var mu = make(chan struct{}, 1)
+	var mu gosync.Mutex
 	var ticks []qsync.Tick
 	go func() {
 		done <- p.qd.Run(ctx, qsync.RunOptions{Lock: p.qd.Lock(), Now: now, OnTick: func(tk qsync.Tick) {
-			mu <- struct{}{}
+			mu.Lock()
 			ticks = append(ticks, tk)
-			<-mu
+			mu.Unlock()
 		}})
 	}()
 	time.Sleep(1500 * time.Millisecond) // bb's first pass waits for its listing
@@ -413,8 +414,8 @@ func TestRunInsurersIsolated(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	mu <- struct{}{}
-	defer func() { <-mu }()
+	mu.Lock()
+	defer mu.Unlock()
 	leaders := 0
 	for _, ev := range p.events.of(qsync.EventLeader) {
 		leaders++
