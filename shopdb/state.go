@@ -45,14 +45,14 @@ func newRequestScan() *requestScan {
 	return s
 }
 
-// scan reads the current row of rows. job_number and last_error are NULL
-// when empty, the times when zero, request_json when there is none; a
-// NULL in another column is an error that names it.
-func (s *requestScan) scan(rows *sql.Rows) (Request, error) {
+// scan reads the current row of rows into r. job_number and last_error
+// are NULL when empty, the times when zero, request_json when there is
+// none; a NULL in another column is an error that names it.
+func (s *requestScan) scan(rows *sql.Rows, r *Request) error {
 	if err := rows.Scan(s.dest...); err != nil {
-		return Request{}, err
+		return err
 	}
-	r := s.r
+	*r = s.r
 	r.JobNumber, r.LastError = s.job.String, s.lastErr.String
 	r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
 	r.NextAttemptAt, r.Expiry, r.BookingDate = utcTime(s.next), utcTime(s.expiry), utcTime(s.booking)
@@ -60,7 +60,7 @@ func (s *requestScan) scan(rows *sql.Rows) (Request, error) {
 	if len(s.reqJSON) > 0 {
 		r.RequestJSON = s.reqJSON // a copy of the driver's bytes, new each row
 	}
-	return r, nil
+	return nil
 }
 
 // utcTime is t's time in UTC, zero when t is NULL.
@@ -76,7 +76,11 @@ func (db *DB) queryRequests(ctx context.Context, x queryer, query string, args .
 	return queryRequestsInto(ctx, x, nil, query, args...)
 }
 
-// queryRequestsInto appends the rows of query to out, in order.
+// queryRequestsInto appends the rows of query to out, in order, each
+// scanned in its place. Rows beyond out's capacity are read into chunks
+// and copied into one slice at the end: grown by append, a slice of
+// 10,000 rows of some 400 bytes allocates five times what it ends up
+// holding, and a pass's first read took 25 MB and 20 ms more.
 func queryRequestsInto(ctx context.Context, x queryer, out []Request, query string, args ...any) ([]Request, error) {
 	rows, err := x.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -84,18 +88,32 @@ func queryRequestsInto(ctx context.Context, x queryer, out []Request, query stri
 	}
 	defer rows.Close()
 	s := newRequestScan()
+	chunks := [][]Request{out}
+	n := len(out)
 	for rows.Next() {
-		r, err := s.scan(rows)
-		if err != nil {
+		c := &chunks[len(chunks)-1]
+		if len(*c) == cap(*c) {
+			chunks = append(chunks, make([]Request, 0, min(max(n, 16), 4096)))
+			c = &chunks[len(chunks)-1]
+		}
+		*c = (*c)[:len(*c)+1]
+		if err := s.scan(rows, &(*c)[len(*c)-1]); err != nil {
 			return nil, err
 		}
-		out = append(out, r)
+		n++
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if len(out) == 0 {
+	switch {
+	case n == 0:
 		return nil, nil
+	case len(chunks) == 1:
+		return chunks[0], nil
+	}
+	out = make([]Request, 0, n)
+	for _, c := range chunks {
+		out = append(out, c...)
 	}
 	return out, nil
 }
@@ -146,9 +164,7 @@ func (db *DB) OpenRequests(ctx context.Context, q OpenQuery) ([]Request, error) 
 	if err != nil {
 		return nil, fmt.Errorf("read open requests: %w", err)
 	}
-	// Sized as the last read: grown by append, a slice of 10,000 rows of
-	// some 400 bytes allocates five times what it ends up holding (20 MB
-	// more a pass).
+	// Sized as the last read, so that an idle pass reads into one slice.
 	rs, err := queryRequestsInto(ctx, db.x, make([]Request, 0, db.openRows.Load()), text, args...)
 	db.openRows.Store(int64(len(rs)))
 	if mysqlErrno(err) == errNoSuchTable {
