@@ -27,6 +27,9 @@ type DB struct {
 	// lineHint is what the last LineTexts read per job (lineHint), to
 	// size the next one's buffers at once.
 	lineHint lineHint
+	// openRows is how many rows the last OpenRequests read, to size the
+	// next one's slice at once.
+	openRows atomic.Int64
 	// digest derives change markers when estimate_state has none
 	// (linedigest.go).
 	digest lineDigest
