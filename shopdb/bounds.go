@@ -151,3 +151,40 @@ func (db *DB) checkBounds(l Line, e *RowError, qty, price, total string) *RowErr
 	}
 	return nil
 }
+
+// sigDigits counts the significant digits of a canonical amount: its
+// digits without the leading and trailing zeros ("1200" has 2, "0.05"
+// has 1), the digits a binary floating-point number must keep.
+func sigDigits[T ~string | ~[]byte](canon T) int {
+	first, last := -1, -1
+	for i := 0; i < len(canon); i++ {
+		if c := canon[i]; c >= '1' && c <= '9' {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 {
+		return 0
+	}
+	n := last - first + 1
+	for i := first; i <= last; i++ {
+		if canon[i] == '.' {
+			n--
+		}
+	}
+	return n
+}
+
+// intDigits counts the digits before the point of a canonical amount
+// ("0.5" has 1, "-1200" has 4).
+func intDigits[T ~string | ~[]byte](canon T) int {
+	n := 0
+	for i := 0; i < len(canon) && canon[i] != '.'; i++ {
+		if canon[i] >= '0' && canon[i] <= '9' {
+			n++
+		}
+	}
+	return n
+}

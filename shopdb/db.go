@@ -30,6 +30,9 @@ type DB struct {
 	insurer   string            // the insurer whose rows this DB reads and writes
 	workTypes map[string]string // the operation codes of its lines
 	workKey   string            // where workTypes are configured, for messages
+	// openRows is how many rows this insurer's last OpenRequests read,
+	// to size the next one's slice at once.
+	openRows atomic.Int64
 }
 
 // pool is what the DBs of one Open share.

@@ -108,15 +108,13 @@ func (db *DB) parseExtras(l *Line, e *RowError, get func(string) (string, bool),
 // LineTexts keeps them; false when LineItems would refuse the row.
 func (r *lineReader) extras(rec *lineRec, c []cell) bool {
 	if i := r.cols.markup; i >= 0 && !c[i].null {
-		a, ok := r.amount(c[i])
+		d, ok := r.amount(c[i])
 		if !ok {
 			return false
 		}
-		off := len(r.arena)
-		r.arena = a.appendCanon(r.arena)
-		rec.markup = span{uint32(off), uint32(len(r.arena) - off)}
-		rec.hasMarkup = true
-		if !within(r.lim, amountPrice, r.arena[off:]) {
+		canon := d.String()
+		rec.markup, rec.hasMarkup = r.keep([]byte(canon)), true
+		if !within(r.lim, amountPrice, canon) {
 			return false
 		}
 	}

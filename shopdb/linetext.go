@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"sync/atomic"
+
+	"github.com/shopspring/decimal"
 )
 
 // LineText is one valid line as a hash of the quote reads it: the texts
@@ -25,8 +27,9 @@ type LineText struct {
 }
 
 // LineTexts reads the lines of jobs in one statement of line_items, for a
-// caller that only needs to tell whether they changed: no decimals, no
-// Line values, no map of every job's lines. f is called once for each job
+// caller that only needs to tell whether they changed: the texts of the
+// lines (amounts parsed, then kept as text), no Line values, no map of
+// every job's lines. f is called once for each job
 // whose lines are all valid, with its lines in LineItems' order (the slice
 // is reused after f returns; its strings are not). Jobs without lines get
 // no call. A job with a row LineItems would refuse (or that this reading
@@ -160,8 +163,8 @@ func (h *lineHint) keep(jobs, rows, bytes int) {
 	}
 }
 
-// lineReader collects the rows of one LineTexts statement: every text in
-// one growing buffer, so that a row costs no allocation of its own.
+// lineReader collects the rows of one LineTexts statement: every text
+// kept in one growing buffer, not a string each.
 type lineReader struct {
 	db     *DB
 	set    jobSet
@@ -223,7 +226,7 @@ func (r *lineReader) valid(j int32, c []cell) bool {
 	if !ok {
 		return false
 	}
-	if rec.order, ok = fastLineNumber(no); !ok {
+	if rec.order, ok = lineNumber(string(no)); !ok {
 		return false
 	}
 	code, ok := nonEmpty(r.cols.code)
@@ -246,22 +249,22 @@ func (r *lineReader) valid(j int32, c []cell) bool {
 	if !okq || !okp {
 		return false
 	}
-	total := lineTotal(qty, price)
+	total := qty.Mul(price).Round(2)
 	if r.cols.total >= 0 && !c[r.cols.total].null {
-		if total, ok = parseAmount(bytes.TrimSpace(c[r.cols.total].b)); !ok {
+		var err error
+		if total, err = decimal.NewFromString(string(bytes.TrimSpace(c[r.cols.total].b))); err != nil {
 			return false
 		}
 	}
 	rec.id, rec.desc, rec.part = r.keep(id), r.keep(desc), r.keep(part)
 	for _, a := range [...]struct {
 		kind int
-		a    amount
+		d    decimal.Decimal
 		s    *span
 	}{{amountQuantity, qty, &rec.qty}, {amountPrice, price, &rec.price}, {amountTotal, total, &rec.total}} {
-		off := len(r.arena)
-		r.arena = a.a.appendCanon(r.arena)
-		*a.s = span{uint32(off), uint32(len(r.arena) - off)}
-		if !within(r.lim, a.kind, r.arena[off:]) {
+		canon := a.d.String()
+		*a.s = r.keep([]byte(canon))
+		if !within(r.lim, a.kind, canon) {
 			return false
 		}
 	}
@@ -273,41 +276,9 @@ func (r *lineReader) valid(j int32, c []cell) bool {
 }
 
 // amount parses a quantity or price that LineItems would take.
-func (r *lineReader) amount(c cell) (amount, bool) {
-	if c.null {
-		return amount{}, false
-	}
-	a, ok := parseAmount(bytes.TrimSpace(c.b))
-	if !ok || (a.neg && !r.db.cfg.AllowCredits) {
-		return amount{}, false
-	}
-	return a, true
-}
-
-// fastLineNumber is lineNumber without decimals for a plain integer.
-func fastLineNumber(b []byte) (int, bool) {
-	neg := len(b) > 0 && b[0] == '-'
-	digits := b
-	if neg {
-		digits = b[1:]
-	}
-	if len(digits) == 0 || len(digits) > 10 {
-		return lineNumber(string(b))
-	}
-	n := 0
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return lineNumber(string(b))
-		}
-		n = n*10 + int(c-'0')
-	}
-	if n > 1<<31 {
-		return 0, false
-	}
-	if neg {
-		n = -n
-	}
-	return n, true
+func (r *lineReader) amount(c cell) (decimal.Decimal, bool) {
+	d, problem, _ := r.db.amount(string(c.b), !c.null, "")
+	return d, problem == ""
 }
 
 // deliver calls f per job with its kept rows in LineItems' order, and

@@ -26,9 +26,11 @@ func (e *Engine) CacheDiff(ctx context.Context) (diff string, used []string, err
 		return "", nil, nil
 	}
 	used = append(used, "rows")
-	rows := c.rows.unpack()
+	rows := c.rows
 	l := pendingList{skipped: map[string]bool{}}
-	c.listed.each(rows, func(id string) bool { l.skipped[id] = true; return true })
+	for _, id := range c.listed {
+		l.skipped[id] = true
+	}
 	read, err := e.store.OpenRequests(ctx, e.openQuery(c.at, l))
 	if err != nil {
 		return "", nil, err
@@ -45,7 +47,7 @@ func (e *Engine) CacheDiff(ctx context.Context) (diff string, used []string, err
 		return "", used, nil
 	}
 	used = append(used, "states")
-	kept := c.shop.unpack(rows)
+	kept := c.shop
 	_, jobs := pushCandidates(rows)
 	states, bad, err := e.store.JobStates(ctx, jobs)
 	if err != nil {

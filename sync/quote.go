@@ -183,49 +183,6 @@ func (c *canonWriter) bytes(b []byte) {
 	c.buf = append(c.buf, b...)
 }
 
-func (c *canonWriter) dec(d decimal.Decimal) {
-	var tmp [48]byte
-	c.bytes(appendDecimal(tmp[:0], d))
-}
-
-// appendDecimal appends d.String() to b: the same bytes, without the
-// allocations of math/big for the amounts a quote holds (at most 18
-// digits and no positive exponent); anything else goes through String.
-func appendDecimal(b []byte, d decimal.Decimal) []byte {
-	exp := d.Exponent()
-	if exp > 0 || exp < -30 || !decimal.TrimTrailingZeros || decimal.UseScientificNotation || d.NumDigits() > 18 {
-		return append(b, d.String()...)
-	}
-	coef := d.CoefficientInt64()
-	if exp == 0 {
-		return strconv.AppendInt(b, coef, 10)
-	}
-	if coef < 0 {
-		b = append(b, '-')
-		coef = -coef
-	}
-	var digits [20]byte
-	str := strconv.AppendUint(digits[:0], uint64(coef), 10)
-	frac := int(-exp)
-	var intPart, fracPart []byte
-	lead := 0
-	if len(str) > frac {
-		intPart, fracPart = str[:len(str)-frac], str[len(str)-frac:]
-	} else {
-		intPart, fracPart, lead = []byte{'0'}, str, frac-len(str)
-	}
-	i := len(fracPart) - 1
-	for i >= 0 && fracPart[i] == '0' {
-		i--
-	}
-	fracPart = fracPart[:i+1]
-	b = append(b, intPart...)
-	if len(fracPart) == 0 {
-		return b
-	}
-	b = append(b, '.')
-	for range lead {
-		b = append(b, '0')
-	}
-	return append(b, fracPart...)
-}
+// dec writes d as decimal's String: its shortest exact form ("95.5000"
+// is "95.5").
+func (c *canonWriter) dec(d decimal.Decimal) { c.str(d.String()) }
