@@ -28,8 +28,8 @@ func BenchmarkLoad10kJobs(b *testing.B) {
 		b.Fatal(err)
 	}
 	_, err := d.SQL.ExecContext(ctx, `INSERT INTO quotesync_requests
-(request_id, claim_number, job_number, phase, pushed_hash, created_at, updated_at, version)
-SELECT CONCAT('gen-', job_id), claim_number, job_no, 'drafted', 'sha256:x', NOW(6), NOW(6), 1
+(insurer, request_id, claim_number, job_number, phase, pushed_hash, created_at, updated_at, version)
+SELECT 'default', CONCAT('gen-', job_id), claim_number, job_no, 'drafted', 'sha256:x', NOW(6), NOW(6), 1
 FROM jobs WHERE claim_number LIKE 'GEN-%'`)
 	if err != nil {
 		b.Fatal(err)

@@ -38,7 +38,7 @@ const probe = "quotesync-check"
 func (db *DB) CheckQueries(ctx context.Context) []QueryCheck {
 	vals := map[string]any{
 		ParamRequestID: probe, ParamClaimNumber: probe, ParamExpiry: now().Add(24 * time.Hour),
-		ParamJob: probe, ParamJobs: []string{probe}, ParamJobCreated: false,
+		ParamJob: probe, ParamJobs: []string{probe}, ParamJobCreated: false, ParamInsurer: db.insurer,
 	}
 	for name := range db.cfg.Params {
 		vals[name] = nil

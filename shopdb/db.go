@@ -17,7 +17,26 @@ import (
 // DB is quotesync's handle on the shop database: the mapping queries, the
 // daemon's own state tables and the single-instance lock. It is safe for
 // concurrent use.
+//
+// A DB works on the rows of one insurer (see Insurer): the one Open
+// returns on DefaultInsurer's, the insurer of a lone remote: section.
+// Every read and write of a request's row, its events and the mapping's
+// job statements (:insurer) are that insurer's; the reads that list
+// (ListRequests, PhaseCounts, the status page's), JobHolder and the
+// outbox see every insurer's. All the DBs of one Open share its pool, its
+// caches and its lock.
 type DB struct {
+	*pool
+	insurer   string            // the insurer whose rows this DB reads and writes
+	workTypes map[string]string // the operation codes of its lines
+	workKey   string            // where workTypes are configured, for messages
+	// openRows is how many rows this insurer's last OpenRequests read,
+	// to size the next one's slice at once.
+	openRows atomic.Int64
+}
+
+// pool is what the DBs of one Open share.
+type pool struct {
 	cfg   Config
 	x     *sqlx.DB
 	trips *atomic.Int64
@@ -27,9 +46,6 @@ type DB struct {
 	// lineHint is what the last LineTexts read per job (lineHint), to
 	// size the next one's buffers at once.
 	lineHint lineHint
-	// openRows is how many rows the last OpenRequests read, to size the
-	// next one's slice at once.
-	openRows atomic.Int64
 	// digest derives change markers when estimate_state has none
 	// (linedigest.go).
 	digest lineDigest
@@ -84,7 +100,8 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	sdb.SetMaxOpenConns(cfg.MaxOpenConns)
 	sdb.SetMaxIdleConns(cfg.MaxOpenConns)
 	sdb.SetConnMaxLifetime(cfg.ConnMaxLifetime)
-	db := &DB{cfg: cfg, x: sqlx.NewDb(sdb, "mysql"), trips: trips, q: qs, t: newTables(cfg.TablePrefix), lim: newBounds(cfg.Limits)}
+	db := &DB{pool: &pool{cfg: cfg, x: sqlx.NewDb(sdb, "mysql"), trips: trips, q: qs, t: newTables(cfg.TablePrefix), lim: newBounds(cfg.Limits)},
+		insurer: DefaultInsurer, workTypes: cfg.WorkTypes, workKey: workTypesKey}
 	db.markerSQL = markerSQL(db.t.requests)
 	if err := db.Ping(ctx); err != nil {
 		sdb.Close()
@@ -93,7 +110,8 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	return db, nil
 }
 
-// Close closes the connection pool.
+// Close closes the connection pool, which every DB of the same Open
+// shares.
 func (db *DB) Close() error {
 	return db.x.Close()
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // eventColumns is the column list of the events table in scan order.
-const eventColumns = "id, request_id, job, kind, from_phase, to_phase, reason, route, status, attempt, duration_ms, items, hash, message, `at`"
+const eventColumns = "id, insurer, request_id, job, kind, from_phase, to_phase, reason, route, status, attempt, duration_ms, items, hash, message, `at`"
 
 // insertEvent appends ev (ID is assigned by the database).
 func (db *DB) insertEvent(ctx context.Context, x queryer, ev Event) error {
@@ -19,10 +19,13 @@ func (db *DB) insertEvent(ctx context.Context, x queryer, ev Event) error {
 	if ev.At.IsZero() {
 		ev.At = now()
 	}
+	if ev.Insurer == "" {
+		ev.Insurer = db.insurer
+	}
 	res, err := x.ExecContext(ctx, "INSERT INTO "+db.t.events+
-		" (request_id, job, kind, from_phase, to_phase, reason, route, status, attempt, duration_ms, items, hash, message, `at`)"+
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		ev.RequestID, ev.Job, ev.Kind, ev.From, ev.To, ev.Reason, ev.Route, ev.Status, ev.Attempt,
+		" (insurer, request_id, job, kind, from_phase, to_phase, reason, route, status, attempt, duration_ms, items, hash, message, `at`)"+
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		ev.Insurer, ev.RequestID, ev.Job, ev.Kind, ev.From, ev.To, ev.Reason, ev.Route, ev.Status, ev.Attempt,
 		ev.Duration.Milliseconds(), ev.Items, ev.Hash, db.keepText(ev.Message), normTime(ev.At))
 	if err != nil {
 		return fmt.Errorf("record %s event of request %s: %w", ev.Kind, ev.RequestID, err)
@@ -46,15 +49,16 @@ func (db *DB) RecordEvent(ctx context.Context, ev Event) error {
 }
 
 // Events returns the newest events first, at most limit (<= 0: no limit),
-// of one request, or of all when requestID is "".
+// of one request of db's insurer, or of every insurer's requests when
+// requestID is "".
 func (db *DB) Events(ctx context.Context, requestID string, limit int) ([]Event, error) {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
 	q := "SELECT " + eventColumns + " FROM " + db.t.events
 	var args []any
 	if requestID != "" {
-		q += " WHERE request_id = ?"
-		args = append(args, requestID)
+		q += " WHERE insurer = ? AND request_id = ?"
+		args = append(args, db.insurer, requestID)
 	}
 	q += " ORDER BY id DESC"
 	if limit > 0 {
@@ -84,7 +88,7 @@ func (db *DB) queryEvents(ctx context.Context, query string, args ...any) ([]Eve
 			ms  int64
 			msg sql.NullString
 		)
-		err := rows.Scan(&ev.ID, &ev.RequestID, &ev.Job, &ev.Kind, &ev.From, &ev.To, &ev.Reason, &ev.Route,
+		err := rows.Scan(&ev.ID, &ev.Insurer, &ev.RequestID, &ev.Job, &ev.Kind, &ev.From, &ev.To, &ev.Reason, &ev.Route,
 			&ev.Status, &ev.Attempt, &ms, &ev.Items, &ev.Hash, &msg, &ev.At)
 		if err != nil {
 			return nil, err

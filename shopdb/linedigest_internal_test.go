@@ -35,7 +35,7 @@ func TestRefusedStatement(t *testing.T) {
 // only after joinedFailuresOff calls in a row; one it answers in between
 // starts the count again; a refusal turns it off at once.
 func TestJoinFailed(t *testing.T) {
-	db := &DB{}
+	db := &DB{pool: &pool{}}
 	q := &namedQuery{key: "joined"}
 	db.digest.joined = q
 	timeout := fmt.Errorf("read: %w", context.DeadlineExceeded)
@@ -54,7 +54,7 @@ func TestJoinFailed(t *testing.T) {
 		t.Fatalf("still on after %d failures in a row", joinedFailuresOff)
 	}
 
-	refused := &DB{}
+	refused := &DB{pool: &pool{}}
 	refused.digest.joined = q
 	refused.joinFailed(q, &mysql.MySQLError{Number: 1267, Message: "Illegal mix of collations"})
 	if refused.joinedQuery() != nil {

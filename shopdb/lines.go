@@ -402,10 +402,10 @@ func (db *DB) parseLine(job string, idx map[string]int, meta []metaCol, vals []a
 	code, ok := get("code")
 	l.Code = strings.TrimSpace(code)
 	if !ok || l.Code == "" {
-		return fail("code", "is NULL or empty; every line needs an operation code listed under shop.work_types")
+		return fail("code", "is NULL or empty; every line needs an operation code listed under "+db.workKey)
 	}
-	if l.WorkType, ok = db.cfg.WorkTypes[l.Code]; !ok {
-		_, err := fail("code", fmt.Sprintf("is %q, which is not under shop.work_types; add it there or leave such lines out in line_items", l.Code))
+	if l.WorkType, ok = db.workTypes[l.Code]; !ok {
+		_, err := fail("code", fmt.Sprintf("is %q, which is not under %s; add it there or leave such lines out in line_items", l.Code, db.workKey))
 		err.UnmappedCode, err.Kind = l.Code, RowUnmapped
 		return Line{}, err
 	}

@@ -23,7 +23,8 @@ func FuzzParseLine(f *testing.F) {
 	for _, a := range []string{"0", "-0.00", "95.5000", "0012.340", "-1.5", "1e30", "0.0001", "123456789012345678", "1234567890123456789", "1.", ".5", "+5", "-"} {
 		f.Add("7", "3", "R&R", "d", "", a, "1.005", "", a, "", "", true)
 	}
-	db := &DB{cfg: Config{WorkTypes: map[string]string{"R&R": "RemoveReplaceLabour", "PART": "Parts", "PNT": "RefinishLabour"}}}
+	wt := map[string]string{"R&R": "RemoveReplaceLabour", "PART": "Parts", "PNT": "RefinishLabour"}
+	db := &DB{pool: &pool{cfg: Config{WorkTypes: wt}}, workTypes: wt, workKey: workTypesKey}
 	cols := []string{"job", "line_id", "line_no", "code", "description", "part_number", "quantity", "price", "total", "markup", "is_on_report", "meta_Colour"}
 	idx, err := columnIndex("line_items", cols, lineColumnsRequired, lineColumnsOptional)
 	if err != nil {

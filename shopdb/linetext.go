@@ -233,7 +233,7 @@ func (r *lineReader) valid(j int32, c []cell) bool {
 	if !ok {
 		return false
 	}
-	if rec.workType, ok = r.db.cfg.WorkTypes[string(code)]; !ok {
+	if rec.workType, ok = r.db.workTypes[string(code)]; !ok {
 		return false
 	}
 	desc, ok := nonEmpty(r.cols.desc)

@@ -22,11 +22,16 @@ const (
 	ParamJob         = "job"
 	ParamJobs        = "jobs"
 	ParamJobCreated  = "job_created"
+	// ParamInsurer is the name of the insurer whose request (or job) a
+	// statement runs for: available to find_job, create_job,
+	// booking_date, release_job, quote_fields and every write_back
+	// statement, required by none.
+	ParamInsurer = "insurer"
 )
 
 func isBuiltinParam(name string) bool {
 	switch name {
-	case ParamRequestID, ParamClaimNumber, ParamExpiry, ParamJob, ParamJobs, ParamJobCreated:
+	case ParamRequestID, ParamClaimNumber, ParamExpiry, ParamJob, ParamJobs, ParamJobCreated, ParamInsurer:
 		return true
 	}
 	return false
@@ -38,6 +43,12 @@ type namedQuery struct {
 	text     string // the integrator's SQL with :name parameters
 	names    []string
 	usesJobs bool
+	// usesInsurer: the statement uses :insurer; insurer: it may (it runs
+	// for one insurer's request or job).
+	usesInsurer bool
+	// insurer: the statement may use :insurer (it runs for one insurer's
+	// request or job).
+	insurer bool
 }
 
 // queries is the compiled mapping.
@@ -60,6 +71,7 @@ func compileQueries(c Config) (queries, error) {
 	var qs queries
 	reqParams := []string{ParamRequestID, ParamClaimNumber, ParamExpiry}
 	reqParams = append(reqParams, sortedKeys(c.Params)...)
+	reqParams = append(reqParams, ParamInsurer)
 	q := c.Queries
 	if strings.TrimSpace(q.FindJob) == "" && len(q.CreateJob) == 0 {
 		return qs, fmt.Errorf("shop.queries: set find_job, create_job or both, so that a request can get a job")
@@ -108,7 +120,7 @@ func compileQueries(c Config) (queries, error) {
 		qs.shopChanged = &nq
 	}
 	if strings.TrimSpace(q.QuoteFields) != "" {
-		nq, err := compileJobsQuery("shop.queries.quote_fields", q.QuoteFields)
+		nq, err := compileJobsQuery("shop.queries.quote_fields", q.QuoteFields, ParamInsurer)
 		if err != nil {
 			return qs, err
 		}
@@ -127,11 +139,11 @@ func compileQueries(c Config) (queries, error) {
 	return qs, nil
 }
 
-func compileJobsQuery(key, text string) (namedQuery, error) {
+func compileJobsQuery(key, text string, more ...string) (namedQuery, error) {
 	if strings.TrimSpace(text) == "" {
 		return namedQuery{}, fmt.Errorf("%s: required", key)
 	}
-	nq, err := compileNamed(key, text, []string{ParamJobs})
+	nq, err := compileNamed(key, text, append([]string{ParamJobs}, more...))
 	if err != nil {
 		return nq, err
 	}
@@ -157,6 +169,7 @@ func compileNamed(key, text string, allowed []string) (namedQuery, error) {
 	for _, a := range allowed {
 		ok[a] = true
 	}
+	nq.insurer = ok[ParamInsurer]
 	vals := make(map[string]any, len(names))
 	for _, n := range names {
 		if !ok[n] {
@@ -165,6 +178,9 @@ func compileNamed(key, text string, allowed []string) (namedQuery, error) {
 		vals[n] = nil
 		if n == ParamJobs {
 			nq.usesJobs = true
+		}
+		if n == ParamInsurer {
+			nq.usesInsurer = true
 		}
 		if !contains(nq.names, n) {
 			nq.names = append(nq.names, n)
@@ -267,13 +283,15 @@ func (q *namedQuery) exec(ctx context.Context, x queryer, vals map[string]any) e
 	return nil
 }
 
-// requestParams are the parameter values for one request: the built-ins
-// and every configured JSON path (NULL where the request has no value).
-func requestParams(nr NewRequest, params map[string]string) (map[string]any, error) {
+// requestParams are the parameter values for one request of insurer:
+// the built-ins and every configured JSON path (NULL where the request
+// has no value).
+func requestParams(insurer string, nr NewRequest, params map[string]string) (map[string]any, error) {
 	vals := map[string]any{
 		ParamRequestID:   nr.RequestID,
 		ParamClaimNumber: nr.ClaimNumber,
 		ParamExpiry:      nil,
+		ParamInsurer:     insurer,
 	}
 	if !nr.Expiry.IsZero() {
 		vals[ParamExpiry] = nr.Expiry.UTC()
@@ -442,4 +460,33 @@ func text(v any) (string, bool) {
 	default:
 		return fmt.Sprint(t), true
 	}
+}
+
+// WithoutInsurer returns the keys of the statements that may use
+// :insurer and do not (find_job, create_job, booking_date, release_job,
+// quote_fields, write_back): with several insurers they run alike for
+// every insurer's requests, which is right when the shop does not tell
+// its insurers apart there.
+func (db *DB) WithoutInsurer() []string {
+	var out []string
+	add := func(q *namedQuery) {
+		if q != nil && q.insurer && !q.usesInsurer {
+			out = append(out, q.key)
+		}
+	}
+	add(db.q.findJob)
+	for i := range db.q.createJob {
+		add(&db.q.createJob[i])
+	}
+	add(db.q.bookingDate)
+	for i := range db.q.releaseJob {
+		add(&db.q.releaseJob[i])
+	}
+	add(db.q.quoteFields)
+	for _, k := range WriteBackKinds() {
+		if q, ok := db.q.writeBack[k]; ok {
+			add(&q)
+		}
+	}
+	return out
 }

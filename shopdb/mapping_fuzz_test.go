@@ -21,7 +21,7 @@ func FuzzRequestParams(f *testing.F) {
 	f.Add([]byte(`{"a":{"":{"":1}}}`), "a..")
 	f.Fuzz(func(t *testing.T, raw []byte, path string) {
 		nr := NewRequest{RequestID: "17", ClaimNumber: "C-1", RequestJSON: raw}
-		vals, err := requestParams(nr, map[string]string{"p": path})
+		vals, err := requestParams("", nr, map[string]string{"p": path})
 		blank := len(bytes.TrimSpace(raw)) == 0
 		if err != nil {
 			if json.Valid(raw) {

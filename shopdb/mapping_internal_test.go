@@ -54,7 +54,7 @@ func TestScanNamedAgreesWithSqlx(t *testing.T) {
 func TestJSONPath(t *testing.T) {
 	raw := `{"id": 7, "vehicle": {"registration": "KLM123", "year": 2019, "new": false,
 		"owner": null, "tags": ["a", "b"], "dims": {"l": 1}}, "claimNumber": "C-1"}`
-	vals, err := requestParams(NewRequest{RequestID: "7", RequestJSON: []byte(raw)}, map[string]string{
+	vals, err := requestParams("", NewRequest{RequestID: "7", RequestJSON: []byte(raw)}, map[string]string{
 		"reg": "vehicle.registration", "year": "vehicle.year", "new": "vehicle.new", "owner": "vehicle.owner",
 		"tag": "vehicle.tags.1", "tag9": "vehicle.tags.9", "dims": "vehicle.dims", "missing": "accident.when",
 		"deep": "vehicle.registration.x", "claim": "claimNumber",
@@ -63,7 +63,7 @@ func TestJSONPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]any{
-		"request_id": "7", "claim_number": "", "expiry": nil,
+		"request_id": "7", "claim_number": "", "expiry": nil, "insurer": "",
 		"reg": "KLM123", "year": "2019", "new": false, "owner": nil, "tag": "b", "tag9": nil,
 		"dims": `{"l":1}`, "missing": nil, "deep": nil, "claim": "C-1",
 	}
@@ -71,7 +71,7 @@ func TestJSONPath(t *testing.T) {
 		t.Errorf("params (-want +got):\n%s", diff)
 	}
 	exp := time.Date(2031, 1, 2, 3, 4, 5, 0, time.FixedZone("X", 3600))
-	vals, err = requestParams(NewRequest{RequestID: "8", ClaimNumber: "C", Expiry: exp}, map[string]string{"reg": "vehicle.registration"})
+	vals, err = requestParams("", NewRequest{RequestID: "8", ClaimNumber: "C", Expiry: exp}, map[string]string{"reg": "vehicle.registration"})
 	if err != nil || vals["reg"] != nil || !vals["expiry"].(time.Time).Equal(exp) {
 		t.Errorf("params without JSON = %v, %v; want reg NULL and the expiry", vals, err)
 	}

@@ -71,16 +71,16 @@ func markerSQL(requests string) string {
 		"id LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin PATH '$[0]', " +
 		"v BIGINT PATH '$[1]', " +
 		"m LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin PATH '$[2]')) AS d " +
-		"STRAIGHT_JOIN " + requests + " AS t ON t.request_id = d.id AND t.version = d.v " +
+		"STRAIGHT_JOIN " + requests + " AS t ON t.insurer = ? AND t.request_id = d.id AND t.version = d.v " +
 		"SET t.pushed_marker = d.m, t.version = t.version + 1, t.updated_at = ?"
 }
 
 // markerSQLSlack is room in a statement for what is neither its text nor
-// the JSON array: the updated_at argument (28 bytes quoted) and the
-// packet's command byte.
-const markerSQLSlack = 64
+// the JSON array: the insurer (at most 32 bytes, 34 quoted), the
+// updated_at argument (28 bytes quoted) and the packet's command byte.
+const markerSQLSlack = 100
 
-// UpdateMarkers writes many rows' PushedMarker (with Version+1 and
+// UpdateMarkers writes many rows' of db's insurer PushedMarker (with Version+1 and
 // UpdatedAt now), compare-and-set on each row's version: a row that
 // changed meanwhile is left as it is (the next pass looks at it again) and
 // not counted. It returns how many rows were written. No event is
@@ -159,7 +159,7 @@ func (db *DB) updateMarkersJSON(ctx context.Context, us []MarkerUpdate, buf []by
 		limit = db.askMarkerBytes(ctx)
 		buf, used = markerDoc(buf, us, limit-len(stmt)-markerSQLSlack)
 	}
-	res, err := db.x.ExecContext(ctx, stmt, string(buf), now())
+	res, err := db.x.ExecContext(ctx, stmt, string(buf), db.insurer, now())
 	if err != nil {
 		return 0, 0, buf, err
 	}
@@ -264,13 +264,13 @@ func (db *DB) updateMarkersCase(ctx context.Context, us []MarkerUpdate) (int, er
 			cases.WriteString(" WHEN ? THEN ?")
 			args = append(args, u.RequestID, u.Marker)
 		}
-		args = append(args, now())
+		args = append(args, now(), db.insurer)
 		keys := strings.TrimSuffix(strings.Repeat("(?, ?), ", len(batch)), ", ")
 		for _, u := range batch {
 			args = append(args, u.RequestID, u.Version)
 		}
 		res, err := db.x.ExecContext(ctx, "UPDATE "+db.t.requests+" SET pushed_marker = CASE request_id"+cases.String()+
-			" END, version = version + 1, updated_at = ? WHERE (request_id, version) IN ("+keys+")", args...)
+			" END, version = version + 1, updated_at = ? WHERE insurer = ? AND (request_id, version) IN ("+keys+")", args...)
 		if err != nil {
 			return written, fmt.Errorf("update change markers: %w", err)
 		}

@@ -32,8 +32,8 @@ func insertRows(tb testing.TB, d *shopdbtest.Database, ids []string) {
 		for _, id := range batch {
 			args = append(args, id, rowsAt, rowsAt)
 		}
-		q := "INSERT INTO quotesync_requests (request_id, phase, created_at, updated_at) VALUES " +
-			strings.TrimSuffix(strings.Repeat("(?, 'drafted', ?, ?), ", len(batch)), ", ")
+		q := "INSERT INTO quotesync_requests (insurer, request_id, phase, created_at, updated_at) VALUES " +
+			strings.TrimSuffix(strings.Repeat("('default', ?, 'drafted', ?, ?), ", len(batch)), ", ")
 		if _, err := d.SQL.Exec(q, args...); err != nil {
 			tb.Fatalf("insert %d rows: %v", len(batch), err)
 		}

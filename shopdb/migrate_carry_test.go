@@ -48,6 +48,9 @@ func TestMigrateCarriesRowsOver(t *testing.T) {
 		}
 	}
 	db := d.Open(t, d.Config()) // migrates
+	if a, err := db.Adopt(ctx, shopdb.DefaultInsurer, nil); err != nil || a.Requests != 6 {
+		t.Fatalf("adopt the rows written before insurers: %+v, %v; want the 6 requests", a, err)
+	}
 	want := map[string]struct {
 		reason    shopdb.Reason
 		intent    shopdb.Intent

@@ -38,8 +38,11 @@ type Delivery struct {
 	ID, EventID int64
 	// NoticeID is the event's notification id: a UUIDv7 the rows of all
 	// its targets share; "" for a row queued before quotesync had it.
-	NoticeID       string
-	Target, Kind   string
+	NoticeID     string
+	Target, Kind string
+	// Insurer is the event's insurer ("" for a row queued before
+	// insurers had names and not adopted).
+	Insurer        string
 	RequestID, Job string
 	Claim          string
 	Phase          Phase
@@ -62,7 +65,7 @@ var errOnceHeld = errors.New("once key held")
 // retry's, so that new deliveries go first, in the order of their events.
 var dueAtOnce = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
 
-const deliveryColumns = "id, event_id, notice_id, target, kind, request_id, claim, job, phase, reason, detail, `at`, attempts, next_attempt_at, last_error"
+const deliveryColumns = "id, event_id, notice_id, target, kind, insurer, request_id, claim, job, phase, reason, detail, `at`, attempts, next_attempt_at, last_error"
 
 // queueDeliveries writes the outbox rows of the event eventID, in the
 // event's transaction x: one statement for every target, all with one new
@@ -81,15 +84,15 @@ func (db *DB) queueDeliveries(ctx context.Context, x queryer, eventID int64, ev 
 		if o.OnceKey != "" {
 			once = o.OnceKey + ":" + t
 		}
-		vals = append(vals, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-		args = append(args, eventID, noticeID.String(), t, o.Kind, ev.RequestID, o.Claim, ev.Job, ev.To, ev.Reason,
+		vals = append(vals, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		args = append(args, eventID, noticeID.String(), t, o.Kind, ev.Insurer, ev.RequestID, o.Claim, ev.Job, ev.To, ev.Reason,
 			db.keepText(ev.Message), at, dueAtOnce, once)
 	}
 	if len(vals) == 0 {
 		return nil
 	}
 	_, err = x.ExecContext(ctx, "INSERT INTO "+db.t.outbox+
-		" (event_id, notice_id, target, kind, request_id, claim, job, phase, reason, detail, `at`, next_attempt_at, once_key) VALUES "+
+		" (event_id, notice_id, target, kind, insurer, request_id, claim, job, phase, reason, detail, `at`, next_attempt_at, once_key) VALUES "+
 		strings.Join(vals, ", "), args...)
 	switch {
 	case err == nil:
@@ -153,7 +156,7 @@ func (db *DB) PendingDeliveries(ctx context.Context, limit int) ([]Delivery, err
 			d                         Delivery
 			noticeID, detail, lastErr sql.NullString
 		)
-		if err := rows.Scan(&d.ID, &d.EventID, &noticeID, &d.Target, &d.Kind, &d.RequestID, &d.Claim, &d.Job, &d.Phase,
+		if err := rows.Scan(&d.ID, &d.EventID, &noticeID, &d.Target, &d.Kind, &d.Insurer, &d.RequestID, &d.Claim, &d.Job, &d.Phase,
 			&d.Reason, &detail, &d.At, &d.Attempts, &d.NextAttemptAt, &lastErr); err != nil {
 			return nil, fmt.Errorf("read the outbox: %w", err)
 		}
@@ -253,9 +256,9 @@ func (db *DB) DeliveryStats(ctx context.Context) (DeliveryStats, error) {
 		return s, wrapErr("count the outbox", err)
 	}
 	var lastErr sql.NullString
-	err = db.x.QueryRowContext(ctx, "SELECT target, kind, request_id, job, attempts, last_error, failed_at FROM "+db.t.outbox+
+	err = db.x.QueryRowContext(ctx, "SELECT target, kind, insurer, request_id, job, attempts, last_error, failed_at FROM "+db.t.outbox+
 		" WHERE done_at IS NULL AND attempts > 0 ORDER BY failed_at DESC, id DESC LIMIT 1").
-		Scan(&s.Last.Target, &s.Last.Kind, &s.Last.RequestID, &s.Last.Job, &s.Last.Attempts, &lastErr, &s.FailedAt)
+		Scan(&s.Last.Target, &s.Last.Kind, &s.Last.Insurer, &s.Last.RequestID, &s.Last.Job, &s.Last.Attempts, &lastErr, &s.FailedAt)
 	s.Last.LastError, s.FailedAt = lastErr.String, s.FailedAt.UTC()
 	return s, wrapErr("read the last failed delivery", err)
 }

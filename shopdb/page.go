@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -21,6 +22,9 @@ type PageQuery struct {
 	// Offset skips that many rows, newest first; Limit caps the rows
 	// returned (required, > 0).
 	Offset, Limit int
+	// Insurer, when set, keeps the rows of that insurer only; "": every
+	// insurer's.
+	Insurer string
 }
 
 // RequestsPage returns the rows q selects, newest first, without their
@@ -32,10 +36,18 @@ func (db *DB) RequestsPage(ctx context.Context, q PageQuery) ([]Request, error) 
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
 	query := "SELECT " + lightColumns + " FROM " + db.t.requests
+	var where []string
 	var args []any
 	if len(q.Quiet) > 0 {
-		query += " WHERE (reason NOT IN (?) OR supplement_needed = 1)"
+		where = append(where, "(reason NOT IN (?) OR supplement_needed = 1)")
 		args = append(args, reasonStrings(q.Quiet))
+	}
+	if q.Insurer != "" {
+		where = append(where, "insurer = ?")
+		args = append(args, q.Insurer)
+	}
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
 	}
 	query += " ORDER BY created_at DESC, request_id DESC LIMIT " + strconv.Itoa(q.Limit)
 	if q.Offset > 0 {

@@ -20,8 +20,8 @@ func TestRequestsPage(t *testing.T) {
 	// supplement; created one second apart, gen-00001 the oldest.
 	const digits = "(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)"
 	_, err := d.SQL.ExecContext(ctx, `INSERT INTO quotesync_requests
-(request_id, claim_number, job_number, phase, reason, supplement_needed, created_at, updated_at, version)
-SELECT CONCAT('gen-', LPAD(i, 5, '0')), CONCAT('CLM-', i), CONCAT('J', i),
+(insurer, request_id, claim_number, job_number, phase, reason, supplement_needed, created_at, updated_at, version)
+SELECT 'default', CONCAT('gen-', LPAD(i, 5, '0')), CONCAT('CLM-', i), CONCAT('J', i),
   CASE WHEN i % 250 = 0 THEN 'submitted' ELSE 'drafted' END,
   CASE WHEN i % 100 = 0 AND i % 250 <> 0 THEN 'shop_data' ELSE '' END,
   i % 250 = 0, TIMESTAMP('2026-01-01') + INTERVAL i SECOND, NOW(6), 1

@@ -63,7 +63,7 @@ func (db *DB) QuoteFields(ctx context.Context, jobs []string) (fields map[string
 	}
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
-	rows, err := q.query(ctx, db.x, map[string]any{ParamJobs: set.list})
+	rows, err := q.query(ctx, db.x, map[string]any{ParamJobs: set.list, ParamInsurer: db.insurer})
 	if err != nil {
 		return nil, nil, err
 	}

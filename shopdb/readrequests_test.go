@@ -28,7 +28,7 @@ func TestReadRequestsEveryField(t *testing.T) {
 	phases := []shopdb.Phase{phWaiting, phReserved, phAccepted, phDrafted}
 	want := make([]shopdb.Request, n)
 	for i := range want {
-		r := shopdb.Request{
+		r := shopdb.Request{Insurer: shopdb.DefaultInsurer,
 			RequestID:   fmt.Sprintf("r-%05d", i),
 			ClaimNumber: fmt.Sprintf("CLM-%d-ÄÖÜ-日本", i),
 			Phase:       phases[i%len(phases)],
@@ -84,7 +84,7 @@ func TestReadRequestsEveryField(t *testing.T) {
 	}
 	for start := 0; start < n; start += 500 {
 		var q strings.Builder
-		q.WriteString(`INSERT INTO quotesync_requests (request_id, claim_number, job_number, phase, resume_phase, reason, intent,
+		q.WriteString(`INSERT INTO quotesync_requests (insurer, request_id, claim_number, job_number, phase, resume_phase, reason, intent,
 job_created, released_job, pushed_hash, pushed_marker, supplement_needed, attempts, next_attempt_at, last_error, expiry,
 booking_date, request_json, created_at, updated_at, pushed_at, submitted_at, version) VALUES `)
 		var args []any
@@ -93,7 +93,7 @@ booking_date, request_json, created_at, updated_at, pushed_at, submitted_at, ver
 			if i > start {
 				q.WriteString(",")
 			}
-			q.WriteString("(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+			q.WriteString("('default',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
 			var reqJSON any // NULL, empty and a document in turn
 			switch i % 3 {
 			case 1:

@@ -34,17 +34,24 @@ func (db *DB) PutSetting(ctx context.Context, name, value string) error {
 	return nil
 }
 
-// JobHolder returns the request whose row holds job, "" when none does.
-func (db *DB) JobHolder(ctx context.Context, job string) (string, error) {
+// JobHolder returns the row (without its RequestJSON) that holds job,
+// whatever its insurer: a job number is held by one request at most
+// across all insurers. A zero Request when none holds it.
+func (db *DB) JobHolder(ctx context.Context, job string) (Request, error) {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
-	var holder string
-	err := db.x.GetContext(ctx, &holder, "SELECT request_id FROM "+db.t.requests+" WHERE job_number = ?", job)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
+	r, err := jobHolder(ctx, db, db.x, job)
 	if err != nil {
-		return "", fmt.Errorf("find the request that holds job %s: %w", job, err)
+		return Request{}, fmt.Errorf("find the request that holds job %s: %w", job, err)
 	}
-	return holder, nil
+	return r, nil
+}
+
+// jobHolder is JobHolder on x.
+func jobHolder(ctx context.Context, db *DB, x queryer, job string) (Request, error) {
+	rs, err := db.queryRequests(ctx, x, "SELECT "+lightColumns+" FROM "+db.t.requests+" WHERE job_number = ?", job)
+	if err != nil || len(rs) == 0 {
+		return Request{}, err
+	}
+	return rs[0], nil
 }

@@ -16,10 +16,10 @@ import (
 // in the order requestScan expects; lightColumns is the same with NULL for
 // request_json, which a pass over thousands of rows does not need.
 const (
-	requestColumns = "request_id, claim_number, job_number, phase, resume_phase, reason, intent, " +
+	requestColumns = "insurer, request_id, claim_number, job_number, phase, resume_phase, reason, intent, " +
 		"job_created, released_job, pushed_hash, pushed_marker, supplement_needed, attempts, next_attempt_at, " +
 		"last_error, expiry, booking_date, request_json, created_at, updated_at, pushed_at, submitted_at, version"
-	lightColumns = "request_id, claim_number, job_number, phase, resume_phase, reason, intent, " +
+	lightColumns = "insurer, request_id, claim_number, job_number, phase, resume_phase, reason, intent, " +
 		"job_created, released_job, pushed_hash, pushed_marker, supplement_needed, attempts, next_attempt_at, " +
 		"last_error, expiry, booking_date, NULL, created_at, updated_at, pushed_at, submitted_at, version"
 )
@@ -39,7 +39,7 @@ type requestScan struct {
 func newRequestScan() *requestScan {
 	s := &requestScan{}
 	r := &s.r
-	s.dest = []any{&r.RequestID, &r.ClaimNumber, &s.job, &r.Phase, &r.ResumePhase, &r.Reason, &r.Intent,
+	s.dest = []any{&r.Insurer, &r.RequestID, &r.ClaimNumber, &s.job, &r.Phase, &r.ResumePhase, &r.Reason, &r.Intent,
 		&r.JobCreated, &r.ReleasedJob, &r.PushedHash, &r.PushedMarker, &r.SupplementNeeded, &r.Attempts, &s.next,
 		&s.lastErr, &s.expiry, &s.booking, &s.reqJSON, &r.CreatedAt, &r.UpdatedAt, &s.pushed, &s.submitted, &r.Version}
 	return s
@@ -132,8 +132,8 @@ type OpenQuery struct {
 	IDs []string
 }
 
-// OpenRequests returns, in one statement, the rows q selects, oldest first,
-// without their RequestJSON (Request reads a whole row; Update keeps the
+// OpenRequests returns, in one statement, the rows of db's insurer q
+// selects, oldest first, without their RequestJSON (Request reads a whole row; Update keeps the
 // stored JSON when the row it is given has none).
 func (db *DB) OpenRequests(ctx context.Context, q OpenQuery) ([]Request, error) {
 	ctx, cancel := db.timeout(ctx)
@@ -160,7 +160,7 @@ func (db *DB) OpenRequests(ctx context.Context, q OpenQuery) ([]Request, error) 
 		return nil, nil
 	}
 	text, args, err := sqlx.In("SELECT "+lightColumns+" FROM "+db.t.requests+
-		" WHERE "+strings.Join(where, " OR ")+" ORDER BY created_at, request_id", args...)
+		" WHERE insurer = ? AND ("+strings.Join(where, " OR ")+") ORDER BY created_at, request_id", append([]any{db.insurer}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("read open requests: %w", err)
 	}
@@ -192,20 +192,32 @@ type ListQuery struct {
 	KeepSupplements bool
 	// Limit caps the rows returned, newest first; <= 0: no limit.
 	Limit int
+	// Insurer, when set, keeps the rows of that insurer only.
+	Insurer string
 }
 
-// ListRequests returns the rows q selects, newest first.
+// ListRequests returns the rows q selects, of every insurer (unless
+// q.Insurer says one), newest first.
 func (db *DB) ListRequests(ctx context.Context, q ListQuery) ([]Request, error) {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
 	query := "SELECT " + requestColumns + " FROM " + db.t.requests
+	var where []string
 	var args []any
 	if len(q.Hide) > 0 {
-		query += " WHERE phase NOT IN (?)"
+		w := "phase NOT IN (?)"
 		args = append(args, phaseStrings(q.Hide))
 		if q.KeepSupplements {
-			query += " OR supplement_needed = 1"
+			w = "(" + w + " OR supplement_needed = 1)"
 		}
+		where = append(where, w)
+	}
+	if q.Insurer != "" {
+		where = append(where, "insurer = ?")
+		args = append(args, q.Insurer)
+	}
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
 	}
 	query += " ORDER BY created_at DESC, request_id DESC"
 	if q.Limit > 0 {
@@ -222,7 +234,8 @@ func (db *DB) ListRequests(ctx context.Context, q ListQuery) ([]Request, error) 
 	return rs, nil
 }
 
-// Request returns the row of one request; ErrNotFound when there is none.
+// Request returns the row of one request of db's insurer; ErrNotFound
+// when there is none.
 func (db *DB) Request(ctx context.Context, requestID string) (Request, error) {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
@@ -235,11 +248,11 @@ func (db *DB) Request(ctx context.Context, requestID string) (Request, error) {
 
 // readRequest reads one row, locking it when forUpdate; ErrNotFound.
 func (db *DB) readRequest(ctx context.Context, x queryer, requestID string, forUpdate bool) (Request, error) {
-	q := "SELECT " + requestColumns + " FROM " + db.t.requests + " WHERE request_id = ?"
+	q := "SELECT " + requestColumns + " FROM " + db.t.requests + " WHERE insurer = ? AND request_id = ?"
 	if forUpdate {
 		q += " FOR UPDATE"
 	}
-	rs, err := db.queryRequests(ctx, x, q, requestID)
+	rs, err := db.queryRequests(ctx, x, q, db.insurer, requestID)
 	if err != nil {
 		return Request{}, err
 	}
@@ -266,6 +279,7 @@ func (db *DB) prepareNew(r Request) Request {
 	r.CreatedAt = normTime(r.CreatedAt)
 	r.UpdatedAt = t
 	r.Version = 1
+	r.Insurer = db.insurer
 	return db.normRow(r)
 }
 
@@ -284,8 +298,8 @@ func (db *DB) normRow(r Request) Request {
 // ErrJobInUse.
 func (db *DB) insertRow(ctx context.Context, x queryer, r Request, ev Event) error {
 	_, err := x.ExecContext(ctx, "INSERT INTO "+db.t.requests+" ("+requestColumns+
-		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		r.RequestID, r.ClaimNumber, nullString(r.JobNumber), r.Phase, r.ResumePhase, r.Reason, r.Intent,
+		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		r.Insurer, r.RequestID, r.ClaimNumber, nullString(r.JobNumber), r.Phase, r.ResumePhase, r.Reason, r.Intent,
 		r.JobCreated, r.ReleasedJob, r.PushedHash, r.PushedMarker, r.SupplementNeeded, r.Attempts,
 		dbTime(r.NextAttemptAt), r.LastError, dbTime(r.Expiry), dbTime(r.BookingDate),
 		nullString(string(r.RequestJSON)), r.CreatedAt, r.UpdatedAt, dbTime(r.PushedAt),
@@ -323,7 +337,7 @@ func (db *DB) duplicateRequest(ctx context.Context, x queryer, err error, reques
 	// A locking read sees the row committed now, not the snapshot (which in
 	// REPEATABLE READ misses another instance's row); shared, the lock the
 	// insert's duplicate check holds: FOR UPDATE could deadlock two inserts.
-	rows, err := x.QueryContext(ctx, "SELECT 1 FROM "+db.t.requests+" WHERE request_id = ? LOCK IN SHARE MODE", requestID)
+	rows, err := x.QueryContext(ctx, "SELECT 1 FROM "+db.t.requests+" WHERE insurer = ? AND request_id = ? LOCK IN SHARE MODE", db.insurer, requestID)
 	if err != nil {
 		return false, fmt.Errorf("look up request %s after a duplicate key: %w", requestID, err)
 	}
@@ -335,7 +349,7 @@ func (db *DB) duplicateRequest(ctx context.Context, x queryer, err error, reques
 // updateRow stores next over cur, compare-and-set on cur's phase and
 // version, with ev; it returns next as stored.
 func (db *DB) updateRow(ctx context.Context, x queryer, cur, next Request) (Request, error) {
-	next.RequestID, next.CreatedAt = cur.RequestID, cur.CreatedAt
+	next.Insurer, next.RequestID, next.CreatedAt = db.insurer, cur.RequestID, cur.CreatedAt
 	next.UpdatedAt = now()
 	next.Version = cur.Version + 1
 	next = db.normRow(next)
@@ -344,12 +358,12 @@ func (db *DB) updateRow(ctx context.Context, x queryer, cur, next Request) (Requ
 		"pushed_hash = ?, pushed_marker = ?, supplement_needed = ?, attempts = ?, next_attempt_at = ?, "+
 		"last_error = ?, expiry = ?, booking_date = ?, request_json = COALESCE(?, request_json), updated_at = ?, pushed_at = ?, "+
 		"submitted_at = ?, version = version + 1 "+
-		"WHERE request_id = ? AND phase = ? AND version = ?",
+		"WHERE insurer = ? AND request_id = ? AND phase = ? AND version = ?",
 		next.ClaimNumber, nullString(next.JobNumber), next.Phase, next.ResumePhase, next.Reason, next.Intent,
 		next.JobCreated, next.ReleasedJob, next.PushedHash, next.PushedMarker, next.SupplementNeeded,
 		next.Attempts, dbTime(next.NextAttemptAt), next.LastError, dbTime(next.Expiry),
 		dbTime(next.BookingDate), nullString(string(next.RequestJSON)), next.UpdatedAt,
-		dbTime(next.PushedAt), dbTime(next.SubmittedAt), cur.RequestID, cur.Phase, cur.Version)
+		dbTime(next.PushedAt), dbTime(next.SubmittedAt), db.insurer, cur.RequestID, cur.Phase, cur.Version)
 	if mysqlErrno(err) == errDupEntry {
 		// The request's id is not written: only the job number's key can clash.
 		return Request{}, fmt.Errorf("job %s: %w", next.JobNumber, ErrJobInUse)
@@ -428,6 +442,9 @@ func (db *DB) recordEvent(ctx context.Context, x queryer, ev Event, cur, next Re
 	if ev.RequestID == "" {
 		ev.RequestID = next.RequestID
 	}
+	if ev.Insurer == "" {
+		ev.Insurer = next.Insurer
+	}
 	if ev.Job == "" {
 		ev.Job = next.JobNumber
 	}
@@ -440,22 +457,23 @@ func (db *DB) recordEvent(ctx context.Context, x queryer, ev Event, cur, next Re
 	return db.insertEvent(ctx, x, ev)
 }
 
-// PhaseCount is how many rows are in one phase for one reason, and how many
-// of them have a supplement flagged.
+// PhaseCount is how many rows of one insurer are in one phase for one
+// reason, and how many of them have a supplement flagged.
 type PhaseCount struct {
+	Insurer     string
 	Phase       Phase
 	Reason      Reason
 	N           int
 	Supplements int
 }
 
-// PhaseCounts counts quotesync's rows by phase and reason, in one
-// statement; nothing when the state tables do not exist yet.
+// PhaseCounts counts quotesync's rows by insurer, phase and reason, in
+// one statement; nothing when the state tables do not exist yet.
 func (db *DB) PhaseCounts(ctx context.Context) ([]PhaseCount, error) {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
-	rows, err := db.x.QueryContext(ctx, "SELECT phase, reason, COUNT(*), SUM(supplement_needed) FROM "+db.t.requests+
-		" GROUP BY phase, reason")
+	rows, err := db.x.QueryContext(ctx, "SELECT insurer, phase, reason, COUNT(*), SUM(supplement_needed) FROM "+db.t.requests+
+		" GROUP BY insurer, phase, reason")
 	if mysqlErrno(err) == errNoSuchTable {
 		return nil, nil
 	}
@@ -466,7 +484,7 @@ func (db *DB) PhaseCounts(ctx context.Context) ([]PhaseCount, error) {
 	var out []PhaseCount
 	for rows.Next() {
 		var c PhaseCount
-		if err := rows.Scan(&c.Phase, &c.Reason, &c.N, &c.Supplements); err != nil {
+		if err := rows.Scan(&c.Insurer, &c.Phase, &c.Reason, &c.N, &c.Supplements); err != nil {
 			return nil, fmt.Errorf("count requests by phase: %w", err)
 		}
 		out = append(out, c)

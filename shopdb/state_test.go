@@ -57,7 +57,7 @@ func TestUpdateStoresEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := shopdb.Event{ID: evs[0].ID, RequestID: "1", Job: sampleshop.JobDraft, Kind: "phase",
+	want := shopdb.Event{ID: evs[0].ID, Insurer: shopdb.DefaultInsurer, RequestID: "1", Job: sampleshop.JobDraft, Kind: "phase",
 		From: phReserved, To: phDrafted, Message: "drafted", At: got.UpdatedAt}
 	if diff := cmp.Diff(want, evs[0]); diff != "" {
 		t.Errorf("event (-want +got):\n%s", diff)
@@ -268,6 +268,9 @@ func TestEvents(t *testing.T) {
 	}
 	if err := db.RecordEvent(ctx, shopdb.Event{RequestID: "7"}); err == nil {
 		t.Error("RecordEvent without a kind succeeded")
+	}
+	for i := range in {
+		in[i].Insurer = shopdb.DefaultInsurer // the recording DB's
 	}
 	got, err := db.Events(ctx, "7", 0)
 	if err != nil {

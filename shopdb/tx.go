@@ -72,7 +72,7 @@ func (db *DB) runTx(ctx context.Context, nr NewRequest, readOnly bool, f func(ct
 	parent := ctx
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
-	vals, valsErr := requestParams(nr, db.cfg.Params)
+	vals, valsErr := requestParams(db.insurer, nr, db.cfg.Params)
 	var opts *sql.TxOptions
 	if readOnly {
 		opts = &sql.TxOptions{ReadOnly: true}
@@ -233,12 +233,8 @@ func (t *Tx) Update(ctx context.Context, cur, next Request, ev Event) (Request, 
 	return saved, t.db.recordEvent(ctx, t.tx, ev, cur, saved)
 }
 
-// JobHolder returns the request that holds job, "" when none does.
-func (t *Tx) JobHolder(ctx context.Context, job string) (string, error) {
-	var holder string
-	err := t.tx.GetContext(ctx, &holder, "SELECT request_id FROM "+t.db.t.requests+" WHERE job_number = ?", job)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
-	return holder, err
+// JobHolder returns the row that holds job, whatever its insurer; a
+// zero Request when none does.
+func (t *Tx) JobHolder(ctx context.Context, job string) (Request, error) {
+	return jobHolder(ctx, t.db, t.tx, job)
 }

@@ -25,8 +25,12 @@ type Reason string
 // values are defined by the state machine.
 type Intent string
 
-// Request is quotesync's own row for one remote quote request.
+// Request is quotesync's own row for one remote quote request, keyed by
+// its insurer and its id (two insurers' services may use one id).
 type Request struct {
+	// Insurer is the insurer whose service sent the request; "" for a row
+	// written before insurers had names and not adopted yet (Adopt).
+	Insurer     string
 	RequestID   string
 	ClaimNumber string
 	JobNumber   string // "" while the request has no job
@@ -117,7 +121,10 @@ type JobState struct {
 // Event is one entry of the append-only event log. Kind and Reason are
 // the reconciler's words; shopdb stores them as given.
 type Event struct {
-	ID        int64
+	ID int64
+	// Insurer is the request's insurer; written as the recording DB's
+	// when empty.
+	Insurer   string
 	RequestID string
 	Job       string
 	Kind      string

@@ -38,10 +38,11 @@ const (
 )
 
 // writeBackParams are the parameters a write-back statement may use.
-var writeBackParams = []string{ParamJob, ParamRequest, ParamClaim, ParamStatus, ParamReason, ParamTime}
+var writeBackParams = []string{ParamJob, ParamRequest, ParamClaim, ParamStatus, ParamReason, ParamTime, ParamInsurer}
 
 // WriteBackParams are the values of a write-back statement's parameters.
 type WriteBackParams struct {
+	Insurer string    // :insurer, the request's insurer
 	Job     string    // :job, "" when the request never had one
 	Request string    // :request
 	Claim   string    // :claim
@@ -51,7 +52,7 @@ type WriteBackParams struct {
 }
 
 func (p WriteBackParams) vals() map[string]any {
-	return map[string]any{ParamJob: p.Job, ParamRequest: p.Request, ParamClaim: p.Claim,
+	return map[string]any{ParamInsurer: p.Insurer, ParamJob: p.Job, ParamRequest: p.Request, ParamClaim: p.Claim,
 		ParamStatus: p.Status, ParamReason: p.Reason, ParamTime: normTime(p.Time)}
 }
 
@@ -110,7 +111,7 @@ func (db *DB) WriteBack(ctx context.Context, d Delivery, p WriteBackParams) erro
 // (which plans it, names included, without running it): nothing is
 // written.
 func (db *DB) CheckWriteBack(ctx context.Context) []QueryCheck {
-	p := WriteBackParams{Job: probe, Request: probe, Claim: probe, Status: WriteBackSubmitted,
+	p := WriteBackParams{Insurer: probe, Job: probe, Request: probe, Claim: probe, Status: WriteBackSubmitted,
 		Reason: probe, Time: time.Now()}
 	var out []QueryCheck
 	for _, k := range WriteBackKinds() {

@@ -90,8 +90,8 @@ func (e *Engine) reserve(ctx context.Context, p *pass, req remote.Request) (shop
 		p.fail(err)
 		return shopdb.Request{}, false
 	case errors.Is(err, shopdb.ErrJobInUse):
-		if holder, herr := e.store.JobHolder(ctx, tried); herr == nil && holder != "" && holder != nr.RequestID {
-			err = fmt.Errorf("reserve request %s: job %s is already linked to request %s: %w", nr.RequestID, tried, holder, err)
+		if h, herr := e.store.JobHolder(ctx, tried); herr == nil && h.RequestID != "" && (h.RequestID != nr.RequestID || h.Insurer != e.cfg.Insurer) {
+			err = fmt.Errorf("job %s is already linked to request %s of insurer %s: %w", tried, h.RequestID, h.Insurer, err)
 		}
 	}
 	err = fmt.Errorf("reserve request %s: %w", nr.RequestID, err)

@@ -77,7 +77,7 @@ func newBadRig(t *testing.T, o rigOptions) (*rig, *badRemote) {
 	b := &badRemote{}
 	srv := httptest.NewServer(b.wrap(r.emu))
 	t.Cleanup(srv.Close)
-	r.restart(func(s *qsync.Settings) { s.Remote.BaseURL = srv.URL })
+	r.restart(func(s *qsync.Settings) { s.Insurers[0].Remote.BaseURL = srv.URL })
 	return r, b
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/shopdb"
 )
 
 // Defaults of Config.
@@ -35,6 +36,9 @@ const (
 // Config tunes the reconciler. The zero value of each field means its
 // default; DefaultConfig returns them spelled out.
 type Config struct {
+	// Insurer names the insurer whose requests the engine works on (its
+	// events and log lines carry it). Default shopdb.DefaultInsurer.
+	Insurer string
 	// Schedule is a robfig/cron spec for passes: five fields
 	// ("*/5 * * * *") or a descriptor ("@every 1m"). Default "@every 1m".
 	Schedule string
@@ -106,6 +110,9 @@ func (c Config) retryBackoff() remote.Backoff {
 // withDefaults fills zero fields with their defaults.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
+	if c.Insurer == "" {
+		c.Insurer = shopdb.DefaultInsurer
+	}
 	if c.Schedule == "" {
 		c.Schedule = d.Schedule
 	}
@@ -159,29 +166,31 @@ func ParseSchedule(spec string) (s cron.Schedule, err error) {
 	return cronParser.Parse(spec)
 }
 
-// checkSchedule refuses a schedule that is not a cron spec, an interval
+// CheckSchedule refuses a schedule that is not a cron spec, an interval
 // that is zero, negative, shorter than MinScheduleInterval or not a whole
 // number of seconds (cron would quietly round "@every 1ns" up to 1s and
 // "@every 1500ms" down), and one that never fires (such as the 30th of
-// February: cron then sleeps forever while health looks fine).
-func checkSchedule(spec string, loc *time.Location) error {
+// February: cron then sleeps forever while health looks fine). Its errors
+// name key, where the schedule is configured (sync.schedule,
+// remotes[1].schedule).
+func CheckSchedule(key, spec string, loc *time.Location) error {
 	s, err := ParseSchedule(spec)
 	if err != nil {
-		return fmt.Errorf("sync.schedule: %q is not a cron spec (%v); use five fields such as \"*/5 * * * *\" or \"@every 1m\"", spec, err)
+		return fmt.Errorf("%s: %q is not a cron spec (%v); use five fields such as \"*/5 * * * *\" or \"@every 1m\"", key, spec, err)
 	}
 	if d, ok := everyInterval(spec); ok {
 		switch {
 		case d < MinScheduleInterval:
-			return fmt.Errorf("sync.schedule: %q asks for a pass every %s; an interval must be at least %s, e.g. \"@every 1m\"", spec, d, MinScheduleInterval)
+			return fmt.Errorf("%s: %q asks for a pass every %s; an interval must be at least %s, e.g. \"@every 1m\"", key, spec, d, MinScheduleInterval)
 		case d%time.Second != 0:
-			return fmt.Errorf("sync.schedule: %q is not a whole number of seconds, which is all cron counts; write e.g. \"@every %s\"", spec, d.Round(time.Second))
+			return fmt.Errorf("%s: %q is not a whole number of seconds, which is all cron counts; write e.g. \"@every %s\"", key, spec, d.Round(time.Second))
 		}
 	}
 	if loc == nil {
 		loc = time.Local
 	}
 	if s.Next(time.Now().In(loc)).IsZero() {
-		return fmt.Errorf("sync.schedule: %q never fires (no such date within five years); use a date that exists, e.g. \"0 9 * * 1-5\"", spec)
+		return fmt.Errorf("%s: %q never fires (no such date within five years); use a date that exists, e.g. \"0 9 * * 1-5\"", key, spec)
 	}
 	return nil
 }
@@ -228,8 +237,11 @@ func (c Config) NextRuns(t time.Time, n int) []time.Time {
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	var errs []error
-	if err := checkSchedule(c.Schedule, c.Location); err != nil {
+	if err := CheckSchedule("sync.schedule", c.Schedule, c.Location); err != nil {
 		errs = append(errs, err)
+	}
+	if err := shopdb.CheckInsurerName(c.Insurer); err != nil {
+		errs = append(errs, fmt.Errorf("insurer: %w", err))
 	}
 	if c.Concurrency < 1 || c.Concurrency > 256 {
 		errs = append(errs, fmt.Errorf("sync.concurrency: %d is out of range; use 1 to 256", c.Concurrency))

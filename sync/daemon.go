@@ -1,10 +1,12 @@
 package sync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	gosync "sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -18,10 +20,14 @@ import (
 // file; the demo from the example file with its own addresses; tests from
 // their fixtures.
 type Settings struct {
-	Remote remote.Config
-	Tokens remote.TokenSource
-	Shop   shopdb.Config
-	Sync   Config
+	// Insurers are the services the daemon works with, one engine each,
+	// in the order of the file (at least one; a lone remote: section is
+	// the insurer DefaultInsurer).
+	Insurers []Insurer
+	Shop     shopdb.Config
+	// Sync is every engine's configuration; an insurer's Schedule and
+	// Concurrency, when set, replace its own.
+	Sync Config
 	// Notify configures the notifiers (none by default); the write-back
 	// statements are part of Shop's mapping.
 	Notify NotifyConfig
@@ -38,33 +44,53 @@ type OpenOptions struct {
 	// (`quotesync retry`): no token is read, and a call to the remote
 	// fails.
 	StateOnly bool
+	// Maintenance assembles the daemon to settle its insurers (`quotesync
+	// insurers`): the rows written before insurers are neither adopted
+	// nor refused, and live requests of an insurer no longer configured
+	// are not refused.
+	Maintenance bool
 	// Log is the daemon's logger; the engine's events are logged on it
 	// (named "sync"), the MySQL driver's own diagnostics too ("mysql").
 	// Default: none.
 	Log *zap.Logger
-	// Observers receive the engine's events after the log.
+	// Observers receive the engines' events after the log.
 	Observers []Observer
-	// ObserveCall, when set, is told about every remote call attempt.
-	ObserveCall func(remote.CallInfo)
+	// ObserveCall, when set, is told about every remote call attempt and
+	// the insurer it went to.
+	ObserveCall func(insurer string, ci remote.CallInfo)
 }
 
-// Daemon is quotesync assembled: the shop database, the remote client and
-// the engine. The command, the demo and the tests all build it with Open.
+// Daemon is quotesync assembled: the shop database, and for each insurer
+// its remote client and its engine. The command, the demo and the tests
+// all build it with Open.
 type Daemon struct {
-	DB     *shopdb.DB
-	Remote *remote.Client
+	DB *shopdb.DB
+	// Engines work one insurer each, in the order of Settings.Insurers;
+	// they share DB's pool, the single-instance lock (Run, Once) and the
+	// Outbox.
+	Engines []*Engine
+	// Engine and Remote are the first insurer's engine and client: the
+	// only ones of a lone remote: section.
 	Engine *Engine
-	// Outbox delivers the write-back and the notifications; the engine's
-	// Run works it, Once after its pass.
+	Remote *remote.Client
+	// Outbox delivers the write-back and the notifications of every
+	// insurer; Run works it, Once after its passes.
 	Outbox *Outbox
+
+	obs []Observer // every engine's observers after its log
 }
 
 // Open connects to the shop database (migrating or checking quotesync's
-// state tables), and builds the remote client and the engine.
+// state tables, adopting the rows written before insurers), refuses
+// live requests of an insurer no longer configured, and builds each
+// insurer's remote client and engine.
 func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
 	log := o.Log
 	if log == nil {
 		log = zap.NewNop()
+	}
+	if err := s.validateInsurers(); err != nil {
+		return nil, err
 	}
 	shop := s.Shop
 	if shop.DriverLog == nil {
@@ -79,36 +105,90 @@ func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
 	if err := d.prepareSchema(ctx, o); err != nil {
 		return nil, errors.Join(err, d.Close())
 	}
-	rc := s.Remote
-	if rc.IdleConns == 0 {
-		rc.IdleConns = s.Sync.Concurrency
-		if rc.IdleConns == 0 {
-			rc.IdleConns = DefaultConcurrency
-		}
-	}
-	if o.ObserveCall != nil {
-		rc.Observe = o.ObserveCall
-	}
-	tokens := s.Tokens
-	if o.StateOnly {
-		tokens = noToken{}
-	}
-	if d.Remote, err = remote.New(rc, tokens); err != nil {
-		return nil, errors.Join(fmt.Errorf("remote: %w", err), d.Close())
+	if err := d.prepareInsurers(ctx, s, o, log.Named("sync")); err != nil {
+		return nil, errors.Join(err, d.Close())
 	}
 	sc := s.Sync.withDefaults()
 	if d.Outbox, err = NewOutbox(db, s.Notify, sc.retryBackoff(), log.Named("outbox")); err != nil {
 		return nil, errors.Join(err, d.Close())
 	}
-	if d.Engine, err = New(s.Sync, d.Remote, db, log.Named("sync"), append(slices.Clone(o.Observers), d.Outbox)...); err != nil {
-		return nil, errors.Join(err, d.Close())
+	d.obs = append(slices.Clone(o.Observers), d.Outbox)
+	for _, ins := range s.Insurers {
+		e, client, err := d.openEngine(s, ins, o, log.Named("sync"))
+		if err != nil {
+			return nil, errors.Join(err, d.Close())
+		}
+		e.outbox = d.Outbox
+		d.Engines = append(d.Engines, e)
+		if d.Engine == nil {
+			d.Engine, d.Remote = e, client
+		}
 	}
-	d.Engine.outbox, d.Outbox.emit = d.Outbox, d.Engine.emit
+	d.Outbox.emit = d.emit
 	if final, err := db.ReadFinalColumn(ctx); err == nil && !final {
 		log.Named("sync").Warn(msgNoFinal, zap.String(fieldDetail, shopdb.NoFinalWarning))
 	}
 	d.Outbox.Now = func() time.Time { return d.Engine.Now() }
 	return d, nil
+}
+
+// openEngine builds the remote client and the engine of one insurer, on
+// a view of the database that reads and writes its rows only.
+func (d *Daemon) openEngine(s Settings, ins Insurer, o OpenOptions, log *zap.Logger) (*Engine, *remote.Client, error) {
+	cfg := s.Sync
+	cfg.Insurer = ins.Name
+	if ins.Schedule != "" {
+		cfg.Schedule = ins.Schedule
+	}
+	if ins.Concurrency != 0 {
+		cfg.Concurrency = ins.Concurrency
+	}
+	rc := ins.Remote
+	if rc.IdleConns == 0 {
+		rc.IdleConns = cmp.Or(cfg.Concurrency, DefaultConcurrency)
+	}
+	if o.ObserveCall != nil {
+		name, observe := ins.Name, o.ObserveCall
+		rc.Observe = func(ci remote.CallInfo) { observe(name, ci) }
+	}
+	tokens := ins.Tokens
+	if o.StateOnly {
+		tokens = noToken{}
+	}
+	client, err := remote.New(rc, tokens)
+	if err != nil {
+		return nil, nil, fmt.Errorf("remote of insurer %s: %w", ins.Name, err)
+	}
+	store := d.DB.Insurer(ins.Name)
+	if ins.WorkTypes != nil {
+		store = store.WithWorkTypes(ins.WorkTypes, ins.workTypesKey())
+	}
+	e, err := New(cfg, client, store, log, d.obs...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, client, nil
+}
+
+// emit hands an event that is no engine's own (a notice the outbox
+// recorded) to the observers of its insurer's engine.
+func (d *Daemon) emit(ev Event) {
+	e := d.Engine
+	if x := d.EngineOf(ev.Insurer); x != nil {
+		e = x
+	}
+	e.emit(ev)
+}
+
+// EngineOf returns the engine of the insurer name, nil when none is
+// configured.
+func (d *Daemon) EngineOf(name string) *Engine {
+	for _, e := range d.Engines {
+		if e.cfg.Insurer == name {
+			return e
+		}
+	}
+	return nil
 }
 
 // noToken is the token source of a daemon assembled to change state only.
@@ -176,10 +256,13 @@ func (d *Daemon) Lock() LockFunc {
 	}
 }
 
-// Once runs one pass under the single-instance lock (shopdb.ErrNotLeader
-// when another instance holds it); the pass is cancelled when the lock is
-// lost. It is the engine's last: it keeps nothing for a next pass (and
-// reads no shop_changed fingerprint to compare with one).
+// Once runs one pass of every engine under the single-instance lock
+// (shopdb.ErrNotLeader when another instance holds it), the insurers'
+// passes at once; they are cancelled when the lock is lost. It is the
+// engines' last: they keep nothing for a next pass (and read no
+// shop_changed fingerprint to compare with one). It returns what the
+// passes did together, and their failures, each naming its insurer when
+// several are configured.
 func (d *Daemon) Once(ctx context.Context) (Summary, error) {
 	lock, err := d.DB.AcquireLock(ctx)
 	if err != nil {
@@ -195,7 +278,7 @@ func (d *Daemon) Once(ctx context.Context) (Summary, error) {
 		case <-ctx.Done():
 		}
 	}()
-	s, err := d.Engine.lastPass(ctx)
+	s, err := d.each(ctx, func(ctx context.Context, e *Engine) (Summary, error) { return e.lastPass(ctx) })
 	d.Deliver(ctx)
 	return s, err
 }
@@ -203,7 +286,7 @@ func (d *Daemon) Once(ctx context.Context) (Summary, error) {
 // Deliver works the outbox once, when a write-back or a notifier is
 // configured: the deliveries a command's change queued (and those an
 // earlier run left), each tried once now; what fails waits for the
-// daemon, with its backoff. Once calls it after its pass, `quotesync
+// daemon, with its backoff. Once calls it after its passes, `quotesync
 // retry` after its change: a running daemon is not woken by another
 // process's events. Safe beside the daemon: a delivery is made under its
 // row's lock, once.
@@ -211,4 +294,56 @@ func (d *Daemon) Deliver(ctx context.Context) {
 	if d.Outbox != nil && d.Outbox.configured() && ctx.Err() == nil {
 		d.Outbox.Work(ctx)
 	}
+}
+
+// each runs pass for every engine at once and adds up what they did; the
+// errors are joined, each naming its insurer when there are several.
+func (d *Daemon) each(ctx context.Context, pass func(ctx context.Context, e *Engine) (Summary, error)) (Summary, error) {
+	sums := make([]Summary, len(d.Engines))
+	errs := make([]error, len(d.Engines))
+	var wg gosync.WaitGroup
+	for i, e := range d.Engines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sums[i], errs[i] = pass(ctx, e)
+		}()
+	}
+	wg.Wait()
+	var total Summary
+	for i, e := range d.Engines {
+		total.add(sums[i])
+		if errs[i] != nil && len(d.Engines) > 1 {
+			errs[i] = &InsurerError{Insurer: e.cfg.Insurer, Err: errs[i]}
+		}
+	}
+	return total, errors.Join(errs...)
+}
+
+// InsurerError is the failure of one insurer's pass among several.
+type InsurerError struct {
+	Insurer string
+	Err     error
+}
+
+func (e *InsurerError) Error() string { return "insurer " + e.Insurer + ": " + e.Err.Error() }
+
+func (e *InsurerError) Unwrap() error { return e.Err }
+
+// Plan computes what a pass of every engine would do now (see
+// Engine.Plan), the insurers' actions one after another.
+func (d *Daemon) Plan(ctx context.Context) (Plan, error) {
+	var out Plan
+	var errs []error
+	for _, e := range d.Engines {
+		p, err := e.Plan(ctx)
+		out.Pending += p.Pending
+		out.Tracked += p.Tracked
+		out.Actions = append(out.Actions, p.Actions...)
+		if err != nil && len(d.Engines) > 1 {
+			err = &InsurerError{Insurer: e.cfg.Insurer, Err: err}
+		}
+		errs = append(errs, err)
+	}
+	return out, errors.Join(errs...)
 }

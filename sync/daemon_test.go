@@ -22,7 +22,7 @@ func TestOpenSchema(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	settings := func(cfg shopdb.Config) qsync.Settings {
-		return qsync.Settings{Remote: remote.Config{BaseURL: "http://127.0.0.1:9"}, Tokens: remote.StaticToken("t"),
+		return qsync.Settings{Insurers: []qsync.Insurer{{Name: qsync.DefaultInsurer, Remote: remote.Config{BaseURL: "http://127.0.0.1:9"}, Tokens: remote.StaticToken("t")}},
 			Shop: cfg, Sync: qsync.DefaultConfig()}
 	}
 	open := func(cfg shopdb.Config, o qsync.OpenOptions) error {

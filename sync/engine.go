@@ -41,7 +41,8 @@ type Store interface {
 	ReadTx(ctx context.Context, nr shopdb.NewRequest, f func(ctx context.Context, tx *shopdb.Tx) error) error
 	Insert(ctx context.Context, r shopdb.Request, ev shopdb.Event) (shopdb.Request, error)
 	Update(ctx context.Context, cur, next shopdb.Request, ev shopdb.Event) (shopdb.Request, error)
-	JobHolder(ctx context.Context, job string) (string, error)
+	Move(ctx context.Context, cur shopdb.Request, to string, ev shopdb.Event) (shopdb.Request, error)
+	JobHolder(ctx context.Context, job string) (shopdb.Request, error)
 	JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, map[string]error, error)
 	LineItems(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error)
 	LineTexts(ctx context.Context, jobs []string, f func(job string, lines []shopdb.LineText)) ([]string, error)
@@ -68,7 +69,8 @@ var (
 // remote did is never forgotten.
 const persistTimeout = 15 * time.Second
 
-// settingStatusForm is the settings key of the status form auto mode found.
+// settingStatusForm is the settings key of the status form auto mode
+// found, before insurers had names; an insurer's is StatusFormKey.
 const settingStatusForm = "remote.status_form"
 
 // Engine runs passes. It is safe to call Pass and Plan from one goroutine
@@ -145,13 +147,26 @@ func (e *Engine) Busy() (since time.Time, ok bool) {
 	return time.Unix(0, n), true
 }
 
-// emit hands ev to the observers, stamped with the time.
+// emit hands ev to the observers, stamped with the time and the
+// engine's insurer.
 func (e *Engine) emit(ev Event) {
+	if ev.Insurer == "" {
+		ev.Insurer = e.cfg.Insurer
+	}
+	e.emitDaemon(ev)
+}
+
+// emitDaemon hands an event of the daemon as a whole (the lock, shared
+// by every engine) to the observers, stamped with the time only.
+func (e *Engine) emitDaemon(ev Event) {
 	if ev.At.IsZero() {
 		ev.At = e.Now()
 	}
 	e.obs.Observe(ev)
 }
+
+// Insurer is the name of the insurer whose requests e works on.
+func (e *Engine) Insurer() string { return e.cfg.Insurer }
 
 // Summary counts what one pass did.
 type Summary struct {
@@ -175,6 +190,28 @@ type Summary struct {
 	// pass has used most of its time.
 	Later    int
 	Duration time.Duration
+}
+
+// add adds the counts of o to s; the duration is the longer one (the
+// passes of several insurers run at once).
+func (s *Summary) add(o Summary) {
+	s.Pending += o.Pending
+	s.Tracked += o.Tracked
+	s.Reserved += o.Reserved
+	s.Accepted += o.Accepted
+	s.AcceptUnknown += o.AcceptUnknown
+	s.TakenElsewhere += o.TakenElsewhere
+	s.Drafted += o.Drafted
+	s.Redrafted += o.Redrafted
+	s.Submitted += o.Submitted
+	s.Rejected += o.Rejected
+	s.Gone += o.Gone
+	s.Waiting += o.Waiting
+	s.Held += o.Held
+	s.Supplements += o.Supplements
+	s.Retrying += o.Retrying
+	s.Later += o.Later
+	s.Duration = max(s.Duration, o.Duration)
 }
 
 // Changed reports whether the pass changed any state.
@@ -221,6 +258,7 @@ type Plan struct {
 
 // Action is one step a pass would take.
 type Action struct {
+	Insurer string       `json:"insurer"`
 	Request string       `json:"request"`
 	Claim   string       `json:"claim,omitempty"`
 	Job     string       `json:"job,omitempty"`

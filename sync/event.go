@@ -54,6 +54,10 @@ type Event struct {
 	Kind EventKind
 	At   time.Time
 
+	// Insurer is the insurer of the request, or of the engine whose pass
+	// it reports; "" for an event of the daemon as a whole (the lock).
+	Insurer string
+
 	Request, Claim, Job string
 	From, To            shopdb.Phase // the phase before and after (equal when it did not change)
 	Reason              shopdb.Reason

@@ -55,7 +55,13 @@ func (fakeStore) Insert(context.Context, shopdb.Request, shopdb.Event) (shopdb.R
 func (fakeStore) Update(context.Context, shopdb.Request, shopdb.Request, shopdb.Event) (shopdb.Request, error) {
 	return shopdb.Request{}, errNotFaked
 }
-func (fakeStore) JobHolder(context.Context, string) (string, error) { return "", errNotFaked }
+func (fakeStore) Move(context.Context, shopdb.Request, string, shopdb.Event) (shopdb.Request, error) {
+	return shopdb.Request{}, errNotFaked
+}
+
+func (fakeStore) JobHolder(context.Context, string) (shopdb.Request, error) {
+	return shopdb.Request{}, errNotFaked
+}
 func (fakeStore) JobStates(context.Context, []string) (map[string]shopdb.JobState, map[string]error, error) {
 	return nil, nil, errNotFaked
 }

@@ -1,7 +1,9 @@
 package sync
 
 import (
+	"cmp"
 	"fmt"
+	"strings"
 	gosync "sync"
 	"time"
 
@@ -56,11 +58,17 @@ func (s schedule) next(t time.Time, n int) time.Time {
 	return t
 }
 
-// Progress is what the scheduler reported lately; the watchdog and
-// /healthz read it (Engine.Live, Engine.Health). Safe for concurrent use.
+// Progress is what the scheduler reported lately, for each insurer; the
+// watchdog and /healthz read it (Daemon.Live, Daemon.Health). Safe for
+// concurrent use.
 type Progress struct {
-	mu          gosync.Mutex
-	baseline    time.Time // start, or the last reload: ticks are expected after it
+	mu       gosync.Mutex
+	baseline time.Time // start, or the last reload: ticks are expected after it
+	insurers map[string]*insurerProgress
+}
+
+// insurerProgress is what one insurer's engine reported.
+type insurerProgress struct {
 	lastTick    time.Time // zero before the first tick since baseline
 	leader      bool      // at the last tick
 	standby     bool      // at the last tick the lock was held elsewhere
@@ -68,36 +76,59 @@ type Progress struct {
 	lastSuccess time.Time // end of the last successful pass; zero before one
 }
 
+// of returns the progress of insurer ("" is DefaultInsurer); p.mu held.
+func (p *Progress) of(insurer string) *insurerProgress {
+	insurer = cmp.Or(insurer, DefaultInsurer)
+	if p.insurers == nil {
+		p.insurers = make(map[string]*insurerProgress)
+	}
+	ip := p.insurers[insurer]
+	if ip == nil {
+		ip = &insurerProgress{}
+		p.insurers[insurer] = ip
+	}
+	return ip
+}
+
 // Restart sets the baseline after a start or a reload.
 func (p *Progress) Restart(now time.Time) {
 	p.mu.Lock()
-	p.baseline, p.lastTick = now, time.Time{}
+	p.baseline = now
+	for _, ip := range p.insurers {
+		ip.lastTick = time.Time{}
+	}
 	p.mu.Unlock()
 }
 
-// Tick records one scheduled tick (RunOptions.OnTick calls it).
+// Tick records one scheduled tick of t.Insurer's engine
+// (RunOptions.OnTick calls it).
 func (p *Progress) Tick(t Tick, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.lastTick, p.leader, p.lastErr = now, t.Leader, t.Err
-	p.standby = !t.Leader && t.Err == nil
+	ip := p.of(t.Insurer)
+	ip.lastTick, ip.leader, ip.lastErr = now, t.Leader, t.Err
+	ip.standby = !t.Leader && t.Err == nil
 	if t.Ran && t.Err == nil {
-		p.lastSuccess = now
+		ip.lastSuccess = now
 	}
 }
 
-// progressView is a consistent copy of progress.
+// progressView is a consistent copy of one insurer's progress.
 type progressView struct {
 	baseline, lastTick, lastSuccess time.Time
 	leader, standby                 bool
 	lastErr                         error
 }
 
-func (p *Progress) view() progressView {
+// view is DefaultInsurer's progress.
+func (p *Progress) view() progressView { return p.viewOf(DefaultInsurer) }
+
+func (p *Progress) viewOf(insurer string) progressView {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return progressView{baseline: p.baseline, lastTick: p.lastTick, lastSuccess: p.lastSuccess,
-		leader: p.leader, standby: p.standby, lastErr: p.lastErr}
+	ip := p.of(insurer)
+	return progressView{baseline: p.baseline, lastTick: ip.lastTick, lastSuccess: ip.lastSuccess,
+		leader: ip.leader, standby: ip.standby, lastErr: ip.lastErr}
 }
 
 // liveInput is what the watchdog decides on.
@@ -146,6 +177,18 @@ type HealthReport struct {
 	LastSuccess string `json:"last_success,omitempty"`
 	StaleAfter  string `json:"stale_after,omitempty"`
 	Database    string `json:"database"`
+	// Insurers is each insurer's health, with several insurers (the
+	// fields above are then the daemon's).
+	Insurers []InsurerHealth `json:"insurers,omitempty"`
+}
+
+// InsurerHealth is one insurer's part of /healthz.
+type InsurerHealth struct {
+	Insurer     string `json:"insurer"`
+	Status      string `json:"status"` // "ok" or "unhealthy"
+	Reason      string `json:"reason"`
+	LastSuccess string `json:"last_success,omitempty"`
+	StaleAfter  string `json:"stale_after,omitempty"`
 }
 
 // evalHealth decides /healthz: unhealthy when the database does not answer,
@@ -216,22 +259,78 @@ func evalHealth(in healthInput) (ok bool, r HealthReport) {
 	return true, r
 }
 
-// Live is the watchdog's question: does the scheduler make progress? It
-// reads what prog recorded and whether a pass runs now.
+// Live is the watchdog's question for one engine: does its scheduler make
+// progress? It reads what prog recorded and whether a pass runs now.
 func (e *Engine) Live(now time.Time, prog *Progress) (bool, string) {
-	since, busy := e.Busy()
-	return evalLive(liveInput{now: now, view: prog.view(), busy: busy, busySince: since,
-		passTimeout: e.cfg.PassTimeout, sched: scheduleOf(e.cfg)})
+	return evalLive(e.liveInput(now, prog))
 }
 
-// Health answers /healthz: unhealthy when the database does not answer
-// (dbErr), when the scheduler is stuck, or when the last successful pass
-// is older than maxAge (0: three activations of the schedule).
-func (e *Engine) Health(now time.Time, prog *Progress, maxAge time.Duration, dbErr error) (bool, HealthReport) {
+func (e *Engine) liveInput(now time.Time, prog *Progress) liveInput {
 	since, busy := e.Busy()
-	return evalHealth(healthInput{
-		liveInput: liveInput{now: now, view: prog.view(), busy: busy, busySince: since,
-			passTimeout: e.cfg.PassTimeout, sched: scheduleOf(e.cfg)},
-		maxAge: maxAge, dbErr: dbErr,
-	})
+	return liveInput{now: now, view: prog.viewOf(e.cfg.Insurer), busy: busy, busySince: since,
+		passTimeout: e.cfg.PassTimeout, sched: scheduleOf(e.cfg)}
+}
+
+// Health answers /healthz for one engine: unhealthy when the database
+// does not answer (dbErr), when the scheduler is stuck, or when the last
+// successful pass is older than maxAge (0: three activations of the
+// schedule).
+func (e *Engine) Health(now time.Time, prog *Progress, maxAge time.Duration, dbErr error) (bool, HealthReport) {
+	return evalHealth(healthInput{liveInput: e.liveInput(now, prog), maxAge: maxAge, dbErr: dbErr})
+}
+
+// Live is the watchdog's question: does every engine's scheduler make
+// progress? A stuck one (a pass far past sync.pass_timeout, ticks that
+// stopped) is a fault of the process, whichever insurer it serves.
+func (d *Daemon) Live(now time.Time, prog *Progress) (bool, string) {
+	for _, e := range d.Engines {
+		if ok, why := e.Live(now, prog); !ok {
+			if len(d.Engines) > 1 {
+				why = "insurer " + e.cfg.Insurer + ": " + why
+			}
+			return false, why
+		}
+	}
+	return true, ""
+}
+
+// Health answers /healthz: with one insurer as its engine does; with
+// several, healthy while at least one insurer is (one insurer's service
+// down stops no other's work), the reason naming those that are not, and
+// each insurer's health in Insurers.
+func (d *Daemon) Health(now time.Time, prog *Progress, maxAge time.Duration, dbErr error) (bool, HealthReport) {
+	if len(d.Engines) == 1 {
+		return d.Engine.Health(now, prog, maxAge, dbErr)
+	}
+	var out HealthReport
+	var good, bad []string
+	for i, e := range d.Engines {
+		ok, r := e.Health(now, prog, maxAge, dbErr)
+		if i == 0 {
+			out.Role, out.Database = r.Role, r.Database
+		}
+		if r.LastSuccess > out.LastSuccess { // RFC 3339 in UTC: text order is time order
+			out.LastSuccess = r.LastSuccess
+		}
+		out.Insurers = append(out.Insurers, InsurerHealth{Insurer: e.cfg.Insurer, Status: r.Status, Reason: r.Reason,
+			LastSuccess: r.LastSuccess, StaleAfter: r.StaleAfter})
+		if ok {
+			good = append(good, e.cfg.Insurer)
+		} else {
+			bad = append(bad, fmt.Sprintf("insurer %s: %s", e.cfg.Insurer, r.Reason))
+		}
+	}
+	switch {
+	case dbErr != nil:
+		out.Status, out.Reason = "unhealthy", "the shop database does not answer"
+	case len(good) == 0:
+		out.Status, out.Reason = "unhealthy", "no insurer is healthy: "+strings.Join(bad, "; ")
+	case len(bad) == 0 && out.Role == "standby":
+		out.Status, out.Reason = "ok", "standby: another instance holds the lock and does the passes"
+	case len(bad) > 0:
+		out.Status, out.Reason = "ok", "passes succeed for "+strings.Join(good, ", ")+"; not for "+strings.Join(bad, "; ")
+	default:
+		out.Status, out.Reason = "ok", "passes succeed on schedule for every insurer"
+	}
+	return out.Status == "ok", out
 }

@@ -12,6 +12,7 @@ import (
 // Log field keys. They are stable: operators filter journald and log
 // pipelines on them (README.md lists them).
 const (
+	fieldInsurer  = "insurer"
 	fieldRequest  = "request"
 	fieldClaim    = "claim"
 	fieldJob      = "job"
@@ -57,6 +58,7 @@ var logLines = map[EventKind]logLine{
 	EventRetrying:       {zap.WarnLevel, "remote call failed; will retry"},
 	EventUnreadable:     {zap.WarnLevel, "the remote took the write but its answer could not be read; not sent again"},
 	EventRetry:          {zap.InfoLevel, "request put back into the flow"},
+	EventMoved:          {zap.InfoLevel, "request moved to another insurer"},
 	EventSkipped:        {zap.WarnLevel, "pending request skipped"},
 	EventSubmitDeferred: {zap.InfoLevel, "estimate changed while the pass read it; submitting is left to the next pass"},
 	EventStale:          {zap.InfoLevel, "state row changed under us; left to the next pass"},
@@ -118,6 +120,7 @@ func eventFields(ev Event) []zap.Field {
 			fs = append(fs, zap.String(k, v))
 		}
 	}
+	str(fieldInsurer, ev.Insurer)
 	str(fieldRequest, boundText(ev.Request, 128))
 	if ev.Request != "" || ev.To != "" {
 		str(fieldPhase, string(ev.To))
@@ -173,6 +176,9 @@ func (o *LogObserver) passDone(ev Event) {
 		s = *ev.Summary
 	}
 	fields := append(summaryFields(s), zap.Duration(fieldDuration, s.Duration))
+	if ev.Insurer != "" {
+		fields = append([]zap.Field{zap.String(fieldInsurer, ev.Insurer)}, fields...)
+	}
 	err := ev.Err
 	switch {
 	case errors.Is(err, ErrInterrupted):

@@ -92,19 +92,19 @@ var phaseTable = []PhaseInfo{
 		Next:   []shopdb.Phase{PhaseAccepted, PhaseAcceptUnknown, PhaseRejected, PhaseGone, PhaseTakenElsewhere}},
 	{Phase: PhaseAcceptUnknown, Open: true, Words: "accepted by us, probably: the answer to our accept was lost",
 		WayOut: "the first Draft push to our job confirms it (success: ours; not found: someone else's); `quotesync retry` sends the accept again",
-		Next:   []shopdb.Phase{PhaseDrafted, PhaseTakenElsewhere, PhaseRejected, PhaseReserved}},
+		Next:   []shopdb.Phase{PhaseDrafted, PhaseTakenElsewhere, PhaseRejected, PhaseReserved, PhaseGone}},
 	{Phase: PhaseAccepted, Open: true, Words: "accepted; no Draft pushed yet",
 		WayOut: "the first Draft is pushed once the shop's estimate has lines",
-		Next:   []shopdb.Phase{PhaseDrafted, PhaseRejected}},
+		Next:   []shopdb.Phase{PhaseDrafted, PhaseRejected, PhaseGone}},
 	{Phase: PhaseDrafted, Open: true, Words: "Draft pushed",
 		WayOut: "the quote is submitted once the shop marks the estimate final",
-		Next:   []shopdb.Phase{PhaseSubmitted, PhaseRejected}},
+		Next:   []shopdb.Phase{PhaseSubmitted, PhaseRejected, PhaseGone}},
 	{Phase: PhaseSubmitted, Words: "submitted for assessment",
 		WayOut: "done; a change after submission needs a supplement, arranged with the insurer"},
 	{Phase: PhaseRejected, Words: "refused by the remote; needs a person",
 		WayOut: "fix what the reason says, then `quotesync retry REQUEST`",
 		Next:   []shopdb.Phase{PhaseWaiting, PhaseReserved, PhaseAcceptUnknown, PhaseAccepted, PhaseDrafted}},
-	{Phase: PhaseGone, Words: "expired or left the pending list before our accept landed",
+	{Phase: PhaseGone, Words: "expired or left the pending list before our accept landed, or ended with its insurer",
 		WayOut: "nothing to do for quotesync; `quotesync retry REQUEST` looks at it again should the insurer list it again",
 		Next:   []shopdb.Phase{PhaseWaiting}},
 	{Phase: PhaseTakenElsewhere, Words: "accepted by someone else",
@@ -211,6 +211,7 @@ const (
 	ReasonExpired        shopdb.Reason = "expired"
 	ReasonLeftList       shopdb.Reason = "left_list"
 	ReasonUnknownRequest shopdb.Reason = "unknown_request"
+	ReasonInsurerEnded   shopdb.Reason = "insurer_ended"
 	// accept outcome unknown
 	ReasonAcceptLost shopdb.Reason = "accept_lost"
 	// taken elsewhere
@@ -274,6 +275,8 @@ var reasonTable = []ReasonInfo{
 		Fix: "nothing for quotesync; ask the insurer if the shop expected the job"},
 	{Reason: ReasonUnknownRequest, Words: "the remote no longer knows the request",
 		Fix: "nothing for quotesync; ask the insurer if the shop expected the job"},
+	{Reason: ReasonInsurerEnded, Words: "its insurer was removed from the configuration and its requests ended (quotesync insurers end)",
+		Fix: "nothing for quotesync; the shop keeps the job, and the insurer's service is no longer called"},
 	{Reason: ReasonAcceptLost, Person: true, Words: "our accept may have landed: its answer was lost, then a repeated accept was refused while the request left the pending list",
 		Fix: "nothing yet: the first Draft push to our job confirms it (the job needs lines); `quotesync retry REQUEST` sends the accept again"},
 	{Reason: ReasonOtherReference, Person: true, Words: "the remote says someone else accepted the request with their own referenceId",

@@ -101,6 +101,13 @@ func TestEveryTransitionReachable(t *testing.T) {
 		}
 		return ch
 	}
+	end := func(cur shopdb.Request) change {
+		ch, err := decideEnd(cur)
+		if err != nil {
+			t.Fatalf("decideEnd(%s): %v", cur.Phase, err)
+		}
+		return ch
+	}
 	rejectedFrom := func(resume shopdb.Phase) shopdb.Request {
 		r := row(PhaseRejected)
 		r.ResumePhase, r.Reason = resume, ReasonRefused
@@ -159,6 +166,8 @@ func TestEveryTransitionReachable(t *testing.T) {
 		retry(withReason(row(PhaseTakenElsewhere), ReasonOtherReference)),
 		retry(withReason(row(PhaseAcceptUnknown), ReasonAcceptLost)),
 		retry(withReason(row(PhaseWaiting), ReasonReserveFailed)),
+		end(row(PhaseWaiting)), end(row(PhaseReserved)), end(row(PhaseAcceptUnknown)),
+		end(row(PhaseAccepted)), end(row(PhaseDrafted)),
 	}
 	want := allTransitions()
 	got := map[transition]bool{}
@@ -233,7 +242,7 @@ func TestTablesDescribeEverything(t *testing.T) {
 	for _, r := range []shopdb.Reason{ReasonNoJob, ReasonReserveFailed, ReasonRetrying, ReasonAcceptConflict,
 		ReasonShopData, ReasonUnmappedCode, ReasonCredits, ReasonOutOfBounds, ReasonEstimateState, ReasonFinalNoLines,
 		ReasonRefused, ReasonJobConflict, ReasonPushConflict, ReasonStatusPath, ReasonExpired, ReasonLeftList,
-		ReasonUnknownRequest, ReasonAcceptLost, ReasonOtherReference, ReasonNotOurs, ReasonUnreadable,
+		ReasonUnknownRequest, ReasonInsurerEnded, ReasonAcceptLost, ReasonOtherReference, ReasonNotOurs, ReasonUnreadable,
 		ReasonBadEntry, ReasonTooLong} {
 		if !seen[r] {
 			t.Errorf("reason %s is not in the table", r)

@@ -26,7 +26,7 @@ func TestNextAttemptAfterTheAnswer(t *testing.T) {
 				r.emu.ServeHTTP(w, req)
 			}))
 			t.Cleanup(slow.Close)
-			r.restart(func(s *qsync.Settings) { s.Remote.BaseURL = slow.URL })
+			r.restart(func(s *qsync.Settings) { s.Insurers[0].Remote.BaseURL = slow.URL })
 			id := r.seed(sampleshop.ClaimDraft)[0]
 			r.emu.AddFault(emulator.Fault{Route: route, Action: emulator.FaultStatus, Status: 503})
 			if s := r.pass(); s.Retrying != 1 {

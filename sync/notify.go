@@ -113,8 +113,12 @@ type Notice struct {
 	// unique across shops and databases (a UUIDv7): a receiver can
 	// recognise a notice it has seen. The webhook sends it as the
 	// Idempotency-Key header too.
-	ID      string       `json:"id"`
-	Event   string       `json:"event"` // the notice kind: rejected, taken_elsewhere, …
+	ID    string `json:"id"`
+	Event string `json:"event"` // the notice kind: rejected, taken_elsewhere, …
+	// Insurer is the insurer of the request, or whose token is refused
+	// (auth_failing); "" only for a notice queued before insurers had
+	// names.
+	Insurer string       `json:"insurer,omitempty"`
 	Request string       `json:"request,omitempty"`
 	Claim   string       `json:"claim,omitempty"`
 	Job     string       `json:"job,omitempty"`
@@ -138,7 +142,7 @@ var noticeWords = map[string][2]string{
 
 // noticeOf is the notice of delivery d.
 func noticeOf(d shopdb.Delivery) Notice {
-	n := Notice{ID: noticeID(d), Event: d.Kind, Request: d.RequestID, Claim: d.Claim,
+	n := Notice{ID: noticeID(d), Event: d.Kind, Insurer: d.Insurer, Request: d.RequestID, Claim: d.Claim,
 		Job: d.Job, Phase: d.Phase, Reason: string(d.Reason), Detail: d.Detail, Time: d.At}
 	w := noticeWords[d.Kind]
 	n.Words, n.Fix = w[0], w[1]
@@ -235,7 +239,7 @@ func commandEnv(n Notice) []string {
 			env = append(env, k+"="+v)
 		}
 	}
-	return append(env, "QUOTESYNC_NOTICE="+n.Event, "QUOTESYNC_REQUEST="+n.Request)
+	return append(env, "QUOTESYNC_NOTICE="+n.Event, "QUOTESYNC_INSURER="+n.Insurer, "QUOTESYNC_REQUEST="+n.Request)
 }
 
 // command runs a program with the notice on its standard input.

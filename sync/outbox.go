@@ -79,12 +79,33 @@ type Outbox struct {
 	kick chan struct{}
 
 	mu       gosync.Mutex
-	active   bool            // this instance leads (or runs alone)
-	authFail bool            // the last pass found the token refused
-	authOpen int             // the durable episode: 0 unknown, 1 open, -1 closed
-	expiring []shopdb.Event  // notices to record
-	noticed  map[string]bool // requests whose expiry was noticed (or found noticed)
-	started  bool            // Work ran once
+	active   bool                    // this instance leads (or runs alone)
+	auth     map[string]*authEpisode // by insurer
+	expiring []shopdb.Event          // notices to record
+	noticed  map[string]bool         // requests whose expiry was noticed (or found noticed), by onceKey
+	started  bool                    // Work ran once
+}
+
+// authEpisode is how one insurer's token stands, for the auth_failing
+// notice.
+type authEpisode struct {
+	fail bool // the last pass found the token refused
+	open int  // the durable episode: 0 unknown, 1 open, -1 closed
+}
+
+// onceKey is the once key of a notice of kind for one insurer (and one
+// request, when id is set). The lone insurer of the days before insurers
+// keeps the keys it had then, so that a notice recorded before an
+// upgrade is not recorded again; an insurer name holds no ":" or "@".
+func onceKey(kind, insurer, id string) string {
+	k := kind
+	if insurer != DefaultInsurer {
+		k += "@" + insurer
+	}
+	if id != "" {
+		k += ":" + id
+	}
+	return k
 }
 
 // NewOutbox returns the deliverer of store's outbox for the notifiers of
@@ -96,7 +117,8 @@ func NewOutbox(store OutboxStore, cfg NotifyConfig, retry remote.Backoff, log *z
 	cfg = cfg.withDefaults()
 	o := &Outbox{store: store, log: log, cfg: cfg, retry: retry,
 		targets: make(map[string]notifier), notify: make(map[string]bool),
-		emit: func(Event) {}, Now: time.Now, kick: make(chan struct{}, 1), noticed: make(map[string]bool)}
+		emit: func(Event) {}, Now: time.Now, kick: make(chan struct{}, 1), noticed: make(map[string]bool),
+		auth: make(map[string]*authEpisode)}
 	if cfg.Webhook.URL != "" {
 		o.targets[shopdb.TargetWebhook] = newWebhook(cfg.Webhook)
 	}
@@ -152,6 +174,16 @@ func (o *Outbox) outboxOf(ev Event) *shopdb.Outbox {
 	return &shopdb.Outbox{Kind: kind, Claim: ev.Claim, Targets: targets}
 }
 
+// authOf is the episode of insurer; o.mu held.
+func (o *Outbox) authOf(insurer string) *authEpisode {
+	a := o.auth[insurer]
+	if a == nil {
+		a = &authEpisode{}
+		o.auth[insurer] = a
+	}
+	return a
+}
+
 // Observe implements Observer: it wakes the deliverer when an event
 // queued a delivery, follows the leadership, and watches the passes for a
 // refused token.
@@ -166,10 +198,11 @@ func (o *Outbox) Observe(ev Event) {
 			return
 		}
 		o.mu.Lock()
+		a := o.authOf(ev.Insurer)
 		fail, ok := errors.Is(ev.Err, ErrUnauthorized), ev.Err == nil
-		changed := (fail && o.authOpen != 1) || (ok && o.authOpen != -1)
+		changed := (fail && a.open != 1) || (ok && a.open != -1)
 		if fail || ok {
-			o.authFail = fail
+			a.fail = fail
 		}
 		o.mu.Unlock()
 		if changed {
@@ -198,11 +231,10 @@ func (o *Outbox) wake() {
 	}
 }
 
-// startOutbox runs the engine's outbox beside Run's passes; active says
-// whether it works before a leadership event (no lock: at once). The
-// returned function stops it and waits.
-func (e *Engine) startOutbox(ctx context.Context, active bool) func() {
-	o := e.outbox
+// startOutbox runs the outbox o beside Run's passes; active says whether
+// it works before a leadership event (no lock: at once). The returned
+// function stops it and waits.
+func startOutbox(ctx context.Context, o *Outbox, active bool) func() {
 	if o == nil {
 		return func() {}
 	}
@@ -220,11 +252,11 @@ func (e *Engine) startOutbox(ctx context.Context, active bool) func() {
 	}
 }
 
-// watchExpiry queues the expiring notice of every row in rows that is not
-// accepted yet (phase from phases) and expires within
+// watchExpiry queues the expiring notice of every row of insurer in rows
+// that is not accepted yet (phase from phases) and expires within
 // NotifyConfig.ExpiryWarning of now, once per request: a request noticed
 // before costs nothing on later passes.
-func (o *Outbox) watchExpiry(now time.Time, rows []shopdb.Request, phases map[string]shopdb.Phase) {
+func (o *Outbox) watchExpiry(insurer string, now time.Time, rows []shopdb.Request, phases map[string]shopdb.Phase) {
 	if o == nil || !o.notify[NoticeExpiring] || o.cfg.ExpiryWarning < 0 {
 		return
 	}
@@ -232,19 +264,20 @@ func (o *Outbox) watchExpiry(now time.Time, rows []shopdb.Request, phases map[st
 	o.mu.Lock()
 	for _, r := range rows {
 		ph := phases[r.RequestID]
-		if (ph != PhaseWaiting && ph != PhaseReserved) || r.Expiry.IsZero() || o.noticed[r.RequestID] ||
+		key := onceKey(NoticeExpiring, insurer, r.RequestID)
+		if (ph != PhaseWaiting && ph != PhaseReserved) || r.Expiry.IsZero() || o.noticed[key] ||
 			!r.Expiry.After(now) || r.Expiry.Sub(now) > o.cfg.ExpiryWarning {
 			continue
 		}
-		o.noticed[r.RequestID] = true
+		o.noticed[key] = true
 		detail := fmt.Sprintf("expires at %s (in %s); %s", r.Expiry.UTC().Format(time.RFC3339),
 			r.Expiry.Sub(now).Round(time.Minute), phaseWords(ph))
 		if r.Reason != ReasonNone {
 			detail += ": " + Reason(r.Reason).Words
 		}
-		add = append(add, shopdb.Event{Kind: string(EventExpiring), RequestID: r.RequestID, Job: r.JobNumber,
+		add = append(add, shopdb.Event{Kind: string(EventExpiring), Insurer: insurer, RequestID: r.RequestID, Job: r.JobNumber,
 			From: ph, To: ph, Reason: r.Reason, Message: detail, At: now,
-			Outbox: &shopdb.Outbox{Kind: NoticeExpiring, Claim: r.ClaimNumber, OnceKey: "expiring:" + r.RequestID}})
+			Outbox: &shopdb.Outbox{Kind: NoticeExpiring, Claim: r.ClaimNumber, OnceKey: key}})
 	}
 	o.expiring = append(o.expiring, add...)
 	o.mu.Unlock()
@@ -341,7 +374,10 @@ func (o *Outbox) recordNotices(ctx context.Context) {
 	o.mu.Lock()
 	pending := o.expiring
 	o.expiring = nil
-	fail, open := o.authFail, o.authOpen
+	auth := make(map[string]authEpisode, len(o.auth))
+	for name, a := range o.auth {
+		auth[name] = *a
+	}
 	o.mu.Unlock()
 	for i, ev := range pending {
 		ev.Outbox.Targets = o.notifyTargets()
@@ -355,26 +391,35 @@ func (o *Outbox) recordNotices(ctx context.Context) {
 	if !o.notify[NoticeAuthFailing] {
 		return
 	}
-	switch {
-	case fail && open != 1:
-		ev := shopdb.Event{Kind: string(EventAuthFailing), At: o.Now(),
-			Message: "the remote refused the token (401/403); every pass stops until the token works",
-			Outbox:  &shopdb.Outbox{Kind: NoticeAuthFailing, OnceKey: NoticeAuthFailing, Targets: o.notifyTargets()}}
-		if o.recordOnce(ctx, ev) {
-			o.setAuth(1)
-		}
-	case !fail && open != -1:
-		if err := o.store.ReleaseOnce(ctx, NoticeAuthFailing); err != nil {
-			o.log.Warn(msgOutboxFailed, zap.Error(err))
-			return
-		}
-		o.setAuth(-1)
+	for _, name := range sortedKeys(auth) {
+		o.recordAuth(ctx, name, auth[name])
 	}
 }
 
-func (o *Outbox) setAuth(v int) {
+// recordAuth opens the auth_failing episode of insurer when the token is
+// refused and none is open, and closes it when the token works again.
+func (o *Outbox) recordAuth(ctx context.Context, insurer string, a authEpisode) {
+	key := onceKey(NoticeAuthFailing, insurer, "")
+	switch {
+	case a.fail && a.open != 1:
+		ev := shopdb.Event{Kind: string(EventAuthFailing), Insurer: insurer, At: o.Now(),
+			Message: "the remote refused the token (401/403); every pass of this insurer stops until the token works",
+			Outbox:  &shopdb.Outbox{Kind: NoticeAuthFailing, OnceKey: key, Targets: o.notifyTargets()}}
+		if o.recordOnce(ctx, ev) {
+			o.setAuth(insurer, 1)
+		}
+	case !a.fail && a.open != -1:
+		if err := o.store.ReleaseOnce(ctx, key); err != nil {
+			o.log.Warn(msgOutboxFailed, zap.Error(err))
+			return
+		}
+		o.setAuth(insurer, -1)
+	}
+}
+
+func (o *Outbox) setAuth(insurer string, v int) {
 	o.mu.Lock()
-	o.authOpen = v
+	o.authOf(insurer).open = v
 	o.mu.Unlock()
 }
 
@@ -389,7 +434,7 @@ func (o *Outbox) recordOnce(ctx context.Context, ev shopdb.Event) bool {
 		return false
 	}
 	if fresh {
-		o.emit(Event{Kind: EventKind(ev.Kind), At: ev.At, Request: ev.RequestID, Claim: ev.Outbox.Claim, Job: ev.Job,
+		o.emit(Event{Kind: EventKind(ev.Kind), At: ev.At, Insurer: ev.Insurer, Request: ev.RequestID, Claim: ev.Outbox.Claim, Job: ev.Job,
 			From: ev.From, To: ev.To, Reason: ev.Reason, Detail: ev.Message})
 	}
 	return true
@@ -417,6 +462,9 @@ func (o *Outbox) deliver(ctx context.Context, d shopdb.Delivery) time.Time {
 		return time.Time{}
 	}
 	fields := []zap.Field{zap.String(fieldTarget, d.Target), zap.String(fieldNotice, d.Kind)}
+	if d.Insurer != "" {
+		fields = append(fields, zap.String(fieldInsurer, d.Insurer))
+	}
 	if d.RequestID != "" {
 		fields = append(fields, zap.String(fieldRequest, boundText(d.RequestID, 80)))
 	}
@@ -477,7 +525,7 @@ func writeBackParams(d shopdb.Delivery) shopdb.WriteBackParams {
 	if d.Reason != ReasonNone {
 		reason = joinText(Reason(d.Reason).Words, d.Detail)
 	}
-	return shopdb.WriteBackParams{Job: d.Job, Request: d.RequestID, Claim: d.Claim, Status: d.Kind,
+	return shopdb.WriteBackParams{Insurer: d.Insurer, Job: d.Job, Request: d.RequestID, Claim: d.Claim, Status: d.Kind,
 		Reason: cutRunes(reason, reasonMax), Time: d.At}
 }
 

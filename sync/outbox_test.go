@@ -409,7 +409,7 @@ func TestExpiringNoticedOnce(t *testing.T) {
 // works, a new refusal is a new episode.
 func TestAuthFailingNoticedOncePerEpisode(t *testing.T) {
 	r, rc, out := notifyRig(t, nil)
-	bad := func(s *qsync.Settings) { s.Tokens = remote.StaticToken("wrong-token") }
+	bad := func(s *qsync.Settings) { s.Insurers[0].Tokens = remote.StaticToken("wrong-token") }
 	r.restart(bad)
 	failPass := func() {
 		if _, err := r.engine.Pass(r.ctx); err == nil {
@@ -427,7 +427,7 @@ func TestAuthFailingNoticedOncePerEpisode(t *testing.T) {
 	if got := commandNotices(t, out); len(got) != 1 || !strings.Contains(got[0].Fix, "token") {
 		t.Fatalf("command notices = %+v, want one auth_failing with the fix", got)
 	}
-	r.restart(func(s *qsync.Settings) { s.Tokens = remote.StaticToken(testToken) })
+	r.restart(func(s *qsync.Settings) { s.Insurers[0].Tokens = remote.StaticToken(testToken) })
 	r.pass()
 	r.work()
 	r.restart(bad)

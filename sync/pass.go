@@ -81,6 +81,7 @@ func (p *pass) countHeld() {
 
 // print records an action of a dry run.
 func (p *pass) print(a Action) {
+	a.Insurer = p.e.cfg.Insurer
 	p.mu.Lock()
 	p.actions = append(p.actions, a)
 	p.mu.Unlock()
@@ -298,5 +299,5 @@ func (e *Engine) finished(p *pass, rows []shopdb.Request, err error) {
 	e.mu.Unlock()
 	s := p.summary
 	e.emit(Event{Kind: EventPassDone, At: e.Now(), Summary: &s, Err: err, Streak: streak, Duration: s.Duration})
-	e.outbox.watchExpiry(p.now, rows, p.phases)
+	e.outbox.watchExpiry(e.cfg.Insurer, p.now, rows, p.phases)
 }

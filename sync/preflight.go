@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +26,9 @@ const (
 	CheckFail = "FAIL"
 	CheckWarn = "warn"
 	CheckSkip = "skip"
+	// CheckInfo is information that needs no action (it never fails the
+	// check).
+	CheckInfo = "info"
 )
 
 // checkTimeout bounds each network step of the checks.
@@ -41,35 +45,95 @@ var DocumentedWorkTypes = []string{"RemoveReplaceLabour", "RepairLabour", "Refin
 
 // Check runs the checks a daemon needs to pass before it can work, without
 // writing anything anywhere: the database login, quotesync's state schema,
-// every mapping query (prepared, and run read-only where it reads), a
-// read-only call to the remote with the token, the work types of the
-// estimates quotesync would push next, and the status change form. tokenFrom
-// says where the token comes from, for the messages.
-func Check(ctx context.Context, s Settings, tokenFrom string) []CheckItem {
+// every mapping query (prepared, and run read-only where it reads), for
+// each insurer a read-only call to its service with its token, the work
+// types of the estimates quotesync would push next and the status change
+// form; and that no insurer left out of the configuration has live
+// requests. With several insurers each insurer's lines name it, and the
+// statements that could tell insurers apart with :insurer and do not are
+// listed (information, not a failure).
+func Check(ctx context.Context, s Settings) []CheckItem {
 	var c checks
+	c.several = len(s.Insurers) > 1
 	db := c.database(ctx, s)
 	if db != nil {
 		defer db.Close()
 	}
-	pending, remoteOK := c.remote(ctx, s, tokenFrom)
+	pending := make([][]remote.Request, len(s.Insurers))
+	for i, ins := range s.Insurers {
+		reqs, ok := c.remote(ctx, ins)
+		if ok {
+			pending[i] = reqs
+		}
+	}
 	if db == nil {
 		return c.items
 	}
-	if !remoteOK {
-		pending = nil
+	c.insurers(ctx, db, s)
+	for i, ins := range s.Insurers {
+		view := db.Insurer(ins.Name)
+		workTypes := s.Shop.WorkTypes
+		if ins.WorkTypes != nil {
+			view, workTypes = view.WithWorkTypes(ins.WorkTypes, ins.workTypesKey()), ins.WorkTypes
+		}
+		c.workTypes(ctx, view, c.name("work types", ins.Name), workTypes, pending[i])
 	}
-	c.workTypes(ctx, db, s.Shop.WorkTypes, pending)
 	c.realRows(ctx, db)
-	c.statusForm(ctx, db, s.Remote)
+	for _, ins := range s.Insurers {
+		c.statusForm(ctx, db, ins)
+	}
 	c.deliveries(ctx, db, s.Notify)
 	return c.items
 }
 
 // checks collects the items.
-type checks struct{ items []CheckItem }
+type checks struct {
+	items   []CheckItem
+	several bool // several insurers: their lines name them
+}
 
 func (c *checks) add(status, name, format string, args ...any) {
 	c.items = append(c.items, CheckItem{Status: status, Name: name, Detail: fmt.Sprintf(format, args...)})
+}
+
+// name is the name of a check of one insurer: the insurer's name follows
+// when there are several.
+func (c *checks) name(check, insurer string) string {
+	if !c.several {
+		return check
+	}
+	return check + " (" + insurer + ")"
+}
+
+// insurers checks quotesync's rows against the configured insurers: live
+// requests of an insurer no longer configured fail (the daemon refuses to
+// start), rows written before insurers are reported (the next start gives
+// them to the one insurer, or needs `quotesync insurers adopt`); with
+// several insurers, the statements without :insurer are listed.
+func (c *checks) insurers(ctx context.Context, db *shopdb.DB, s Settings) {
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	const name = "insurers"
+	if err := CheckStranded(ctx, db, s.Names()); err != nil {
+		c.add(CheckFail, name, "%v", err)
+	} else if c.several {
+		c.add(CheckOK, name, "%s configured (%s); no other insurer has live requests", plural(len(s.Insurers), "insurer"), strings.Join(s.Names(), ", "))
+	}
+	switch n, err := db.UnnamedRequests(ctx); {
+	case err != nil:
+		c.add(CheckFail, name, "count the requests written before insurers: %v", err)
+	case n > 0 && c.several:
+		c.add(CheckFail, name, "%s written before insurers had names: say whose they are with 'quotesync insurers adopt NAME' (the insurer of the remote: section they were written with) before the daemon starts", plural(n, "request"))
+	case n > 0:
+		c.add(CheckOK, name, "%s written before insurers had names: the next start of run or once gives them to insurer %s", plural(n, "request"), s.Insurers[0].Name)
+	}
+	if !c.several {
+		return
+	}
+	if keys := db.WithoutInsurer(); len(keys) > 0 {
+		c.add(CheckInfo, ":insurer", "%s %s not use :insurer: %s the same for every insurer's requests (right when the shop does not tell its insurers apart there)",
+			strings.Join(keys, ", "), map[bool]string{true: "does", false: "do"}[len(keys) == 1], map[bool]string{true: "it runs", false: "they run"}[len(keys) == 1])
+	}
 }
 
 // database connects and checks the state schema and the queries; it
@@ -118,16 +182,18 @@ func (c *checks) database(ctx context.Context, s Settings) *shopdb.DB {
 	return db
 }
 
-// remote lists the pending requests with the token, with few retries.
-func (c *checks) remote(ctx context.Context, s Settings, tokenFrom string) ([]remote.Request, bool) {
-	rc := s.Remote
+// remote lists the pending requests of an insurer with its token, with
+// few retries.
+func (c *checks) remote(ctx context.Context, ins Insurer) ([]remote.Request, bool) {
+	name, tokenFrom := c.name("remote", ins.Name), ins.TokenFrom
+	rc := ins.Remote
 	if rc.MaxAttempts == 0 || rc.MaxAttempts > 2 {
 		rc.MaxAttempts = 2
 	}
 	rc.BackoffInitial, rc.BackoffMax = 500*time.Millisecond, 2*time.Second
-	client, err := remote.New(rc, s.Tokens)
+	client, err := remote.New(rc, ins.Tokens)
 	if err != nil {
-		c.add(CheckFail, "remote", "%v", err)
+		c.add(CheckFail, name, "%v", err)
 		return nil, false
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*checkTimeout)
@@ -137,26 +203,28 @@ func (c *checks) remote(ctx context.Context, s Settings, tokenFrom string) ([]re
 	where := strings.TrimRight(rc.BaseURL, "/") + remote.APIRoot + "/requests"
 	switch {
 	case errors.As(err, &de):
-		c.add(CheckOK, "remote", "GET %s answered with the token: %s", where, plural(len(reqs), "pending request"))
-		c.add(CheckWarn, "remote data", "%v; quotesync skips those requests until the service fixes them", de)
+		c.add(CheckOK, name, "GET %s answered with the token: %s", where, plural(len(reqs), "pending request"))
+		c.add(CheckWarn, c.name("remote data", ins.Name), "%v; quotesync skips those requests until the service fixes them", de)
 	case err != nil:
-		c.add(CheckFail, "remote", "%s", explainRemote(err, tokenFrom))
+		c.add(CheckFail, name, "%s", explainRemote(err, tokenFrom, ins.Key))
 		return nil, false
 	default:
-		c.add(CheckOK, "remote", "GET %s answered with the token: %s", where, plural(len(reqs), "pending request"))
+		c.add(CheckOK, name, "GET %s answered with the token: %s", where, plural(len(reqs), "pending request"))
 	}
 	return reqs, true
 }
 
-// explainRemote says what a failed list call means and what to do.
-func explainRemote(err error, tokenFrom string) string {
+// explainRemote says what a failed list call means and what to do; key
+// is where the insurer is configured ("remote", "remotes[1]").
+func explainRemote(err error, tokenFrom, key string) string {
+	key = cmp.Or(key, "remote")
 	switch {
 	case errors.Is(err, remote.ErrUnauthorized):
 		return fmt.Sprintf("%v\nthe service refused the token from %s: put the insurer's current token there (with OAuth2, check client_id and the client secret)", err, tokenFrom)
 	case errors.Is(err, remote.ErrNotFound):
-		return fmt.Sprintf("%v\nno such endpoint: check remote.base_url (the API is under base_url + %s)", err, remote.APIRoot)
+		return fmt.Sprintf("%v\nno such endpoint: check %s.base_url (the API is under base_url + %s)", err, key, remote.APIRoot)
 	case errors.Is(err, remote.ErrTemporary):
-		return fmt.Sprintf("%v\nthe service did not answer usefully: check remote.base_url, DNS and the firewall, then run check again", err)
+		return fmt.Sprintf("%v\nthe service did not answer usefully: check %s.base_url, DNS and the firewall, then run check again", err, key)
 	}
 	return err.Error()
 }
@@ -171,21 +239,21 @@ func explainRemote(err error, tokenFrom string) string {
 // it arrives (the job is held, with the line named, until the code is
 // mapped). It also warns about a mapped work type the service's public
 // documentation does not list.
-func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, workTypes map[string]string, pending []remote.Request) {
+func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, workTypes map[string]string, pending []remote.Request) {
 	ctx, cancel := context.WithTimeout(ctx, 2*checkTimeout)
 	defer cancel()
 	cur, _, err := db.SchemaVersion(ctx)
 	if err != nil {
-		c.add(CheckSkip, "work types", "not checked: %v", err)
+		c.add(CheckSkip, name, "not checked: %v", err)
 		return
 	}
 	jobs := map[string]bool{}
 	var tracked, found int
 	var notes []string
 	if cur > 0 {
-		rows, err := db.ListRequests(ctx, shopdb.ListQuery{Hide: closedPhases()})
+		rows, err := db.ListRequests(ctx, shopdb.ListQuery{Hide: closedPhases(), Insurer: db.InsurerName()})
 		if err != nil {
-			c.add(CheckFail, "work types", "list the tracked requests: %v", err)
+			c.add(CheckFail, name, "list the tracked requests: %v", err)
 			return
 		}
 		for _, r := range rows {
@@ -212,7 +280,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, workTypes map[str
 		})
 		switch {
 		case err != nil:
-			c.add(CheckFail, "work types", "look up the shop's job for pending request %s: %v", boundText(req.ID, maxShownID), err)
+			c.add(CheckFail, name, "look up the shop's job for pending request %s: %v", boundText(req.ID, maxShownID), err)
 			return
 		case job != "" && !jobs[job]:
 			jobs[job] = true
@@ -226,7 +294,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, workTypes map[str
 	sort.Strings(list)
 	lines, bad, err := db.LineItems(ctx, list)
 	if err != nil {
-		c.add(CheckFail, "work types", "run shop.queries.line_items over %s: %v", plural(len(list), "job"), err)
+		c.add(CheckFail, name, "run shop.queries.line_items over %s: %v", plural(len(list), "job"), err)
 		return
 	}
 	codes := map[string]int{}
@@ -256,45 +324,50 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, workTypes map[str
 		for _, code := range sortedKeys(missing) {
 			hint = append(hint, fmt.Sprintf("%q: <work type, e.g. Miscellaneous>", code))
 		}
-		c.add(CheckFail, "work types", "%d of %s %s lines whose code is not under shop.work_types:\n%s\nunder shop.work_types add %s",
+		c.add(CheckFail, name, "%d of %s %s lines whose code is not under shop.work_types:\n%s\nunder shop.work_types add %s",
 			len(unmapped), scope, map[bool]string{true: "has", false: "have"}[len(unmapped) == 1], strings.Join(unmapped, "\n"), strings.Join(hint, ", "))
 	case len(list) == 0:
-		c.add(CheckOK, "work types", "no estimates to look at yet: quotesync tracks no job, and no pending request has a job in the shop; the daemon checks each job's codes before its first push (mapped codes: %s)",
+		c.add(CheckOK, name, "no estimates to look at yet: quotesync tracks no job, and no pending request has a job in the shop; the daemon checks each job's codes before its first push (mapped codes: %s)",
 			strings.Join(sortedKeys(workTypes), ", "))
 	case len(codes) == 0 && len(warns) == 0:
-		c.add(CheckOK, "work types", "no lines yet on %s; the daemon checks each job's codes before its first push (mapped codes: %s)",
+		c.add(CheckOK, name, "no lines yet on %s; the daemon checks each job's codes before its first push (mapped codes: %s)",
 			scope, strings.Join(sortedKeys(workTypes), ", "))
 	case len(codes) == 0:
-		c.add(CheckOK, "work types", "no line with a valid code yet on %s (see the shop data warnings); mapped codes: %s",
+		c.add(CheckOK, name, "no line with a valid code yet on %s (see the shop data warnings); mapped codes: %s",
 			scope, strings.Join(sortedKeys(workTypes), ", "))
 	default:
-		c.add(CheckOK, "work types", "every code on %s is mapped; codes seen: %s", scope, codeCounts(codes))
+		c.add(CheckOK, name, "every code on %s is mapped; codes seen: %s", scope, codeCounts(codes))
 	}
 	for _, w := range warns {
 		c.add(CheckWarn, "shop data", "%s: the daemon holds this job until the shop fixes the line", w)
 	}
 }
 
-// statusForm says which status change the daemon sends, and what auto mode
-// found before.
-func (c *checks) statusForm(ctx context.Context, db *shopdb.DB, rc remote.Config) {
+// statusForm says which status change the daemon sends to an insurer,
+// and what auto mode found before.
+func (c *checks) statusForm(ctx context.Context, db *shopdb.DB, ins Insurer) {
+	rc, name, key := ins.Remote, c.name("status change", ins.Name), cmp.Or(ins.Key, "remote")
 	client, err := remote.New(rc, remote.StaticToken("unused"))
 	if err != nil {
 		return
 	}
 	form, _ := client.StatusForm()
 	if rc.StatusPath != remote.StatusPathAuto {
-		c.add(CheckOK, "status change", "%s (remote.status_path; a 404 or 405 to it means the service serves another form: set remote.status_path: auto)", form)
+		c.add(CheckOK, name, "%s (%s.status_path; a 404 or 405 to it means the service serves another form: set %s.status_path: auto)", form, key, key)
 		return
 	}
-	found, ok, err := db.Setting(ctx, settingStatusForm)
+	found, ok, err := db.Setting(ctx, StatusFormKey(ins.Name))
+	if err == nil && !ok && !c.several {
+		// Not adopted yet: the form found before insurers had names.
+		found, ok, err = db.Setting(ctx, settingStatusForm)
+	}
 	switch {
 	case err != nil:
-		c.add(CheckWarn, "status change", "auto; the form found earlier could not be read: %v", err)
+		c.add(CheckWarn, name, "auto; the form found earlier could not be read: %v", err)
 	case ok:
-		c.add(CheckOK, "status change", "auto; found earlier and used: %s", found)
+		c.add(CheckOK, name, "auto; found earlier and used: %s", found)
 	default:
-		c.add(CheckOK, "status change", "auto; not found yet: the first submit tries the forms (the documented POST /jobs/{jobId}/quotes/status/{status} first) and keeps the one the service serves")
+		c.add(CheckOK, name, "auto; not found yet: the first submit tries the forms (the documented POST /jobs/{jobId}/quotes/status/{status} first) and keeps the one the service serves")
 	}
 }
 

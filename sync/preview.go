@@ -16,8 +16,7 @@ type PreviewStore interface {
 	LineReport(ctx context.Context, jobs []string) (map[string]*shopdb.JobLines, error)
 	JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, map[string]error, error)
 	QuoteFields(ctx context.Context, jobs []string) (map[string]map[string]string, map[string]error, error)
-	JobHolder(ctx context.Context, job string) (string, error)
-	Request(ctx context.Context, requestID string) (shopdb.Request, error)
+	JobHolder(ctx context.Context, job string) (shopdb.Request, error)
 }
 
 // Preview is the quote of one shop job exactly as a pass would build it
@@ -46,8 +45,9 @@ type Preview struct {
 	Total  decimal.Decimal
 	ByType map[string]decimal.Decimal
 	// Request is the request quotesync tracks for this job ("" when
-	// none, or when its tables do not exist yet), and Pushed whether the
-	// remote already holds exactly this quote.
+	// none, or when its tables do not exist yet), of Insurer, and Pushed
+	// whether the remote already holds exactly this quote.
+	Insurer string
 	Request string
 	Phase   shopdb.Phase
 	Pushed  bool
@@ -96,11 +96,9 @@ func PreviewJob(ctx context.Context, store PreviewStore, cfg Config, job string)
 		pv.Total = pv.Total.Add(it.Total)
 		pv.ByType[it.Type] = pv.ByType[it.Type].Add(it.Total)
 	}
-	if id, err := store.JobHolder(ctx, job); err == nil && id != "" {
-		if r, err := store.Request(ctx, id); err == nil {
-			pv.Request, pv.Phase = id, r.Phase
-			pv.Pushed = r.PushedHash != "" && r.PushedHash == pv.Hash
-		}
+	if r, err := store.JobHolder(ctx, job); err == nil && r.RequestID != "" {
+		pv.Insurer, pv.Request, pv.Phase = r.Insurer, r.RequestID, r.Phase
+		pv.Pushed = r.PushedHash != "" && r.PushedHash == pv.Hash
 	}
 	return pv, nil
 }

@@ -133,7 +133,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 			ClientID: emulator.DefaultClientID, ClientSecret: token,
 			EndpointParams: url.Values{"redirect_uri": {"https://workshop.example/callback"}}})
 	}
-	r.set = qsync.Settings{Remote: rc, Tokens: tokens, Shop: cfg, Sync: sc}
+	r.set = qsync.Settings{Insurers: []qsync.Insurer{{Name: qsync.DefaultInsurer, Remote: rc, Tokens: tokens}}, Shop: cfg, Sync: sc}
 	r.open()
 	return r
 }

@@ -50,8 +50,9 @@ type RunOptions struct {
 	Now <-chan NowRequest
 }
 
-// Tick is what one scheduled tick did.
+// Tick is what one scheduled tick of one engine did.
 type Tick struct {
+	Insurer string  // the engine's insurer
 	Leader  bool    // this instance held the lock (always true without a Lock)
 	Ran     bool    // a pass ran
 	Summary Summary // of the pass, when Ran
@@ -64,36 +65,60 @@ type Tick struct {
 // When opts.Drain is closed instead, Run lets the pass in progress finish,
 // releases the lock and returns nil. Passes never overlap.
 func (e *Engine) Run(ctx context.Context, opts RunOptions) error {
-	sched, err := ParseSchedule(e.cfg.Schedule)
-	if err != nil {
-		return err // Validate caught this already
-	}
-	cl := cronLogger{e.log.Named("cron")}
+	return runEngines(ctx, []*Engine{e}, e.outbox, opts)
+}
+
+// Run runs every engine's passes, each on its own schedule, as Engine.Run
+// does for one: an engine's passes never overlap, the insurers' run side
+// by side. They share the single-instance lock, held from the first tick
+// that takes it until Run returns; when it is lost, every engine's pass
+// in progress is cancelled. The outbox is worked beside them, for every
+// insurer.
+func (d *Daemon) Run(ctx context.Context, opts RunOptions) error {
+	return runEngines(ctx, d.Engines, d.Outbox, opts)
+}
+
+// runEngines is Run for engines, which share outbox.
+func runEngines(ctx context.Context, engines []*Engine, outbox *Outbox, opts RunOptions) error {
+	first := engines[0]
+	cl := cronLogger{first.log.Named("cron")}
 	c := cron.New(
-		cron.WithLocation(e.cfg.Location),
+		cron.WithLocation(first.cfg.Location),
 		cron.WithLogger(cl),
 		// SkipIfStillRunning outermost: robfig/cron v3.0.1 loses its token
-		// when an inner job panics, so Recover must sit inside it.
+		// when an inner job panics, so Recover must sit inside it. It
+		// wraps each engine's job apart: one insurer's long pass never
+		// skips another's.
 		cron.WithChain(cron.SkipIfStillRunning(cl), cron.Recover(cl)),
 	)
-	s := &scheduler{e: e, opts: opts}
-	stopOutbox := e.startOutbox(ctx, opts.Lock == nil)
+	g := &group{opts: opts, emit: first.emitDaemon}
+	stopOutbox := startOutbox(ctx, outbox, opts.Lock == nil)
 	defer stopOutbox()
-	id := c.Schedule(sched, cron.FuncJob(func() { s.tick(ctx) }))
+	for _, e := range engines {
+		sched, err := ParseSchedule(e.cfg.Schedule)
+		if err != nil {
+			return err // Validate caught this already
+		}
+		s := &scheduler{e: e, g: g}
+		s.id = c.Schedule(sched, cron.FuncJob(func() { s.tick(ctx) }))
+		g.scheds = append(g.scheds, s)
+	}
 	c.Start()
 	// Ticks outside the schedule (the first, and those asked for) run
-	// through the wrapped job, so that they share its skip guard; cron's
-	// Stop does not wait for them, extra does.
+	// through the wrapped jobs, so that they share their skip guards;
+	// cron's Stop does not wait for them, extra does.
 	var extra gosync.WaitGroup
-	tickNow := func() {
+	tickNow := func(s *scheduler) {
 		extra.Add(1)
 		go func() {
 			defer extra.Done()
-			c.Entry(id).WrappedJob.Run()
+			c.Entry(s.id).WrappedJob.Run()
 		}()
 	}
 	if !opts.SkipFirst {
-		tickNow()
+		for _, s := range g.scheds {
+			tickNow(s)
+		}
 	}
 loop:
 	for {
@@ -103,42 +128,66 @@ loop:
 		case <-opts.Drain: // nil channel: never
 			break loop
 		case req := <-opts.Now: // nil channel: never
-			a := s.nowAnswer()
-			if a.Outcome != NowRunning {
-				tickNow()
+			a, idle := g.nowAnswer()
+			for _, s := range idle {
+				tickNow(s)
 			}
 			req.Reply <- a
 		}
 	}
 	<-c.Stop().Done()
 	extra.Wait()
-	s.release()
+	g.release()
 	return nil
 }
 
-// scheduler holds Run's state between ticks; only the cron goroutine of
-// the running tick touches it (SkipIfStillRunning serialises ticks).
-type scheduler struct {
-	e        *Engine
-	opts     RunOptions
+// group is what the schedulers of Run's engines share: the lock.
+type group struct {
+	opts   RunOptions
+	emit   func(Event) // the daemon's events (the lock's)
+	scheds []*scheduler
+
+	mu       gosync.Mutex // guards the lease and its counts
 	lease    Lease
 	standby  bool // logged as standby since the last leadership
 	lockErrs int  // consecutive lock errors
 
-	// What a request for a pass at once reads from Run's goroutine.
-	runningSince atomic.Int64 // UnixNano of the running tick's start; 0 between ticks
-	follower     atomic.Bool  // the last tick found another instance leading
+	follower atomic.Bool // the last tick found another instance leading
 }
 
-// nowAnswer says what a request for a pass at once gets now.
-func (s *scheduler) nowAnswer() NowAnswer {
-	if since := s.runningSince.Load(); since != 0 {
-		return NowAnswer{Outcome: NowRunning, Since: time.Unix(0, since)}
+// scheduler holds one engine's state between its ticks; only the cron
+// goroutine of its running tick touches it (SkipIfStillRunning
+// serialises an engine's ticks).
+type scheduler struct {
+	e  *Engine
+	g  *group
+	id cron.EntryID
+
+	// What a request for a pass at once reads from Run's goroutine.
+	runningSince atomic.Int64 // UnixNano of the running tick's start; 0 between ticks
+}
+
+// nowAnswer says what a request for a pass at once gets now, and which
+// engines start one: those whose pass is not running. Every engine
+// running: NowRunning, since the earliest start.
+func (g *group) nowAnswer() (NowAnswer, []*scheduler) {
+	var idle []*scheduler
+	var since time.Time
+	for _, s := range g.scheds {
+		n := s.runningSince.Load()
+		if n == 0 {
+			idle = append(idle, s)
+		} else if t := time.Unix(0, n); since.IsZero() || t.Before(since) {
+			since = t
+		}
 	}
-	if s.follower.Load() {
-		return NowAnswer{Outcome: NowStandby}
+	switch {
+	case len(idle) == 0:
+		return NowAnswer{Outcome: NowRunning, Since: since}, nil
+	case g.follower.Load():
+		return NowAnswer{Outcome: NowStandby}, idle
 	}
-	return NowAnswer{Outcome: NowStarted}
+	return NowAnswer{Outcome: NowStarted}, idle
 }
 
 func (s *scheduler) tick(ctx context.Context) {
@@ -147,11 +196,11 @@ func (s *scheduler) tick(ctx context.Context) {
 	}
 	s.runningSince.Store(time.Now().UnixNano())
 	defer s.runningSince.Store(0)
-	t := Tick{Leader: true}
+	t := Tick{Insurer: s.e.cfg.Insurer, Leader: true}
 	passCtx := ctx
-	if s.opts.Lock != nil {
-		lease, err := s.lead(ctx)
-		s.follower.Store(lease == nil && err == nil)
+	if s.g.opts.Lock != nil {
+		lease, err := s.g.lead(ctx)
+		s.g.follower.Store(lease == nil && err == nil)
 		if lease == nil {
 			t.Leader, t.Err = false, err
 			s.report(t)
@@ -174,58 +223,65 @@ func (s *scheduler) tick(ctx context.Context) {
 }
 
 func (s *scheduler) report(t Tick) {
-	if s.opts.OnTick != nil {
-		s.opts.OnTick(t)
+	if s.g.opts.OnTick != nil {
+		s.g.opts.OnTick(t)
 	}
 }
 
 // lead returns the lease when this instance is the leader, acquiring it
 // when needed; nil when another instance leads or the lock failed.
-func (s *scheduler) lead(ctx context.Context) (Lease, error) {
-	e := s.e
-	if s.lease != nil {
+func (g *group) lead(ctx context.Context) (Lease, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.lease != nil {
 		// The lease's heartbeat checks the lock on its own connection every
 		// few seconds and closes Lost() the moment it is gone (a pass in
 		// progress is cancelled then), so a tick asks no round trip of the
 		// database: an idle pass costs what the pass itself reads.
 		select {
-		case <-s.lease.Lost():
+		case <-g.lease.Lost():
 		default:
-			return s.lease, nil
+			return g.lease, nil
 		}
-		e.emit(Event{Kind: EventLeaseLost, Err: errors.New("the single-instance lock's session ended or the lock was taken")})
-		s.release()
+		g.emit(Event{Kind: EventLeaseLost, Err: errors.New("the single-instance lock's session ended or the lock was taken")})
+		g.releaseLocked()
 	}
-	lease, err := s.opts.Lock(ctx)
+	lease, err := g.opts.Lock(ctx)
 	switch {
 	case errors.Is(err, shopdb.ErrNotLeader):
-		s.lockErrs = 0
-		if !s.standby {
-			s.standby = true
-			e.emit(Event{Kind: EventStandby})
+		g.lockErrs = 0
+		if !g.standby {
+			g.standby = true
+			g.emit(Event{Kind: EventStandby})
 		}
 		return nil, nil
 	case err != nil:
-		s.lockErrs++
-		if s.lockErrs == 1 || s.lockErrs%10 == 0 {
-			e.emit(Event{Kind: EventLockFailed, Streak: s.lockErrs, Err: err})
+		g.lockErrs++
+		if g.lockErrs == 1 || g.lockErrs%10 == 0 {
+			g.emit(Event{Kind: EventLockFailed, Streak: g.lockErrs, Err: err})
 		}
 		return nil, err
 	}
-	s.lease, s.standby, s.lockErrs = lease, false, 0
-	e.emit(Event{Kind: EventLeader})
+	g.lease, g.standby, g.lockErrs = lease, false, 0
+	g.emit(Event{Kind: EventLeader})
 	return lease, nil
 }
 
 // release gives the lock up, if held.
-func (s *scheduler) release() {
-	if s.lease == nil {
+func (g *group) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.releaseLocked()
+}
+
+func (g *group) releaseLocked() {
+	if g.lease == nil {
 		return
 	}
-	if err := s.lease.Release(); err != nil {
-		s.e.emit(Event{Kind: EventReleaseFailed, Err: err})
+	if err := g.lease.Release(); err != nil {
+		g.emit(Event{Kind: EventReleaseFailed, Err: err})
 	}
-	s.lease = nil
+	g.lease = nil
 }
 
 // cronLogger routes robfig/cron's logs to zap: its chatty Info at debug

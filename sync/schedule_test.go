@@ -30,8 +30,8 @@ func lockFunc(db *shopdb.DB) qsync.LockFunc {
 func (r *rig) second() (*qsync.Engine, *shopdb.DB, *recorder) {
 	r.t.Helper()
 	events := &recorder{}
-	qd, err := qsync.Open(r.ctx, qsync.Settings{Remote: remote.Config{BaseURL: r.url, RateLimit: -1},
-		Tokens: remote.StaticToken(testToken), Shop: r.d.Config(), Sync: r.engine.Config()},
+	qd, err := qsync.Open(r.ctx, qsync.Settings{Insurers: []qsync.Insurer{{Name: qsync.DefaultInsurer,
+		Remote: remote.Config{BaseURL: r.url, RateLimit: -1}, Tokens: remote.StaticToken(testToken)}}, Shop: r.d.Config(), Sync: r.engine.Config()},
 		qsync.OpenOptions{Migrate: true, Observers: []qsync.Observer{events}})
 	if err != nil {
 		r.t.Fatal(err)

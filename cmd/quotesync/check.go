@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -181,22 +182,39 @@ func checkConfig(ctx context.Context, cl *checklist, fc *config.File, getenv fun
 	if set.PasswordFrom != "" {
 		pw = "database password from " + set.PasswordFrom
 	}
-	cl.add(qsync.CheckOK, "secrets", "token from %s; %s", set.TokenFrom, pw)
-	cl.items = append(cl.items, qsync.Check(ctx, set.Daemon, set.TokenFrom)...)
+	cl.add(qsync.CheckOK, "secrets", "%s; %s", tokensFrom(set.Daemon.Insurers), pw)
+	cl.items = append(cl.items, qsync.Check(ctx, set.Daemon)...)
 	checkClusterLine(ctx, cl, set)
 }
 
-// checkToken asks the token source for a token (reading the file, the
-// variable, or the OAuth2 token endpoint); the token is not kept.
+// tokensFrom says where each insurer's token comes from: "token from
+// …", or with several insurers "tokens: aa from …, bb from …".
+func tokensFrom(ins []qsync.Insurer) string {
+	if len(ins) == 1 {
+		return "token from " + ins[0].TokenFrom
+	}
+	parts := make([]string, len(ins))
+	for i, in := range ins {
+		parts[i] = in.Name + " from " + in.TokenFrom
+	}
+	return "tokens: " + strings.Join(parts, ", ")
+}
+
+// checkToken asks every insurer's token source for a token (reading the
+// file, the variable, or the OAuth2 token endpoint); no token is kept.
 func checkToken(ctx context.Context, set *config.Settings) error {
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	tok, err := set.Daemon.Tokens.Token(ctx)
-	if err != nil {
-		return fmt.Errorf("remote.token: no token from %s: %w", set.TokenFrom, err)
+	var errs []error
+	for _, ins := range set.Daemon.Insurers {
+		key := ins.Key + ".token"
+		tok, err := ins.Tokens.Token(ctx)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s: no token from %s: %w", key, ins.TokenFrom, err))
+		case strings.TrimSpace(tok) == "":
+			errs = append(errs, fmt.Errorf("%s: %s yields an empty token; put the insurer's token there", key, ins.TokenFrom))
+		}
 	}
-	if strings.TrimSpace(tok) == "" {
-		return fmt.Errorf("remote.token: %s yields an empty token; put the insurer's token there", set.TokenFrom)
-	}
-	return nil
+	return errors.Join(errs...)
 }

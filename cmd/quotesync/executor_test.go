@@ -139,15 +139,15 @@ func TestEveryPathReachesEveryObserver(t *testing.T) {
 		deliveries    int    // the request's deliveries after every path
 	}{
 		{"Reserve", reserved, qsync.EventReserved, "job number reserved",
-			`quotesync_transitions_total{from="new",to="reserved"} 1`, "", 2},
+			`quotesync_transitions_total{from="new",insurer="default",to="reserved"} 1`, "", 2},
 		{"Apply", reserved, qsync.EventAccepted, "request accepted",
-			`quotesync_transitions_total{from="reserved",to="accepted"} 1`, shopdb.WriteBackAccepted, 2},
+			`quotesync_transitions_total{from="reserved",insurer="default",to="accepted"} 1`, shopdb.WriteBackAccepted, 2},
 		{"Deferred", deferred, qsync.EventReserveFailed, "job number not reserved; the request waits and is tried again",
-			`quotesync_errors_total{kind="reserve"} 1`, "", 0},
+			`quotesync_errors_total{insurer="default",kind="reserve"} 1`, "", 0},
 		{"TooLong", long, qsync.EventRejected, "request rejected",
-			`quotesync_transitions_total{from="new",to="rejected"} 1`, shopdb.WriteBackRejected, 2},
+			`quotesync_transitions_total{from="new",insurer="default",to="rejected"} 1`, shopdb.WriteBackRejected, 2},
 		{"Retry", long, qsync.EventRetry, "request put back into the flow",
-			`quotesync_transitions_total{from="rejected",to="waiting"} 1`, shopdb.WriteBackRetried, 2},
+			`quotesync_transitions_total{from="rejected",insurer="default",to="waiting"} 1`, shopdb.WriteBackRetried, 2},
 	} {
 		t.Run(tt.path, func(t *testing.T) {
 			if got, _ := count(tt.kind, tt.request); got != 1 {

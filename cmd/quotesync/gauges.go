@@ -20,8 +20,9 @@ const gaugeTimeout = 5 * time.Second
 // alert such as "held > 0 for an hour" sees what `quotesync status` sees.
 // It counts on the database the daemon uses now (a reload swaps it).
 type phaseGauges struct {
-	mu gosync.Mutex
-	db *shopdb.DB
+	mu       gosync.Mutex
+	db       *shopdb.DB
+	insurers []string // configured: exported at 0 when they have no row
 
 	phases, held, person, supplements *prometheus.Desc
 	scrapeErrors                      prometheus.Counter
@@ -46,18 +47,19 @@ func newPhaseGauges() *phaseGauges {
 		return prometheus.NewDesc(name, help, labels, nil)
 	}
 	return &phaseGauges{
-		phases:       desc(phasesName, phasesHelp, "phase"),
-		held:         desc(heldName, heldHelp),
-		person:       desc(personName, personHelp),
-		supplements:  desc(supplementsName, supplementsHelp),
+		phases:       desc(phasesName, phasesHelp, labelInsurer, "phase"),
+		held:         desc(heldName, heldHelp, labelInsurer),
+		person:       desc(personName, personHelp, labelInsurer),
+		supplements:  desc(supplementsName, supplementsHelp, labelInsurer),
 		scrapeErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: scrapeErrorsName, Help: scrapeErrorsHelp}),
 	}
 }
 
-// use makes the gauges count on db (nil: none).
-func (g *phaseGauges) use(db *shopdb.DB) {
+// use makes the gauges count on db (nil: none), each configured insurer
+// of insurers exported even without a row.
+func (g *phaseGauges) use(db *shopdb.DB, insurers []string) {
 	g.mu.Lock()
-	g.db = db
+	g.db, g.insurers = db, insurers
 	g.mu.Unlock()
 }
 
@@ -72,7 +74,7 @@ func (g *phaseGauges) Describe(ch chan<- *prometheus.Desc) {
 func (g *phaseGauges) Collect(ch chan<- prometheus.Metric) {
 	defer func() { ch <- g.scrapeErrors }()
 	g.mu.Lock()
-	db := g.db
+	db, insurers := g.db, g.insurers
 	g.mu.Unlock()
 	if db == nil {
 		return
@@ -84,28 +86,43 @@ func (g *phaseGauges) Collect(ch chan<- prometheus.Metric) {
 		g.scrapeErrors.Inc()
 		return
 	}
-	byPhase := map[shopdb.Phase]int{}
-	var held, person, supplements int
+	type tally struct {
+		byPhase                   map[shopdb.Phase]int
+		held, person, supplements int
+	}
+	by := map[string]*tally{}
+	of := func(ins string) *tally {
+		if by[ins] == nil {
+			by[ins] = &tally{byPhase: map[shopdb.Phase]int{}}
+		}
+		return by[ins]
+	}
+	for _, ins := range insurers {
+		of(ins)
+	}
 	for _, c := range counts {
-		byPhase[c.Phase] += c.N
-		supplements += c.Supplements
+		t := of(c.Insurer)
+		t.byPhase[c.Phase] += c.N
+		t.supplements += c.Supplements
 		ri := qsync.Reason(c.Reason)
 		if ri.Hold {
-			held += c.N
+			t.held += c.N
 		}
 		if c.Reason != qsync.ReasonNone && ri.Person {
-			person += c.N
+			t.person += c.N
 		} else if c.Supplements > 0 {
-			person += c.Supplements
+			t.person += c.Supplements
 		}
 	}
 	gauge := func(d *prometheus.Desc, v int, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
 	}
-	for _, p := range qsync.Phases() {
-		gauge(g.phases, byPhase[p.Phase], string(p.Phase))
+	for ins, t := range by {
+		for _, p := range qsync.Phases() {
+			gauge(g.phases, t.byPhase[p.Phase], ins, string(p.Phase))
+		}
+		gauge(g.held, t.held, ins)
+		gauge(g.person, t.person, ins)
+		gauge(g.supplements, t.supplements, ins)
 	}
-	gauge(g.held, held)
-	gauge(g.person, person)
-	gauge(g.supplements, supplements)
 }

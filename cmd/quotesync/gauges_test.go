@@ -67,9 +67,10 @@ func TestPhaseGaugesEveryState(t *testing.T) {
 		}
 	}
 	m := newPromMetrics()
-	m.state.use(db)
+	m.state.use(db, []string{qsync.DefaultInsurer})
+	m.insurers([]string{qsync.DefaultInsurer})
 	series, names := scrape(t, getMetrics(t, m))
-	phase := func(p string) float64 { return series[`quotesync_requests{phase="`+p+`"}`] }
+	phase := func(p string) float64 { return series[`quotesync_requests{insurer="default",phase="`+p+`"}`] }
 	for _, tt := range []struct {
 		state string
 		got   float64
@@ -79,10 +80,10 @@ func TestPhaseGaugesEveryState(t *testing.T) {
 		{"accepted", phase("accepted"), 2},
 		{"drafting", phase("drafted"), 3},
 		{"submitted", phase("submitted"), 2},
-		{"held", series["quotesync_requests_held"], 2},
+		{"held", series[`quotesync_requests_held{insurer="default"}`], 2},
 		{"rejected", phase("rejected"), 1},
 		{"taken elsewhere", phase("taken_elsewhere"), 1},
-		{"supplement needed", series["quotesync_requests_supplement_needed"], 1},
+		{"supplement needed", series[`quotesync_requests_supplement_needed{insurer="default"}`], 1},
 		{"gone", phase("gone"), 1},
 	} {
 		if tt.got != tt.want {
@@ -90,7 +91,7 @@ func TestPhaseGaugesEveryState(t *testing.T) {
 		}
 	}
 	for _, p := range qsync.Phases() {
-		if _, ok := series[`quotesync_requests{phase="`+string(p.Phase)+`"}`]; !ok {
+		if _, ok := series[`quotesync_requests{insurer="default",phase="`+string(p.Phase)+`"}`]; !ok {
 			t.Errorf("phase %s is not exported", p.Phase)
 		}
 	}

@@ -33,6 +33,7 @@ var verbs = map[string]verb{
 	"emulator": {"serve the in-memory emulator of the integration service", runEmulator},
 	"history":  {"show one request's timeline (by request id or job number)", runHistory},
 	"init":     {"write a configuration from a shop database quotesync has never seen", runInit},
+	"insurers": {"list the insurers; adopt, move or end the requests of one", runInsurers},
 	"preview":  {"show the quote of one shop job exactly as a pass would send it", runPreview},
 	"once":     {"run one pass now (or print its plan with --dry-run)", runOnce},
 	"passwd":   {"add a user of the status page's login, or change their password", runPasswd},

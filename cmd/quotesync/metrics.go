@@ -53,25 +53,30 @@ var eventErrorKinds = map[qsync.EventKind]string{
 	qsync.EventLeaseLost:      errKindLock,
 }
 
-// promMetrics exports the engine's events (it is a qsync.Observer) and the
-// remote client's calls (observe) to Prometheus. It lives as long as the
-// process: a reload hands the same one to the new engine, so counters
+// promMetrics exports the engines' events (it is a qsync.Observer) and
+// the remote clients' calls (observe) to Prometheus, the series of
+// requests and passes labelled by insurer. It lives as long as the
+// process: a reload hands the same one to the new engines, so counters
 // never go back.
 type promMetrics struct {
 	reg metricsRegistry
 
 	passes         *prometheus.CounterVec
-	passDuration   prometheus.Histogram
+	passDuration   *prometheus.HistogramVec
 	transitions    *prometheus.CounterVec
 	errors         *prometheus.CounterVec
 	leader         prometheus.Gauge
-	lastSuccess    prometheus.Gauge
+	lastSuccess    *prometheus.GaugeVec
 	remoteCalls    *prometheus.CounterVec
 	remoteDuration *prometheus.HistogramVec
 	reloads        *prometheus.CounterVec
-	pending        prometheus.Gauge
+	pending        *prometheus.GaugeVec
 	state          *phaseGauges
 }
+
+// labelInsurer is the label of the series of one insurer's requests and
+// passes; "" on an error of the daemon as a whole (the lock).
+const labelInsurer = "insurer"
 
 // metricsRegistry is what /metrics serves.
 type metricsRegistry struct{ handler http.Handler }
@@ -90,34 +95,37 @@ func newPromMetrics() *promMetrics {
 	gauge := func(name, help string) prometheus.Gauge {
 		return prometheus.NewGauge(prometheus.GaugeOpts{Name: metricsNamespace + name, Help: help})
 	}
+	gauges := func(name, help string, labels ...string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: metricsNamespace + name, Help: help}, labels)
+	}
 	m := &promMetrics{
 		passes: counters("_passes_total",
-			"Passes run, by outcome (ok, failed, unauthorized, interrupted).",
-			"outcome"),
-		passDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: metricsNamespace + "_pass_duration_seconds",
-			Help:    "Duration of passes, whatever their outcome.",
-			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}}),
+			"Passes run, by insurer and outcome (ok, failed, unauthorized, interrupted).",
+			labelInsurer, "outcome"),
+		passDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: metricsNamespace + "_pass_duration_seconds",
+			Help:    "Duration of passes, by insurer, whatever their outcome.",
+			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}}, []string{labelInsurer}),
 		transitions: counters("_transitions_total",
-			"Phase changes of tracked requests, by from and to phase.",
-			"from", "to"),
+			"Phase changes of tracked requests, by insurer, from and to phase.",
+			labelInsurer, "from", "to"),
 		errors: counters("_errors_total",
-			"Errors by kind (list, state, shop_data, reserve, temporary, rejected, unauthorized, lock).",
-			"kind"),
+			"Errors by insurer (\"\" for the lock's) and kind (list, state, shop_data, reserve, temporary, rejected, unauthorized, lock).",
+			labelInsurer, "kind"),
 		leader: gauge("_leader",
 			"1 while this instance holds the single-instance lock, else 0."),
-		lastSuccess: gauge("_last_success_timestamp_seconds",
-			"Unix time of the end of the last successful pass; 0 before the first."),
+		lastSuccess: gauges("_last_success_timestamp_seconds",
+			"Unix time of the end of the insurer's last successful pass; 0 before the first.", labelInsurer),
 		remoteCalls: counters("_remote_calls_total",
-			"Attempts of remote calls, by route template and class (ok, temporary, unauthorized, not_found, conflict, rejected).",
-			"route", "class"),
+			"Attempts of remote calls, by insurer, route template and class (ok, temporary, unauthorized, not_found, conflict, rejected).",
+			labelInsurer, "route", "class"),
 		remoteDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: metricsNamespace + "_remote_call_duration_seconds",
-			Help:    "Duration of remote call attempts, by route template.",
-			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}}, []string{"route"}),
+			Help:    "Duration of remote call attempts, by insurer and route template.",
+			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}}, []string{labelInsurer, "route"}),
 		reloads: counters("_config_reloads_total",
 			"Configuration reloads (SIGHUP), by outcome (ok, failed).",
 			"outcome"),
-		pending: gauge("_pending_requests",
-			"Requests the remote listed as pending at the last pass."),
+		pending: gauges("_pending_requests",
+			"Requests the insurer's service listed as pending at its last pass.", labelInsurer),
 		state: newPhaseGauges(),
 	}
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: metricsNamespace + "_build_info",
@@ -127,16 +135,30 @@ func newPromMetrics() *promMetrics {
 		m.lastSuccess, m.remoteCalls, m.remoteDuration, m.reloads, m.pending, m.state, info,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.reg.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg, ErrorHandling: promhttp.ContinueOnError})
-	for _, o := range []string{outcomeOK, outcomeFailed, outcomeUnauthorized, outcomeInterrupted} {
-		m.passes.WithLabelValues(o)
-	}
-	for _, k := range errorKinds {
-		m.errors.WithLabelValues(k)
-	}
 	for _, o := range []string{outcomeOK, outcomeFailed} {
 		m.reloads.WithLabelValues(o)
 	}
+	m.errors.WithLabelValues("", errKindLock)
 	return m
+}
+
+// insurers exports the zero series of each insurer of names (the
+// configured ones, at the start and at each reload), so that rate() works
+// on the first pass and the first error.
+func (m *promMetrics) insurers(names []string) {
+	for _, name := range names {
+		for _, o := range []string{outcomeOK, outcomeFailed, outcomeUnauthorized, outcomeInterrupted} {
+			m.passes.WithLabelValues(name, o)
+		}
+		for _, k := range errorKinds {
+			if k != errKindLock {
+				m.errors.WithLabelValues(name, k)
+			}
+		}
+		m.passDuration.WithLabelValues(name)
+		m.lastSuccess.WithLabelValues(name)
+		m.pending.WithLabelValues(name)
+	}
 }
 
 // Observe implements qsync.Observer.
@@ -146,10 +168,10 @@ func (m *promMetrics) Observe(ev qsync.Event) {
 		if from == "" {
 			from = "new"
 		}
-		m.transitions.WithLabelValues(from, string(ev.To)).Inc()
+		m.transitions.WithLabelValues(ev.Insurer, from, string(ev.To)).Inc()
 	}
 	if kind, ok := eventErrorKinds[ev.Kind]; ok {
-		m.errors.WithLabelValues(kind).Inc()
+		m.errors.WithLabelValues(ev.Insurer, kind).Inc()
 	}
 	switch ev.Kind {
 	case qsync.EventPassDone:
@@ -161,24 +183,25 @@ func (m *promMetrics) Observe(ev qsync.Event) {
 	}
 }
 
-// passDone counts a pass by its outcome.
+// passDone counts a pass of an insurer by its outcome.
 func (m *promMetrics) passDone(ev qsync.Event) {
-	m.passDuration.Observe(ev.Duration.Seconds())
+	ins := ev.Insurer
+	m.passDuration.WithLabelValues(ins).Observe(ev.Duration.Seconds())
 	if ev.Summary != nil && ev.Err == nil {
-		m.pending.Set(float64(ev.Summary.Pending))
+		m.pending.WithLabelValues(ins).Set(float64(ev.Summary.Pending))
 	}
 	switch err := ev.Err; {
 	case err == nil:
-		m.passes.WithLabelValues(outcomeOK).Inc()
-		m.lastSuccess.Set(float64(ev.At.UnixNano()) / 1e9)
+		m.passes.WithLabelValues(ins, outcomeOK).Inc()
+		m.lastSuccess.WithLabelValues(ins).Set(float64(ev.At.UnixNano()) / 1e9)
 	case errors.Is(err, qsync.ErrUnauthorized):
-		m.passes.WithLabelValues(outcomeUnauthorized).Inc()
-		m.errors.WithLabelValues(errKindUnauthorized).Inc()
+		m.passes.WithLabelValues(ins, outcomeUnauthorized).Inc()
+		m.errors.WithLabelValues(ins, errKindUnauthorized).Inc()
 	case errors.Is(err, qsync.ErrInterrupted):
-		m.passes.WithLabelValues(outcomeInterrupted).Inc()
+		m.passes.WithLabelValues(ins, outcomeInterrupted).Inc()
 	default:
-		m.passes.WithLabelValues(outcomeFailed).Inc()
-		m.errors.WithLabelValues(errKindState).Inc()
+		m.passes.WithLabelValues(ins, outcomeFailed).Inc()
+		m.errors.WithLabelValues(ins, errKindState).Inc()
 	}
 }
 
@@ -186,10 +209,11 @@ func (m *promMetrics) passDone(ev qsync.Event) {
 // released it; the next tick takes it again).
 func (m *promMetrics) leaderless() { m.leader.Set(0) }
 
-// observe is the remote client's per-attempt hook (remote.Config.Observe).
-func (m *promMetrics) observe(ci remote.CallInfo) {
-	m.remoteCalls.WithLabelValues(ci.Route, ci.Class).Inc()
-	m.remoteDuration.WithLabelValues(ci.Route).Observe(ci.Duration.Seconds())
+// observe is the remote clients' per-attempt hook (remote.Config.Observe),
+// told which insurer's client made the call.
+func (m *promMetrics) observe(insurer string, ci remote.CallInfo) {
+	m.remoteCalls.WithLabelValues(insurer, ci.Route, ci.Class).Inc()
+	m.remoteDuration.WithLabelValues(insurer, ci.Route).Observe(ci.Duration.Seconds())
 }
 
 // reloaded counts one configuration reload.

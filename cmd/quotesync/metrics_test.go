@@ -50,12 +50,15 @@ func httpGet(t *testing.T, url string) (int, string) {
 func TestPromMetrics(t *testing.T) {
 	m := newPromMetrics()
 	now := time.Now()
-	m.Observe(qsync.Event{Kind: qsync.EventPassDone, At: now, Duration: 1500 * time.Millisecond, Summary: &qsync.Summary{Pending: 7}})
-	m.Observe(qsync.Event{Kind: qsync.EventPassDone, At: now, Duration: time.Second, Err: errors.New("list pending requests: temporary failure")})
-	m.Observe(qsync.Event{Kind: qsync.EventPassDone, At: now, Duration: time.Second, Err: fmt.Errorf("list: %w", qsync.ErrUnauthorized)})
-	m.Observe(qsync.Event{Kind: qsync.EventReserved, To: qsync.PhaseReserved})
-	m.Observe(qsync.Event{Kind: qsync.EventAccepted, From: qsync.PhaseReserved, To: qsync.PhaseAccepted})
-	m.Observe(qsync.Event{Kind: qsync.EventRetrying, From: qsync.PhaseAccepted, To: qsync.PhaseAccepted})
+	m.insurers([]string{"aa", "bb"})
+	m.Observe(qsync.Event{Kind: qsync.EventPassDone, Insurer: "aa", At: now, Duration: 1500 * time.Millisecond, Summary: &qsync.Summary{Pending: 7}})
+	m.Observe(qsync.Event{Kind: qsync.EventPassDone, Insurer: "aa", At: now, Duration: time.Second, Err: errors.New("list pending requests: temporary failure")})
+	m.Observe(qsync.Event{Kind: qsync.EventPassDone, Insurer: "aa", At: now, Duration: time.Second, Err: fmt.Errorf("list: %w", qsync.ErrUnauthorized)})
+	m.Observe(qsync.Event{Kind: qsync.EventPassDone, Insurer: "bb", At: now, Duration: time.Second, Summary: &qsync.Summary{Pending: 2}})
+	m.Observe(qsync.Event{Kind: qsync.EventReserved, Insurer: "aa", To: qsync.PhaseReserved})
+	m.Observe(qsync.Event{Kind: qsync.EventAccepted, Insurer: "aa", From: qsync.PhaseReserved, To: qsync.PhaseAccepted})
+	m.Observe(qsync.Event{Kind: qsync.EventAccepted, Insurer: "bb", From: qsync.PhaseReserved, To: qsync.PhaseAccepted})
+	m.Observe(qsync.Event{Kind: qsync.EventRetrying, Insurer: "aa", From: qsync.PhaseAccepted, To: qsync.PhaseAccepted})
 	m.Observe(qsync.Event{Kind: qsync.EventLeader})
 	db, _ := shopdbtest.New(t)
 	ctx := context.Background()
@@ -64,13 +67,17 @@ func TestPromMetrics(t *testing.T) {
 		{Phase: qsync.PhaseRejected, Reason: qsync.ReasonRefused}, {Phase: qsync.PhaseSubmitted, SupplementNeeded: true},
 	} {
 		row.RequestID = fmt.Sprint("g", i)
-		if _, err := db.Insert(ctx, row, shopdb.Event{}); err != nil {
+		if _, err := db.Insurer("aa").Insert(ctx, row, shopdb.Event{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	m.state.use(db)
-	m.observe(remote.CallInfo{Method: "GET", Route: "GET /requests", Status: 200, Class: remote.ClassOK, Attempt: 1, Duration: 20 * time.Millisecond})
-	m.observe(remote.CallInfo{Method: "POST", Route: "POST /requests/{id}", Status: 503, Class: remote.ClassTemporary, Attempt: 1})
+	if _, err := db.Insurer("bb").Insert(ctx, shopdb.Request{RequestID: "g0", Phase: qsync.PhaseAccepted}, shopdb.Event{}); err != nil {
+		t.Fatal(err)
+	}
+	m.state.use(db, []string{"aa", "bb", "cc"})
+	m.observe("aa", remote.CallInfo{Method: "GET", Route: "GET /requests", Status: 200, Class: remote.ClassOK, Attempt: 1, Duration: 20 * time.Millisecond})
+	m.observe("aa", remote.CallInfo{Method: "POST", Route: "POST /requests/{id}", Status: 503, Class: remote.ClassTemporary, Attempt: 1})
+	m.observe("bb", remote.CallInfo{Method: "GET", Route: "GET /requests", Status: 200, Class: remote.ClassOK, Attempt: 1})
 	m.reloaded(false)
 
 	srv := httptest.NewServer(obsHandler(m, func(context.Context) (bool, qsync.HealthReport) {
@@ -82,27 +89,37 @@ func TestPromMetrics(t *testing.T) {
 		t.Fatalf("GET /metrics: %d", code)
 	}
 	for _, want := range []string{
-		`quotesync_passes_total{outcome="ok"} 1`,
-		`quotesync_passes_total{outcome="failed"} 1`,
-		`quotesync_passes_total{outcome="unauthorized"} 1`,
-		`quotesync_pass_duration_seconds_count 3`,
-		`quotesync_transitions_total{from="new",to="reserved"} 1`,
-		`quotesync_transitions_total{from="reserved",to="accepted"} 1`,
-		`quotesync_errors_total{kind="temporary"} 1`,
-		`quotesync_errors_total{kind="unauthorized"} 1`,
-		`quotesync_errors_total{kind="lock"} 0`,
-		`quotesync_requests{phase="accepted"} 2`,
-		`quotesync_requests{phase="drafted"} 0`,
-		`quotesync_requests{phase="rejected"} 1`,
-		`quotesync_requests{phase="taken_elsewhere"} 0`,
-		`quotesync_requests_held 1`,
-		`quotesync_requests_needing_person 3`,
-		`quotesync_requests_supplement_needed 1`,
-		`quotesync_pending_requests 7`,
+		`quotesync_passes_total{insurer="aa",outcome="ok"} 1`,
+		`quotesync_passes_total{insurer="aa",outcome="failed"} 1`,
+		`quotesync_passes_total{insurer="aa",outcome="unauthorized"} 1`,
+		`quotesync_passes_total{insurer="bb",outcome="ok"} 1`,
+		`quotesync_passes_total{insurer="bb",outcome="failed"} 0`,
+		`quotesync_pass_duration_seconds_count{insurer="aa"} 3`,
+		`quotesync_pass_duration_seconds_count{insurer="bb"} 1`,
+		`quotesync_transitions_total{from="new",insurer="aa",to="reserved"} 1`,
+		`quotesync_transitions_total{from="reserved",insurer="aa",to="accepted"} 1`,
+		`quotesync_transitions_total{from="reserved",insurer="bb",to="accepted"} 1`,
+		`quotesync_errors_total{insurer="aa",kind="temporary"} 1`,
+		`quotesync_errors_total{insurer="aa",kind="unauthorized"} 1`,
+		`quotesync_errors_total{insurer="bb",kind="unauthorized"} 0`,
+		`quotesync_errors_total{insurer="",kind="lock"} 0`,
+		`quotesync_requests{insurer="aa",phase="accepted"} 2`,
+		`quotesync_requests{insurer="aa",phase="drafted"} 0`,
+		`quotesync_requests{insurer="aa",phase="rejected"} 1`,
+		`quotesync_requests{insurer="aa",phase="taken_elsewhere"} 0`,
+		`quotesync_requests{insurer="bb",phase="accepted"} 1`,
+		`quotesync_requests{insurer="cc",phase="accepted"} 0`,
+		`quotesync_requests_held{insurer="aa"} 1`,
+		`quotesync_requests_held{insurer="bb"} 0`,
+		`quotesync_requests_needing_person{insurer="aa"} 3`,
+		`quotesync_requests_supplement_needed{insurer="aa"} 1`,
+		`quotesync_pending_requests{insurer="aa"} 7`,
+		`quotesync_pending_requests{insurer="bb"} 2`,
 		`quotesync_leader 1`,
-		`quotesync_remote_calls_total{class="ok",route="GET /requests"} 1`,
-		`quotesync_remote_calls_total{class="temporary",route="POST /requests/{id}"} 1`,
-		`quotesync_remote_call_duration_seconds_count{route="GET /requests"} 1`,
+		`quotesync_remote_calls_total{class="ok",insurer="aa",route="GET /requests"} 1`,
+		`quotesync_remote_calls_total{class="temporary",insurer="aa",route="POST /requests/{id}"} 1`,
+		`quotesync_remote_calls_total{class="ok",insurer="bb",route="GET /requests"} 1`,
+		`quotesync_remote_call_duration_seconds_count{insurer="aa",route="GET /requests"} 1`,
 		`quotesync_config_reloads_total{outcome="failed"} 1`,
 		`quotesync_build_info{goversion="go`,
 		`go_goroutines `,
@@ -112,7 +129,7 @@ func TestPromMetrics(t *testing.T) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
-	if strings.Contains(body, "quotesync_last_success_timestamp_seconds 0\n") {
+	if strings.Contains(body, `quotesync_last_success_timestamp_seconds{insurer="aa"} 0`+"\n") {
 		t.Error("last success timestamp not set after a successful pass")
 	}
 	code, body = httpGet(t, srv.URL+"/healthz")
@@ -188,10 +205,11 @@ func TestRunWatchdog(t *testing.T) {
 // read are there too.
 func TestMetricsREADMEFamilies(t *testing.T) {
 	m := newPromMetrics()
-	m.Observe(qsync.Event{Kind: qsync.EventAccepted, From: qsync.PhaseReserved, To: qsync.PhaseAccepted})
-	m.observe(remote.CallInfo{Method: "GET", Route: "GET /requests", Status: 200, Class: remote.ClassOK, Attempt: 1})
+	m.insurers([]string{qsync.DefaultInsurer})
+	m.Observe(qsync.Event{Kind: qsync.EventAccepted, Insurer: qsync.DefaultInsurer, From: qsync.PhaseReserved, To: qsync.PhaseAccepted})
+	m.observe(qsync.DefaultInsurer, remote.CallInfo{Method: "GET", Route: "GET /requests", Status: 200, Class: remote.ClassOK, Attempt: 1})
 	db, _ := shopdbtest.New(t)
-	m.state.use(db)
+	m.state.use(db, []string{qsync.DefaultInsurer})
 	types, labels := scrapeFamilies(t, getMetrics(t, m))
 
 	readme, err := os.ReadFile("../../README.md")

@@ -22,6 +22,9 @@ Drafts whose lines changed, submit the final ones; then exits. The state
 tables are migrated first, and the single-instance lock is taken for the
 pass (another running instance makes it exit 1).
 
+With several insurers (remotes:) every insurer's pass runs, at once; the
+plan of a dry run names the insurer of each action.
+
 With --dry-run it prints what a pass would do, computed from real reads,
 and writes nothing anywhere: no remote write, no shop statement that
 writes, no change to quotesync's state, no migration. On a fresh install
@@ -63,7 +66,7 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer done()
 
 	if *dry {
-		plan, err := qd.Engine.Plan(ctx)
+		plan, err := qd.Plan(ctx)
 		if err != nil {
 			printErr(stderr, "once --dry-run", err)
 			return exitFailure
@@ -74,7 +77,7 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			return exitOK
 		}
-		printPlan(stdout, plan)
+		printPlan(stdout, plan, len(qd.Engines) > 1)
 		return exitOK
 	}
 	s, err := qd.Once(ctx)
@@ -94,14 +97,18 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// printPlan writes a dry run's plan as a table.
-func printPlan(w io.Writer, p qsync.Plan) {
+// printPlan writes a dry run's plan as a table; with several insurers,
+// each action names its insurer.
+func printPlan(w io.Writer, p qsync.Plan, several bool) {
 	fmt.Fprintf(w, "pending requests on the remote: %d; open requests in quotesync's state: %d\n", p.Pending, p.Tracked)
 	if len(p.Actions) == 0 {
 		fmt.Fprintln(w, "nothing to do")
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if several {
+		fmt.Fprint(tw, "INSURER\t")
+	}
 	fmt.Fprintln(tw, "REQUEST\tCLAIM\tJOB\tPHASE\tWOULD\tWHY")
 	for _, a := range p.Actions {
 		phase := string(a.Phase)
@@ -111,6 +118,9 @@ func printPlan(w io.Writer, p qsync.Plan) {
 		do := a.Do
 		if a.Items > 0 {
 			do = fmt.Sprintf("%s (%s)", do, plural(a.Items, "item"))
+		}
+		if several {
+			fmt.Fprintf(tw, "%s\t", a.Insurer)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", termtext.Safe(a.Request), dash(termtext.Safe(a.Claim)), dash(termtext.Safe(a.Job)), phase, do, flat(a.Why))
 	}

@@ -68,7 +68,7 @@ func runPreview(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitFailure
 	}
 	defer db.Close()
-	pv, err := qsync.PreviewJob(ctx, db, set.Daemon.Sync, job)
+	pv, err := qsync.PreviewJob(ctx, qsync.JobDB(ctx, db, set.Daemon, job), set.Daemon.Sync, job)
 	switch {
 	case errors.Is(err, qsync.ErrNoSuchJob):
 		fmt.Fprintf(stderr, "quotesync preview: %s\n", termtext.Lines(err.Error()))

@@ -15,7 +15,7 @@ import (
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
-const retryHelp = `Usage: quotesync retry [--config FILE] [--note TEXT] REQUEST_ID
+const retryHelp = `Usage: quotesync retry [--config FILE] [--note TEXT] [--insurer NAME] REQUEST_ID
 
 Puts a request a person sees as stuck back into the flow, and records the
 change in the event log with the note. The next pass of the daemon takes
@@ -41,6 +41,11 @@ change queued (shop.write_back.retried, notifications) and any other
 delivery not made yet, each once; one that fails is left to the daemon.
 It needs the database password, not the token.
 
+With several insurers (remotes:), two insurers' services may use one
+request id: --insurer NAME says whose request it is. Without it, an id
+tracked for one insurer only is that insurer's; an id tracked for several
+is refused, naming them.
+
 Exit status: 0 the request was put back, 1 it is unknown, submitted, or
 the database could not be written (or its state tables are not this
 quotesync's version: a newer one migrated them, upgrade quotesync; an
@@ -57,6 +62,7 @@ func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("retry", flag.ContinueOnError)
 	path := fs.String("config", config.DefaultPath, "configuration `file`")
 	note := fs.String("note", "", "why, for the event log (default: who ran it)")
+	insurer := fs.String("insurer", "", "the insurer whose request it is (with several insurers, when the id is tracked for more than one)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), retryHelp); fs.PrintDefaults() }
 	id, code, ok := parseRetryArgs(fs, args, stdout, stderr)
 	if !ok {
@@ -82,8 +88,11 @@ func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitFailure
 	}
 
-	before, after, err := qd.Engine.Retry(ctx, id, *note)
+	before, after, err := qd.Retry(ctx, *insurer, id, *note)
 	switch {
+	case errors.Is(err, qsync.ErrAmbiguous):
+		fmt.Fprintf(stderr, "quotesync retry: %s; say which with --insurer NAME\n", termtext.Safe(err.Error()))
+		return exitFailure
 	case errors.Is(err, shopdb.ErrNotFound):
 		fmt.Fprintf(stderr, "quotesync retry: request %s is not tracked by quotesync; 'quotesync status --all' lists the requests it knows\n", shown)
 		return exitFailure

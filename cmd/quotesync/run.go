@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	gosync "sync"
 	"syscall"
 	"time"
@@ -151,7 +152,7 @@ func (d *daemon) run(ctx context.Context, set *config.Settings, hup <-chan os.Si
 	d.mu.Lock()
 	d.cur, d.set, d.obs = w.d, w.set, w.obs
 	d.mu.Unlock()
-	d.metrics.state.use(w.d.DB)
+	d.useMetrics(w)
 	d.warnCluster(ctx, w.d.DB, set.SingleWriter)
 	defer func() {
 		d.mu.Lock()
@@ -174,7 +175,7 @@ func (d *daemon) run(ctx context.Context, set *config.Settings, hup <-chan os.Si
 	spec := set.Daemon.Sync.Schedule
 	d.log.Info(msgStarted, zap.String(fieldVersion, version), zap.String(fieldConfig, d.cf.config),
 		zap.String(fieldSchedule, spec), zap.String(fieldDatabase, set.Daemon.Shop.String()),
-		zap.String(fieldRemote, set.Daemon.Remote.BaseURL), zap.Duration(fieldWatchdog, interval))
+		zap.String(fieldRemote, remotesOf(set.Daemon.Insurers)), zap.Duration(fieldWatchdog, interval))
 	d.notify.send(sdReady, sdStatus("ready; schedule %s", spec))
 	d.log.Info(msgReady) // the e2e tests and operators wait for this line
 	wdCtx, wdCancel := context.WithCancel(context.Background())
@@ -243,7 +244,7 @@ func (d *daemon) start(ctx context.Context, drain chan struct{}, skipFirst bool)
 	qd := d.current()
 	done := make(chan error, 1)
 	go func() {
-		done <- qd.Engine.Run(ctx, qsync.RunOptions{
+		done <- qd.Run(ctx, qsync.RunOptions{
 			Lock: qd.Lock(), OnTick: d.onTick, SkipFirst: skipFirst, Drain: drain, Now: d.now,
 		})
 	}()
@@ -333,7 +334,7 @@ func (d *daemon) swap(w *wiring) {
 	if w.newLn {
 		_ = oldObs.Close()
 	}
-	d.metrics.state.use(w.d.DB)
+	d.useMetrics(w)
 	_ = old.Close()
 	d.level.SetLevel(w.set.LogLevel)
 	d.metrics.leaderless() // the old scheduler released the lock; the next tick takes it again
@@ -367,7 +368,7 @@ func (d *daemon) onTick(t qsync.Tick) {
 
 // alive is the watchdog's question: does the scheduler make progress?
 func (d *daemon) alive(now time.Time) (bool, string) {
-	return d.current().Engine.Live(now, &d.prog)
+	return d.current().Live(now, &d.prog)
 }
 
 // health answers /healthz.
@@ -381,5 +382,25 @@ func (d *daemon) health(ctx context.Context) (bool, qsync.HealthReport) {
 	pctx, cancel := context.WithTimeout(ctx, healthPingTimeout)
 	dbErr := qd.DB.Ping(pctx)
 	cancel()
-	return qd.Engine.Health(time.Now(), &d.prog, set.Metrics.HealthMaxAge, dbErr)
+	return qd.Health(time.Now(), &d.prog, set.Metrics.HealthMaxAge, dbErr)
+}
+
+// useMetrics makes the metrics count on w's database and insurers.
+func (d *daemon) useMetrics(w *wiring) {
+	names := w.set.Daemon.Names()
+	d.metrics.state.use(w.d.DB, names)
+	d.metrics.insurers(names)
+}
+
+// remotesOf is the services of the insurers, for the log: the base URL of
+// a lone one, "name=url" of each of several.
+func remotesOf(ins []qsync.Insurer) string {
+	if len(ins) == 1 {
+		return ins[0].Remote.BaseURL
+	}
+	parts := make([]string, len(ins))
+	for i, in := range ins {
+		parts[i] = in.Name + "=" + in.Remote.BaseURL
+	}
+	return strings.Join(parts, " ")
 }

@@ -156,12 +156,12 @@ func TestRunDaemonBinary(t *testing.T) {
 
 	code, body := httpGet(t, base+"/metrics")
 	for _, want := range []string{
-		`quotesync_passes_total{outcome="ok"} 1`,
-		`quotesync_remote_calls_total{class="ok",route="GET /requests"} 1`,
-		`quotesync_remote_calls_total{class="ok",route="POST /requests/{id}"} 1`,
-		`quotesync_transitions_total{from="accepted",to="drafted"} 1`,
+		`quotesync_passes_total{insurer="default",outcome="ok"} 1`,
+		`quotesync_remote_calls_total{class="ok",insurer="default",route="GET /requests"} 1`,
+		`quotesync_remote_calls_total{class="ok",insurer="default",route="POST /requests/{id}"} 1`,
+		`quotesync_transitions_total{from="accepted",insurer="default",to="drafted"} 1`,
 		`quotesync_leader 1`,
-		`quotesync_requests{phase="drafted"} 1`,
+		`quotesync_requests{insurer="default",phase="drafted"} 1`,
 		`process_open_fds `,
 	} {
 		if code != 200 || !strings.Contains(body, want) {

@@ -107,12 +107,31 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return exitOK
 }
 
-// statusForm says which status change the daemon sends.
+// statusForm says which status change the daemon sends, for each insurer
+// (named when there are several).
 func statusForm(ctx context.Context, db *shopdb.DB, set *config.Settings) string {
-	rc := set.Daemon.Remote
+	ins := set.Daemon.Insurers
+	if len(ins) == 1 {
+		return insurerStatusForm(ctx, db, ins[0], true)
+	}
+	parts := make([]string, len(ins))
+	for i, in := range ins {
+		parts[i] = in.Name + ": " + insurerStatusForm(ctx, db, in, false)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// insurerStatusForm says which status change the daemon sends to ins;
+// alone, it reads what auto mode found before insurers had names too.
+func insurerStatusForm(ctx context.Context, db *shopdb.DB, ins qsync.Insurer, alone bool) string {
+	rc := ins.Remote
 	switch rc.StatusPath {
 	case "auto":
-		if found, ok, err := db.Setting(ctx, qsync.StatusFormSetting); err == nil && ok {
+		found, ok, err := db.Setting(ctx, qsync.StatusFormKey(ins.Name))
+		if err == nil && !ok && alone {
+			found, ok, err = db.Setting(ctx, qsync.LegacyStatusFormKey)
+		}
+		if err == nil && ok {
 			return "auto; found and used: " + termtext.Safe(found)
 		}
 		return "auto; not found yet (the first submit finds it)"
@@ -150,7 +169,7 @@ func openStateDB(ctx context.Context, verb, path string, stderr io.Writer) (*sho
 		_ = db.Close()
 		return nil, nil, exitFailure
 	}
-	return db, set, exitOK
+	return qsync.RequestsDB(db, set.Daemon), set, exitOK
 }
 
 // printStatus writes the table, what needs a person, and the counts.

@@ -7,6 +7,7 @@ import (
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/statuspage"
 	"github.com/quotesync/quotesync/shopdb"
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // withStatusPage serves the status page (/status and below) beside obs,
@@ -25,8 +26,11 @@ func withStatusPage(obs, page http.Handler) http.Handler {
 func (d *daemon) statusPage(set *config.Settings) http.Handler {
 	return statuspage.New(statuspage.Options{
 		DB: func() *shopdb.DB {
-			if qd := d.current(); qd != nil {
-				return qd.DB
+			d.mu.Lock()
+			qd, set := d.cur, d.set
+			d.mu.Unlock()
+			if qd != nil && set != nil {
+				return qsync.RequestsDB(qd.DB, set.Daemon)
 			}
 			return nil
 		},
@@ -53,7 +57,7 @@ func (d *daemon) pageHealth() (bool, string, time.Time) {
 	if qd == nil || set == nil {
 		return false, "starting", time.Time{}
 	}
-	ok, rep := qd.Engine.Health(time.Now(), &d.prog, set.Metrics.HealthMaxAge, nil)
+	ok, rep := qd.Health(time.Now(), &d.prog, set.Metrics.HealthMaxAge, nil)
 	last, _ := time.Parse(time.RFC3339, rep.LastSuccess)
 	return ok, rep.Reason, last
 }

@@ -20,8 +20,8 @@ import (
 // configuration (Daemon), secrets resolved, and the command's own
 // sections.
 type Settings struct {
-	Daemon       qsync.Settings // Daemon.Tokens is nil when the remote secrets were not read
-	TokenFrom    string         // where the token comes from, for check (never the token)
+	Daemon       qsync.Settings // the insurers' Tokens are nil when the remote secrets were not read
+	TokenFrom    string         // where the first insurer's token comes from, for check (never the token)
 	PasswordFrom string         // where the database password comes from ("" when none)
 	LogLevel     zapcore.Level
 	LogFormat    string // json or console
@@ -80,7 +80,7 @@ func (c *File) Build(o BuildOptions) (*Settings, error) {
 		}
 	}
 
-	add(c.buildRemote(s, getenv, scope&RemoteSecrets != 0, o.UserAgent))
+	add(c.buildInsurers(s, getenv, scope&RemoteSecrets != 0, o.UserAgent))
 	add(c.buildShop(s, getenv, scope&ShopSecrets != 0))
 	add(c.buildSync(s))
 	add(c.buildNotify(s, getenv, scope&RemoteSecrets != 0))

@@ -20,13 +20,23 @@ func (c *File) Configured(getenv func(string) string) error {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	if u, err := url.Parse(c.Remote.BaseURL); err == nil && strings.HasSuffix(u.Hostname(), ".example") {
-		return fmt.Errorf("%w: remote.base_url is still the example's (%s): write the insurer's address", ErrNotConfigured, c.Remote.BaseURL)
+	for _, b := range c.remoteBlocks() {
+		if err := configuredRemote(b.key, b.r, getenv); err != nil {
+			return err
+		}
 	}
-	t := c.Remote.Token
-	key, file, env := "remote.token", t.File, t.Env
+	return nil
+}
+
+// configuredRemote is Configured for one remote block, under key.
+func configuredRemote(key string, r RemoteSection, getenv func(string) string) error {
+	if u, err := url.Parse(r.BaseURL); err == nil && strings.HasSuffix(u.Hostname(), ".example") {
+		return fmt.Errorf("%w: %s.base_url is still the example's (%s): write the insurer's address", ErrNotConfigured, key, r.BaseURL)
+	}
+	t := r.Token
+	key, file, env := key+".token", t.File, t.Env
 	if t.OAuth2 != nil {
-		key, file, env = "remote.token.oauth2.client_secret", t.OAuth2.ClientSecretFile, t.OAuth2.ClientSecretEnv
+		key, file, env = key+".oauth2.client_secret", t.OAuth2.ClientSecretFile, t.OAuth2.ClientSecretEnv
 	}
 	switch {
 	case file != "":

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -53,6 +55,9 @@ var keyDefaults = map[string]func(f *File) any{
 	"remote.status_path":                  fixed(remote.DefaultStatusPath),
 	"remote.booking_date_layout":          fixed(remote.DefaultBookingDateLayout),
 	"remote.token.oauth2.expiry_leeway":   fixed(remote.DefaultExpiryLeeway),
+	"remotes.work_types":                  fixed("none (shop.work_types)"),
+	"remotes.schedule":                    fixed("sync.schedule"),
+	"remotes.concurrency":                 fixed("sync.concurrency"),
 	"shop.addr":                           fixed(shopdb.DefaultAddr),
 	"shop.table_prefix":                   fixed(shopdb.DefaultTablePrefix),
 	"shop.lock_name":                      defaultLockName,
@@ -148,7 +153,37 @@ func Effective(path string, getenv func(string) string) ([]Entry, error) {
 	w := &effWalk{file: f, present: map[string]bool{}, getenv: getenv}
 	presentKeys(&doc, "", w.present)
 	w.walk(reflect.ValueOf(f).Elem(), "")
+	// Each insurer of remotes: by its name, as logs and status name it.
+	byName := func(text string) string {
+		return remotesIndex.ReplaceAllStringFunc(text, func(m string) string {
+			n, err := strconv.Atoi(m[len("remotes[") : len(m)-1])
+			if err != nil || n >= len(f.Remotes) || f.Remotes[n].Name == "" {
+				return m
+			}
+			return "remotes[" + f.Remotes[n].Name + "]"
+		})
+	}
+	for i := range w.out {
+		w.out[i].Key, w.out[i].Detail = byName(w.out[i].Key), byName(w.out[i].Detail)
+	}
 	return w.out, nil
+}
+
+// remotesIndex matches the start of a key of one of remotes:.
+var remotesIndex = regexp.MustCompile(`remotes\[\d+\]`)
+
+// defaultKey is the key of keyDefaults that holds path's default: an
+// insurer of remotes: has its own ("remotes.schedule"), else those of
+// remote:.
+func defaultKey(path string) string {
+	m := remotesIndex.FindString(path)
+	if m == "" || !strings.HasPrefix(path, m) {
+		return path
+	}
+	if own := "remotes" + path[len(m):]; keyDefaults[own] != nil {
+		return own
+	}
+	return "remote" + path[len(m):]
 }
 
 // presentKeys collects the key paths the YAML sets: "a.b", list items
@@ -194,9 +229,18 @@ func (w *effWalk) walk(v reflect.Value, path string) {
 	case v.Kind() == reflect.Struct && !v.Type().Implements(stringerType):
 		t := v.Type()
 		for i := range t.NumField() {
-			name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
-			if name == "" || name == "-" || !t.Field(i).IsExported() {
+			name, opts, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+			switch {
+			case !t.Field(i).IsExported() || name == "-":
 				continue
+			case name == "" && opts == "inline":
+				w.walk(v.Field(i), path) // RemoteEntry's remote: keys
+				continue
+			case name == "":
+				continue
+			case path == "" && name == "remote" && len(w.file.Remotes) > 0,
+				path == "" && name == "remotes" && len(w.file.Remotes) == 0:
+				continue // the form the file does not use
 			}
 			w.walk(v.Field(i), strings.TrimPrefix(path+"."+name, "."))
 		}
@@ -225,11 +269,11 @@ func (w *effWalk) leaf(v reflect.Value, path string) {
 				Detail: "refused: secrets never go in the YAML; use a *_file or *_env key"})
 		}
 		return
-	case v.IsZero() && isSecretSource(name) && keyDefaults[path] == nil:
+	case v.IsZero() && isSecretSource(name) && keyDefaults[defaultKey(path)] == nil:
 		return // an alternative not taken; the secret's own entry says where it comes from
 	case v.IsZero():
 		e := Entry{Key: path, Value: shown(v), Origin: OriginDefault}
-		def, hasDefault := keyDefaults[path]
+		def, hasDefault := keyDefaults[defaultKey(path)]
 		switch {
 		case hasDefault:
 			e.Value = fmt.Sprint(def(w.file))

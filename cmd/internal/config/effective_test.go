@@ -18,6 +18,28 @@ func writeFile(t *testing.T, text string) string {
 	return p
 }
 
+// wantEntry is an entry a listing must hold.
+type wantEntry struct {
+	key, value string
+	origin     Origin
+	detail     string // a substring; "" = any
+}
+
+// checkEntries fails for each of want that got lacks or holds otherwise.
+func checkEntries(t *testing.T, got map[string]Entry, want []wantEntry) {
+	t.Helper()
+	for _, tt := range want {
+		e, ok := got[tt.key]
+		if !ok {
+			t.Errorf("%s: not listed", tt.key)
+			continue
+		}
+		if e.Value != tt.value || e.Origin != tt.origin || !strings.Contains(e.Detail, tt.detail) {
+			t.Errorf("%s = %+v, want value %q, origin %s, detail with %q", tt.key, e, tt.value, tt.origin, tt.detail)
+		}
+	}
+}
+
 func entryMap(es []Entry) map[string]Entry {
 	m := map[string]Entry{}
 	for _, e := range es {
@@ -49,11 +71,7 @@ sync:
 		t.Fatal(err)
 	}
 	got := entryMap(es)
-	for _, tt := range []struct {
-		key, value string
-		origin     Origin
-		detail     string // a substring; "" = any
-	}{
+	checkEntries(t, got, []wantEntry{
 		{"remote.base_url", "https://api.insurer.example", OriginFile, ""},
 		{"remote.timeout", "30s", OriginDefault, ""},
 		{"remote.max_attempts", "4", OriginDefault, "zero value means the default"},
@@ -70,16 +88,7 @@ sync:
 		{"sync.schedule", "@every 1m", OriginDefault, ""},
 		{"log.format", "json", OriginDefault, ""},
 		{"control.socket", DefaultControlSocket, OriginDefault, ""},
-	} {
-		e, ok := got[tt.key]
-		if !ok {
-			t.Errorf("%s: not listed", tt.key)
-			continue
-		}
-		if e.Value != tt.value || e.Origin != tt.origin || !strings.Contains(e.Detail, tt.detail) {
-			t.Errorf("%s = %+v, want value %q, origin %s, detail with %q", tt.key, e, tt.value, tt.origin, tt.detail)
-		}
-	}
+	})
 	for _, k := range []string{"shop.password_env", "remote.token.file", "remote.token.value", "shop.password", "remote.token.oauth2.token_url"} {
 		if e, ok := got[k]; ok && e.Value != hiddenValue {
 			t.Errorf("%s listed as %+v: an unset alternative or a refused key has no entry", k, e)
@@ -133,10 +142,14 @@ func TestEffectiveListsEveryKey(t *testing.T) {
 		switch {
 		case listed[k].Key != "" || listedUnder(k):
 		case strings.HasPrefix(k, "remote.token.oauth2"): // the example uses a token file
+		case k == "remotes": // the example has one insurer: remote:
 		case isSecretName(leaf) || isSecretSource(leaf): // refused, or an alternative not taken
 		default:
 			t.Errorf("%s is not listed by Effective", k)
 		}
+	}
+	for _, k := range yamlKeys(reflect.TypeFor[RemoteEntry](), "remotes") {
+		known[k] = true
 	}
 	for k := range keyDefaults {
 		if !known[k] {

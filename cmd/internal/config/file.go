@@ -23,7 +23,10 @@ const DefaultPath = "/etc/quotesync/config.yaml"
 // File is the YAML file. Each section turns into its package's own
 // Config (see build.go); the packages never see YAML.
 type File struct {
+	// Remote is the one insurer of most shops (qsync.DefaultInsurer);
+	// Remotes, several, each with a name. One or the other.
 	Remote  RemoteSection  `yaml:"remote"`
+	Remotes []RemoteEntry  `yaml:"remotes"`
 	Shop    ShopSection    `yaml:"shop"`
 	Sync    SyncSection    `yaml:"sync"`
 	Quote   QuoteSection   `yaml:"quote"`

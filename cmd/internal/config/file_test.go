@@ -73,7 +73,7 @@ func TestExampleConfigIsValid(t *testing.T) {
 	if !strings.HasSuffix(set.TokenFrom, "/token") || !strings.HasSuffix(set.PasswordFrom, "/db-password") {
 		t.Errorf("secrets from %q and %q, want the credentials directory's token and db-password", set.TokenFrom, set.PasswordFrom)
 	}
-	if got, want := set.Daemon.Remote.BookingDateLayout, time.DateOnly; got != want {
+	if got, want := set.Daemon.Insurers[0].Remote.BookingDateLayout, time.DateOnly; got != want {
 		t.Errorf("remote.booking_date_layout = %q, want %q", got, want)
 	}
 }

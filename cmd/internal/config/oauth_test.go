@@ -46,7 +46,7 @@ func TestOAuth2SecretFileIsReread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := s.Daemon.Tokens
+	src := s.Daemon.Insurers[0].Tokens
 	if _, err := src.Token(context.Background()); err == nil || strings.Contains(err.Error(), "wrong-s3cret-value") {
 		t.Fatalf("with the wrong secret: %v, want a refusal that does not show the secret", err)
 	}

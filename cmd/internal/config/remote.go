@@ -11,32 +11,34 @@ import (
 	"time"
 
 	"github.com/quotesync/quotesync/remote"
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // remoteKeys maps the fields of remote.Config that the file sets to their
-// keys, so that an error of remote.New reads in the file's words.
+// keys in a remote block, so that an error of remote.New reads in the
+// file's words.
 var remoteKeys = map[string]string{
-	"BaseURL":           "remote.base_url",
-	"Timeout":           "remote.timeout",
-	"MaxAttempts":       "remote.max_attempts",
-	"BackoffInitial":    "remote.backoff_initial",
-	"BackoffMax":        "remote.backoff_max",
-	"RateLimit":         "remote.rate_limit",
-	"Burst":             "remote.burst",
-	"MaxBodyBytes":      "remote.max_body_bytes",
-	"DraftUpdate":       "remote.draft_update",
-	"StatusMethod":      "remote.status_method",
-	"StatusPath":        "remote.status_path",
-	"BookingDateLayout": "remote.booking_date_layout",
+	"BaseURL":           "base_url",
+	"Timeout":           "timeout",
+	"MaxAttempts":       "max_attempts",
+	"BackoffInitial":    "backoff_initial",
+	"BackoffMax":        "backoff_max",
+	"RateLimit":         "rate_limit",
+	"Burst":             "burst",
+	"MaxBodyBytes":      "max_body_bytes",
+	"DraftUpdate":       "draft_update",
+	"StatusMethod":      "status_method",
+	"StatusPath":        "status_path",
+	"BookingDateLayout": "booking_date_layout",
 }
 
-// buildRemote checks the remote section and turns it into remote.Config
-// and a token source (when secrets is set). Every invalid key is reported
-// by its name in the file, so that a bad value stops every verb with exit
-// status 2 before anything is migrated or called.
-func (c *File) buildRemote(s *Settings, getenv func(string) string, secrets bool, userAgent string) error {
-	r := c.Remote
-	s.Daemon.Remote = remote.Config{
+// buildRemote checks one remote block, configured under key ("remote",
+// "remotes[1]"), and turns it into remote.Config and a token source (when
+// secrets is set) and says where the token comes from. Every invalid key
+// is reported by its name in the file, so that a bad value stops every
+// verb with exit status 2 before anything is migrated or called.
+func buildRemote(key string, r RemoteSection, getenv func(string) string, secrets bool, userAgent string) (qsync.Insurer, error) {
+	ins := qsync.Insurer{Key: key, Remote: remote.Config{
 		BaseURL:           r.BaseURL,
 		UserAgent:         userAgent,
 		Timeout:           r.Timeout,
@@ -50,43 +52,44 @@ func (c *File) buildRemote(s *Settings, getenv func(string) string, secrets bool
 		StatusMethod:      strings.ToUpper(r.StatusMethod),
 		StatusPath:        r.StatusPath,
 		BookingDateLayout: r.BookingDateLayout,
-	}
-	errs := validateRemote(r)
+	}}
+	errs := validateRemote(key, r)
 	if len(errs) == 0 {
 		// remote.New is the authority on its Config: a check it adds
 		// later still stops the file here, in the file's words.
-		if _, err := remote.New(s.Daemon.Remote, remote.StaticToken("")); err != nil {
-			errs = append(errs, remoteConfigError(err))
+		if _, err := remote.New(ins.Remote, remote.StaticToken("")); err != nil {
+			errs = append(errs, remoteConfigError(key, err))
 		}
 	}
-	tokens, from, err := buildToken(r.Token, getenv, secrets)
+	tokens, from, err := buildToken(key, r.Token, getenv, secrets)
 	errs = append(errs, err)
-	s.Daemon.Tokens, s.TokenFrom = tokens, from
-	return errors.Join(errs...)
+	ins.Tokens, ins.TokenFrom = tokens, from
+	return ins, errors.Join(errs...)
 }
 
-// validateRemote checks every key of the remote section but the token,
-// naming each key and its fix.
-func validateRemote(r RemoteSection) []error {
+// validateRemote checks every key of a remote block (configured under
+// key: "remote", "remotes[1]") but the token, naming each key and its
+// fix.
+func validateRemote(key string, r RemoteSection) []error {
 	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(key+"."+format, args...)) }
 	if r.BaseURL == "" {
-		add("remote.base_url: required, e.g. https://api.insurer.example")
+		add("base_url: required, e.g. https://api.insurer.example")
 	} else if u, err := url.Parse(r.BaseURL); err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		add("remote.base_url: %q must be an http(s) URL such as https://api.insurer.example", redactURL(r.BaseURL))
+		add("base_url: %q must be an http(s) URL such as https://api.insurer.example", redactURL(r.BaseURL))
 	} else if u.User != nil {
-		add("remote.base_url: %q must not hold a user or password; the token comes from remote.token", u.Redacted())
+		add("base_url: %q must not hold a user or password; the token comes from %s.token", u.Redacted(), key)
 	} else if u.RawQuery != "" || u.Fragment != "" {
-		add("remote.base_url: %q must have no query (?…) or fragment (#…)", u.Redacted())
+		add("base_url: %q must have no query (?…) or fragment (#…)", u.Redacted())
 	}
 	durations := []struct {
 		key string
 		v   time.Duration
 		def time.Duration
 	}{
-		{"remote.timeout", r.Timeout, remote.DefaultTimeout},
-		{"remote.backoff_initial", r.BackoffInitial, remote.DefaultBackoffInitial},
-		{"remote.backoff_max", r.BackoffMax, remote.DefaultBackoffMax},
+		{"timeout", r.Timeout, remote.DefaultTimeout},
+		{"backoff_initial", r.BackoffInitial, remote.DefaultBackoffInitial},
+		{"backoff_max", r.BackoffMax, remote.DefaultBackoffMax},
 	}
 	for _, d := range durations {
 		if d.v < 0 {
@@ -95,35 +98,35 @@ func validateRemote(r RemoteSection) []error {
 	}
 	initial, maxWait := cmp.Or(r.BackoffInitial, remote.DefaultBackoffInitial), cmp.Or(r.BackoffMax, remote.DefaultBackoffMax)
 	if r.BackoffInitial >= 0 && r.BackoffMax >= 0 && maxWait < initial {
-		add("remote.backoff_max: %s is shorter than remote.backoff_initial (%s); raise backoff_max or lower backoff_initial", maxWait, initial)
+		add("backoff_max: %s is shorter than %s.backoff_initial (%s); raise backoff_max or lower backoff_initial", maxWait, key, initial)
 	}
 	if r.MaxAttempts < 0 {
-		add("remote.max_attempts: %d must not be negative; 1 means no retry, 0 or no key the default, %d", r.MaxAttempts, remote.DefaultMaxAttempts)
+		add("max_attempts: %d must not be negative; 1 means no retry, 0 or no key the default, %d", r.MaxAttempts, remote.DefaultMaxAttempts)
 	}
 	if math.IsNaN(r.RateLimit) {
-		add("remote.rate_limit: must be a number of calls per second (negative: unlimited; 0 or no key: the default, %d)", remote.DefaultRateLimit)
+		add("rate_limit: must be a number of calls per second (negative: unlimited; 0 or no key: the default, %d)", remote.DefaultRateLimit)
 	}
 	if r.Burst < 0 {
-		add("remote.burst: %d must not be negative; 0 or no key means the default, %d", r.Burst, remote.DefaultBurst)
+		add("burst: %d must not be negative; 0 or no key means the default, %d", r.Burst, remote.DefaultBurst)
 	}
 	if r.MaxBodyBytes < 0 {
-		add("remote.max_body_bytes: %d must not be negative; 0 or no key means the default, %d", r.MaxBodyBytes, remote.DefaultMaxBodyBytes)
+		add("max_body_bytes: %d must not be negative; 0 or no key means the default, %d", r.MaxBodyBytes, remote.DefaultMaxBodyBytes)
 	}
 	switch strings.ToLower(r.DraftUpdate) {
 	case "", remote.DraftUpdateRepost, remote.DraftUpdatePut:
 	default:
-		add("remote.draft_update: %q must be %s or %s", r.DraftUpdate, remote.DraftUpdateRepost, remote.DraftUpdatePut)
+		add("draft_update: %q must be %s or %s", r.DraftUpdate, remote.DraftUpdateRepost, remote.DraftUpdatePut)
 	}
 	switch strings.ToUpper(r.StatusMethod) {
 	case "", "PUT", "POST":
 	default:
-		add("remote.status_method: %q must be PUT or POST", r.StatusMethod)
+		add("status_method: %q must be PUT or POST", r.StatusMethod)
 	}
 	if err := validateStatusPath(r.StatusPath); err != nil {
-		errs = append(errs, err)
+		add("%w", err)
 	}
 	if err := validateDateLayout(r.BookingDateLayout); err != nil {
-		errs = append(errs, err)
+		add("%w", err)
 	}
 	return errs
 }
@@ -142,7 +145,7 @@ func validateStatusPath(p string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("remote.status_path: %q must be one of %s", p, strings.Join(statusPaths, ", "))
+	return fmt.Errorf("status_path: %q must be one of %s", p, strings.Join(statusPaths, ", "))
 }
 
 // validateDateLayout checks that remote.booking_date_layout writes a whole
@@ -154,21 +157,22 @@ func validateDateLayout(layout string) error {
 	want := time.Date(2031, time.November, 23, 0, 0, 0, 0, time.UTC)
 	got, err := time.Parse(layout, want.Format(layout))
 	if err != nil || got.Year() != want.Year() || got.Month() != want.Month() || got.Day() != want.Day() {
-		return fmt.Errorf("remote.booking_date_layout: %q is not a Go time layout of a whole date (year, month and day); write it with Go's reference date, e.g. 2006-01-02 (the default) or 02/01/2006", layout)
+		return fmt.Errorf("booking_date_layout: %q is not a Go time layout of a whole date (year, month and day); write it with Go's reference date, e.g. 2006-01-02 (the default) or 02/01/2006", layout)
 	}
 	return nil
 }
 
 // remoteConfigError rewrites an error of remote.New about a field of
-// remote.Config (a *remote.ConfigError) to name the field's key.
-func remoteConfigError(err error) error {
+// remote.Config (a *remote.ConfigError) to name the field's key in the
+// remote block configured under key.
+func remoteConfigError(key string, err error) error {
 	var ce *remote.ConfigError
 	if errors.As(err, &ce) {
-		if key, ok := remoteKeys[ce.Field]; ok {
-			return fmt.Errorf("%s: %w", key, ce.Err)
+		if name, ok := remoteKeys[ce.Field]; ok {
+			return fmt.Errorf("%s.%s: %w", key, name, ce.Err)
 		}
 	}
-	return fmt.Errorf("remote: %w", err)
+	return fmt.Errorf("%s: %w", key, err)
 }
 
 // redactURL hides the user information of a URL that does not parse well
@@ -190,11 +194,13 @@ func redactURL(s string) string {
 	return out
 }
 
-// buildToken checks the token section and, when secrets is set, makes the
-// token source (a file or a variable is read when the token is used).
-func buildToken(t TokenSection, getenv func(string) string, secrets bool) (remote.TokenSource, string, error) {
+// buildToken checks the token section of the remote block configured
+// under key and, when secrets is set, makes the token source (a file or a
+// variable is read when the token is used).
+func buildToken(key string, t TokenSection, getenv func(string) string, secrets bool) (remote.TokenSource, string, error) {
+	key += ".token"
 	if t.Value != "" {
-		return nil, "", errors.New("remote.token.value: the token must not be written in the YAML; put it in a file (remote.token.file, e.g. ${CREDENTIALS_DIRECTORY}/token) or an environment variable (remote.token.env)")
+		return nil, "", fmt.Errorf("%s.value: the token must not be written in the YAML; put it in a file (%s.file, e.g. ${CREDENTIALS_DIRECTORY}/token) or an environment variable (%s.env)", key, key, key)
 	}
 	n := 0
 	for _, set := range []bool{t.File != "", t.Env != "", t.OAuth2 != nil} {
@@ -203,14 +209,14 @@ func buildToken(t TokenSection, getenv func(string) string, secrets bool) (remot
 		}
 	}
 	if n != 1 {
-		return nil, "", errors.New("remote.token: set exactly one of file (e.g. ${CREDENTIALS_DIRECTORY}/token), env (a variable name) or oauth2")
+		return nil, "", fmt.Errorf("%s: set exactly one of file (e.g. ${CREDENTIALS_DIRECTORY}/token), env (a variable name) or oauth2", key)
 	}
 	switch {
 	case t.File != "":
 		if !secrets {
 			return nil, "file " + t.File, nil
 		}
-		path, err := expandPath("remote.token.file", t.File, getenv)
+		path, err := expandPath(key+".file", t.File, getenv)
 		if err != nil {
 			return nil, "", err
 		}
@@ -219,21 +225,22 @@ func buildToken(t TokenSection, getenv func(string) string, secrets bool) (remot
 		return envToken{name: t.Env, getenv: getenv}, "environment variable " + t.Env, nil
 	}
 	o := t.OAuth2
+	key += ".oauth2"
 	if o.ClientSecret != "" {
-		return nil, "", errors.New("remote.token.oauth2.client_secret: the secret must not be written in the YAML; use client_secret_file (e.g. ${CREDENTIALS_DIRECTORY}/token) or client_secret_env")
+		return nil, "", fmt.Errorf("%s.client_secret: the secret must not be written in the YAML; use client_secret_file (e.g. ${CREDENTIALS_DIRECTORY}/token) or client_secret_env", key)
 	}
 	var errs []error
 	if u, err := url.Parse(o.TokenURL); o.TokenURL == "" || err != nil || u.Host == "" {
-		errs = append(errs, fmt.Errorf("remote.token.oauth2.token_url: %q must be the URL of the token endpoint", o.TokenURL))
+		errs = append(errs, fmt.Errorf("%s.token_url: %q must be the URL of the token endpoint", key, o.TokenURL))
 	}
 	if o.ClientID == "" {
-		errs = append(errs, errors.New("remote.token.oauth2.client_id: required"))
+		errs = append(errs, fmt.Errorf("%s.client_id: required", key))
 	}
 	if (o.ClientSecretFile == "") == (o.ClientSecretEnv == "") {
-		errs = append(errs, errors.New("remote.token.oauth2: set one of client_secret_file and client_secret_env"))
+		errs = append(errs, fmt.Errorf("%s: set one of client_secret_file and client_secret_env", key))
 	}
 	if o.ExpiryLeeway < 0 {
-		errs = append(errs, errors.New("remote.token.oauth2.expiry_leeway: must not be negative"))
+		errs = append(errs, fmt.Errorf("%s.expiry_leeway: must not be negative", key))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, "", err
@@ -242,7 +249,7 @@ func buildToken(t TokenSection, getenv func(string) string, secrets bool) (remot
 	if !secrets {
 		return nil, from, nil
 	}
-	secret, err := readSecret("remote.token.oauth2.client_secret", o.ClientSecretFile, o.ClientSecretEnv, getenv, false)
+	secret, err := readSecret(key+".client_secret", o.ClientSecretFile, o.ClientSecretEnv, getenv, false)
 	if err != nil {
 		return nil, "", err
 	}
@@ -258,7 +265,7 @@ func buildToken(t TokenSection, getenv func(string) string, secrets bool) (remot
 		// Read at every token fetch: a secret fixed on disk after a
 		// refusal is used at the next attempt, without a reload.
 		cc.SecretFunc = func() (string, error) {
-			return readSecret("remote.token.oauth2.client_secret", o.ClientSecretFile, "", getenv, false)
+			return readSecret(key+".client_secret", o.ClientSecretFile, "", getenv, false)
 		}
 	}
 	return remote.ClientCredentials(cc), from, nil

@@ -76,10 +76,9 @@ func TestRemoteSettingsInvalid(t *testing.T) {
 			if !tt.remoteToo {
 				return
 			}
-			s := &Settings{}
-			_ = fc.buildRemote(s, func(string) string { return "" }, false, "")
-			if _, err := remote.New(s.Daemon.Remote, remote.StaticToken("t")); err == nil {
-				t.Errorf("remote.New accepts what build refuses: %+v", s.Daemon.Remote)
+			ins, _ := buildRemote("remote", fc.Remote, func(string) string { return "" }, false, "")
+			if _, err := remote.New(ins.Remote, remote.StaticToken("t")); err == nil {
+				t.Errorf("remote.New accepts what build refuses: %+v", ins.Remote)
 			}
 		})
 	}
@@ -109,7 +108,7 @@ func TestRemoteSettingsValid(t *testing.T) {
 			if err != nil {
 				t.Fatalf("build: %v", err)
 			}
-			if _, err := remote.New(set.Daemon.Remote, remote.StaticToken("t")); err != nil {
+			if _, err := remote.New(set.Daemon.Insurers[0].Remote, remote.StaticToken("t")); err != nil {
 				t.Errorf("remote.New refuses what build accepts: %v", err)
 			}
 		})
@@ -144,7 +143,7 @@ func TestRemoteConfigErrorNamesKeys(t *testing.T) {
 			if err == nil {
 				t.Fatalf("remote.New accepted %+v", cfg)
 			}
-			got := remoteConfigError(err).Error()
+			got := remoteConfigError("remote", err).Error()
 			if !strings.HasPrefix(got, tt.key+": ") {
 				t.Errorf("remoteConfigError(%q) = %q, want it to start with %q", err, got, tt.key+": ")
 			}
@@ -157,10 +156,10 @@ func TestRemoteConfigErrorNamesKeys(t *testing.T) {
 // remote.Config.
 func TestRemoteConfigErrorByField(t *testing.T) {
 	err := fmt.Errorf("open the client again: %w", &remote.ConfigError{Field: "DraftUpdate", Err: errors.New("must be repost or put")})
-	if got, want := remoteConfigError(err).Error(), "remote.draft_update: must be repost or put"; got != want {
+	if got, want := remoteConfigError("remote", err).Error(), "remote.draft_update: must be repost or put"; got != want {
 		t.Errorf("remoteConfigError = %q, want %q", got, want)
 	}
-	if got, want := remoteConfigError(errors.New("something else")).Error(), "remote: something else"; got != want {
+	if got, want := remoteConfigError("remote", errors.New("something else")).Error(), "remote: something else"; got != want {
 		t.Errorf("remoteConfigError of an untyped error = %q, want %q", got, want)
 	}
 	fields := reflect.TypeFor[remote.Config]()

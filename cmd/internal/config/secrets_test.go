@@ -97,7 +97,7 @@ func TestRedactBasicAuthAndRotatedToken(t *testing.T) {
 		if err := os.WriteFile(path, []byte("rotated-token-7f\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if tok, err := set.Daemon.Tokens.Token(t.Context()); err != nil || tok != "rotated-token-7f" {
+		if tok, err := set.Daemon.Insurers[0].Tokens.Token(t.Context()); err != nil || tok != "rotated-token-7f" {
 			t.Fatalf("Token after the rotation = %q, %v", tok, err)
 		}
 		if got := set.Redact.Redact("echo: rotated-token-7f"); got != "echo: "+redact.Mark {

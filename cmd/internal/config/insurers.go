@@ -1,0 +1,116 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/quotesync/quotesync/shopdb"
+	qsync "github.com/quotesync/quotesync/sync"
+)
+
+// RemoteEntry is one insurer of remotes:: the keys of a remote: block, a
+// name, and optionally the insurer's own work types, schedule and
+// concurrency.
+type RemoteEntry struct {
+	// Name keys the insurer's state for the life of the install: letters,
+	// digits, - and _, 1 to 32 characters, unique. Required.
+	Name          string `yaml:"name"`
+	RemoteSection `yaml:",inline"`
+	// WorkTypes are merged over shop.work_types: the insurer's entry wins
+	// for a code. Default: none (the shop's).
+	WorkTypes map[string]string `yaml:"work_types"`
+	// Schedule and Concurrency replace sync.schedule and sync.concurrency
+	// for this insurer; "" and 0: the sync section's.
+	Schedule    string `yaml:"schedule"`
+	Concurrency int    `yaml:"concurrency"`
+}
+
+// remoteSet reports whether the file has a remote: block (an empty one
+// counts as none).
+func (c *File) remoteSet() bool { return !reflect.ValueOf(c.Remote).IsZero() }
+
+// remoteBlocks are the file's remote blocks, each with the key it is
+// configured under: the lone remote: ("remote"), or each of remotes:
+// ("remotes[1]").
+func (c *File) remoteBlocks() []struct {
+	key string
+	r   RemoteSection
+} {
+	type block = struct {
+		key string
+		r   RemoteSection
+	}
+	if len(c.Remotes) == 0 {
+		return []block{{"remote", c.Remote}}
+	}
+	out := make([]block, len(c.Remotes))
+	for i, e := range c.Remotes {
+		out[i] = block{fmt.Sprintf("remotes[%d]", i), e.RemoteSection}
+	}
+	return out
+}
+
+// buildInsurers checks remote: or remotes: and turns them into the
+// daemon's insurers (a lone remote: is the insurer qsync.DefaultInsurer),
+// reading the tokens when secrets is set. Every problem names its key.
+func (c *File) buildInsurers(s *Settings, getenv func(string) string, secrets bool, userAgent string) error {
+	if c.remoteSet() && len(c.Remotes) > 0 {
+		return errors.New("remote and remotes: set one, not both: remote: for a single insurer, remotes: (a list, each with a name) for several; move the remote: block under remotes: with a name")
+	}
+	if len(c.Remotes) == 0 {
+		ins, err := buildRemote("remote", c.Remote, getenv, secrets, userAgent)
+		ins.Name = qsync.DefaultInsurer
+		s.Daemon.Insurers, s.TokenFrom = []qsync.Insurer{ins}, ins.TokenFrom
+		return err
+	}
+	loc := time.Local
+	if tz := c.Sync.TimeZone; tz != "" && tz != "Local" {
+		if l, err := time.LoadLocation(tz); err == nil {
+			loc = l // a bad zone is sync.time_zone's error
+		}
+	}
+	var errs []error
+	seen := map[string]int{}
+	for i, e := range c.Remotes {
+		key := fmt.Sprintf("remotes[%d]", i)
+		ins, err := buildRemote(key, e.RemoteSection, getenv, secrets, userAgent)
+		errs = append(errs, err)
+		ins.Name, ins.Schedule, ins.Concurrency = e.Name, e.Schedule, e.Concurrency
+		switch j, dup := seen[e.Name]; {
+		case e.Name == "":
+			errs = append(errs, fmt.Errorf("%s.name: required: 1 to %d letters, digits, - or _; it keys the insurer's requests in quotesync's tables, so choose it for good", key, shopdb.MaxInsurerLen))
+		case shopdb.CheckInsurerName(e.Name) != nil:
+			errs = append(errs, fmt.Errorf("%s.name: %w", key, shopdb.CheckInsurerName(e.Name)))
+		case dup:
+			errs = append(errs, fmt.Errorf("%s.name: %q is remotes[%d]'s name too; each insurer needs its own (it keys its state)", key, e.Name, j))
+		default:
+			seen[e.Name] = i
+		}
+		if e.Schedule != "" {
+			errs = append(errs, qsync.CheckSchedule(key+".schedule", e.Schedule, loc))
+		}
+		if e.Concurrency < 0 || e.Concurrency > 256 {
+			errs = append(errs, fmt.Errorf("%s.concurrency: %d is out of range; use 1 to 256, or 0 (no key) for sync.concurrency", key, e.Concurrency))
+		}
+		if len(e.WorkTypes) > 0 {
+			ins.WorkTypes = maps.Clone(c.Shop.WorkTypes)
+			if ins.WorkTypes == nil {
+				ins.WorkTypes = map[string]string{}
+			}
+			for _, code := range slices.Sorted(maps.Keys(e.WorkTypes)) {
+				if strings.TrimSpace(code) == "" || strings.TrimSpace(e.WorkTypes[code]) == "" {
+					errs = append(errs, fmt.Errorf("%s.work_types.%s: code and work type must both be non-empty", key, code))
+				}
+				ins.WorkTypes[code] = e.WorkTypes[code]
+			}
+		}
+		s.Daemon.Insurers = append(s.Daemon.Insurers, ins)
+	}
+	s.TokenFrom = s.Daemon.Insurers[0].TokenFrom
+	return errors.Join(errs...)
+}

@@ -1,0 +1,241 @@
+package shopdb
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// DefaultInsurer is the name of the insurer of a lone remote: section,
+// and the insurer whose rows the DB Open returns works on.
+const DefaultInsurer = "default"
+
+// MaxInsurerLen is the longest insurer name: the width of the insurer
+// columns of quotesync's tables.
+const MaxInsurerLen = 32
+
+// insurerPattern is what an insurer name may hold.
+var insurerPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+
+// CheckInsurerName refuses a name that cannot key an insurer's state:
+// one to 32 letters, digits, "-" or "_".
+func CheckInsurerName(name string) error {
+	if !insurerPattern.MatchString(name) {
+		return fmt.Errorf("%q is not an insurer name: use 1 to %d letters, digits, - or _ (it keys the insurer's state: choose it for good)", name, MaxInsurerLen)
+	}
+	return nil
+}
+
+// workTypesKey is where the shop's work types are configured.
+const workTypesKey = "shop.work_types"
+
+// Insurer returns a DB that works on the rows of the insurer name, on the
+// same pool: its requests' rows and events, and :insurer in the mapping's
+// statements; its jobs' lines are read with Config.WorkTypes (see
+// WithWorkTypes). Nothing is read or checked: a name that does not pass
+// CheckInsurerName simply matches no row.
+func (db *DB) Insurer(name string) *DB {
+	return &DB{pool: db.pool, insurer: name, workTypes: db.cfg.WorkTypes, workKey: workTypesKey}
+}
+
+// WithWorkTypes returns db reading its jobs' lines with workTypes (the
+// shop's merged with its insurer's own), configured under key (for
+// messages, e.g. "shop.work_types or remotes[aa].work_types").
+func (db *DB) WithWorkTypes(workTypes map[string]string, key string) *DB {
+	return &DB{pool: db.pool, insurer: db.insurer, workTypes: workTypes, workKey: key}
+}
+
+// InsurerName is the name of the insurer whose rows db works on.
+func (db *DB) InsurerName() string { return db.insurer }
+
+// UnnamedRequests counts the requests written before insurers had names
+// (insurer ”): Adopt gives them to one; 0 when the state tables do not
+// exist yet.
+func (db *DB) UnnamedRequests(ctx context.Context) (int, error) {
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	var n int
+	err := db.x.GetContext(ctx, &n, "SELECT COUNT(*) FROM "+db.t.requests+" WHERE insurer = ''")
+	if mysqlErrno(err) == errNoSuchTable {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("count the requests written before insurers: %w", err)
+	}
+	return n, nil
+}
+
+// Adopted counts what Adopt gave an insurer.
+type Adopted struct {
+	Requests, Events, Deliveries, Settings int
+}
+
+// Any reports whether anything was adopted.
+func (a Adopted) Any() bool { return a.Requests+a.Events+a.Deliveries+a.Settings > 0 }
+
+// Adopt gives the rows written before insurers had names (insurer ”) to
+// the insurer name: requests, events and outbox rows, one UPDATE each,
+// and renames the settings of renames (old name → new name; a new name
+// set already wins), all in one transaction. Running it again adopts
+// nothing.
+func (db *DB) Adopt(ctx context.Context, name string, renames map[string]string) (Adopted, error) {
+	var a Adopted
+	if err := CheckInsurerName(name); err != nil {
+		return a, fmt.Errorf("adopt the rows written before insurers: %w", err)
+	}
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	err := db.inTx(ctx, func(tx *sqlx.Tx) error {
+		for _, u := range []struct {
+			table string
+			n     *int
+		}{{db.t.requests, &a.Requests}, {db.t.events, &a.Events}, {db.t.outbox, &a.Deliveries}} {
+			res, err := tx.ExecContext(ctx, "UPDATE "+u.table+" SET insurer = ? WHERE insurer = ''", name)
+			if err != nil {
+				return fmt.Errorf("adopt the rows of %s: %w", u.table, err)
+			}
+			if *u.n, err = affected(res); err != nil {
+				return err
+			}
+		}
+		for _, old := range sortedKeys(renames) {
+			res, err := tx.ExecContext(ctx, "UPDATE IGNORE "+db.t.settings+" SET name = ? WHERE name = ?", renames[old], old)
+			if err != nil {
+				return fmt.Errorf("rename setting %s: %w", old, err)
+			}
+			n, err := affected(res)
+			if err != nil {
+				return err
+			}
+			a.Settings += n
+		}
+		return nil
+	})
+	if err != nil {
+		return Adopted{}, err
+	}
+	return a, nil
+}
+
+func affected(res sql.Result) (int, error) {
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// StrandedInsurer is an insurer no longer configured that still has live
+// requests: how many, and the first of them.
+type StrandedInsurer struct {
+	Insurer  string
+	Count    int
+	Requests []string // at most the limit Stranded was given, oldest first
+}
+
+// Stranded returns the insurers not among names (and not ”) with
+// requests in one of phases, each with up to limit of their request ids;
+// none when the state tables do not exist yet.
+func (db *DB) Stranded(ctx context.Context, names []string, phases []Phase, limit int) ([]StrandedInsurer, error) {
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	if len(names) == 0 || len(phases) == 0 {
+		return nil, errors.New("read the requests of insurers no longer configured: no insurer or no phase given")
+	}
+	text, args, err := sqlx.In("SELECT insurer, COUNT(*) FROM "+db.t.requests+
+		" WHERE phase IN (?) AND insurer NOT IN (?) AND insurer <> '' GROUP BY insurer ORDER BY insurer", phaseStrings(phases), names)
+	if err != nil {
+		return nil, err
+	}
+	var out []StrandedInsurer
+	rows, err := db.x.QueryContext(ctx, text, args...)
+	if mysqlErrno(err) == errNoSuchTable {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s StrandedInsurer
+		if err := rows.Scan(&s.Insurer, &s.Count); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		text, args, err := sqlx.In("SELECT request_id FROM "+db.t.requests+" WHERE insurer = ? AND phase IN (?)"+
+			" ORDER BY created_at, request_id LIMIT "+strconv.Itoa(max(limit, 1)), out[i].Insurer, phaseStrings(phases))
+		if err != nil {
+			return nil, err
+		}
+		if err := db.x.SelectContext(ctx, &out[i].Requests, text, args...); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// RequestsByID returns the rows of a request id under every insurer (two
+// insurers' services may use one id), ordered by insurer; none when no
+// insurer tracks it.
+func (db *DB) RequestsByID(ctx context.Context, requestID string) ([]Request, error) {
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	rs, err := db.queryRequests(ctx, db.x, "SELECT "+requestColumns+" FROM "+db.t.requests+
+		" WHERE request_id = ? ORDER BY insurer", requestID)
+	if mysqlErrno(err) == errNoSuchTable {
+		err = ErrNoStateTables
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read request %s: %w", requestID, err)
+	}
+	return rs, nil
+}
+
+// Move moves cur, a request of db's insurer, to the insurer to, with ev
+// (recorded as to's), in one transaction: its row (compare-and-set on
+// cur's version: ErrStale when it changed meanwhile; Version+1 and
+// UpdatedAt now), its events and its deliveries. ErrExists when to has a
+// request with the same id already. It returns the row as stored.
+func (db *DB) Move(ctx context.Context, cur Request, to string, ev Event) (Request, error) {
+	if err := CheckInsurerName(to); err != nil {
+		return Request{}, fmt.Errorf("move request %s: %w", cur.RequestID, err)
+	}
+	parent := ctx
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	next := cur
+	next.Insurer, next.Version, next.UpdatedAt = to, cur.Version+1, now()
+	err := db.inTx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE "+db.t.requests+" SET insurer = ?, version = version + 1, updated_at = ?"+
+			" WHERE insurer = ? AND request_id = ? AND version = ?", to, next.UpdatedAt, db.insurer, cur.RequestID, cur.Version)
+		if mysqlErrno(err) == errDupEntry {
+			return fmt.Errorf("insurer %s tracks a request %s already: %w", to, cur.RequestID, ErrExists)
+		}
+		if err != nil {
+			return err
+		}
+		if n, err := affected(res); err != nil || n == 0 {
+			return cmp.Or(err, ErrStale)
+		}
+		for _, table := range []string{db.t.events, db.t.outbox} {
+			if _, err := tx.ExecContext(ctx, "UPDATE "+table+" SET insurer = ? WHERE insurer = ? AND request_id = ?",
+				to, db.insurer, cur.RequestID); err != nil {
+				return err
+			}
+		}
+		ev.Insurer = to
+		return db.recordEvent(ctx, tx, ev, cur, next)
+	})
+	if err != nil {
+		return Request{}, fmt.Errorf("move request %s from insurer %s to %s: %w", cur.RequestID, db.insurer, to, db.explainWait(parent, err))
+	}
+	return next, nil
+}

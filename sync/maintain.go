@@ -1,0 +1,153 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/quotesync/quotesync/shopdb"
+)
+
+// The maintenance of insurers (`quotesync insurers`): giving the rows
+// written before insurers had names to one, and moving or ending the
+// requests of an insurer no longer configured. Moves and ends go through
+// the executor, request by request, so that every observer sees each.
+
+// EventMoved reports a request moved to another insurer.
+const EventMoved EventKind = "moved"
+
+// decideEnd is the change that ends a live request of an insurer no
+// longer configured: gone, for that reason. Its job number is freed
+// for the shop (release_job does not run: the job may hold work the
+// shop keeps) and kept in the row for the report.
+func decideEnd(cur shopdb.Request) (change, error) {
+	if !IsOpen(cur.Phase) {
+		return change{}, fmt.Errorf("end request %s: it is %s already, not live", cur.RequestID, cur.Phase)
+	}
+	next := cur
+	next.Phase, next.Reason, next.Intent = PhaseGone, ReasonInsurerEnded, IntentNone
+	next.Attempts, next.NextAttemptAt = 0, time.Time{}
+	detail := "ended with its insurer (quotesync insurers end)"
+	if cur.JobNumber != "" {
+		next.JobNumber, next.ReleasedJob = "", cur.JobNumber
+		detail += fmt.Sprintf("; job %s is no longer held by quotesync: the shop keeps it", cur.JobNumber)
+	}
+	next.LastError = detail
+	return change{cur: cur, next: next, ev: Event{Kind: EventGone, Detail: detail}}, nil
+}
+
+// maintenance returns a state-only engine of the insurer name, which is
+// not configured: its requests are changed through the executor as the
+// configured insurers' are, and reach the same observers.
+func (d *Daemon) maintenance(name string) (*Engine, error) {
+	if d.EngineOf(name) != nil {
+		return nil, fmt.Errorf("insurer %s is configured: remove it from remotes: first (the daemon would go on working its requests)", name)
+	}
+	if err := shopdb.CheckInsurerName(name); err != nil {
+		return nil, err
+	}
+	cfg := d.Engine.cfg
+	cfg.Insurer = name
+	e, err := New(cfg, d.Engine.remote, d.DB.Insurer(name), d.Engine.log, d.obs...)
+	if err != nil {
+		return nil, err
+	}
+	e.outbox = d.Outbox
+	return e, nil
+}
+
+// Adopt gives the rows written before insurers had names to the
+// configured insurer name (see shopdb.DB.Adopt), with the status form
+// auto mode found then.
+func (d *Daemon) Adopt(ctx context.Context, name string) (shopdb.Adopted, error) {
+	if d.EngineOf(name) == nil {
+		return shopdb.Adopted{}, fmt.Errorf("adopt the rows written before insurers: insurer %s is not configured (configured: %s)", name, d.names())
+	}
+	return d.DB.Adopt(ctx, name, map[string]string{settingStatusForm: StatusFormKey(name)})
+}
+
+// Move moves every request of the insurer from, which is not configured,
+// to the configured insurer to (a rename), each with its events and
+// deliveries, through the executor: an event "moved" each. A request id
+// to tracks already is not moved; its error is among errs, and the others
+// go on. It returns the rows as moved.
+func (d *Daemon) Move(ctx context.Context, from, to string) (moved []shopdb.Request, errs []error, err error) {
+	if d.EngineOf(to) == nil {
+		return nil, nil, fmt.Errorf("move requests to insurer %s: it is not configured (configured: %s)", to, d.names())
+	}
+	e, err := d.maintenance(from)
+	if err != nil {
+		return nil, nil, fmt.Errorf("move the requests of insurer %s: %w", from, err)
+	}
+	rows, err := d.DB.ListRequests(ctx, shopdb.ListQuery{Insurer: from})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range slices.Backward(rows) { // oldest first
+		saved, err := e.move(ctx, r, to)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		moved = append(moved, saved)
+	}
+	return moved, errs, nil
+}
+
+// End ends every live request of the insurer from, which is not
+// configured (see decideEnd), through the executor. It returns the rows
+// as ended; a row that changed meanwhile is among errs.
+func (d *Daemon) End(ctx context.Context, from string) (ended []shopdb.Request, errs []error, err error) {
+	e, err := d.maintenance(from)
+	if err != nil {
+		return nil, nil, fmt.Errorf("end the requests of insurer %s: %w", from, err)
+	}
+	rows, err := d.DB.ListRequests(ctx, shopdb.ListQuery{Insurer: from, Hide: closedPhases()})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range slices.Backward(rows) {
+		ch, err := decideEnd(r)
+		if err == nil {
+			var saved shopdb.Request
+			if saved, _, err = e.commit(ctx, ch); err == nil {
+				ended = append(ended, saved)
+				continue
+			}
+		}
+		errs = append(errs, fmt.Errorf("end request %s: %w", r.RequestID, err))
+	}
+	return ended, errs, nil
+}
+
+// names lists the configured insurers, for messages.
+func (d *Daemon) names() string {
+	var out string
+	for i, e := range d.Engines {
+		if i > 0 {
+			out += ", "
+		}
+		out += e.cfg.Insurer
+	}
+	return out
+}
+
+// move is the executor's move of cur to the insurer to: the row, its
+// events and deliveries in one transaction with the event "moved", which
+// is reported as to's.
+func (e *Engine) move(ctx context.Context, cur shopdb.Request, to string) (shopdb.Request, error) {
+	ev := Event{Kind: EventMoved, Insurer: to, Request: cur.RequestID, Claim: cur.ClaimNumber, Job: cur.JobNumber,
+		From: cur.Phase, To: cur.Phase, Reason: cur.Reason,
+		Detail: fmt.Sprintf("moved from insurer %s to %s (quotesync insurers move)", e.cfg.Insurer, to)}
+	saved, err := e.store.Move(ctx, cur, to, stored(ev))
+	if errors.Is(err, shopdb.ErrExists) {
+		return cur, fmt.Errorf("move request %s: %w", cur.RequestID, err)
+	}
+	if err != nil {
+		return cur, err
+	}
+	e.report(saved, ev)
+	return saved, nil
+}
