@@ -70,7 +70,7 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "quotesync history: %s is not tracked: quotesync's state tables do not exist yet in %s (the first start of 'quotesync run' or 'once' creates them)\n", termtext.Safe(arg), db.Config().Database)
 		return exitFailure
 	}
-	stories, err := statuspage.FindStories(ctx, db, arg, n)
+	stories, err := statuspage.FindStories(ctx, db, statuspage.Lookup{Arg: arg, Configured: set.Daemon.Names(), Limit: n})
 	switch {
 	case errors.Is(err, statuspage.ErrNotFound):
 		fmt.Fprintf(stderr, "quotesync history: no tracked request has the id or the job number %q; 'quotesync status --all' lists the requests quotesync knows\n", arg)
