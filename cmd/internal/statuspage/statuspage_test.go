@@ -362,7 +362,7 @@ func TestPageInsurers(t *testing.T) {
 	mustContain(t, "the list", body, "3 tracked · 1 need a person",
 		`<a href="/status" aria-current="page">All insurers (3)</a>`, `<a href="/status?insurer=aa">aa (1)</a>`,
 		`<a href="/status?insurer=bb">bb (1)</a>`, `<a href="/status?insurer=cc">cc (1) · not configured</a>`,
-		`<li data-insurer="bb"><a href="/status?insurer=bb">bb</a> 1 tracked · 1 need a person · <span class="phase phase-rejected"`)
+		`<p class="muted" data-insurer="bb"><a href="/status?insurer=bb">bb</a>: 1 tracked · 1 need a person · <span title="refused by the remote; needs a person">1 rejected</span></p>`)
 
 	_, body, _ = get(t, srv.URL+"/status?insurer=aa")
 	mustContain(t, "aa's list", body, "<h1>Quote requests of aa</h1>", "1 tracked · 0 need a person",
