@@ -84,26 +84,38 @@ func (db *DB) RequestsOfJob(ctx context.Context, job string) ([]Request, error) 
 	return rs, nil
 }
 
-// LatestEvents returns, for each request of ids, its newest event (none
+// RequestKey names one request: its insurer and its id (two insurers'
+// services may use one id).
+type RequestKey struct {
+	Insurer, RequestID string
+}
+
+// Key is the key of r.
+func (r Request) Key() RequestKey { return RequestKey{Insurer: r.Insurer, RequestID: r.RequestID} }
+
+// LatestEvents returns, for each request of keys, its newest event (none
 // for a request without events), in one statement.
-func (db *DB) LatestEvents(ctx context.Context, ids []string) (map[string]Event, error) {
-	out := make(map[string]Event, len(ids))
-	if len(ids) == 0 {
+func (db *DB) LatestEvents(ctx context.Context, keys []RequestKey) (map[RequestKey]Event, error) {
+	out := make(map[RequestKey]Event, len(keys))
+	if len(keys) == 0 {
 		return out, nil
 	}
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
-	text, args, err := sqlx.In("SELECT "+eventColumns+" FROM "+db.t.events+" WHERE id IN (SELECT MAX(id) FROM "+
-		db.t.events+" WHERE request_id IN (?) GROUP BY request_id)", ids)
-	if err != nil {
-		return nil, fmt.Errorf("read latest events: %w", err)
+	// A row constructor list: MariaDB reads it as ranges of the index on
+	// (insurer, request_id, id), which sqlx.In cannot expand.
+	args := make([]any, 0, 2*len(keys))
+	for _, k := range keys {
+		args = append(args, k.Insurer, k.RequestID)
 	}
-	evs, err := db.queryEvents(ctx, text, args...)
+	pairs := strings.TrimSuffix(strings.Repeat("(?, ?), ", len(keys)), ", ")
+	evs, err := db.queryEvents(ctx, "SELECT "+eventColumns+" FROM "+db.t.events+" WHERE id IN (SELECT MAX(id) FROM "+
+		db.t.events+" WHERE (insurer, request_id) IN ("+pairs+") GROUP BY insurer, request_id)", args...)
 	if err != nil {
 		return nil, fmt.Errorf("read latest events: %w", err)
 	}
 	for _, ev := range evs {
-		out[ev.RequestID] = ev
+		out[RequestKey{Insurer: ev.Insurer, RequestID: ev.RequestID}] = ev
 	}
 	return out, nil
 }

@@ -93,16 +93,28 @@ func TestEventsForPage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Another insurer's service uses the id r1 too; its newest event is
+	// newer than the first's.
+	bb := db.Insurer("bb")
+	if _, err := bb.Insert(ctx, shopdb.Request{RequestID: "r1", JobNumber: "JB1", Phase: phReserved},
+		shopdb.Event{Kind: "reserved", To: phReserved}); err != nil {
+		t.Fatal(err)
+	}
+	key := func(ins, id string) shopdb.RequestKey { return shopdb.RequestKey{Insurer: ins, RequestID: id} }
 	n := trips(db)
-	last, err := db.LatestEvents(ctx, []string{"r1", "r3", "nobody"})
+	last, err := db.LatestEvents(ctx, []shopdb.RequestKey{key("default", "r1"), key("default", "r3"), key("default", "nobody"), key("bb", "r1")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := n(); got != 1 {
 		t.Errorf("LatestEvents took %d round trips, want 1", got)
 	}
-	if len(last) != 2 || last["r1"].Kind != "accepted" || last["r3"].Kind != "reserved" {
-		t.Errorf("latest events = %+v, want r1 accepted and r3 reserved", last)
+	if len(last) != 3 || last[key("default", "r1")].Kind != "accepted" || last[key("default", "r3")].Kind != "reserved" ||
+		last[key("bb", "r1")].Kind != "reserved" || last[key("bb", "r1")].Job != "JB1" {
+		t.Errorf("latest events = %+v, want default's r1 accepted, r3 reserved and bb's r1 reserved (job JB1)", last)
+	}
+	if only, err := db.LatestEvents(ctx, []shopdb.RequestKey{key("default", "r1")}); err != nil || len(only) != 1 || only[key("default", "r1")].Kind != "accepted" {
+		t.Errorf("latest events of default's r1 alone = %+v (%v), want its accepted event only", only, err)
 	}
 
 	// r2 gives its job up; r4 later gets the same number.
@@ -141,7 +153,7 @@ func TestPageWithoutStateTables(t *testing.T) {
 	if _, err := db.RequestsPage(ctx, shopdb.PageQuery{Limit: 10}); !errors.Is(err, shopdb.ErrNoStateTables) {
 		t.Errorf("RequestsPage without tables: %v, want ErrNoStateTables", err)
 	}
-	if _, err := db.LatestEvents(ctx, []string{"x"}); !errors.Is(err, shopdb.ErrNoStateTables) {
+	if _, err := db.LatestEvents(ctx, []shopdb.RequestKey{{Insurer: "default", RequestID: "x"}}); !errors.Is(err, shopdb.ErrNoStateTables) {
 		t.Errorf("LatestEvents without tables: %v, want ErrNoStateTables", err)
 	}
 }

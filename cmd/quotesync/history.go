@@ -14,9 +14,10 @@ import (
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/statuspage"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
+	"github.com/quotesync/quotesync/shopdb"
 )
 
-const historyHelp = `Usage: quotesync history [--config FILE] [--json] [--limit N] REQUEST|JOB
+const historyHelp = `Usage: quotesync history [--config FILE] [--json] [--limit N] [--insurer NAME] REQUEST|JOB
 
 Prints a request's story: its claim, job and phase, and for one that is
 held, refused or taken elsewhere, why in plain words and what to do; then
@@ -32,13 +33,23 @@ each is printed, newest first. It only reads the database (no lock), so it
 works while the daemon runs. It needs the database password, not the
 token. Times are in sync.time_zone.
 
-Exit status: 0 shown, 1 no tracked request has that id or job number (or
-the database could not be read, or a newer quotesync migrated its state
+With several insurers (remotes:), two insurers' services may use one
+request id: --insurer NAME says whose request it is (an insurer no
+longer configured too). Without it, an id tracked for several insurers
+is not shown: their requests are listed (insurer, request, claim, job,
+phase) and the exit status is 1. With one insurer configured, an id
+names its request. Each request shown names its insurer when several
+are configured; --json always carries it.
+
+Exit status: 0 shown, 1 no tracked request has that id or job number, or
+the id is tracked for several insurers and --insurer names none (or the
+database could not be read, or a newer quotesync migrated its state
 tables: upgrade quotesync), 2 bad flags or configuration.
 
 Example:
   quotesync history --config /etc/quotesync/config.yaml RO-50001
   quotesync history --json 1234
+  quotesync history --insurer aa 7301
 
 Flags:
 `
@@ -48,6 +59,7 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	path := fs.String("config", config.DefaultPath, "configuration `file`")
 	asJSON := fs.Bool("json", false, "print JSON (every field, whole texts) for scripts")
 	limit := fs.Int("limit", statuspage.DefaultTimelineLimit, "show the newest `N` events of each request (0: all)")
+	insurer := fs.String("insurer", "", "the insurer whose request it is (when two insurers' services use the id)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), historyHelp); fs.PrintDefaults() }
 	arg, code, ok := parseOneArg(fs, "history", "a request id or a job number", args, stdout, stderr)
 	if !ok {
@@ -56,6 +68,12 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if *limit < 0 {
 		fmt.Fprintln(stderr, "quotesync history: --limit must be 0 (all) or more")
 		return exitUsage
+	}
+	if *insurer != "" {
+		if err := shopdb.CheckInsurerName(*insurer); err != nil {
+			fmt.Fprintf(stderr, "quotesync history: --insurer: %s\n", termtext.Safe(err.Error()))
+			return exitUsage
+		}
 	}
 	n := *limit
 	if n == 0 {
@@ -70,8 +88,14 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "quotesync history: %s is not tracked: quotesync's state tables do not exist yet in %s (the first start of 'quotesync run' or 'once' creates them)\n", termtext.Safe(arg), db.Config().Database)
 		return exitFailure
 	}
-	stories, err := statuspage.FindStories(ctx, db, arg, n)
+	stories, err := statuspage.FindStories(ctx, db, statuspage.Lookup{Arg: arg, Insurer: *insurer, Configured: set.Daemon.Names(), Limit: n})
+	var amb *statuspage.AmbiguousError
 	switch {
+	case errors.As(err, &amb):
+		return printAmbiguous(stdout, stderr, amb, *asJSON)
+	case errors.Is(err, statuspage.ErrNotFound) && *insurer != "":
+		fmt.Fprintf(stderr, "quotesync history: insurer %s has no tracked request with the id or the job number %q; 'quotesync status --all --insurer %s' lists its requests\n", *insurer, arg, *insurer)
+		return exitFailure
 	case errors.Is(err, statuspage.ErrNotFound):
 		fmt.Fprintf(stderr, "quotesync history: no tracked request has the id or the job number %q; 'quotesync status --all' lists the requests quotesync knows\n", arg)
 		return exitFailure
@@ -103,7 +127,11 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // printHistory writes one request's story: the head, then the timeline
 // as a table (each step's details on lines of their own beneath it).
 func printHistory(w io.Writer, st statuspage.Story, loc *time.Location) {
-	fmt.Fprintf(w, "request %s  claim %s  job %s\n", termtext.Safe(st.ID), dash(termtext.Safe(st.Claim)), dash(termtext.Safe(st.JobShown())))
+	of := ""
+	if st.Named {
+		of = "  insurer " + dash(termtext.Safe(st.Insurer))
+	}
+	fmt.Fprintf(w, "request %s%s  claim %s  job %s\n", termtext.Safe(st.ID), of, dash(termtext.Safe(st.Claim)), dash(termtext.Safe(st.JobShown())))
 	fmt.Fprintf(w, "phase: %s (%s)\n", st.Phase, st.PhaseWords)
 	if st.ReasonWords != "" {
 		head := "reason: "
@@ -148,6 +176,30 @@ func printHistory(w io.Writer, st statuspage.Story, loc *time.Location) {
 		}
 	}
 	_ = tw.Flush()
+}
+
+// printAmbiguous lists the requests of the insurers that track one id
+// (on standard output, as JSON with asJSON) and says how to choose one;
+// it returns the exit status.
+func printAmbiguous(stdout, stderr io.Writer, amb *statuspage.AmbiguousError, asJSON bool) int {
+	id := termtext.Safe(amb.ID)
+	fmt.Fprintf(stderr, "quotesync history: %s: pass --insurer NAME (e.g. 'quotesync history --insurer %s %s')\n",
+		termtext.Safe(amb.Error()), termtext.Safe(amb.Matches[0].Insurer), id)
+	if asJSON {
+		_ = writeJSON(stdout, struct {
+			Ambiguous []statuspage.Request `json:"ambiguous"`
+		}{amb.Matches})
+		return exitFailure
+	}
+	fmt.Fprintf(stdout, "request %s is tracked for %d insurers:\n", id, len(amb.Matches))
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "INSURER\tREQUEST\tCLAIM\tJOB\tPHASE")
+	for _, m := range amb.Matches {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", dash(termtext.Safe(m.Insurer)), truncate(id, 24), dash(truncate(termtext.Safe(m.Claim), 24)),
+			dash(termtext.Safe(m.JobShown())), m.Phase)
+	}
+	_ = tw.Flush()
+	return exitFailure
 }
 
 // parseOneArg parses flags before and after the one argument of verb

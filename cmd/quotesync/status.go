@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
+	"github.com/quotesync/quotesync/cmd/internal/statuspage"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	"github.com/quotesync/quotesync/shopdb"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
-const statusHelp = `Usage: quotesync status [--config FILE] [--all] [--json] [--limit N]
+const statusHelp = `Usage: quotesync status [--config FILE] [--all] [--json] [--limit N] [--insurer NAME]
 
 Shows the requests quotesync tracks, newest first: request id, claim, the
 shop's job number, phase, reason, when the quote was last pushed and the
@@ -27,6 +28,13 @@ change form in use. Without --all, submitted
 and gone requests are left out (a submitted one whose lines changed after
 submission stays). It only reads the database (no lock), so it works while
 the daemon runs. It needs the database password, not the token.
+
+With several insurers (remotes:), the table starts with an INSURER column
+(two insurers' services may use one request id), the counts are also
+given for each insurer, and --insurer NAME shows one insurer's requests
+only (an insurer no longer configured too). With one insurer, and its
+requests alone, there is no such column. --json always carries each
+request's insurer.
 
 Phases: waiting (no shop job yet), reserved (job number allocated, accept
 sent or due), accept_unknown (our accept probably landed; the first Draft
@@ -42,6 +50,7 @@ configuration.
 
 Example:
   quotesync status --config /etc/quotesync/config.yaml --all
+  quotesync status --insurer aa
 
 Flags:
 `
@@ -55,6 +64,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	all := fs.Bool("all", false, "include submitted and gone requests")
 	asJSON := fs.Bool("json", false, "print JSON (every field, whole errors) for scripts")
 	limit := fs.Int("limit", 200, "show at most `N` requests, newest first (0: all); the counts cover all")
+	insurer := fs.String("insurer", "", "show the requests of the insurer `NAME` only")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), statusHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -62,6 +72,12 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *limit < 0 {
 		fmt.Fprintln(stderr, "quotesync status: --limit must be 0 (all) or more")
 		return exitUsage
+	}
+	if *insurer != "" {
+		if err := shopdb.CheckInsurerName(*insurer); err != nil {
+			fmt.Fprintf(stderr, "quotesync status: --insurer: %s\n", termtext.Safe(err.Error()))
+			return exitUsage
+		}
 	}
 	db, set, code := openStateDB(ctx, "status", *path, stderr)
 	if db == nil {
@@ -76,32 +92,25 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	var rows []shopdb.Request
 	if cur > 0 {
-		q := shopdb.ListQuery{}
+		q := shopdb.ListQuery{Insurer: *insurer}
 		if !*all {
-			q = shopdb.ListQuery{Hide: []shopdb.Phase{qsync.PhaseSubmitted, qsync.PhaseGone}, KeepSupplements: true}
+			q.Hide, q.KeepSupplements = []shopdb.Phase{qsync.PhaseSubmitted, qsync.PhaseGone}, true
 		}
 		if rows, err = db.ListRequests(ctx, q); err != nil {
 			printErr(stderr, "status", err)
 			return exitFailure
 		}
 	}
-	counts := make(map[shopdb.Phase]int)
-	for _, r := range rows {
-		counts[r.Phase]++
-	}
-	total := len(rows)
-	if *limit > 0 && len(rows) > *limit {
-		rows = rows[:*limit]
-	}
+	rep := newStatusReport(rows, set.Daemon.Names(), *insurer, *all, *limit)
 	form := statusForm(ctx, db, set)
 	if *asJSON {
-		return writeStatusJSON(stdout, rows, counts, total, form)
+		return writeStatusJSON(stdout, rep, form)
 	}
 	if cur == 0 {
 		fmt.Fprintf(stdout, "quotesync's state tables do not exist yet in %s: nothing is tracked. The first start of 'quotesync run' (or 'once') creates them.\n", db.Config().Database)
 		return exitOK
 	}
-	printStatus(stdout, rows, counts, total, *all, time.Now())
+	printStatus(stdout, rep, time.Now())
 	fmt.Fprintf(stdout, "status change: %s\n", form)
 	printDeliveries(ctx, stdout, db)
 	return exitOK
@@ -173,19 +182,19 @@ func openStateDB(ctx context.Context, verb, path string, stderr io.Writer) (*sho
 }
 
 // printStatus writes the table, what needs a person, and the counts.
-func printStatus(w io.Writer, rows []shopdb.Request, counts map[shopdb.Phase]int, total int, all bool, now time.Time) {
-	if total == 0 {
-		if all {
-			fmt.Fprintln(w, "no requests tracked yet")
-		} else {
-			fmt.Fprintln(w, "no requests in progress or needing attention (--all shows submitted and gone ones too)")
-		}
+func printStatus(w io.Writer, rep statusReport, now time.Time) {
+	if rep.total == 0 {
+		printNone(w, rep)
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "REQUEST\tCLAIM\tJOB\tPHASE\tREASON\tLAST PUSH\tAGE")
+	head := "REQUEST\tCLAIM\tJOB\tPHASE\tREASON\tLAST PUSH\tAGE"
+	if rep.named {
+		head = "INSURER\t" + head
+	}
+	fmt.Fprintln(tw, head)
 	var attention, later []shopdb.Request
-	for _, r := range rows {
+	for _, r := range rep.rows {
 		phase := string(r.Phase)
 		if r.SupplementNeeded {
 			phase += " (supplement needed)"
@@ -202,6 +211,9 @@ func printStatus(w io.Writer, rows []shopdb.Request, counts map[shopdb.Phase]int
 		if job == "" && r.ReleasedJob != "" {
 			job = "(" + termtext.Safe(r.ReleasedJob) + ")"
 		}
+		if rep.named {
+			fmt.Fprintf(tw, "%s\t", dash(termtext.Safe(r.Insurer)))
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", truncate(termtext.Safe(r.RequestID), 24), dash(truncate(termtext.Safe(r.ClaimNumber), 24)), dash(job),
 			phase, dash(reason), last, ago(now, r.CreatedAt))
 		switch {
@@ -212,35 +224,67 @@ func printStatus(w io.Writer, rows []shopdb.Request, counts map[shopdb.Phase]int
 		}
 	}
 	_ = tw.Flush()
-	if len(rows) < total {
-		fmt.Fprintf(w, "(the newest %d of %d shown; --limit 0 shows all)\n", len(rows), total)
+	if len(rep.rows) < rep.total {
+		fmt.Fprintf(w, "(the newest %d of %d shown; --limit 0 shows all)\n", len(rep.rows), rep.total)
 	}
 	if len(attention) > 0 {
 		fmt.Fprintf(w, "\nneeds a person:\n")
 		for _, r := range attention {
-			printAttention(w, r)
+			printAttention(w, r, rep.named)
 		}
 	}
-	printLater(w, later, now)
+	printLater(w, later, rep.named, now)
+	what := plural(rep.total, "request")
+	if !rep.all {
+		what += " in progress or needing attention"
+	}
+	fmt.Fprintf(w, "\n%s: %s\n", what, phaseSummary(rep.counts))
+	if rep.named && rep.insurer == "" {
+		for _, name := range rep.insurers {
+			c := rep.byInsurer[name]
+			fmt.Fprintf(w, "  %s%s: %s\n", termtext.Safe(name), rep.unconfigured(name), phaseSummary(c))
+		}
+	}
+}
+
+// printNone says that nothing is shown, and why.
+func printNone(w io.Writer, rep statusReport) {
+	what := "no requests"
+	if rep.insurer != "" {
+		what += " of insurer " + rep.insurer
+	}
+	if rep.all {
+		fmt.Fprintf(w, "%s tracked yet%s\n", what, rep.unconfigured(rep.insurer))
+	} else {
+		fmt.Fprintf(w, "%s in progress or needing attention%s (--all shows submitted and gone ones too)\n", what, rep.unconfigured(rep.insurer))
+	}
+}
+
+// phaseSummary is "2 requests: 1 reserved, 1 drafted" (the phases in the
+// machine's order), or "no requests".
+func phaseSummary(counts map[shopdb.Phase]int) string {
 	var parts []string
+	total := 0
 	for _, ph := range qsync.Phases() {
 		if n := counts[ph.Phase]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, ph.Phase))
 		}
 	}
-	what := plural(total, "request")
-	if !all {
-		what += " in progress or needing attention"
+	for _, n := range counts {
+		total += n
 	}
-	fmt.Fprintf(w, "\n%s: %s\n", what, strings.Join(parts, ", "))
+	if total == 0 {
+		return "no requests"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // needsPerson reports whether a row waits for somebody to act or know.
 func needsPerson(r shopdb.Request) bool { return qsync.NeedsPerson(r) }
 
 // printAttention writes what happened to r, its details and the fix,
-// wrapped, never cut.
-func printAttention(w io.Writer, r shopdb.Request) {
+// wrapped, never cut; its insurer too when named.
+func printAttention(w io.Writer, r shopdb.Request, named bool) {
 	ri := qsync.Reason(r.Reason)
 	head := ri.Words
 	fix := ri.Fix
@@ -248,13 +292,13 @@ func printAttention(w io.Writer, r shopdb.Request) {
 		head, fix = qsync.SupplementWords, qsync.SupplementFix
 	}
 	id := termtext.Safe(r.RequestID)
-	fmt.Fprintf(w, "  %s (job %s, %s):\n", id, dash(termtext.Safe(jobOf(r))), r.Phase)
+	fmt.Fprintf(w, "  %s (%sjob %s, %s):\n", id, insurerOf(r, named), dash(termtext.Safe(jobOf(r))), r.Phase)
 	writeWrapped(w, "    ", head)
 	if r.LastError != "" {
 		writeWrapped(w, "    details: ", flat(r.LastError))
 	}
 	if fix != "" {
-		writeWrapped(w, "    what to do: ", strings.ReplaceAll(fix, "REQUEST", id))
+		writeWrapped(w, "    what to do: ", strings.ReplaceAll(fix, "REQUEST", statuspage.CommandArg(termtext.Safe(r.Insurer), id, named)))
 	}
 }
 
@@ -264,7 +308,7 @@ const laterShown = 10
 
 // printLater writes, for requests the daemon tries again on its own, the
 // error of the last attempt, whole, and when the next one is due.
-func printLater(w io.Writer, rows []shopdb.Request, now time.Time) {
+func printLater(w io.Writer, rows []shopdb.Request, named bool, now time.Time) {
 	if len(rows) == 0 {
 		return
 	}
@@ -278,9 +322,18 @@ func printLater(w io.Writer, rows []shopdb.Request, now time.Time) {
 		if r.NextAttemptAt.After(now) {
 			next = fmt.Sprintf("in %s (%s)", ago(r.NextAttemptAt, now), r.NextAttemptAt.Local().Format(time.TimeOnly))
 		}
-		fmt.Fprintf(w, "  %s (job %s, %s): %s; next attempt %s\n", termtext.Safe(r.RequestID), dash(termtext.Safe(jobOf(r))), r.Phase, qsync.Reason(r.Reason).Words, next)
+		fmt.Fprintf(w, "  %s (%sjob %s, %s): %s; next attempt %s\n", termtext.Safe(r.RequestID), insurerOf(r, named), dash(termtext.Safe(jobOf(r))),
+			r.Phase, qsync.Reason(r.Reason).Words, next)
 		writeWrapped(w, "    last error: ", flat(r.LastError))
 	}
+}
+
+// insurerOf is "insurer NAME, " when named, else "".
+func insurerOf(r shopdb.Request, named bool) string {
+	if !named {
+		return ""
+	}
+	return "insurer " + dash(termtext.Safe(r.Insurer)) + ", "
 }
 
 // jobOf is the job a row holds, or the one it gave up.
@@ -308,65 +361,6 @@ func writeWrapped(w io.Writer, prefix, text string) {
 		line, empty = line+word, false
 	}
 	fmt.Fprintln(w, line)
-}
-
-// statusRow is one request in status --json.
-type statusRow struct {
-	Request          string     `json:"request"`
-	Claim            string     `json:"claim"`
-	Job              string     `json:"job"`
-	ReleasedJob      string     `json:"released_job,omitempty"`
-	Phase            string     `json:"phase"`
-	ResumePhase      string     `json:"resume_phase,omitempty"`
-	Reason           string     `json:"reason,omitempty"`
-	ReasonWords      string     `json:"reason_words,omitempty"`
-	Fix              string     `json:"fix,omitempty"`
-	Held             bool       `json:"held"`
-	NeedsPerson      bool       `json:"needs_person"`
-	Intent           string     `json:"intent,omitempty"`
-	SupplementNeeded bool       `json:"supplement_needed"`
-	Attempts         int        `json:"attempts"`
-	NextAttemptAt    *time.Time `json:"next_attempt_at,omitempty"`
-	LastError        string     `json:"last_error"`
-	Expiry           *time.Time `json:"expiry,omitempty"`
-	CreatedAt        *time.Time `json:"created_at,omitempty"`
-	UpdatedAt        *time.Time `json:"updated_at,omitempty"`
-	PushedAt         *time.Time `json:"pushed_at,omitempty"`
-	SubmittedAt      *time.Time `json:"submitted_at,omitempty"`
-}
-
-// statusDoc is the document status --json prints.
-type statusDoc struct {
-	Requests     []statusRow    `json:"requests"`
-	Counts       map[string]int `json:"counts"`
-	Total        int            `json:"total"`
-	StatusChange string         `json:"status_change"`
-}
-
-func writeStatusJSON(w io.Writer, rows []shopdb.Request, counts map[shopdb.Phase]int, total int, form string) int {
-	doc := statusDoc{Requests: make([]statusRow, 0, len(rows)), Counts: make(map[string]int), Total: total, StatusChange: form}
-	for ph, n := range counts {
-		doc.Counts[string(ph)] = n
-	}
-	for _, r := range rows {
-		ri := qsync.Reason(r.Reason)
-		row := statusRow{
-			Request: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, ReleasedJob: r.ReleasedJob, Phase: string(r.Phase),
-			ResumePhase: string(r.ResumePhase), Reason: string(r.Reason), Held: ri.Hold, NeedsPerson: needsPerson(r),
-			Intent: string(r.Intent), SupplementNeeded: r.SupplementNeeded, Attempts: r.Attempts,
-			NextAttemptAt: timePtr(r.NextAttemptAt), LastError: r.LastError, Expiry: timePtr(r.Expiry),
-			CreatedAt: timePtr(r.CreatedAt), UpdatedAt: timePtr(r.UpdatedAt), PushedAt: timePtr(r.PushedAt),
-			SubmittedAt: timePtr(r.SubmittedAt),
-		}
-		if r.Reason != qsync.ReasonNone {
-			row.ReasonWords, row.Fix = ri.Words, strings.ReplaceAll(ri.Fix, "REQUEST", r.RequestID)
-		}
-		doc.Requests = append(doc.Requests, row)
-	}
-	if err := writeJSON(w, doc); err != nil {
-		return exitFailure
-	}
-	return exitOK
 }
 
 // timePtr is nil for the zero time (left out of the JSON).

@@ -34,6 +34,14 @@ func (d *daemon) statusPage(set *config.Settings) http.Handler {
 			}
 			return nil
 		},
+		Insurers: func() []string {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			if d.set == nil {
+				return set.Daemon.Names()
+			}
+			return d.set.Daemon.Names()
+		},
 		Enabled: func() bool {
 			d.mu.Lock()
 			defer d.mu.Unlock()

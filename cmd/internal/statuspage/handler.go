@@ -37,6 +37,10 @@ type Options struct {
 	// DB returns the database to read (the daemon's current one); nil
 	// while there is none yet.
 	DB func() *shopdb.DB
+	// Insurers returns the names of the configured insurers, in order
+	// (the daemon's current configuration). Nil: none is known, and the
+	// page names the insurers when it shows several.
+	Insurers func() []string
 	// Enabled says whether the page is on (metrics.status_page); nil:
 	// always. Off, every page answers 404 saying so.
 	Enabled func() bool
@@ -80,9 +84,11 @@ type cached struct {
 }
 
 // New returns the page's handler; it serves GET /status (the list,
-// ?need=person for what needs a person, &page=N), GET
-// /status/requests/{id} (one request and its timeline) and GET
-// /status/find?q= (a request id or job number).
+// ?need=person for what needs a person, ?insurer=NAME for one insurer's,
+// &page=N), GET /status/requests/{insurer}/{id} (one request and its
+// timeline; /status/requests/{id} names the request of the one insurer
+// that tracks the id, or lets a person choose) and GET /status/find?q=
+// (a request id or job number).
 func New(o Options) *Handler {
 	if o.Location == nil {
 		o.Location = time.UTC
@@ -107,6 +113,7 @@ func New(o Options) *Handler {
 	h.mux = http.NewServeMux()
 	h.mux.HandleFunc("GET /status", h.list)
 	h.mux.HandleFunc("GET /status/requests/{id}", h.request)
+	h.mux.HandleFunc("GET /status/requests/{insurer}/{id}", h.request)
 	h.mux.HandleFunc("GET /status/find", h.find)
 	h.mux.HandleFunc("/status/", func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusNotFound, "Not found", "There is no such page; the list of requests is at /status.")
@@ -161,47 +168,121 @@ func (h *Handler) view(r *http.Request, title string) view {
 	return v
 }
 
+// configured is the configured insurers' names, in order; nil when
+// not known.
+func (h *Handler) configured() []string {
+	if h.o.Insurers == nil {
+		return nil
+	}
+	return h.o.Insurers()
+}
+
+// insurerParam is r's ?insurer=, checked; ok is false when it answered
+// the request with an error page.
+func (h *Handler) insurerParam(w http.ResponseWriter, r *http.Request) (name string, ok bool) {
+	name = r.URL.Query().Get("insurer")
+	if name != "" && shopdb.CheckInsurerName(name) != nil {
+		h.fail(w, r, http.StatusBadRequest, "Bad insurer name",
+			fmt.Sprintf("insurer=%q is not an insurer name: the list shows each insurer's link.", name))
+		return "", false
+	}
+	return name, true
+}
+
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	person := q.Get("need") == "person"
-	page, err := strconv.Atoi(q.Get("page"))
-	if q.Get("page") != "" && (err != nil || page < 1) {
+	f := Filter{PersonOnly: q.Get("need") == "person", Size: h.o.PageSize, Configured: h.configured()}
+	var err error
+	f.Page, err = strconv.Atoi(q.Get("page"))
+	if q.Get("page") != "" && (err != nil || f.Page < 1) {
 		h.fail(w, r, http.StatusBadRequest, "Bad page number", fmt.Sprintf("page=%q is not a page number; pages count from 1.", q.Get("page")))
 		return
 	}
-	key := fmt.Sprintf("list %t %d", person, page)
+	var ok bool
+	if f.Insurer, ok = h.insurerParam(w, r); !ok {
+		return
+	}
+	key := fmt.Sprintf("list %t %d %s %s", f.PersonOnly, f.Page, f.Insurer, strings.Join(f.Configured, ","))
 	data, err := h.load(r.Context(), key, func(ctx context.Context, db *shopdb.DB) (any, error) {
-		return LoadList(ctx, db, person, page, h.o.PageSize)
+		return LoadFiltered(ctx, db, f)
 	})
 	if err != nil {
 		h.failRead(w, r, err)
 		return
 	}
 	v := h.view(r, "Quote requests")
-	if person {
+	if f.PersonOnly {
 		v.Title = "Needs a person"
+	}
+	if f.Insurer != "" {
+		v.Title += " · " + f.Insurer
 	}
 	v.List = data.(List)
 	h.render(w, "list", v)
 }
 
+// request answers /status/requests/{insurer}/{id}, and
+// /status/requests/{id} (?insurer=NAME): the request of the one insurer
+// that tracks the id (with one configured, its own), else a choice.
 func (h *Handler) request(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	data, err := h.load(r.Context(), "request "+id, func(ctx context.Context, db *shopdb.DB) (any, error) {
-		return LoadStory(ctx, db, id, DefaultTimelineLimit)
-	})
-	if errors.Is(err, shopdb.ErrNotFound) {
-		h.fail(w, r, http.StatusNotFound, "Request "+id+" is not tracked",
-			"quotesync does not track a request "+id+". Find looks up request ids and job numbers.")
+	id, ins := r.PathValue("id"), r.PathValue("insurer")
+	if ins == "" {
+		var ok bool
+		if ins, ok = h.insurerParam(w, r); !ok {
+			return
+		}
+	} else if shopdb.CheckInsurerName(ins) != nil {
+		h.fail(w, r, http.StatusNotFound, "Not found", "There is no insurer "+ins+"; the list of requests is at /status.")
 		return
 	}
-	if err != nil {
+	configured := h.configured()
+	key := "request " + ins + " " + id + " " + strings.Join(configured, ",")
+	data, err := h.load(r.Context(), key, func(ctx context.Context, db *shopdb.DB) (any, error) {
+		if ins != "" {
+			return LoadStory(ctx, db, shopdb.RequestKey{Insurer: ins, RequestID: id}, configured, DefaultTimelineLimit)
+		}
+		st, err := FindStories(ctx, db, Lookup{Arg: id, IDOnly: true, Configured: configured})
+		if err != nil {
+			return nil, err
+		}
+		return st[0], nil
+	})
+	var amb *AmbiguousError
+	switch {
+	case errors.As(err, &amb):
+		v := h.view(r, "Request "+id)
+		v.Query, v.Found = id, storiesOf(amb.Matches)
+		v.Message = "Several insurers' services sent a request " + id + ": choose one."
+		h.render(w, "find", v)
+		return
+	case errors.Is(err, shopdb.ErrNotFound), errors.Is(err, ErrNotFound):
+		of := ""
+		if ins != "" {
+			of = " of insurer " + ins
+		}
+		h.fail(w, r, http.StatusNotFound, "Request "+id+" is not tracked",
+			"quotesync does not track a request "+id+of+". Find looks up request ids and job numbers.")
+		return
+	case err != nil:
 		h.failRead(w, r, err)
 		return
 	}
+	st := data.(Story)
 	v := h.view(r, "Request "+id)
-	v.Story = data.(Story)
+	if st.Named {
+		v.Title += " · " + st.Insurer
+	}
+	v.Story = st
 	h.render(w, "request", v)
+}
+
+// storiesOf are requests as stories without a timeline.
+func storiesOf(rs []Request) []Story {
+	out := make([]Story, len(rs))
+	for i, r := range rs {
+		out[i] = Story{Request: r}
+	}
+	return out
 }
 
 func (h *Handler) find(w http.ResponseWriter, r *http.Request) {
@@ -214,24 +295,32 @@ func (h *Handler) find(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadRequest, "Too long", "Request ids and job numbers have 64 characters at most.")
 		return
 	}
-	data, err := h.load(r.Context(), "find "+q, func(ctx context.Context, db *shopdb.DB) (any, error) {
-		st, err := FindStories(ctx, db, q, 1)
-		if errors.Is(err, ErrNotFound) {
-			return []Story(nil), nil
+	configured := h.configured()
+	data, err := h.load(r.Context(), "find "+strings.Join(configured, ",")+" "+q, func(ctx context.Context, db *shopdb.DB) (any, error) {
+		st, err := FindStories(ctx, db, Lookup{Arg: q, Configured: configured, Limit: 1})
+		var amb *AmbiguousError
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return found{}, nil
+		case errors.As(err, &amb):
+			return found{stories: storiesOf(amb.Matches), ambiguous: true}, nil
 		}
-		return st, err
+		return found{stories: st}, err
 	})
 	if err != nil {
 		h.failRead(w, r, err)
 		return
 	}
-	found := data.([]Story)
-	if len(found) == 1 {
-		http.Redirect(w, r, "/status/requests/"+url.PathEscape(found[0].ID), http.StatusSeeOther)
+	f := data.(found)
+	if len(f.stories) == 1 {
+		http.Redirect(w, r, f.stories[0].URL(), http.StatusSeeOther)
 		return
 	}
 	v := h.view(r, "Find "+q)
-	v.Query, v.Found = q, found
+	v.Query, v.Found = q, f.stories
+	if f.ambiguous {
+		v.Message = "Several insurers' services sent a request " + q + ": choose one."
+	}
 	h.render(w, "find", v)
 }
 
@@ -282,6 +371,13 @@ func (h *Handler) cached(key string) (any, bool) {
 	return c.data, true
 }
 
+// found is what find found: ambiguous when the stories are the
+// requests of several insurers with the id asked for.
+type found struct {
+	stories   []Story
+	ambiguous bool
+}
+
 var errNotReady = errors.New("the daemon has not connected to the database yet")
 
 // failRead answers a read that failed.
@@ -325,9 +421,12 @@ func span(d time.Duration) string {
 }
 
 // pageURL is the list's address for page of everything or of what needs
-// a person.
-func pageURL(person bool, page int) string {
+// a person, of every insurer's requests or of insurer's.
+func pageURL(insurer string, person bool, page int) string {
 	v := url.Values{}
+	if insurer != "" {
+		v.Set("insurer", insurer)
+	}
 	if person {
 		v.Set("need", "person")
 	}

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -32,6 +33,7 @@ const (
 
 // Request is one tracked request as people see it.
 type Request struct {
+	Insurer     string `json:"insurer"` // whose service sent it
 	ID          string `json:"request"`
 	Claim       string `json:"claim"`
 	Job         string `json:"job"`                    // the shop's job number (our referenceId); "" when none
@@ -60,7 +62,31 @@ type Request struct {
 
 	// Last is the newest step of its timeline (the list's "last change").
 	Last *Step `json:"-"`
+	// Named: the insurer is shown, and its URL and Arg carry it (see
+	// NameInsurers).
+	Named bool `json:"-"`
 }
+
+// URL is the address of the request's page: /status/requests/ID, or
+// /status/requests/INSURER/ID when Named.
+func (r Request) URL() string {
+	if r.Named && r.Insurer != "" {
+		return "/status/requests/" + url.PathEscape(r.Insurer) + "/" + url.PathEscape(r.ID)
+	}
+	return "/status/requests/" + url.PathEscape(r.ID)
+}
+
+// Anchor is the id of the request's card in a list: request-ID, or
+// request-INSURER/ID when Named (an insurer name holds no "/").
+func (r Request) Anchor() string {
+	if r.Named && r.Insurer != "" {
+		return "request-" + r.Insurer + "/" + r.ID
+	}
+	return "request-" + r.ID
+}
+
+// Arg is how a command names the request (see CommandArg).
+func (r Request) Arg() string { return CommandArg(r.Insurer, r.ID, r.Named) }
 
 // JobShown is the job number, or the one given up in brackets.
 func (r Request) JobShown() string {
@@ -73,9 +99,9 @@ func (r Request) JobShown() string {
 	return ""
 }
 
-// requestOf describes a row.
-func requestOf(r shopdb.Request) Request {
-	out := Request{ID: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, ReleasedJob: r.ReleasedJob,
+// requestOf describes a row, its insurer named when named.
+func requestOf(r shopdb.Request, named bool) Request {
+	out := Request{Insurer: r.Insurer, Named: named, ID: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, ReleasedJob: r.ReleasedJob,
 		Phase: string(r.Phase), Reason: string(r.Reason), Details: r.LastError,
 		Held: qsync.Reason(r.Reason).Hold, NeedsPerson: qsync.NeedsPerson(r), Supplement: r.SupplementNeeded,
 		Attempts: r.Attempts, NextAttempt: r.NextAttemptAt, Expiry: r.Expiry, Created: r.CreatedAt,
@@ -84,7 +110,7 @@ func requestOf(r shopdb.Request) Request {
 	switch {
 	case r.Reason != qsync.ReasonNone:
 		ri := qsync.Reason(r.Reason)
-		out.ReasonWords, out.Fix = ri.Words, strings.ReplaceAll(ri.Fix, "REQUEST", r.RequestID)
+		out.ReasonWords, out.Fix = ri.Words, strings.ReplaceAll(ri.Fix, "REQUEST", out.Arg())
 	case r.SupplementNeeded:
 		out.ReasonWords, out.Fix = qsync.SupplementWords, qsync.SupplementFix
 	}
@@ -113,26 +139,43 @@ type Story struct {
 // ErrNotFound: no tracked request has that id or job number.
 var ErrNotFound = errors.New("no tracked request has that id or job number")
 
-// LoadStory reads one request and its timeline (the newest limit
-// events; <= 0: DefaultTimelineLimit). shopdb.ErrNotFound when quotesync
+// AmbiguousError: a request id is tracked for several insurers and the
+// lookup named none of them.
+type AmbiguousError struct {
+	ID      string
+	Matches []Request // one per insurer, ordered by insurer; no timeline
+}
+
+func (e *AmbiguousError) Error() string {
+	names := make([]string, len(e.Matches))
+	for i, m := range e.Matches {
+		names[i] = m.Insurer
+	}
+	return fmt.Sprintf("request %s is tracked for several insurers (%s)", e.ID, strings.Join(names, ", "))
+}
+
+// LoadStory reads one request, of key's insurer, and its timeline (the
+// newest limit events; <= 0: DefaultTimelineLimit), its insurer named as
+// NameInsurers says for configured. shopdb.ErrNotFound when quotesync
 // does not track it.
-func LoadStory(ctx context.Context, db *shopdb.DB, requestID string, limit int) (Story, error) {
-	r, err := db.Request(ctx, requestID)
+func LoadStory(ctx context.Context, db *shopdb.DB, key shopdb.RequestKey, configured []string, limit int) (Story, error) {
+	r, err := db.Insurer(key.Insurer).Request(ctx, key.RequestID)
 	if err != nil {
 		return Story{}, err
 	}
-	return storyOf(ctx, db, r, limit)
+	return storyOf(ctx, db, r, NameInsurers(configured, r.Insurer), limit)
 }
 
-func storyOf(ctx context.Context, db *shopdb.DB, r shopdb.Request, limit int) (Story, error) {
+// storyOf reads the timeline of r (its insurer's events).
+func storyOf(ctx context.Context, db *shopdb.DB, r shopdb.Request, named bool, limit int) (Story, error) {
 	if limit <= 0 {
 		limit = DefaultTimelineLimit
 	}
-	evs, err := db.Events(ctx, r.RequestID, limit+1)
+	evs, err := db.Insurer(r.Insurer).Events(ctx, r.RequestID, limit+1)
 	if err != nil {
 		return Story{}, fmt.Errorf("read the timeline of request %s: %w", r.RequestID, err)
 	}
-	st := Story{Request: requestOf(r)}
+	st := Story{Request: requestOf(r, named)}
 	if len(evs) > limit { // newest first: the extra one is the oldest
 		evs, st.Cut = evs[:limit], true
 	}
@@ -143,34 +186,53 @@ func storyOf(ctx context.Context, db *shopdb.DB, r shopdb.Request, limit int) (S
 	return st, nil
 }
 
-// FindStories reads the stories of every tracked request whose id is arg
-// or that holds (or gave up) job number arg: a request id and a job
-// number may look alike, and a job number given up may have been used
-// again. ErrNotFound when there is none.
-func FindStories(ctx context.Context, db *shopdb.DB, arg string, limit int) ([]Story, error) {
-	var rows []shopdb.Request
-	r, err := db.Request(ctx, arg)
-	switch {
-	case err == nil:
-		rows = append(rows, r)
-	case !errors.Is(err, shopdb.ErrNotFound):
-		return nil, err
-	}
-	byJob, err := db.RequestsOfJob(ctx, arg)
+// Lookup says which requests FindStories reads.
+type Lookup struct {
+	// Arg is a request id or a shop job number.
+	Arg string
+	// IDOnly: Arg is a request id, not a job number.
+	IDOnly bool
+	// Insurer, when set, keeps that insurer's requests only.
+	Insurer string
+	// Configured are the configured insurers' names: with one, a request
+	// id names its request when it has one (as retry reads it); they
+	// also decide whether the stories name their insurer (NameInsurers).
+	Configured []string
+	// Limit is the newest events read of each request (<= 0:
+	// DefaultTimelineLimit).
+	Limit int
+}
+
+// FindStories reads the stories of every tracked request whose id is
+// l.Arg or that holds (or gave up) job number l.Arg: a request id and a
+// job number may look alike, and a job number given up may have been
+// used again. ErrNotFound when there is none; *AmbiguousError when the
+// id is tracked for several insurers and l names none (a job number is
+// held by one request at most, whatever its insurer).
+func FindStories(ctx context.Context, db *shopdb.DB, l Lookup) ([]Story, error) {
+	rows, err := requestsOfID(ctx, db, l)
 	if err != nil {
 		return nil, err
 	}
-	for _, j := range byJob {
-		if !slices.ContainsFunc(rows, func(x shopdb.Request) bool { return x.RequestID == j.RequestID }) {
-			rows = append(rows, j)
+	if !l.IDOnly {
+		byJob, err := db.RequestsOfJob(ctx, l.Arg)
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range byJob {
+			if (l.Insurer == "" || j.Insurer == l.Insurer) &&
+				!slices.ContainsFunc(rows, func(x shopdb.Request) bool { return x.Key() == j.Key() }) {
+				rows = append(rows, j)
+			}
 		}
 	}
 	if len(rows) == 0 {
 		return nil, ErrNotFound
 	}
+	named := NameInsurers(l.Configured, insurersOf(rows)...)
 	out := make([]Story, 0, len(rows))
 	for _, r := range rows {
-		st, err := storyOf(ctx, db, r, limit)
+		st, err := storyOf(ctx, db, r, named, l.Limit)
 		if err != nil {
 			return nil, err
 		}
@@ -179,90 +241,42 @@ func FindStories(ctx context.Context, db *shopdb.DB, arg string, limit int) ([]S
 	return out, nil
 }
 
-// PhaseCount is how many requests are in one phase.
-type PhaseCount struct {
-	Phase string
-	Words string
-	N     int
-}
-
-// List is one page of the list of requests.
-type List struct {
-	Requests   []Request
-	Counts     []PhaseCount // every phase with requests, in the machine's order
-	Total      int          // requests tracked
-	Person     int          // requests that need a person
-	PersonOnly bool         // the list shows only those
-	Page       int          // 1-based
-	Pages      int          // at least 1
-	Size       int          // requests per page
-	NoTables   bool         // quotesync's tables do not exist yet
-}
-
-// LoadList reads page (1-based) of the requests, size to a page
-// (<= 0: DefaultPageSize), newest first, only those that need a person
-// when personOnly, with the count of each phase: three statements.
-func LoadList(ctx context.Context, db *shopdb.DB, personOnly bool, page, size int) (List, error) {
-	if size <= 0 {
-		size = DefaultPageSize
+// requestsOfID returns the requests the id l.Arg names: l.Insurer's; with
+// one insurer configured, its request when it has one; else every
+// insurer's, an *AmbiguousError when there are several.
+func requestsOfID(ctx context.Context, db *shopdb.DB, l Lookup) ([]shopdb.Request, error) {
+	if l.Insurer != "" {
+		r, err := db.Insurer(l.Insurer).Request(ctx, l.Arg)
+		switch {
+		case errors.Is(err, shopdb.ErrNotFound):
+			return nil, nil
+		case err != nil:
+			return nil, err
+		}
+		return []shopdb.Request{r}, nil
 	}
-	page = max(page, 1)
-	l := List{PersonOnly: personOnly, Page: page, Size: size, Pages: 1}
-	counts, err := db.PhaseCounts(ctx)
-	if err != nil {
-		return List{}, err
+	rows, err := db.RequestsByID(ctx, l.Arg)
+	if err != nil || len(rows) < 2 {
+		return rows, err
 	}
-	byPhase := map[shopdb.Phase]int{}
-	for _, c := range counts {
-		byPhase[c.Phase] += c.N
-		l.Total += c.N
-		if c.Reason != qsync.ReasonNone && qsync.Reason(c.Reason).Person {
-			l.Person += c.N
-		} else {
-			l.Person += c.Supplements
+	if len(l.Configured) == 1 {
+		for _, r := range rows {
+			if r.Insurer == l.Configured[0] {
+				return []shopdb.Request{r}, nil
+			}
 		}
 	}
-	for _, p := range qsync.Phases() {
-		if n := byPhase[p.Phase]; n > 0 {
-			l.Counts = append(l.Counts, PhaseCount{Phase: string(p.Phase), Words: p.Words, N: n})
-			delete(byPhase, p.Phase)
-		}
-	}
-	for ph, n := range byPhase { // phases this quotesync does not know
-		l.Counts = append(l.Counts, PhaseCount{Phase: string(ph), Words: "unknown phase", N: n})
-	}
-	shown := l.Total
-	if personOnly {
-		shown = l.Person
-	}
-	l.Pages = max(1, (shown+size-1)/size)
-	q := shopdb.PageQuery{Offset: (page - 1) * size, Limit: size}
-	if personOnly {
-		q.Quiet = qsync.QuietReasons()
-	}
-	rows, err := db.RequestsPage(ctx, q)
-	if errors.Is(err, shopdb.ErrNoStateTables) {
-		l.NoTables = true
-		return l, nil
-	}
-	if err != nil {
-		return List{}, err
-	}
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = r.RequestID
-	}
-	last, err := db.LatestEvents(ctx, ids)
-	if err != nil {
-		return List{}, err
-	}
+	amb := &AmbiguousError{ID: l.Arg}
 	for _, r := range rows {
-		req := requestOf(r)
-		if ev, ok := last[r.RequestID]; ok {
-			s := stepOf(ev)
-			req.Last = &s
-		}
-		l.Requests = append(l.Requests, req)
+		amb.Matches = append(amb.Matches, requestOf(r, true))
 	}
-	return l, nil
+	return nil, amb
+}
+
+func insurersOf(rows []shopdb.Request) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.Insurer
+	}
+	return out
 }

@@ -5,7 +5,6 @@ import (
 	"embed"
 	"html/template"
 	"net/http"
-	"net/url"
 	"time"
 )
 
@@ -26,14 +25,13 @@ var pageNames = []string{"list", "request", "find", "error"}
 // parse returns the pages' templates, by name, with h's functions.
 func (h *Handler) parse() map[string]*template.Template {
 	funcs := template.FuncMap{
-		"when":       h.when,
-		"clock":      func(t time.Time) string { return t.In(h.o.Location).Format("15:04:05 MST") },
-		"iso":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"short":      short,
-		"add":        func(a, b int) int { return a + b },
-		"sub":        func(a, b int) int { return a - b },
-		"requestURL": requestURL,
-		"pageURL":    pageURL,
+		"when":    h.when,
+		"clock":   func(t time.Time) string { return t.In(h.o.Location).Format("15:04:05 MST") },
+		"iso":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"short":   short,
+		"add":     func(a, b int) int { return a + b },
+		"sub":     func(a, b int) int { return a - b },
+		"pageURL": pageURL,
 	}
 	out := make(map[string]*template.Template, len(pageNames))
 	for _, name := range pageNames {
@@ -43,9 +41,6 @@ func (h *Handler) parse() map[string]*template.Template {
 	}
 	return out
 }
-
-// requestURL is the address of one request's page.
-func requestURL(id string) string { return "/status/requests/" + url.PathEscape(id) }
 
 func (h *Handler) render(w http.ResponseWriter, name string, v view) {
 	h.renderCode(w, http.StatusOK, name, v)

@@ -93,6 +93,36 @@ func renderViews(h *Handler) map[string]struct {
 		v.Found = []Story{story, bare}
 	})
 	add("find-none", "find", 200, "Find x", func(v *view) { v.Query = "x" })
+
+	// Two insurers: request 7301 at both; a third, no longer configured,
+	// with a name from the database.
+	aa := Request{Insurer: "aa", Named: true, ID: "7301", Claim: "CLM-A", Job: "RO-1", Phase: "drafted", PhaseWords: "drafted",
+		Created: ago, Last: &plain}
+	bb := Request{Insurer: "bb", Named: true, ID: "7301", Claim: "CLM-B", Job: "RO-2", Phase: "rejected", PhaseWords: "refused",
+		ReasonWords: "refused", Fix: "fix it, then `quotesync retry --insurer bb 7301`", NeedsPerson: true, Created: ago}
+	odd := Request{Insurer: "cc" + tricky, Named: true, ID: "9/9 " + tricky, Phase: "accepted", PhaseWords: "accepted", Created: ago}
+	counts := []InsurerCount{
+		{Name: "aa", Total: 1, Counts: []PhaseCount{{Phase: "drafted", Words: "w", N: 1}}, Configured: true},
+		{Name: "bb", Total: 1, Person: 1, Counts: []PhaseCount{{Phase: "rejected", Words: "w", N: 1}}, Configured: true},
+		{Name: "cc" + tricky, Total: 1, Counts: []PhaseCount{{Phase: "accepted", Words: "w", N: 1}}},
+	}
+	phases := []PhaseCount{{Phase: "accepted", Words: "w", N: 1}, {Phase: "drafted", Words: "w", N: 1}, {Phase: "rejected", Words: "w", N: 1}}
+	add("list-insurers", "list", 200, "Quote requests", func(v *view) {
+		v.List = List{Requests: []Request{aa, bb, odd}, Total: 3, Person: 1, Page: 1, Pages: 1, Size: 50, Named: true,
+			Counts: phases, All: InsurerCount{Total: 3, Person: 1}, Insurers: counts}
+	})
+	add("list-insurer-bb", "list", 200, "Needs a person · bb", func(v *view) {
+		v.List = List{Requests: []Request{bb}, Total: 120, Person: 101, PersonOnly: true, Page: 2, Pages: 3, Size: 50, Named: true,
+			Insurer: "bb", Counts: []PhaseCount{{Phase: "rejected", Words: "w", N: 120}},
+			All: InsurerCount{Total: 123, Person: 102}, Insurers: counts}
+	})
+	add("request-insurer", "request", 200, "Request 7301 · bb", func(v *view) {
+		v.Story = Story{Request: bb, Steps: []Step{plain}, Cut: true}
+	})
+	add("find-insurers", "find", 200, "Request 7301", func(v *view) {
+		v.Query, v.Found = "7301", []Story{{Request: aa}, {Request: bb}, {Request: odd}}
+		v.Message = "Several insurers' services sent a request 7301: choose one."
+	})
 	add("error", "error", 404, "Not found "+tricky, func(v *view) { v.Message = "message " + tricky })
 	return out
 }

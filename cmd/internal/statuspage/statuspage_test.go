@@ -296,3 +296,166 @@ SELECT CONCAT('gen-', LPAD(i, 5, '0')), CONCAT('J', i), k.kind, NOW(6) FROM ` + 
 	}
 	t.Logf("page 2 of what needs a person among 10,000 requests: %s", took)
 }
+
+// seedTwo writes request 7301 for two insurers, each with its own claim,
+// job and timeline: aa's drafted (its newest event the older of the two
+// newest), bb's rejected; and cc's 7302, an insurer no longer configured.
+func seedTwo(t *testing.T, db *shopdb.DB) {
+	t.Helper()
+	ctx := testContext(t)
+	write := func(ins, id, claim, job string, steps ...func(*shopdb.Request) shopdb.Event) {
+		t.Helper()
+		idb := db.Insurer(ins)
+		r, err := idb.Insert(ctx, shopdb.Request{RequestID: id, ClaimNumber: claim, JobNumber: job, Phase: qsync.PhaseReserved,
+			Intent: qsync.IntentAccept}, shopdb.Event{Kind: string(qsync.EventReserved)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, step := range steps {
+			next := r
+			ev := step(&next)
+			if r, err = idb.Update(ctx, r, next, ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	accept := func(n *shopdb.Request) shopdb.Event {
+		n.Phase, n.Intent = qsync.PhaseAccepted, qsync.IntentNone
+		return shopdb.Event{Kind: string(qsync.EventAccepted), Status: 201}
+	}
+	write("aa", "7301", "CLM-AA", "RO-AA", accept, func(n *shopdb.Request) shopdb.Event {
+		n.Phase, n.PushedHash = qsync.PhaseDrafted, "sha-aa-0123456789"
+		return shopdb.Event{Kind: string(qsync.EventDrafted), Items: 2, Hash: "sha-aa-0123456789"}
+	})
+	write("bb", "7301", "CLM-BB", "RO-BB", func(n *shopdb.Request) shopdb.Event {
+		n.Phase, n.Intent, n.Reason, n.ResumePhase = qsync.PhaseRejected, qsync.IntentNone, qsync.ReasonRefused, qsync.PhaseReserved
+		n.LastError = "accept request 7301: 422 claim closed"
+		return shopdb.Event{Kind: string(qsync.EventRejected), Reason: qsync.ReasonRefused, Status: 422, Message: n.LastError}
+	})
+	write("cc", "7302", "CLM-CC", "RO-CC", accept)
+}
+
+// TestPageInsurers serves the page of two insurers' requests, request
+// 7301 at both, on a real database over real HTTP: every card names its
+// insurer and shows its own newest event, the filter per insurer, each
+// request's page by insurer, the old address of an id that several
+// insurers track, and find.
+func TestPageInsurers(t *testing.T) {
+	db, _ := shopdbtest.New(t)
+	seedTwo(t, db)
+	configured := []string{"aa", "bb"}
+	var mu gosync.Mutex
+	h := New(Options{DB: func() *shopdb.DB { return db }, CacheFor: time.Nanosecond,
+		Insurers: func() []string { mu.Lock(); defer mu.Unlock(); return configured }})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+
+	code, body, _ := get(t, srv.URL+"/status")
+	if code != 200 {
+		t.Fatalf("GET /status: %d\n%s", code, body)
+	}
+	aaCard, bbCard := cardOf(t, body, "aa/7301"), cardOf(t, body, "bb/7301")
+	mustContain(t, "aa's card", aaCard, `data-insurer="aa"`, `href="/status/requests/aa/7301"`, "insurer aa · claim CLM-AA · job RO-AA",
+		"Last: Draft pushed: 2 lines, hash sha-aa-01234")
+	mustContain(t, "bb's card", bbCard, `data-insurer="bb"`, `href="/status/requests/bb/7301"`, "insurer bb · claim CLM-BB · job RO-BB",
+		html.EscapeString("What to do: fix what the error says, then `quotesync retry --insurer bb 7301`"), "Last: rejected by the remote")
+	mustContain(t, "the list", body, "3 tracked · 1 need a person",
+		`<a href="/status" aria-current="page">All insurers (3)</a>`, `<a href="/status?insurer=aa">aa (1)</a>`,
+		`<a href="/status?insurer=bb">bb (1)</a>`, `<a href="/status?insurer=cc">cc (1) · not configured</a>`,
+		`<p class="muted" data-insurer="bb"><a href="/status?insurer=bb">bb</a>: 1 tracked · 1 need a person · <span title="refused by the remote; needs a person">1 rejected</span></p>`)
+
+	_, body, _ = get(t, srv.URL+"/status?insurer=aa")
+	mustContain(t, "aa's list", body, "<h1>Quote requests of aa</h1>", "1 tracked · 0 need a person",
+		`<a href="/status?insurer=aa" aria-current="page">aa (1)</a>`, `<a href="/status?insurer=aa&amp;need=person">Needs a person (0)</a>`)
+	if !strings.Contains(body, `id="request-aa/7301"`) || strings.Contains(body, `id="request-bb/7301"`) || strings.Contains(body, "CLM-CC") {
+		t.Errorf("?insurer=aa does not list aa's requests only:\n%s", body)
+	}
+	_, body, _ = get(t, srv.URL+"/status?insurer=bb&need=person")
+	if !strings.Contains(body, `id="request-bb/7301"`) || strings.Contains(body, "CLM-AA") {
+		t.Errorf("?insurer=bb&need=person does not list bb's refused request only:\n%s", body)
+	}
+	if code, _, _ := get(t, srv.URL+"/status?insurer=no%20such"); code != 400 {
+		t.Errorf("?insurer=no such: %d, want 400", code)
+	}
+
+	for ins, want := range map[string][]string{
+		"aa": {"<dt>Insurer</dt><dd>aa</dd>", "CLM-AA", "accepted with referenceId RO-AA", "Draft pushed: 2 lines"},
+		"bb": {"<dt>Insurer</dt><dd>bb</dd>", "CLM-BB", "422 claim closed", "<title>Request 7301 · bb · quotesync</title>"},
+	} {
+		code, body, _ := get(t, srv.URL+"/status/requests/"+ins+"/7301")
+		if code != 200 {
+			t.Fatalf("the page of %s's 7301: %d\n%s", ins, code, body)
+		}
+		mustContain(t, ins+"'s 7301", body, want...)
+		if other := map[string]string{"aa": "CLM-BB", "bb": "CLM-AA"}[ins]; strings.Contains(body, other) {
+			t.Errorf("the page of %s's 7301 shows the other's claim %s", ins, other)
+		}
+	}
+	if code, body, _ := get(t, srv.URL+"/status/requests/7301?insurer=bb"); code != 200 || !strings.Contains(body, "CLM-BB") {
+		t.Errorf("/status/requests/7301?insurer=bb: %d, want bb's page", code)
+	}
+	if code, _, _ := get(t, srv.URL+"/status/requests/aa/7302"); code != 404 {
+		t.Errorf("aa's 7302 (cc's): %d, want 404", code)
+	}
+
+	// The old address of an id that two insurers track: a choice.
+	code, body, _ = get(t, srv.URL+"/status/requests/7301")
+	mustContain(t, "the old address of 7301", body, "Several insurers&#39; services sent a request 7301: choose one.",
+		`href="/status/requests/aa/7301"`, `href="/status/requests/bb/7301"`)
+	if code != 200 {
+		t.Errorf("the old address of 7301: %d", code)
+	}
+	code, _, hdr := get(t, srv.URL+"/status/requests/7302")
+	if code != 200 {
+		t.Errorf("the old address of 7302 (cc's alone): %d", code)
+	}
+	code, _, hdr = get(t, srv.URL+"/status/find?q=RO-BB")
+	if code != http.StatusSeeOther || hdr.Get("Location") != "/status/requests/bb/7301" {
+		t.Errorf("find RO-BB: %d to %q, want 303 to bb's 7301", code, hdr.Get("Location"))
+	}
+	code, body, _ = get(t, srv.URL+"/status/find?q=7301")
+	if code != 200 || !strings.Contains(body, `href="/status/requests/aa/7301"`) || !strings.Contains(body, `href="/status/requests/bb/7301"`) {
+		t.Errorf("find 7301: %d, want both insurers' 7301 to choose from\n%s", code, body)
+	}
+
+	// aa alone configured: its 7301 is the old address's, shown as
+	// before; bb's and cc's are still listed, named.
+	mu.Lock()
+	configured = []string{"aa"}
+	mu.Unlock()
+	code, body, _ = get(t, srv.URL+"/status/requests/7301")
+	if code != 200 || !strings.Contains(body, "CLM-AA") || strings.Contains(body, "<dt>Insurer</dt>") {
+		t.Errorf("the old address of 7301 with aa alone configured: %d, want aa's page as before\n%s", code, body)
+	}
+	_, body, _ = get(t, srv.URL+"/status")
+	mustContain(t, "the list with aa alone", body, `<a href="/status?insurer=bb">bb (1) · not configured</a>`, `id="request-bb/7301"`)
+}
+
+// cardOf is the card of the request with anchor request-ANCHOR in body.
+func cardOf(t *testing.T, body, anchor string) string {
+	t.Helper()
+	_, card, ok := strings.Cut(body, `id="request-`+anchor+`"`)
+	if !ok {
+		t.Fatalf("no card request-%s in\n%s", anchor, body)
+	}
+	card, _, _ = strings.Cut(card, "</li>")
+	return card
+}
+
+// TestPageOneInsurerUnnamed: with one insurer configured and every
+// request its own, the page names no insurer and keeps its addresses.
+func TestPageOneInsurerUnnamed(t *testing.T) {
+	db, _ := shopdbtest.New(t)
+	seed(t, db)
+	srv := httptest.NewServer(New(Options{DB: func() *shopdb.DB { return db }, Insurers: func() []string { return []string{"default"} }}))
+	t.Cleanup(srv.Close)
+	_, body, _ := get(t, srv.URL+"/status")
+	mustContain(t, "the list", body, `id="request-r-draft"`, `href="/status/requests/r-draft"`)
+	if strings.Contains(body, "data-insurer") || strings.Contains(body, `aria-label="insurer"`) || strings.Contains(body, "insurer default") {
+		t.Errorf("one insurer's list names it:\n%s", body)
+	}
+	code, body, _ := get(t, srv.URL+"/status/requests/r-done")
+	if code != 200 || strings.Contains(body, "<dt>Insurer</dt>") {
+		t.Errorf("one insurer's request page: %d, names the insurer or fails", code)
+	}
+}
