@@ -38,10 +38,7 @@ type outcome struct {
 // exactly the shop's final lines, and recorded as submitted by quotesync
 // for its insurer; and no job is held by two requests.
 func outcomes(ctx context.Context, s *stack, reqs []sent) ([]outcome, error) {
-	states := make(map[string]emulator.State)
-	for _, a := range s.insurers {
-		states[a.name] = a.emu.State()
-	}
+	states := s.remoteStates()
 	out := make([]outcome, 0, len(reqs))
 	byJob := make(map[string]sent)
 	for _, r := range reqs {
@@ -160,10 +157,7 @@ JOIN jobs j ON j.job_id = e.job_id WHERE j.job_no = ?`, job).Scan(&status)
 // remote Submitted a quote for every demo request it sent? The full check
 // (outcomes) follows when it has.
 func remoteDone(s *stack, reqs []sent) bool {
-	states := make(map[string]emulator.State)
-	for _, a := range s.insurers {
-		states[a.name] = a.emu.State()
-	}
+	states := s.remoteStates()
 	for _, r := range reqs {
 		st := states[r.Insurer]
 		rs, ok := st.Request(r.ID)

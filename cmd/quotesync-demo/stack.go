@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
+	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 	qsync "github.com/quotesync/quotesync/sync"
@@ -60,6 +61,15 @@ func (s *stack) insurer(name string) *insurerAPI {
 		}
 	}
 	return nil
+}
+
+// remoteStates reads the state of every insurer's emulator, by insurer.
+func (s *stack) remoteStates() map[string]emulator.State {
+	out := make(map[string]emulator.State, len(s.insurers))
+	for _, a := range s.insurers {
+		out[a.name] = a.emu.State()
+	}
+	return out
 }
 
 // stackOptions configures startStack.
