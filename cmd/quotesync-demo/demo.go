@@ -95,6 +95,7 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 	dctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	verdict := ""
+	round := 0
 	for verdict == "" {
 		select {
 		case <-dctx.Done():
@@ -103,8 +104,16 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 				verdict = "NOT CONVERGED: interrupted"
 			}
 		case <-passed:
-			if _, err := sc.advance(dctx); err != nil && dctx.Err() == nil {
-				tl.line(time.Now(), actorShop, ref{}, fmt.Sprintf("ERROR %v (tried again after the next pass)", err))
+			// The shop moves once every insurer's engine has finished a
+			// pass since its last move, so that each has reacted to
+			// what came before: harbour holds the job with the NULL
+			// price in its first pass before the shop prices it, even
+			// when acme's pass ends first.
+			if r := passes.round(len(s.insurers)); r > round {
+				round = r
+				if _, err := sc.advance(dctx); err != nil && dctx.Err() == nil {
+					tl.line(time.Now(), actorShop, ref{}, fmt.Sprintf("ERROR %v (tried again after the next pass)", err))
+				}
 			}
 			if sc.finished() && remoteDone(s, reqs) {
 				verdict = "done"
@@ -208,6 +217,23 @@ func (p *passCount) add(insurer string) int {
 	}
 	p.n[insurer]++
 	return p.n[insurer]
+}
+
+// round is how many passes every one of the n insurers has finished:
+// the fewest of any.
+func (p *passCount) round(n int) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.n) < n {
+		return 0
+	}
+	fewest := -1
+	for _, c := range p.n {
+		if fewest < 0 || c < fewest {
+			fewest = c
+		}
+	}
+	return max(fewest, 0)
 }
 
 // snapshot returns the counts so far.

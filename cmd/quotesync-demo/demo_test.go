@@ -310,3 +310,28 @@ func countPrefix(ss []string, prefix string) int {
 	}
 	return n
 }
+
+// TestPassCountRound: the shop's script moves by rounds, a round ending
+// when every insurer's engine has finished one more pass; one engine's
+// passes alone never end one.
+func TestPassCountRound(t *testing.T) {
+	var p passCount
+	for _, step := range []struct {
+		insurer string
+		round   int
+	}{
+		{"acme", 0}, {"acme", 0}, // harbour has not finished a pass yet
+		{"harbour", 1},
+		{"harbour", 2}, // acme has finished two
+		{"harbour", 2},
+		{"acme", 3},
+	} {
+		n := p.add(step.insurer)
+		if got := p.round(2); got != step.round {
+			t.Errorf("after %s's pass %d: round %d, want %d", step.insurer, n, got, step.round)
+		}
+	}
+	if diff := cmp.Diff(map[string]int{"acme": 3, "harbour": 3}, p.snapshot()); diff != "" {
+		t.Errorf("passes (-want +got):\n%s", diff)
+	}
+}
