@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sync/atomic"
+	"maps"
+	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -34,8 +36,8 @@ type demoOptions struct {
 }
 
 // runDemo runs the whole demo and returns the exit code: 0 when every
-// request reached Submitted on the remote with exactly the shop's final
-// lines, 1 otherwise.
+// request reached Submitted on its insurer's remote with exactly the
+// shop's final lines, 1 otherwise.
 func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 	start := time.Now()
 	tl := newTimeline(stdout, start)
@@ -43,7 +45,7 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 	defer func() { _ = log.Sync() }()
 
 	fmt.Fprintln(stdout, "quotesync demo: the daemon's real code against an embedded MySQL-compatible server")
-	fmt.Fprintln(stdout, "holding a sample shop, and an emulator of the insurer's API. Nothing leaves this machine.")
+	fmt.Fprintln(stdout, "holding a sample shop, and two insurers' APIs (emulators). Nothing leaves this machine.")
 	s, err := startStack(ctx, stackOptions{mysqlAddr: o.mysqlAddr, schedule: o.schedule, log: log,
 		observers: []qsync.Observer{tl}})
 	if err != nil {
@@ -55,9 +57,9 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "quotesync-demo: shut down: %v\n", err)
 		}
 	}()
-	ids := seedRequests(s.emu, time.Now())
-	printSetup(stdout, s, ids, o.schedule, time.Since(start))
-	page, err := startPage(cmp.Or(o.pageAddr, DefaultPageAddr), s.db)
+	reqs := seedRequests(s, time.Now())
+	printSetup(stdout, s, reqs, o.schedule, time.Since(start))
+	page, err := startPage(cmp.Or(o.pageAddr, DefaultPageAddr), s.db, s.daemon)
 	if err != nil {
 		fmt.Fprintf(stderr, "quotesync-demo: %v\n", err)
 		return 1
@@ -66,16 +68,16 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "\nstatus page: %s (what the daemon serves under /status; -serve 2m keeps it up after the run)\n", page.url)
 
 	fmt.Fprintln(stdout, "\ntimeline (quotesync's lines are its own events, reworded; --verbose shows its log lines raw)")
-	var passes atomic.Int64
+	var passes passCount
 	passed := make(chan struct{}, 1)
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	runDone := make(chan error, 1)
 	go func() {
-		runDone <- s.daemon.Engine.Run(runCtx, qsync.RunOptions{
+		runDone <- s.daemon.Run(runCtx, qsync.RunOptions{
 			Lock: s.daemon.Lock(),
 			OnTick: func(t qsync.Tick) {
-				tl.pass(int(passes.Add(1)), t)
+				tl.pass(passes.add(t.Insurer), t)
 				select {
 				case passed <- struct{}{}:
 				default: // the script has not caught up yet: one signal covers both
@@ -93,6 +95,7 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 	dctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	verdict := ""
+	round := 0
 	for verdict == "" {
 		select {
 		case <-dctx.Done():
@@ -101,10 +104,18 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 				verdict = "NOT CONVERGED: interrupted"
 			}
 		case <-passed:
-			if _, err := sc.advance(dctx); err != nil && dctx.Err() == nil {
-				tl.line(time.Now(), actorShop, ref{}, fmt.Sprintf("ERROR %v (tried again after the next pass)", err))
+			// The shop moves once every insurer's engine has finished a
+			// pass since its last move, so that each has reacted to
+			// what came before: harbour holds the job with the NULL
+			// price in its first pass before the shop prices it, even
+			// when acme's pass ends first.
+			if r := passes.round(len(s.insurers)); r > round {
+				round = r
+				if _, err := sc.advance(dctx); err != nil && dctx.Err() == nil {
+					tl.line(time.Now(), actorShop, ref{}, fmt.Sprintf("ERROR %v (tried again after the next pass)", err))
+				}
 			}
-			if sc.finished() && remoteDone(s.emu.State(), ids) {
+			if sc.finished() && remoteDone(s, reqs) {
 				verdict = "done"
 			}
 		}
@@ -116,16 +127,16 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 	// The write-back of the last events, should the daemon have stopped
 	// before its outbox got to them.
 	s.daemon.Outbox.Work(vctx)
-	outs, err := outcomes(vctx, s, ids)
+	outs, err := outcomes(vctx, s, reqs)
 	if err != nil {
 		fmt.Fprintf(stderr, "quotesync-demo: read back the results: %v\n", err)
 		return 1
 	}
-	printSummary(stdout, tl, outs, s.emu.Calls(), int(passes.Load()), s.db.RoundTrips())
+	printSummary(stdout, tl, outs, s.insurers, passes.snapshot(), s.db.RoundTrips())
 	bad := problems(outs)
 	if verdict == "done" && len(bad) == 0 {
-		fmt.Fprintf(stdout, "\nOK: all %d requests reached Submitted on the remote, each once, holding exactly the shop's\nfinal lines (checked item by item against the shop's rows). Ran %s.\n",
-			len(ids), time.Since(start).Round(100*time.Millisecond))
+		fmt.Fprintf(stdout, "\nOK: all %d requests of %s reached Submitted on their insurer's remote, each once, holding\nexactly the shop's final lines (checked item by item against the shop's rows); request %s,\nsent by both, is two requests with two jobs. Ran %s.\n",
+			len(reqs), plural(len(s.insurers), "insurer"), collidingID, time.Since(start).Round(100*time.Millisecond))
 		return 0
 	}
 	if verdict == "done" {
@@ -155,23 +166,79 @@ func newDemoLogger(verbose bool, w io.Writer) *zap.Logger {
 	return zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(ec), zapcore.Lock(zapcore.AddSync(w)), zapcore.InfoLevel))
 }
 
-// printSetup describes the running parts and the insurer's requests.
-func printSetup(w io.Writer, s *stack, ids []string, schedule string, took time.Duration) {
+// printSetup describes the running parts and the insurers' requests.
+func printSetup(w io.Writer, s *stack, reqs []sent, schedule string, took time.Duration) {
 	fmt.Fprintf(w, "\nsetup (took %s)\n", round(took))
-	fmt.Fprintf(w, "  shop database  go-mysql-server, in memory, on %s: the sample shop's tables and jobs,\n", s.mysqlAddr)
-	fmt.Fprintf(w, "                 and quotesync's own state tables (migrated to schema version %d)\n", s.schema)
-	fmt.Fprintf(w, "  insurer's API  emulator on %s with %s\n", s.apiURL, plural(len(ids), "pending quote request"))
-	fmt.Fprintf(w, "  daemon         the real engine: passes %s, single-instance lock (GET_LOCK),\n", schedule)
-	fmt.Fprintln(w, "                 production timeouts, retries and rate limit")
-	fmt.Fprintln(w, "\nthe insurer's pending requests, and what the shop has for them")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  shop database\tgo-mysql-server, in memory, on %s: the sample shop's tables and jobs,\n", s.mysqlAddr)
+	fmt.Fprintf(tw, "  \tand quotesync's own state tables (migrated to schema version %d)\n", s.schema)
+	for _, a := range s.insurers {
+		n := 0
+		for _, r := range reqs {
+			if r.Insurer == a.name {
+				n++
+			}
+		}
+		fmt.Fprintf(tw, "  insurer %s\temulator in %s mode on %s with %s;\n", a.name, a.mode, a.url, plural(n, "pending quote request"))
+		fmt.Fprintf(tw, "  \ttoken: %s; status change: %s\n", a.tokenFrom, a.status)
+	}
+	names := make([]string, len(s.insurers))
+	for i, a := range s.insurers {
+		names[i] = a.name
+	}
+	fmt.Fprintf(tw, "  daemon\tthe real daemon, one engine per insurer of remotes: (%s), passes %s each,\n", strings.Join(names, ", "), schedule)
+	fmt.Fprintln(tw, "  \tsingle-instance lock (GET_LOCK), production timeouts, retries and rate limits")
+	_ = tw.Flush()
+	fmt.Fprintln(w, "\nthe insurers' pending requests, and what the shop has for them")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for i, r := range demoRequests() {
-		if i >= len(ids) {
+		if i >= len(reqs) {
 			break
 		}
 		var v struct{ Registration, Make, Model string }
 		_ = json.Unmarshal([]byte(r.vehicle), &v)
-		fmt.Fprintf(tw, "  request %s\tclaim %s\t%s %s %s\t%s\n", ids[i], r.claim, v.Make, v.Model, v.Registration, r.shop)
+		fmt.Fprintf(tw, "  %s\trequest %s\tclaim %s\t%s %s %s\t%s\n", reqs[i].Insurer, reqs[i].ID, r.claim, v.Make, v.Model, v.Registration, r.shop)
 	}
 	_ = tw.Flush()
+}
+
+// passCount counts each insurer's ticks; the engines tick at once.
+type passCount struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// add counts a tick of insurer and returns its number.
+func (p *passCount) add(insurer string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n == nil {
+		p.n = make(map[string]int)
+	}
+	p.n[insurer]++
+	return p.n[insurer]
+}
+
+// round is how many passes every one of the n insurers has finished:
+// the fewest of any.
+func (p *passCount) round(n int) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.n) < n {
+		return 0
+	}
+	fewest := -1
+	for _, c := range p.n {
+		if fewest < 0 || c < fewest {
+			fewest = c
+		}
+	}
+	return max(fewest, 0)
+}
+
+// snapshot returns the counts so far.
+func (p *passCount) snapshot() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.n)
 }

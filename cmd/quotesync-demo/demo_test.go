@@ -68,20 +68,24 @@ func TestDemoBinary(t *testing.T) {
 	}
 	checkDemoOutput(t, stdout.String())
 
-	// --verbose: the daemon's JSON log lines on stderr, one per event.
-	msgs := make(map[string]int)
+	// --verbose: the daemon's JSON log lines on stderr, one per event,
+	// each naming its insurer.
+	msgs := make(map[string]int) // "insurer msg" → lines
 	sc := bufio.NewScanner(strings.NewReader(stderr.String()))
 	for sc.Scan() {
-		var e struct{ Level, Msg, Logger string }
+		var e struct{ Level, Msg, Insurer string }
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatalf("stderr line %q is not JSON: %v", sc.Text(), err)
 		}
 		if e.Level == "error" {
 			t.Errorf("error logged: %s", sc.Text())
 		}
-		msgs[e.Msg]++
+		msgs[e.Insurer+" "+e.Msg]++
 	}
-	for msg, want := range map[string]int{"request accepted": 6, "draft pushed": 6, "draft re-pushed": 2, "quote submitted": 6, "job held": 1} {
+	for msg, want := range map[string]int{
+		"acme request accepted": 3, "acme draft pushed": 3, "acme draft re-pushed": 1, "acme quote submitted": 3, "acme job held": 0,
+		"harbour request accepted": 3, "harbour draft pushed": 3, "harbour draft re-pushed": 1, "harbour quote submitted": 3, "harbour job held": 1,
+	} {
 		if got := msgs[msg]; got != want {
 			t.Errorf("%d JSON log lines %q, want %d (all: %v)", got, msg, want, msgs)
 		}
@@ -110,7 +114,7 @@ func TestDemoTimeout(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
 	}
-	if !regexp.MustCompile(`(?m)^  - request 73\d\d \(claim CLM-\d+, job \S+\): .*(not Submitted|no Estimate quote)`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^  - (acme|harbour)'s request 7[23]\d\d \(claim CLM-\d+, job \S+\): .*(not Submitted|no Estimate quote)`).MatchString(out) {
 		t.Errorf("stdout names no request that is not Submitted:\n%s", out)
 	}
 	if strings.Contains(out, "OK: ") {
@@ -119,27 +123,50 @@ func TestDemoTimeout(t *testing.T) {
 }
 
 // timelineLine is a daemon line of the timeline about one request.
-var timelineLine = regexp.MustCompile(`(?m)^\d\d:\d\d\.\d  quotesync  request (\d+) +claim (\S+) +job (RO-\d+) +(.+)$`)
+var timelineLine = regexp.MustCompile(`(?m)^\d\d:\d\d\.\d  quotesync  (\S+) +request (\d+) +claim (\S+) +job (RO-\d+) +(.+)$`)
 
 // shopLine is a line of the shop's actions.
-var shopLine = regexp.MustCompile(`(?m)^\d\d:\d\d\.\d  shop {18,}claim (\S+) +job (RO-\d+) +(.+)$`)
+var shopLine = regexp.MustCompile(`(?m)^\d\d:\d\d\.\d  shop       (\S+) {16,}claim (\S+) +job (RO-\d+) +(.+)$`)
 
 // summaryRow is a row of the summary table.
-var summaryRow = regexp.MustCompile(`(?m)^  (\d+) +(CLM-\d+) +(RO-\d+) +(\S+) +(\S+) +(\d+) +(\d+) +(yes, at \S+|no\S*(?: \S+)*?) +(\S+)$`)
+var summaryRow = regexp.MustCompile(`(?m)^  (acme|harbour) +(\d+) +(CLM-\d+) +(RO-\d+) +(\S+) +(\S+) +(\d+) +(\d+) +(yes, at \S+|no\S*(?: \S+)*?) +(\S+)$`)
+
+// insurerLines are the two lines of an insurer's totals.
+var insurerLines = regexp.MustCompile(`(?m)^  (acme|harbour) +(\d+) of (\d+) requests Submitted, in \d+ pass(?:es)?\n {5,}(\d+) remote calls, (.+?): (.+)$`)
+
+// claimsOf are the claims of each insurer's requests in the demo.
+var claimsOf = map[string][]string{
+	"acme":    {"CLM-1001", "CLM-1002", "CLM-2041"},
+	"harbour": {"CLM-1003", "CLM-1005", "CLM-2042"},
+}
 
 // checkDemoOutput checks a successful run's stdout: each request's story
-// in order, the shop's actions between the daemon's reactions, the
-// summary and the verdict.
+// in order, under its insurer, the shop's actions between the daemon's
+// reactions, the summary with the colliding request id twice, each
+// insurer's totals and calls, and the verdict.
 func checkDemoOutput(t *testing.T, out string) {
 	t.Helper()
-	events := make(map[string][]string) // claim → timeline texts, daemon's and shop's, in order
-	jobs := make(map[string]string)     // claim → job
+	events := make(map[string][]string)   // claim → timeline texts, daemon's and shop's, in order
+	jobs := make(map[string]string)       // claim → job
+	insurers := make(map[string][]string) // claim → the insurer of each of its lines
 	for _, line := range strings.Split(out, "\n") {
 		if m := timelineLine.FindStringSubmatch(line); m != nil {
-			events[m[2]] = append(events[m[2]], m[4])
-			jobs[m[2]] = m[3]
+			events[m[3]] = append(events[m[3]], m[5])
+			jobs[m[3]] = m[4]
+			insurers[m[3]] = append(insurers[m[3]], m[1])
 		} else if m := shopLine.FindStringSubmatch(line); m != nil {
-			events[m[1]] = append(events[m[1]], "shop: "+m[3])
+			events[m[2]] = append(events[m[2]], "shop: "+m[4])
+			insurers[m[2]] = append(insurers[m[2]], m[1])
+		}
+	}
+	for ins, claims := range claimsOf {
+		for _, claim := range claims {
+			for _, got := range insurers[claim] {
+				if got != ins {
+					t.Errorf("claim %s: a timeline line names insurer %s, want %s", claim, got, ins)
+					break
+				}
+			}
 		}
 	}
 	stories := map[string][]string{ // what must happen, in this order, among other lines
@@ -180,26 +207,93 @@ func checkDemoOutput(t *testing.T, out string) {
 	}
 
 	type row struct {
-		Job, Phase, Quote, Submitted, FrontDesk string
-		Items, Drafts                           int
+		Insurer, Request, Job, Phase, Quote, Submitted, FrontDesk string
+		Items, Drafts                                             int
 	}
 	got := make(map[string]row)
 	for _, m := range summaryRow.FindAllStringSubmatch(out, -1) {
-		items, _ := strconv.Atoi(m[6])
-		drafts, _ := strconv.Atoi(m[7])
-		got[m[2]] = row{Job: m[3], Phase: m[4], Quote: m[5], Items: items, Drafts: drafts, Submitted: strings.Fields(m[8])[0], FrontDesk: m[9]}
+		items, _ := strconv.Atoi(m[7])
+		drafts, _ := strconv.Atoi(m[8])
+		got[m[3]] = row{Insurer: m[1], Request: m[2], Job: m[4], Phase: m[5], Quote: m[6], Items: items, Drafts: drafts,
+			Submitted: strings.Fields(m[9])[0], FrontDesk: m[10]}
 	}
 	want := make(map[string]row)
-	for claim, n := range map[string][2]int{"CLM-1001": {4, 2}, "CLM-1002": {4, 1}, "CLM-1003": {3, 1}, "CLM-1005": {2, 1}, "CLM-2041": {2, 1}, "CLM-2042": {3, 2}} {
-		want[claim] = row{Job: jobs[claim], Phase: "submitted", Quote: "Submitted", Items: n[0], Drafts: n[1], Submitted: "yes,", FrontDesk: "SUBMITTED"}
+	for claim, r := range map[string]struct {
+		insurer, request string
+		items, drafts    int
+	}{
+		"CLM-1001": {"acme", "7301", 4, 2}, "CLM-1002": {"acme", "7302", 4, 1}, "CLM-2041": {"acme", "7303", 2, 1},
+		"CLM-1003": {"harbour", "7299", 3, 1}, "CLM-1005": {"harbour", "7300", 2, 1}, "CLM-2042": {"harbour", "7301", 3, 2},
+	} {
+		want[claim] = row{Insurer: r.insurer, Request: r.request, Job: jobs[claim], Phase: "submitted", Quote: "Submitted",
+			Items: r.items, Drafts: r.drafts, Submitted: "yes,", FrontDesk: "SUBMITTED"}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("summary table (-want +got):\n%s\n%s", diff, out)
 	}
-	for _, s := range []string{"POST /requests/{id} ×6", "POST /jobs/{jobId}/quotes/status/{status} ×6,", "\nOK: all 6 requests reached Submitted on the remote, each once"} {
-		if !strings.Contains(out, s) {
-			t.Errorf("stdout lacks %q:\n%s", s, out)
+	// Request 7301 of each insurer: two rows, two claims, two jobs.
+	colliding := make(map[string]string) // insurer → job
+	for _, r := range got {
+		if r.Request == "7301" {
+			colliding[r.Insurer] = r.Job
 		}
+	}
+	if len(colliding) != 2 || colliding["acme"] == "" || colliding["acme"] == colliding["harbour"] {
+		t.Errorf("request 7301 is tracked as %v; want acme's and harbour's, each with its own job", colliding)
+	}
+
+	// Each emulator saw its own insurer's calls only: its three accepts
+	// and submits, on its own status form; acme's calls carried tokens of
+	// its token endpoint, harbour's the token of its file (neither
+	// emulator refused a call).
+	totals := make(map[string][]string)
+	for _, m := range insurerLines.FindAllStringSubmatch(out, -1) {
+		totals[m[1]] = m[2:]
+	}
+	for ins, c := range map[string]struct{ has, lacks []string }{
+		"acme": {has: []string{"POST /requests/{id} ×3", "POST /jobs/{jobId}/quotes/status/{status} ×3"},
+			lacks: []string{"PUT /jobs/{jobId}/quotes/{quoteId}/status"}},
+		"harbour": {has: []string{"POST /requests/{id} ×3", "PUT /jobs/{jobId}/quotes/{quoteId}/status ×3"},
+			lacks: []string{"/oauth2/token", "/quotes/status/"}},
+	} {
+		m := totals[ins]
+		if m == nil {
+			t.Errorf("no totals of insurer %s:\n%s", ins, out)
+			continue
+		}
+		if m[0] != "3" || m[1] != "3" {
+			t.Errorf("insurer %s: %s of %s requests Submitted, want 3 of 3", ins, m[0], m[1])
+		}
+		if m[3] != "none refused" {
+			t.Errorf("insurer %s: %s, want none refused (a call with another insurer's token, or none)", ins, m[3])
+		}
+		for _, s := range c.has {
+			if !strings.Contains(m[4], s) {
+				t.Errorf("insurer %s's calls lack %q: %s", ins, s, m[4])
+			}
+		}
+		for _, s := range c.lacks {
+			if strings.Contains(m[4], s) {
+				t.Errorf("insurer %s's calls include %q: %s", ins, s, m[4])
+			}
+		}
+	}
+	if m := regexp.MustCompile(`POST /oauth2/token ×(\d+)`).FindStringSubmatch(strings.Join(totals["acme"], " ")); m == nil || m[1] == "0" {
+		t.Errorf("acme's token endpoint was not called: %q", totals["acme"])
+	}
+	for _, re := range []string{
+		`(?m)^  insurer acme +emulator in documented mode on (http://127\.0\.0\.1:\d+) .*\n +token: oauth2 client credentials at (http://127\.0\.0\.1:\d+)/oauth2/token; status change: POST /jobs/\{jobId\}/quotes/status/\{status\}$`,
+		`(?m)^  insurer harbour +emulator in spec mode on .*\n +token: file /\S+/harbour-token; status change: PUT /jobs/\{jobId\}/quotes/\{quoteId\}/status$`,
+	} {
+		m := regexp.MustCompile(re).FindStringSubmatch(out)
+		if m == nil {
+			t.Errorf("the setup lacks a line matching %s:\n%s", re, out)
+		} else if len(m) == 3 && m[1] != m[2] {
+			t.Errorf("acme's token endpoint %s is not on acme's emulator %s", m[2], m[1])
+		}
+	}
+	if !strings.Contains(out, "\nOK: all 6 requests of 2 insurers reached Submitted on their insurer's remote, each once") {
+		t.Errorf("stdout lacks the verdict OK:\n%s", out)
 	}
 	if !strings.Contains(out, "leadership acquired (GET_LOCK") {
 		t.Errorf("the timeline does not show the single-instance lock taken:\n%s", out)
@@ -215,4 +309,29 @@ func countPrefix(ss []string, prefix string) int {
 		}
 	}
 	return n
+}
+
+// TestPassCountRound: the shop's script moves by rounds, a round ending
+// when every insurer's engine has finished one more pass; one engine's
+// passes alone never end one.
+func TestPassCountRound(t *testing.T) {
+	var p passCount
+	for _, step := range []struct {
+		insurer string
+		round   int
+	}{
+		{"acme", 0}, {"acme", 0}, // harbour has not finished a pass yet
+		{"harbour", 1},
+		{"harbour", 2}, // acme has finished two
+		{"harbour", 2},
+		{"acme", 3},
+	} {
+		n := p.add(step.insurer)
+		if got := p.round(2); got != step.round {
+			t.Errorf("after %s's pass %d: round %d, want %d", step.insurer, n, got, step.round)
+		}
+	}
+	if diff := cmp.Diff(map[string]int{"acme": 3, "harbour": 3}, p.snapshot()); diff != "" {
+		t.Errorf("passes (-want +got):\n%s", diff)
+	}
 }

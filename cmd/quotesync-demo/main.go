@@ -4,21 +4,27 @@
 //	go run ./cmd/quotesync-demo [--verbose] [--timeout 60s] [--serve 2m]
 //
 // It starts an embedded MySQL-compatible server (dolthub/go-mysql-server,
-// in memory, on loopback) loaded with the sample shop, and the emulator of
-// the insurer's integration API with six pending quote requests. On them
-// it runs the daemon's real code, wired as `quotesync run` wires it:
-// shopdb with the sample mapping and migrated state tables, the remote
-// client, and the engine's scheduler (Engine.Run, with the single-instance
-// lock) on a one-second schedule. Meanwhile it plays the shop's part on a
-// script: it writes lines on the jobs that have none, edits one line, fills
-// in a missing price and marks the estimates final one by one.
+// in memory, on loopback) loaded with the sample shop, and the emulators
+// of two insurers' integration APIs, three pending quote requests each:
+// acme as the service's public documentation describes it (OAuth2 client
+// credentials, the documented status form) and harbour as the seed
+// specification does (a bearer token from a file, another status form).
+// Both send a request 7301, each for a claim of its own. On them it runs
+// the daemon's real code, wired as `quotesync run` wires it from a file
+// with remotes:: shopdb with the sample mapping and migrated state tables,
+// one remote client and engine per insurer, and the daemon's scheduler
+// (Daemon.Run, with the single-instance lock) on a one-second schedule.
+// Meanwhile it plays the shop's part on a script: it writes lines on the
+// jobs that have none, edits one line, fills in a missing price and marks
+// the estimates final one by one.
 //
-// It prints a timeline built from the daemon's own log entries, interleaved
-// with the shop's actions, then a summary table read back from the
-// emulator, quotesync's state tables and the shop, and the remote call
-// counts. It exits 0 only when every request reached Submitted on the
-// remote, once, holding exactly the shop's final lines (checked item by
-// item), and 1 otherwise, saying what did not converge.
+// It prints a timeline built from the daemon's own log entries, each
+// naming its insurer, interleaved with the shop's actions, then a summary
+// table read back from each insurer's emulator, quotesync's state tables
+// and the shop, and each insurer's totals and remote call counts. It exits
+// 0 only when every request reached Submitted on its insurer's remote,
+// once, holding exactly the shop's final lines (checked item by item), and
+// 1 otherwise, saying what did not converge.
 //
 // The embedded server is a stand-in, not MariaDB: it serialises sessions
 // (see serialize.go) and is no place for performance figures. EMBEDDED-SERVER.md
@@ -50,17 +56,19 @@ const usage = `Usage: quotesync-demo [--verbose] [--timeout 60s] [--serve 2m]
        quotesync-demo --serve-mysql [--mysql-addr 127.0.0.1:3307]
 
 Runs quotesync's real daemon code against an embedded MySQL-compatible
-server holding a sample shop and an emulator of the insurer's API, plays
-the shop's part, and prints a timeline and a summary. Needs nothing but
-Go; nothing leaves this machine. It prints the address of the status page
-(the daemon's /status, on loopback) while it runs; --serve keeps the page
-up for a while after the run.
+server holding a sample shop and emulators of two insurers' APIs (acme
+and harbour, served by one daemon through remotes:), plays the shop's
+part, and prints a timeline and a summary. Needs nothing but Go; nothing
+leaves this machine. It prints the address of the status page (the
+daemon's /status, on loopback) while it runs; --serve keeps the page up
+for a while after the run.
 
 --serve-mysql only starts the embedded server with the sample shop, prints
 its DSN and serves until Ctrl-C (to look around with a MySQL client).
 
-Exit status: 0 when every request reached Submitted with exactly the
-shop's final lines, 1 when not (or the demo could not start), 2 bad flags.
+Exit status: 0 when every request of both insurers reached Submitted with
+exactly the shop's final lines, 1 when not (or the demo could not start),
+2 bad flags.
 
 Example:
   go run ./cmd/quotesync-demo

@@ -11,6 +11,7 @@ import (
 
 	"github.com/quotesync/quotesync/cmd/internal/statuspage"
 	"github.com/quotesync/quotesync/shopdb"
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // DefaultPageAddr is where the demo serves the status page: loopback, a
@@ -25,13 +26,19 @@ type pageServer struct {
 	done chan struct{}
 }
 
-// startPage serves the status page on addr, reading db.
-func startPage(addr string, db *shopdb.DB) (*pageServer, error) {
+// startPage serves the status page on addr, reading db, naming the
+// insurers of d.
+func startPage(addr string, db *shopdb.DB, d *qsync.Daemon) (*pageServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("status page: listen on %s: %w", addr, err)
 	}
-	h := statuspage.New(statuspage.Options{DB: func() *shopdb.DB { return db }, Refresh: 5 * time.Second, Version: "demo"})
+	names := make([]string, len(d.Engines))
+	for i, e := range d.Engines {
+		names[i] = e.Insurer()
+	}
+	h := statuspage.New(statuspage.Options{DB: func() *shopdb.DB { return db }, Insurers: func() []string { return names },
+		Refresh: 5 * time.Second, Version: "demo"})
 	p := &pageServer{url: "http://" + ln.Addr().String() + "/status",
 		srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, done: make(chan struct{})}
 	go func() {

@@ -12,7 +12,8 @@ import (
 
 // TestDemoServesStatusPage runs the demo with -serve: it prints the status
 // page's address, and after the run the page stays up showing every
-// request submitted, each with its timeline, until Ctrl-C.
+// request of both insurers submitted, each with its timeline, until
+// Ctrl-C.
 func TestDemoServesStatusPage(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), demoBudget+30*time.Second)
@@ -46,15 +47,34 @@ func TestDemoServesStatusPage(t *testing.T) {
 	if got := strings.Count(body, `data-phase="submitted"`); got != 6 {
 		t.Errorf("the page lists %d submitted requests, want 6:\n%s", got, body)
 	}
-	m := regexp.MustCompile(`href="(/status/requests/[^"]+)"`).FindStringSubmatch(body)
-	if m == nil {
-		t.Fatalf("no link to a request's page:\n%s", body)
-	}
-	story := httpBody(t, strings.TrimSuffix(url, "/status")+m[1])
-	for _, want := range []string{"listed by the insurer; job RO-", "accepted with referenceId RO-", "Draft pushed: ", "Submitted for assessment"} {
-		if !strings.Contains(story, want) {
-			t.Errorf("a request's timeline lacks %q:\n%s", want, story)
+	// Both insurers: three requests each, each request's card and page
+	// under its insurer, request 7301 twice with two jobs.
+	for _, ins := range []string{"acme", "harbour"} {
+		if got := strings.Count(body, `data-phase="submitted" data-insurer="`+ins+`"`); got != 3 {
+			t.Errorf("the page lists %d submitted requests of %s, want 3:\n%s", got, ins, body)
 		}
+		if !regexp.MustCompile(`data-insurer="` + ins + `"><a [^>]*>` + ins + `</a>: 3 tracked`).MatchString(body) {
+			t.Errorf("the page does not count %s's requests:\n%s", ins, body)
+		}
+	}
+	jobs := make(map[string]string)
+	for _, ins := range []string{"acme", "harbour"} {
+		link := "/status/requests/" + ins + "/7301"
+		if !strings.Contains(body, `href="`+link+`"`) {
+			t.Errorf("the page has no link to %s:\n%s", link, body)
+		}
+		story := httpBody(t, strings.TrimSuffix(url, "/status")+link)
+		for _, want := range []string{"<dd>" + ins + "</dd>", "listed by the insurer; job RO-", "accepted with referenceId RO-", "Draft pushed: ", "Submitted for assessment"} {
+			if !strings.Contains(story, want) {
+				t.Errorf("%s's request 7301: its page lacks %q:\n%s", ins, want, story)
+			}
+		}
+		if m := regexp.MustCompile(`accepted with referenceId (RO-\d+)`).FindStringSubmatch(story); m != nil {
+			jobs[ins] = m[1]
+		}
+	}
+	if jobs["acme"] != "RO-50001" || jobs["harbour"] == "" || jobs["harbour"] == jobs["acme"] {
+		t.Errorf("request 7301's pages show jobs %v; want acme's RO-50001 and harbour's own", jobs)
 	}
 
 	interrupt() // Ctrl-C ends the wait

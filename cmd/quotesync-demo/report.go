@@ -19,6 +19,7 @@ import (
 // outcome is where one request ended, on both sides, and what is wrong
 // with it (nothing, when it converged).
 type outcome struct {
+	Insurer             string
 	Request, Claim, Job string
 	Phase               string    // quotesync's state; "" when not tracked
 	Remote              string    // the request's status on the remote
@@ -31,29 +32,36 @@ type outcome struct {
 	Problems            []string
 }
 
-// outcomes reads every demo request's end state from the emulator, from
-// quotesync's state and from the shop, and checks it: accepted with the
-// shop's job number, Submitted exactly once, holding exactly the shop's
-// final lines, and recorded as submitted by quotesync.
-func outcomes(ctx context.Context, s *stack, ids []string) ([]outcome, error) {
-	st := s.emu.State()
-	out := make([]outcome, 0, len(ids))
-	for _, id := range ids {
-		o, err := checkRequest(ctx, s, st, id)
+// outcomes reads every demo request's end state from its insurer's
+// emulator, from quotesync's state and from the shop, and checks it:
+// accepted with the shop's job number, Submitted exactly once, holding
+// exactly the shop's final lines, and recorded as submitted by quotesync
+// for its insurer; and no job is held by two requests.
+func outcomes(ctx context.Context, s *stack, reqs []sent) ([]outcome, error) {
+	states := s.remoteStates()
+	out := make([]outcome, 0, len(reqs))
+	byJob := make(map[string]sent)
+	for _, r := range reqs {
+		o, err := checkRequest(ctx, s, states[r.Insurer], r)
 		if err != nil {
 			return nil, err
 		}
+		if other, ok := byJob[o.Job]; ok && o.Job != "" {
+			o.Problems = append(o.Problems, fmt.Sprintf("job %s is request %s of %s's too", o.Job, other.ID, other.Insurer))
+		}
+		byJob[o.Job] = r
 		out = append(out, o)
 	}
 	return out, nil
 }
 
-func checkRequest(ctx context.Context, s *stack, st emulator.State, id string) (outcome, error) {
-	o := outcome{Request: id}
+func checkRequest(ctx context.Context, s *stack, st emulator.State, r sent) (outcome, error) {
+	id := r.ID
+	o := outcome{Insurer: r.Insurer, Request: id}
 	problem := func(format string, args ...any) { o.Problems = append(o.Problems, fmt.Sprintf(format, args...)) }
 	rs, ok := st.Request(id)
 	if !ok {
-		problem("the remote does not know the request")
+		problem("the remote of %s does not know the request", r.Insurer)
 		return o, nil
 	}
 	o.Claim, o.Remote = rs.ClaimNumber, rs.Status
@@ -62,7 +70,7 @@ func checkRequest(ctx context.Context, s *stack, st emulator.State, id string) (
 		return o, err
 	}
 	o.Job = job
-	row, err := s.db.Request(ctx, id)
+	row, err := s.db.Insurer(r.Insurer).Request(ctx, id)
 	switch {
 	case errors.Is(err, shopdb.ErrNotFound):
 		problem("quotesync does not track it")
@@ -145,12 +153,14 @@ JOIN jobs j ON j.job_id = e.job_id WHERE j.job_no = ?`, job).Scan(&status)
 	return status == "FINAL", nil
 }
 
-// remoteDone is the cheap test run after every pass: has the remote
-// Submitted a quote for every demo request? The full check (outcomes)
-// follows when it has.
-func remoteDone(st emulator.State, ids []string) bool {
-	for _, id := range ids {
-		rs, ok := st.Request(id)
+// remoteDone is the cheap test run after every pass: has each insurer's
+// remote Submitted a quote for every demo request it sent? The full check
+// (outcomes) follows when it has.
+func remoteDone(s *stack, reqs []sent) bool {
+	states := s.remoteStates()
+	for _, r := range reqs {
+		st := states[r.Insurer]
+		rs, ok := st.Request(r.ID)
 		if !ok || rs.Status != emulator.RequestAccepted {
 			return false
 		}
@@ -162,11 +172,13 @@ func remoteDone(st emulator.State, ids []string) bool {
 	return true
 }
 
-// printSummary prints the table of outcomes and the remote's call counts.
-func printSummary(w io.Writer, tl *timeline, outs []outcome, calls map[string]int, passes int, trips int64) {
-	fmt.Fprintln(w, "\nsummary (read back from the emulator, quotesync's state tables and the shop; the last column is\nthe job's insurer_status column, which quotesync's shop.write_back fills)")
+// printSummary prints the table of outcomes, then each insurer's
+// totals: its requests Submitted, its passes and the calls its emulator
+// received.
+func printSummary(w io.Writer, tl *timeline, outs []outcome, apis []*insurerAPI, passes map[string]int, trips int64) {
+	fmt.Fprintln(w, "\nsummary (read back from each insurer's emulator, quotesync's state tables and the shop; the last\ncolumn is the job's insurer_status column, which quotesync's shop.write_back fills)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  request\tclaim\tjob\tquotesync\tremote quote\titems\tdrafts pushed\tsubmitted\tshop's job shows")
+	fmt.Fprintln(tw, "  insurer\trequest\tclaim\tjob\tquotesync\tremote quote\titems\tdrafts pushed\tsubmitted\tshop's job shows")
 	for _, o := range outs {
 		submitted := "no"
 		if o.Submits > 0 {
@@ -175,29 +187,68 @@ func printSummary(w io.Writer, tl *timeline, outs []outcome, calls map[string]in
 				submitted += fmt.Sprintf(" (%d times!)", o.Submits)
 			}
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", o.Request, o.Claim, dash(o.Job), dash(o.Phase), dash(o.Quote),
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", o.Insurer, o.Request, o.Claim, dash(o.Job), dash(o.Phase), dash(o.Quote),
 			o.Items, o.Drafts, submitted, dash(o.FrontDesk))
 	}
 	_ = tw.Flush()
+
+	fmt.Fprintln(w, "\neach insurer (the calls as its emulator counted them)")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, a := range apis {
+		n, done := 0, 0
+		for _, o := range outs {
+			if o.Insurer == a.name {
+				n++
+				if o.Submits > 0 {
+					done++
+				}
+			}
+		}
+		calls := a.emu.Calls()
+		if a.mode == emulator.ModeDocumented {
+			calls["POST "+emulator.TokenPath] = a.emu.TokenCalls()
+		}
+		refused := "none refused"
+		if r := a.refused.Load(); r > 0 {
+			refused = fmt.Sprintf("%d refused (401)", r)
+		}
+		fmt.Fprintf(tw, "  %s\t%d of %d requests Submitted, in %s\n", a.name, done, n, plural(passes[a.name], "pass"))
+		fmt.Fprintf(tw, "  \t%s, %s: %s\n", plural(total(calls), "remote call"), refused, callList(calls))
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(w, "quotesync: %d statements sent to the shop database\n", trips)
+}
+
+// total adds up call counts.
+func total(calls map[string]int) int {
+	n := 0
+	for _, c := range calls {
+		n += c
+	}
+	return n
+}
+
+// callList lists call counts by route, in the order of the routes' names.
+func callList(calls map[string]int) string {
 	routes := make([]string, 0, len(calls))
-	total := 0
-	for r, n := range calls {
+	for r := range calls {
 		routes = append(routes, r)
-		total += n
 	}
 	sort.Strings(routes)
-	var parts []string
+	parts := make([]string, 0, len(routes))
 	for _, r := range routes {
 		parts = append(parts, fmt.Sprintf("%s ×%d", r, calls[r]))
 	}
-	fmt.Fprintf(w, "\nremote calls (%d): %s\n", total, strings.Join(parts, ", "))
-	fmt.Fprintf(w, "quotesync: %d passes, %d statements sent to the shop database\n", passes, trips)
+	return strings.Join(parts, ", ")
 }
 
-// plural writes "1 item", "3 items".
+// plural writes "1 item", "3 items", "2 passes".
 func plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
+	}
+	if strings.HasSuffix(word, "s") {
+		return fmt.Sprintf("%d %ses", n, word)
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
@@ -215,7 +266,7 @@ func problems(outs []outcome) []string {
 	var out []string
 	for _, o := range outs {
 		if len(o.Problems) > 0 {
-			out = append(out, fmt.Sprintf("request %s (claim %s, job %s): %s", o.Request, o.Claim, dash(o.Job), joinProblems(o.Problems)))
+			out = append(out, fmt.Sprintf("%s's request %s (claim %s, job %s): %s", o.Insurer, o.Request, o.Claim, dash(o.Job), joinProblems(o.Problems)))
 		}
 	}
 	return out

@@ -19,8 +19,13 @@ const (
 	claimNewB = "CLM-2042"
 )
 
-// demoRequest is one pending request the insurer sends.
+// collidingID is the request id both insurers' services use, each for a
+// claim of its own: quotesync tracks two requests, each with its own job.
+const collidingID = "7301"
+
+// demoRequest is one pending request an insurer sends.
 type demoRequest struct {
+	insurer   string // whose service sends it
 	id        string // the insurer's request id, nothing to do with the claim
 	claim     string
 	expiresIn time.Duration
@@ -29,43 +34,51 @@ type demoRequest struct {
 	shop      string // what the shop has for the claim at the start
 }
 
-// demoRequests are the insurer's pending requests at the start: four for
-// jobs of the sample shop, two for claims the shop has never seen.
+// demoRequests are the insurers' pending requests at the start, three
+// each: four for jobs of the sample shop, two for claims the shop has
+// never seen. Each insurer numbers its requests its own way, so both
+// send a request 7301.
 func demoRequests() []demoRequest {
 	return []demoRequest{
-		{"7301", sampleshop.ClaimDraft, 50 * time.Hour,
+		{insurerAcme, collidingID, sampleshop.ClaimDraft, 50 * time.Hour,
 			`{"registration":"KLM123","make":"Toyota","model":"Corolla","year":2019}`,
 			`{"description":"Front collision at low speed at a roundabout","pointOfImpact":"Front"}`,
 			"job " + sampleshop.JobDraft + ": draft estimate, 4 lines"},
-		{"7302", sampleshop.ClaimFinal, 40 * time.Hour,
+		{insurerAcme, "7302", sampleshop.ClaimFinal, 40 * time.Hour,
 			`{"registration":"PQR456","make":"Volkswagen","model":"Golf","year":2021}`,
 			`{"description":"Door struck by a neighbouring car in a car park","pointOfImpact":"Left side"}`,
 			"job " + sampleshop.JobFinal + ": estimate already FINAL, 4 lines"},
-		{"7303", sampleshop.ClaimNoLines, 60 * time.Hour,
-			`{"registration":"XYZ789","make":"Mazda","model":"CX-5","year":2018}`,
-			`{"description":"Side swipe while changing lanes","pointOfImpact":"Right side"}`,
-			"job " + sampleshop.JobNoLines + ": estimate with no lines yet"},
-		{"7304", sampleshop.ClaimBadLine, 70 * time.Hour,
-			`{"registration":"MNO654","make":"Honda","model":"Jazz","year":2015}`,
-			`{"description":"Reversed into a bollard in a car park","pointOfImpact":"Rear"}`,
-			"job " + sampleshop.JobBadLine + ": a part without a price (NULL)"},
-		{"7305", claimNewA, 80 * time.Hour,
+		{insurerAcme, "7303", claimNewA, 80 * time.Hour,
 			`{"registration":"TSL301","make":"Tesla","model":"Model 3","year":2022}`,
 			`{"description":"Rear-ended at traffic lights","pointOfImpact":"Rear"}`,
 			"no job: create_job makes one"},
-		{"7306", claimNewB, 90 * time.Hour,
+		{insurerHarbour, "7299", sampleshop.ClaimNoLines, 60 * time.Hour,
+			`{"registration":"XYZ789","make":"Mazda","model":"CX-5","year":2018}`,
+			`{"description":"Side swipe while changing lanes","pointOfImpact":"Right side"}`,
+			"job " + sampleshop.JobNoLines + ": estimate with no lines yet"},
+		{insurerHarbour, "7300", sampleshop.ClaimBadLine, 70 * time.Hour,
+			`{"registration":"MNO654","make":"Honda","model":"Jazz","year":2015}`,
+			`{"description":"Reversed into a bollard in a car park","pointOfImpact":"Rear"}`,
+			"job " + sampleshop.JobBadLine + ": a part without a price (NULL)"},
+		{insurerHarbour, collidingID, claimNewB, 90 * time.Hour,
 			`{"registration":"FCS552","make":"Ford","model":"Focus","year":2017}`,
 			`{"description":"Front collision with a parked car","pointOfImpact":"Front"}`,
 			"no job: create_job makes one"},
 	}
 }
 
-// seedRequests adds the demo's requests to the emulator and returns their
-// ids in the order of demoRequests.
-func seedRequests(emu *emulator.Emulator, now time.Time) []string {
-	var seeds []emulator.SeedRequest
+// sent names one request an insurer's service sent: the pair that keys
+// it in quotesync's tables.
+type sent struct {
+	Insurer, ID string
+}
+
+// seedRequests adds each insurer's requests to its emulator and returns
+// them in the order of demoRequests.
+func seedRequests(s *stack, now time.Time) []sent {
+	var out []sent
 	for _, r := range demoRequests() {
-		seeds = append(seeds, emulator.SeedRequest{
+		ids := s.insurer(r.insurer).emu.AddRequests(emulator.SeedRequest{
 			ID:           r.id,
 			ClaimNumber:  r.claim,
 			Expiry:       now.Add(r.expiresIn),
@@ -73,8 +86,19 @@ func seedRequests(emu *emulator.Emulator, now time.Time) []string {
 			Accident:     json.RawMessage(r.accident),
 			Instructions: json.RawMessage(`{"assessmentType":"Desktop","notes":"Provide an itemised estimate."}`),
 		})
+		out = append(out, sent{Insurer: r.insurer, ID: ids[0]})
 	}
-	return emu.AddRequests(seeds...)
+	return out
+}
+
+// insurerOfClaim is the insurer whose request a claim of the demo is.
+func insurerOfClaim(claim string) string {
+	for _, r := range demoRequests() {
+		if r.claim == claim {
+			return r.insurer
+		}
+	}
+	return ""
 }
 
 // dec parses a decimal literal of the script.
@@ -174,7 +198,7 @@ func (sc *script) addLines(ctx context.Context, claim string, lines []sampleshop
 			return err
 		}
 	}
-	sc.tl.shop(claim, job, "added %s to the estimate", plural(len(lines), "line"))
+	sc.tl.shop(insurerOfClaim(claim), claim, job, "added %s to the estimate", plural(len(lines), "line"))
 	return nil
 }
 
@@ -189,7 +213,7 @@ func (sc *script) editLine(ctx context.Context, claim string, lineNo int, change
 	if err := sc.shop.EditLine(ctx, l); err != nil {
 		return err
 	}
-	sc.tl.shop(claim, job, "edited line %d: %s", lineNo, what)
+	sc.tl.shop(insurerOfClaim(claim), claim, job, "edited line %d: %s", lineNo, what)
 	return nil
 }
 
@@ -202,7 +226,7 @@ func (sc *script) deleteLine(ctx context.Context, claim string, lineNo int, why 
 	if err := sc.shop.DeleteLine(ctx, l.LineID); err != nil {
 		return err
 	}
-	sc.tl.shop(claim, job, "deleted line %d (%s): %s", lineNo, l.Description, why)
+	sc.tl.shop(insurerOfClaim(claim), claim, job, "deleted line %d (%s): %s", lineNo, l.Description, why)
 	return nil
 }
 
@@ -215,7 +239,7 @@ func (sc *script) setFinal(ctx context.Context, claim string) error {
 	if err := sc.shop.SetFinal(ctx, job, true); err != nil {
 		return err
 	}
-	sc.tl.shop(claim, job, "marked the estimate FINAL")
+	sc.tl.shop(insurerOfClaim(claim), claim, job, "marked the estimate FINAL")
 	return nil
 }
 

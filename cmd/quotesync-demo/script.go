@@ -23,7 +23,7 @@ type step struct {
 // touches quotesync's tables.
 type script struct {
 	shop *sampleshop.Shop
-	emu  *emulator.Emulator
+	s    *stack // each claim's request is read from its insurer's emulator
 	tl   *timeline
 	jobs map[string]string // claim → job number, once the shop has one
 	list []step
@@ -31,7 +31,7 @@ type script struct {
 }
 
 func newScript(s *stack, tl *timeline) *script {
-	sc := &script{shop: s.shop, emu: s.emu, tl: tl, jobs: make(map[string]string)}
+	sc := &script{shop: s.shop, s: s, tl: tl, jobs: make(map[string]string)}
 	sc.list = sc.steps()
 	return sc
 }
@@ -81,13 +81,18 @@ func (sc *script) job(ctx context.Context, claim string) (string, error) {
 	return job, nil
 }
 
-// accepted is ready when the remote has accepted the requests of claims
+// remoteState reads the state of the emulator of the insurer whose
+// request the claim is.
+func (sc *script) remoteState(claim string) emulator.State {
+	return sc.s.insurer(insurerOfClaim(claim)).emu.State()
+}
+
+// accepted is ready when the remotes have accepted the requests of claims
 // (so their jobs exist in the shop).
 func (sc *script) accepted(claims ...string) func(context.Context) (bool, error) {
 	return func(ctx context.Context) (bool, error) {
-		st := sc.emu.State()
 		for _, claim := range claims {
-			r, ok := requestOfClaim(st, claim)
+			r, ok := requestOfClaim(sc.remoteState(claim), claim)
 			if !ok || r.Status != emulator.RequestAccepted {
 				return false, nil
 			}
@@ -104,13 +109,12 @@ func (sc *script) accepted(claims ...string) func(context.Context) (bool, error)
 // exactly the shop's current lines.
 func (sc *script) inSync(claims ...string) func(context.Context) (bool, error) {
 	return func(ctx context.Context) (bool, error) {
-		st := sc.emu.State()
 		for _, claim := range claims {
 			job, err := sc.shop.FindJob(ctx, claim)
 			if err != nil || job == "" {
 				return false, err
 			}
-			q, ok := remoteQuote(st, job)
+			q, ok := remoteQuote(sc.remoteState(claim), job)
 			if !ok {
 				return false, nil
 			}

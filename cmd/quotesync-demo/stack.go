@@ -8,8 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
+	"os"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -35,10 +34,11 @@ const (
 )
 
 // stack is the demo's running parts: the embedded MySQL-compatible server
-// holding the sample shop, the emulator of the insurer's API on a loopback
-// listener, and quotesync assembled by qsync.Open from config.example.yaml
-// (the mapping a user starts from) with the demo's addresses and token, the
-// way `quotesync run` assembles it from a user's file.
+// holding the sample shop, one emulator per insurer on loopback
+// listeners, and quotesync assembled by qsync.Open from config.example.yaml
+// (the mapping a user starts from) with the demo's addresses and
+// credentials under remotes:, the way `quotesync run` assembles it from a
+// user's file.
 type stack struct {
 	mysqlAddr string
 	stopMySQL func() error
@@ -46,13 +46,30 @@ type stack struct {
 	shop      *sampleshop.Shop // plays the shop's part on shopPool
 	schema    int              // state schema version after Migrate
 
-	emu     *emulator.Emulator
-	apiURL  string
-	api     *http.Server
-	apiDone chan struct{}
+	insurers []*insurerAPI // in the order of demoInsurers
+	tmpDir   string        // holds harbour's token file; removed at Close
 
 	daemon *qsync.Daemon
 	db     *shopdb.DB // the daemon's connections
+}
+
+// insurer returns the emulator of the insurer name; nil when none.
+func (s *stack) insurer(name string) *insurerAPI {
+	for _, a := range s.insurers {
+		if a.name == name {
+			return a
+		}
+	}
+	return nil
+}
+
+// remoteStates reads the state of every insurer's emulator, by insurer.
+func (s *stack) remoteStates() map[string]emulator.State {
+	out := make(map[string]emulator.State, len(s.insurers))
+	for _, a := range s.insurers {
+		out[a.name] = a.emu.State()
+	}
+	return out
 }
 
 // stackOptions configures startStack.
@@ -62,10 +79,6 @@ type stackOptions struct {
 	log       *zap.Logger // the daemon's logger
 	observers []qsync.Observer
 }
-
-// demoTokenEnv is the variable the demo's configuration names for the
-// token; the demo hands its value to the build, not to the environment.
-const demoTokenEnv = "QUOTESYNC_DEMO_TOKEN"
 
 // startStack starts and wires everything; on error it closes what it
 // started.
@@ -98,14 +111,23 @@ func startStack(ctx context.Context, o stackOptions) (s *stack, err error) {
 	}
 	s.shop = sampleshop.New(s.shopPool)
 
-	token, err := newToken()
-	if err != nil {
-		return s, err
+	if s.tmpDir, err = os.MkdirTemp("", "quotesync-demo-"); err != nil {
+		return s, fmt.Errorf("make the demo's temporary directory: %w", err)
 	}
-	if err := s.startAPI(token); err != nil {
-		return s, err
+	for _, spec := range demoInsurers() {
+		secret, err := newToken()
+		if err != nil {
+			return s, err
+		}
+		a, err := startInsurer(spec, secret, s.tmpDir)
+		if a != nil {
+			s.insurers = append(s.insurers, a)
+		}
+		if err != nil {
+			return s, err
+		}
 	}
-	set, err := demoSettings(mc, s.apiURL, token, o.schedule)
+	set, err := demoSettings(mc, s.insurers, o.schedule)
 	if err != nil {
 		return s, err
 	}
@@ -120,23 +142,30 @@ func startStack(ctx context.Context, o stackOptions) (s *stack, err error) {
 }
 
 // demoSettings loads config.example.yaml as a user's file is loaded, with
-// the demo's database, emulator, token, a one-second schedule and short
-// retry backoffs (production: 1m to 1h) so that a transient failure does
-// not outlast the demo.
-func demoSettings(mc *mysql.Config, apiURL, token, schedule string) (qsync.Settings, error) {
+// the demo's database, its insurers under remotes: (each the example's
+// remote: block with the insurer's emulator, credentials and status
+// form), a one-second schedule and short retry backoffs (production: 1m
+// to 1h) so that a transient failure does not outlast the demo.
+func demoSettings(mc *mysql.Config, apis []*insurerAPI, schedule string) (qsync.Settings, error) {
 	fc, err := config.Parse(bytes.NewReader(config.Example))
 	if err != nil {
 		return qsync.Settings{}, fmt.Errorf("load the example configuration: %w", err)
 	}
-	fc.Remote.BaseURL = apiURL
-	fc.Remote.Token = config.TokenSection{Env: demoTokenEnv}
+	var acmeSecret string
+	for _, a := range apis {
+		fc.Remotes = append(fc.Remotes, a.entry(fc.Remote))
+		if a.name == insurerAcme {
+			acmeSecret = a.secret
+		}
+	}
+	fc.Remote = config.RemoteSection{} // remotes: replaces it
 	fc.Shop.Addr, fc.Shop.User, fc.Shop.Database = mc.Addr, mc.User, mc.DBName
 	fc.Shop.PasswordFile, fc.Shop.PasswordEnv = "", ""
 	fc.Sync.Schedule = schedule
 	fc.Sync.RetryBackoffMin, fc.Sync.RetryBackoffMax = DefaultRetryBackoffMin, DefaultRetryBackoffMax
 	getenv := func(k string) string {
-		if k == demoTokenEnv {
-			return token
+		if k == acmeSecretEnv {
+			return acmeSecret
 		}
 		return ""
 	}
@@ -145,10 +174,15 @@ func demoSettings(mc *mysql.Config, apiURL, token, schedule string) (qsync.Setti
 		return qsync.Settings{}, fmt.Errorf("build the example configuration: %w", err)
 	}
 	set.Daemon.Shop.Password = mc.Passwd
+	for i, ins := range set.Daemon.Insurers {
+		apis[i].status = ins.Remote.StatusMethod + " " + ins.Remote.StatusPath
+		apis[i].tokenFrom = ins.TokenFrom
+	}
 	return set.Daemon, nil
 }
 
-// newToken returns a random bearer token for this run; it is never shown.
+// newToken returns a random token (a bearer token, or a client secret)
+// for this run; it is never shown.
 func newToken() (string, error) {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
@@ -157,35 +191,10 @@ func newToken() (string, error) {
 	return "demo-" + hex.EncodeToString(b), nil
 }
 
-// startAPI serves the emulator on a free loopback port.
-func (s *stack) startAPI(token string) error {
-	emu, err := emulator.New(emulator.Options{Token: token, Seed: 1})
-	if err != nil {
-		return fmt.Errorf("start the emulator: %w", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("listen for the emulator: %w", err)
-	}
-	s.emu = emu
-	s.apiURL = "http://" + ln.Addr().String()
-	s.api = &http.Server{Handler: emu, ReadHeaderTimeout: 10 * time.Second}
-	s.apiDone = make(chan struct{})
-	go func() {
-		defer close(s.apiDone)
-		_ = s.api.Serve(ln) // http.ErrServerClosed after Close
-	}()
-	return nil
-}
-
 // Close stops everything in reverse order of start; safe on a partial
 // stack.
 func (s *stack) Close() error {
-	var errs []error
-	if s.api != nil {
-		errs = append(errs, s.api.Close())
-		<-s.apiDone
-	}
+	errs := []error{closeInsurers(s.insurers)}
 	if s.daemon != nil {
 		errs = append(errs, s.daemon.Close())
 	}
@@ -194,6 +203,9 @@ func (s *stack) Close() error {
 	}
 	if s.stopMySQL != nil {
 		errs = append(errs, s.stopMySQL())
+	}
+	if s.tmpDir != "" {
+		errs = append(errs, os.RemoveAll(s.tmpDir))
 	}
 	return errors.Join(errs...)
 }

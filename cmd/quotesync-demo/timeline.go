@@ -17,10 +17,14 @@ const (
 	actorDemo   = "demo"
 )
 
-// ref names what a timeline line is about; empty fields print as blanks.
+// ref names what a timeline line is about: an insurer, and one of its
+// requests, claims or jobs; empty fields print as blanks.
 type ref struct {
-	Request, Claim, Job string
+	Insurer, Request, Claim, Job string
 }
+
+// insurerWidth is the width of the timeline's insurer column.
+const insurerWidth = 9
 
 // timeline prints the demo's story, one line per event, stamped with the
 // time since the demo started. It is safe for concurrent use: the
@@ -30,11 +34,11 @@ type timeline struct {
 
 	mu   sync.Mutex
 	w    io.Writer
-	held map[string]bool // requests held for invalid shop data, not yet released
+	held map[sent]bool // requests held for invalid shop data, not yet released
 }
 
 func newTimeline(w io.Writer, start time.Time) *timeline {
-	return &timeline{w: w, start: start, held: make(map[string]bool)}
+	return &timeline{w: w, start: start, held: make(map[sent]bool)}
 }
 
 // elapsed formats the time since the start as "mm:ss.t".
@@ -50,6 +54,9 @@ func (t *timeline) line(at time.Time, actor string, r ref, text string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s  %-9s  ", t.elapsed(at), actor)
 	if r != (ref{}) {
+		fmt.Fprintf(&b, "%-*s", insurerWidth, r.Insurer)
+	}
+	if r.Request != "" || r.Claim != "" || r.Job != "" {
 		col := func(label, v string, width int) {
 			if v == "" {
 				fmt.Fprintf(&b, "%-*s", width, "")
@@ -67,23 +74,26 @@ func (t *timeline) line(at time.Time, actor string, r ref, text string) {
 	fmt.Fprintln(t.w, strings.TrimRight(b.String(), " "))
 }
 
-// shop prints one of the shop's actions on a job.
-func (t *timeline) shop(claim, job, format string, args ...any) {
-	t.line(time.Now(), actorShop, ref{Claim: claim, Job: job}, fmt.Sprintf(format, args...))
+// shop prints one of the shop's actions on a job, for a claim of
+// insurer.
+func (t *timeline) shop(insurer, claim, job, format string, args ...any) {
+	t.line(time.Now(), actorShop, ref{Insurer: insurer, Claim: claim, Job: job}, fmt.Sprintf(format, args...))
 }
 
-// pass prints the outcome of one scheduled tick of the engine.
+// pass prints the outcome of one scheduled tick of an insurer's engine,
+// its n-th.
 func (t *timeline) pass(n int, tick qsync.Tick) {
 	now := time.Now()
+	r := ref{Insurer: tick.Insurer}
 	switch {
 	case !tick.Leader && tick.Err == nil:
-		t.line(now, actorDaemon, ref{}, fmt.Sprintf("tick %d: standby, another instance holds the lock", n))
+		t.line(now, actorDaemon, r, fmt.Sprintf("tick %d: standby, another instance holds the lock", n))
 	case !tick.Ran:
-		t.line(now, actorDaemon, ref{}, fmt.Sprintf("tick %d: no pass: %v", n, tick.Err))
+		t.line(now, actorDaemon, r, fmt.Sprintf("tick %d: no pass: %v", n, tick.Err))
 	case tick.Err != nil:
-		t.line(now, actorDaemon, ref{}, fmt.Sprintf("pass %d failed after %s: %v", n, round(tick.Summary.Duration), tick.Err))
+		t.line(now, actorDaemon, r, fmt.Sprintf("pass %d failed after %s: %v", n, round(tick.Summary.Duration), tick.Err))
 	default:
-		t.line(now, actorDaemon, ref{}, fmt.Sprintf("pass %d done in %s: %s", n, round(tick.Summary.Duration), describe(tick.Summary)))
+		t.line(now, actorDaemon, r, fmt.Sprintf("pass %d done in %s: %s", n, round(tick.Summary.Duration), describe(tick.Summary)))
 	}
 }
 
@@ -120,7 +130,7 @@ func describe(s qsync.Summary) string {
 // newcomer (it is a qsync.Observer). The pass summaries are left out: the
 // tick lines give them.
 func (t *timeline) Observe(ev qsync.Event) {
-	r := ref{Request: ev.Request, Claim: ev.Claim, Job: ev.Job}
+	r := ref{Insurer: ev.Insurer, Request: ev.Request, Claim: ev.Claim, Job: ev.Job}
 	var text string
 	switch ev.Kind {
 	case qsync.EventPassDone, qsync.EventStale, qsync.EventSubmitDeferred:
@@ -137,20 +147,21 @@ func (t *timeline) Observe(ev qsync.Event) {
 		if ev.Kind == qsync.EventRedrafted {
 			text = "draft re-pushed: " + plural(ev.Items, "item")
 		}
-		if t.release(r.Request) || ev.Released {
+		if t.release(r) || ev.Released {
 			text += " (released: the shop fixed its data)"
 		}
 	case qsync.EventSubmitted:
 		text = "quote submitted"
 	case qsync.EventHeld:
 		t.mu.Lock()
-		t.held[r.Request] = true
+		t.held[sent{r.Insurer, r.Request}] = true
 		t.mu.Unlock()
 		text = "held, nothing pushed: " + errText(ev)
 	case qsync.EventReleased:
-		t.release(r.Request)
+		t.release(r)
 		text = "released: the shop fixed its data"
 	case qsync.EventLeader:
+		r = ref{} // one lock for every insurer's engine
 		text = "leadership acquired (GET_LOCK on the shop database): this instance runs the passes"
 	case qsync.EventWaiting:
 		text = "waiting: the shop has no job for this claim yet"
@@ -175,11 +186,13 @@ func errText(ev qsync.Event) string {
 	return ev.Detail
 }
 
-// release forgets that a request was held; it reports whether it was.
-func (t *timeline) release(request string) bool {
+// release forgets that the request of r was held; it reports whether it
+// was.
+func (t *timeline) release(r ref) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	was := t.held[request]
-	delete(t.held, request)
+	k := sent{r.Insurer, r.Request}
+	was := t.held[k]
+	delete(t.held, k)
 	return was
 }

@@ -37,13 +37,16 @@ func TestTimelineObserver(t *testing.T) {
 	var out bytes.Buffer
 	tl := newTimeline(&out, time.Now())
 	req := func(kind qsync.EventKind) qsync.Event {
-		return qsync.Event{Kind: kind, Request: "7304", Claim: "CLM-1005", Job: "RO-50005", To: qsync.PhaseAccepted}
+		return qsync.Event{Kind: kind, Insurer: "harbour", Request: "7300", Claim: "CLM-1005", Job: "RO-50005", To: qsync.PhaseAccepted}
 	}
-	tl.Observe(qsync.Event{Kind: qsync.EventLeader})
+	tl.Observe(qsync.Event{Kind: qsync.EventLeader, Insurer: "acme"}) // the lock is every insurer's
 	tl.Observe(req(qsync.EventAccepted))
 	held := req(qsync.EventHeld)
 	held.Err = errors.New("job RO-50005 line 2 (line_id 11): column price is NULL")
 	tl.Observe(held)
+	// acme's request of the same id was never held: its draft releases
+	// nothing.
+	tl.Observe(qsync.Event{Kind: qsync.EventDrafted, Insurer: "acme", Request: "7300", Claim: "CLM-2041", Job: "RO-50006", Items: 1})
 	drafted := req(qsync.EventDrafted)
 	drafted.Items = 2
 	tl.Observe(drafted)
@@ -53,12 +56,13 @@ func TestTimelineObserver(t *testing.T) {
 	tl.Observe(req(qsync.EventSubmitted))
 	tl.Observe(qsync.Event{Kind: qsync.EventPassDone, Summary: &qsync.Summary{Accepted: 1}}) // left to the pass line
 	tl.Observe(req(qsync.EventSubmitDeferred))                                               // not worth a line
-	retrying := qsync.Event{Kind: qsync.EventRetrying, Err: errors.New("503")}
+	retrying := qsync.Event{Kind: qsync.EventRetrying, Insurer: "acme", Err: errors.New("503")}
 	tl.Observe(retrying)
-	tl.shop("CLM-1003", "RO-50003", "added %d lines", 3)
-	tl.pass(2, qsync.Tick{Leader: true, Ran: true, Summary: qsync.Summary{Drafted: 3, Duration: 24 * time.Millisecond}})
-	tl.pass(3, qsync.Tick{Leader: true, Ran: true, Summary: qsync.Summary{Pending: 0, Tracked: 6}})
-	tl.pass(4, qsync.Tick{Leader: true, Ran: true, Err: errors.New("list pending requests: boom")})
+	tl.shop("harbour", "CLM-1003", "RO-50003", "added %d lines", 3)
+	tl.pass(2, qsync.Tick{Insurer: "harbour", Leader: true, Ran: true, Summary: qsync.Summary{Drafted: 3, Duration: 24 * time.Millisecond}})
+	tl.pass(3, qsync.Tick{Insurer: "acme", Leader: true, Ran: true, Summary: qsync.Summary{Pending: 0, Tracked: 6}})
+	tl.pass(4, qsync.Tick{Insurer: "acme", Leader: true, Ran: true, Err: errors.New("list pending requests: boom")})
+	tl.line(time.Now(), actorDemo, ref{}, "daemon stopped")
 
 	var got []string
 	for _, line := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
@@ -67,19 +71,21 @@ func TestTimelineObserver(t *testing.T) {
 		}
 		got = append(got, line[9:])
 	}
-	r := "quotesync  request 7304  claim CLM-1005  job RO-50005  "
+	r := "quotesync  harbour  request 7300  claim CLM-1005  job RO-50005  "
 	want := []string{
 		"quotesync  leadership acquired (GET_LOCK on the shop database): this instance runs the passes",
 		r + "request accepted",
 		r + "held, nothing pushed: job RO-50005 line 2 (line_id 11): column price is NULL",
+		"quotesync  acme     request 7300  claim CLM-2041  job RO-50006  draft pushed: 1 item",
 		r + "draft pushed: 2 items (released: the shop fixed its data)",
 		r + "draft re-pushed: 3 items",
 		r + "quote submitted",
-		"quotesync  retrying: 503",
-		"shop                     claim CLM-1003  job RO-50003  added 3 lines",
-		"quotesync  pass 2 done in 24ms: 3 drafted",
-		"quotesync  pass 3 done in 0s: nothing to do (0 pending, 6 tracked)",
-		"quotesync  pass 4 failed after 0s: list pending requests: boom",
+		"quotesync  acme     retrying: 503",
+		"shop       harbour                claim CLM-1003  job RO-50003  added 3 lines",
+		"quotesync  harbour  pass 2 done in 24ms: 3 drafted",
+		"quotesync  acme     pass 3 done in 0s: nothing to do (0 pending, 6 tracked)",
+		"quotesync  acme     pass 4 failed after 0s: list pending requests: boom",
+		"demo       daemon stopped",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("timeline (-want +got):\n%s", diff)
