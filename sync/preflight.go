@@ -71,19 +71,26 @@ func Check(ctx context.Context, s Settings) []CheckItem {
 	}
 	c.insurers(ctx, db, s)
 	for i, ins := range s.Insurers {
-		view := db.Insurer(ins.Name)
-		workTypes := s.Shop.WorkTypes
-		if ins.WorkTypes != nil {
-			view, workTypes = view.WithWorkTypes(ins.WorkTypes, ins.workTypesKey()), ins.WorkTypes
-		}
+		view, workTypes, _ := insurerView(db, s, ins)
 		c.workTypes(ctx, view, c.name("work types", ins.Name), workTypes, pending[i])
 	}
-	c.realRows(ctx, db)
+	c.realRows(ctx, db, s)
 	for _, ins := range s.Insurers {
 		c.statusForm(ctx, db, ins)
 	}
 	c.deliveries(ctx, db, s.Notify)
 	return c.items
+}
+
+// insurerView is db as ins's passes read it: its requests' rows and
+// :insurer bound to its name, its jobs' lines read with its work types
+// (the shop's merged with its own), configured under key.
+func insurerView(db *shopdb.DB, s Settings, ins Insurer) (view *shopdb.DB, workTypes map[string]string, key string) {
+	view = db.Insurer(ins.Name)
+	if ins.WorkTypes == nil {
+		return view, s.Shop.WorkTypes, "shop.work_types"
+	}
+	return view.WithWorkTypes(ins.WorkTypes, ins.workTypesKey()), ins.WorkTypes, ins.workTypesKey()
 }
 
 // checks collects the items.
