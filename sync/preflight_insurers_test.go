@@ -1,11 +1,19 @@
 package sync_test
 
 import (
+	"context"
+	"fmt"
 	"maps"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/remote/emulator"
+	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -96,5 +104,66 @@ func TestCheckRealRowsPerInsurer(t *testing.T) {
 	}
 	if len(checkItems(items, "real rows: find_job (aa)")) > 0 {
 		t.Errorf("with one insurer a real rows line names it:\n%+v", items)
+	}
+}
+
+// TestCheckOldStateTables: quotesync's tables as an older quotesync left
+// them (version 12, before the insurer columns), holding a request, are
+// not a raw database error anywhere in check: the state schema line says
+// which version they are at, which this quotesync needs and how to
+// migrate (a warning: the next start does it), and the checks that read
+// quotesync's rows leave them out and say why; with one insurer or two.
+func TestCheckOldStateTables(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	d := shopdbtest.NewSampleShop(t)
+	d.BuildSchema(t, 12)
+	if _, err := d.SQL.ExecContext(ctx, `INSERT INTO quotesync_requests (request_id, claim_number, job_number, phase, request_json, created_at, updated_at, version)
+VALUES ('7301', ?, ?, 'accepted', '{}', NOW(6), NOW(6), 1)`, sampleshop.ClaimDraft, sampleshop.JobDraft); err != nil {
+		t.Fatal(err)
+	}
+	set := qsync.Settings{Shop: d.Config(), Sync: qsync.DefaultConfig()}
+	for _, name := range pairNames {
+		emu, err := emulator.New(emulator.Options{Token: pairToken(name), Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		emu.AddRequests(emulator.SeedRequest{ID: "8" + name, ClaimNumber: sampleshop.ClaimFinal})
+		srv := httptest.NewServer(emu)
+		t.Cleanup(srv.Close)
+		set.Insurers = append(set.Insurers, qsync.Insurer{Name: name, Key: "remotes[" + name + "]",
+			Remote: remote.Config{BaseURL: srv.URL, RateLimit: -1, MaxAttempts: 1, Timeout: 5 * time.Second}, Tokens: remote.StaticToken(pairToken(name))})
+	}
+	db, err := shopdb.Open(ctx, d.Config()) // not migrated
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, latest, err := db.SchemaVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 2} {
+		one := set
+		one.Insurers = set.Insurers[:n]
+		items := qsync.Check(ctx, one)
+		for _, it := range items {
+			if it.Status == qsync.CheckFail || strings.Contains(it.Detail, "1054") || strings.Contains(it.Detail, "Unknown column") {
+				t.Errorf("%d insurers: check over version 12 tables: %+v", n, it)
+			}
+		}
+		st := checkItems(items, "state schema")
+		want := fmt.Sprintf("are at version 12, this quotesync needs %d: run 'quotesync once' (or start the daemon) to migrate them", latest)
+		if len(st) != 1 || st[0].Status != qsync.CheckWarn || !strings.Contains(st[0].Detail, want) {
+			t.Errorf("%d insurers: the state schema line %+v does not say %q", n, st, want)
+		}
+		wt := checkItems(items, "work types")
+		if n == 2 {
+			wt = checkItems(items, "work types (bb)")
+		}
+		if len(wt) != 1 || wt[0].Status != qsync.CheckOK || !strings.Contains(wt[0].Detail, "1 job (found for pending requests") ||
+			!strings.Contains(wt[0].Detail, "tracks are left out until its tables are migrated") {
+			t.Errorf("%d insurers: the work types line %+v; want the pending request's job checked, the tracked ones left out", n, wt)
+		}
 	}
 }
