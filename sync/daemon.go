@@ -223,7 +223,7 @@ func (d *Daemon) prepareSchema(ctx context.Context, o OpenOptions) error {
 	case cur == 0:
 		return fmt.Errorf("quotesync's state tables do not exist yet in %s: the first start of 'quotesync run' (or a 'quotesync once' without --dry-run) creates them", cfg.Database)
 	case cur < latest:
-		return fmt.Errorf("quotesync's state tables are at version %d, this quotesync needs %d: run 'quotesync once' or start the daemon once to migrate them", cur, latest)
+		return SchemaTooOld(cfg.Database, cur, latest)
 	}
 	return nil
 }
@@ -235,6 +235,14 @@ const UpgradeHint = "a newer quotesync migrated this database: upgrade quotesync
 func SchemaTooNew(database string, cur, latest int) error {
 	return fmt.Errorf("quotesync's state tables in %s are at version %d, this quotesync knows only up to %d: %s: %w",
 		database, cur, latest, UpgradeHint, shopdb.ErrSchemaTooNew)
+}
+
+// SchemaTooOld is the error of state tables an older quotesync left, not
+// migrated yet: the commands that only read them (status, history) need
+// the current layout.
+func SchemaTooOld(database string, cur, latest int) error {
+	return fmt.Errorf("quotesync's state tables in %s are at version %d, this quotesync needs %d: run 'quotesync once' or start the daemon once to migrate them",
+		database, cur, latest)
 }
 
 // Close closes the database.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap"
@@ -227,19 +228,48 @@ func RequestsDB(db *shopdb.DB, s Settings) *shopdb.DB {
 	return db
 }
 
-// JobDB is db as a pass reads job's lines: with the work types of the
-// insurer whose request holds the job, when that insurer has its own
-// (`quotesync preview`); db itself when it has none, when no request
-// holds the job, or when its insurer is not configured.
-func JobDB(ctx context.Context, db *shopdb.DB, s Settings, job string) *shopdb.DB {
-	h, err := db.JobHolder(ctx, job)
-	if err != nil || h.RequestID == "" {
-		return db
+// JobDB is db as the pass that would push job reads it: the view of the
+// insurer whose request holds the job (`quotesync preview`): :insurer
+// bound to its name in quote_fields and booking_date, its lines read with
+// its work types (the shop's merged with its own; the shop's when it is
+// no longer configured). A job no request holds is read as insurer, which
+// must be configured, or as the only insurer when insurer is ""; with
+// several and none named, ErrWhichInsurer. Naming another insurer than
+// the holder's is an error: no pass of that insurer pushes the job.
+func JobDB(ctx context.Context, db *shopdb.DB, s Settings, job, insurer string) (*shopdb.DB, error) {
+	cur, latest, err := db.SchemaVersion(ctx)
+	if err != nil {
+		return nil, err
 	}
-	for _, ins := range s.Insurers {
-		if ins.Name == h.Insurer && ins.WorkTypes != nil {
-			return db.Insurer(ins.Name).WithWorkTypes(ins.WorkTypes, ins.workTypesKey())
+	var h shopdb.Request
+	if cur > 0 {
+		// Tables an older quotesync left may lack the insurer column:
+		// until they are migrated, as if no request held the job.
+		if h, err = db.JobHolder(ctx, job); err != nil && cur == latest {
+			return nil, err
 		}
 	}
-	return db
+	names := strings.Join(s.Names(), ", ")
+	switch {
+	case h.RequestID != "" && h.Insurer != "":
+		if insurer != "" && insurer != h.Insurer {
+			return nil, fmt.Errorf("job %s is held by request %s of insurer %s, whose passes alone push it: name %s, or no insurer", job, h.RequestID, h.Insurer, h.Insurer)
+		}
+		insurer = h.Insurer
+	case insurer != "":
+		if !slices.Contains(s.Names(), insurer) {
+			return nil, fmt.Errorf("insurer %s is not configured (configured: %s)", insurer, names)
+		}
+	case len(s.Insurers) == 1:
+		insurer = s.Insurers[0].Name
+	default:
+		return nil, fmt.Errorf("job %s: %w (configured: %s)", job, ErrWhichInsurer, names)
+	}
+	for _, ins := range s.Insurers {
+		if ins.Name == insurer {
+			view, _, _ := insurerView(db, s, ins)
+			return view, nil
+		}
+	}
+	return db.Insurer(insurer), nil
 }

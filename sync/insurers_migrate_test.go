@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -27,30 +24,10 @@ import (
 // requests were keyed by insurer.
 const schemaBeforeInsurers = 12
 
-// buildOldSchema creates quotesync's tables as version 12 left them, by
-// applying its migration files, and records them as applied.
-func buildOldSchema(t *testing.T, ctx context.Context, d *shopdbtest.Database) {
+// buildOldSchema creates quotesync's tables as version 12 left them.
+func buildOldSchema(t *testing.T, _ context.Context, d *shopdbtest.Database) {
 	t.Helper()
-	files, err := filepath.Glob("../shopdb/migrations/00*.sql")
-	if err != nil || len(files) <= schemaBeforeInsurers {
-		t.Fatalf("migration files: %v, %v", files, err)
-	}
-	sort.Strings(files)
-	if _, err := d.SQL.ExecContext(ctx, "CREATE TABLE quotesync_schema (version INT NOT NULL, name VARCHAR(255) NOT NULL, applied_at DATETIME(6) NOT NULL, PRIMARY KEY (version))"); err != nil {
-		t.Fatal(err)
-	}
-	for v, f := range files[:schemaBeforeInsurers] {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := d.SQL.ExecContext(ctx, strings.ReplaceAll(string(b), "{{prefix}}", "quotesync_")); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if _, err := d.SQL.ExecContext(ctx, "INSERT INTO quotesync_schema VALUES (?, ?, NOW(6))", v+1, strings.TrimSuffix(filepath.Base(f), ".sql")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	d.BuildSchema(t, schemaBeforeInsurers)
 }
 
 // oldRow is a request as a quotesync of version 12 kept it.

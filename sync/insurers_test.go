@@ -576,7 +576,11 @@ func TestInsurerWorkTypes(t *testing.T) {
 		t.Errorf("aa's job with a GLASS line: %s %s (%s), want held as unmapped", a.Phase, a.Reason, a.LastError)
 	}
 	for ins, wantHeld := range map[string]bool{"aa": true, "bb": false} {
-		pv, err := qsync.PreviewJob(p.ctx, qsync.JobDB(p.ctx, p.qd.DB, p.set, jobs[ins]), p.set.Sync, jobs[ins])
+		view, err := qsync.JobDB(p.ctx, p.qd.DB, p.set, jobs[ins], "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pv, err := qsync.PreviewJob(p.ctx, view, p.set.Sync, jobs[ins])
 		if err != nil || (len(pv.Held) > 0) != wantHeld || pv.Insurer != ins {
 			t.Errorf("preview of %s's job %s: held %v (%v), insurer %q; want held %v", ins, jobs[ins], pv.Held, err, pv.Insurer, wantHeld)
 		}

@@ -71,14 +71,10 @@ func Check(ctx context.Context, s Settings) []CheckItem {
 	}
 	c.insurers(ctx, db, s)
 	for i, ins := range s.Insurers {
-		view := db.Insurer(ins.Name)
-		workTypes := s.Shop.WorkTypes
-		if ins.WorkTypes != nil {
-			view, workTypes = view.WithWorkTypes(ins.WorkTypes, ins.workTypesKey()), ins.WorkTypes
-		}
+		view, workTypes, _ := insurerView(db, s, ins)
 		c.workTypes(ctx, view, c.name("work types", ins.Name), workTypes, pending[i])
 	}
-	c.realRows(ctx, db)
+	c.realRows(ctx, db, s)
 	for _, ins := range s.Insurers {
 		c.statusForm(ctx, db, ins)
 	}
@@ -86,10 +82,35 @@ func Check(ctx context.Context, s Settings) []CheckItem {
 	return c.items
 }
 
+// insurerView is db as ins's passes read it: its requests' rows and
+// :insurer bound to its name, its jobs' lines read with its work types
+// (the shop's merged with its own), configured under key.
+func insurerView(db *shopdb.DB, s Settings, ins Insurer) (view *shopdb.DB, workTypes map[string]string, key string) {
+	view = db.Insurer(ins.Name)
+	if ins.WorkTypes == nil {
+		return view, s.Shop.WorkTypes, "shop.work_types"
+	}
+	return view.WithWorkTypes(ins.WorkTypes, ins.workTypesKey()), ins.WorkTypes, ins.workTypesKey()
+}
+
 // checks collects the items.
 type checks struct {
 	items   []CheckItem
 	several bool // several insurers: their lines name them
+	// schema is the version of quotesync's tables (0: none yet), latest
+	// the one this quotesync needs, schemaErr why schema is unknown.
+	schema, latest int
+	schemaErr      error
+}
+
+// stateOld reports whether quotesync's tables are an older quotesync's,
+// not migrated yet: their rows are not read in this layout (the
+// insurer columns are missing, say) until the next start migrates them.
+func (c *checks) stateOld() bool { return c.schemaErr == nil && c.schema > 0 && c.schema < c.latest }
+
+// stateOldWhy says why a check leaves quotesync's rows out.
+func (c *checks) stateOldWhy() string {
+	return fmt.Sprintf("quotesync's tables, at version %d, wait for the next start of run or once to migrate them to %d", c.schema, c.latest)
 }
 
 func (c *checks) add(status, name, format string, args ...any) {
@@ -114,6 +135,13 @@ func (c *checks) insurers(ctx context.Context, db *shopdb.DB, s Settings) {
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	const name = "insurers"
+	if c.stateOld() {
+		if c.several {
+			c.add(CheckSkip, name, "not checked: %s; run check again then (requests written before insurers had names need 'quotesync insurers adopt NAME' before the daemon starts)", c.stateOldWhy())
+		}
+		c.withoutInsurer(db)
+		return
+	}
 	if err := CheckStranded(ctx, db, s.Names()); err != nil {
 		c.add(CheckFail, name, "%v", err)
 	} else if c.several {
@@ -127,6 +155,12 @@ func (c *checks) insurers(ctx context.Context, db *shopdb.DB, s Settings) {
 	case n > 0:
 		c.add(CheckOK, name, "%s written before insurers had names: the next start of run or once gives them to insurer %s", plural(n, "request"), s.Insurers[0].Name)
 	}
+	c.withoutInsurer(db)
+}
+
+// withoutInsurer lists, with several insurers, the statements that do
+// not use :insurer.
+func (c *checks) withoutInsurer(db *shopdb.DB) {
 	if !c.several {
 		return
 	}
@@ -152,6 +186,7 @@ func (c *checks) database(ctx context.Context, s Settings) *shopdb.DB {
 	c.add(CheckOK, "database", "connected to %s", s.Shop.String())
 
 	cur, latest, err := db.SchemaVersion(octx)
+	c.schema, c.latest, c.schemaErr = cur, latest, err
 	prefix := db.Config().TablePrefix
 	switch {
 	case err != nil:
@@ -159,7 +194,11 @@ func (c *checks) database(ctx context.Context, s Settings) *shopdb.DB {
 	case cur == 0:
 		c.add(CheckOK, "state schema", "quotesync's tables (%s*) do not exist yet: the first start of run or once creates them (version %d); the database user needs CREATE, ALTER and INDEX on %s", prefix, latest, s.Shop.Database)
 	case cur < latest:
-		c.add(CheckOK, "state schema", "version %d; the next start of run or once migrates it to %d", cur, latest)
+		// Normal before the first start of a new version, but the
+		// commands that read the tables (status, history) refuse them
+		// until then, and check leaves their rows out.
+		c.add(CheckWarn, "state schema", "quotesync's tables (%s*) are at version %d, this quotesync needs %d: run 'quotesync once' (or start the daemon) to migrate them; the database user needs CREATE, ALTER and INDEX on %s. Until then status and history refuse them, and check leaves out the requests they hold",
+			prefix, cur, latest, s.Shop.Database)
 	case cur > latest:
 		c.add(CheckFail, "state schema", "version %d was written by a newer quotesync (this one knows %d): upgrade quotesync on this machine", cur, latest)
 	default:
@@ -242,15 +281,14 @@ func explainRemote(err error, tokenFrom, key string) string {
 func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, workTypes map[string]string, pending []remote.Request) {
 	ctx, cancel := context.WithTimeout(ctx, 2*checkTimeout)
 	defer cancel()
-	cur, _, err := db.SchemaVersion(ctx)
-	if err != nil {
-		c.add(CheckSkip, name, "not checked: %v", err)
+	if c.schemaErr != nil {
+		c.add(CheckSkip, name, "not checked: %v", c.schemaErr)
 		return
 	}
 	jobs := map[string]bool{}
 	var tracked, found int
 	var notes []string
-	if cur > 0 {
+	if c.schema > 0 && !c.stateOld() {
 		rows, err := db.ListRequests(ctx, shopdb.ListQuery{Hide: closedPhases(), Insurer: db.InsurerName()})
 		if err != nil {
 			c.add(CheckFail, name, "list the tracked requests: %v", err)
@@ -315,6 +353,9 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, work
 		warns = append(warns, bad[j].Error())
 	}
 	scope := fmt.Sprintf("%s (%d tracked, %d found for pending requests)", plural(len(list), "job"), tracked, found)
+	if c.stateOld() {
+		scope = fmt.Sprintf("%s (found for pending requests; those of the requests quotesync tracks are left out until its tables are migrated)", plural(len(list), "job"))
+	}
 	if len(notes) > 0 {
 		scope += "; " + strings.Join(notes, "; ")
 	}
@@ -326,6 +367,9 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, work
 		}
 		c.add(CheckFail, name, "%d of %s %s lines whose code is not under shop.work_types:\n%s\nunder shop.work_types add %s",
 			len(unmapped), scope, map[bool]string{true: "has", false: "have"}[len(unmapped) == 1], strings.Join(unmapped, "\n"), strings.Join(hint, ", "))
+	case len(list) == 0 && c.stateOld():
+		c.add(CheckOK, name, "no pending request has a job in the shop, and the jobs of the requests quotesync tracks are left out: %s; the daemon checks each job's codes before its first push (mapped codes: %s)",
+			c.stateOldWhy(), strings.Join(sortedKeys(workTypes), ", "))
 	case len(list) == 0:
 		c.add(CheckOK, name, "no estimates to look at yet: quotesync tracks no job, and no pending request has a job in the shop; the daemon checks each job's codes before its first push (mapped codes: %s)",
 			strings.Join(sortedKeys(workTypes), ", "))

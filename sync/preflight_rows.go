@@ -24,10 +24,14 @@ const maxShownJobs = 5
 // newest jobs sample_jobs lists (at most shopdb.MaxSampleJobs), find_job
 // must find that job again by its own claim number (and the other values
 // a request would carry); its lines are read as a pass reads them (lines
-// per job, codes not under shop.work_types with their counts, amounts
+// per job, codes not under the work types with their counts, amounts
 // that break the decimal rules); and estimate_state is read twice, its
-// markers unchanged. Everything runs read-only.
-func (c *checks) realRows(ctx context.Context, db *shopdb.DB) {
+// markers unchanged. find_job and line_items are proven for each insurer
+// as its passes run them: :insurer bound to its name, the lines read with
+// its work types; their lines name the insurer when there are several.
+// sample_jobs is read once, line_items once per distinct work types.
+// Everything runs read-only.
+func (c *checks) realRows(ctx context.Context, db *shopdb.DB, s Settings) {
 	if !db.HasSampleJobs() {
 		c.add(CheckSkip, checkRowsAll, "not checked: shop.queries.sample_jobs is not set; add it (quotesync init writes one) to prove the mapping on the shop's newest jobs")
 		return
@@ -43,16 +47,32 @@ func (c *checks) realRows(ctx context.Context, db *shopdb.DB) {
 		c.add(CheckOK, checkRowsAll, "shop.queries.sample_jobs returns no job yet: nothing to prove the mapping on")
 		return
 	}
-	jobs := c.rowsFind(ctx, db, samples)
-	c.rowsLines(ctx, db, jobs)
+	jobs := make([]string, len(samples))
+	for i, sj := range samples {
+		jobs[i] = sj.Job
+	}
+	var shared map[string]*shopdb.JobLines // the lines read with the shop's work types
+	var sharedErr error
+	for _, ins := range s.Insurers {
+		view, _, key := insurerView(db, s, ins)
+		c.rowsFind(ctx, view, c.name(checkRowsFind, ins.Name), samples)
+		report, err := shared, sharedErr
+		switch {
+		case ins.WorkTypes != nil:
+			report, err = view.LineReport(ctx, jobs)
+		case shared == nil && sharedErr == nil:
+			shared, sharedErr = view.LineReport(ctx, jobs)
+			report, err = shared, sharedErr
+		}
+		c.rowsLines(c.name(checkRowsLines, ins.Name), key, jobs, report, err)
+	}
 	c.rowsState(ctx, db, jobs)
 }
 
-// rowsFind runs find_job for each sample and returns the sampled jobs.
-func (c *checks) rowsFind(ctx context.Context, db *shopdb.DB, samples []shopdb.SampleJob) []string {
-	var jobs, missed, wrong []string
+// rowsFind runs find_job, as db's insurer, for each sample.
+func (c *checks) rowsFind(ctx context.Context, db *shopdb.DB, name string, samples []shopdb.SampleJob) {
+	var missed, wrong []string
 	for _, s := range samples {
-		jobs = append(jobs, s.Job)
 		var found string
 		err := db.ReadTx(ctx, db.SampleRequest(s), func(ctx context.Context, tx *shopdb.Tx) error {
 			var err error
@@ -61,8 +81,8 @@ func (c *checks) rowsFind(ctx context.Context, db *shopdb.DB, samples []shopdb.S
 		})
 		switch {
 		case err != nil:
-			c.add(CheckFail, checkRowsFind, "job %s (claim %s): %v", s.Job, s.Claim, err)
-			return jobs
+			c.add(CheckFail, name, "job %s (claim %s): %v", s.Job, s.Claim, err)
+			return
 		case found == "":
 			missed = append(missed, fmt.Sprintf("%s (claim %s)", s.Job, s.Claim))
 		case found != s.Job && !strings.EqualFold(found, s.Job):
@@ -72,22 +92,21 @@ func (c *checks) rowsFind(ctx context.Context, db *shopdb.DB, samples []shopdb.S
 	found := len(samples) - len(missed) - len(wrong)
 	switch {
 	case len(wrong) > 0:
-		c.add(CheckFail, checkRowsFind, "%d of %s found by their own claim; %s: a request for one job would be accepted onto another: make find_job return the job whose claim it is",
+		c.add(CheckFail, name, "%d of %s found by their own claim; %s: a request for one job would be accepted onto another: make find_job return the job whose claim it is",
 			found, plural(len(samples), "sampled job"), shownList(wrong))
 	case len(missed) > 0:
-		c.add(CheckWarn, checkRowsFind, "%d of %s found by their own claim; not found: %s (right if find_job leaves such jobs out on purpose, e.g. closed ones; else a request for them gets a new job)",
+		c.add(CheckWarn, name, "%d of %s found by their own claim; not found: %s (right if find_job leaves such jobs out on purpose, e.g. closed ones; else a request for them gets a new job)",
 			found, plural(len(samples), "sampled job"), shownList(missed))
 	default:
-		c.add(CheckOK, checkRowsFind, "each of the %s is found by its own claim number", plural(len(samples), "newest job"))
+		c.add(CheckOK, name, "each of the %s is found by its own claim number", plural(len(samples), "newest job"))
 	}
-	return jobs
 }
 
-// rowsLines reads the sampled jobs' lines as a pass does.
-func (c *checks) rowsLines(ctx context.Context, db *shopdb.DB, jobs []string) {
-	report, err := db.LineReport(ctx, jobs)
+// rowsLines reports the sampled jobs' lines as a pass reads them
+// (shopdb.DB.LineReport) with the work types configured under key.
+func (c *checks) rowsLines(name, key string, jobs []string, report map[string]*shopdb.JobLines, err error) {
 	if err != nil {
-		c.add(CheckFail, checkRowsLines, "%v", err)
+		c.add(CheckFail, name, "%v", err)
 		return
 	}
 	var counts []int
@@ -116,17 +135,17 @@ func (c *checks) rowsLines(ctx context.Context, db *shopdb.DB, jobs []string) {
 		}
 	}
 	slices.Sort(counts)
-	c.add(CheckOK, checkRowsLines, "%s: %d to %d lines per job (median %d); %d with no lines yet",
+	c.add(CheckOK, name, "%s: %d to %d lines per job (median %d); %d with no lines yet",
 		plural(len(jobs), "job"), counts[0], counts[len(counts)-1], counts[len(counts)/2], empty)
 	if len(unmapped) > 0 {
-		c.add(CheckWarn, checkRowsLines, "codes not under shop.work_types, on %s: %s; their jobs are held until the codes are mapped",
-			plural(len(unmappedJobs), "job"), codeCounts(unmapped))
+		c.add(CheckWarn, name, "codes not under %s, on %s: %s; their jobs are held until the codes are mapped",
+			key, plural(len(unmappedJobs), "job"), codeCounts(unmapped))
 	}
 	if len(amounts) > 0 {
-		c.add(CheckWarn, checkRowsLines, "%s breaking the decimal rules (held until fixed): %s", plural(len(amounts), "amount"), shownList(amounts))
+		c.add(CheckWarn, name, "%s breaking the decimal rules (held until fixed): %s", plural(len(amounts), "amount"), shownList(amounts))
 	}
 	if len(other) > 0 {
-		c.add(CheckWarn, checkRowsLines, "%s the daemon would hold: %s", plural(len(other), "line"), shownList(other))
+		c.add(CheckWarn, name, "%s the daemon would hold: %s", plural(len(other), "line"), shownList(other))
 	}
 }
 

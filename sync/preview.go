@@ -53,6 +53,12 @@ type Preview struct {
 	Pushed  bool
 }
 
+// ErrWhichInsurer: no request holds the job, several insurers are
+// configured and none was named: the quote depends on whose pass builds
+// it (quote_fields may use :insurer, an insurer may map its own work
+// types).
+var ErrWhichInsurer = errors.New("no request holds it, and several insurers are configured, each pass building its own quote")
+
 // ErrNoSuchJob: the shop's queries return nothing for the job.
 var ErrNoSuchJob = errors.New("the shop's queries return no lines and no estimate state for this job")
 

@@ -31,7 +31,10 @@ shop query run read-only or only prepared) and never prints a secret.
   state schema    quotesync's own tables are current, or are created (or
                   migrated) by the first start of run or once: that needs
                   CREATE, ALTER and INDEX privileges; tables migrated by a
-                  newer quotesync fail (upgrade quotesync)
+                  newer quotesync fail (upgrade quotesync); tables an
+                  older quotesync left warn (status and history refuse
+                  them, check leaves their requests out, until that
+                  start migrates them)
   shop.queries.*  each query prepares on the server; each query that reads
                   runs in a read-only transaction and returns the columns
                   quotesync reads
@@ -39,6 +42,12 @@ shop query run read-only or only prepared) and never prints a secret.
   work types      every operation code on the estimates quotesync would
                   push next (the jobs it tracks, and the shop's jobs for the
                   requests now pending) is under shop.work_types
+  real rows       with shop.queries.sample_jobs: find_job finds each of
+                  the shop's newest jobs again by its own claim, their
+                  lines read as a pass reads them, estimate_state's
+                  markers steady; with several insurers find_job and
+                  line_items for each (:insurer its name, its work
+                  types), on lines that name it
   item types      (warn) a work type mapped to an item type the service's
                   documentation does not list
   cluster         the server is not a Galera or Group Replication node,
@@ -54,8 +63,8 @@ shop query run read-only or only prepared) and never prints a secret.
                   config file line: the daemon refuses to start with it
 
 "warn" lines point at shop data the daemon will hold back until the shop
-fixes it (a line without a price, say), or at a clustered server; they do
-not fail the check.
+fixes it (a line without a price, say), at a clustered server, or at
+state tables the next start migrates; they do not fail the check.
 
 Exit status: 0 every check passed, 1 a check failed, 2 bad flags, or the
 file does not parse or is invalid.

@@ -44,7 +44,9 @@ are configured; --json always carries it.
 Exit status: 0 shown, 1 no tracked request has that id or job number, or
 the id is tracked for several insurers and --insurer names none (or the
 database could not be read, or a newer quotesync migrated its state
-tables: upgrade quotesync), 2 bad flags or configuration.
+tables: upgrade quotesync; or an older one left them: run 'quotesync
+once' or start the daemon to migrate them), 2 bad flags or
+configuration.
 
 Example:
   quotesync history --config /etc/quotesync/config.yaml RO-50001

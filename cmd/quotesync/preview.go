@@ -18,7 +18,7 @@ import (
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
-const previewHelp = `Usage: quotesync preview [--config FILE] [--json] JOB
+const previewHelp = `Usage: quotesync preview [--config FILE] [--json] [--insurer NAME] JOB
 
 Shows the quote of one shop job exactly as a pass would build it from the
 database now: every item with the shop row it came from (line_id, line_no,
@@ -33,16 +33,26 @@ remote and writes nothing. It needs the database password, not the token.
 
 JOB is the shop's job number, as find_job returns it.
 
-  --json   the exact body a Draft push of the job would send (what the
-           insurer would receive), nothing else
+The quote is built as the pass of the insurer whose request holds the job
+builds it: quote_fields with :insurer its name, the lines with its work
+types. With several insurers (remotes:) the output names it, and a job
+no request holds yet needs --insurer NAME to say whose quote to build.
+
+  --json            the exact body a Draft push of the job would send
+                    (what the insurer would receive), nothing else
+  --insurer NAME    build the quote as insurer NAME's pass would, for a
+                    job no request holds (a held job is its holder's)
 
 Exit status: 0 shown (1 with --json when a pass would push nothing: a
 line holds the job, it has no lines, or estimate_state returns no row
-for it); 1 the job is not found or the database could not be read; 2 bad
-flags or configuration.
+for it); 1 the job is not found, the database could not be read, or
+the insurer is not known (several configured, none named, no request
+holding the job; or --insurer names one that is not configured, or
+another than the holder's); 2 bad flags or configuration.
 
 Example:
   quotesync preview --config /etc/quotesync/config.yaml RO-50001
+  quotesync preview --insurer aa --json RO-50007
 
 Flags:
 `
@@ -51,10 +61,17 @@ func runPreview(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("preview", flag.ContinueOnError)
 	path := fs.String("config", config.DefaultPath, "configuration `file`")
 	asJSON := fs.Bool("json", false, "print the exact body a Draft push would send")
+	insurer := fs.String("insurer", "", "build the quote as the insurer `NAME`'s pass would (a job no request holds)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), previewHelp); fs.PrintDefaults() }
 	job, code, ok := parseOneArg(fs, "preview", "a job number", args, stdout, stderr)
 	if !ok {
 		return code
+	}
+	if *insurer != "" {
+		if err := shopdb.CheckInsurerName(*insurer); err != nil {
+			fmt.Fprintf(stderr, "quotesync preview: --insurer: %s\n", termtext.Safe(err.Error()))
+			return exitUsage
+		}
 	}
 	cf := commonFlags{config: *path}
 	set, err := cf.loadSettings(config.ShopSecrets)
@@ -68,7 +85,16 @@ func runPreview(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitFailure
 	}
 	defer db.Close()
-	pv, err := qsync.PreviewJob(ctx, qsync.JobDB(ctx, db, set.Daemon, job), set.Daemon.Sync, job)
+	var pv qsync.Preview
+	view, err := qsync.JobDB(ctx, db, set.Daemon, job, *insurer)
+	if errors.Is(err, qsync.ErrWhichInsurer) {
+		fmt.Fprintf(stderr, "quotesync preview: %s: say whose with --insurer NAME (e.g. 'quotesync preview --insurer %s %s')\n",
+			termtext.Lines(err.Error()), set.Daemon.Insurers[0].Name, termtext.Safe(job))
+		return exitFailure
+	}
+	if err == nil {
+		pv, err = qsync.PreviewJob(ctx, view, set.Daemon.Sync, job)
+	}
 	switch {
 	case errors.Is(err, qsync.ErrNoSuchJob):
 		fmt.Fprintf(stderr, "quotesync preview: %s\n", termtext.Lines(err.Error()))
@@ -90,7 +116,13 @@ func runPreview(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		_, _ = stdout.Write(append(termtext.JSON(body), '\n'))
 		return exitOK
 	}
-	printPreview(stdout, pv)
+	// Named as status names insurers: when several are configured, or
+	// the job's is not the one configured.
+	shown := ""
+	if len(set.Daemon.Insurers) > 1 || view.InsurerName() != set.Daemon.Insurers[0].Name {
+		shown = view.InsurerName()
+	}
+	printPreview(stdout, pv, shown)
 	return exitOK
 }
 
@@ -110,8 +142,9 @@ func heldWhy(pv qsync.Preview) string {
 }
 
 // printPreview writes the items, what holds the job, the totals, the
-// hash and what a pass would do.
-func printPreview(w io.Writer, pv qsync.Preview) {
+// hash and what a pass would do; insurer, when not "", is whose pass
+// builds it.
+func printPreview(w io.Writer, pv qsync.Preview, insurer string) {
 	state := "not final"
 	switch {
 	case pv.NoState:
@@ -125,7 +158,11 @@ func printPreview(w io.Writer, pv qsync.Preview) {
 	if len(pv.Held) > 0 {
 		held = ", " + plural(len(pv.Held), "line") + " holding it back"
 	}
-	fmt.Fprintf(w, "job %s: %s%s; estimate %s\n\n", termtext.Safe(pv.Job), plural(len(pv.Quote.Items), "item"), held, termtext.Lines(state))
+	of := ""
+	if insurer != "" {
+		of = " (insurer " + termtext.Safe(insurer) + ")"
+	}
+	fmt.Fprintf(w, "job %s%s: %s%s; estimate %s\n\n", termtext.Safe(pv.Job), of, plural(len(pv.Quote.Items), "item"), held, termtext.Lines(state))
 	if len(pv.Quote.Items) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "ORDER\tLINE_ID\tCODE\tWORK TYPE\tDESCRIPTION\tPART\tQTY\tPRICE\tTOTAL")

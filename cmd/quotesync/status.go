@@ -45,8 +45,9 @@ it). 'quotesync retry REQUEST' puts a stuck request back into the flow;
 'quotesync history REQUEST' shows one request's timeline.
 
 Exit status: 0 shown, 1 the database could not be read (or a newer
-quotesync migrated its state tables: upgrade quotesync), 2 bad flags or
-configuration.
+quotesync migrated its state tables: upgrade quotesync; or an older one
+left them: run 'quotesync once' or start the daemon to migrate them), 2
+bad flags or configuration.
 
 Example:
   quotesync status --config /etc/quotesync/config.yaml --all
@@ -169,9 +170,16 @@ func openStateDB(ctx context.Context, verb, path string, stderr io.Writer) (*sho
 		printErr(stderr, verb, err)
 		return nil, nil, exitFailure
 	}
+	// One place for every reader of quotesync's rows: tables another
+	// version left are named as such, never read into a raw "unknown
+	// column" error.
 	cur, latest, err := db.SchemaVersion(ctx)
-	if err == nil && cur > latest {
+	switch {
+	case err != nil:
+	case cur > latest:
 		err = qsync.SchemaTooNew(set.Daemon.Shop.Database, cur, latest)
+	case cur > 0 && cur < latest:
+		err = qsync.SchemaTooOld(set.Daemon.Shop.Database, cur, latest)
 	}
 	if err != nil {
 		printErr(stderr, verb, err)
