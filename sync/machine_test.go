@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -209,6 +210,21 @@ func TestEveryTransitionReachable(t *testing.T) {
 			if _, err := prepare(change{cur: cur, next: next}); !errors.As(err, &te) {
 				t.Errorf("prepare(%s) = %v, want it refused", tr, err)
 			}
+		}
+	}
+	// A request the insurer accepted with our job number is gone only
+	// when its insurer is ended: a pass's decision that moved it there
+	// would make its job look free to other requests.
+	for _, ph := range []shopdb.Phase{PhaseAcceptUnknown, PhaseAccepted, PhaseDrafted} {
+		for _, reason := range []shopdb.Reason{ReasonNone, ReasonLeftList, ReasonExpired, ReasonUnknownRequest} {
+			ch := gone(row(ph), reason, "test", Event{})
+			var te *ErrTransition
+			if _, err := prepare(ch); !errors.As(err, &te) || !strings.Contains(err.Error(), "only for insurer_ended") {
+				t.Errorf("prepare(%s -> gone, reason %q) = %v, want it refused, naming insurer_ended", ph, reason, err)
+			}
+		}
+		if _, err := prepare(end(row(ph))); err != nil {
+			t.Errorf("prepare(%s -> gone, reason insurer_ended) = %v", ph, err)
 		}
 	}
 	// A phase this quotesync does not know goes nowhere.

@@ -19,9 +19,16 @@ import (
 const EventMoved EventKind = "moved"
 
 // decideEnd is the change that ends a live request of an insurer no
-// longer configured: gone, for that reason. Its job number is freed
-// for the shop (release_job does not run: the job may hold work the
-// shop keeps) and kept in the row for the report.
+// longer configured: gone, for that reason. release_job never runs: the
+// job may hold work the shop keeps.
+//
+// A request the insurer's service may hold accepted with our job number
+// as its referenceId (accept_unknown, accepted, drafted; reserved with an
+// accept sent or due) keeps its job number on the ended row: the shop's
+// job is that insurer's job, and the unique key on job_number keeps any
+// other request, of any insurer, from being given it. The others
+// (waiting; reserved with no accept in flight) free their job for the
+// shop, kept in ReleasedJob for the report.
 func decideEnd(cur shopdb.Request) (change, error) {
 	if !IsOpen(cur.Phase) {
 		return change{}, fmt.Errorf("end request %s: it is %s already, not live", cur.RequestID, cur.Phase)
@@ -30,12 +37,29 @@ func decideEnd(cur shopdb.Request) (change, error) {
 	next.Phase, next.Reason, next.Intent = PhaseGone, ReasonInsurerEnded, IntentNone
 	next.Attempts, next.NextAttemptAt = 0, time.Time{}
 	detail := "ended with its insurer (quotesync insurers end)"
-	if cur.JobNumber != "" {
+	switch {
+	case cur.JobNumber == "":
+	case acceptMayHaveLanded(cur):
+		detail += fmt.Sprintf("; job %s stays held by this request: the insurer's service may hold it accepted with that job number, so no other request is given it", cur.JobNumber)
+	default:
 		next.JobNumber, next.ReleasedJob = "", cur.JobNumber
 		detail += fmt.Sprintf("; job %s is no longer held by quotesync: the shop keeps it", cur.JobNumber)
 	}
 	next.LastError = detail
 	return change{cur: cur, next: next, ev: Event{Kind: EventGone, Detail: detail}}, nil
+}
+
+// acceptMayHaveLanded reports whether the insurer's service may hold r
+// accepted with r's job number: it confirmed the accept, or may have
+// (the answer was lost), or an accept was sent or is due.
+func acceptMayHaveLanded(r shopdb.Request) bool {
+	switch r.Phase {
+	case PhaseAcceptUnknown, PhaseAccepted, PhaseDrafted:
+		return true
+	case PhaseReserved:
+		return r.Intent == IntentAccept || r.Attempts > 0
+	}
+	return false
 }
 
 // maintenance returns a state-only engine of the insurer name, which is

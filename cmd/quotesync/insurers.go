@@ -37,8 +37,11 @@ quotesync's tables know, with their live and total requests.
                   no longer has, with its events and deliveries, to NEW, a
                   configured insurer
   end OLD         ends every live request of OLD, an insurer the file no
-                  longer has: gone, reason insurer_ended; the shop keeps
-                  the jobs, and OLD's service is not called
+                  longer has: gone, reason insurer_ended; OLD's service
+                  is not called. A request OLD's service may hold
+                  accepted with our job number keeps its job, which no
+                  other request is given; the others free theirs (the
+                  shop keeps the jobs either way)
 
 move and end change each request through the daemon's executor, as a
 pass does: each is logged, recorded in its event log, and written back
