@@ -84,19 +84,26 @@ func (d *Daemon) maintenance(name string) (*Engine, error) {
 
 // Adopt gives the rows written before insurers had names to the
 // configured insurer name (see shopdb.DB.Adopt), with the status form
-// auto mode found then.
+// auto mode found then and the once keys of the notices recorded then.
+// Requests it leaves unadopted, name tracking their ids already, are an
+// error wrapping ErrAdoptKept that explains them; the rest is adopted.
 func (d *Daemon) Adopt(ctx context.Context, name string) (shopdb.Adopted, error) {
 	if d.EngineOf(name) == nil {
 		return shopdb.Adopted{}, fmt.Errorf("adopt the rows written before insurers: insurer %s is not configured (configured: %s)", name, d.names())
 	}
-	return d.DB.Adopt(ctx, name, map[string]string{settingStatusForm: StatusFormKey(name)})
+	a, err := d.DB.Adopt(ctx, name, adoptRekey(name))
+	if err == nil && len(a.Kept) > 0 {
+		err = keptError(d.DB, name, a.Kept)
+	}
+	return a, err
 }
 
 // Move moves every request of the insurer from, which is not configured,
 // to the configured insurer to (a rename), each with its events and
 // deliveries, through the executor: an event "moved" each. A request id
 // to tracks already is not moved; its error is among errs, and the others
-// go on. It returns the rows as moved.
+// go on. Then what is keyed by from beside its requests moves too (see
+// moveRekey; to's own status form wins). It returns the rows as moved.
 func (d *Daemon) Move(ctx context.Context, from, to string) (moved []shopdb.Request, errs []error, err error) {
 	if d.EngineOf(to) == nil {
 		return nil, nil, fmt.Errorf("move requests to insurer %s: it is not configured (configured: %s)", to, d.names())
@@ -116,6 +123,11 @@ func (d *Daemon) Move(ctx context.Context, from, to string) (moved []shopdb.Requ
 			continue
 		}
 		moved = append(moved, saved)
+	}
+	// What is from's beside its requests: its notices of no request
+	// (auth_failing), the once keys of its notices, its status form.
+	if _, err := d.DB.MoveRest(ctx, from, to, moveRekey(from, to)); err != nil {
+		errs = append(errs, err)
 	}
 	return moved, errs, nil
 }

@@ -24,8 +24,10 @@ const DefaultPath = "/etc/quotesync/config.yaml"
 // Config (see build.go); the packages never see YAML.
 type File struct {
 	// Remote is the one insurer of most shops (qsync.DefaultInsurer);
-	// Remotes, several, each with a name. One or the other.
-	Remote  RemoteSection  `yaml:"remote"`
+	// Remotes, several, each with a name. One or the other: a file written
+	// from a File with Remotes leaves an empty Remote out (omitempty), as
+	// an empty remote: beside remotes: is refused.
+	Remote  RemoteSection  `yaml:"remote,omitempty"`
 	Remotes []RemoteEntry  `yaml:"remotes"`
 	Shop    ShopSection    `yaml:"shop"`
 	Sync    SyncSection    `yaml:"sync"`
