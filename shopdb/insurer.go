@@ -78,7 +78,8 @@ type Unnamed struct {
 	// Requests counts the requests; Tracked, those whose id the insurer
 	// Unnamed was asked about tracks already (Adopt leaves them).
 	Requests, Tracked int
-	// Others: an event, a delivery or a setting Adopt renames is there.
+	// Others: an event (and with it any delivery) or a setting Adopt
+	// renames is there.
 	Others bool
 }
 
@@ -101,8 +102,11 @@ func (db *DB) Unnamed(ctx context.Context, name string, settings []string) (Unna
 			" n ON n.insurer = ? AND n.request_id = u.request_id WHERE u.insurer = '')"
 		args = append(args, name)
 	}
+	// Every read is of an index (the outbox has none on insurer, and
+	// grows): a delivery is written with its event, and Adopt gives them
+	// away together, so an unnamed delivery comes with an unnamed event.
 	q := "SELECT (SELECT COUNT(*) FROM " + db.t.requests + " WHERE insurer = ''), " + tracked + ", " +
-		"EXISTS (SELECT 1 FROM " + db.t.events + " WHERE insurer = '') OR EXISTS (SELECT 1 FROM " + db.t.outbox + " WHERE insurer = '')"
+		"EXISTS (SELECT 1 FROM " + db.t.events + " WHERE insurer = '')"
 	if len(settings) > 0 {
 		q += " OR EXISTS (SELECT 1 FROM " + db.t.settings + " WHERE name IN (?))"
 		args = append(args, settings)

@@ -227,6 +227,13 @@ func TestEveryTransitionReachable(t *testing.T) {
 			t.Errorf("prepare(%s -> gone, reason insurer_ended) = %v", ph, err)
 		}
 	}
+	// Nor does a retry free the job an ended request keeps.
+	if _, err := decideRetry(end(row(PhaseAccepted)).next, "test"); !errors.Is(err, ErrNotRetryable) || !strings.Contains(err.Error(), "RO-1") {
+		t.Errorf("retry of an ended accepted request holding its job: %v, want ErrNotRetryable naming the job", err)
+	}
+	if _, err := decideRetry(end(row(PhaseWaiting)).next, "test"); err != nil {
+		t.Errorf("retry of an ended waiting request: %v", err)
+	}
 	// A phase this quotesync does not know goes nowhere.
 	if allowed("archived", PhaseWaiting) || IsOpen("archived") {
 		t.Error("an unknown phase is allowed to move")
