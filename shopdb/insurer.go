@@ -71,20 +71,98 @@ func (db *DB) UnnamedRequests(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// Adopted counts what Adopt gave an insurer.
+// Unnamed is what Adopt would find: the rows written with no insurer
+// (the empty name), by a quotesync of before insurers, or by one still
+// running beside a newer one that migrated the tables.
+type Unnamed struct {
+	// Requests counts the requests; Tracked, those whose id the insurer
+	// Unnamed was asked about tracks already (Adopt leaves them).
+	Requests, Tracked int
+	// Others: an event (and with it any delivery) or a setting Adopt
+	// renames is there.
+	Others bool
+}
+
+// Any reports whether Adopt would find anything.
+func (u Unnamed) Any() bool { return u.Requests > 0 || u.Others }
+
+// Adoptable counts the requests Adopt would give the insurer.
+func (u Unnamed) Adoptable() int { return u.Requests - u.Tracked }
+
+// Unnamed reads, in one statement, what Adopt would find for the insurer
+// name ("": none in particular) and the settings it renames; nothing when
+// the state tables do not exist yet. It takes no lock: the daemon asks it
+// each time it takes the single-instance lock.
+func (db *DB) Unnamed(ctx context.Context, name string, settings []string) (Unnamed, error) {
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	tracked, args := "0", []any{}
+	if name != "" {
+		tracked = "(SELECT COUNT(*) FROM " + db.t.requests + " u JOIN " + db.t.requests +
+			" n ON n.insurer = ? AND n.request_id = u.request_id WHERE u.insurer = '')"
+		args = append(args, name)
+	}
+	// Every read is of an index (the outbox has none on insurer, and
+	// grows): a delivery is written with its event, and Adopt gives them
+	// away together, so an unnamed delivery comes with an unnamed event.
+	q := "SELECT (SELECT COUNT(*) FROM " + db.t.requests + " WHERE insurer = ''), " + tracked + ", " +
+		"EXISTS (SELECT 1 FROM " + db.t.events + " WHERE insurer = '')"
+	if len(settings) > 0 {
+		q += " OR EXISTS (SELECT 1 FROM " + db.t.settings + " WHERE name IN (?))"
+		args = append(args, settings)
+	}
+	text, args, err := sqlx.In(q, args...)
+	if err != nil {
+		return Unnamed{}, err
+	}
+	var u Unnamed
+	err = db.x.QueryRowContext(ctx, text, args...).Scan(&u.Requests, &u.Tracked, &u.Others)
+	if mysqlErrno(err) == errNoSuchTable {
+		return Unnamed{}, nil
+	}
+	if err != nil {
+		return Unnamed{}, fmt.Errorf("look for the rows written without an insurer: %w", err)
+	}
+	return u, nil
+}
+
+// Rekey says how what is keyed by an insurer's name beside its rows
+// changes with them (Adopt, MoveRest).
+type Rekey struct {
+	// Settings: a setting's name, its new name. A setting under the new
+	// name already wins: the old one stays as it is.
+	Settings map[string]string
+	// OnceKeys: a prefix of the outbox's once keys, its new prefix, in the
+	// deliveries given to the insurer. A key held under the new prefix
+	// already wins: the old one is released.
+	OnceKeys map[string]string
+}
+
+// Adopted counts what Adopt or MoveRest gave an insurer.
 type Adopted struct {
 	Requests, Events, Deliveries, Settings int
+	// Kept are the ids of the requests left unnamed because the insurer
+	// tracks a request with the same id already, sorted.
+	Kept []string
 }
 
 // Any reports whether anything was adopted.
 func (a Adopted) Any() bool { return a.Requests+a.Events+a.Deliveries+a.Settings > 0 }
 
-// Adopt gives the rows written before insurers had names (insurer ”) to
-// the insurer name: requests, events and outbox rows, one UPDATE each,
-// and renames the settings of renames (old name → new name; a new name
-// set already wins), all in one transaction. Running it again adopts
-// nothing.
-func (db *DB) Adopt(ctx context.Context, name string, renames map[string]string) (Adopted, error) {
+// Adopt gives the rows written with no insurer (the empty name) to the
+// insurer name, in one transaction: the requests, the events and
+// deliveries but those of a request left unnamed, and what rk rekeys.
+// Running it again adopts nothing.
+//
+// A request whose id name tracks already (an older quotesync still
+// running beside a newer one recorded its own copy) is left unnamed, with
+// its events and deliveries, and named in Kept; the others are adopted.
+// Nothing is lost that way: both rows stay for a person to compare, the
+// insurer's row is the one its passes work on, and the job number the
+// copy holds stays held (the unique key on job_number). Refusing every
+// row instead would leave the other requests to no insurer, where a pass
+// would take a request it has no row for as new and accept it again.
+func (db *DB) Adopt(ctx context.Context, name string, rk Rekey) (Adopted, error) {
 	var a Adopted
 	if err := CheckInsurerName(name); err != nil {
 		return a, fmt.Errorf("adopt the rows written before insurers: %w", err)
@@ -92,35 +170,100 @@ func (db *DB) Adopt(ctx context.Context, name string, renames map[string]string)
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
 	err := db.inTx(ctx, func(tx *sqlx.Tx) error {
-		for _, u := range []struct {
-			table string
-			n     *int
-		}{{db.t.requests, &a.Requests}, {db.t.events, &a.Events}, {db.t.outbox, &a.Deliveries}} {
-			res, err := tx.ExecContext(ctx, "UPDATE "+u.table+" SET insurer = ? WHERE insurer = ''", name)
-			if err != nil {
-				return fmt.Errorf("adopt the rows of %s: %w", u.table, err)
-			}
-			if *u.n, err = affected(res); err != nil {
-				return err
-			}
+		a = Adopted{}
+		if err := tx.SelectContext(ctx, &a.Kept, "SELECT u.request_id FROM "+db.t.requests+" u JOIN "+db.t.requests+
+			" n ON n.insurer = ? AND n.request_id = u.request_id WHERE u.insurer = '' ORDER BY u.request_id", name); err != nil {
+			return fmt.Errorf("look for the requests insurer %s tracks already: %w", name, err)
 		}
-		for _, old := range sortedKeys(renames) {
-			res, err := tx.ExecContext(ctx, "UPDATE IGNORE "+db.t.settings+" SET name = ? WHERE name = ?", renames[old], old)
-			if err != nil {
-				return fmt.Errorf("rename setting %s: %w", old, err)
-			}
-			n, err := affected(res)
-			if err != nil {
-				return err
-			}
-			a.Settings += n
+		q, args := "UPDATE "+db.t.requests+" SET insurer = ? WHERE insurer = ''", []any{name}
+		if len(a.Kept) > 0 {
+			q, args = q+" AND request_id NOT IN (?)", append(args, a.Kept)
 		}
-		return nil
+		text, args, err := sqlx.In(q, args...)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, text, args...)
+		if mysqlErrno(err) == errDupEntry {
+			return fmt.Errorf("adopt the requests: insurer %s recorded a request with the id of one of them meanwhile: try again: %w", name, ErrStale)
+		}
+		if err != nil {
+			return fmt.Errorf("adopt the requests: %w", err)
+		}
+		if a.Requests, err = affected(res); err != nil {
+			return err
+		}
+		return db.rekey(ctx, tx, "", name, rk, &a)
 	})
 	if err != nil {
 		return Adopted{}, err
 	}
 	return a, nil
+}
+
+// MoveRest gives the insurer to what of the insurer from is left once its
+// requests are moved (Move, request by request), in one transaction: the
+// events and deliveries of from that no request of from holds (those of
+// no request, such as an auth_failing notice, and any written for a
+// request after it moved), and what rk rekeys.
+func (db *DB) MoveRest(ctx context.Context, from, to string, rk Rekey) (Adopted, error) {
+	var a Adopted
+	if err := CheckInsurerName(to); err != nil {
+		return a, fmt.Errorf("move the rest of insurer %s: %w", from, err)
+	}
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	err := db.inTx(ctx, func(tx *sqlx.Tx) error {
+		a = Adopted{}
+		return db.rekey(ctx, tx, from, to, rk, &a)
+	})
+	if err != nil {
+		return Adopted{}, fmt.Errorf("move the rest of insurer %s to %s: %w", from, to, err)
+	}
+	return a, nil
+}
+
+// rekey gives to, in tx, the events and deliveries of from that no
+// request of from holds, the once keys rk names in to's deliveries, and
+// the settings rk names.
+func (db *DB) rekey(ctx context.Context, tx *sqlx.Tx, from, to string, rk Rekey, a *Adopted) error {
+	for _, u := range []struct {
+		table string
+		n     *int
+	}{{db.t.events, &a.Events}, {db.t.outbox, &a.Deliveries}} {
+		res, err := tx.ExecContext(ctx, "UPDATE "+u.table+" x SET insurer = ? WHERE insurer = ? AND NOT EXISTS (SELECT 1 FROM "+
+			db.t.requests+" r WHERE r.insurer = ? AND r.request_id = x.request_id)", to, from, from)
+		if err != nil {
+			return fmt.Errorf("give the rows of %s to insurer %s: %w", u.table, to, err)
+		}
+		if *u.n, err = affected(res); err != nil {
+			return err
+		}
+	}
+	for _, old := range sortedKeys(rk.OnceKeys) {
+		// The prefixes are ASCII: LEFT and SUBSTRING count characters.
+		nw := rk.OnceKeys[old]
+		if _, err := tx.ExecContext(ctx, "UPDATE IGNORE "+db.t.outbox+" SET once_key = CONCAT(?, SUBSTRING(once_key, ?))"+
+			" WHERE insurer = ? AND LEFT(once_key, ?) = ?", nw, len(old)+1, to, len(old), old); err != nil {
+			return fmt.Errorf("rename the notice keys %s…: %w", old, err)
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE "+db.t.outbox+" SET once_key = NULL WHERE insurer = ? AND LEFT(once_key, ?) = ?",
+			to, len(old), old); err != nil {
+			return fmt.Errorf("release the notice keys %s…: %w", old, err)
+		}
+	}
+	for _, old := range sortedKeys(rk.Settings) {
+		res, err := tx.ExecContext(ctx, "UPDATE IGNORE "+db.t.settings+" SET name = ? WHERE name = ?", rk.Settings[old], old)
+		if err != nil {
+			return fmt.Errorf("rename setting %s: %w", old, err)
+		}
+		n, err := affected(res)
+		if err != nil {
+			return err
+		}
+		a.Settings += n
+	}
+	return nil
 }
 
 func affected(res sql.Result) (int, error) {

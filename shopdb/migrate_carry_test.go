@@ -48,7 +48,7 @@ func TestMigrateCarriesRowsOver(t *testing.T) {
 		}
 	}
 	db := d.Open(t, d.Config()) // migrates
-	if a, err := db.Adopt(ctx, shopdb.DefaultInsurer, nil); err != nil || a.Requests != 6 {
+	if a, err := db.Adopt(ctx, shopdb.DefaultInsurer, shopdb.Rekey{}); err != nil || a.Requests != 6 {
 		t.Fatalf("adopt the rows written before insurers: %+v, %v; want the 6 requests", a, err)
 	}
 	want := map[string]struct {

@@ -253,15 +253,30 @@ func (d *Daemon) Close() error {
 	return d.DB.Close()
 }
 
-// Lock is the single-instance lock as Run takes it.
+// Lock is the single-instance lock as Run takes it (see acquire).
 func (d *Daemon) Lock() LockFunc {
 	return func(ctx context.Context) (Lease, error) {
-		l, err := d.DB.AcquireLock(ctx)
+		l, err := d.acquire(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return l, nil
 	}
+}
+
+// acquire takes the single-instance lock and, holding it, adopts the rows
+// an older quotesync wrote with no insurer meanwhile (adoptLeftovers),
+// before any pass works; when that fails, the lock is given up again.
+// It costs a round trip each time the lock is taken, none per pass.
+func (d *Daemon) acquire(ctx context.Context) (*shopdb.Lock, error) {
+	l, err := d.DB.AcquireLock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.adoptLeftovers(ctx); err != nil {
+		return nil, errors.Join(err, l.Release())
+	}
+	return l, nil
 }
 
 // Once runs one pass of every engine under the single-instance lock
@@ -272,7 +287,7 @@ func (d *Daemon) Lock() LockFunc {
 // passes did together, and their failures, each naming its insurer when
 // several are configured.
 func (d *Daemon) Once(ctx context.Context) (Summary, error) {
-	lock, err := d.DB.AcquireLock(ctx)
+	lock, err := d.acquire(ctx)
 	if err != nil {
 		return Summary{}, err
 	}

@@ -45,8 +45,13 @@ func prepare(ch change) (change, error) {
 	if ch.cur.RequestID == "" {
 		ch.cur.RequestID = ch.next.RequestID
 	}
-	if !allowed(ch.cur.Phase, ch.next.Phase) {
-		return ch, &ErrTransition{Request: ch.cur.RequestID, From: ch.cur.Phase, To: ch.next.Phase}
+	if !allowedFor(ch.cur.Phase, ch.next.Phase, ch.next.Reason) {
+		te := &ErrTransition{Request: ch.cur.RequestID, From: ch.cur.Phase, To: ch.next.Phase}
+		if allowed(ch.cur.Phase, ch.next.Phase) {
+			p, _ := phaseInfo(ch.cur.Phase)
+			te.Reason, te.Only = ch.next.Reason, p.Only[ch.next.Phase]
+		}
+		return ch, te
 	}
 	if ch.cur.Version != 0 {
 		ch.next.RequestID = ch.cur.RequestID

@@ -77,9 +77,14 @@ func (s Settings) validateInsurers() error {
 	return nil
 }
 
-// msgAdopted is logged once when the rows written before insurers are
-// given to the one configured insurer.
+// msgAdopted is logged when rows written with no insurer are given to
+// the one configured insurer: once at the first start after the upgrade,
+// and again whenever an older quotesync went on writing such rows.
 const msgAdopted = "rows written before insurers adopted"
+
+// msgAdoptKept is logged when rows written with no insurer are left
+// unadopted because the insurer tracks their request ids already.
+const msgAdoptKept = "rows written before insurers left unadopted"
 
 // maxStrandedShown is how many requests of an insurer no longer
 // configured an error names.
@@ -89,7 +94,11 @@ const maxStrandedShown = 20
 // configured.
 var ErrStranded = errors.New("live requests of an insurer no longer configured")
 
-// prepareInsurers gives the rows written before insurers to the one
+// ErrAdoptKept: requests written with no insurer were left as they are,
+// the insurer adopting them tracking requests with their ids already.
+var ErrAdoptKept = errors.New("requests written without an insurer left unadopted")
+
+// prepareInsurers gives the rows written with no insurer to the one
 // configured insurer (a start that migrates: run, once), or refuses them
 // when several are configured or when nothing may be written; and it
 // refuses live requests of an insurer no longer configured. A database
@@ -101,31 +110,127 @@ func (d *Daemon) prepareInsurers(ctx context.Context, s Settings, o OpenOptions,
 	if cur, _, err := d.DB.SchemaVersion(ctx); err != nil || cur == 0 {
 		return err
 	}
-	n, err := d.DB.UnnamedRequests(ctx)
+	one := ""
+	if len(s.Insurers) == 1 {
+		one = s.Insurers[0].Name
+	}
+	u, err := d.DB.Unnamed(ctx, one, []string{LegacyStatusFormKey})
 	if err != nil {
 		return err
 	}
 	switch {
-	case n > 0 && len(s.Insurers) > 1:
-		return fmt.Errorf("%s in quotesync's tables were written before insurers had names, and %d insurers are configured: "+
-			"say whose they are with 'quotesync insurers adopt NAME' (NAME the insurer of the remote: section they were written with; "+
-			"the daemon was serving one insurer then), then start again", plural(n, "request"), len(s.Insurers))
-	case n > 0 && !o.Migrate:
+	case u.Requests > 0 && one == "":
+		return errUnnamed(u.Requests, len(s.Insurers))
+	case u.Adoptable() > 0 && !o.Migrate:
 		return fmt.Errorf("%s in quotesync's tables were written before insurers had names: run 'quotesync once' (or start the daemon) once to give them to insurer %s",
-			plural(n, "request"), s.Insurers[0].Name)
+			plural(u.Adoptable(), "request"), one)
 	}
-	if o.Migrate && len(s.Insurers) == 1 {
-		name := s.Insurers[0].Name
-		got, err := d.DB.Adopt(ctx, name, map[string]string{settingStatusForm: StatusFormKey(name)})
-		if err != nil {
-			return fmt.Errorf("give the rows written before insurers to insurer %s: %w", name, err)
-		}
-		if got.Any() {
-			log.Info(msgAdopted, zap.String(fieldInsurer, name), zap.Int("requests", got.Requests),
-				zap.Int("events", got.Events), zap.Int("deliveries", got.Deliveries))
+	if o.Migrate && one != "" && u.Any() {
+		if err := adopt(ctx, d.DB, one, log); err != nil {
+			return err
 		}
 	}
 	return CheckStranded(ctx, d.DB, s.Names())
+}
+
+// errUnnamed refuses n requests written with no insurer while several
+// insurers are configured: whose they are is not for quotesync to guess.
+func errUnnamed(n, insurers int) error {
+	return fmt.Errorf("%s in quotesync's tables were written before insurers had names, and %d insurers are configured: "+
+		"say whose they are with 'quotesync insurers adopt NAME' (NAME the insurer of the remote: section they were written with; "+
+		"the daemon was serving one insurer then), then start again", plural(n, "request"), insurers)
+}
+
+// adoptRekey is what moves with the rows written with no insurer to the
+// insurer name: the status form found then, and the once keys of the
+// notices recorded then (a lone insurer's, DefaultInsurer's form).
+func adoptRekey(name string) shopdb.Rekey {
+	return shopdb.Rekey{Settings: map[string]string{LegacyStatusFormKey: StatusFormKey(name)}, OnceKeys: onceRekey(DefaultInsurer, name)}
+}
+
+// moveRekey is what moves with the requests of the insurer from to the
+// insurer to (a rename): its status form, and the once keys of its
+// notices, so that a notice recorded under the old name is not recorded
+// again under the new one.
+func moveRekey(from, to string) shopdb.Rekey {
+	return shopdb.Rekey{Settings: map[string]string{StatusFormKey(from): StatusFormKey(to)}, OnceKeys: onceRekey(from, to)}
+}
+
+// onceRekey maps the prefix of the once keys of the insurer from's
+// notices to the insurer to's.
+func onceRekey(from, to string) map[string]string {
+	if from == to {
+		return nil
+	}
+	out := map[string]string{}
+	for _, kind := range []string{NoticeExpiring, NoticeAuthFailing} {
+		out[onceKey(kind, from, "")+":"] = onceKey(kind, to, "") + ":"
+	}
+	return out
+}
+
+// adopt gives the rows written with no insurer to the insurer name and
+// logs what it did; requests left unadopted (ErrAdoptKept) are logged as
+// an error, and are no failure: the insurer's passes work on its own rows
+// of their ids.
+func adopt(ctx context.Context, db *shopdb.DB, name string, log *zap.Logger) error {
+	got, err := db.Adopt(ctx, name, adoptRekey(name))
+	if err != nil {
+		return fmt.Errorf("give the rows written before insurers to insurer %s: %w", name, err)
+	}
+	if got.Any() {
+		log.Info(msgAdopted, zap.String(fieldInsurer, name), zap.Int("requests", got.Requests),
+			zap.Int("events", got.Events), zap.Int("deliveries", got.Deliveries))
+	}
+	if len(got.Kept) > 0 {
+		log.Error(msgAdoptKept, zap.String(fieldInsurer, name), zap.Int("requests", len(got.Kept)), zap.Error(keptError(db, name, got.Kept)))
+	}
+	return nil
+}
+
+// keptError explains the requests Adopt left unadopted and what to do.
+func keptError(db *shopdb.DB, name string, kept []string) error {
+	n := min(len(kept), maxStrandedShown)
+	ids := make([]string, 0, n)
+	for _, id := range kept[:n] {
+		ids = append(ids, boundText(id, maxShownID))
+	}
+	more := ""
+	if len(kept) > len(ids) {
+		more = fmt.Sprintf(" and %d more", len(kept)-len(ids))
+	}
+	table := "`" + db.Config().TablePrefix + "requests`"
+	return fmt.Errorf("%w: insurer %s tracks %s (%s%s) already, and rows with the same ids were written without an insurer "+
+		"(the copies of a quotesync of before insurers that went on running after the upgrade). They were left as they are, "+
+		"with their events and deliveries, the other rows adopted; the daemon works on insurer %s's rows only, "+
+		"and a job number a copy holds stays held. Compare each copy (SELECT * FROM %s WHERE insurer = '' AND request_id = 'ID') "+
+		"with 'quotesync history --insurer %s ID', settle with the insurer what the copy did that %s's row lacks (another job, an accept), "+
+		"then delete the copy: the next start adopts its events", ErrAdoptKept, name, plural(len(kept), "request"), strings.Join(ids, ", "), more,
+		name, table, name, name)
+}
+
+// adoptLeftovers runs once this instance holds the single-instance lock,
+// before any pass works: an older quotesync that held the lock while
+// this one started (and migrated) may have written requests with no
+// insurer since, which the one configured insurer's passes would not see
+// (and would take for new when listed: a second accept). They are given
+// to it; with several insurers they are refused as at the start, and no
+// pass runs. One statement when there are none.
+func (d *Daemon) adoptLeftovers(ctx context.Context) error {
+	one := ""
+	if len(d.Engines) == 1 {
+		one = d.Engine.cfg.Insurer
+	}
+	u, err := d.DB.Unnamed(ctx, one, []string{LegacyStatusFormKey})
+	switch {
+	case err != nil:
+		return err
+	case u.Requests > 0 && one == "":
+		return errUnnamed(u.Requests, len(d.Engines))
+	case !u.Any() || one == "":
+		return nil
+	}
+	return adopt(ctx, d.DB, one, d.Engine.log)
 }
 
 // CheckStranded returns an error wrapping ErrStranded that names the live

@@ -477,14 +477,16 @@ func TestOpenRefusesStrandedRequests(t *testing.T) {
 
 // TestInsurersMoveAndEnd: the requests of an insurer no longer
 // configured are moved to a configured one (a rename) with their events,
-// or ended (gone, insurer_ended, the job freed), each through the
-// executor; a request id the new insurer tracks already is not moved.
+// or ended (gone, insurer_ended), each through the executor; a request
+// id the new insurer tracks already is not moved. An ended request that
+// old's service may hold accepted keeps its job, which no other request
+// is given; the others free theirs.
 func TestInsurersMoveAndEnd(t *testing.T) {
 	p := newPair(t, nil)
 	old := p.qd.DB.Insurer("old")
 	for _, r := range []shopdb.Request{
 		{RequestID: "551", Phase: qsync.PhaseAccepted, JobNumber: "RO-OLD-1"},
-		{RequestID: "552", Phase: qsync.PhaseAccepted, JobNumber: "RO-OLD-2"},
+		{RequestID: "552", Phase: qsync.PhaseAccepted, ClaimNumber: sampleshop.ClaimDraft, JobNumber: sampleshop.JobDraft},
 		{RequestID: "553", Phase: qsync.PhaseSubmitted, JobNumber: "RO-OLD-3"},
 	} {
 		if _, err := old.Insert(p.ctx, r, shopdb.Event{Kind: "seen"}); err != nil {
@@ -522,19 +524,53 @@ func TestInsurersMoveAndEnd(t *testing.T) {
 		t.Errorf("%d log lines of the moves, want 2", n)
 	}
 
+	// Live requests of old in every open phase: those old's service may
+	// hold accepted with our job number keep it; the others free it.
+	for _, r := range []shopdb.Request{
+		{RequestID: "554", Phase: qsync.PhaseWaiting},
+		{RequestID: "555", Phase: qsync.PhaseReserved, JobNumber: "RO-OLD-5"},
+		{RequestID: "556", Phase: qsync.PhaseReserved, JobNumber: "RO-OLD-6", Intent: qsync.IntentAccept},
+		{RequestID: "557", Phase: qsync.PhaseDrafted, JobNumber: "RO-OLD-7"},
+		{RequestID: "558", Phase: qsync.PhaseAcceptUnknown, JobNumber: "RO-OLD-8"},
+	} {
+		if _, err := old.Insert(p.ctx, r, shopdb.Event{Kind: "seen"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ended, errs, err := p.qd.End(p.ctx, "old")
-	if err != nil || len(errs) != 0 || len(ended) != 1 {
-		t.Fatalf("end old: %d ended, %v, %v; want 552", len(ended), errs, err)
+	if err != nil || len(errs) != 0 || len(ended) != 6 {
+		t.Fatalf("end old: %d ended, %v, %v; want 552 and 554 to 558", len(ended), errs, err)
 	}
-	g, err := old.Request(p.ctx, "552")
-	if err != nil || g.Phase != qsync.PhaseGone || g.Reason != qsync.ReasonInsurerEnded || g.JobNumber != "" || g.ReleasedJob != "RO-OLD-2" {
-		t.Errorf("old's 552 after end: %+v, %v; want gone, insurer_ended, its job freed and kept for the report", g, err)
+	for id, want := range map[string][2]string{ // job held, job released
+		"552": {sampleshop.JobDraft, ""}, "554": {"", ""}, "555": {"", "RO-OLD-5"},
+		"556": {"RO-OLD-6", ""}, "557": {"RO-OLD-7", ""}, "558": {"RO-OLD-8", ""},
+	} {
+		g, err := old.Request(p.ctx, id)
+		if err != nil || g.Phase != qsync.PhaseGone || g.Reason != qsync.ReasonInsurerEnded || g.JobNumber != want[0] || g.ReleasedJob != want[1] {
+			t.Errorf("old's %s after end: phase %s reason %s job %q released %q (%v); want gone, insurer_ended, job %q, released %q",
+				id, g.Phase, g.Reason, g.JobNumber, g.ReleasedJob, err, want[0], want[1])
+		}
 	}
-	if got := p.events.of(qsync.EventGone); len(got) != 1 || got[0].Insurer != "old" {
-		t.Errorf("gone events observed: %+v; want one, of old", got)
+	if got := p.events.of(qsync.EventGone); len(got) != 6 || got[0].Insurer != "old" {
+		t.Errorf("gone events observed: %+v; want 6, of old", got)
 	}
 	if _, err := p.tryOpen(); err != nil {
 		t.Errorf("Open after old's requests were settled: %v", err)
+	}
+
+	// The shop's job of old's accepted 552 is old's insurer's job: a
+	// request of aa for the same claim is not given it, nor accepted
+	// with it.
+	p.seed("aa", "7401", sampleshop.ClaimDraft)
+	if _, err := p.qd.Once(p.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.row("aa", "7401"); got.JobNumber != "" || got.Phase != qsync.PhaseWaiting || !strings.Contains(got.LastError, "552 of insurer old") {
+		t.Errorf("aa's 7401 for the claim of old's ended 552: job %q, %s (%s); want waiting, naming old's 552 as the holder of %s",
+			got.JobNumber, got.Phase, got.LastError, sampleshop.JobDraft)
+	}
+	if rs := p.remoteRequest("aa", "7401"); rs.Status == emulator.RequestAccepted {
+		t.Errorf("aa's 7401 was accepted with %s, the job of old's ended 552", rs.ReferenceID)
 	}
 }
 

@@ -2,7 +2,9 @@ package sync
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/quotesync/quotesync/shopdb"
 )
@@ -77,7 +79,16 @@ type PhaseInfo struct {
 	// Next lists the phases a change may move a request in this phase to
 	// (staying in the phase is always allowed for an open phase).
 	Next []shopdb.Phase
+	// Only narrows a move to a phase of Next to the reasons it lists: a
+	// request the insurer accepted with our job number is gone only when
+	// its insurer is ended (quotesync insurers end), never by a pass's
+	// decision, which would make its job look free.
+	Only map[shopdb.Phase][]shopdb.Reason
 }
+
+// acceptedGone is Only of the phases where the insurer holds our job
+// number as the request's referenceId.
+var acceptedGone = map[shopdb.Phase][]shopdb.Reason{PhaseGone: {ReasonInsurerEnded}}
 
 // phaseTable is the whole machine. Its order is the order of the phases
 // in `status` and the metrics.
@@ -92,13 +103,13 @@ var phaseTable = []PhaseInfo{
 		Next:   []shopdb.Phase{PhaseAccepted, PhaseAcceptUnknown, PhaseRejected, PhaseGone, PhaseTakenElsewhere}},
 	{Phase: PhaseAcceptUnknown, Open: true, Words: "accepted by us, probably: the answer to our accept was lost",
 		WayOut: "the first Draft push to our job confirms it (success: ours; not found: someone else's); `quotesync retry` sends the accept again",
-		Next:   []shopdb.Phase{PhaseDrafted, PhaseTakenElsewhere, PhaseRejected, PhaseReserved, PhaseGone}},
+		Next:   []shopdb.Phase{PhaseDrafted, PhaseTakenElsewhere, PhaseRejected, PhaseReserved, PhaseGone}, Only: acceptedGone},
 	{Phase: PhaseAccepted, Open: true, Words: "accepted; no Draft pushed yet",
 		WayOut: "the first Draft is pushed once the shop's estimate has lines",
-		Next:   []shopdb.Phase{PhaseDrafted, PhaseRejected, PhaseGone}},
+		Next:   []shopdb.Phase{PhaseDrafted, PhaseRejected, PhaseGone}, Only: acceptedGone},
 	{Phase: PhaseDrafted, Open: true, Words: "Draft pushed",
 		WayOut: "the quote is submitted once the shop marks the estimate final",
-		Next:   []shopdb.Phase{PhaseSubmitted, PhaseRejected, PhaseGone}},
+		Next:   []shopdb.Phase{PhaseSubmitted, PhaseRejected, PhaseGone}, Only: acceptedGone},
 	{Phase: PhaseSubmitted, Words: "submitted for assessment",
 		WayOut: "done; a change after submission needs a supplement, arranged with the insurer"},
 	{Phase: PhaseRejected, Words: "refused by the remote; needs a person",
@@ -119,6 +130,7 @@ func Phases() []PhaseInfo {
 	for _, p := range phaseTable {
 		if p.Phase != phaseNew {
 			p.Next = slices.Clone(p.Next)
+			p.Only = maps.Clone(p.Only)
 			out = append(out, p)
 		}
 	}
@@ -170,17 +182,41 @@ func allowed(from, to shopdb.Phase) bool {
 	return slices.Contains(p.Next, to)
 }
 
+// allowedFor reports whether a change may move a request from phase from
+// to phase to for reason: allowed, and a reason the move is narrowed to
+// (PhaseInfo.Only), if it is.
+func allowedFor(from, to shopdb.Phase, reason shopdb.Reason) bool {
+	if !allowed(from, to) {
+		return false
+	}
+	p, _ := phaseInfo(from)
+	only, narrowed := p.Only[to]
+	return !narrowed || slices.Contains(only, reason)
+}
+
 // ErrTransition: a change the state machine does not allow; only a bug
 // in a decision produces one, and nothing is written.
 type ErrTransition struct {
 	Request  string
 	From, To shopdb.Phase
+	// Reason is the change's, when the move is allowed for other reasons
+	// only (PhaseInfo.Only).
+	Reason shopdb.Reason
+	Only   []shopdb.Reason
 }
 
 func (e *ErrTransition) Error() string {
 	from := string(e.From)
 	if from == "" {
 		from = "new"
+	}
+	if len(e.Only) > 0 {
+		only := make([]string, len(e.Only))
+		for i, r := range e.Only {
+			only[i] = string(r)
+		}
+		return fmt.Sprintf("request %s: the state machine does not allow %s -> %s for reason %q, only for %s",
+			e.Request, from, e.To, e.Reason, strings.Join(only, ", "))
 	}
 	return fmt.Sprintf("request %s: the state machine does not allow %s -> %s", e.Request, from, e.To)
 }
@@ -276,7 +312,7 @@ var reasonTable = []ReasonInfo{
 	{Reason: ReasonUnknownRequest, Words: "the remote no longer knows the request",
 		Fix: "nothing for quotesync; ask the insurer if the shop expected the job"},
 	{Reason: ReasonInsurerEnded, Words: "its insurer was removed from the configuration and its requests ended (quotesync insurers end)",
-		Fix: "nothing for quotesync; the shop keeps the job, and the insurer's service is no longer called"},
+		Fix: "nothing for quotesync; the shop keeps the job (one the insurer had accepted stays held by the request: no other request is given it), and the insurer's service is no longer called"},
 	{Reason: ReasonAcceptLost, Person: true, Words: "our accept may have landed: its answer was lost, then a repeated accept was refused while the request left the pending list",
 		Fix: "nothing yet: the first Draft push to our job confirms it (the job needs lines); `quotesync retry REQUEST` sends the accept again"},
 	{Reason: ReasonOtherReference, Person: true, Words: "the remote says someone else accepted the request with their own referenceId",

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -210,6 +211,28 @@ func TestEveryTransitionReachable(t *testing.T) {
 				t.Errorf("prepare(%s) = %v, want it refused", tr, err)
 			}
 		}
+	}
+	// A request the insurer accepted with our job number is gone only
+	// when its insurer is ended: a pass's decision that moved it there
+	// would make its job look free to other requests.
+	for _, ph := range []shopdb.Phase{PhaseAcceptUnknown, PhaseAccepted, PhaseDrafted} {
+		for _, reason := range []shopdb.Reason{ReasonNone, ReasonLeftList, ReasonExpired, ReasonUnknownRequest} {
+			ch := gone(row(ph), reason, "test", Event{})
+			var te *ErrTransition
+			if _, err := prepare(ch); !errors.As(err, &te) || !strings.Contains(err.Error(), "only for insurer_ended") {
+				t.Errorf("prepare(%s -> gone, reason %q) = %v, want it refused, naming insurer_ended", ph, reason, err)
+			}
+		}
+		if _, err := prepare(end(row(ph))); err != nil {
+			t.Errorf("prepare(%s -> gone, reason insurer_ended) = %v", ph, err)
+		}
+	}
+	// Nor does a retry free the job an ended request keeps.
+	if _, err := decideRetry(end(row(PhaseAccepted)).next, "test"); !errors.Is(err, ErrNotRetryable) || !strings.Contains(err.Error(), "RO-1") {
+		t.Errorf("retry of an ended accepted request holding its job: %v, want ErrNotRetryable naming the job", err)
+	}
+	if _, err := decideRetry(end(row(PhaseWaiting)).next, "test"); err != nil {
+		t.Errorf("retry of an ended waiting request: %v", err)
 	}
 	// A phase this quotesync does not know goes nowhere.
 	if allowed("archived", PhaseWaiting) || IsOpen("archived") {

@@ -19,9 +19,16 @@ import (
 const EventMoved EventKind = "moved"
 
 // decideEnd is the change that ends a live request of an insurer no
-// longer configured: gone, for that reason. Its job number is freed
-// for the shop (release_job does not run: the job may hold work the
-// shop keeps) and kept in the row for the report.
+// longer configured: gone, for that reason. release_job never runs: the
+// job may hold work the shop keeps.
+//
+// A request the insurer's service may hold accepted with our job number
+// as its referenceId (accept_unknown, accepted, drafted; reserved with an
+// accept sent or due) keeps its job number on the ended row: the shop's
+// job is that insurer's job, and the unique key on job_number keeps any
+// other request, of any insurer, from being given it. The others
+// (waiting; reserved with no accept in flight) free their job for the
+// shop, kept in ReleasedJob for the report.
 func decideEnd(cur shopdb.Request) (change, error) {
 	if !IsOpen(cur.Phase) {
 		return change{}, fmt.Errorf("end request %s: it is %s already, not live", cur.RequestID, cur.Phase)
@@ -30,12 +37,29 @@ func decideEnd(cur shopdb.Request) (change, error) {
 	next.Phase, next.Reason, next.Intent = PhaseGone, ReasonInsurerEnded, IntentNone
 	next.Attempts, next.NextAttemptAt = 0, time.Time{}
 	detail := "ended with its insurer (quotesync insurers end)"
-	if cur.JobNumber != "" {
+	switch {
+	case cur.JobNumber == "":
+	case acceptMayHaveLanded(cur):
+		detail += fmt.Sprintf("; job %s stays held by this request: the insurer's service may hold it accepted with that job number, so no other request is given it", cur.JobNumber)
+	default:
 		next.JobNumber, next.ReleasedJob = "", cur.JobNumber
 		detail += fmt.Sprintf("; job %s is no longer held by quotesync: the shop keeps it", cur.JobNumber)
 	}
 	next.LastError = detail
 	return change{cur: cur, next: next, ev: Event{Kind: EventGone, Detail: detail}}, nil
+}
+
+// acceptMayHaveLanded reports whether the insurer's service may hold r
+// accepted with r's job number: it confirmed the accept, or may have
+// (the answer was lost), or an accept was sent or is due.
+func acceptMayHaveLanded(r shopdb.Request) bool {
+	switch r.Phase {
+	case PhaseAcceptUnknown, PhaseAccepted, PhaseDrafted:
+		return true
+	case PhaseReserved:
+		return r.Intent == IntentAccept || r.Attempts > 0
+	}
+	return false
 }
 
 // maintenance returns a state-only engine of the insurer name, which is
@@ -60,19 +84,26 @@ func (d *Daemon) maintenance(name string) (*Engine, error) {
 
 // Adopt gives the rows written before insurers had names to the
 // configured insurer name (see shopdb.DB.Adopt), with the status form
-// auto mode found then.
+// auto mode found then and the once keys of the notices recorded then.
+// Requests it leaves unadopted, name tracking their ids already, are an
+// error wrapping ErrAdoptKept that explains them; the rest is adopted.
 func (d *Daemon) Adopt(ctx context.Context, name string) (shopdb.Adopted, error) {
 	if d.EngineOf(name) == nil {
 		return shopdb.Adopted{}, fmt.Errorf("adopt the rows written before insurers: insurer %s is not configured (configured: %s)", name, d.names())
 	}
-	return d.DB.Adopt(ctx, name, map[string]string{settingStatusForm: StatusFormKey(name)})
+	a, err := d.DB.Adopt(ctx, name, adoptRekey(name))
+	if err == nil && len(a.Kept) > 0 {
+		err = keptError(d.DB, name, a.Kept)
+	}
+	return a, err
 }
 
 // Move moves every request of the insurer from, which is not configured,
 // to the configured insurer to (a rename), each with its events and
 // deliveries, through the executor: an event "moved" each. A request id
 // to tracks already is not moved; its error is among errs, and the others
-// go on. It returns the rows as moved.
+// go on. Then what is keyed by from beside its requests moves too (see
+// moveRekey; to's own status form wins). It returns the rows as moved.
 func (d *Daemon) Move(ctx context.Context, from, to string) (moved []shopdb.Request, errs []error, err error) {
 	if d.EngineOf(to) == nil {
 		return nil, nil, fmt.Errorf("move requests to insurer %s: it is not configured (configured: %s)", to, d.names())
@@ -92,6 +123,11 @@ func (d *Daemon) Move(ctx context.Context, from, to string) (moved []shopdb.Requ
 			continue
 		}
 		moved = append(moved, saved)
+	}
+	// What is from's beside its requests: its notices of no request
+	// (auth_failing), the once keys of its notices, its status form.
+	if _, err := d.DB.MoveRest(ctx, from, to, moveRekey(from, to)); err != nil {
+		errs = append(errs, err)
 	}
 	return moved, errs, nil
 }

@@ -20,7 +20,8 @@ var ErrNotRetryable = errors.New("nothing to retry")
 //     job number goes back to waiting, so that its job is looked up again);
 //   - accept_unknown: reserved again, so that the accept is sent again;
 //   - gone, taken_elsewhere: waiting, so that the job is looked up again
-//     and the request accepted should the remote list it again;
+//     and the request accepted should the remote list it again (not a
+//     request ended with its insurer that keeps its job: ErrNotRetryable);
 //   - an open phase that waits (a backoff, a hold): due now, and a held job
 //     is read again at the next pass;
 //   - submitted, or an open phase that waits for nothing: ErrNotRetryable.
@@ -36,6 +37,12 @@ func decideRetry(cur shopdb.Request, note string) (change, error) {
 	case PhaseAcceptUnknown:
 		next.Phase = PhaseReserved
 	case PhaseGone, PhaseTakenElsewhere:
+		if cur.Reason == ReasonInsurerEnded && cur.JobNumber != "" {
+			// Back to waiting would free the job its insurer's service may
+			// hold accepted with our job number (see decideEnd).
+			return change{}, fmt.Errorf("retry request %s: it was ended with its insurer while the insurer's service may hold it accepted with job %s, which stays held for it; "+
+				"settle it with the insurer (a retry would free the job for other requests): %w", cur.RequestID, cur.JobNumber, ErrNotRetryable)
+		}
 		next.Phase, next.JobNumber, next.JobCreated = PhaseWaiting, "", false
 	case PhaseSubmitted:
 		return change{}, fmt.Errorf("retry request %s: it is submitted; a change after submission needs a supplement, arranged with the insurer: %w", cur.RequestID, ErrNotRetryable)

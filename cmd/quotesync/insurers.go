@@ -32,13 +32,20 @@ quotesync's tables know, with their live and total requests.
 
   adopt NAME      gives the rows written before insurers had names (by a
                   quotesync that served one insurer) to NAME, a configured
-                  insurer: the one whose service they came from
+                  insurer: the one whose service they came from. A row
+                  whose request id NAME tracks already is left as it is
+                  (both are kept), named, with what to do (exit 1)
   move OLD NEW    a rename: moves every request of OLD, an insurer the file
                   no longer has, with its events and deliveries, to NEW, a
-                  configured insurer
+                  configured insurer; then OLD's notices of no request,
+                  the keys that keep its notices from repeating, and its
+                  status form (unless NEW has one)
   end OLD         ends every live request of OLD, an insurer the file no
-                  longer has: gone, reason insurer_ended; the shop keeps
-                  the jobs, and OLD's service is not called
+                  longer has: gone, reason insurer_ended; OLD's service
+                  is not called. A request OLD's service may hold
+                  accepted with our job number keeps its job, which no
+                  other request is given; the others free theirs (the
+                  shop keeps the jobs either way)
 
 move and end change each request through the daemon's executor, as a
 pass does: each is logged, recorded in its event log, and written back
@@ -81,12 +88,16 @@ func runInsurers(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return listInsurers(ctx, qd, stdout, stderr)
 	case "adopt":
 		a, err := qd.Adopt(ctx, names[0])
-		if err != nil {
+		if err != nil && !errors.Is(err, qsync.ErrAdoptKept) {
 			printErr(stderr, "insurers adopt", err)
 			return exitFailure
 		}
 		fmt.Fprintf(stdout, "insurer %s adopted %s, %s and %s written before insurers had names\n", names[0],
 			plural(a.Requests, "request"), plural(a.Events, "event"), plural(a.Deliveries, "delivery"))
+		if err != nil { // some were left: each id is tracked by the insurer already
+			printErr(stderr, "insurers adopt", err)
+			return exitFailure
+		}
 		return exitOK
 	}
 	return settleInsurer(ctx, qd, sub, names, *force, stdout, stderr)

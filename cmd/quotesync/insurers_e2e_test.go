@@ -127,10 +127,10 @@ func TestE2EInsurers(t *testing.T) {
 	if r.Code != exitOK || !strings.Contains(r.Stdout, "1 request of insurer bb ended") {
 		t.Fatalf("insurers end bb --force:\n%s", r)
 	}
-	var phase, reason string
-	if err := e.DB.SQL.QueryRow("SELECT phase, reason FROM quotesync_requests WHERE insurer = 'bb' AND request_id = '7301'").Scan(&phase, &reason); err != nil ||
-		phase != "gone" || reason != "insurer_ended" {
-		t.Errorf("bb's 7301 after end: %s %s %v; want gone, insurer_ended", phase, reason, err)
+	var phase, reason, job string
+	if err := e.DB.SQL.QueryRow("SELECT phase, reason, COALESCE(job_number, '') FROM quotesync_requests WHERE insurer = 'bb' AND request_id = '7301'").Scan(&phase, &reason, &job); err != nil ||
+		phase != "gone" || reason != "insurer_ended" || job != jobs["bb"] {
+		t.Errorf("bb's 7301 after end: %s %s job %q %v; want gone, insurer_ended, still holding %s (bb's service accepted it with that job)", phase, reason, job, err, jobs["bb"])
 	}
 	if r = e.run("once", "--config", e.Conf); r.Code != exitOK {
 		t.Errorf("once after bb's requests ended:\n%s", r)
@@ -138,5 +138,33 @@ func TestE2EInsurers(t *testing.T) {
 	// One insurer left, under remotes:: a request id names its request.
 	if r = e.run("history", "--config", e.Conf, "7301"); r.Code != exitOK || !strings.Contains(r.Stdout, sampleshop.JobDraft) {
 		t.Errorf("history 7301 with aa alone:\n%s", r)
+	}
+}
+
+// TestE2EInsurersAdoptKept: insurers adopt over a row written with no
+// insurer whose request id the insurer tracks already adopts the others,
+// leaves that one, and says which and what to do (exit 1), not the
+// server's duplicate key error.
+func TestE2EInsurersAdoptKept(t *testing.T) {
+	_, bbSrv := mustEmulator(t, emulator.Options{Token: bbToken, Seed: 7})
+	e := newCLIEnv(t, twoInsurers(bbSrv.URL))
+	e.writeSecret("bb-token", bbToken)
+	if r := e.run("insurers", "--config", e.Conf); r.Code != exitOK { // migrates
+		t.Fatalf("insurers:\n%s", r)
+	}
+	for _, q := range []string{
+		"INSERT INTO quotesync_requests (insurer, request_id, phase, created_at, updated_at) VALUES ('aa', '7305', 'gone', NOW(6), NOW(6))",
+		"INSERT INTO quotesync_requests (request_id, phase, created_at, updated_at) VALUES ('7305', 'gone', NOW(6), NOW(6))",
+		"INSERT INTO quotesync_requests (request_id, phase, created_at, updated_at) VALUES ('7306', 'gone', NOW(6), NOW(6))",
+	} {
+		if _, err := e.DB.SQL.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := e.run("insurers", "adopt", "--config", e.Conf, "aa")
+	if r.Code != exitFailure || !strings.Contains(r.Stdout, "insurer aa adopted 1 request") ||
+		!strings.Contains(r.Stderr, "insurer aa tracks 1 request (7305) already") || !strings.Contains(r.Stderr, "quotesync history --insurer aa ID") ||
+		strings.Contains(r.Stderr, "1062") {
+		t.Errorf("insurers adopt aa over aa's 7305: want 7306 adopted, 7305 named with the fix, exit 1:\n%s", r)
 	}
 }

@@ -32,7 +32,8 @@ it up again:
 
 Fix the cause first (see 'quotesync status', which says what to do for
 each): a request rejected for the same reason is rejected again. A
-submitted request has nothing to retry.
+submitted request has nothing to retry, nor has one ended with its
+insurer that keeps its job (its insurer may hold it accepted).
 
 It writes only quotesync's own row (compare-and-set), so it is safe while
 the daemon runs, and logs the change on standard error ("request put back

@@ -24,8 +24,10 @@ const DefaultPath = "/etc/quotesync/config.yaml"
 // Config (see build.go); the packages never see YAML.
 type File struct {
 	// Remote is the one insurer of most shops (qsync.DefaultInsurer);
-	// Remotes, several, each with a name. One or the other.
-	Remote  RemoteSection  `yaml:"remote"`
+	// Remotes, several, each with a name. One or the other: a file written
+	// from a File with Remotes leaves an empty Remote out (omitempty), as
+	// an empty remote: beside remotes: is refused.
+	Remote  RemoteSection  `yaml:"remote,omitempty"`
 	Remotes []RemoteEntry  `yaml:"remotes"`
 	Shop    ShopSection    `yaml:"shop"`
 	Sync    SyncSection    `yaml:"sync"`
@@ -34,6 +36,11 @@ type File struct {
 	Metrics MetricsSection `yaml:"metrics"`
 	Notify  NotifySection  `yaml:"notify"`
 	Control ControlSection `yaml:"control"`
+
+	// remoteLine is the line of the remote: key when Parse found one,
+	// whatever its value: an empty remote: {} (or a bare remote:) decodes
+	// to nothing, yet beside remotes: it is a mistake to say, not ignore.
+	remoteLine int
 }
 
 type RemoteSection struct {
@@ -211,7 +218,24 @@ func Parse(r io.Reader) (*File, error) {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return nil, errors.New("parse config: the file holds more than one YAML document; keep one (remove the extra '---')")
 	}
+	cfg.remoteLine = keyLine(data, "remote")
 	return cfg, nil
+}
+
+// keyLine is the line of the top-level key of a document Parse decoded,
+// whatever its value (null too); 0 when the key is not there.
+func keyLine(data []byte, key string) int {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return 0
+	}
+	top := doc.Content[0].Content
+	for i := 0; i+1 < len(top); i += 2 {
+		if top[i].Value == key {
+			return top[i].Line
+		}
+	}
+	return 0
 }
 
 // Load reads and parses the file at path.

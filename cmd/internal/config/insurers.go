@@ -59,8 +59,16 @@ func (c *File) remoteBlocks() []struct {
 // daemon's insurers (a lone remote: is the insurer qsync.DefaultInsurer),
 // reading the tokens when secrets is set. Every problem names its key.
 func (c *File) buildInsurers(s *Settings, getenv func(string) string, secrets bool, userAgent string) error {
-	if c.remoteSet() && len(c.Remotes) > 0 {
-		return errors.New("remote and remotes: set one, not both: remote: for a single insurer, remotes: (a list, each with a name) for several; move the remote: block under remotes: with a name")
+	if (c.remoteSet() || c.remoteLine > 0) && len(c.Remotes) > 0 {
+		at := ""
+		if c.remoteLine > 0 {
+			at = fmt.Sprintf(" (line %d)", c.remoteLine)
+		}
+		// An empty remote: {} (or a bare remote:) beside remotes: is
+		// refused too: which of the two the file means is not for
+		// quotesync to guess.
+		return fmt.Errorf("remote%s and remotes: set one, not both: remote: for a single insurer, remotes: (a list, each with a name) for several; "+
+			"move the remote: block under remotes: with a name, or delete the remote: key (an empty one too)", at)
 	}
 	if len(c.Remotes) == 0 {
 		ins, err := buildRemote("remote", c.Remote, getenv, secrets, userAgent)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -92,7 +93,11 @@ func TestInsurersInvalid(t *testing.T) {
 		yaml string
 		want []string
 	}{
-		{"Both", baseYAML + "  token: {env: T}\n" + strings.TrimPrefix(twoRemotes, ""), []string{"remote and remotes: set one, not both"}},
+		{"Both", baseYAML + "  token: {env: T}\n" + strings.TrimPrefix(twoRemotes, ""), []string{"and remotes: set one, not both"}},
+		// An empty remote: beside remotes: decodes to nothing: refused all
+		// the same, naming its line, not ignored.
+		{"BothEmptyRemote", shopYAML + "remote: {}\n" + twoRemotes, []string{fmt.Sprintf("remote (line %d) and remotes: set one, not both", strings.Count(shopYAML, "\n")+1), "delete the remote: key"}},
+		{"BothBareRemote", shopYAML + twoRemotes + "remote:\n", []string{fmt.Sprintf("remote (line %d) and remotes: set one, not both", strings.Count(shopYAML+twoRemotes, "\n")+1), "delete the remote: key"}},
 		{"NoName", entry("  - base_url: https://bb.insurer.example\n    token: {env: TB}\n"), []string{"remotes[1].name: required", "choose it for good"}},
 		{"BadName", entry("  - name: b/b\n    base_url: https://bb.insurer.example\n    token: {env: TB}\n"), []string{`remotes[1].name: "b/b" is not an insurer name`, "letters, digits, - or _"}},
 		{"LongName", entry("  - name: " + strings.Repeat("x", 33) + "\n    base_url: https://bb.insurer.example\n    token: {env: TB}\n"), []string{"remotes[1].name:", "1 to 32"}},
