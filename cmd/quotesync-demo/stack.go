@@ -158,7 +158,7 @@ func demoSettings(mc *mysql.Config, apis []*insurerAPI, schedule string) (qsync.
 			acmeSecret = a.secret
 		}
 	}
-	fc.Remote = config.RemoteSection{} // remotes: replaces it
+	fc.DropRemote() // remotes: replaces it
 	fc.Shop.Addr, fc.Shop.User, fc.Shop.Database = mc.Addr, mc.User, mc.DBName
 	fc.Shop.PasswordFile, fc.Shop.PasswordEnv = "", ""
 	fc.Sync.Schedule = schedule

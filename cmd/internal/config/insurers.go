@@ -55,6 +55,13 @@ func (c *File) remoteBlocks() []struct {
 	return out
 }
 
+// DropRemote removes the remote: section, as if the file had no remote:
+// key: for a program that builds remotes: from a file's remote: block
+// (the demo), which Build would otherwise refuse as both keys set.
+func (c *File) DropRemote() {
+	c.Remote, c.remoteLine = RemoteSection{}, 0
+}
+
 // buildInsurers checks remote: or remotes: and turns them into the
 // daemon's insurers (a lone remote: is the insurer qsync.DefaultInsurer),
 // reading the tokens when secrets is set. Every problem names its key.
