@@ -3,6 +3,7 @@ package sync_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -284,6 +285,14 @@ func TestAdoptKeepsCollidingRequests(t *testing.T) {
 		t.Fatalf("Open as retry does, with the copy left: %v", err)
 	}
 	qd.Close()
+
+	// check does not promise that the next start gives the copy away.
+	items := qsync.Check(p.ctx, p.set)
+	i := slices.IndexFunc(items, func(it qsync.CheckItem) bool { return it.Name == "insurers" })
+	if i < 0 || items[i].Status != qsync.CheckWarn || !strings.Contains(items[i].Detail, "1 request written before insurers had names has an id insurer aa tracks already") ||
+		!strings.Contains(items[i].Detail, "quotesync history --insurer aa ID") || strings.Contains(items[i].Detail, "next start") {
+		t.Errorf("check's insurers line with the copy left: %+v", items)
+	}
 }
 
 // TestInsurersMoveCarriesKeys: a rename moves what is keyed by the old

@@ -147,13 +147,26 @@ func (c *checks) insurers(ctx context.Context, db *shopdb.DB, s Settings) {
 	} else if c.several {
 		c.add(CheckOK, name, "%s configured (%s); no other insurer has live requests", plural(len(s.Insurers), "insurer"), strings.Join(s.Names(), ", "))
 	}
-	switch n, err := db.UnnamedRequests(ctx); {
+	one := ""
+	if !c.several {
+		one = s.Insurers[0].Name
+	}
+	switch u, err := db.Unnamed(ctx, one, nil); {
 	case err != nil:
 		c.add(CheckFail, name, "count the requests written before insurers: %v", err)
-	case n > 0 && c.several:
-		c.add(CheckFail, name, "%s written before insurers had names: say whose they are with 'quotesync insurers adopt NAME' (the insurer of the remote: section they were written with) before the daemon starts", plural(n, "request"))
-	case n > 0:
-		c.add(CheckOK, name, "%s written before insurers had names: the next start of run or once gives them to insurer %s", plural(n, "request"), s.Insurers[0].Name)
+	case u.Requests > 0 && c.several:
+		c.add(CheckFail, name, "%s written before insurers had names: say whose they are with 'quotesync insurers adopt NAME' (the insurer of the remote: section they were written with) before the daemon starts", plural(u.Requests, "request"))
+	case u.Tracked > 0:
+		// Adopt leaves a copy whose id the insurer tracks already: saying
+		// the next start gives it away would be untrue.
+		rest := ""
+		if n := u.Adoptable(); n > 0 {
+			rest = fmt.Sprintf("; the next start of run or once gives the other %s to insurer %s", plural(n, "request"), one)
+		}
+		c.add(CheckWarn, name, "%s written before insurers had names %s an id insurer %s tracks already (an older quotesync's copy, left as it is): compare each with 'quotesync history --insurer %s ID', settle any difference with the insurer, then delete the copy%s",
+			plural(u.Tracked, "request"), map[bool]string{true: "has", false: "have"}[u.Tracked == 1], one, one, rest)
+	case u.Requests > 0:
+		c.add(CheckOK, name, "%s written before insurers had names: the next start of run or once gives them to insurer %s", plural(u.Requests, "request"), one)
 	}
 	c.withoutInsurer(db)
 }
