@@ -320,7 +320,8 @@ func (d *Daemon) Deliver(ctx context.Context) {
 }
 
 // each runs pass for every engine at once and adds up what they did; the
-// errors are joined, each naming its insurer when there are several.
+// errors are joined, each naming its insurer when there are several. A
+// panic in one engine's pass is its failure (see panics.go).
 func (d *Daemon) each(ctx context.Context, pass func(ctx context.Context, e *Engine) (Summary, error)) (Summary, error) {
 	sums := make([]Summary, len(d.Engines))
 	errs := make([]error, len(d.Engines))
@@ -329,6 +330,11 @@ func (d *Daemon) each(ctx context.Context, pass func(ctx context.Context, e *Eng
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() { // a panic the pass did not recover itself
+				if v := recover(); v != nil {
+					errs[i] = e.recovered(v)
+				}
+			}()
 			sums[i], errs[i] = pass(ctx, e)
 		}()
 	}

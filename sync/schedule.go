@@ -229,12 +229,25 @@ func (s *scheduler) tick(ctx context.Context) {
 	s.runningSince.Store(time.Now().UnixNano())
 	defer s.runningSince.Store(0)
 	t := Tick{Insurer: s.e.cfg.Insurer, Leader: true}
+	reported := false
+	defer func() {
+		// A panic the pass did not recover itself (cron's Recover would
+		// log it without the insurer, and report no tick): this
+		// insurer's tick failed, the others' go on.
+		if v := recover(); v != nil {
+			t.Ran, t.Err = true, s.e.recovered(v)
+			if !reported {
+				s.report(t)
+			}
+		}
+	}()
 	passCtx := ctx
 	if s.g.opts.Lock != nil {
 		lease, err := s.g.lead(ctx)
 		s.g.follower.Store(lease == nil && err == nil)
 		if lease == nil {
 			t.Leader, t.Err = false, err
+			reported = true
 			s.report(t)
 			return
 		}
@@ -251,6 +264,7 @@ func (s *scheduler) tick(ctx context.Context) {
 	}
 	t.Summary, t.Err = s.e.Pass(passCtx)
 	t.Ran = true
+	reported = true
 	s.report(t)
 }
 
