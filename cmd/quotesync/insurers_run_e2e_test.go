@@ -35,15 +35,7 @@ func TestE2EReloadSlowInsurer(t *testing.T) {
 	bbEmu.AddRequests(emulator.SeedRequest{ID: "9001", ClaimNumber: "CLM-BB-1"})
 	slow := bbEmu.AddFault(emulator.Fault{Route: emulator.RouteListRequests, Action: emulator.FaultLatency, Latency: 30 * time.Second})
 
-	cmd := exec.Command(e.bin, "run", "--config", e.Conf)
-	cmd.Env = e.environ()
-	var stdout, stderr cliBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	proc := startBackground(t, cmd, func() {
-		if t.Failed() {
-			t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
-		}
-	})
+	cmd, stdout, proc := e.startRun()
 	must := func(what string, d time.Duration, cond func() bool) {
 		t.Helper()
 		if !waitFor(d, cond) {
@@ -92,4 +84,20 @@ func TestE2EReloadSlowInsurer(t *testing.T) {
 	if ok, err := proc.wait(35 * time.Second); !ok || err != nil {
 		t.Errorf("exit after SIGTERM: %v %v", ok, err)
 	}
+}
+
+// startRun starts `quotesync run` on e's file; its output is logged when
+// the test fails.
+func (e *cliEnv) startRun() (*exec.Cmd, *cliBuffer, *bgProc) {
+	e.t.Helper()
+	cmd := exec.Command(e.bin, "run", "--config", e.Conf)
+	cmd.Env = e.environ()
+	var stdout, stderr cliBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	proc := startBackground(e.t, cmd, func() {
+		if e.t.Failed() {
+			e.t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+		}
+	})
+	return cmd, &stdout, proc
 }
