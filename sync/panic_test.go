@@ -133,7 +133,7 @@ func TestInsurerPassPanicsRun(t *testing.T) {
 		r, err := p.qd.DB.Insurer("aa").Request(p.ctx, "7301")
 		return err == nil && r.Phase == qsync.PhaseDrafted
 	})
-	time.Sleep(time.Second)
+	time.Sleep(1500 * time.Millisecond) // bb's start is older than the 2s health_max_age
 	ok, rep := p.qd.Health(time.Now(), &prog, 2*time.Second, nil)
 	cancel()
 	if err := <-done; err != nil {
