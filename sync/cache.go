@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -161,6 +162,11 @@ func (e *Engine) statesAhead(ctx context.Context, p *pass) *statesRun {
 	ctx, r.cancel = context.WithCancel(ctx)
 	go func() {
 		defer close(r.done)
+		defer func() {
+			if v := recover(); v != nil {
+				r.err = e.recovered(v) // the pass reads them itself
+			}
+		}()
 		r.states, r.bad, r.err = e.store.JobStates(ctx, jobs)
 	}()
 	return r
@@ -177,6 +183,9 @@ func (e *Engine) aheadStates(ctx context.Context, p *pass, jobs []string) (state
 	p.ahead = nil
 	<-r.done
 	if r.err != nil {
+		if pe := (*PanicError)(nil); errors.As(r.err, &pe) {
+			p.fail(r.err) // the pass reads them itself, but fails: a bug is not let by
+		}
 		return nil, nil, false, nil
 	}
 	var need []string

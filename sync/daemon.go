@@ -320,7 +320,8 @@ func (d *Daemon) Deliver(ctx context.Context) {
 }
 
 // each runs pass for every engine at once and adds up what they did; the
-// errors are joined, each naming its insurer when there are several.
+// errors are joined, each naming its insurer when there are several. A
+// panic in one engine's pass is its failure (see panics.go).
 func (d *Daemon) each(ctx context.Context, pass func(ctx context.Context, e *Engine) (Summary, error)) (Summary, error) {
 	sums := make([]Summary, len(d.Engines))
 	errs := make([]error, len(d.Engines))
@@ -329,6 +330,11 @@ func (d *Daemon) each(ctx context.Context, pass func(ctx context.Context, e *Eng
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() { // a panic the pass did not recover itself
+				if v := recover(); v != nil {
+					errs[i] = e.recovered(v)
+				}
+			}()
 			sums[i], errs[i] = pass(ctx, e)
 		}()
 	}
@@ -354,7 +360,9 @@ func (e *InsurerError) Error() string { return "insurer " + e.Insurer + ": " + e
 func (e *InsurerError) Unwrap() error { return e.Err }
 
 // Plan computes what a pass of every engine would do now (see
-// Engine.Plan), the insurers' actions one after another.
+// Engine.Plan), the insurers' actions one after another. With several
+// insurers, one failing still leaves the others' plans whole: Insurers
+// says which failed and why, and the error joins their InsurerErrors.
 func (d *Daemon) Plan(ctx context.Context) (Plan, error) {
 	var out Plan
 	var errs []error
@@ -363,8 +371,13 @@ func (d *Daemon) Plan(ctx context.Context) (Plan, error) {
 		out.Pending += p.Pending
 		out.Tracked += p.Tracked
 		out.Actions = append(out.Actions, p.Actions...)
-		if err != nil && len(d.Engines) > 1 {
-			err = &InsurerError{Insurer: e.cfg.Insurer, Err: err}
+		if len(d.Engines) > 1 {
+			ip := InsurerPlan{Insurer: e.cfg.Insurer, Pending: p.Pending, Tracked: p.Tracked}
+			if err != nil {
+				ip.Error = err.Error()
+				err = &InsurerError{Insurer: e.cfg.Insurer, Err: err}
+			}
+			out.Insurers = append(out.Insurers, ip)
 		}
 		errs = append(errs, err)
 	}

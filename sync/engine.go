@@ -254,6 +254,19 @@ type Plan struct {
 	Pending int      `json:"pending"`
 	Tracked int      `json:"tracked"`
 	Actions []Action `json:"actions"`
+	// Insurers is each insurer's part, with several insurers (Daemon.Plan):
+	// its counts, and why its plan could not be computed.
+	Insurers []InsurerPlan `json:"insurers,omitempty"`
+}
+
+// InsurerPlan is one insurer's part of a Plan.
+type InsurerPlan struct {
+	Insurer string `json:"insurer"`
+	Pending int    `json:"pending"`
+	Tracked int    `json:"tracked"`
+	// Error says why the insurer's plan is missing or incomplete; the
+	// actions computed before it are in the Plan's Actions.
+	Error string `json:"error,omitempty"`
 }
 
 // Action is one step a pass would take.

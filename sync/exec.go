@@ -255,19 +255,21 @@ func (e *Engine) call(ctx context.Context, p *pass, r shopdb.Request, c call) (c
 		return change{}, false
 	}
 	start := time.Now()
-	var err error
-	switch c.kind {
-	case callAccept:
-		_, err = e.remote.Accept(ctx, r.RequestID, r.JobNumber, r.BookingDate)
-	case callCreateQuote:
-		_, err = e.remote.CreateQuote(ctx, r.JobNumber, c.d.quote)
-	case callUpdateDraft:
-		_, err = e.remote.UpdateDraft(ctx, r.JobNumber, c.d.quote)
-	case callSubmit:
-		_, err = e.remote.SetStatus(ctx, r.JobNumber, e.cfg.Quote.Type, remote.StatusSubmitted)
-	}
+	err := func() (err error) {
+		defer p.release() // also when the call panics: the slot is the other requests'
+		switch c.kind {
+		case callAccept:
+			_, err = e.remote.Accept(ctx, r.RequestID, r.JobNumber, r.BookingDate)
+		case callCreateQuote:
+			_, err = e.remote.CreateQuote(ctx, r.JobNumber, c.d.quote)
+		case callUpdateDraft:
+			_, err = e.remote.UpdateDraft(ctx, r.JobNumber, c.d.quote)
+		case callSubmit:
+			_, err = e.remote.SetStatus(ctx, r.JobNumber, e.cfg.Quote.Type, remote.StatusSubmitted)
+		}
+		return err
+	}()
 	d := time.Since(start)
-	p.release()
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return change{}, false

@@ -279,19 +279,26 @@ func (e *Engine) Health(now time.Time, prog *Progress, maxAge time.Duration, dbE
 	return evalHealth(healthInput{liveInput: e.liveInput(now, prog), maxAge: maxAge, dbErr: dbErr})
 }
 
-// Live is the watchdog's question: does every engine's scheduler make
-// progress? A stuck one (a pass far past sync.pass_timeout, ticks that
-// stopped) is a fault of the process, whichever insurer it serves.
-func (d *Daemon) Live(now time.Time, prog *Progress) (bool, string) {
+// Live is the watchdog's question: does the daemon make progress? With
+// several insurers it does while at least one engine's scheduler does:
+// one insurer's stuck pass (a service that holds its calls far past
+// sync.pass_timeout) is that insurer's trouble, which /healthz names,
+// not a reason for systemd to restart the daemon and cut every other
+// insurer's work short. Only when no engine makes progress is the
+// process wedged. why names the engines that make none, also when ok.
+func (d *Daemon) Live(now time.Time, prog *Progress) (ok bool, why string) {
+	if len(d.Engines) == 1 {
+		return d.Engine.Live(now, prog)
+	}
+	var stuck []string
 	for _, e := range d.Engines {
-		if ok, why := e.Live(now, prog); !ok {
-			if len(d.Engines) > 1 {
-				why = "insurer " + e.cfg.Insurer + ": " + why
-			}
-			return false, why
+		if live, why := e.Live(now, prog); !live {
+			stuck = append(stuck, "insurer "+e.cfg.Insurer+": "+why)
+		} else {
+			ok = true
 		}
 	}
-	return true, ""
+	return ok, strings.Join(stuck, "; ")
 }
 
 // Health answers /healthz: with one insurer as its engine does; with

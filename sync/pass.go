@@ -38,6 +38,7 @@ type pass struct {
 	errs    []error                 // pass-level failures
 
 	interrupted bool // the caller cancelled the pass (shutdown)
+	reported    bool // its end was handed to the performer (guarded by mu)
 	ctxSeen     bool // cancelled has recorded why the context ended
 
 	soft time.Time // no step starts after it: the rest waits for the next pass
@@ -110,12 +111,17 @@ func (p *pass) written(saved shopdb.Request, ev Event) {
 	p.mu.Unlock()
 }
 
-func (e *Engine) pass(ctx context.Context, kind passKind) (*pass, error) {
+func (e *Engine) pass(ctx context.Context, kind passKind) (_ *pass, err error) {
 	p := &pass{e: e, act: e, keep: kind == passKeep, now: e.Now(), phases: make(map[string]shopdb.Phase),
 		slots: make(chan struct{}, e.cfg.Concurrency)}
 	if kind == passDry {
 		p.act = printer{e} // the one place a dry run differs: its plans are printed, not performed
 	}
+	defer func() { // runs last: the pass's own deferred clean-up is done
+		if v := recover(); v != nil {
+			err = e.passPanicked(p, v)
+		}
+	}()
 	e.passStart.Store(time.Now().UnixNano())
 	defer e.passStart.Store(0)
 	p.soft = time.Now().Add(e.cfg.PassTimeout * 8 / 10)
@@ -260,6 +266,11 @@ func (p *pass) each(ctx context.Context, n int, fn func(ctx context.Context, i i
 		go func(i int) {
 			defer wg.Done()
 			defer func() { <-sem }()
+			defer func() {
+				if v := recover(); v != nil {
+					p.fail(p.e.recovered(v))
+				}
+			}()
 			fn(ctx, i)
 		}(i)
 	}
@@ -278,6 +289,9 @@ func (e *Engine) finish(p *pass, rows []shopdb.Request, listErr error) error {
 	if p.interrupted && err == nil {
 		err = ErrInterrupted
 	}
+	p.mu.Lock()
+	p.reported = true
+	p.mu.Unlock()
 	p.act.finished(p, rows, err)
 	return err
 }

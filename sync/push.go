@@ -73,7 +73,14 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
 	// linePrefetch+1 chunks' lines are in memory.
 	fetch := func(c lineWork) <-chan fetchedLines {
 		ch := make(chan fetchedLines, 1)
-		go func() { ch <- e.readLines(ctx, c) }()
+		go func() {
+			defer func() {
+				if v := recover(); v != nil {
+					ch <- fetchedLines{err: e.recovered(v)}
+				}
+			}()
+			ch <- e.readLines(ctx, c)
+		}()
 		return ch
 	}
 	var ready []*pushJob

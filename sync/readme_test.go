@@ -15,7 +15,7 @@ func TestReadmeExplainsEveryLogLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(data)
-	msgs := []string{msgPassDone, msgPassFailed, msgUnauthorized, msgRecovered, msgInterrupted, msgAdopted, msgAdoptKept}
+	msgs := []string{msgPassDone, msgPassFailed, msgUnauthorized, msgRecovered, msgInterrupted, msgAdopted, msgAdoptKept, msgPanic}
 	for _, l := range logLines {
 		msgs = append(msgs, l.msg)
 	}

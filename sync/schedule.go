@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	gosync "sync"
 	"sync/atomic"
@@ -41,9 +42,19 @@ type RunOptions struct {
 	// the schedule's first tick.
 	SkipFirst bool
 	// Drain, when closed, makes Run stop scheduling and return once the
-	// pass in progress has finished on its own (not cancelled): a
+	// passes in progress have finished on their own (not cancelled): a
 	// configuration reload takes effect at the next pass this way.
 	Drain <-chan struct{}
+	// DrainWait, when positive, bounds that wait: the passes still running
+	// DrainWait after Drain closed are cancelled, as at a stop (each
+	// records what it did; an intent is written before its call, so the
+	// next pass repairs a call cut short), so that one insurer's slow
+	// service never holds a reload, and with it the other insurers' next
+	// passes. Their ticks report ErrInterrupted.
+	DrainWait time.Duration
+	// Resume names insurers whose first pass runs at once even with
+	// SkipFirst: their last pass was cut short by a drain.
+	Resume []string
 	// Now, when set, delivers requests for a pass at once: each starts a
 	// tick outside the schedule unless a pass is running, and is answered
 	// on its Reply channel. Requests are read only while Run schedules.
@@ -62,8 +73,9 @@ type Tick struct {
 // Run runs passes on the configured schedule until ctx is cancelled; then
 // it waits for the pass in progress (which sees the cancellation and stops
 // after recording what it already did), releases the lock and returns nil.
-// When opts.Drain is closed instead, Run lets the pass in progress finish,
-// releases the lock and returns nil. Passes never overlap.
+// When opts.Drain is closed instead, Run lets the pass in progress finish
+// (cancelling it after opts.DrainWait, when set), releases the lock and
+// returns nil. Passes never overlap.
 func (e *Engine) Run(ctx context.Context, opts RunOptions) error {
 	return runEngines(ctx, []*Engine{e}, e.outbox, opts)
 }
@@ -94,13 +106,17 @@ func runEngines(ctx context.Context, engines []*Engine, outbox *Outbox, opts Run
 	g := &group{opts: opts, emit: first.emitDaemon}
 	stopOutbox := startOutbox(ctx, outbox, opts.Lock == nil)
 	defer stopOutbox()
+	// The passes run on passCtx: ctx's end cancels them, and so does a
+	// drain that waited DrainWait.
+	passCtx, cancelPasses := context.WithCancel(ctx)
+	defer cancelPasses()
 	for _, e := range engines {
 		sched, err := ParseSchedule(e.cfg.Schedule)
 		if err != nil {
 			return err // Validate caught this already
 		}
 		s := &scheduler{e: e, g: g}
-		s.id = c.Schedule(sched, cron.FuncJob(func() { s.tick(ctx) }))
+		s.id = c.Schedule(sched, cron.FuncJob(func() { s.tick(passCtx) }))
 		g.scheds = append(g.scheds, s)
 	}
 	c.Start()
@@ -115,17 +131,19 @@ func runEngines(ctx context.Context, engines []*Engine, outbox *Outbox, opts Run
 			c.Entry(s.id).WrappedJob.Run()
 		}()
 	}
-	if !opts.SkipFirst {
-		for _, s := range g.scheds {
+	for _, s := range g.scheds {
+		if !opts.SkipFirst || slices.Contains(opts.Resume, s.e.cfg.Insurer) {
 			tickNow(s)
 		}
 	}
+	drained := false
 loop:
 	for {
 		select {
 		case <-ctx.Done():
 			break loop
 		case <-opts.Drain: // nil channel: never
+			drained = true
 			break loop
 		case req := <-opts.Now: // nil channel: never
 			a, idle := g.nowAnswer()
@@ -135,8 +153,22 @@ loop:
 			req.Reply <- a
 		}
 	}
-	<-c.Stop().Done()
-	extra.Wait()
+	ended := make(chan struct{})
+	go func() {
+		<-c.Stop().Done()
+		extra.Wait()
+		close(ended)
+	}()
+	if drained && opts.DrainWait > 0 {
+		t := time.NewTimer(opts.DrainWait)
+		select {
+		case <-ended:
+		case <-t.C:
+			cancelPasses()
+		}
+		t.Stop()
+	}
+	<-ended
 	g.release()
 	return nil
 }
@@ -197,12 +229,25 @@ func (s *scheduler) tick(ctx context.Context) {
 	s.runningSince.Store(time.Now().UnixNano())
 	defer s.runningSince.Store(0)
 	t := Tick{Insurer: s.e.cfg.Insurer, Leader: true}
+	reported := false
+	defer func() {
+		// A panic the pass did not recover itself (cron's Recover would
+		// log it without the insurer, and report no tick): this
+		// insurer's tick failed, the others' go on.
+		if v := recover(); v != nil {
+			t.Ran, t.Err = true, s.e.recovered(v)
+			if !reported {
+				s.report(t)
+			}
+		}
+	}()
 	passCtx := ctx
 	if s.g.opts.Lock != nil {
 		lease, err := s.g.lead(ctx)
 		s.g.follower.Store(lease == nil && err == nil)
 		if lease == nil {
 			t.Leader, t.Err = false, err
+			reported = true
 			s.report(t)
 			return
 		}
@@ -219,6 +264,7 @@ func (s *scheduler) tick(ctx context.Context) {
 	}
 	t.Summary, t.Err = s.e.Pass(passCtx)
 	t.Ran = true
+	reported = true
 	s.report(t)
 }
 

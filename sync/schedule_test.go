@@ -165,35 +165,50 @@ func TestRunDrain(t *testing.T) {
 	}
 }
 
-// Cancelling Run cancels the pass in progress; what it did is recorded and
-// the next pass takes over.
+// Cancelling Run cancels the pass in progress, and so does a drain still
+// waiting for it after DrainWait (a reload must not wait for one slow
+// service): what it did is recorded and the next pass takes over.
 func TestRunCancel(t *testing.T) {
-	r := newRig(t, rigOptions{sync: func(c *qsync.Config) { c.Schedule = "@every 1h" }})
-	r.seed("CLM-5001")
-	r.emu.AddFault(emulator.Fault{Route: emulator.RouteAccept, Action: emulator.FaultLatency, Latency: 3 * time.Second})
-	ctx, cancel := context.WithCancel(r.ctx)
-	done := make(chan error, 1)
-	go func() { done <- r.engine.Run(ctx, qsync.RunOptions{}) }()
-	waitFor(t, "the accept to be sent", 10*time.Second, func() bool { return r.emu.Calls()[emulator.RouteAccept] == 1 })
-	start := time.Now()
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if took := time.Since(start); took > 2*time.Second {
-		t.Errorf("Run took %s to stop; the pass should be cancelled", took)
-	}
-	if got := interrupted(r.events); got != 1 {
-		t.Errorf("interrupted pass reported %d times", got)
-	}
-	// The row stays reserved: the next pass repairs it.
-	rows, err := r.db.ListRequests(r.ctx, shopdb.ListQuery{})
-	if err != nil || len(rows) != 1 || rows[0].Phase != qsync.PhaseReserved {
-		t.Fatalf("after cancellation: %v rows (%v)", rows, err)
-	}
-	r.emu.ClearFaults()
-	r.pass()
-	if got := r.row(rows[0].RequestID).Phase; got != qsync.PhaseAccepted {
-		t.Errorf("after the next pass: %s, want accepted", got)
+	for _, tc := range []struct {
+		name string
+		stop func(cancel context.CancelFunc, drain chan struct{})
+	}{
+		{"Cancel", func(cancel context.CancelFunc, _ chan struct{}) { cancel() }},
+		{"DrainWait", func(_ context.CancelFunc, drain chan struct{}) { close(drain) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, rigOptions{sync: func(c *qsync.Config) { c.Schedule = "@every 1h" }})
+			r.seed("CLM-5001")
+			r.emu.AddFault(emulator.Fault{Route: emulator.RouteAccept, Action: emulator.FaultLatency, Latency: 30 * time.Second})
+			ctx, cancel := context.WithCancel(r.ctx)
+			defer cancel()
+			drain := make(chan struct{})
+			done := make(chan error, 1)
+			go func() {
+				done <- r.engine.Run(ctx, qsync.RunOptions{Drain: drain, DrainWait: 300 * time.Millisecond})
+			}()
+			waitFor(t, "the accept to be sent", 10*time.Second, func() bool { return r.emu.Calls()[emulator.RouteAccept] == 1 })
+			start := time.Now()
+			tc.stop(cancel, drain)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("Run took %s to stop; the pass should be cancelled", took)
+			}
+			if got := interrupted(r.events); got != 1 {
+				t.Errorf("interrupted pass reported %d times", got)
+			}
+			// The row stays reserved: the next pass repairs it.
+			rows, err := r.db.ListRequests(r.ctx, shopdb.ListQuery{})
+			if err != nil || len(rows) != 1 || rows[0].Phase != qsync.PhaseReserved {
+				t.Fatalf("after cancellation: %v rows (%v)", rows, err)
+			}
+			r.emu.ClearFaults()
+			r.pass()
+			if got := r.row(rows[0].RequestID).Phase; got != qsync.PhaseAccepted {
+				t.Errorf("after the next pass: %s, want accepted", got)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -50,7 +51,35 @@ func TestE2EInsurers(t *testing.T) {
 		}
 	}
 
-	r := e.run("once", "--config", e.Conf, "--log-format", "console")
+	// The dry run names each insurer: its counts, and the insurer of each
+	// action. One insurer's service down hides none of the other's plan.
+	r := e.run("once", "--config", e.Conf, "--dry-run")
+	aaAction := regexp.MustCompile(`(?m)^aa\s+7301\s+` + sampleshop.ClaimDraft + `\s`)
+	bbAction := regexp.MustCompile(`(?m)^bb\s+7301\s+CLM-BB-1\s`)
+	if r.Code != exitOK || !strings.Contains(r.Stdout, "insurer aa: pending requests on the remote: 1;") ||
+		!strings.Contains(r.Stdout, "insurer bb: pending requests on the remote: 1;") ||
+		!regexp.MustCompile(`(?m)^INSURER\s+REQUEST\s`).MatchString(r.Stdout) || !aaAction.MatchString(r.Stdout) || !bbAction.MatchString(r.Stdout) {
+		t.Errorf("once --dry-run: want each insurer's counts and its action of 7301:\n%s", r)
+	}
+	down := bbEmu.AddFault(emulator.Fault{Route: emulator.RouteListRequests, Action: emulator.FaultStatus, Status: 503})
+	r = e.run("once", "--config", e.Conf, "--dry-run")
+	if r.Code != exitFailure || !aaAction.MatchString(r.Stdout) || bbAction.MatchString(r.Stdout) ||
+		!strings.Contains(r.Stdout, "insurer bb: plan failed") || !strings.Contains(r.Stderr, "quotesync once --dry-run: insurer bb: ") ||
+		!strings.Contains(r.Stderr, "503") || strings.Contains(r.Stderr, "insurer aa") {
+		t.Errorf("once --dry-run with bb's service down: want aa's plan, bb named with its error, exit 1:\n%s", r)
+	}
+	r = e.run("once", "--config", e.Conf, "--dry-run", "--json")
+	var downPlan struct {
+		Actions  []struct{ Insurer, Request string } `json:"actions"`
+		Insurers []struct{ Insurer, Error string }   `json:"insurers"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &downPlan); r.Code != exitFailure || err != nil || len(downPlan.Actions) != 1 ||
+		downPlan.Actions[0].Insurer != "aa" || len(downPlan.Insurers) != 2 || downPlan.Insurers[0].Error != "" || downPlan.Insurers[1].Error == "" {
+		t.Errorf("once --dry-run --json with bb's service down: %v; want aa's action and bb's error, exit 1:\n%s", err, r)
+	}
+	bbEmu.RemoveFault(down)
+
+	r = e.run("once", "--config", e.Conf, "--log-format", "console")
 	noToken(r)
 	if r.Code != exitOK {
 		t.Fatalf("once with two insurers:\n%s", r)
@@ -80,10 +109,14 @@ func TestE2EInsurers(t *testing.T) {
 
 	r = e.run("once", "--config", e.Conf, "--dry-run", "--json")
 	var plan struct {
-		Actions []struct{ Insurer, Request string } `json:"actions"`
+		Actions  []struct{ Insurer, Request string } `json:"actions"`
+		Insurers []struct{ Insurer, Error string }   `json:"insurers"`
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &plan); r.Code != exitOK || err != nil {
 		t.Fatalf("once --dry-run --json: %v\n%s", err, r)
+	}
+	if len(plan.Insurers) != 2 || plan.Insurers[0].Insurer != "aa" || plan.Insurers[1].Insurer != "bb" {
+		t.Errorf("once --dry-run --json names insurers %+v, want aa and bb", plan.Insurers)
 	}
 	r = e.run("config", "--config", e.Conf)
 	for _, want := range []string{"remotes[aa].base_url", "remotes[bb].status_path", "remotes[bb].token"} {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
@@ -23,7 +24,10 @@ tables are migrated first, and the single-instance lock is taken for the
 pass (another running instance makes it exit 1).
 
 With several insurers (remotes:) every insurer's pass runs, at once; the
-plan of a dry run names the insurer of each action.
+plan of a dry run gives each insurer's counts and names the insurer of
+each action. An insurer whose plan fails (its service down) does not
+hide the others': their plans are printed, the failure named after them
+on standard error, and the exit status is 1.
 
 With --dry-run it prints what a pass would do, computed from real reads,
 and writes nothing anywhere: no remote write, no shop statement that
@@ -67,17 +71,27 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	if *dry {
 		plan, err := qd.Plan(ctx)
-		if err != nil {
+		failed := insurerErrors(err)
+		if err != nil && len(failed) == 0 {
+			// One insurer's plan failed, or something that is no insurer's.
 			printErr(stderr, "once --dry-run", err)
 			return exitFailure
 		}
+		// With several insurers, one failing leaves the others' plans to
+		// show; the failure is named after them, and the exit status says it.
 		if *asJSON {
 			if err := writeJSON(stdout, plan); err != nil {
 				return exitFailure
 			}
-			return exitOK
+		} else {
+			printPlan(stdout, plan, len(qd.Engines) > 1)
 		}
-		printPlan(stdout, plan, len(qd.Engines) > 1)
+		for _, ie := range failed {
+			printErr(stderr, "once --dry-run", ie)
+		}
+		if err != nil {
+			return exitFailure
+		}
 		return exitOK
 	}
 	s, err := qd.Once(ctx)
@@ -97,12 +111,50 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// insurerErrors returns the failures of single insurers err joins (see
+// qsync.Daemon.Plan); none when err is also something else.
+func insurerErrors(err error) []*qsync.InsurerError {
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else if err != nil {
+		errs = []error{err}
+	}
+	var out []*qsync.InsurerError
+	for _, e := range errs {
+		ie, ok := e.(*qsync.InsurerError)
+		if !ok {
+			return nil
+		}
+		out = append(out, ie)
+	}
+	return out
+}
+
 // printPlan writes a dry run's plan as a table; with several insurers,
-// each action names its insurer.
+// each insurer's counts (or that its plan failed) come first, and each
+// action names its insurer.
 func printPlan(w io.Writer, p qsync.Plan, several bool) {
-	fmt.Fprintf(w, "pending requests on the remote: %d; open requests in quotesync's state: %d\n", p.Pending, p.Tracked)
+	var done []string // the insurers whose plan is whole
+	for _, ip := range p.Insurers {
+		if ip.Error != "" {
+			fmt.Fprintf(w, "insurer %s: plan failed, its actions may be missing: %s\n", ip.Insurer, flat(ip.Error))
+			continue
+		}
+		done = append(done, ip.Insurer)
+		fmt.Fprintf(w, "insurer %s: pending requests on the remote: %d; open requests in quotesync's state: %d\n", ip.Insurer, ip.Pending, ip.Tracked)
+	}
+	if len(p.Insurers) == 0 {
+		fmt.Fprintf(w, "pending requests on the remote: %d; open requests in quotesync's state: %d\n", p.Pending, p.Tracked)
+	}
 	if len(p.Actions) == 0 {
-		fmt.Fprintln(w, "nothing to do")
+		switch {
+		case len(done) == 0 && len(p.Insurers) > 0: // every insurer's plan failed
+		case len(done) < len(p.Insurers):
+			fmt.Fprintf(w, "nothing to do for %s\n", strings.Join(done, ", "))
+		default:
+			fmt.Fprintln(w, "nothing to do")
+		}
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	gosync "sync"
 	"syscall"
@@ -35,8 +36,11 @@ the state tables are current, WATCHDOG=1 while its scheduler makes
 progress, STOPPING=1 on SIGTERM, RELOADING=1 and READY=1 around reloads.
 
 SIGHUP re-reads the file: a valid file (database and all) takes effect at
-the next pass, after the pass in progress has finished; an invalid one is
-logged with the reason and the running configuration stays. The
+the next pass, after the passes in progress have finished: a pass still
+running 5s after the signal is cancelled (it records what it did, as at a
+stop) and its insurer passes again at once under the new file. An
+invalid file is logged with the reason and the running configuration
+stays. The
 listener's users file (metrics.users_file) and TLS certificate are read
 again with it; a new metrics.listen, or TLS switched on or off, opens a
 new listener (on the same port, after closing the old one).
@@ -65,6 +69,13 @@ Flags:
 
 // stopTimeout bounds the wait for the pass in progress after SIGTERM.
 const stopTimeout = 30 * time.Second
+
+// reloadWait bounds how long a reload waits for the passes in progress
+// to finish on their own: those still running then are cancelled (they
+// record what they did, as at a stop) and their insurers pass again at
+// once under the new configuration. One insurer's slow service must not
+// hold a reload, nor with it every other insurer's next pass.
+const reloadWait = 5 * time.Second
 
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
@@ -117,6 +128,9 @@ type daemon struct {
 	sessionKey []byte
 
 	startErr error // why the start failed, for stderr
+
+	cutMu gosync.Mutex
+	cut   []string // insurers whose pass was interrupted (see cutShort)
 	// secrets are removed from the log and the kept texts: those of the
 	// first configuration and of every reload after it.
 	secrets *redact.Secrets
@@ -185,15 +199,18 @@ func (d *daemon) run(ctx context.Context, set *config.Settings, hup <-chan os.Si
 	}
 
 	skipFirst := false
+	var resume []string
 	for {
 		drain := make(chan struct{})
-		runDone := d.start(ctx, drain, skipFirst)
+		runDone := d.start(ctx, drain, skipFirst, resume)
 		next, stop, code := d.serve(ctx, hup, runDone)
 		if stop {
 			return code
 		}
-		close(drain) // the pass in progress finishes, then Run returns
+		d.cutShort() // forget older interruptions: only the drain's count
+		close(drain) // the passes in progress finish (or are cut short after reloadWait), then Run returns
 		<-runDone
+		resume = d.cutShort()
 		d.swap(next)
 		if ctx.Err() != nil { // stopped while the old pass drained
 			d.notify.send(sdStopping)
@@ -238,17 +255,29 @@ func (d *daemon) open(ctx context.Context, set *config.Settings, prev *config.Se
 	return w, nil
 }
 
-// start runs the current engine's scheduler until ctx ends or drain is
-// closed; its result arrives on the returned channel.
-func (d *daemon) start(ctx context.Context, drain chan struct{}, skipFirst bool) <-chan error {
+// start runs the current engines' scheduler until ctx ends or drain is
+// closed; its result arrives on the returned channel. The insurers of
+// resume (their pass was cut short by the reload) pass at once.
+func (d *daemon) start(ctx context.Context, drain chan struct{}, skipFirst bool, resume []string) <-chan error {
 	qd := d.current()
 	done := make(chan error, 1)
 	go func() {
 		done <- qd.Run(ctx, qsync.RunOptions{
-			Lock: qd.Lock(), OnTick: d.onTick, SkipFirst: skipFirst, Drain: drain, Now: d.now,
+			Lock: qd.Lock(), OnTick: d.onTick, SkipFirst: skipFirst, Drain: drain, DrainWait: reloadWait,
+			Resume: resume, Now: d.now,
 		})
 	}()
 	return done
+}
+
+// cutShort returns the insurers whose pass was interrupted since the
+// last call, and forgets them.
+func (d *daemon) cutShort() []string {
+	d.cutMu.Lock()
+	defer d.cutMu.Unlock()
+	names := d.cut
+	d.cut = nil
+	return names
 }
 
 // serve waits for a stop, a failure of the scheduler or a valid reload.
@@ -355,6 +384,13 @@ func (d *daemon) current() *qsync.Daemon {
 // onTick records the scheduler's progress and tells systemd about it.
 func (d *daemon) onTick(t qsync.Tick) {
 	d.prog.Tick(t, time.Now())
+	if errors.Is(t.Err, qsync.ErrInterrupted) {
+		d.cutMu.Lock()
+		if !slices.Contains(d.cut, t.Insurer) {
+			d.cut = append(d.cut, t.Insurer)
+		}
+		d.cutMu.Unlock()
+	}
 	switch {
 	case !t.Leader && t.Err == nil:
 		d.notify.send(sdStatus("standby: another instance holds the lock"))

@@ -276,15 +276,7 @@ func TestRunStopsDuringPass(t *testing.T) {
 	e.Emu.AddRequests(emulator.SeedRequest{ClaimNumber: sampleshop.ClaimDraft})
 	e.Emu.AddFault(emulator.Fault{Route: emulator.RouteAccept, Action: emulator.FaultLatency, Latency: time.Minute})
 
-	cmd := exec.Command(e.bin, "run", "--config", e.Conf)
-	cmd.Env = e.environ()
-	var stdout, stderr cliBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	proc := startBackground(t, cmd, func() {
-		if t.Failed() {
-			t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
-		}
-	})
+	cmd, stdout, proc := e.startRun()
 	if !waitFor(15*time.Second, func() bool {
 		return logEntry(stdout.String(), "job number reserved", "claim", sampleshop.ClaimDraft) != nil
 	}) {
