@@ -1,0 +1,124 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+)
+
+// slowFingerprintDB is a sample shop whose shop_changed takes 300 ms, so
+// that reads asked for a moment apart overlap.
+func slowFingerprintDB(t *testing.T) *shopdb.DB {
+	t.Helper()
+	d := shopdbtest.NewSampleShop(t)
+	cfg := d.Config()
+	cfg.Queries.ShopChanged += ",\n       SLEEP(0.3) AS slow"
+	return d.Open(t, cfg)
+}
+
+// TestFingerprintsShared: the engines' views of one database read the
+// fingerprint through one fingerprints; reads asked for while one is in
+// flight join it (one statement), a read asked for after it ended runs
+// anew, and one insurer's state change shows in every insurer's
+// fingerprint (which is what makes one read serve them all).
+func TestFingerprintsShared(t *testing.T) {
+	db := slowFingerprintDB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var fps fingerprints
+	aa, bb := sharedStore{db.Insurer("aa"), &fps}, sharedStore{db.Insurer("bb"), &fps}
+
+	both := func() (shopdb.Fingerprint, shopdb.Fingerprint, int64) {
+		t.Helper()
+		t0 := db.RoundTrips()
+		type res struct {
+			fp  shopdb.Fingerprint
+			err error
+		}
+		ch := make(chan res, 1)
+		go func() {
+			fp, err := aa.Fingerprint(ctx)
+			ch <- res{fp, err}
+		}()
+		time.Sleep(50 * time.Millisecond) // bb asks once aa's read is under way
+		fpb, err := bb.Fingerprint(ctx)
+		ra := <-ch
+		if err != nil || ra.err != nil {
+			t.Fatalf("fingerprints: aa %v, bb %v", ra.err, err)
+		}
+		return ra.fp, fpb, db.RoundTrips() - t0
+	}
+	fpa, fpb, trips := both()
+	if trips != 1 {
+		t.Errorf("two overlapping reads sent %d statements, want 1", trips)
+	}
+	if fpa != fpb || fpa.Shop == "" {
+		t.Errorf("the insurers got %+v and %+v, want one and the same fingerprint", fpa, fpb)
+	}
+
+	// A read asked for after the last one ended is a read of its own: the
+	// fingerprint of that moment, not a kept one.
+	if _, err := db.Insurer("bb").Insert(ctx, shopdb.Request{RequestID: "7301", ClaimNumber: "CLM-BB-1", Phase: "pending"}, shopdb.Event{}); err != nil {
+		t.Fatal(err)
+	}
+	t0 := db.RoundTrips()
+	fpa2, err := aa.Fingerprint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := db.RoundTrips() - t0; n != 1 {
+		t.Errorf("a read after the shared one ended sent %d statements, want 1", n)
+	}
+	// Only bb's state changed, and aa's fingerprint says so: a read
+	// scoped to one insurer's rows could not be shared.
+	if fpa2.State == fpa.State {
+		t.Errorf("aa's state fingerprint %q did not change when bb's rows did: one read cannot serve both", fpa2.State)
+	}
+	if own, err := db.Insurer("aa").Fingerprint(ctx); err != nil || own != fpa2 {
+		t.Errorf("aa's own read gives %+v (%v), the shared one %+v", own, err, fpa2)
+	}
+}
+
+// TestFingerprintsCallerCancelled: the engine that started the shared read
+// stops waiting when its pass is cancelled, and the engine that joined
+// still gets the fingerprint.
+func TestFingerprintsCallerCancelled(t *testing.T) {
+	db := slowFingerprintDB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var fps fingerprints
+	aa, bb := sharedStore{db.Insurer("aa"), &fps}, sharedStore{db.Insurer("bb"), &fps}
+
+	first, stop := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := aa.Fingerprint(first)
+		errc <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	type res struct {
+		fp  shopdb.Fingerprint
+		err error
+	}
+	joined := make(chan res, 1)
+	go func() {
+		fp, err := bb.Fingerprint(ctx)
+		joined <- res{fp, err}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	stop()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("the cancelled caller got %v, want context.Canceled", err)
+	}
+	if d := time.Since(start); d > 250*time.Millisecond {
+		t.Errorf("the cancelled caller waited %s for a read it no longer wants", d)
+	}
+	if r := <-joined; r.err != nil || r.fp.Shop == "" {
+		t.Errorf("the caller that joined got %+v, %v; want the fingerprint", r.fp, r.err)
+	}
+}
