@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"sync/atomic"
 
 	"golang.org/x/sync/singleflight"
 
@@ -42,7 +43,8 @@ const fingerprintKey = "fingerprint"
 // fingerprints coalesces the engines' concurrent fingerprint reads into
 // one statement. The zero value is ready.
 type fingerprints struct {
-	g singleflight.Group
+	g          singleflight.Group
+	statements atomic.Int64 // reads sent to the server (for tests and benchmarks)
 }
 
 // read returns the fingerprint, joining a read in flight. The statement
@@ -52,6 +54,7 @@ type fingerprints struct {
 // still stops waiting when its own ctx ends.
 func (f *fingerprints) read(ctx context.Context, db *shopdb.DB) (shopdb.Fingerprint, error) {
 	ch := f.g.DoChan(fingerprintKey, func() (any, error) {
+		f.statements.Add(1)
 		return db.Fingerprint(context.WithoutCancel(ctx))
 	})
 	select {
