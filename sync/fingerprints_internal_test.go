@@ -10,14 +10,32 @@ import (
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 )
 
-// slowFingerprintDB is a sample shop whose shop_changed takes 300 ms, so
-// that reads asked for a moment apart overlap.
-func slowFingerprintDB(t *testing.T) *shopdb.DB {
+// slowFingerprintPair is a sample shop whose shop_changed takes 300 ms, so
+// that reads asked for a moment apart overlap, and the views of insurers
+// aa and bb on it, sharing one fingerprints.
+func slowFingerprintPair(t *testing.T) (db *shopdb.DB, aa, bb sharedStore, fps *fingerprints) {
 	t.Helper()
 	d := shopdbtest.NewSampleShop(t)
 	cfg := d.Config()
 	cfg.Queries.ShopChanged += ",\n       SLEEP(0.3) AS slow"
-	return d.Open(t, cfg)
+	db, fps = d.Open(t, cfg), &fingerprints{}
+	return db, sharedStore{db.Insurer("aa"), fps}, sharedStore{db.Insurer("bb"), fps}, fps
+}
+
+// fpRead is the outcome of one fingerprint read.
+type fpRead struct {
+	fp  shopdb.Fingerprint
+	err error
+}
+
+// readAsync reads s's fingerprint in a goroutine.
+func readAsync(ctx context.Context, s sharedStore) <-chan fpRead {
+	ch := make(chan fpRead, 1)
+	go func() {
+		fp, err := s.Fingerprint(ctx)
+		ch <- fpRead{fp, err}
+	}()
+	return ch
 }
 
 // TestFingerprintsShared: the engines' views of one database read the
@@ -26,24 +44,14 @@ func slowFingerprintDB(t *testing.T) *shopdb.DB {
 // anew, and one insurer's state change shows in every insurer's
 // fingerprint (which is what makes one read serve them all).
 func TestFingerprintsShared(t *testing.T) {
-	db := slowFingerprintDB(t)
+	db, aa, bb, fps := slowFingerprintPair(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var fps fingerprints
-	aa, bb := sharedStore{db.Insurer("aa"), &fps}, sharedStore{db.Insurer("bb"), &fps}
 
 	both := func() (shopdb.Fingerprint, shopdb.Fingerprint, int64) {
 		t.Helper()
 		t0 := db.RoundTrips()
-		type res struct {
-			fp  shopdb.Fingerprint
-			err error
-		}
-		ch := make(chan res, 1)
-		go func() {
-			fp, err := aa.Fingerprint(ctx)
-			ch <- res{fp, err}
-		}()
+		ch := readAsync(ctx, aa)
 		time.Sleep(50 * time.Millisecond) // bb asks once aa's read is under way
 		fpb, err := bb.Fingerprint(ctx)
 		ra := <-ch
@@ -87,32 +95,18 @@ func TestFingerprintsShared(t *testing.T) {
 // stops waiting when its pass is cancelled, and the engine that joined
 // still gets the fingerprint.
 func TestFingerprintsCallerCancelled(t *testing.T) {
-	db := slowFingerprintDB(t)
+	_, aa, bb, _ := slowFingerprintPair(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var fps fingerprints
-	aa, bb := sharedStore{db.Insurer("aa"), &fps}, sharedStore{db.Insurer("bb"), &fps}
 
 	first, stop := context.WithCancel(ctx)
-	errc := make(chan error, 1)
 	start := time.Now()
-	go func() {
-		_, err := aa.Fingerprint(first)
-		errc <- err
-	}()
+	started := readAsync(first, aa)
 	time.Sleep(50 * time.Millisecond)
-	type res struct {
-		fp  shopdb.Fingerprint
-		err error
-	}
-	joined := make(chan res, 1)
-	go func() {
-		fp, err := bb.Fingerprint(ctx)
-		joined <- res{fp, err}
-	}()
+	joined := readAsync(ctx, bb)
 	time.Sleep(50 * time.Millisecond)
 	stop()
-	if err := <-errc; !errors.Is(err, context.Canceled) {
+	if err := (<-started).err; !errors.Is(err, context.Canceled) {
 		t.Errorf("the cancelled caller got %v, want context.Canceled", err)
 	}
 	if d := time.Since(start); d > 250*time.Millisecond {

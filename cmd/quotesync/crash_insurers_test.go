@@ -39,22 +39,16 @@ import (
 // environment's own.
 var crashInsurers = []string{"aa", "bb"}
 
-// insurerCrashStats counts what the trials did.
+// insurerCrashStats counts what the trials did: hangKills by insurer
+// and route.
 type insurerCrashStats struct {
-	trials, steps, passes, colliding int
-	hangKills                        map[string]int // SIGKILL right after a landed call, by insurer and route
-	randomKills                      int
+	crashStats
+	colliding int
 }
 
 func (s *insurerCrashStats) add(o insurerCrashStats) {
-	s.trials += o.trials
-	s.steps += o.steps
-	s.passes += o.passes
+	s.crashStats.add(o.crashStats)
 	s.colliding += o.colliding
-	s.randomKills += o.randomKills
-	for k, v := range o.hangKills {
-		s.hangKills[k] += v
-	}
 }
 
 func TestCrashTrialsInsurers(t *testing.T) {
@@ -69,29 +63,14 @@ func TestCrashTrialsInsurers(t *testing.T) {
 	quotesyncBinary(t) // build once, before the workers start
 
 	start := time.Now()
-	total := insurerCrashStats{hangKills: map[string]int{}}
+	total := insurerCrashStats{crashStats: newCrashStats()}
 	var mu gosync.Mutex
-	seeds := make(chan uint64)
-	var wg gosync.WaitGroup
-	for range min(int(trials), e2eCrashWorkers) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for seed := range seeds {
-				t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-					st := runInsurerCrashTrial(t, seed, steps)
-					mu.Lock()
-					total.add(st)
-					mu.Unlock()
-				})
-			}
-		}()
-	}
-	for i := range uint64(trials) {
-		seeds <- base + i
-	}
-	close(seeds)
-	wg.Wait()
+	e2eRunTrials(t, trials, base, func(t *testing.T, seed uint64) {
+		st := runInsurerCrashTrial(t, seed, steps)
+		mu.Lock()
+		total.add(st)
+		mu.Unlock()
+	})
 	t.Logf("crash trials of two insurers: %d trials, %d restarts, %d colliding ids, %d converging passes in %s; "+
 		"SIGKILL right after a landed call: %v; SIGKILL at a random moment: %d",
 		total.trials, total.steps, total.colliding, total.passes, time.Since(start).Round(time.Second),
@@ -127,7 +106,8 @@ func runInsurerCrashTrial(t *testing.T, seed uint64, steps int) insurerCrashStat
 	c := &insurerCrashTrial{t: t, e: e, play: newShopPlayer(e, rng), rng: rng, seed: seed,
 		emu:    map[string]*emulator.Emulator{"aa": e.Emu, "bb": bb},
 		seeded: map[string]map[string]string{"aa": {}, "bb": {}},
-		st:     insurerCrashStats{trials: 1, hangKills: map[string]int{}}}
+		st:     insurerCrashStats{crashStats: newCrashStats()}}
+	c.st.trials = 1
 	c.newRequest("both")
 	c.newRequest("both")
 	c.newRequest("aa")
@@ -213,19 +193,10 @@ func (c *insurerCrashTrial) newRequest(at string) {
 			continue
 		}
 		claim := fmt.Sprintf("CLM-%s-%d", strings.ToUpper(ins), c.next)
-		switch c.rng.IntN(3) {
-		case 0:
-			job := c.e.createJob(claim)
-			for range 1 + c.rng.IntN(3) {
-				c.e.addLine(job, c.rng.IntN(1000))
-			}
-		case 1:
-			c.e.createJob(claim)
-		}
+		c.play.prepareJob(claim)
 		c.emu[ins].AddRequests(emulator.SeedRequest{ID: id, ClaimNumber: claim,
 			Vehicle: []byte(fmt.Sprintf(`{"registration":"REG%03d","make":"Toyota"}`, c.next))})
 		c.seeded[ins][id] = claim
-		c.play.claims = append(c.play.claims, claim)
 	}
 }
 
@@ -323,8 +294,7 @@ func (c *insurerCrashTrial) finaliseAll() {
 // converged invariants hold; it returns the passes it ran and what is
 // still broken after maxPasses.
 func (c *insurerCrashTrial) converge(maxPasses int) (int, []string) {
-	var probs []string
-	for i := 1; i <= maxPasses; i++ {
+	return e2eConverge(maxPasses, func() (e2eResult, int) {
 		before := map[string]map[string]int{}
 		for ins, emu := range c.emu {
 			before[ins] = emu.Calls()
@@ -335,20 +305,8 @@ func (c *insurerCrashTrial) converge(maxPasses int) (int, []string) {
 			writes += e2eWrites(e2eCallsDiff(before[ins], emu.Calls()))
 		}
 		c.finaliseAll()
-		if res.Code != 0 {
-			// A lock the last killed process held is freed by the server
-			// once its session times out.
-			probs = []string{fmt.Sprintf("pass %d: exit %d: %s", i, res.Code, e2eTail(res.Output, 5))}
-			time.Sleep(100 * time.Millisecond)
-			continue
-		}
-		probs = c.invariants(true)
-		if len(probs) == 0 && writes == 0 {
-			return i, nil
-		}
-		time.Sleep(50 * time.Millisecond) // let a retry backoff run out
-	}
-	return maxPasses, probs
+		return res, writes
+	}, func() []string { return c.invariants(true) })
 }
 
 // check fails the test with every broken invariant.
@@ -464,15 +422,7 @@ func (c *insurerCrashTrial) invariants(converged bool) []string {
 	accepted := map[string]string{} // job → insurer/request accepted with it, at either service
 	for _, ins := range crashInsurers {
 		st, own := states[ins], rows[ins]
-		accepts, submits := map[string]int{}, map[string]int{}
-		for _, h := range st.History {
-			switch h.Kind {
-			case emulator.HistoryAccept:
-				accepts[h.RequestID]++
-			case emulator.HistoryStatusChange:
-				submits[h.JobID]++
-			}
-		}
+		accepts, submits := e2eHistoryCounts(st)
 		for _, id := range slices.Sorted(maps.Keys(accepts)) {
 			if n := accepts[id]; n > 1 {
 				bad("%s: request %s accepted %d times", ins, id, n)

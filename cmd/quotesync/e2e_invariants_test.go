@@ -261,15 +261,7 @@ func (e *e2eEnv) invariants(converged bool) []string {
 	var probs []string
 	bad := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
 
-	accepts, submits := map[string]int{}, map[string]int{}
-	for _, h := range st.History {
-		switch h.Kind {
-		case emulator.HistoryAccept:
-			accepts[h.RequestID]++
-		case emulator.HistoryStatusChange:
-			submits[h.JobID]++
-		}
-	}
+	accepts, submits := e2eHistoryCounts(st)
 	for _, id := range slices.Sorted(maps.Keys(accepts)) {
 		if n := accepts[id]; n > 1 {
 			bad("request %s accepted %d times", id, n)
@@ -372,6 +364,21 @@ func (e *e2eEnv) invariants(converged bool) []string {
 	return probs
 }
 
+// e2eHistoryCounts counts a service's accepts by request id and its
+// status changes by job.
+func e2eHistoryCounts(st emulator.State) (accepts, submits map[string]int) {
+	accepts, submits = map[string]int{}, map[string]int{}
+	for _, h := range st.History {
+		switch h.Kind {
+		case emulator.HistoryAccept:
+			accepts[h.RequestID]++
+		case emulator.HistoryStatusChange:
+			submits[h.JobID]++
+		}
+	}
+	return accepts, submits
+}
+
 // checkInvariants fails the test with every broken invariant; what tells
 // how to replay a randomized run.
 func (e *e2eEnv) checkInvariants(converged bool, what string) {
@@ -385,17 +392,27 @@ func (e *e2eEnv) checkInvariants(converged bool, what string) {
 // invariants hold; it returns the passes it ran and what is still broken
 // after maxPasses.
 func (e *e2eEnv) converge(maxPasses int) (int, []string) {
-	var probs []string
-	for i := 1; i <= maxPasses; i++ {
+	return e2eConverge(maxPasses, func() (e2eResult, int) {
 		before := e.Emu.Calls()
 		res := e.once()
-		writes := e2eWrites(e2eCallsDiff(before, e.Emu.Calls()))
+		return res, e2eWrites(e2eCallsDiff(before, e.Emu.Calls()))
+	}, func() []string { return e.invariants(true) })
+}
+
+// e2eConverge runs pass (a run of once, returning the remote writes it
+// made) until one succeeds without a write and check finds nothing
+// broken; it returns the passes it ran and what is still broken after
+// maxPasses.
+func e2eConverge(maxPasses int, pass func() (e2eResult, int), check func() []string) (int, []string) {
+	var probs []string
+	for i := 1; i <= maxPasses; i++ {
+		res, writes := pass()
 		if res.Code != 0 {
 			probs = []string{fmt.Sprintf("pass %d: exit %d: %s", i, res.Code, e2eTail(res.Output, 5))}
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
-		probs = e.invariants(true)
+		probs = check()
 		if len(probs) == 0 && writes == 0 {
 			return i, nil
 		}
