@@ -328,10 +328,15 @@ func (c *insurerCrashTrial) insurerRows(q e2eQuerier) (map[string]map[string]e2e
 		return out, nil // killed before its first migration: no state yet
 	case errors.As(err, &me) && me.Number == 1054:
 		// Killed during the first migrations, before the one that adds
-		// the insurer: no row can have been written yet.
+		// the insurer: no row can have been written yet. (A migration the
+		// server still runs after the kill changes the table under this
+		// snapshot: 1412, and snapshot reads again.)
 		n, cerr := c.countRows(q)
-		if cerr != nil || n != 0 {
-			return nil, errors.Join(fmt.Errorf("read quotesync's state: %w", err), cerr)
+		switch {
+		case cerr != nil:
+			return nil, fmt.Errorf("count quotesync's rows: %w", cerr)
+		case n != 0:
+			return nil, fmt.Errorf("read quotesync's state of %d rows: %w", n, err)
 		}
 		return out, nil
 	case err != nil:
@@ -369,8 +374,9 @@ func (c *insurerCrashTrial) countRows(q e2eQuerier) (int, error) {
 }
 
 // snapshot reads the shop's jobs and quotesync's rows in one read-only
-// snapshot (see e2eEnv.snapshot), retrying when a table was created after
-// the snapshot began.
+// snapshot (see e2eEnv.snapshot), retrying while a table was created or
+// changed after the snapshot began (a killed binary's migration can still
+// run on the server).
 func (c *insurerCrashTrial) snapshot() (map[string]*e2eShopJob, map[string]map[string]e2eRow, error) {
 	for try := 0; ; try++ {
 		jobs, rows, err := func() (map[string]*e2eShopJob, map[string]map[string]e2eRow, error) {
@@ -387,9 +393,10 @@ func (c *insurerCrashTrial) snapshot() (map[string]*e2eShopJob, map[string]map[s
 			return jobs, rows, err
 		}()
 		var me *mysql.MySQLError
-		if err == nil || try == 2 || !errors.As(err, &me) || me.Number != 1412 {
+		if err == nil || try == 20 || !errors.As(err, &me) || me.Number != 1412 {
 			return jobs, rows, err
 		}
+		time.Sleep(50 * time.Millisecond) // let the migration end
 	}
 }
 
