@@ -2,7 +2,6 @@ package main
 
 import (
 	"database/sql"
-	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/quotesync/quotesync/remote/emulator"
@@ -322,24 +320,11 @@ func (c *insurerCrashTrial) insurerRows(q e2eQuerier) (map[string]map[string]e2e
 	out := map[string]map[string]e2eRow{}
 	rows, err := q.QueryContext(c.e.ctx(), `SELECT insurer, request_id, claim_number, COALESCE(job_number, ''), phase,
   COALESCE(last_error, ''), attempts, supplement_needed FROM quotesync_requests`)
-	var me *mysql.MySQLError
-	switch {
-	case errors.As(err, &me) && me.Number == 1146:
-		return out, nil // killed before its first migration: no state yet
-	case errors.As(err, &me) && me.Number == 1054:
-		// Killed during the first migrations, before the one that adds
-		// the insurer: no row can have been written yet. (A migration the
-		// server still runs after the kill changes the table under this
-		// snapshot: 1412, and snapshot reads again.)
-		n, cerr := c.countRows(q)
-		switch {
-		case cerr != nil:
-			return nil, fmt.Errorf("count quotesync's rows: %w", cerr)
-		case n != 0:
-			return nil, fmt.Errorf("read quotesync's state of %d rows: %w", n, err)
+	if err != nil {
+		none, err := c.e.noStateYet(q, err)
+		if none {
+			return out, nil
 		}
-		return out, nil
-	case err != nil:
 		return nil, fmt.Errorf("read quotesync's state: %w", err)
 	}
 	defer rows.Close()
@@ -357,47 +342,24 @@ func (c *insurerCrashTrial) insurerRows(q e2eQuerier) (map[string]map[string]e2e
 	return out, rows.Err()
 }
 
-// countRows counts quotesync's state rows.
-func (c *insurerCrashTrial) countRows(q e2eQuerier) (int, error) {
-	rows, err := q.QueryContext(c.e.ctx(), "SELECT COUNT(*) FROM quotesync_requests")
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if err := rows.Scan(&n); err != nil {
-			return 0, err
-		}
-	}
-	return n, rows.Err()
-}
-
 // snapshot reads the shop's jobs and quotesync's rows in one read-only
 // snapshot (see e2eEnv.snapshot), retrying while a table was created or
 // changed after the snapshot began (a killed binary's migration can still
 // run on the server).
-func (c *insurerCrashTrial) snapshot() (map[string]*e2eShopJob, map[string]map[string]e2eRow, error) {
-	for try := 0; ; try++ {
-		jobs, rows, err := func() (map[string]*e2eShopJob, map[string]map[string]e2eRow, error) {
-			tx, err := c.e.sql.BeginTx(c.e.ctx(), &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
-			if err != nil {
-				return nil, nil, fmt.Errorf("begin the snapshot read: %w", err)
-			}
-			defer func() { _ = tx.Rollback() }()
-			jobs, err := c.e.shopJobs(tx)
-			if err != nil {
-				return nil, nil, err
-			}
-			rows, err := c.insurerRows(tx)
-			return jobs, rows, err
-		}()
-		var me *mysql.MySQLError
-		if err == nil || try == 20 || !errors.As(err, &me) || me.Number != 1412 {
-			return jobs, rows, err
+func (c *insurerCrashTrial) snapshot() (jobs map[string]*e2eShopJob, rows map[string]map[string]e2eRow, err error) {
+	err = e2eRetrySnapshot(func() error {
+		tx, err := c.e.sql.BeginTx(c.e.ctx(), &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+		if err != nil {
+			return fmt.Errorf("begin the snapshot read: %w", err)
 		}
-		time.Sleep(50 * time.Millisecond) // let the migration end
-	}
+		defer func() { _ = tx.Rollback() }()
+		if jobs, err = c.e.shopJobs(tx); err != nil {
+			return err
+		}
+		rows, err = c.insurerRows(tx)
+		return err
+	})
+	return jobs, rows, err
 }
 
 // invariants returns every broken invariant, each a sentence. At every
