@@ -505,3 +505,251 @@ func (r timedRemote) SetStatus(ctx context.Context, job, typ, status string) (re
 	defer r.p.since("remote.SetStatus", time.Now())
 	return r.Client.SetStatus(ctx, job, typ, status)
 }
+
+// insurersWorld is one sample shop database with jobs tracked for one or
+// several insurers, each served by an emulator of its own over real HTTP,
+// and the settings a daemon is assembled from (qsync.Open, as the command
+// does).
+type insurersWorld struct {
+	d    *shopdbtest.Database
+	emus []*emulator.Emulator
+	set  qsync.Settings
+	jobs int // per insurer
+}
+
+// newInsurersWorld builds insurers × jobs shop jobs of lines lines, one
+// pending request each at its insurer's service, and has a daemon accept
+// and draft them all. A lone insurer is the one of a remote: section
+// (qsync.DefaultInsurer), as with one insurer today.
+func newInsurersWorld(b *testing.B, insurers, jobs, lines int) *insurersWorld {
+	b.Helper()
+	w := &insurersWorld{d: shopdbtest.NewSampleShop(b), jobs: jobs}
+	sc := qsync.DefaultConfig()
+	sc.Concurrency, sc.PassTimeout, sc.MaxNewPerPass = 32, time.Hour, -1
+	w.set = qsync.Settings{Sync: sc}
+	for i := range insurers {
+		name, key := qsync.DefaultInsurer, "remote"
+		if insurers > 1 {
+			name = fmt.Sprintf("ins%d", i+1)
+			key = "remotes[" + name + "]"
+		}
+		emu, err := emulator.New(emulator.Options{Token: benchToken, Seed: uint64(i + 1)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv := httptest.NewServer(emu)
+		b.Cleanup(srv.Close)
+		w.emus = append(w.emus, emu)
+		w.set.Insurers = append(w.set.Insurers, qsync.Insurer{Name: name, Key: key,
+			Remote: remote.Config{BaseURL: srv.URL, RateLimit: -1}, Tokens: remote.StaticToken(benchToken)})
+	}
+	generated, err := w.d.Shop().GenerateJobs(context.Background(), insurers*jobs, lines)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i, job := range generated {
+		num, err := strconv.ParseInt(strings.TrimPrefix(job, "RO-"), 10, 64)
+		if err != nil {
+			b.Fatalf("job number %q: %v", job, err)
+		}
+		w.emus[i/jobs].AddRequests(emulator.SeedRequest{ClaimNumber: fmt.Sprintf("GEN-%07d", num)})
+	}
+	start := time.Now()
+	qd := w.open(b, func(*shopdb.Config) {})
+	for i, s := range passEngines(b, qd) {
+		if s.Accepted != jobs || s.Drafted != jobs {
+			b.Fatalf("setup pass of %s: accepted %d, drafted %d, want %d each", w.set.Insurers[i].Name, s.Accepted, s.Drafted, jobs)
+		}
+	}
+	b.Logf("setup: %d insurers × %d jobs accepted and drafted in %s", insurers, jobs, time.Since(start).Round(time.Millisecond))
+	return w
+}
+
+// open assembles a daemon on the world, its mapping changed by edit.
+func (w *insurersWorld) open(b *testing.B, edit func(*shopdb.Config)) *qsync.Daemon {
+	b.Helper()
+	set := w.set
+	set.Shop = w.d.Config()
+	set.Shop.LockHeartbeat, set.Shop.LockSessionTimeout, set.Shop.MaxOpenConns = 10*time.Minute, 30*time.Minute, 36
+	edit(&set.Shop)
+	qd, err := qsync.Open(context.Background(), set, qsync.OpenOptions{Migrate: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { qd.Close() })
+	return qd
+}
+
+// passEngines runs one pass of every engine of qd at once, as the run
+// loop's ticks do when the insurers share a schedule (the lease it holds
+// asks no round trip of a tick), and returns each engine's summary.
+func passEngines(b *testing.B, qd *qsync.Daemon) []qsync.Summary {
+	sums := make([]qsync.Summary, len(qd.Engines))
+	errs := make([]error, len(qd.Engines))
+	var wg gosync.WaitGroup
+	for i, e := range qd.Engines {
+		wg.Go(func() { sums[i], errs[i] = e.Pass(context.Background()) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			b.Fatalf("pass of insurer %d: %v", i+1, err)
+		}
+	}
+	return sums
+}
+
+// BenchmarkIdlePassInsurers compares the idle pass of the daemon with
+// 1 insurer × 10,000 tracked jobs against 2 insurers × 5,000 (30 lines
+// each, all drafted and unchanged): the target is that the two insurers
+// cost no more than the one, with the round trips of one insurer each and
+// one shop-side read for all. A pass is every engine's pass started at
+// once on a daemon assembled by qsync.Open (Engine.Pass, the run loop's
+// pass: Daemon.Once would be the engines' last and read no fingerprint),
+// in the cases of BenchmarkIdlePass10k where the insurers differ:
+//
+//   - shop-changed: the sample mapping; each pass reads the fingerprint,
+//     which the engines of one daemon share (fingerprint-statements/op
+//     says how many reads the server got: 1 when the engines' reads
+//     overlapped and joined, 2 when one had ended before the other began);
+//   - shop-changed-unshared: the same, each engine reading the fingerprint
+//     on its own, as before the engines shared it;
+//   - marker: no shop_changed; each engine reads its rows and its jobs'
+//     estimate states.
+//
+// The two worlds (a database each) are measured in turn, one pass of each
+// per iteration, the order swapped every other one: on a machine whose
+// load changes from one second to the next only figures taken in the same
+// minutes compare. Each world's metrics carry its name (1x10000-, 2x5000-):
+// remote-calls/op, db-roundtrips/op (the pool's, every engine's together)
+// and db-roundtrips/insurer (the same over the insurers),
+// alone-db-roundtrips/insurer (each engine's pass alone, untimed: what
+// one insurer asks when it does not pass beside the other),
+// fingerprint-statements/op, ms/op (until the last engine's pass ends),
+// cpu-ms/op (this process's CPU: the passes and the emulators' answers to
+// the listings), alloc-MB/op and allocs/op (what the passes allocate, the
+// emulators' answers included: figures the load does not change) and
+// db-cpu-ms/op (the database server's, when it runs on
+// this machine: other clients' work counts too). ns/op is both worlds'
+// passes together.
+func BenchmarkIdlePassInsurers(b *testing.B) {
+	const total, lines = 10000, 30
+	var worlds []*insurersWorld
+	for _, n := range []int{1, 2} {
+		worlds = append(worlds, newInsurersWorld(b, n, total/n, lines))
+	}
+	cases := []struct {
+		name     string
+		edit     func(*shopdb.Config)
+		unshared bool // each engine reads the fingerprint on its own
+	}{
+		{"shop-changed", func(*shopdb.Config) {}, false},
+		{"shop-changed-unshared", func(*shopdb.Config) {}, true},
+		{"marker", func(c *shopdb.Config) { c.Queries.ShopChanged = "" }, false},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			daemons := make([]*qsync.Daemon, len(worlds))
+			ms := make([]insurersMeasure, len(worlds))
+			for k, w := range worlds {
+				daemons[k] = w.open(b, tc.edit)
+				if tc.unshared {
+					daemons[k].UnshareFingerprints()
+				}
+				// Warm up: the first pass of an engine reads everything.
+				for range 2 {
+					passEngines(b, daemons[k])
+				}
+			}
+			i := 0
+			for b.Loop() {
+				for j := range worlds {
+					k := j
+					if i%2 == 1 {
+						k = len(worlds) - 1 - j
+					}
+					ms[k].pass(b, worlds[k], daemons[k])
+				}
+				i++
+			}
+			for k, w := range worlds {
+				ms[k].report(b, fmt.Sprintf("%dx%d-", len(w.emus), w.jobs), len(w.emus))
+			}
+		})
+	}
+}
+
+// insurersMeasure sums what a world's idle passes cost.
+type insurersMeasure struct {
+	ops, calls            int
+	trips, alone, fpReads int64
+	wall, cpu, dbCPU      time.Duration
+	bytes, objects        uint64 // allocated by the passes (and the emulators' answers)
+}
+
+// allocated reads how many bytes and objects this process allocated so far.
+func allocated() (bytes, objects uint64) {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/heap/allocs:objects"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64(), s[1].Value.Uint64()
+}
+
+// pass runs one idle pass of every engine of qd at once, measured, and
+// then each engine's alone, untimed, counting its round trips.
+func (m *insurersMeasure) pass(b *testing.B, w *insurersWorld, qd *qsync.Daemon) {
+	c0 := make([]map[string]int, len(w.emus))
+	for i, emu := range w.emus {
+		c0[i] = emu.Calls()
+	}
+	t0, f0, s0 := qd.DB.RoundTrips(), qd.FingerprintStatements(), time.Now()
+	cpu0, db0 := processCPU(), serverCPU()
+	by0, ob0 := allocated()
+	sums := passEngines(b, qd)
+	m.wall += time.Since(s0)
+	m.cpu += processCPU() - cpu0
+	m.dbCPU += serverCPU() - db0
+	by1, ob1 := allocated()
+	m.bytes += by1 - by0
+	m.objects += ob1 - ob0
+	m.trips += qd.DB.RoundTrips() - t0
+	m.fpReads += qd.FingerprintStatements() - f0
+	b.StopTimer()
+	defer b.StartTimer()
+	for i, emu := range w.emus {
+		c1 := emu.Calls()
+		m.calls += sumCalls(c1) - sumCalls(c0[i])
+		if writes := sumCalls(c1) - c1[emulator.RouteListRequests] - (sumCalls(c0[i]) - c0[i][emulator.RouteListRequests]); writes != 0 {
+			b.Fatalf("idle pass of %s made %d remote writes", w.set.Insurers[i].Name, writes)
+		}
+	}
+	for i, s := range sums {
+		if s.Tracked != w.jobs || s.Changed() || s.Retrying != 0 {
+			b.Fatalf("idle pass of %s changed something or missed jobs: %+v", w.set.Insurers[i].Name, s)
+		}
+	}
+	for _, e := range qd.Engines {
+		a0 := qd.DB.RoundTrips()
+		if _, err := e.Pass(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		m.alone += qd.DB.RoundTrips() - a0
+	}
+	m.ops++
+}
+
+// report reports the metrics, each named with prefix.
+func (m *insurersMeasure) report(b *testing.B, prefix string, insurers int) {
+	ops := float64(m.ops)
+	b.ReportMetric(float64(m.calls)/ops, prefix+"remote-calls/op")
+	b.ReportMetric(float64(m.trips)/ops, prefix+"db-roundtrips/op")
+	b.ReportMetric(float64(m.trips)/ops/float64(insurers), prefix+"db-roundtrips/insurer")
+	b.ReportMetric(float64(m.alone)/ops/float64(insurers), prefix+"alone-db-roundtrips/insurer")
+	b.ReportMetric(float64(m.fpReads)/ops, prefix+"fingerprint-statements/op")
+	b.ReportMetric(float64(m.wall.Microseconds())/1000/ops, prefix+"ms/op")
+	b.ReportMetric(float64(m.cpu.Microseconds())/1000/ops, prefix+"cpu-ms/op")
+	b.ReportMetric(float64(m.bytes)/1e6/ops, prefix+"alloc-MB/op")
+	b.ReportMetric(float64(m.objects)/ops, prefix+"allocs/op")
+	if _, ok := shopdbtest.ServerCPU(); ok {
+		b.ReportMetric(float64(m.dbCPU.Microseconds())/1000/ops, prefix+"db-cpu-ms/op")
+	}
+}

@@ -77,7 +77,8 @@ type Daemon struct {
 	// insurer; Run works it, Once after its passes.
 	Outbox *Outbox
 
-	obs []Observer // every engine's observers after its log
+	obs []Observer   // every engine's observers after its log
+	fps fingerprints // the engines' shared fingerprint read (fingerprints.go)
 }
 
 // Open connects to the shop database (migrating or checking quotesync's
@@ -163,7 +164,7 @@ func (d *Daemon) openEngine(s Settings, ins Insurer, o OpenOptions, log *zap.Log
 	if ins.WorkTypes != nil {
 		store = store.WithWorkTypes(ins.WorkTypes, ins.workTypesKey())
 	}
-	e, err := New(cfg, client, store, log, d.obs...)
+	e, err := New(cfg, client, sharedStore{store, &d.fps}, log, d.obs...)
 	if err != nil {
 		return nil, nil, err
 	}

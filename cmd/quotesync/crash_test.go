@@ -92,27 +92,12 @@ func TestCrashTrials(t *testing.T) {
 	start := time.Now()
 	total := newCrashStats()
 	var mu gosync.Mutex
-	seeds := make(chan uint64)
-	var wg gosync.WaitGroup
-	for range e2eCrashWorkers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for seed := range seeds {
-				t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-					st := runCrashTrial(t, seed)
-					mu.Lock()
-					total.add(st)
-					mu.Unlock()
-				})
-			}
-		}()
-	}
-	for i := range uint64(trials) {
-		seeds <- base + i
-	}
-	close(seeds)
-	wg.Wait()
+	e2eRunTrials(t, trials, base, func(t *testing.T, seed uint64) {
+		st := runCrashTrial(t, seed)
+		mu.Lock()
+		total.add(st)
+		mu.Unlock()
+	})
 	t.Logf("crash trials: %d trials %v, %d restarts, %d converging passes in %s; SIGKILL right after a landed call: %v; "+
 		"land_then_drop fired: %v; SIGKILL at a random moment: %d; SIGTERM: %d",
 		total.trials, total.modes, total.steps, total.passes, time.Since(start).Round(time.Second),
@@ -120,6 +105,25 @@ func TestCrashTrials(t *testing.T) {
 	if total.trials != int(trials) {
 		t.Errorf("%d trials ran, want %d", total.trials, trials)
 	}
+}
+
+// e2eRunTrials runs trial for seeds base to base+trials-1, each a subtest,
+// e2eCrashWorkers at once; it returns when all have ended.
+func e2eRunTrials(t *testing.T, trials int64, base uint64, trial func(t *testing.T, seed uint64)) {
+	seeds := make(chan uint64)
+	var wg gosync.WaitGroup
+	for range min(int(trials), e2eCrashWorkers) {
+		wg.Go(func() {
+			for seed := range seeds {
+				t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { trial(t, seed) })
+			}
+		})
+	}
+	for i := range uint64(trials) {
+		seeds <- base + i
+	}
+	close(seeds)
+	wg.Wait()
 }
 
 // crashTrial is the state of one trial.
@@ -278,6 +282,14 @@ func newShopPlayer(e *e2eEnv, rng *rand.Rand) *e2eShopPlayer {
 func (c *e2eShopPlayer) newRequest() {
 	i := len(c.claims)
 	claim := fmt.Sprintf("CLM-%d", 7000+i)
+	c.prepareJob(claim)
+	c.e.seed(claim, fmt.Sprintf("REG%03d", i))
+}
+
+// prepareJob gives the shop, at random, claim's job with lines, its job
+// without lines, or no job (create_job makes it), and plays claim from
+// now on.
+func (c *e2eShopPlayer) prepareJob(claim string) {
 	switch c.rng.IntN(3) {
 	case 0:
 		job := c.e.createJob(claim)
@@ -287,7 +299,6 @@ func (c *e2eShopPlayer) newRequest() {
 	case 1:
 		c.e.createJob(claim)
 	}
-	c.e.seed(claim, fmt.Sprintf("REG%03d", i))
 	c.claims = append(c.claims, claim)
 }
 

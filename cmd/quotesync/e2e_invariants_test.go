@@ -111,11 +111,11 @@ func (e *e2eEnv) stateRows(q e2eQuerier) (map[string]e2eRow, error) {
 	out := make(map[string]e2eRow)
 	rows, err := q.QueryContext(e.ctx(), `SELECT request_id, claim_number, COALESCE(job_number, ''), phase,
   COALESCE(last_error, ''), attempts, supplement_needed, reason FROM quotesync_requests`)
-	var me *mysql.MySQLError
-	if errors.As(err, &me) && me.Number == 1146 {
-		return out, nil // killed before its first migration: no state yet
-	}
 	if err != nil {
+		none, err := e.noStateYet(q, err)
+		if none {
+			return out, nil
+		}
 		return nil, fmt.Errorf("read quotesync's state: %w", err)
 	}
 	defer rows.Close()
@@ -211,14 +211,57 @@ func e2eBodyDiff(raw json.RawMessage, j *e2eShopJob) string {
 // server after the kill: two reads at different moments could see its job
 // without its row (or the reverse). A table created after the snapshot
 // began (MariaDB error 1412) retries the read.
-func (e *e2eEnv) snapshot() (map[string]*e2eShopJob, map[string]e2eRow, error) {
+func (e *e2eEnv) snapshot() (jobs map[string]*e2eShopJob, rows map[string]e2eRow, err error) {
+	err = e2eRetrySnapshot(func() (err error) {
+		jobs, rows, err = e.snapshotOnce()
+		return err
+	})
+	return jobs, rows, err
+}
+
+// e2eRetrySnapshot runs read until it does not fail with MariaDB's 1412
+// (a table created or changed after the snapshot began: a killed binary's
+// migration can still run on the server), a second at most.
+func e2eRetrySnapshot(read func() error) error {
 	for try := 0; ; try++ {
-		jobs, rows, err := e.snapshotOnce()
+		err := read()
 		var me *mysql.MySQLError
-		if err == nil || try == 2 || !errors.As(err, &me) || me.Number != 1412 {
-			return jobs, rows, err
+		if err == nil || try == 20 || !errors.As(err, &me) || me.Number != 1412 {
+			return err
 		}
+		time.Sleep(50 * time.Millisecond) // let the migration end
 	}
+}
+
+// noStateYet reports whether err, from reading quotesync's state, only
+// means that there is none yet: the binary was killed before its first
+// migration (no table, 1146), or during the first migrations, before the
+// one that adds a column read (1054), when no row can have been written.
+// It returns err when it does not (or the error of the count, which may
+// be a 1412 for e2eRetrySnapshot).
+func (e *e2eEnv) noStateYet(q e2eQuerier, err error) (bool, error) {
+	var me *mysql.MySQLError
+	switch {
+	case errors.As(err, &me) && me.Number == 1146:
+		return true, nil
+	case errors.As(err, &me) && me.Number == 1054:
+		rows, cerr := q.QueryContext(e.ctx(), "SELECT COUNT(*) FROM quotesync_requests")
+		if cerr != nil {
+			return false, fmt.Errorf("count quotesync's rows: %w", cerr)
+		}
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			if cerr := rows.Scan(&n); cerr != nil {
+				return false, cerr
+			}
+		}
+		if cerr := rows.Err(); cerr != nil {
+			return false, fmt.Errorf("count quotesync's rows: %w", cerr)
+		}
+		return n == 0, err
+	}
+	return false, err
 }
 
 func (e *e2eEnv) snapshotOnce() (map[string]*e2eShopJob, map[string]e2eRow, error) {
@@ -261,15 +304,7 @@ func (e *e2eEnv) invariants(converged bool) []string {
 	var probs []string
 	bad := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
 
-	accepts, submits := map[string]int{}, map[string]int{}
-	for _, h := range st.History {
-		switch h.Kind {
-		case emulator.HistoryAccept:
-			accepts[h.RequestID]++
-		case emulator.HistoryStatusChange:
-			submits[h.JobID]++
-		}
-	}
+	accepts, submits := e2eHistoryCounts(st)
 	for _, id := range slices.Sorted(maps.Keys(accepts)) {
 		if n := accepts[id]; n > 1 {
 			bad("request %s accepted %d times", id, n)
@@ -372,6 +407,21 @@ func (e *e2eEnv) invariants(converged bool) []string {
 	return probs
 }
 
+// e2eHistoryCounts counts a service's accepts by request id and its
+// status changes by job.
+func e2eHistoryCounts(st emulator.State) (accepts, submits map[string]int) {
+	accepts, submits = map[string]int{}, map[string]int{}
+	for _, h := range st.History {
+		switch h.Kind {
+		case emulator.HistoryAccept:
+			accepts[h.RequestID]++
+		case emulator.HistoryStatusChange:
+			submits[h.JobID]++
+		}
+	}
+	return accepts, submits
+}
+
 // checkInvariants fails the test with every broken invariant; what tells
 // how to replay a randomized run.
 func (e *e2eEnv) checkInvariants(converged bool, what string) {
@@ -385,17 +435,27 @@ func (e *e2eEnv) checkInvariants(converged bool, what string) {
 // invariants hold; it returns the passes it ran and what is still broken
 // after maxPasses.
 func (e *e2eEnv) converge(maxPasses int) (int, []string) {
-	var probs []string
-	for i := 1; i <= maxPasses; i++ {
+	return e2eConverge(maxPasses, func() (e2eResult, int) {
 		before := e.Emu.Calls()
 		res := e.once()
-		writes := e2eWrites(e2eCallsDiff(before, e.Emu.Calls()))
+		return res, e2eWrites(e2eCallsDiff(before, e.Emu.Calls()))
+	}, func() []string { return e.invariants(true) })
+}
+
+// e2eConverge runs pass (a run of once, returning the remote writes it
+// made) until one succeeds without a write and check finds nothing
+// broken; it returns the passes it ran and what is still broken after
+// maxPasses.
+func e2eConverge(maxPasses int, pass func() (e2eResult, int), check func() []string) (int, []string) {
+	var probs []string
+	for i := 1; i <= maxPasses; i++ {
+		res, writes := pass()
 		if res.Code != 0 {
 			probs = []string{fmt.Sprintf("pass %d: exit %d: %s", i, res.Code, e2eTail(res.Output, 5))}
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
-		probs = e.invariants(true)
+		probs = check()
 		if len(probs) == 0 && writes == 0 {
 			return i, nil
 		}

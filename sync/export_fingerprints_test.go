@@ -1,0 +1,15 @@
+package sync
+
+// FingerprintStatements is how many fingerprint reads the daemon's
+// engines sent to the server, theirs joined into one counted once.
+func (d *Daemon) FingerprintStatements() int64 { return d.fps.statements.Load() }
+
+// UnshareFingerprints makes each engine of d read the fingerprint on its
+// own, as before the engines shared it (to measure what sharing saves).
+func (d *Daemon) UnshareFingerprints() {
+	for _, e := range d.Engines {
+		if s, ok := e.store.(sharedStore); ok {
+			e.store = s.DB
+		}
+	}
+}
