@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 
 	"golang.org/x/sync/singleflight"
@@ -53,7 +54,16 @@ type fingerprints struct {
 // must not fail because the first one's pass was cancelled. Each caller
 // still stops waiting when its own ctx ends.
 func (f *fingerprints) read(ctx context.Context, db *shopdb.DB) (shopdb.Fingerprint, error) {
-	ch := f.g.DoChan(fingerprintKey, func() (any, error) {
+	ch := f.g.DoChan(fingerprintKey, func() (v any, err error) {
+		// DoChan re-panics a panic of fn on a goroutine of its own, where
+		// nothing can recover it: the daemon would stop for every insurer.
+		// As an error it fails the passes that read it, as before the read
+		// was shared.
+		defer func() {
+			if r := recover(); r != nil {
+				v, err = nil, fmt.Errorf("read fingerprint: panic: %v", r)
+			}
+		}()
 		f.statements.Add(1)
 		return db.Fingerprint(context.WithoutCancel(ctx))
 	})

@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,5 +115,18 @@ func TestFingerprintsCallerCancelled(t *testing.T) {
 	}
 	if r := <-joined; r.err != nil || r.fp.Shop == "" {
 		t.Errorf("the caller that joined got %+v, %v; want the fingerprint", r.fp, r.err)
+	}
+}
+
+// TestFingerprintsPanic: a panic in the shared read is an error of the
+// read, which fails the passes that asked for it; it must not reach
+// singleflight, which re-panics it where nothing can recover it and the
+// daemon would stop for every insurer. (A nil database panics in
+// Fingerprint.)
+func TestFingerprintsPanic(t *testing.T) {
+	var fps fingerprints
+	_, err := fps.read(context.Background(), nil)
+	if err == nil || !strings.Contains(err.Error(), "read fingerprint: panic") {
+		t.Fatalf("a read that panics: %v, want an error naming the panic", err)
 	}
 }
