@@ -274,6 +274,14 @@ func (d *Daemon) acquire(ctx context.Context) (*shopdb.Lock, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A panic below is recovered by the run loop's tick, which never saw
+	// the lease: give the lock up, or the daemon would wait behind its own.
+	defer func() {
+		if v := recover(); v != nil {
+			_ = l.Release()
+			panic(v)
+		}
+	}()
 	if err := d.adoptLeftovers(ctx); err != nil {
 		return nil, errors.Join(err, l.Release())
 	}
