@@ -230,7 +230,14 @@ func (d *Daemon) adoptLeftovers(ctx context.Context) error {
 	case !u.Any() || one == "":
 		return nil
 	}
-	return adopt(ctx, d.DB, one, d.Engine.log)
+	if err := adopt(ctx, d.DB, one, d.Engine.log); err != nil {
+		return err
+	}
+	// Adopting changes neither a row's updated_at nor the counts per
+	// phase: the state fingerprint stays the same, and a pass would use
+	// rows read before the adoption again.
+	d.Engine.touched()
+	return nil
 }
 
 // CheckStranded returns an error wrapping ErrStranded that names the live

@@ -345,3 +345,39 @@ func TestInsurersMoveCarriesKeys(t *testing.T) {
 		t.Errorf("%d once keys of old-2 still held after its move to bb", n)
 	}
 }
+
+// TestAdoptAtLockReadsRowsAnew: adopting changes neither a row's
+// updated_at nor the counts per phase, so the state fingerprint stays as
+// it was; a run-loop pass that read the insurer's rows while an older
+// quotesync's row had no insurer yet must not use those rows again after
+// the lock adopted it.
+func TestAdoptAtLockReadsRowsAnew(t *testing.T) {
+	p := onePair(t, nil)
+	e := p.qd.Engine
+	if !p.qd.DB.HasShopChanged() {
+		t.Fatal("the sample mapping has no shop_changed: this test needs the fingerprint")
+	}
+	if _, err := e.Pass(p.ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.oldRequest("7309", "CLM-OLD-9", "", "waiting", "")
+	before, err := e.Pass(p.ctx) // reads aa's rows anew (the fingerprint moved), 7309 not among them
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease, err := p.qd.Lock()(p.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease.Release()
+	if n := p.unnamed(); n != 0 {
+		t.Fatalf("%d rows with no insurer after the lock was taken", n)
+	}
+	after, err := e.Pass(p.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Tracked != before.Tracked+1 {
+		t.Errorf("the pass after the adoption tracked %d rows, the one before %d: the adopted request was not read", after.Tracked, before.Tracked)
+	}
+}
