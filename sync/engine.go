@@ -190,6 +190,9 @@ type Summary struct {
 	// pass has used most of its time.
 	Later    int
 	Duration time.Duration
+	// Interrupted: the pass was cancelled before its end (a shutdown, or
+	// a reload that would not wait for it), whatever else failed in it.
+	Interrupted bool
 }
 
 // add adds the counts of o to s; the duration is the longer one (the
@@ -212,6 +215,7 @@ func (s *Summary) add(o Summary) {
 	s.Retrying += o.Retrying
 	s.Later += o.Later
 	s.Duration = max(s.Duration, o.Duration)
+	s.Interrupted = s.Interrupted || o.Interrupted
 }
 
 // Changed reports whether the pass changed any state.

@@ -281,6 +281,7 @@ func (p *pass) each(ctx context.Context, n int, fn func(ctx context.Context, i i
 // those it worked on, nil when it stopped early), and returned.
 func (e *Engine) finish(p *pass, rows []shopdb.Request, listErr error) error {
 	p.summary.Duration = e.Now().Sub(p.now)
+	p.summary.Interrupted = p.interrupted
 	errs := p.errs
 	if listErr != nil {
 		errs = append([]error{listErr}, errs...)
