@@ -184,8 +184,10 @@ func TestRunCancel(t *testing.T) {
 			defer cancel()
 			drain := make(chan struct{})
 			done := make(chan error, 1)
+			ticks := make(chan qsync.Tick, 8)
 			go func() {
-				done <- r.engine.Run(ctx, qsync.RunOptions{Drain: drain, DrainWait: 300 * time.Millisecond})
+				done <- r.engine.Run(ctx, qsync.RunOptions{Drain: drain, DrainWait: 300 * time.Millisecond,
+					OnTick: func(t qsync.Tick) { ticks <- t }})
 			}()
 			waitFor(t, "the accept to be sent", 10*time.Second, func() bool { return r.emu.Calls()[emulator.RouteAccept] == 1 })
 			start := time.Now()
@@ -198,6 +200,16 @@ func TestRunCancel(t *testing.T) {
 			}
 			if got := interrupted(r.events); got != 1 {
 				t.Errorf("interrupted pass reported %d times", got)
+			}
+			// Its tick says it was cut short, whatever else it reports
+			// (the run command passes its insurer again after a reload).
+			close(ticks)
+			cut := false
+			for tk := range ticks {
+				cut = cut || (tk.Ran && tk.Summary.Interrupted)
+			}
+			if !cut {
+				t.Error("no tick of the cancelled pass says it was interrupted")
 			}
 			// The row stays reserved: the next pass repairs it.
 			rows, err := r.db.ListRequests(r.ctx, shopdb.ListQuery{})
