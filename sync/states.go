@@ -139,6 +139,10 @@ func (s *stateReads) send(b *statesBatch, db *shopdb.DB) {
 	jobs := b.jobs
 	b.jobs = nil
 	s.mu.Unlock()
+	if err := b.ctx.Err(); err != nil {
+		b.err = err // every caller stopped waiting: nothing to read for
+		return
+	}
 	s.statements.Add(1)
 	b.states, b.bad, b.err = db.JobStates(b.ctx, jobs)
 }

@@ -177,3 +177,27 @@ func TestStateReadsCallerStopsAtItsContext(t *testing.T) {
 		t.Errorf("%d statements, want 1", n)
 	}
 }
+
+func TestStateReadsNobodyWaitingSendsNothing(t *testing.T) {
+	db, jobs := statesShop(t, 1)
+	s := &stateReads{engines: 2, window: time.Hour}
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := readStatesAsync(ctx, s, db, jobs)
+	time.Sleep(50 * time.Millisecond) // it asked; the window runs
+	cancel()
+	if r := <-ch; !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("cancelled caller: error %v, want context.Canceled", r.err)
+	}
+	// The next caller is not joined to the abandoned read: it opens one of
+	// its own, and the abandoned one sends nothing.
+	chB := readStatesAsync(context.Background(), s, db, jobs)
+	chC := readStatesAsync(context.Background(), s, db, jobs)
+	for _, ch := range []<-chan statesRead{chB, chC} {
+		if r := <-ch; r.err != nil || len(r.states) != 1 {
+			t.Errorf("later caller: %d states, %v", len(r.states), r.err)
+		}
+	}
+	if n := s.statements.Load(); n != 1 {
+		t.Errorf("%d statements, want 1 (none for the abandoned read)", n)
+	}
+}
