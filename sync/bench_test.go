@@ -615,7 +615,8 @@ func passEngines(b *testing.B, qd *qsync.Daemon) []qsync.Summary {
 //   - shop-changed-unshared: the same, each engine reading the fingerprint
 //     on its own, as before the engines shared it;
 //   - marker: no shop_changed; each engine reads its rows and its jobs'
-//     estimate states.
+//     estimate states, the engines' states in one statement when they ask
+//     together (states-statements/op says how many the server got).
 //
 // The two worlds (a database each) are measured in turn, one pass of each
 // per iteration, the order swapped every other one: on a machine whose
@@ -683,6 +684,7 @@ func BenchmarkIdlePassInsurers(b *testing.B) {
 type insurersMeasure struct {
 	ops, calls            int
 	trips, alone, fpReads int64
+	stReads               int64
 	wall, cpu, dbCPU      time.Duration
 	bytes, objects        uint64 // allocated by the passes (and the emulators' answers)
 }
@@ -701,7 +703,7 @@ func (m *insurersMeasure) pass(b *testing.B, w *insurersWorld, qd *qsync.Daemon)
 	for i, emu := range w.emus {
 		c0[i] = emu.Calls()
 	}
-	t0, f0, s0 := qd.DB.RoundTrips(), qd.FingerprintStatements(), time.Now()
+	t0, f0, st0, s0 := qd.DB.RoundTrips(), qd.FingerprintStatements(), qd.StatesStatements(), time.Now()
 	cpu0, db0 := processCPU(), serverCPU()
 	by0, ob0 := allocated()
 	sums := passEngines(b, qd)
@@ -713,6 +715,7 @@ func (m *insurersMeasure) pass(b *testing.B, w *insurersWorld, qd *qsync.Daemon)
 	m.objects += ob1 - ob0
 	m.trips += qd.DB.RoundTrips() - t0
 	m.fpReads += qd.FingerprintStatements() - f0
+	m.stReads += qd.StatesStatements() - st0
 	b.StopTimer()
 	defer b.StartTimer()
 	for i, emu := range w.emus {
@@ -745,6 +748,7 @@ func (m *insurersMeasure) report(b *testing.B, prefix string, insurers int) {
 	b.ReportMetric(float64(m.trips)/ops/float64(insurers), prefix+"db-roundtrips/insurer")
 	b.ReportMetric(float64(m.alone)/ops/float64(insurers), prefix+"alone-db-roundtrips/insurer")
 	b.ReportMetric(float64(m.fpReads)/ops, prefix+"fingerprint-statements/op")
+	b.ReportMetric(float64(m.stReads)/ops, prefix+"states-statements/op")
 	b.ReportMetric(float64(m.wall.Microseconds())/1000/ops, prefix+"ms/op")
 	b.ReportMetric(float64(m.cpu.Microseconds())/1000/ops, prefix+"cpu-ms/op")
 	b.ReportMetric(float64(m.bytes)/1e6/ops, prefix+"alloc-MB/op")

@@ -77,8 +77,9 @@ type Daemon struct {
 	// insurer; Run works it, Once after its passes.
 	Outbox *Outbox
 
-	obs []Observer   // every engine's observers after its log
-	fps fingerprints // the engines' shared fingerprint read (fingerprints.go)
+	obs    []Observer   // every engine's observers after its log
+	fps    fingerprints // the engines' shared fingerprint read (fingerprints.go)
+	states stateReads   // the engines' shared estimate-state reads (states.go)
 }
 
 // Open connects to the shop database (migrating or checking quotesync's
@@ -164,7 +165,8 @@ func (d *Daemon) openEngine(s Settings, ins Insurer, o OpenOptions, log *zap.Log
 	if ins.WorkTypes != nil {
 		store = store.WithWorkTypes(ins.WorkTypes, ins.workTypesKey())
 	}
-	e, err := New(cfg, client, sharedStore{store, &d.fps}, log, d.obs...)
+	d.states.engines = len(s.Insurers)
+	e, err := New(cfg, client, sharedStates{sharedStore{store, &d.fps}, &d.states}, log, d.obs...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -8,8 +8,15 @@ func (d *Daemon) FingerprintStatements() int64 { return d.fps.statements.Load() 
 // own, as before the engines shared it (to measure what sharing saves).
 func (d *Daemon) UnshareFingerprints() {
 	for _, e := range d.Engines {
-		if s, ok := e.store.(sharedStore); ok {
+		switch s := e.store.(type) {
+		case sharedStates:
+			e.store = sharedStates{sharedStore{s.DB, &fingerprints{}}, s.states}
+		case sharedStore:
 			e.store = s.DB
 		}
 	}
 }
+
+// StatesStatements is how many estimate-state reads the daemon's engines
+// sent to the server, theirs read together counted once.
+func (d *Daemon) StatesStatements() int64 { return d.states.statements.Load() }
