@@ -296,16 +296,23 @@ func (e *Engine) readStates(ctx context.Context, p *pass, jobs []string) (map[st
 		}
 	}
 	p.shop = have
-	states, bad := make(map[string]shopdb.JobState, len(jobs)), map[string]error{}
+	states, bad := statesOf(have.states, have.bad, jobs)
+	return states, bad, nil
+}
+
+// statesOf returns the states and the invalid rows of jobs among states
+// and bad, in maps of their own.
+func statesOf(states map[string]shopdb.JobState, bad map[string]error, jobs []string) (map[string]shopdb.JobState, map[string]error) {
+	outStates, outBad := make(map[string]shopdb.JobState, len(jobs)), map[string]error{}
 	for _, j := range jobs {
-		if st, ok := have.states[j]; ok {
-			states[j] = st
+		if st, ok := states[j]; ok {
+			outStates[j] = st
 		}
-		if berr := have.bad[j]; berr != nil {
-			bad[j] = berr
+		if err := bad[j]; err != nil {
+			outBad[j] = err
 		}
 	}
-	return states, bad, nil
+	return outStates, outBad
 }
 
 // keepCache remembers what a pass that ended well read, for the next one;

@@ -156,15 +156,7 @@ func (b *statesBatch) of(jobs []string) (map[string]shopdb.JobState, map[string]
 	if b.callers == 1 {
 		return b.states, b.bad, nil
 	}
-	states, bad := make(map[string]shopdb.JobState, len(jobs)), map[string]error{}
-	for _, j := range jobs {
-		if st, ok := b.states[j]; ok {
-			states[j] = st
-		}
-		if err := b.bad[j]; err != nil {
-			bad[j] = err
-		}
-	}
+	states, bad := statesOf(b.states, b.bad, jobs)
 	return states, bad, nil
 }
 
