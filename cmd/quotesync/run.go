@@ -384,9 +384,9 @@ func (d *daemon) current() *qsync.Daemon {
 // onTick records the scheduler's progress and tells systemd about it.
 func (d *daemon) onTick(t qsync.Tick) {
 	d.prog.Tick(t, time.Now())
-	// A pass cut short that also failed a step reports that failure, not
-	// ErrInterrupted: its summary still says it was cut short.
-	if errors.Is(t.Err, qsync.ErrInterrupted) || (t.Ran && t.Summary.Interrupted) {
+	// Summary.Interrupted, not ErrInterrupted: a pass cut short that also
+	// failed a step reports that failure.
+	if t.Ran && t.Summary.Interrupted {
 		d.cutMu.Lock()
 		if !slices.Contains(d.cut, t.Insurer) {
 			d.cut = append(d.cut, t.Insurer)
