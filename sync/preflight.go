@@ -51,7 +51,8 @@ var DocumentedWorkTypes = []string{"RemoveReplaceLabour", "RepairLabour", "Refin
 // form; and that no insurer left out of the configuration has live
 // requests. With several insurers each insurer's lines name it, and the
 // statements that could tell insurers apart with :insurer and do not are
-// listed (information, not a failure).
+// listed (information, not a failure); a lone insurer of remotes: is
+// named on the lines of its service (remote, status change).
 func Check(ctx context.Context, s Settings) []CheckItem {
 	var c checks
 	c.several = len(s.Insurers) > 1
@@ -124,6 +125,17 @@ func (c *checks) name(check, insurer string) string {
 		return check
 	}
 	return check + " (" + insurer + ")"
+}
+
+// service is the name of a check of an insurer's own service (its list
+// call, its data, its status form): the insurer's name follows when
+// there are several, and when the file names the one insurer (remotes:).
+// The checks of the shop's rows keep their plain name with one insurer.
+func (c *checks) service(check string, ins Insurer) string {
+	if !c.several && !ins.Listed() {
+		return check
+	}
+	return check + " (" + ins.Name + ")"
 }
 
 // insurers checks quotesync's rows against the configured insurers: live
@@ -237,7 +249,7 @@ func (c *checks) database(ctx context.Context, s Settings) *shopdb.DB {
 // remote lists the pending requests of an insurer with its token, with
 // few retries.
 func (c *checks) remote(ctx context.Context, ins Insurer) ([]remote.Request, bool) {
-	name, tokenFrom := c.name("remote", ins.Name), ins.TokenFrom
+	name, tokenFrom := c.service("remote", ins), ins.TokenFrom
 	rc := ins.Remote
 	if rc.MaxAttempts == 0 || rc.MaxAttempts > 2 {
 		rc.MaxAttempts = 2
@@ -256,9 +268,9 @@ func (c *checks) remote(ctx context.Context, ins Insurer) ([]remote.Request, boo
 	switch {
 	case errors.As(err, &de):
 		c.add(CheckOK, name, "GET %s answered with the token: %s", where, plural(len(reqs), "pending request"))
-		c.add(CheckWarn, c.name("remote data", ins.Name), "%v; quotesync skips those requests until the service fixes them", de)
+		c.add(CheckWarn, c.service("remote data", ins), "%v; quotesync skips those requests until the service fixes them", de)
 	case err != nil:
-		c.add(CheckFail, name, "%s", explainRemote(err, tokenFrom, ins.Key))
+		c.add(CheckFail, name, "%s", explainRemote(err, tokenFrom, ins.KeyOf("base_url")))
 		return nil, false
 	default:
 		c.add(CheckOK, name, "GET %s answered with the token: %s", where, plural(len(reqs), "pending request"))
@@ -266,17 +278,17 @@ func (c *checks) remote(ctx context.Context, ins Insurer) ([]remote.Request, boo
 	return reqs, true
 }
 
-// explainRemote says what a failed list call means and what to do; key
-// is where the insurer is configured ("remote", "remotes[1]").
-func explainRemote(err error, tokenFrom, key string) string {
-	key = cmp.Or(key, "remote")
+// explainRemote says what a failed list call means and what to do;
+// baseURL is the key of the insurer's address ("remote.base_url",
+// "remotes[1].base_url (acme)").
+func explainRemote(err error, tokenFrom, baseURL string) string {
 	switch {
 	case errors.Is(err, remote.ErrUnauthorized):
 		return fmt.Sprintf("%v\nthe service refused the token from %s: put the insurer's current token there (with OAuth2, check client_id and the client secret)", err, tokenFrom)
 	case errors.Is(err, remote.ErrNotFound):
-		return fmt.Sprintf("%v\nno such endpoint: check %s.base_url (the API is under base_url + %s)", err, key, remote.APIRoot)
+		return fmt.Sprintf("%v\nno such endpoint: check %s (the API is under base_url + %s)", err, baseURL, remote.APIRoot)
 	case errors.Is(err, remote.ErrTemporary):
-		return fmt.Sprintf("%v\nthe service did not answer usefully: check %s.base_url, DNS and the firewall, then run check again", err, key)
+		return fmt.Sprintf("%v\nthe service did not answer usefully: check %s, DNS and the firewall, then run check again", err, baseURL)
 	}
 	return err.Error()
 }
@@ -403,7 +415,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, work
 // statusForm says which status change the daemon sends to an insurer,
 // and what auto mode found before.
 func (c *checks) statusForm(ctx context.Context, db *shopdb.DB, ins Insurer) {
-	rc, name, key := ins.Remote, c.name("status change", ins.Name), cmp.Or(ins.Key, "remote")
+	rc, name, key := ins.Remote, c.service("status change", ins), cmp.Or(ins.Key, "remote")
 	client, err := remote.New(rc, remote.StaticToken("unused"))
 	if err != nil {
 		return
