@@ -209,6 +209,11 @@ func (c *checks) database(ctx context.Context, s Settings) *shopdb.DB {
 		return nil
 	}
 	c.add(CheckOK, "database", "connected to %s", s.Shop.String())
+	if mode, err := db.SQLMode(octx); err == nil && !shopdb.StrictMode(mode) {
+		c.add(CheckWarn, "sql_mode", "the server's sql_mode (%q) is not strict: a value longer than its column is cut to fit, with a warning only. "+
+			"A claim number longer than the shop's column is written cut by create_job (not refused as too_long), and write_back's values are cut too: "+
+			"make those columns wide enough, or add STRICT_TRANS_TABLES to the server's sql_mode if the shop's program allows it", mode)
+	}
 
 	cur, latest, err := db.SchemaVersion(octx)
 	c.schema, c.latest, c.schemaErr = cur, latest, err
