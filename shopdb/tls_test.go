@@ -2,16 +2,7 @@ package shopdb_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
-	"math/big"
-	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,72 +12,6 @@ import (
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 )
 
-// testCA is a certificate authority made for a test.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newTestCA(t *testing.T, name string) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// issue writes a server certificate signed by ca, for the names given
-// (an IP address or a DNS name; none: the Common Name only, as MySQL 8's
-// own certificate), and its key, to certFile and keyFile.
-func (ca *testCA) issue(t *testing.T, cn string, names []string, certFile, keyFile string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	for _, n := range names {
-		if ip := net.ParseIP(n); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, n)
-		}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
-	writeFile(t, keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}))
-}
-
-func writeFile(t *testing.T, path string, b []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestTLSWithTheServersOwnCA: against a MariaDB started with TLS on and
 // a certificate of a CA made here, shop.tls_ca_file connects over TLS
 // with the right CA and the name the certificate carries (the host of
@@ -95,14 +20,8 @@ func writeFile(t *testing.T, path string, b []byte) {
 // given a certificate that carries its name only as a Common Name (as
 // MySQL 8's own does), is verified through shop.tls_server_name.
 func TestTLSWithTheServersOwnCA(t *testing.T) {
-	dir := t.TempDir()
-	ca, other := newTestCA(t, "Workshop LAN CA"), newTestCA(t, "Someone Else's CA")
-	caFile, otherFile := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "other-ca.pem")
-	writeFile(t, caFile, ca.pem)
-	writeFile(t, otherFile, other.pem)
-	certFile, keyFile := filepath.Join(dir, "server-cert.pem"), filepath.Join(dir, "server-key.pem")
-	ca.issue(t, "db.workshop.lan", []string{"db.workshop.lan", "127.0.0.1"}, certFile, keyFile)
-	srv := shopdbtest.StartServer(t, shopdbtest.ServerOptions{TLSCert: certFile, TLSKey: keyFile, TLSCA: caFile})
+	srv := shopdbtest.StartTLSServer(t, "db.workshop.lan", "db.workshop.lan", "127.0.0.1")
+	caFile, otherFile, ca := srv.CAFile, srv.OtherCAFile, srv.CA
 	d := srv.NewSampleShop(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -171,7 +90,7 @@ func TestTLSWithTheServersOwnCA(t *testing.T) {
 	// MySQL 8's own certificate: no DNS or IP name, its name a Common
 	// Name. The server reads its new certificate at FLUSH SSL.
 	const mysql8 = "MySQL_Server_8.0.36_Auto_Generated_Server_Certificate"
-	ca.issue(t, mysql8, nil, certFile, keyFile)
+	ca.Issue(t, mysql8, nil, srv.CertFile, srv.KeyFile)
 	if _, err := srv.SQL(t).ExecContext(ctx, "FLUSH SSL"); err != nil {
 		t.Fatal(err)
 	}
@@ -189,8 +108,8 @@ func TestTLSWithTheServersOwnCA(t *testing.T) {
 func TestConfigValidateTLS(t *testing.T) {
 	dir := t.TempDir()
 	ca, notPEM := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "ca.der")
-	writeFile(t, ca, newTestCA(t, "Workshop LAN CA").pem)
-	writeFile(t, notPEM, []byte("not a certificate"))
+	shopdbtest.WriteFile(t, ca, shopdbtest.NewCA(t, "Workshop LAN CA").PEM)
+	shopdbtest.WriteFile(t, notPEM, []byte("not a certificate"))
 	for _, tc := range []struct {
 		name string
 		edit func(c *shopdb.Config)

@@ -208,7 +208,11 @@ func (c *checks) database(ctx context.Context, s Settings) *shopdb.DB {
 		c.add(CheckSkip, "work types", "not checked: no database connection")
 		return nil
 	}
-	c.add(CheckOK, "database", "connected to %s", s.Shop.String())
+	tls := ""
+	if s.Shop.TLSCAFile != "" {
+		tls = fmt.Sprintf(" over TLS, the server's certificate verified against %s", s.Shop.TLSCAFile)
+	}
+	c.add(CheckOK, "database", "connected to %s%s", s.Shop.String(), tls)
 	if mode, err := db.SQLMode(octx); err == nil && !shopdb.StrictMode(mode) {
 		c.add(CheckWarn, "sql_mode", "the server's sql_mode (%q) is not strict: a value longer than its column is cut to fit, with a warning only. "+
 			"A claim number longer than the shop's column is written cut by create_job (not refused as too_long), and write_back's values are cut too: "+
