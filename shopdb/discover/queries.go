@@ -458,6 +458,7 @@ func (p *Proposal) createJob(q *Queries) []string {
 				Ident(p.Mid.Name), aMid, col(aMid, toJob.FromCol), col(aJob, toJob.ToCol), col(aMid, mk))
 		}
 	}
+	p.noteNonTransactional(q)
 	if number != "" && n.Method == "counter" {
 		where := ""
 		if n.NameCol != nil {
