@@ -46,7 +46,7 @@ func explainConnect(err error, c Config) error {
 	case errors.Is(err, mysql.ErrNoTLS):
 		return fmt.Errorf("%w\nthe server at shop.addr offers no TLS: turn it on there (ssl_cert and ssl_key), or set shop.tls: preferred (TLS when offered) or false", err)
 	case AuthPluginHint(err, "") != "":
-		return fmt.Errorf("%w\n%s", err, AuthPluginHint(err, "shop.tls: true (with shop.tls_ca_file for the server's own certificate)"))
+		return fmt.Errorf("%w\n%s", err, AuthPluginHint(err, "shop.tls: true, with shop.tls_ca_file for a certificate of the server's own"))
 	case n == errAccessDenied:
 		return fmt.Errorf("%w\nthe server refused the login: check shop.user (%s) and %s, and that the user may connect from this host", err, c.User, from)
 	case n == errDBAccessDenied:

@@ -254,7 +254,7 @@ func (c *checks) database(ctx context.Context, s Settings) *shopdb.DB {
 	}
 	if len(s.Shop.Queries.CreateJob) == 0 {
 		c.add(CheckInfo, "shop.queries.create_job", "not set: quotesync makes no job; a request whose job find_job does not find waits "+
-			"(status: waiting, %q) and is accepted at the first pass after the shop makes the job", Reason(ReasonNoJob).Words)
+			"(status: waiting, reason %s: %s) and is accepted at the first pass after the shop makes the job", ReasonNoJob, Reason(ReasonNoJob).Words)
 	}
 	return db
 }

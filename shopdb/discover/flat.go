@@ -122,7 +122,7 @@ func (p *Proposal) flatQueries() Queries {
 	q.note("find_job", false, "the job of the newest line of %s whose %s is the request's claim number", p.Lines.Name, p.Claim.Name)
 	q.note("find_job", true, "leave out jobs that must not take a request (cancelled, closed): add a condition on their status")
 	q.note("create_job", true, "no create_job: %s has no table of jobs, and a job exists once the shop writes its first line. "+
-		"A request whose claim has no line yet waits (quotesync status: waiting, \"no job in the shop yet\") and is accepted at the first pass after the shop writes one",
+		"A request whose claim has no line yet waits (quotesync status: waiting, reason no_job) and is accepted at the first pass after the shop writes one",
 		p.Lines.Name)
 	if p.Registration != nil {
 		q.Params = append(q.Params, "registration")
