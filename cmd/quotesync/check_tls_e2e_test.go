@@ -15,6 +15,7 @@ import (
 // address whose host the certificate does not name, fail that line
 // naming the key and the fix; skip-verify beside a CA file is a bad file.
 func TestCheckDatabaseWithItsOwnCertificate(t *testing.T) {
+	t.Parallel()
 	srv := shopdbtest.StartTLSServer(t, "db.workshop.lan", "db.workshop.lan")
 	caFile, otherFile := srv.CAFile, srv.OtherCAFile
 	e := newCLIEnvOn(t, srv.Server, nil)

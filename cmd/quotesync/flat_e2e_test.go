@@ -21,6 +21,7 @@ import (
 // FINAL the quote is submitted once; a line added after that is flagged,
 // never pushed.
 func TestE2EFlatEstimateTable(t *testing.T) {
+	t.Parallel()
 	for _, mode := range e2eModes {
 		t.Run(mode, func(t *testing.T) {
 			w := newInitWorld(t, nil, testshops.Flat)

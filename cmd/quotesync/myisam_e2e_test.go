@@ -24,6 +24,7 @@ import (
 // (find_job), reserves and accepts it: no second job, no number given
 // twice, and history says the job was found by find_job.
 func TestE2EMyISAMCreateJobKilled(t *testing.T) {
+	t.Parallel()
 	shop := testshops.Shops[0]
 	if shop.Name != "repairorder" {
 		t.Fatalf("the first held-out shop is %s, not repairorder", shop.Name)

@@ -26,43 +26,50 @@ var sqlModes = []struct{ name, mode string }{
 	{"Empty", shopdbtest.EmptyMode},
 }
 
-// The servers of the modes, started on first use and stopped by TestMain.
+// The servers of the modes, each started on first use (the modes'
+// tests may start theirs at once) and stopped by TestMain.
 var (
 	modeMu      gosync.Mutex
-	modeServers = map[string]*shopdbtest.Server{}
-	modeErrs    = map[string]error{}
+	modeServers = map[string]*modeStart{}
 )
+
+type modeStart struct {
+	once gosync.Once
+	srv  *shopdbtest.Server
+	err  error
+}
 
 // modeServer returns the package's server running with mode.
 func modeServer(tb testing.TB, mode string) *shopdbtest.Server {
 	tb.Helper()
 	modeMu.Lock()
-	defer modeMu.Unlock()
-	if s := modeServers[mode]; s != nil {
-		return s
+	m := modeServers[mode]
+	if m == nil {
+		m = &modeStart{}
+		modeServers[mode] = m
 	}
-	if err := modeErrs[mode]; err != nil {
-		tb.Fatalf("the server with sql_mode %q did not start: %v", mode, err)
+	modeMu.Unlock()
+	m.once.Do(func() {
+		mode := mode
+		m.srv, m.err = shopdbtest.LaunchServer(shopdbtest.ServerOptions{SQLMode: &mode})
+	})
+	if errors.Is(m.err, shopdbtest.ErrNoServerBinary) {
+		tb.Skipf("SKIPPED, NOT RUN: the tests under sql_mode %q start a MariaDB server of their own and %v", mode, m.err)
 	}
-	m := mode
-	s, err := shopdbtest.LaunchServer(shopdbtest.ServerOptions{SQLMode: &m})
-	if errors.Is(err, shopdbtest.ErrNoServerBinary) {
-		tb.Skipf("SKIPPED, NOT RUN: the tests under sql_mode %q start a MariaDB server of their own and %v", mode, err)
+	if m.err != nil {
+		tb.Fatalf("start a server with sql_mode %q: %v", mode, m.err)
 	}
-	if err != nil {
-		modeErrs[mode] = err
-		tb.Fatalf("start a server with sql_mode %q: %v", mode, err)
-	}
-	modeServers[mode] = s
-	return s
+	return m.srv
 }
 
 // stopModeServers ends the servers of the modes (TestMain).
 func stopModeServers() {
 	modeMu.Lock()
 	defer modeMu.Unlock()
-	for _, s := range modeServers {
-		s.Stop()
+	for _, m := range modeServers {
+		if m.srv != nil {
+			m.srv.Stop()
+		}
 	}
 }
 
@@ -72,8 +79,10 @@ func stopModeServers() {
 // (TestInitOnSchemasUnlikeTheSample), and check on the sample shop's
 // example configuration.
 func TestE2EUnderSQLModes(t *testing.T) {
+	t.Parallel()
 	for _, m := range sqlModes {
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
 			srv := modeServer(t, m.mode)
 			if srv.Mode != m.mode {
 				t.Fatalf("the server runs with sql_mode %q, want %q", srv.Mode, m.mode)
