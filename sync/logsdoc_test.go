@@ -25,3 +25,19 @@ func TestLogsPageExplainsEveryLogLine(t *testing.T) {
 		}
 	}
 }
+
+// TestLogsPageNamesEveryField: every field key the engine's log lines
+// carry is named on docs/logs.md, so a log pipeline can be written from it.
+func TestLogsPageNamesEveryField(t *testing.T) {
+	data, err := os.ReadFile("../docs/logs.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{fieldInsurer, fieldRequest, fieldClaim, fieldJob, fieldPhase, fieldFrom, fieldReason,
+		fieldDetail, fieldAttempt, fieldStatus, fieldDuration, fieldRoute, fieldNext, fieldItems, fieldReleased,
+		fieldInferred, fieldStreak} {
+		if !strings.Contains(string(data), "`"+f+"`") {
+			t.Errorf("docs/logs.md does not name the log field %q", f)
+		}
+	}
+}

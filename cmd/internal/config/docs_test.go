@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,7 +49,8 @@ func TestConfigurationPageDocumentsEveryKey(t *testing.T) {
 		}
 	}
 
-	for _, k := range keys {
+	slices.Sort(keys)
+	for _, k := range slices.Compact(keys) {
 		if !strings.Contains(page, "`"+k+"`") {
 			t.Errorf("docs/configuration.md does not document %s (write it as `%s` in its section's table)", k, k)
 		}
