@@ -132,6 +132,20 @@ func TestDocsLinks(t *testing.T) {
 	}
 }
 
+// TestReadmeLinksEveryPage: README.md's "where to read more" leads to
+// every page of docs/ and to ARCHITECTURE.md.
+func TestReadmeLinksEveryPage(t *testing.T) {
+	readme := MustReadPage(t, "README.md")
+	for _, page := range docPages(t) {
+		if page == "README.md" {
+			continue
+		}
+		if !strings.Contains(readme, "]("+filepath.ToSlash(page)+")") {
+			t.Errorf("README.md does not link %s", page)
+		}
+	}
+}
+
 // TestAnchors: the anchors the link test computes are GitHub's.
 func TestAnchors(t *testing.T) {
 	got := anchors("# Troubleshooting\n## Status change refused (404/405)\n## `history` on the command line\n## The shop's database server\n## Notes\n## Notes\n```\n# not a heading\n```\n")
