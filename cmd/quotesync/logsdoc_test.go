@@ -17,7 +17,8 @@ func TestLogsPageExplainsCommandLogLines(t *testing.T) {
 		msgSchedulerDied, msgReloading, msgReloaded, msgReloadRejected, msgLogFormatKept, msgMetricsListen,
 		msgMetricsFailed, msgMetricsRebind, msgMetricsLost, msgDriver, msgNotifyFailed, msgWatchdogHeld, msgWatchdogResumed,
 		msgSyncNow, msgControlListen, msgControlOff, msgClusterNode,
-		msgListenerAuth, msgListenerOpenDeprecated, msgListenerNoUsers, msgListenerCertExpired} {
+		msgListenerAuth, msgListenerOpenDeprecated, msgListenerNoUsers, msgListenerCertExpired,
+		msgListenerOpen, msgListenerInClear, msgListenerUsersOpen, msgListenerWeakHashes} {
 		if !strings.Contains(string(data), "`"+m+"`") {
 			t.Errorf("docs/logs.md does not explain the log message %q", m)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -81,6 +82,8 @@ func validateRemote(key string, r RemoteSection) []error {
 		add("base_url: %q must not hold a user or password; the token comes from %s.token", u.Redacted(), key)
 	} else if u.RawQuery != "" || u.Fragment != "" {
 		add("base_url: %q must have no query (?…) or fragment (#…)", u.Redacted())
+	} else if err := inClear(u, "the token"); err != nil {
+		add("base_url: %w", err)
 	}
 	durations := []struct {
 		key string
@@ -129,6 +132,28 @@ func validateRemote(key string, r RemoteSection) []error {
 		add("%w", err)
 	}
 	return errs
+}
+
+// inClear refuses an http:// URL to a host beyond loopback: what goes
+// there (what, e.g. "the token") would cross the network in clear, for
+// anyone on the way to read. Loopback (127.0.0.0/8, ::1, localhost) is
+// allowed: the emulator, a local TLS-terminating proxy, the tests.
+func inClear(u *url.URL, what string) error {
+	if u.Scheme != "http" || loopbackHost(u.Hostname()) {
+		return nil
+	}
+	return fmt.Errorf("%q is plain http: %s would cross the network in clear; use https://%s (http:// only to loopback: 127.0.0.1, ::1, localhost)",
+		u.Redacted(), what, u.Host+u.EscapedPath())
+}
+
+// loopbackHost reports whether host (no port) is a loopback address or
+// localhost.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // statusPaths are the values remote.status_path takes.
@@ -230,8 +255,10 @@ func buildToken(key string, t TokenSection, getenv func(string) string, secrets 
 		return nil, "", fmt.Errorf("%s.client_secret: the secret must not be written in the YAML; use client_secret_file (e.g. ${CREDENTIALS_DIRECTORY}/token) or client_secret_env", key)
 	}
 	var errs []error
-	if u, err := url.Parse(o.TokenURL); o.TokenURL == "" || err != nil || u.Host == "" {
-		errs = append(errs, fmt.Errorf("%s.token_url: %q must be the URL of the token endpoint", key, o.TokenURL))
+	if u, err := url.Parse(o.TokenURL); o.TokenURL == "" || err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		errs = append(errs, fmt.Errorf("%s.token_url: %q must be the https URL of the token endpoint", key, redactURL(o.TokenURL)))
+	} else if err := inClear(u, "the client secret and the token"); err != nil {
+		errs = append(errs, fmt.Errorf("%s.token_url: %w", key, err))
 	}
 	if o.ClientID == "" {
 		errs = append(errs, fmt.Errorf("%s.client_id: required", key))
