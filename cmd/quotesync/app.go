@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
-	"github.com/quotesync/quotesync/cmd/internal/redact"
+	"github.com/quotesync/quotesync/internal/redact"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	qsync "github.com/quotesync/quotesync/sync"
 )

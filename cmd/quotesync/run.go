@@ -17,7 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
-	"github.com/quotesync/quotesync/cmd/internal/redact"
+	"github.com/quotesync/quotesync/internal/redact"
 	"github.com/quotesync/quotesync/cmd/internal/webauth"
 	qsync "github.com/quotesync/quotesync/sync"
 )

@@ -3,7 +3,7 @@ package config
 import (
 	"context"
 
-	"github.com/quotesync/quotesync/cmd/internal/redact"
+	"github.com/quotesync/quotesync/internal/redact"
 	"github.com/quotesync/quotesync/remote"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quotesync/quotesync/cmd/internal/redact"
+	"github.com/quotesync/quotesync/internal/redact"
 )
 
 // TestRedactHoldsEverySecret: Settings.Redact (and the shop's, the same
