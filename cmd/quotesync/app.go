@@ -12,8 +12,8 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
-	"github.com/quotesync/quotesync/internal/redact"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
+	"github.com/quotesync/quotesync/internal/redact"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 

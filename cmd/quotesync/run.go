@@ -17,8 +17,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
-	"github.com/quotesync/quotesync/internal/redact"
 	"github.com/quotesync/quotesync/cmd/internal/webauth"
+	"github.com/quotesync/quotesync/internal/redact"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 

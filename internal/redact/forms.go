@@ -71,6 +71,14 @@ func jsonEscape(v string, st jsonStyle) string {
 		hex = upperHex
 	}
 	u := func(r rune) {
+		if r > 0xffff { // a UTF-16 surrogate pair
+			r1, r2 := utf16.EncodeRune(r)
+			r = r1<<16 | r2
+			b.WriteString(`\u`)
+			for shift := 28; shift >= 16; shift -= 4 {
+				b.WriteByte(hex[(r>>shift)&0xf])
+			}
+		}
 		b.WriteString(`\u`)
 		for shift := 12; shift >= 0; shift -= 4 {
 			b.WriteByte(hex[(r>>shift)&0xf])
@@ -79,13 +87,7 @@ func jsonEscape(v string, st jsonStyle) string {
 	for _, r := range v {
 		switch {
 		case st.all && !isAlnum(r):
-			if r > 0xffff {
-				r1, r2 := utf16.EncodeRune(r)
-				u(r1)
-				u(r2)
-			} else {
-				u(r)
-			}
+			u(r)
 		case r == '"':
 			b.WriteString(`\"`)
 		case r == '\\':
@@ -101,13 +103,7 @@ func jsonEscape(v string, st jsonStyle) string {
 		case st.html && (r == '<' || r == '>' || r == '&'):
 			u(r)
 		case st.nonASCII && r > 0x7f:
-			if r > 0xffff {
-				r1, r2 := utf16.EncodeRune(r)
-				u(r1)
-				u(r2)
-			} else {
-				u(r)
-			}
+			u(r)
 		default:
 			b.WriteRune(r)
 		}

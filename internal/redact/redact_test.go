@@ -238,7 +238,9 @@ func TestExcerptReadBound(t *testing.T) {
 func TestAddFetched(t *testing.T) {
 	s := redact.New("configured-1")
 	s.AddFetched("configured-1")
-	tok := func(i int) string { return "fetched-token-" + strings.Repeat("x", i%3) + string(rune('A'+i%26)) + string(rune('a'+i/26)) }
+	tok := func(i int) string {
+		return "fetched-token-" + strings.Repeat("x", i%3) + string(rune('A'+i%26)) + string(rune('a'+i/26))
+	}
 	for i := range redact.KeepFetched + 5 {
 		s.AddFetched(tok(i))
 		if got := s.Redact("t " + tok(i)); got != "t "+redact.Mark {
