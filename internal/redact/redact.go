@@ -253,3 +253,41 @@ func max0(n int) int {
 	}
 	return n
 }
+
+// MinURLSegment is the shortest segment of a URL's path that URL counts
+// as a secret of its own: keys are long and random, the words of a path
+// ("services", "webhooks", "IncomingWebhook") short.
+const MinURLSegment = 16
+
+// URL returns the values of a URL that are secrets: its path and query,
+// whole, each query value and each path segment of at least
+// MinURLSegment characters (Slack, Teams and Discord put the key of a
+// webhook in the path, a receiver may echo it alone; others put a token
+// in the query), and the password of its user info. The scheme and the
+// host are not: they say where a text went. A value that is no URL gives
+// itself whole.
+func URL(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return []string{raw}
+	}
+	var out []string
+	if p := u.EscapedPath(); p != "" && p != "/" {
+		out = append(out, p, u.Path)
+		for _, seg := range strings.Split(u.Path, "/") {
+			if len(seg) >= MinURLSegment {
+				out = append(out, seg)
+			}
+		}
+	}
+	if u.RawQuery != "" {
+		out = append(out, u.RawQuery)
+		for _, vs := range u.Query() {
+			out = append(out, vs...)
+		}
+	}
+	if pw, ok := u.User.Password(); ok {
+		out = append(out, pw)
+	}
+	return out
+}

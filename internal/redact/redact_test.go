@@ -262,3 +262,22 @@ func TestAddFetched(t *testing.T) {
 		t.Errorf("Join lost values: %q", got)
 	}
 }
+
+// TestURL: a webhook URL's path and query are secrets (each query value
+// too), its scheme and host are not.
+func TestURL(t *testing.T) {
+	const hook = "https://hooks.slack.com/services/T0001/B0002/k3yXXXXsecretXXXXk3y24?token=q-s3cret&x=1"
+	s := redact.New(redact.URL(hook)...)
+	got := s.Redact("POST " + hook + ": 404; the key alone: k3yXXXXsecretXXXXk3y24? no: /services/T0001/B0002/k3yXXXXsecretXXXXk3y24; q-s3cret")
+	for _, kept := range []string{"k3yXXXXsecretXXXXk3y24", "q-s3cret", "T0001/B0002"} {
+		if strings.Contains(got, kept) {
+			t.Errorf("%q kept in %q", kept, got)
+		}
+	}
+	if !strings.Contains(got, "POST https://hooks.slack.com") {
+		t.Errorf("the scheme and host went: %q", got)
+	}
+	if v := redact.URL("https://receiver.example"); len(v) != 0 {
+		t.Errorf("URL of a bare origin = %q, want no secret", v)
+	}
+}
