@@ -207,15 +207,20 @@ func (s *Secrets) Cut(text string, max int) string {
 
 // Excerpt is Cut of a text read up to a bound. When more is true the
 // read stopped at its bound and the text goes on: a secret straddling
-// the bound is not matched, and its start lies in the last Longest bytes
-// of the text once the whole secrets before it are redacted, so those
-// bytes are dropped after redacting, and the excerpt says it was cut. A
-// bounded read that keeps max bytes should read more than max + Longest
-// (ReadBound), so that what is dropped lies past what is kept.
+// the bound is not matched, and what was read of it is the raw end of
+// the redacted text, shorter than Longest. So the redacted text loses
+// its last Longest bytes, or less: the bytes after its last Mark when
+// that mark ends among them (a secret whole before the bound is kept as
+// its mark); and the excerpt says it was cut. A bounded read that keeps
+// max bytes should read more than max + Longest (ReadBound), so that
+// what is dropped lies past what is kept.
 func (s *Secrets) Excerpt(text string, max int, more bool) string {
 	text = s.Redact(text)
 	if more {
 		n := max0(len(text) - s.Longest())
+		if i := strings.LastIndex(text, Mark); i >= 0 && i+len(Mark) > n {
+			n = i + len(Mark)
+		}
 		for n > 0 && n < len(text) && !utf8.RuneStart(text[n]) {
 			n--
 		}
