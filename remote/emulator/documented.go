@@ -177,6 +177,15 @@ func (e *Emulator) serveToken(w http.ResponseWriter, r *http.Request) {
 	e.mu.Lock()
 	e.tokenCalls++
 	e.mu.Unlock()
+	if f, ok := e.pickFault(RouteToken); ok {
+		e.applyFault(w, r, f, func(w http.ResponseWriter) { e.issueToken(w, r) })
+		return
+	}
+	e.issueToken(w, r)
+}
+
+// issueToken is the token endpoint's answer to r.
+func (e *Emulator) issueToken(w http.ResponseWriter, r *http.Request) {
 	oauthErr := func(status int, code, desc string) {
 		if status == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Basic realm="quotesync-emulator"`)
