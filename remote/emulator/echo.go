@@ -15,6 +15,9 @@ import (
 // emulator's secret (Options.Token: the spec mode's bearer token, the
 // documented mode's client secret), each in every form of EchoForms, one
 // per line, as a careless service quotes a request back in its error.
+// The lines go form by form, each answer starting one form later than
+// the last: a client that keeps the start of an answer (an excerpt)
+// meets every form first within len(EchoForms) answers.
 func (e *Emulator) echoBody(r *http.Request) string {
 	values := []string{}
 	if h := r.Header.Get("Authorization"); h != "" {
@@ -33,10 +36,20 @@ func (e *Emulator) echoBody(r *http.Request) string {
 		}
 	}
 	values = append(values, e.opts.Token)
+	e.mu.Lock()
+	first := e.echoes
+	e.echoes++
+	e.mu.Unlock()
+	forms := make([][]EchoForm, len(values))
+	for i, v := range values {
+		forms[i] = EchoForms(v)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "echo: the request's credentials, as a careless service quotes them back\n")
-	for i, v := range values {
-		for _, f := range EchoForms(v) {
+	n := len(forms[0])
+	for k := range n {
+		for i := range values {
+			f := forms[i][(first+k)%n]
 			fmt.Fprintf(&b, "credential %d %s: %s\n", i, f.Name, f.Text)
 		}
 	}
