@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -101,7 +99,7 @@ func TestEchoedSecretsNowhereBinary(t *testing.T) {
 				texts[path] = body
 			}
 			for _, args := range [][]string{{"status"}, {"status", "--json"}, {"history", ids[0]}, {"history", "--json", ids[1]}, {"check"}, {"config"}} {
-				texts["quotesync "+strings.Join(args, " ")] = e.runVerb(args...)
+				texts["quotesync "+strings.Join(args, " ")] = e.verb(args...).Output
 			}
 			texts["the tables"] = e.quotesyncTables()
 			if code := p.stop(30 * time.Second); code != 0 {
@@ -123,6 +121,9 @@ func TestEchoedSecretsNowhereBinary(t *testing.T) {
 				if !strings.Contains(texts[where], redact.Mark) {
 					t.Errorf("%s shows no redacted echo:\n%s", where, e2eTail(texts[where], 15))
 				}
+			}
+			if mode == emulator.ModeDocumented && !strings.Contains(texts["the log"], "token endpoint answered status 401: echo") {
+				t.Errorf("the log shows no echo of the token endpoint:\n%s", e2eTail(texts["the log"], 15))
 			}
 			if !strings.Contains(texts["/status"], "the last one failed") {
 				t.Errorf("the status page's health line does not name the last pass's error:\n%s", e2eTail(texts["/status"], 30))
@@ -146,18 +147,6 @@ func echoedValues(e *e2eEnv, mode string) []string {
 		}
 	}
 	return vs
-}
-
-// runVerb runs the binary's verb with args and the config, returns its
-// output (standard output and error).
-func (e *e2eEnv) runVerb(args ...string) string {
-	e.tb.Helper()
-	ctx, cancel := context.WithTimeout(e.ctx(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, e.bin, append(args, "--config", e.Conf)...)
-	cmd.Env = e.environ()
-	out, _ := cmd.CombinedOutput()
-	return string(out)
 }
 
 // quotesyncTables is every row of every quotesync_* table, as text.
