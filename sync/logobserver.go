@@ -12,7 +12,7 @@ import (
 )
 
 // Log field keys. They are stable: operators filter journald and log
-// pipelines on them (README.md lists them).
+// pipelines on them (docs/logs.md lists them).
 const (
 	fieldInsurer  = "insurer"
 	fieldRequest  = "request"
@@ -39,7 +39,7 @@ type logLine struct {
 	msg   string
 }
 
-// logLines gives every event kind its line; README.md explains each
+// logLines gives every event kind its line; docs/logs.md explains each
 // message. An idle pass logs nothing at info.
 var logLines = map[EventKind]logLine{
 	EventWaiting:        {zap.InfoLevel, "waiting for a job in the shop"},

@@ -29,7 +29,7 @@ type OutboxStore interface {
 	ReleaseOnce(ctx context.Context, key string) error
 }
 
-// Log messages of deliveries; README.md explains each.
+// Log messages of deliveries; docs/logs.md explains each.
 const (
 	msgDeliveryFailed    = "delivery failed; will retry"
 	msgDeliveryRecovered = "delivered after failed attempts"

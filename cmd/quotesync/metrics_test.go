@@ -200,12 +200,12 @@ func TestRunWatchdog(t *testing.T) {
 	}
 }
 
-// TestMetricsREADMEFamilies scrapes /metrics and finds every family the
-// README's list of metrics names, of the type it has always had and with
-// exactly the labels the README gives it; every quotesync family served
-// is in that list; the Go and process series the README's benchmarks
-// read are there too.
-func TestMetricsREADMEFamilies(t *testing.T) {
+// TestMetricsPageFamilies scrapes /metrics and finds every family the
+// list of metrics of docs/metrics.md names, of the type it has always had
+// and with exactly the labels the page gives it; every quotesync family
+// served is in that list; the Go and process series the benchmarks of
+// docs/benchmarks.md read are there too.
+func TestMetricsPageFamilies(t *testing.T) {
 	m := newPromMetrics()
 	m.insurers([]string{qsync.DefaultInsurer})
 	m.Observe(qsync.Event{Kind: qsync.EventAccepted, Insurer: qsync.DefaultInsurer, From: qsync.PhaseReserved, To: qsync.PhaseAccepted})
@@ -214,11 +214,14 @@ func TestMetricsREADMEFamilies(t *testing.T) {
 	m.state.use(db, []string{qsync.DefaultInsurer})
 	types, labels := scrapeFamilies(t, getMetrics(t, m))
 
-	readme, err := os.ReadFile("../../README.md")
+	page, err := os.ReadFile("../../docs/metrics.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, _ := strings.Cut(string(readme), "\nThe metrics:\n")
+	_, section, found := strings.Cut(string(page), "\n## The metrics\n\n")
+	if !found {
+		t.Fatal("docs/metrics.md has no section '## The metrics'")
+	}
 	section, _, _ = strings.Cut(section, "\n\n")
 	want := map[string]string{ // the type each family has had since it was added
 		"quotesync_passes_total":                   "counter",
@@ -237,7 +240,7 @@ func TestMetricsREADMEFamilies(t *testing.T) {
 		"quotesync_remote_call_duration_seconds":   "histogram",
 		"quotesync_config_reloads_total":           "counter",
 		"quotesync_build_info":                     "gauge",
-		// read by the README's idle-daemon benchmark and these tests
+		// read by the idle-daemon benchmark and these tests
 		"go_goroutines":                   "gauge",
 		"go_memstats_heap_inuse_bytes":    "gauge",
 		"go_memstats_heap_idle_bytes":     "gauge",
@@ -256,7 +259,7 @@ func TestMetricsREADMEFamilies(t *testing.T) {
 		name := mm[1]
 		listed[name] = true
 		if _, ok := want[name]; !ok {
-			t.Errorf("the README lists %s, which this test does not know: add its type", name)
+			t.Errorf("docs/metrics.md lists %s, which this test does not know: add its type", name)
 		}
 		ls := strings.Split(mm[2], ",")
 		slices.Sort(ls)
@@ -266,12 +269,12 @@ func TestMetricsREADMEFamilies(t *testing.T) {
 		}
 		for ls := range labels[name] {
 			if ls != wantLabels {
-				t.Errorf("%s has a series labelled {%s}, the README says {%s}", name, ls, wantLabels)
+				t.Errorf("%s has a series labelled {%s}, docs/metrics.md says {%s}", name, ls, wantLabels)
 			}
 		}
 	}
 	if len(listed) < 16 {
-		t.Fatalf("the README's list of metrics names %d quotesync families, want 16", len(listed))
+		t.Fatalf("the list of metrics of docs/metrics.md names %d quotesync families, want 16", len(listed))
 	}
 	for name, typ := range want {
 		if got := types[name]; got != typ {
@@ -280,7 +283,7 @@ func TestMetricsREADMEFamilies(t *testing.T) {
 	}
 	for name := range types {
 		if strings.HasPrefix(name, "quotesync_") && !listed[name] {
-			t.Errorf("/metrics serves %s, which the README's list of metrics lacks", name)
+			t.Errorf("/metrics serves %s, which the list of metrics of docs/metrics.md lacks", name)
 		}
 	}
 }
