@@ -93,6 +93,7 @@ func (c *File) Build(o BuildOptions) (*Settings, error) {
 	add(c.buildNotify(s, getenv, scope))
 	add(c.buildOps(s))
 	c.addSecrets(s, getenv)
+	s.Daemon.Shop.Redact = s.Daemon.Secrets // also for a verb that opens shopdb alone
 
 	s.LogFormat = strings.ToLower(c.Log.Format)
 	if s.LogFormat == "" {
