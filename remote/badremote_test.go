@@ -140,7 +140,7 @@ func TestListRequestsNotJSON(t *testing.T) {
 	_, err := c.ListRequests(context.Background())
 	checkOneSentinel(t, err, ErrTemporary)
 	msg := err.Error()
-	for _, want := range []string{"status 200", `text/html; charset=utf-8`, `<!DOCTYPE html> <html><head><title>Sign in`,
+	for _, want := range []string{"status 200", `text/html; charset=utf-8`, `<!DOCTYPE html>\n<html><head><title>Sign in`,
 		"an HTML page", "a proxy or login page", "remote.base_url"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error %q lacks %q", msg, want)

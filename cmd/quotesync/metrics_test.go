@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,6 +21,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/quotesync/quotesync/internal/redact"
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
@@ -340,10 +342,62 @@ func scrapeFamilies(t *testing.T, body string) (types map[string]string, labels 
 	return types, labels
 }
 
+// TestRedactAnswers: the listener's door holds each answer whole, so a
+// secret written in two pieces is redacted; status, headers and length
+// are the handler's, and the body is gzipped when the client accepts it.
+func TestRedactAnswers(t *testing.T) {
+	const secret = "listener/s3cret+value"
+	h := redactAnswers(redact.New(secret), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Accept-Encoding") != "" {
+			t.Errorf("the handler was offered %q: it must answer text", r.Header.Get("Accept-Encoding"))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, `{"reason":"the last one failed: echo %s`, secret[:7])
+		fmt.Fprintf(w, `%s and %s %s"}`, secret[7:], url.QueryEscape(secret), strings.Repeat("x", 2000))
+	}))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	for _, accept := range []string{"", "gzip, deflate"} {
+		req, _ := http.NewRequest("GET", srv.URL+"/healthz", nil)
+		if accept != "" {
+			req.Header.Set("Accept-Encoding", accept)
+		}
+		resp, err := (&http.Client{Transport: &http.Transport{DisableCompression: true}}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r io.Reader = resp.Body
+		if accept != "" {
+			if resp.Header.Get("Content-Encoding") != "gzip" {
+				t.Errorf("Accept-Encoding %q: Content-Encoding %q, want gzip", accept, resp.Header.Get("Content-Encoding"))
+			} else if r, err = gzip.NewReader(resp.Body); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b, err := io.ReadAll(r)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := string(b)
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("status %d, Content-Type %q: want the handler's", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		if strings.Contains(body, "s3cret") || strings.Count(body, redact.Mark) != 2 {
+			t.Errorf("Accept-Encoding %q: body %.120q…, want the secret (split across two writes, and query-escaped) redacted", accept, body)
+		}
+		if accept == "" && resp.ContentLength != int64(len(body)) {
+			t.Errorf("Content-Length %d, body %d bytes", resp.ContentLength, len(body))
+		}
+	}
+}
+
 // TestMetricsGzip: /metrics is gzipped when the scraper accepts it, and
-// plain when it does not.
+// plain when it does not, through the listener's redaction as the daemon
+// serves it.
 func TestMetricsGzip(t *testing.T) {
-	srv := httptest.NewServer(obsHandler(newPromMetrics(), func(context.Context) (bool, qsync.HealthReport) { return true, qsync.HealthReport{} }))
+	srv := httptest.NewServer(redactAnswers(redact.New("s3cret-value"), obsHandler(newPromMetrics(), func(context.Context) (bool, qsync.HealthReport) { return true, qsync.HealthReport{} })))
 	defer srv.Close()
 	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableCompression: true}}
 	for _, tt := range []struct{ accept, encoding string }{{"gzip", "gzip"}, {"identity", ""}, {"", ""}} {

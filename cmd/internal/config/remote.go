@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quotesync/quotesync/internal/redact"
 	"github.com/quotesync/quotesync/remote"
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -35,10 +36,11 @@ var remoteKeys = map[string]string{
 
 // buildRemote checks one remote block, configured under key ("remote",
 // "remotes[1]"), and turns it into remote.Config and a token source (when
-// secrets is set) and says where the token comes from. Every invalid key
+// secrets is set; an OAuth2 source adds its client secret and tokens to
+// set) and says where the token comes from. Every invalid key
 // is reported by its name in the file, so that a bad value stops every
 // verb with exit status 2 before anything is migrated or called.
-func buildRemote(key string, r RemoteSection, getenv func(string) string, secrets bool, userAgent string) (qsync.Insurer, error) {
+func buildRemote(key string, r RemoteSection, getenv func(string) string, secrets bool, userAgent string, set *redact.Secrets) (qsync.Insurer, error) {
 	ins := qsync.Insurer{Key: key, Remote: remote.Config{
 		BaseURL:           r.BaseURL,
 		UserAgent:         userAgent,
@@ -62,7 +64,7 @@ func buildRemote(key string, r RemoteSection, getenv func(string) string, secret
 			errs = append(errs, remoteConfigError(key, err))
 		}
 	}
-	tokens, from, err := buildToken(key, r.Token, getenv, secrets)
+	tokens, from, err := buildToken(key, r.Token, getenv, secrets, set)
 	errs = append(errs, err)
 	ins.Tokens, ins.TokenFrom = tokens, from
 	return ins, errors.Join(errs...)
@@ -221,8 +223,9 @@ func redactURL(s string) string {
 
 // buildToken checks the token section of the remote block configured
 // under key and, when secrets is set, makes the token source (a file or a
-// variable is read when the token is used).
-func buildToken(key string, t TokenSection, getenv func(string) string, secrets bool) (remote.TokenSource, string, error) {
+// variable is read when the token is used; the remote client adds each
+// token it sends to the set, an OAuth2 source its client secret too).
+func buildToken(key string, t TokenSection, getenv func(string) string, secrets bool, set *redact.Secrets) (remote.TokenSource, string, error) {
 	key += ".token"
 	if t.Value != "" {
 		return nil, "", fmt.Errorf("%s.value: the token must not be written in the YAML; put it in a file (%s.file, e.g. ${CREDENTIALS_DIRECTORY}/token) or an environment variable (%s.env)", key, key, key)
@@ -286,7 +289,7 @@ func buildToken(key string, t TokenSection, getenv func(string) string, secrets 
 	}
 	cc := remote.ClientCredentialsConfig{
 		TokenURL: o.TokenURL, ClientID: o.ClientID, ClientSecret: secret,
-		Scopes: o.Scopes, EndpointParams: params, ExpiryLeeway: o.ExpiryLeeway,
+		Scopes: o.Scopes, EndpointParams: params, ExpiryLeeway: o.ExpiryLeeway, Secrets: set,
 	}
 	if o.ClientSecretFile != "" {
 		// Read at every token fetch: a secret fixed on disk after a

@@ -79,7 +79,7 @@ func TestRemoteSettingsInvalid(t *testing.T) {
 			if !tt.remoteToo {
 				return
 			}
-			ins, _ := buildRemote("remote", fc.Remote, func(string) string { return "" }, false, "")
+			ins, _ := buildRemote("remote", fc.Remote, func(string) string { return "" }, false, "", nil)
 			if _, err := remote.New(ins.Remote, remote.StaticToken("t")); err == nil {
 				t.Errorf("remote.New accepts what build refuses: %+v", ins.Remote)
 			}
