@@ -24,7 +24,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/quotesync/quotesync/internal/redact"
+	"github.com/quotesync/quotesync/remote/redact"
 )
 
 // Defaults of Config; a zero field takes its default.

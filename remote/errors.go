@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quotesync/quotesync/internal/redact"
+	"github.com/quotesync/quotesync/remote/redact"
 )
 
 // Sentinel errors: every error a Client returns matches exactly one of them

@@ -1,7 +1,7 @@
 package remote
 
 import (
-	"github.com/quotesync/quotesync/internal/redact"
+	"github.com/quotesync/quotesync/remote/redact"
 
 	"context"
 	"errors"

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
-	"github.com/quotesync/quotesync/internal/redact"
+	"github.com/quotesync/quotesync/remote/redact"
 )
 
 // DefaultExpiryLeeway is how long before its expiry a client-credentials

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quotesync/quotesync/internal/redact"
+	"github.com/quotesync/quotesync/remote/redact"
 )
 
 // The retry loop is written out here rather than taken from

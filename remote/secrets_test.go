@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quotesync/quotesync/internal/redact"
+	"github.com/quotesync/quotesync/remote/redact"
 )
 
 // echoForms are s in the forms a service echoes it: as sent,

@@ -112,7 +112,7 @@ type Config struct {
 	Redact Redacter
 }
 
-// Redacter removes secret values from a text; internal/redact's Secrets
+// Redacter removes secret values from a text; remote/redact's Secrets
 // implements it.
 type Redacter interface {
 	Redact(text string) string

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/quotesync/quotesync/internal/redact"
 	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 )
 

@@ -10,8 +10,8 @@ import (
 	"github.com/robfig/cron/v3"
 	"github.com/shopspring/decimal"
 
-	"github.com/quotesync/quotesync/internal/redact"
 	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 )
 

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/quotesync/quotesync/internal/redact"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quotesync/quotesync/internal/redact"
 	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 )
 

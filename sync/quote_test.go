@@ -10,8 +10,8 @@ import (
 	"github.com/shopspring/decimal"
 	"go.uber.org/zap"
 
-	"github.com/quotesync/quotesync/internal/redact"
 	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 )
 

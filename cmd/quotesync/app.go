@@ -13,7 +13,7 @@ import (
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
-	"github.com/quotesync/quotesync/internal/redact"
+	"github.com/quotesync/quotesync/remote/redact"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quotesync/quotesync/internal/redact"
 	"github.com/quotesync/quotesync/remote/emulator"
+	"github.com/quotesync/quotesync/remote/redact"
 )
 
 // echoSecret is the spec mode's bearer token and the documented mode's

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quotesync/quotesync/internal/redact"
 	"github.com/quotesync/quotesync/remote/emulator"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 	qsync "github.com/quotesync/quotesync/sync"

@@ -17,7 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/cmd/internal/webauth"
-	"github.com/quotesync/quotesync/internal/redact"
+	"github.com/quotesync/quotesync/remote/redact"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 

@@ -21,8 +21,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/quotesync/quotesync/internal/redact"
 	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 	qsync "github.com/quotesync/quotesync/sync"

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/quotesync/quotesync/internal/redact"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 	qsync "github.com/quotesync/quotesync/sync"
 )

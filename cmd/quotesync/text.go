@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
-	"github.com/quotesync/quotesync/internal/redact"
+	"github.com/quotesync/quotesync/remote/redact"
 )
 
 // Text from outside (the insurer's ids, claims and answers, the shop's job

@@ -11,7 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/quotesync/quotesync/internal/redact"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 	qsync "github.com/quotesync/quotesync/sync"
 )

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quotesync/quotesync/internal/redact"
 	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/remote/redact"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 

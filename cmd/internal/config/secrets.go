@@ -1,7 +1,7 @@
 package config
 
 import (
-	"github.com/quotesync/quotesync/internal/redact"
+	"github.com/quotesync/quotesync/remote/redact"
 )
 
 // addSecrets adds to the set (Daemon.Secrets) every secret value the

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quotesync/quotesync/internal/redact"
 	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/remote/redact"
 )
 
 // TestRedactHoldsEverySecret: the set (Daemon.Secrets) removes every

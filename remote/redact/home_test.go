@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quotesync/quotesync/internal/redact"
+	"github.com/quotesync/quotesync/remote/redact"
 )
 
 // TestOneRedactor: no code of the module but this package writes the
@@ -24,7 +24,7 @@ func TestOneRedactor(t *testing.T) {
 			return filepath.SkipDir
 		}
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") ||
-			filepath.Dir(path) == filepath.Join(root, "internal", "redact") {
+			filepath.Dir(path) == filepath.Join(root, "remote", "redact") {
 			return nil
 		}
 		b, err := os.ReadFile(path)
@@ -33,7 +33,7 @@ func TestOneRedactor(t *testing.T) {
 		}
 		for _, own := range []string{redact.Mark, "minRedactLen", "redacted ="} {
 			if strings.Contains(string(b), own) {
-				t.Errorf("%s holds %q: redact text with the process's one set (internal/redact) instead", path, own)
+				t.Errorf("%s holds %q: redact text with the process's one set (remote/redact) instead", path, own)
 			}
 		}
 		return nil

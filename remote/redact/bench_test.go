@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quotesync/quotesync/internal/redact"
+	"github.com/quotesync/quotesync/remote/redact"
 )
 
 // BenchmarkRedact is the cost of one redaction of a 300-byte log line or

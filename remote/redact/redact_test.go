@@ -10,7 +10,7 @@ import (
 	"testing"
 	texttemplate "text/template"
 
-	"github.com/quotesync/quotesync/internal/redact"
+	"github.com/quotesync/quotesync/remote/redact"
 )
 
 func TestRedact(t *testing.T) {

@@ -10,15 +10,15 @@
 // show it. Whatever the text came from, Secrets.Redact replaces every
 // secret of the set in it with Mark, in every form of echoes.
 //
-// Why a leaf package: remote (the token, the client secret, each OAuth2
-// token as it arrives), sync (the pass's texts, the webhook's answers),
-// shopdb (what its tables keep) and cmd (the log, the verbs, the
-// listener) all add to or read the one set, and dependencies point
-// cmd → sync → {remote, shopdb} with remote and shopdb unaware of each
-// other. A package that imports nothing of quotesync can sit under all
-// of them without adding an edge between any two; an interface declared
-// beside each consumer would repeat the methods in three packages and
-// still need this one type to implement them.
+// Why a sub-package of remote: the insurer's service is where secrets are
+// sent and echoed back (the token, the client secret, each OAuth2 token as
+// it arrives), and remote redacts its own errors with the set. sync (the
+// pass's texts, the webhook's answers) and cmd (the log, the verbs, the
+// listener) import it as they import remote; shopdb keeps what its tables
+// hold through its own one-method Redacter interface, so remote and shopdb
+// stay unaware of each other. It imports nothing of quotesync. An
+// interface declared beside each consumer would repeat the cut and read
+// bound methods in three packages and still need this one type.
 //
 // Redact the whole text, then cut it (Cut, Excerpt): a cut first can
 // leave half of a secret, which no longer matches.
