@@ -12,8 +12,8 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
-	"github.com/quotesync/quotesync/cmd/internal/redact"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
+	"github.com/quotesync/quotesync/remote/redact"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -25,6 +25,9 @@ type commonFlags struct {
 	config    string
 	logFormat string
 	logLevel  string
+	// secrets is the set loadSettings adds the secrets it reads to (the
+	// daemon's, kept across reloads); a new one each time when nil.
+	secrets *redact.Secrets
 }
 
 func (c *commonFlags) register(fs *flag.FlagSet) {
@@ -46,7 +49,7 @@ func (c *commonFlags) loadSettings(scope config.Scope) (*config.Settings, error)
 	if c.logLevel != "" {
 		fc.Log.Level = c.logLevel
 	}
-	s, err := fc.Build(config.BuildOptions{Getenv: os.Getenv, Scope: scope, UserAgent: userAgent()})
+	s, err := fc.Build(config.BuildOptions{Getenv: os.Getenv, Scope: scope, UserAgent: userAgent(), Secrets: c.secrets})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.config, err)
 	}
@@ -62,7 +65,7 @@ func (c *commonFlags) assemble(ctx context.Context, verb string, scope config.Sc
 		printErr(w, verb, err)
 		return nil, nil, exitUsage
 	}
-	log := newLogger(zap.NewAtomicLevelAt(set.LogLevel), set.LogFormat, w, set.Redact)
+	log := newLogger(zap.NewAtomicLevelAt(set.LogLevel), set.LogFormat, w, set.Daemon.Secrets)
 	o.Log = log
 	if qd, err = qsync.Open(ctx, set.Daemon, o); err != nil {
 		printErr(w, verb, err)
