@@ -20,6 +20,7 @@ import (
 // given a certificate that carries its name only as a Common Name (as
 // MySQL 8's own does), is verified through shop.tls_server_name.
 func TestTLSWithTheServersOwnCA(t *testing.T) {
+	t.Parallel() // it waits mostly on its own server's start
 	srv := shopdbtest.StartTLSServer(t, "db.workshop.lan", "db.workshop.lan", "127.0.0.1")
 	caFile, otherFile, ca := srv.CAFile, srv.OtherCAFile, srv.CA
 	d := srv.NewSampleShop(t)
