@@ -34,7 +34,9 @@ const probe = "quotesync-check"
 // syntax, tables and columns), then runs each query that returns rows in a
 // READ ONLY transaction with placeholder parameters and checks the names of
 // the columns it returns against what quotesync reads. Statements of
-// create_job other than the last are prepared only; nothing is written.
+// create_job other than the last are prepared only; nothing is written. A
+// statement of create_job or release_job that writes a table ignoring
+// transactions (MyISAM) is warned about, with what that means.
 func (db *DB) CheckQueries(ctx context.Context) []QueryCheck {
 	vals := map[string]any{
 		ParamRequestID: probe, ParamClaimNumber: probe, ParamExpiry: now().Add(24 * time.Hour),
@@ -52,17 +54,22 @@ func (db *DB) CheckQueries(ctx context.Context) []QueryCheck {
 	}
 	for i := range db.q.createJob {
 		q := &db.q.createJob[i]
+		var c QueryCheck
 		if i < len(db.q.createJob)-1 {
-			out = append(out, db.checkQuery(ctx, q, vals, nil))
-			continue
+			c = db.checkQuery(ctx, q, vals, nil)
+		} else {
+			c = db.checkQuery(ctx, q, vals, func(cols []string) error {
+				_, err := jobColumn(cols, q.key)
+				return err
+			})
 		}
-		out = append(out, db.checkQuery(ctx, q, vals, func(cols []string) error {
-			_, err := jobColumn(cols, q.key)
-			return err
-		}))
+		db.warnNonTransactional(ctx, &c, q.text, nonTxCreateJob)
+		out = append(out, c)
 	}
 	for i := range db.q.releaseJob {
-		out = append(out, db.checkQuery(ctx, &db.q.releaseJob[i], vals, nil))
+		c := db.checkQuery(ctx, &db.q.releaseJob[i], vals, nil)
+		db.warnNonTransactional(ctx, &c, db.q.releaseJob[i].text, nonTxReleaseJob)
+		out = append(out, c)
 	}
 	if q := db.q.bookingDate; q != nil {
 		out = append(out, db.checkQuery(ctx, q, vals, func(cols []string) error {

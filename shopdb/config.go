@@ -53,6 +53,17 @@ type Config struct {
 	Database string
 	// TLS (shop.tls): "" (off), "true", "skip-verify" or "preferred".
 	TLS string
+	// TLSCAFile (shop.tls_ca_file) is a PEM file of the CA that signed
+	// the server's certificate (MySQL 8's own: ca.pem of its data
+	// directory): the connection is TLS, the certificate verified against
+	// it and its name against the host of Addr or TLSServerName. TLS must
+	// then be "" or "true". Empty: none.
+	TLSCAFile string
+	// TLSServerName (shop.tls_server_name) is the name the server's
+	// certificate must carry when it is not the host of Addr (an IP
+	// address, a socket, MySQL 8's own certificate); with TLSCAFile or
+	// TLS "true" only. Empty: the host of Addr.
+	TLSServerName string
 	// TablePrefix (shop.table_prefix) prefixes quotesync's own tables.
 	// Default DefaultTablePrefix; letters, digits and "_" only.
 	TablePrefix string
@@ -280,10 +291,8 @@ func (c Config) validateConnection() error {
 	if d.LockSessionTimeout < 2*d.LockHeartbeat {
 		return fmt.Errorf("shop.lock_session_timeout: %s must be at least twice shop.lock_heartbeat (%s)", d.LockSessionTimeout, d.LockHeartbeat)
 	}
-	switch c.TLS {
-	case "", "false", "true", "skip-verify", "preferred":
-	default:
-		return fmt.Errorf("shop.tls: %q must be one of false, true, skip-verify, preferred", c.TLS)
+	if err := c.validateTLS(); err != nil {
+		return err
 	}
 	for _, name := range sortedKeys(c.Params) {
 		switch path := c.Params[name]; {
@@ -332,7 +341,8 @@ func (c Config) mysqlConfig() *mysql.Config {
 }
 
 // DSN returns the go-sql-driver/mysql DSN for c. It holds the password:
-// hand it to a driver, never to a log.
+// hand it to a driver, never to a log. A DSN cannot carry TLSCAFile's
+// verification: Open does not use it.
 func (c Config) DSN() string {
 	return c.withDefaults().mysqlConfig().FormatDSN()
 }

@@ -91,7 +91,11 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	connector, err := mysql.NewConnector(cfg.mysqlConfig())
+	mc := cfg.mysqlConfig()
+	if mc.TLS, err = cfg.tlsConfig(); err != nil {
+		return nil, err
+	}
+	connector, err := mysql.NewConnector(mc)
 	if err != nil {
 		return nil, fmt.Errorf("configure driver for %s: %w", cfg, err)
 	}

@@ -84,3 +84,14 @@ func DuplicateRequest(ctx context.Context, db *DB, err error, requestID string) 
 func DuplicateRequestTx(ctx context.Context, db *DB, tx *sql.Tx, err error, requestID string) (bool, error) {
 	return db.duplicateRequest(ctx, tx, err, requestID)
 }
+
+// SessionStatus reads a status variable of one of the pool's sessions
+// (SHOW SESSION STATUS), e.g. Ssl_version.
+func (db *DB) SessionStatus(tb testing.TB, ctx context.Context, name string) string {
+	tb.Helper()
+	var n, v string
+	if err := db.x.QueryRowContext(ctx, "SHOW SESSION STATUS LIKE ?", name).Scan(&n, &v); err != nil {
+		tb.Fatal(err)
+	}
+	return v
+}

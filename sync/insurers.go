@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,6 +40,21 @@ type Insurer struct {
 	// Schedule and Concurrency replace Settings.Sync's when set.
 	Schedule    string
 	Concurrency int
+}
+
+// Listed reports whether the insurer is an entry of remotes: (its Key
+// is "remotes[N]"), whose name the file gives: messages about it name it.
+func (ins Insurer) Listed() bool { return strings.HasPrefix(ins.Key, "remotes[") }
+
+// KeyOf writes where one of the insurer's keys is configured, for
+// messages: "remote.base_url", or for an entry of remotes: its place and
+// its name, "remotes[0].base_url (acme)".
+func (ins Insurer) KeyOf(field string) string {
+	key := cmp.Or(ins.Key, "remote") + "." + field
+	if ins.Listed() {
+		key += " (" + ins.Name + ")"
+	}
+	return key
 }
 
 // workTypesKey says where an insurer's work types are configured.

@@ -52,7 +52,8 @@ var DocumentedWorkTypes = []string{"RemoveReplaceLabour", "RepairLabour", "Refin
 // form; and that no insurer left out of the configuration has live
 // requests. With several insurers each insurer's lines name it, and the
 // statements that could tell insurers apart with :insurer and do not are
-// listed (information, not a failure).
+// listed (information, not a failure); a lone insurer of remotes: is
+// named on the lines of its service (remote, status change).
 func Check(ctx context.Context, s Settings) []CheckItem {
 	s = s.shared()
 	c := checks{secrets: s.Secrets}
@@ -129,6 +130,17 @@ func (c *checks) name(check, insurer string) string {
 	return check + " (" + insurer + ")"
 }
 
+// service is the name of a check of an insurer's own service (its list
+// call, its data, its status form): the insurer's name follows when
+// there are several, and when the file names the one insurer (remotes:).
+// The checks of the shop's rows keep their plain name with one insurer.
+func (c *checks) service(check string, ins Insurer) string {
+	if !c.several && !ins.Listed() {
+		return check
+	}
+	return check + " (" + ins.Name + ")"
+}
+
 // insurers checks quotesync's rows against the configured insurers: live
 // requests of an insurer no longer configured fail (the daemon refuses to
 // start), rows written before insurers are reported (the next start gives
@@ -199,7 +211,16 @@ func (c *checks) database(ctx context.Context, s Settings) *shopdb.DB {
 		c.add(CheckSkip, "work types", "not checked: no database connection")
 		return nil
 	}
-	c.add(CheckOK, "database", "connected to %s", s.Shop.String())
+	tls := ""
+	if s.Shop.TLSCAFile != "" {
+		tls = fmt.Sprintf(" over TLS, the server's certificate verified against %s", s.Shop.TLSCAFile)
+	}
+	c.add(CheckOK, "database", "connected to %s%s", s.Shop.String(), tls)
+	if mode, err := db.SQLMode(octx); err == nil && !shopdb.StrictMode(mode) {
+		c.add(CheckWarn, "sql_mode", "the server's sql_mode (%q) is not strict: a value longer than its column is cut to fit, with a warning only. "+
+			"A claim number longer than the shop's column is written cut by create_job (not refused as too_long), and write_back's values are cut too: "+
+			"make those columns wide enough, or add STRICT_TRANS_TABLES to the server's sql_mode if the shop's program allows it", mode)
+	}
 
 	cur, latest, err := db.SchemaVersion(octx)
 	c.schema, c.latest, c.schemaErr = cur, latest, err
@@ -234,13 +255,17 @@ func (c *checks) database(ctx context.Context, s Settings) *shopdb.DB {
 			c.add(CheckWarn, q.Key, "%s", q.Warn)
 		}
 	}
+	if len(s.Shop.Queries.CreateJob) == 0 {
+		c.add(CheckInfo, "shop.queries.create_job", "not set: quotesync makes no job; a request whose job find_job does not find waits "+
+			"(status: waiting, reason %s: %s) and is accepted at the first pass after the shop makes the job", ReasonNoJob, Reason(ReasonNoJob).Words)
+	}
 	return db
 }
 
 // remote lists the pending requests of an insurer with its token, with
 // few retries.
 func (c *checks) remote(ctx context.Context, ins Insurer) ([]remote.Request, bool) {
-	name, tokenFrom := c.name("remote", ins.Name), ins.TokenFrom
+	name, tokenFrom := c.service("remote", ins), ins.TokenFrom
 	rc := ins.Remote
 	if rc.MaxAttempts == 0 || rc.MaxAttempts > 2 {
 		rc.MaxAttempts = 2
@@ -259,9 +284,9 @@ func (c *checks) remote(ctx context.Context, ins Insurer) ([]remote.Request, boo
 	switch {
 	case errors.As(err, &de):
 		c.add(CheckOK, name, "GET %s answered with the token: %s", where, plural(len(reqs), "pending request"))
-		c.add(CheckWarn, c.name("remote data", ins.Name), "%v; quotesync skips those requests until the service fixes them", de)
+		c.add(CheckWarn, c.service("remote data", ins), "%v; quotesync skips those requests until the service fixes them", de)
 	case err != nil:
-		c.add(CheckFail, name, "%s", explainRemote(err, tokenFrom, ins.Key))
+		c.add(CheckFail, name, "%s", explainRemote(err, tokenFrom, ins.KeyOf("base_url")))
 		return nil, false
 	default:
 		c.add(CheckOK, name, "GET %s answered with the token: %s", where, plural(len(reqs), "pending request"))
@@ -269,17 +294,17 @@ func (c *checks) remote(ctx context.Context, ins Insurer) ([]remote.Request, boo
 	return reqs, true
 }
 
-// explainRemote says what a failed list call means and what to do; key
-// is where the insurer is configured ("remote", "remotes[1]").
-func explainRemote(err error, tokenFrom, key string) string {
-	key = cmp.Or(key, "remote")
+// explainRemote says what a failed list call means and what to do;
+// baseURL is the key of the insurer's address ("remote.base_url",
+// "remotes[1].base_url (acme)").
+func explainRemote(err error, tokenFrom, baseURL string) string {
 	switch {
 	case errors.Is(err, remote.ErrUnauthorized):
 		return fmt.Sprintf("%v\nthe service refused the token from %s: put the insurer's current token there (with OAuth2, check client_id and the client secret)", err, tokenFrom)
 	case errors.Is(err, remote.ErrNotFound):
-		return fmt.Sprintf("%v\nno such endpoint: check %s.base_url (the API is under base_url + %s)", err, key, remote.APIRoot)
+		return fmt.Sprintf("%v\nno such endpoint: check %s (the API is under base_url + %s)", err, baseURL, remote.APIRoot)
 	case errors.Is(err, remote.ErrTemporary):
-		return fmt.Sprintf("%v\nthe service did not answer usefully: check %s.base_url, DNS and the firewall, then run check again", err, key)
+		return fmt.Sprintf("%v\nthe service did not answer usefully: check %s, DNS and the firewall, then run check again", err, baseURL)
 	}
 	return err.Error()
 }
@@ -406,7 +431,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, work
 // statusForm says which status change the daemon sends to an insurer,
 // and what auto mode found before.
 func (c *checks) statusForm(ctx context.Context, db *shopdb.DB, ins Insurer) {
-	rc, name, key := ins.Remote, c.name("status change", ins.Name), cmp.Or(ins.Key, "remote")
+	rc, name, key := ins.Remote, c.service("status change", ins), cmp.Or(ins.Key, "remote")
 	client, err := remote.New(rc, remote.StaticToken("unused"))
 	if err != nil {
 		return

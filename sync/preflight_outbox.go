@@ -22,6 +22,9 @@ func (c *checks) deliveries(ctx context.Context, db *shopdb.DB, n NotifyConfig) 
 			continue
 		}
 		c.add(CheckOK, q.Key, "%s", q.Note)
+		if q.Warn != "" {
+			c.add(CheckWarn, q.Key, "%s", q.Warn)
+		}
 	}
 	n = n.withDefaults()
 	var parts []string

@@ -240,7 +240,7 @@ func checkToken(ctx context.Context, set *config.Settings) error {
 	defer cancel()
 	var errs []error
 	for _, ins := range set.Daemon.Insurers {
-		key := ins.Key + ".token"
+		key := ins.KeyOf("token")
 		tok, err := ins.Tokens.Token(ctx)
 		switch {
 		case err != nil:

@@ -76,6 +76,9 @@ type e2eOptions struct {
 	WorkTypes     map[string]string // more shop.work_types (or other types for the sample's codes)
 	ReleaseJob    bool              // shop.queries.release_job: the sample's
 	QuoteFields   string            // shop.queries.quote_fields; "" = none
+	// Server is the database server: nil the shared test server, else
+	// one of the tests' own (another sql_mode, say).
+	Server *shopdbtest.Server
 	// Token is the spec mode's bearer token and the documented mode's
 	// client secret, the emulator's and the binary's; "" = e2eToken.
 	Token string
@@ -136,7 +139,11 @@ func newE2E(tb testing.TB, opts e2eOptions) *e2eEnv {
 	var cancel context.CancelFunc
 	e.bg, cancel = context.WithTimeout(context.Background(), 10*time.Minute)
 	tb.Cleanup(cancel)
-	e.DB = shopdbtest.NewSampleShop(tb)
+	if opts.Server != nil {
+		e.DB = opts.Server.NewSampleShop(tb)
+	} else {
+		e.DB = shopdbtest.NewSampleShop(tb)
+	}
 	e.sql = e.DB.SQL
 	e.Shop = e.DB.Shop()
 	e.Emu, e.Srv = mustEmulator(tb, emulator.Options{Token: opts.Token, Seed: opts.EmuSeed, Mode: opts.Mode,

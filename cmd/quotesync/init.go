@@ -259,6 +259,8 @@ func explainConnect(cfg *mysql.Config, err error) error {
 	case errors.As(err, &me) && (me.Number == 1044 || me.Number == 1049):
 		return fmt.Errorf("connect to %s: database %s: %s: check its name in --dsn and that %s has SELECT on it (GRANT SELECT ON `%s`.* TO ...)",
 			where, cfg.DBName, me.Message, cfg.User, cfg.DBName)
+	case shopdb.AuthPluginHint(err, "") != "":
+		return fmt.Errorf("connect to %s as %s: %v\n%s", where, cfg.User, err, shopdb.AuthPluginHint(err, "tls=true in --dsn, or tls=skip-verify for a certificate of the server's own"))
 	case errors.As(err, &ne) || errors.Is(err, mysql.ErrInvalidConn):
 		return fmt.Errorf("connect to %s: %v: the database server did not answer there; check the host and port in --dsn, that the server runs, "+
 			"that it listens on that address (bind-address), and that no firewall is in the way", where, err)

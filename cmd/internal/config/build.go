@@ -155,6 +155,8 @@ func (c *File) buildShop(s *Settings, getenv func(string) string, secrets bool) 
 		PasswordFrom:       s.PasswordFrom,
 		Database:           sh.Database,
 		TLS:                sh.TLS,
+		TLSCAFile:          sh.TLSCAFile,
+		TLSServerName:      sh.TLSServerName,
 		TablePrefix:        sh.TablePrefix,
 		LockName:           sh.LockName,
 		ConnMaxLifetime:    sh.ConnMaxLifetime,

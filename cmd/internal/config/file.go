@@ -87,6 +87,8 @@ type ShopSection struct {
 	Password           string            `yaml:"password"` // refused
 	Database           string            `yaml:"database"`
 	TLS                string            `yaml:"tls"`
+	TLSCAFile          string            `yaml:"tls_ca_file"`
+	TLSServerName      string            `yaml:"tls_server_name"`
 	TablePrefix        string            `yaml:"table_prefix"`
 	LockName           string            `yaml:"lock_name"`
 	ConnMaxLifetime    time.Duration     `yaml:"conn_max_lifetime"`
