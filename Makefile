@@ -4,6 +4,7 @@
 #                 starts a MariaDB server first if none answers, .ci/mariadb)
 #   make demo     the zero-setup demo
 #   make build    bin/quotesync
+#   make emulator bin/quotesync-emulator, the insurer's service in memory
 #   make deb      dist/quotesync_<version>_amd64.deb
 #   make bench    the benchmarks whose numbers docs/benchmarks.md quotes
 #   make soak     the long crash and fault campaigns (minutes)
@@ -12,12 +13,15 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: all build test lint demo bench soak deb clean
+.PHONY: all build emulator test lint demo bench soak deb clean
 
 all: build
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/quotesync ./cmd/quotesync
+
+emulator:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o bin/quotesync-emulator ./cmd/quotesync-emulator
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
