@@ -38,11 +38,6 @@ const checkTimeout = 30 * time.Second
 // shop (a short query each).
 const maxCheckPending = 200
 
-// DocumentedWorkTypes are the item types the service's public
-// documentation lists (quotesync check warns about a mapped type outside
-// them: a service that follows its documentation refuses the others).
-var DocumentedWorkTypes = []string{"RemoveReplaceLabour", "RepairLabour", "RefinishLabour", "MechanicalLabour", "Parts", "Miscellaneous"}
-
 // Check runs the checks a daemon needs to pass before it can work, without
 // writing anything anywhere: the database login, quotesync's state schema,
 // every mapping query (prepared, and run read-only where it reads), for
