@@ -251,7 +251,7 @@ func holdReason(err error) shopdb.Reason {
 // held for the same reason with the same marker already. The event is only
 // there when the reason (or its details) changed: a hold is logged once.
 func decideHold(r shopdb.Request, st shopdb.JobState, reason shopdb.Reason, cause error) (change, bool) {
-	msg := capText(cause.Error())
+	msg := shopdb.CapText(cause.Error())
 	if r.Reason == reason && r.LastError == msg && r.PushedMarker == st.Marker {
 		return change{}, false
 	}

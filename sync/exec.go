@@ -56,7 +56,7 @@ func prepare(ch change) (change, error) {
 	if ch.cur.Version != 0 {
 		ch.next.RequestID = ch.cur.RequestID
 	}
-	ch.next.LastError = capText(ch.next.LastError)
+	ch.next.LastError = shopdb.CapText(ch.next.LastError)
 	if ch.ev.Kind != "" {
 		ch.ev.Request, ch.ev.Claim = ch.next.RequestID, ch.next.ClaimNumber
 		if ch.ev.Job == "" {
@@ -152,7 +152,7 @@ func releaseJob(ctx context.Context, tx *shopdb.Tx, ch change) (change, error) {
 		note = fmt.Sprintf("job %s, reserved for it, is unused: no shop.queries.release_job is configured, so the shop keeps it (cancel or reuse it)", job)
 	}
 	ch.ev.Detail = joinText(ch.ev.Detail, note)
-	ch.next.LastError = capText(joinText(ch.next.LastError, note))
+	ch.next.LastError = shopdb.CapText(joinText(ch.next.LastError, note))
 	return ch, nil
 }
 
@@ -292,7 +292,7 @@ func (e *Engine) writeNotes(ctx context.Context, p *pass) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 	defer cancel()
 	if _, err := e.store.UpdateMarkers(wctx, p.notes); err != nil {
-		p.fail(fmt.Errorf("remember the change markers of %s: %w", plural(len(p.notes), "job"), err))
+		p.fail(fmt.Errorf("remember the change markers of %s: %w", Plural(len(p.notes), "job"), err))
 	}
 	e.touched()
 }
@@ -308,7 +308,7 @@ func stored(ev Event) shopdb.Event {
 	}
 	return shopdb.Event{Kind: string(ev.Kind), Job: ev.Job, From: ev.From, To: ev.To, Reason: ev.Reason,
 		Route: ev.Route, Status: ev.Status, Attempt: ev.Attempt, Duration: ev.Duration,
-		Items: ev.Items, Hash: ev.Hash, Message: capText(msg)}
+		Items: ev.Items, Hash: ev.Hash, Message: shopdb.CapText(msg)}
 }
 
 // stored is the event log's row of ev with the deliveries it queues in the

@@ -154,10 +154,12 @@ func IsOpen(ph shopdb.Phase) bool {
 	return ok && p.Open
 }
 
-// openPhases and closedPhases are the phases passes work on and the rest.
+// openPhases are the phases passes work on.
 func openPhases() []shopdb.Phase { return filterPhases(true) }
 
-func closedPhases() []shopdb.Phase { return filterPhases(false) }
+// ClosedPhases are the phases no pass works on: the ones a listing of
+// open requests hides and `quotesync insurers end` leaves alone.
+func ClosedPhases() []shopdb.Phase { return filterPhases(false) }
 
 func filterPhases(open bool) []shopdb.Phase {
 	var out []shopdb.Phase

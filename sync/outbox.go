@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	gosync "sync"
 	"time"
 	"unicode/utf8"
@@ -391,7 +393,7 @@ func (o *Outbox) recordNotices(ctx context.Context) {
 	if !o.notify[NoticeAuthFailing] {
 		return
 	}
-	for _, name := range sortedKeys(auth) {
+	for _, name := range slices.Sorted(maps.Keys(auth)) {
 		o.recordAuth(ctx, name, auth[name])
 	}
 }

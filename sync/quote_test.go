@@ -161,9 +161,9 @@ func TestCapText(t *testing.T) {
 	for len(long) < 2*shopdb.MaxTextLen {
 		long = append(long, "é"...)
 	}
-	got := capText(string(long))
+	got := shopdb.CapText(string(long))
 	if len(got) > shopdb.MaxTextLen {
-		t.Errorf("capText kept %d bytes, want at most %d", len(got), shopdb.MaxTextLen)
+		t.Errorf("CapText kept %d bytes, want at most %d", len(got), shopdb.MaxTextLen)
 	}
 	for i := 0; i < len(got); {
 		r, size := rune(got[i]), 1
@@ -171,12 +171,12 @@ func TestCapText(t *testing.T) {
 			r, size = utf8.DecodeRuneInString(got[i:])
 		}
 		if r == 0xFFFD {
-			t.Fatalf("capText cut a UTF-8 sequence at byte %d", i)
+			t.Fatalf("CapText cut a UTF-8 sequence at byte %d", i)
 		}
 		i += size
 	}
-	if got := capText("short"); got != "short" {
-		t.Errorf("capText(short) = %q", got)
+	if got := shopdb.CapText("short"); got != "short" {
+		t.Errorf("shopdb.CapText(short) = %q", got)
 	}
 }
 
