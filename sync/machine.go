@@ -329,9 +329,6 @@ var reasonTable = []ReasonInfo{
 		Fix: "quotesync keeps request ids of up to 64 bytes and claim numbers of up to 128: ask the insurer; a shop column that find_job/create_job writes to: widen it (or change the mapping), then `quotesync retry REQUEST`"},
 }
 
-// Reasons returns every reason with its description.
-func Reasons() []ReasonInfo { return slices.Clone(reasonTable) }
-
 // Reason returns the description of r; a reason this quotesync does not
 // know is described as such.
 func Reason(r shopdb.Reason) ReasonInfo {
