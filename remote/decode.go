@@ -2,7 +2,6 @@ package remote
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -106,13 +105,6 @@ const (
 type listLimits struct {
 	keep int64 // bytes of decodable entries kept, in all
 	read int64 // bytes read, skipped entries included
-}
-
-// decodeRequests decodes a whole GET /requests body (see decodeRequestsFrom).
-func decodeRequests(body []byte) (reqs []Request, skipped *DecodeError, err error) {
-	n := int64(len(body)) + 1
-	reqs, skipped, _, err = decodeRequestsFrom(bytes.NewReader(body), listLimits{keep: n, read: n})
-	return reqs, skipped, err
 }
 
 // bodyReadError is a failure to read the body (a timeout, a reset): a

@@ -148,3 +148,10 @@ func FuzzDecodeError(f *testing.F) {
 		}
 	})
 }
+
+// decodeRequests decodes a whole GET /requests body (see decodeRequestsFrom).
+func decodeRequests(body []byte) (reqs []Request, skipped *DecodeError, err error) {
+	n := int64(len(body)) + 1
+	reqs, skipped, _, err = decodeRequestsFrom(bytes.NewReader(body), listLimits{keep: n, read: n})
+	return reqs, skipped, err
+}

@@ -155,6 +155,7 @@ func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
 		log.Named("sync").Warn(msgNoFinal, zap.String(fieldDetail, shopdb.NoFinalWarning))
 	}
 	d.Outbox.Now = func() time.Time { return d.Engine.Now() }
+	d.Outbox.Rand = func() float64 { return d.Engine.Rand() }
 	return d, nil
 }
 

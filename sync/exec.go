@@ -291,7 +291,7 @@ func (e *Engine) writeNotes(ctx context.Context, p *pass) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 	defer cancel()
 	if _, err := e.store.UpdateMarkers(wctx, p.notes); err != nil {
-		p.fail(fmt.Errorf("remember the change markers of %s: %w", plural(len(p.notes), "job"), err))
+		p.fail(fmt.Errorf("remember the change markers of %s: %w", Plural(len(p.notes), "job"), err))
 	}
 	e.touched()
 }

@@ -139,7 +139,7 @@ func (d *Daemon) prepareInsurers(ctx context.Context, s Settings, o OpenOptions,
 		return errUnnamed(u.Requests, len(s.Insurers))
 	case u.Adoptable() > 0 && !o.Migrate:
 		return fmt.Errorf("%s in quotesync's tables were written before insurers had names: run 'quotesync once' (or start the daemon) once to give them to insurer %s",
-			plural(u.Adoptable(), "request"), one)
+			Plural(u.Adoptable(), "request"), one)
 	}
 	if o.Migrate && one != "" && u.Any() {
 		if err := adopt(ctx, d.DB, one, log); err != nil {
@@ -154,7 +154,7 @@ func (d *Daemon) prepareInsurers(ctx context.Context, s Settings, o OpenOptions,
 func errUnnamed(n, insurers int) error {
 	return fmt.Errorf("%s in quotesync's tables were written before insurers had names, and %d insurers are configured: "+
 		"say whose they are with 'quotesync insurers adopt NAME' (NAME the insurer of the remote: section they were written with; "+
-		"the daemon was serving one insurer then), then start again", plural(n, "request"), insurers)
+		"the daemon was serving one insurer then), then start again", Plural(n, "request"), insurers)
 }
 
 // adoptRekey is what moves with the rows written with no insurer to the
@@ -221,7 +221,7 @@ func keptError(db *shopdb.DB, name string, kept []string) error {
 		"with their events and deliveries, the other rows adopted; the daemon works on insurer %s's rows only, "+
 		"and a job number a copy holds stays held. Compare each copy (SELECT * FROM %s WHERE insurer = '' AND request_id = 'ID') "+
 		"with 'quotesync history --insurer %s ID', settle with the insurer what the copy did that %s's row lacks (another job, an accept), "+
-		"then delete the copy: the next start adopts its events", ErrAdoptKept, name, plural(len(kept), "request"), strings.Join(ids, ", "), more,
+		"then delete the copy: the next start adopts its events", ErrAdoptKept, name, Plural(len(kept), "request"), strings.Join(ids, ", "), more,
 		name, table, name, name)
 }
 
@@ -277,7 +277,7 @@ func CheckStranded(ctx context.Context, db *shopdb.DB, names []string) error {
 		if g.Count > len(ids) {
 			more = fmt.Sprintf(" and %d more", g.Count-len(ids))
 		}
-		parts = append(parts, fmt.Sprintf("insurer %s: %s (%s%s)", g.Insurer, plural(g.Count, "live request"), strings.Join(ids, ", "), more))
+		parts = append(parts, fmt.Sprintf("insurer %s: %s (%s%s)", g.Insurer, Plural(g.Count, "live request"), strings.Join(ids, ", "), more))
 	}
 	return fmt.Errorf("%w: %s; configured: %s. Put the insurer back under remotes:, or move its requests to its new name "+
 		"('quotesync insurers move OLD NEW --force') or end them ('quotesync insurers end OLD --force')",

@@ -154,10 +154,12 @@ func IsOpen(ph shopdb.Phase) bool {
 	return ok && p.Open
 }
 
-// openPhases and closedPhases are the phases passes work on and the rest.
+// openPhases are the phases passes work on.
 func openPhases() []shopdb.Phase { return filterPhases(true) }
 
-func closedPhases() []shopdb.Phase { return filterPhases(false) }
+// ClosedPhases are the phases no pass works on: the ones a listing of
+// open requests hides and `quotesync insurers end` leaves alone.
+func ClosedPhases() []shopdb.Phase { return filterPhases(false) }
 
 func filterPhases(open bool) []shopdb.Phase {
 	var out []shopdb.Phase
@@ -326,9 +328,6 @@ var reasonTable = []ReasonInfo{
 	{Reason: ReasonTooLong, Person: true, Words: "a value of the request (its id or claim number) is longer than the column it must be stored in",
 		Fix: "quotesync keeps request ids of up to 64 bytes and claim numbers of up to 128: ask the insurer; a shop column that find_job/create_job writes to: widen it (or change the mapping), then `quotesync retry REQUEST`"},
 }
-
-// Reasons returns every reason with its description.
-func Reasons() []ReasonInfo { return slices.Clone(reasonTable) }
 
 // Reason returns the description of r; a reason this quotesync does not
 // know is described as such.

@@ -140,7 +140,7 @@ func (d *Daemon) End(ctx context.Context, from string) (ended []shopdb.Request, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("end the requests of insurer %s: %w", from, err)
 	}
-	rows, err := d.DB.ListRequests(ctx, shopdb.ListQuery{Insurer: from, Hide: closedPhases()})
+	rows, err := d.DB.ListRequests(ctx, shopdb.ListQuery{Insurer: from, Hide: ClosedPhases()})
 	if err != nil {
 		return nil, nil, err
 	}

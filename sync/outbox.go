@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	gosync "sync"
 	"time"
 	"unicode/utf8"
@@ -76,6 +78,10 @@ type Outbox struct {
 
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Rand is the source of chance: the spread of a failed delivery's
+	// backoff, a number in [0, 1). Default math/rand/v2's Float64. The
+	// daemon gives the outbox its engine's Now and Rand.
+	Rand func() float64
 
 	kick chan struct{}
 
@@ -118,7 +124,7 @@ func NewOutbox(store OutboxStore, cfg NotifyConfig, retry remote.Backoff, log *z
 	cfg = cfg.withDefaults()
 	o := &Outbox{store: store, log: log, cfg: cfg, retry: retry,
 		targets: make(map[string]notifier), notify: make(map[string]bool),
-		emit: func(Event) {}, Now: time.Now, kick: make(chan struct{}, 1), noticed: make(map[string]bool),
+		emit: func(Event) {}, Now: time.Now, Rand: rand.Float64, kick: make(chan struct{}, 1), noticed: make(map[string]bool),
 		auth: make(map[string]*authEpisode)}
 	if cfg.Webhook.URL != "" {
 		o.targets[shopdb.TargetWebhook] = newWebhook(cfg.Webhook, cfg.Secrets)
@@ -392,7 +398,7 @@ func (o *Outbox) recordNotices(ctx context.Context) {
 	if !o.notify[NoticeAuthFailing] {
 		return
 	}
-	for _, name := range sortedKeys(auth) {
+	for _, name := range slices.Sorted(maps.Keys(auth)) {
 		o.recordAuth(ctx, name, auth[name])
 	}
 }
@@ -484,7 +490,7 @@ func (o *Outbox) deliver(ctx context.Context, d shopdb.Delivery) time.Time {
 	if ctx.Err() != nil {
 		return time.Time{} // stopping: the delivery was rolled back and is made after the restart
 	}
-	next := o.Now().Add(o.retry.Delay(d.Attempts+1, 0, rand.Float64()))
+	next := o.Now().Add(o.retry.Delay(d.Attempts+1, 0, o.Rand()))
 	fields = append(fields, zap.Int(fieldAttempt, d.Attempts+1), zap.Time(fieldNext, next),
 		zap.String("error", boundText(o.cfg.Secrets, err.Error(), 2000)))
 	if d.Attempts == 0 {

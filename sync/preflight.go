@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -38,11 +40,6 @@ const checkTimeout = 30 * time.Second
 // maxCheckPending bounds how many pending requests Check looks up in the
 // shop (a short query each).
 const maxCheckPending = 200
-
-// DocumentedWorkTypes are the item types the service's public
-// documentation lists (quotesync check warns about a mapped type outside
-// them: a service that follows its documentation refuses the others).
-var DocumentedWorkTypes = []string{"RemoveReplaceLabour", "RepairLabour", "RefinishLabour", "MechanicalLabour", "Parts", "Miscellaneous"}
 
 // Check runs the checks a daemon needs to pass before it can work, without
 // writing anything anywhere: the database login, quotesync's state schema,
@@ -160,7 +157,7 @@ func (c *checks) insurers(ctx context.Context, db *shopdb.DB, s Settings) {
 	if err := CheckStranded(ctx, db, s.Names()); err != nil {
 		c.add(CheckFail, name, "%v", err)
 	} else if c.several {
-		c.add(CheckOK, name, "%s configured (%s); no other insurer has live requests", plural(len(s.Insurers), "insurer"), strings.Join(s.Names(), ", "))
+		c.add(CheckOK, name, "%s configured (%s); no other insurer has live requests", Plural(len(s.Insurers), "insurer"), strings.Join(s.Names(), ", "))
 	}
 	one := ""
 	if !c.several {
@@ -170,18 +167,18 @@ func (c *checks) insurers(ctx context.Context, db *shopdb.DB, s Settings) {
 	case err != nil:
 		c.add(CheckFail, name, "count the requests written before insurers: %v", err)
 	case u.Requests > 0 && c.several:
-		c.add(CheckFail, name, "%s written before insurers had names: say whose they are with 'quotesync insurers adopt NAME' (the insurer of the remote: section they were written with) before the daemon starts", plural(u.Requests, "request"))
+		c.add(CheckFail, name, "%s written before insurers had names: say whose they are with 'quotesync insurers adopt NAME' (the insurer of the remote: section they were written with) before the daemon starts", Plural(u.Requests, "request"))
 	case u.Tracked > 0:
 		// Adopt leaves a copy whose id the insurer tracks already: saying
 		// the next start gives it away would be untrue.
 		rest := ""
 		if n := u.Adoptable(); n > 0 {
-			rest = fmt.Sprintf("; the next start of run or once gives the other %s to insurer %s", plural(n, "request"), one)
+			rest = fmt.Sprintf("; the next start of run or once gives the other %s to insurer %s", Plural(n, "request"), one)
 		}
 		c.add(CheckWarn, name, "%s written before insurers had names %s an id insurer %s tracks already (an older quotesync's copy, left as it is): compare each with 'quotesync history --insurer %s ID', settle any difference with the insurer, then delete the copy%s",
-			plural(u.Tracked, "request"), map[bool]string{true: "has", false: "have"}[u.Tracked == 1], one, one, rest)
+			Plural(u.Tracked, "request"), map[bool]string{true: "has", false: "have"}[u.Tracked == 1], one, one, rest)
 	case u.Requests > 0:
-		c.add(CheckOK, name, "%s written before insurers had names: the next start of run or once gives them to insurer %s", plural(u.Requests, "request"), one)
+		c.add(CheckOK, name, "%s written before insurers had names: the next start of run or once gives them to insurer %s", Plural(u.Requests, "request"), one)
 	}
 	c.withoutInsurer(db)
 }
@@ -283,13 +280,13 @@ func (c *checks) remote(ctx context.Context, ins Insurer) ([]remote.Request, boo
 	where := strings.TrimRight(rc.BaseURL, "/") + remote.APIRoot + "/requests"
 	switch {
 	case errors.As(err, &de):
-		c.add(CheckOK, name, "GET %s answered with the token: %s", where, plural(len(reqs), "pending request"))
+		c.add(CheckOK, name, "GET %s answered with the token: %s", where, Plural(len(reqs), "pending request"))
 		c.add(CheckWarn, c.service("remote data", ins), "%v; quotesync skips those requests until the service fixes them", de)
 	case err != nil:
 		c.add(CheckFail, name, "%s", explainRemote(err, tokenFrom, ins.KeyOf("base_url")))
 		return nil, false
 	default:
-		c.add(CheckOK, name, "GET %s answered with the token: %s", where, plural(len(reqs), "pending request"))
+		c.add(CheckOK, name, "GET %s answered with the token: %s", where, Plural(len(reqs), "pending request"))
 	}
 	return reqs, true
 }
@@ -330,7 +327,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, work
 	var tracked, found int
 	var notes []string
 	if c.schema > 0 && !c.stateOld() {
-		rows, err := db.ListRequests(ctx, shopdb.ListQuery{Hide: closedPhases(), Insurer: db.InsurerName()})
+		rows, err := db.ListRequests(ctx, shopdb.ListQuery{Hide: ClosedPhases(), Insurer: db.InsurerName()})
 		if err != nil {
 			c.add(CheckFail, name, "list the tracked requests: %v", err)
 			return
@@ -373,7 +370,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, work
 	sort.Strings(list)
 	lines, bad, err := db.LineItems(ctx, list)
 	if err != nil {
-		c.add(CheckFail, name, "run shop.queries.line_items over %s: %v", plural(len(list), "job"), err)
+		c.add(CheckFail, name, "run shop.queries.line_items over %s: %v", Plural(len(list), "job"), err)
 		return
 	}
 	codes := map[string]int{}
@@ -384,7 +381,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, work
 	}
 	var unmapped, warns []string
 	missing := map[string]bool{}
-	for _, j := range sortedKeys(bad) {
+	for _, j := range slices.Sorted(maps.Keys(bad)) {
 		var re *shopdb.RowError
 		if errors.As(bad[j], &re) && re.UnmappedCode != "" {
 			unmapped = append(unmapped, re.Error())
@@ -393,9 +390,9 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, work
 		}
 		warns = append(warns, bad[j].Error())
 	}
-	scope := fmt.Sprintf("%s (%d tracked, %d found for pending requests)", plural(len(list), "job"), tracked, found)
+	scope := fmt.Sprintf("%s (%d tracked, %d found for pending requests)", Plural(len(list), "job"), tracked, found)
 	if c.stateOld() {
-		scope = fmt.Sprintf("%s (found for pending requests; those of the requests quotesync tracks are left out until its tables are migrated)", plural(len(list), "job"))
+		scope = fmt.Sprintf("%s (found for pending requests; those of the requests quotesync tracks are left out until its tables are migrated)", Plural(len(list), "job"))
 	}
 	if len(notes) > 0 {
 		scope += "; " + strings.Join(notes, "; ")
@@ -403,23 +400,23 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, work
 	switch {
 	case len(unmapped) > 0:
 		var hint []string
-		for _, code := range sortedKeys(missing) {
+		for _, code := range slices.Sorted(maps.Keys(missing)) {
 			hint = append(hint, fmt.Sprintf("%q: <work type, e.g. Miscellaneous>", code))
 		}
 		c.add(CheckFail, name, "%d of %s %s lines whose code is not under shop.work_types:\n%s\nunder shop.work_types add %s",
 			len(unmapped), scope, map[bool]string{true: "has", false: "have"}[len(unmapped) == 1], strings.Join(unmapped, "\n"), strings.Join(hint, ", "))
 	case len(list) == 0 && c.stateOld():
 		c.add(CheckOK, name, "no pending request has a job in the shop, and the jobs of the requests quotesync tracks are left out: %s; the daemon checks each job's codes before its first push (mapped codes: %s)",
-			c.stateOldWhy(), strings.Join(sortedKeys(workTypes), ", "))
+			c.stateOldWhy(), strings.Join(slices.Sorted(maps.Keys(workTypes)), ", "))
 	case len(list) == 0:
 		c.add(CheckOK, name, "no estimates to look at yet: quotesync tracks no job, and no pending request has a job in the shop; the daemon checks each job's codes before its first push (mapped codes: %s)",
-			strings.Join(sortedKeys(workTypes), ", "))
+			strings.Join(slices.Sorted(maps.Keys(workTypes)), ", "))
 	case len(codes) == 0 && len(warns) == 0:
 		c.add(CheckOK, name, "no lines yet on %s; the daemon checks each job's codes before its first push (mapped codes: %s)",
-			scope, strings.Join(sortedKeys(workTypes), ", "))
+			scope, strings.Join(slices.Sorted(maps.Keys(workTypes)), ", "))
 	case len(codes) == 0:
 		c.add(CheckOK, name, "no line with a valid code yet on %s (see the shop data warnings); mapped codes: %s",
-			scope, strings.Join(sortedKeys(workTypes), ", "))
+			scope, strings.Join(slices.Sorted(maps.Keys(workTypes)), ", "))
 	default:
 		c.add(CheckOK, name, "every code on %s is mapped; codes seen: %s", scope, codeCounts(codes))
 	}
@@ -456,29 +453,12 @@ func (c *checks) statusForm(ctx context.Context, db *shopdb.DB, ins Insurer) {
 	}
 }
 
-// plural writes "1 job", "3 jobs".
-func plural(n int, what string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", what)
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
 // codeCounts renders {"PART": 3, "R&R": 2} as "PART ×3, R&R ×2".
 func codeCounts(codes map[string]int) string {
-	keys := sortedKeys(codes)
+	keys := slices.Sorted(maps.Keys(codes))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%s ×%d", k, codes[k])
 	}
 	return strings.Join(parts, ", ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

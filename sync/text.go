@@ -2,10 +2,30 @@ package sync
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/quotesync/quotesync/remote/redact"
 )
+
+// Plural writes a count and the word it counts, the word in the plural
+// unless the count is 1: "1 job", "3 jobs", "2 passes", "2 deliveries".
+// It knows the regular English plurals of the words quotesync's messages
+// count, not every noun.
+func Plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	switch stem, y := strings.CutSuffix(word, "y"); {
+	case strings.HasSuffix(word, "s"):
+		word += "es"
+	case y && stem != "" && !strings.ContainsAny(stem[len(stem)-1:], "aeiou"):
+		word = stem + "ies"
+	default:
+		word += "s"
+	}
+	return fmt.Sprintf("%d %s", n, word)
+}
 
 // boundText keeps at most max bytes of s for a log line or a message (cut
 // on a rune boundary), saying how long the whole was: a 3 MB request id

@@ -160,7 +160,7 @@ func printChecklist(w io.Writer, path string, cl *checklist) {
 			}
 		}
 		if skipped > 0 {
-			fmt.Fprintf(w, "verdict: OK: %s passed, %d not checked yet (see skip above)\n", plural(len(cl.items)-skipped, "check"), skipped)
+			fmt.Fprintf(w, "verdict: OK: %s passed, %d not checked yet (see skip above)\n", qsync.Plural(len(cl.items)-skipped, "check"), skipped)
 			return
 		}
 		fmt.Fprintf(w, "verdict: OK: all %d checks passed\n", len(cl.items))

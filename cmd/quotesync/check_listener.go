@@ -34,7 +34,7 @@ func checkListener(cl *checklist, set *config.Settings, now time.Time) {
 		status = qsync.CheckWarn // the words say who reaches what
 	}
 	if a.users != nil {
-		notes = append(notes, fmt.Sprintf("%s: %s", dec.UsersFile, plural(a.users.Len(), "user")))
+		notes = append(notes, fmt.Sprintf("%s: %s", dec.UsersFile, qsync.Plural(a.users.Len(), "user")))
 	}
 	if dec.Scrape == config.AuthUsers && !dec.TLS() {
 		warn("Prometheus cannot scrape /metrics: it logs in by HTTP Basic, which quotesync takes only over TLS; set metrics.tls_cert_file and tls_key_file, or metrics.scrape_auth: none")

@@ -146,6 +146,51 @@ func TestReadmeLinksEveryPage(t *testing.T) {
 	}
 }
 
+// TestQuickStart: the README's quick start is two commands, and each
+// names what exists: a `go -C DIR run .` a directory holding a main
+// package of its own module (the demo's, which replaces this module with
+// the tree it sits in), a `go run ./DIR` a package of this module (not of
+// a nested one, where it fails), a `make TARGET` a target of the Makefile.
+func TestQuickStart(t *testing.T) {
+	readme := MustReadPage(t, "README.md")
+	_, section, _ := strings.Cut(readme, "\n## Quick start\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	block := fence.FindString(section)
+	var cmds []string
+	for _, line := range strings.Split(block, "\n") {
+		if cmd, _, _ := strings.Cut(line, "#"); !strings.HasPrefix(line, "```") && strings.TrimSpace(cmd) != "" {
+			cmds = append(cmds, strings.Join(strings.Fields(cmd), " "))
+		}
+	}
+	if len(cmds) != 2 {
+		t.Fatalf("the quick start holds %d commands %q, want two", len(cmds), cmds)
+	}
+	makefile := MustReadPage(t, "Makefile")
+	for _, cmd := range cmds {
+		f := strings.Fields(cmd)
+		switch {
+		case len(f) == 5 && f[0] == "go" && f[1] == "-C" && f[3] == "run" && f[4] == ".":
+			mod := MustReadPage(t, filepath.Join(f[2], "go.mod"))
+			if !strings.Contains(mod, "replace github.com/quotesync/quotesync => ../..") {
+				t.Errorf("%q: %s/go.mod does not build against this tree (replace … => ../..)", cmd, f[2])
+			}
+			if !strings.Contains(MustReadPage(t, filepath.Join(f[2], "main.go")), "package main") {
+				t.Errorf("%q: %s holds no main package", cmd, f[2])
+			}
+		case len(f) == 3 && f[0] == "go" && f[1] == "run":
+			if _, err := os.Stat(filepath.Join(repoRoot, f[2], "go.mod")); err == nil {
+				t.Errorf("%q: %s is a module of its own; go run from the root cannot build it (go -C %s run .)", cmd, f[2], f[2])
+			}
+		case len(f) == 2 && f[0] == "make":
+			if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(f[1]) + `:`).MatchString(makefile) {
+				t.Errorf("%q: the Makefile has no target %s", cmd, f[1])
+			}
+		default:
+			t.Errorf("%q: not a command this test knows; teach it", cmd)
+		}
+	}
+}
+
 // TestAnchors: the anchors the link test computes are GitHub's.
 func TestAnchors(t *testing.T) {
 	got := anchors("# Troubleshooting\n## Status change refused (404/405)\n## `history` on the command line\n## The shop's database server\n## Notes\n## Notes\n```\n# not a heading\n```\n")

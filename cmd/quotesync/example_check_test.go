@@ -110,17 +110,6 @@ func TestExampleConfigPassesCheck(t *testing.T) {
 	}
 }
 
-// withoutItem returns cl without the lines called name.
-func withoutItem(cl *checklist, name string) *checklist {
-	out := &checklist{configBad: cl.configBad}
-	for _, it := range cl.items {
-		if it.Name != name {
-			out.items = append(out.items, it)
-		}
-	}
-	return out
-}
-
 // assertAllPass fails the test for every FAIL or skip line.
 func assertAllPass(t *testing.T, cl *checklist) {
 	t.Helper()

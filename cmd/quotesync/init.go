@@ -210,7 +210,7 @@ func initDSN(o initOptions, getenv func(string) string) (*mysql.Config, error) {
 	case o.passwordFile != "":
 		b, err := os.ReadFile(o.passwordFile)
 		if err != nil {
-			return nil, fmt.Errorf("--password-file: %w", unwrapPath(err))
+			return nil, fmt.Errorf("--password-file: %w", err) // the *os.PathError names the file
 		}
 		cfg.Passwd = strings.TrimSpace(string(b))
 	default:
@@ -221,14 +221,6 @@ func initDSN(o initOptions, getenv func(string) string) (*mysql.Config, error) {
 	cfg.ReadTimeout = 30 * time.Second
 	cfg.WriteTimeout = 30 * time.Second
 	return cfg, nil
-}
-
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
-	}
-	return err
 }
 
 // initConnect opens the database and checks the login, with errors that

@@ -235,7 +235,7 @@ func (s *initSession) renderWorkTypes(w *yamlWriter) {
 	}
 	for _, c := range codes {
 		wc := s.workTypes[c]
-		seen := plural(int(wc.Count), "line")
+		seen := qsync.Plural(int(wc.Count), "line")
 		if wc.Count == 0 {
 			seen = "not seen in the newest lines"
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/webauth"
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // scrapePaths are the listener's paths for machines, which
@@ -144,7 +145,7 @@ func (a *listenerAuth) problems(now time.Time) []listenerProblem {
 		if weak := u.Weak(); len(weak) > 0 {
 			out = append(out, listenerProblem{msgListenerWeakHashes, []zap.Field{file, zap.Strings(fieldWeakUsers, weak)},
 				fmt.Sprintf("%s of %s (%s) %s a bcrypt hash below cost %d, quick to crack from a copy of the file: set the password again with quotesync passwd (cost %d) or htpasswd -B -C %d",
-					plural(len(weak), "user"), dec.UsersFile, strings.Join(weak, ", "), hasHave(len(weak)), webauth.GoodCost, webauth.GoodCost, webauth.GoodCost)})
+					qsync.Plural(len(weak), "user"), dec.UsersFile, strings.Join(weak, ", "), hasHave(len(weak)), webauth.GoodCost, webauth.GoodCost, webauth.GoodCost)})
 		}
 	}
 	if !dec.Loopback && !dec.TLS() && (dec.Page == config.AuthUsers || dec.Scrape == config.AuthUsers) {

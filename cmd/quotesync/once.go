@@ -111,7 +111,7 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if n := s.Rejected + s.TakenElsewhere + s.AcceptUnknown; n > 0 {
 		fmt.Fprintf(stderr, "quotesync once: the pass succeeded; %s now %s a person (rejected %d, taken elsewhere %d, accept outcome unknown %d): see quotesync status\n",
-			plural(n, "request"), map[bool]string{true: "needs", false: "need"}[n == 1], s.Rejected, s.TakenElsewhere, s.AcceptUnknown)
+			qsync.Plural(n, "request"), map[bool]string{true: "needs", false: "need"}[n == 1], s.Rejected, s.TakenElsewhere, s.AcceptUnknown)
 	}
 	return exitOK
 }
@@ -174,7 +174,7 @@ func printPlan(w io.Writer, p qsync.Plan, several bool) {
 		}
 		do := a.Do
 		if a.Items > 0 {
-			do = fmt.Sprintf("%s (%s)", do, plural(a.Items, "item"))
+			do = fmt.Sprintf("%s (%s)", do, qsync.Plural(a.Items, "item"))
 		}
 		if several {
 			fmt.Fprintf(tw, "%s\t", a.Insurer)

@@ -156,13 +156,13 @@ func printPreview(w io.Writer, pv qsync.Preview, insurer string) {
 	}
 	held := ""
 	if len(pv.Held) > 0 {
-		held = ", " + plural(len(pv.Held), "line") + " holding it back"
+		held = ", " + qsync.Plural(len(pv.Held), "line") + " holding it back"
 	}
 	of := ""
 	if insurer != "" {
 		of = " (insurer " + termtext.Safe(insurer) + ")"
 	}
-	fmt.Fprintf(w, "job %s%s: %s%s; estimate %s\n\n", termtext.Safe(pv.Job), of, plural(len(pv.Quote.Items), "item"), held, termtext.Lines(state))
+	fmt.Fprintf(w, "job %s%s: %s%s; estimate %s\n\n", termtext.Safe(pv.Job), of, qsync.Plural(len(pv.Quote.Items), "item"), held, termtext.Lines(state))
 	if len(pv.Quote.Items) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "ORDER\tLINE_ID\tCODE\tWORK TYPE\tDESCRIPTION\tPART\tQTY\tPRICE\tTOTAL")

@@ -245,7 +245,7 @@ func printStatus(w io.Writer, rep statusReport, now time.Time) {
 		}
 	}
 	printLater(w, later, rep.named, now)
-	what := plural(rep.total, "request")
+	what := qsync.Plural(rep.total, "request")
 	if !rep.all {
 		what += " in progress or needing attention"
 	}

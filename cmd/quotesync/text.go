@@ -103,14 +103,6 @@ func ago(now, t time.Time) string {
 	}
 }
 
-// plural writes "1 job", "3 jobs".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
 // flat puts a message quotesync composed around values from outside (an
 // error, a reason) on one line, safe for a terminal: its own line breaks
 // become spaces.

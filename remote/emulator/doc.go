@@ -19,12 +19,12 @@
 //
 // From the command line (the admin API is shown further down):
 //
-//	quotesync emulator --listen 127.0.0.1:8099 --token-file token.txt --seed-requests 3 --state emu.json
+//	quotesync-emulator --listen 127.0.0.1:8099 --token-file token.txt --seed-requests 3 --state emu.json
 //
 // Several emulators side by side, one per insurer, each its own Emulator
 // with its own state (in Go: one New and one httptest.NewServer each):
 //
-//	quotesync emulator \
+//	quotesync-emulator \
 //	  --instance 'name=aa,listen=127.0.0.1:8099,token-file=aa.txt,seed-requests=3' \
 //	  --instance 'name=bb,listen=127.0.0.1:8098,mode=documented,token-file=bb.txt,seed-requests=3'
 //
@@ -155,7 +155,7 @@
 //
 // # Modes
 //
-// Options.Mode (quotesync emulator --mode) picks whose reading of the
+// Options.Mode (quotesync-emulator --mode) picks whose reading of the
 // service the emulator follows. ModeSpec, the default, is everything
 // above. ModeDocumented behaves as the service's public documentation
 // describes it, where that differs from the seed:

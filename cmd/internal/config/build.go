@@ -235,7 +235,7 @@ func readSecret(key, file, env string, getenv func(string) string, allowEmpty bo
 			return "", fmt.Errorf("%s_file: %s is larger than %d KiB; a secret is one line: is this the right file?", key, path, maxSecretFile>>10)
 		}
 		if err != nil {
-			return "", fmt.Errorf("%s_file: read %s: %w", key, path, unwrapPathError(err))
+			return "", fmt.Errorf("%s_file: %w", key, err) // the *os.PathError names the path
 		}
 		v := strings.TrimSpace(string(b))
 		if v == "" && !allowEmpty {
@@ -292,13 +292,4 @@ func expandPath(key, path string, getenv func(string) string) (string, error) {
 		return "", fmt.Errorf("%s: %q uses ${%s}, which is not set (systemd sets CREDENTIALS_DIRECTORY for LoadCredential=; outside systemd run e.g. CREDENTIALS_DIRECTORY=/etc/quotesync/credentials quotesync …, or write the full path)", key, path, missing[0])
 	}
 	return out, nil
-}
-
-// unwrapPathError drops the path from an *os.PathError; the caller names it.
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -2,7 +2,6 @@ package config
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -250,7 +249,7 @@ func buildToken(key string, t TokenSection, getenv func(string) string, secrets 
 		}
 		return remote.FileToken(path), "file " + path, nil
 	case t.Env != "":
-		return envToken{name: t.Env, getenv: getenv}, "environment variable " + t.Env, nil
+		return remote.EnvToken(t.Env, getenv), "environment variable " + t.Env, nil
 	}
 	o := t.OAuth2
 	key += ".oauth2"
@@ -300,20 +299,3 @@ func buildToken(key string, t TokenSection, getenv func(string) string, secrets 
 	}
 	return remote.ClientCredentials(cc), from, nil
 }
-
-// envToken reads the token from an environment variable (through Build's
-// Getenv) at every call, trimmed; an unset or empty variable is an error
-// naming it, never a token.
-type envToken struct {
-	name   string
-	getenv func(string) string
-}
-
-func (e envToken) Token(context.Context) (string, error) {
-	if v := strings.TrimSpace(e.getenv(e.name)); v != "" {
-		return v, nil
-	}
-	return "", fmt.Errorf("read token from environment variable %s: unset or empty", e.name)
-}
-
-func (envToken) Invalidate() {}
