@@ -156,7 +156,7 @@ func TestWebhookURLSecret(t *testing.T) {
 	}
 	for _, tt := range []struct{ name, webhook, want string }{
 		{"Twice", "{url: \"" + hook + "\", url_env: HOOK_URL}", "notify.webhook.url, url_file and url_env: set one"},
-		{"MissingFile", "{url_file: \"${CREDENTIALS_DIRECTORY}/nothing\"}", "notify.webhook.url_file: read"},
+		{"MissingFile", "{url_file: \"${CREDENTIALS_DIRECTORY}/nothing\"}", "notify.webhook.url_file: open"},
 		{"UnsetEnv", "{url_env: NOTHING}", "notify.webhook.url_env: the environment variable NOTHING is not set"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
