@@ -26,8 +26,7 @@ func decodeObject(data []byte, field string) (object, *apiError) {
 	if err := dec.Decode(&obj); err != nil {
 		return nil, newError(http.StatusBadRequest, CodeInvalidBody, "body is not valid JSON: %v", err)
 	}
-	var extra json.RawMessage
-	if err := dec.Decode(&extra); err != io.EOF {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, newError(http.StatusBadRequest, CodeInvalidBody, "body has data after the JSON object")
 	}
 	return obj, nil
@@ -138,8 +137,7 @@ func asArray(raw json.RawMessage, field string) ([]json.RawMessage, *apiError) {
 	return elems, nil
 }
 
-// compactRaw returns raw without insignificant whitespace; it leaves the
-// text of numbers and strings untouched.
+// compactRaw returns raw without insignificant space.
 func compactRaw(raw json.RawMessage) json.RawMessage {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
@@ -178,11 +176,9 @@ func (w *jsonWriter) value(name string, value any) {
 	w.raw(name, b)
 }
 
-// marshal is json.Marshal without HTML escaping, so that "R&R" stays
-// "R&R" on the wire.
+// marshal is json.Marshal without HTML escaping: "R&R" stays "R&R".
 func marshal(v any) ([]byte, error) { return marshalIndent(v, "") }
 
-// marshalIndent is marshal with indentation.
 func marshalIndent(v any, indent string) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

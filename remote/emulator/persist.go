@@ -12,8 +12,6 @@ import (
 // stateFormat is the version of the StatePath file layout.
 const stateFormat = 1
 
-// persistedState is the StatePath file: the State of the emulator (calls
-// and faults are not kept).
 type persistedState struct {
 	Format int   `json:"format"`
 	State  State `json:"state"`

@@ -31,25 +31,26 @@ type quote struct {
 
 // rate is one Rate of a quote.
 type rate struct {
-	Type string
-	Rate json.Number
+	Type string      `json:"type"`
+	Rate json.Number `json:"rate"`
 }
 
-// item is one Quote item. ID is empty until the emulator assigns one;
-// IDNumeric says whether it travels as a JSON number.
+// item is one Quote item, in the order it is written. ID is empty until
+// the emulator assigns one; IDNumeric says whether it travels as a JSON
+// number.
 type item struct {
-	ID          string
-	IDNumeric   bool
-	Order       json.Number // "" when absent
-	Type        string
-	Description string
-	Quantity    json.Number
-	Price       json.Number
-	Total       json.Number
-	Metadata    map[string]string // nil when absent
-	PartNumber  *string
-	Markup      json.Number // "" when absent
-	IsOnReport  *bool
+	ID          string            `json:"-"`
+	IDNumeric   bool              `json:"-"`
+	Order       json.Number       `json:"order,omitempty"`
+	Type        string            `json:"type"`
+	Description string            `json:"description"`
+	Quantity    json.Number       `json:"quantity"`
+	Price       json.Number       `json:"price"`
+	Total       json.Number       `json:"total"`
+	Metadata    map[string]string `json:"metadata,omitzero"`
+	PartNumber  *string           `json:"partNumber,omitempty"`
+	Markup      json.Number       `json:"markup,omitempty"`
+	IsOnReport  *bool             `json:"isOnReport,omitempty"`
 }
 
 // decodeQuote parses and validates a Quote body. With typeRequired unset

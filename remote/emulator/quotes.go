@@ -113,7 +113,7 @@ func (e *Emulator) writeQuoteLocked(p params, q quote, update bool) (int, []byte
 	out := q.render()
 	e.st.record(HistoryEntry{Time: now, Kind: kind, Route: p.route, RequestID: j.requestID, JobID: jobID,
 		QuoteType: q.Type, QuoteStatus: q.Status, Body: out})
-	e.changed()
+	e.dirty++
 	return status, out, nil
 }
 
@@ -214,6 +214,6 @@ func (e *Emulator) submitLocked(p params) ([]byte, *apiError) {
 	out := sq.quote.render()
 	e.st.record(HistoryEntry{Time: now, Kind: HistoryStatusChange, Route: p.route, RequestID: j.requestID,
 		JobID: jobID, QuoteType: typ, QuoteStatus: StatusSubmitted, Body: out})
-	e.changed()
+	e.dirty++
 	return out, nil
 }

@@ -43,7 +43,7 @@ func (e *Emulator) AddRequests(reqs ...SeedRequest) []string {
 	for _, sr := range reqs {
 		ids = append(ids, e.st.addRequest(sr, now))
 	}
-	e.changed()
+	e.dirty++
 	e.mu.Unlock()
 	_ = e.save()
 	return ids
@@ -228,7 +228,7 @@ func (e *Emulator) acceptLocked(id, ref, booking string) (*job, *apiError) {
 	req.referenceID, req.bookingDate, req.acceptedAt = ref, booking, now
 	e.st.record(HistoryEntry{Time: now, Kind: HistoryAccept, Route: RouteAccept,
 		RequestID: id, JobID: ref, Body: j.render(e.documented())})
-	e.changed()
+	e.dirty++
 	return j, nil
 }
 

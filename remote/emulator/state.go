@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -82,35 +83,28 @@ type HistoryEntry struct {
 
 // Request returns the request with the given id.
 func (s State) Request(id string) (RequestState, bool) {
-	for _, r := range s.Requests {
-		if r.ID == id {
-			return r, true
-		}
-	}
-	return RequestState{}, false
+	return find(s.Requests, func(r RequestState) bool { return r.ID == id })
 }
 
 // Job returns the job with the given id (referenceId).
 func (s State) Job(id string) (JobState, bool) {
-	for _, j := range s.Jobs {
-		if j.ID == id {
-			return j, true
-		}
-	}
-	return JobState{}, false
+	return find(s.Jobs, func(j JobState) bool { return j.ID == id })
 }
 
 // Quote returns the job's quote of the given type.
 func (j JobState) Quote(typ string) (QuoteState, bool) {
-	for _, q := range j.Quotes {
-		if q.Type == typ {
-			return q, true
-		}
-	}
-	return QuoteState{}, false
+	return find(j.Quotes, func(q QuoteState) bool { return q.Type == typ })
 }
 
-// store is the emulator's mutable data; the Emulator's mutex guards it.
+func find[T any](list []T, match func(T) bool) (T, bool) {
+	if i := slices.IndexFunc(list, match); i >= 0 {
+		return list[i], true
+	}
+	var zero T
+	return zero, false
+}
+
+// store is the emulator's data; the Emulator's mutex guards it.
 type store struct {
 	requests      map[string]*request
 	reqOrder      []string
@@ -120,7 +114,6 @@ type store struct {
 	nextRequestID int64
 }
 
-// request is one stored quote request.
 type request struct {
 	id           string
 	claimNumber  string
@@ -133,7 +126,6 @@ type request struct {
 	acceptedAt   time.Time
 }
 
-// job is one stored job with its quotes by type.
 type job struct {
 	id          string
 	requestID   string
@@ -145,7 +137,6 @@ type job struct {
 	quoteOrder  []string
 }
 
-// storedQuote is one quote with its bookkeeping.
 type storedQuote struct {
 	quote       quote
 	submitCount int
@@ -173,7 +164,7 @@ func (r *request) status(now time.Time) string {
 
 // record appends a history entry, numbering it.
 func (s *store) record(h HistoryEntry) {
-	h.Seq = int64(len(s.history)) + 1
+	h.Seq = 1
 	if n := len(s.history); n > 0 {
 		h.Seq = s.history[n-1].Seq + 1
 	}
@@ -211,10 +202,4 @@ func (s *store) snapshot(now time.Time) State {
 	return st
 }
 
-// cloneRaw copies raw JSON (nil stays nil).
-func cloneRaw(raw json.RawMessage) json.RawMessage {
-	if raw == nil {
-		return nil
-	}
-	return append(json.RawMessage(nil), raw...)
-}
+func cloneRaw(raw json.RawMessage) json.RawMessage { return slices.Clone(raw) }
