@@ -18,6 +18,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -101,17 +102,14 @@ type Config struct {
 	// HTTPClient sends the requests; when nil a client with sane transport
 	// timeouts that does not follow redirects.
 	HTTPClient *http.Client
-	// Secrets is the set every text the client keeps of an answer (an
-	// Error's Body, a header it quotes) is redacted with before it is
-	// cut, and which every token the client sends joins before it is
-	// sent (redact.Secrets.AddFetched). The daemon passes its one set, so
-	// that its log, its tables and its pages redact the same secrets; nil
-	// means a set of the client's own, which holds its tokens only.
+	// Secrets redacts every text the client keeps of an answer (an
+	// Error's Body, a header it quotes) before it is cut, and every token
+	// the client sends joins it first (AddFetched). The daemon passes its
+	// one set; nil means a set of the client's own.
 	Secrets *redact.Secrets
-	// IdleConns is how many idle connections the default client keeps to
-	// the service: as many as calls in flight at once (the daemon sets
-	// sync.concurrency), so that a busy pass neither opens a new
-	// connection per call nor keeps more than it uses. Default 16.
+	// IdleConns is how many idle connections the default client keeps:
+	// as many as calls in flight (the daemon sets sync.concurrency).
+	// Default 16.
 	IdleConns int
 }
 
@@ -133,11 +131,10 @@ type Client struct {
 	secrets *redact.Secrets // cfg.Secrets, or a set of its own
 	http    *http.Client
 	limiter *rate.Limiter
-	// statusForm remembers, in auto mode, the index+1 into statusCandidates
-	// of the form that worked; 0 while unknown.
+	// statusForm is, in auto mode, the index+1 into autoCandidates of the
+	// form that worked; 0 while unknown.
 	statusForm atomic.Int32
-	// sleep, now and rand are time.Sleep-with-context, time.Now and the
-	// backoff's chance (rand.Float64); tests swap them.
+	// sleep, now and rand (the backoff's chance): tests swap them.
 	sleep func(ctxDone <-chan struct{}, d time.Duration) bool
 	now   func() time.Time
 	rand  func() float64
@@ -214,8 +211,13 @@ func (cfg Config) normalize() (Config, string, error) {
 	if cfg.BackoffMax < cfg.BackoffInitial {
 		return cfg, "", configError("BackoffMax", "must be at least BackoffInitial (%s), got %s", cfg.BackoffInitial, cfg.BackoffMax)
 	}
-	if cfg.MaxAttempts < 0 || cfg.Burst < 0 || cfg.MaxBodyBytes < 0 {
-		return cfg, "", configError(firstNegative(cfg), "must not be negative")
+	for _, n := range []struct {
+		name string
+		v    int64
+	}{{"MaxAttempts", int64(cfg.MaxAttempts)}, {"Burst", int64(cfg.Burst)}, {"MaxBodyBytes", cfg.MaxBodyBytes}} {
+		if n.v < 0 {
+			return cfg, "", configError(n.name, "must not be negative")
+		}
 	}
 	cfg.UserAgent = cmp.Or(cfg.UserAgent, DefaultUserAgent)
 	cfg.MaxAttempts = cmp.Or(cfg.MaxAttempts, DefaultMaxAttempts)
@@ -235,27 +237,15 @@ func (cfg Config) normalize() (Config, string, error) {
 		return cfg, "", configError("StatusMethod", "must be PUT or POST, got %q", cfg.StatusMethod)
 	}
 	cfg.StatusPath = cmp.Or(cfg.StatusPath, DefaultStatusPath)
-	if cfg.StatusPath != StatusPathAuto && !isStatusForm(cfg.StatusPath) {
+	if cfg.StatusPath != StatusPathAuto && !slices.Contains(statusForms(), cfg.StatusPath) {
 		return cfg, "", configError("StatusPath", "must be %q or one of %s, got %q",
 			StatusPathAuto, strings.Join(statusForms(), ", "), cfg.StatusPath)
 	}
 	return cfg, api, nil
 }
 
-// firstNegative names the first negative integer field of cfg.
-func firstNegative(cfg Config) string {
-	switch {
-	case cfg.MaxAttempts < 0:
-		return "MaxAttempts"
-	case cfg.Burst < 0:
-		return "Burst"
-	}
-	return "MaxBodyBytes"
-}
-
-// ConfigError is New's error for an invalid field of Config: Field names
-// it as the struct does ("DraftUpdate"), so that a caller can name it in
-// its own words (a configuration file's key).
+// ConfigError is New's error for an invalid field of Config, named as the
+// struct does ("DraftUpdate"), for a caller to name in its own words.
 type ConfigError struct {
 	Field string
 	Err   error // what is wrong with the value
@@ -267,15 +257,14 @@ func (e *ConfigError) Error() string { return e.Field + ": " + e.Err.Error() }
 // Unwrap returns what is wrong.
 func (e *ConfigError) Unwrap() error { return e.Err }
 
-// configError is a *ConfigError about field.
 func configError(field, format string, args ...any) *ConfigError {
 	return &ConfigError{Field: field, Err: fmt.Errorf(format, args...)}
 }
 
-// defaultHTTPClient is http.DefaultTransport's clone (dial 30s, TLS
-// handshake 10s, idle connections 90s and at most idle of them, proxy from the environment) in a
-// client that returns redirects instead of following them: an API call that
-// is redirected is misconfigured, and following would resend the token.
+// defaultHTTPClient is http.DefaultTransport's clone, keeping at most idle
+// idle connections, in a client that returns redirects instead of
+// following them: a redirected API call is misconfigured, and following
+// would resend the token.
 func defaultHTTPClient(idle int) *http.Client {
 	if idle <= 0 {
 		idle = 16
