@@ -177,9 +177,8 @@ func (g *Guard) serveBasic(w http.ResponseWriter, r *http.Request, p *Policy) {
 		g.challenge(w, r, "malformed Authorization header")
 		return
 	}
-	known, good := p.Users.Check(user, password)
-	if !good {
-		g.failed(r, knownName(user, known), reasonFor(known))
+	if known, good := p.Users.Check(user, password); !good {
+		g.failedCheck(r, user, known)
 		g.challenge(w, r, "wrong user name or password")
 		return
 	}
@@ -226,17 +225,12 @@ func (g *Guard) succeeded(r *http.Request) {
 	g.limit.end(clientKey(r.RemoteAddr), g.o.Now(), false)
 }
 
-// knownName is user when it is a user's name, else "".
-func knownName(user string, known bool) string {
+// failedCheck is failed for a wrong password, naming user only when it
+// is a user's name.
+func (g *Guard) failedCheck(r *http.Request, user string, known bool) {
 	if known {
-		return user
+		g.failed(r, user, reasonWrongPassword)
+	} else {
+		g.failed(r, "", reasonUnknownUser)
 	}
-	return ""
-}
-
-func reasonFor(known bool) string {
-	if known {
-		return reasonWrongPassword
-	}
-	return reasonUnknownUser
 }

@@ -98,9 +98,8 @@ func (g *Guard) login(w http.ResponseWriter, r *http.Request, p *Policy) {
 		return
 	}
 	user, password := r.PostForm.Get("user"), r.PostForm.Get("password")
-	known, ok := p.Users.Check(user, password)
-	if !ok {
-		g.failed(r, knownName(user, known), reasonFor(known))
+	if known, ok := p.Users.Check(user, password); !ok {
+		g.failedCheck(r, user, known)
 		view.Message = "Wrong user name or password."
 		g.form(w, r, http.StatusUnauthorized, view)
 		return
