@@ -2,6 +2,7 @@ package discover
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -64,19 +65,7 @@ func sortCandidates(cs []candidate) {
 
 // except leaves out the columns already given another role.
 func except(cs []candidate, used ...*Column) []candidate {
-	out := cs[:0:0]
-	for _, c := range cs {
-		taken := false
-		for _, u := range used {
-			if u != nil && c.col == u {
-				taken = true
-			}
-		}
-		if !taken {
-			out = append(out, c)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(cs), func(c candidate) bool { return c.col != nil && slices.Contains(used, c.col) })
 }
 
 // jobNumberCols ranks the columns of a table that could be its job
@@ -254,8 +243,8 @@ func directJoins(from, to *Table) []struct {
 			switch {
 			case strings.EqualFold(fc.Name, k.Name) && !(len(kw) == 1 && kw[0] == "id"):
 				out = append(out, scored{Join{From: from, FromCol: fc, To: to, ToCol: k, ByName: true}, 3})
-			case len(toWords) > 0 && (equalWords(fw, append(append([]string{}, toWords...), kw...)) ||
-				equalWords(fw, append([]string{toWords[0]}, kw...))):
+			case len(toWords) > 0 && (slices.Equal(fw, slices.Concat(toWords, kw)) ||
+				slices.Equal(fw, slices.Concat(toWords[:1], kw))):
 				out = append(out, scored{Join{From: from, FromCol: fc, To: to, ToCol: k, ByName: true}, 3})
 			}
 		}
