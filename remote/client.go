@@ -174,49 +174,49 @@ func New(cfg Config, tokens TokenSource) (*Client, error) {
 	return c, nil
 }
 
-// normalize checks cfg and fills in defaults; it also returns the API root.
-func (cfg Config) normalize() (Config, string, error) {
-	u, err := url.Parse(cfg.BaseURL)
-	switch {
-	case cfg.BaseURL == "":
-		return cfg, "", configError("BaseURL", "required")
-	case err != nil:
-		return cfg, "", configError("BaseURL", "not a URL")
-	case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
-		return cfg, "", configError("BaseURL", "must be an absolute http or https URL, got %q", u.Redacted())
-	case u.User != nil:
-		return cfg, "", configError("BaseURL", "must not carry credentials, got %q", u.Redacted())
-	case u.RawQuery != "" || u.Fragment != "":
-		return cfg, "", configError("BaseURL", "must have no query or fragment, got %q", u.Redacted())
-	}
-	api := strings.TrimRight(cfg.BaseURL, "/") + APIRoot
+// Validate reports every invalid field of cfg, each a *ConfigError
+// (joined), as New does.
+func (cfg Config) Validate() error {
+	_, _, err := cfg.normalize()
+	return err
+}
 
-	durations := []struct {
+// normalize checks cfg (see Validate) and fills in defaults; it also
+// returns the API root.
+func (cfg Config) normalize() (Config, string, error) {
+	var errs []error
+	bad := func(field, format string, args ...any) { errs = append(errs, configError(field, format, args...)) }
+	switch u, err := url.Parse(cfg.BaseURL); {
+	case cfg.BaseURL == "":
+		bad("BaseURL", "required")
+	case err != nil:
+		bad("BaseURL", "not a URL")
+	case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
+		bad("BaseURL", "must be an absolute http or https URL, got %q", u.Redacted())
+	case u.User != nil:
+		bad("BaseURL", "must not carry credentials, got %q", u.Redacted())
+	case u.RawQuery != "" || u.Fragment != "":
+		bad("BaseURL", "must have no query or fragment, got %q", u.Redacted())
+	}
+	for _, d := range []struct {
 		name string
 		v    *time.Duration
 		def  time.Duration
-	}{
-		{"Timeout", &cfg.Timeout, DefaultTimeout},
-		{"BackoffInitial", &cfg.BackoffInitial, DefaultBackoffInitial},
-		{"BackoffMax", &cfg.BackoffMax, DefaultBackoffMax},
-	}
-	for _, d := range durations {
+	}{{"Timeout", &cfg.Timeout, DefaultTimeout}, {"BackoffInitial", &cfg.BackoffInitial, DefaultBackoffInitial}, {"BackoffMax", &cfg.BackoffMax, DefaultBackoffMax}} {
 		if *d.v < 0 {
-			return cfg, "", configError(d.name, "must not be negative, got %s", *d.v)
+			bad(d.name, "%s must not be negative; 0 means the default, %s", *d.v, d.def)
 		}
-		if *d.v == 0 {
-			*d.v = d.def
-		}
+		*d.v = cmp.Or(max(*d.v, 0), d.def)
 	}
 	if cfg.BackoffMax < cfg.BackoffInitial {
-		return cfg, "", configError("BackoffMax", "must be at least BackoffInitial (%s), got %s", cfg.BackoffInitial, cfg.BackoffMax)
+		bad("BackoffMax", "%s is shorter than BackoffInitial (%s)", cfg.BackoffMax, cfg.BackoffInitial)
 	}
 	for _, n := range []struct {
-		name string
-		v    int64
-	}{{"MaxAttempts", int64(cfg.MaxAttempts)}, {"Burst", int64(cfg.Burst)}, {"MaxBodyBytes", cfg.MaxBodyBytes}} {
+		name   string
+		v, def int64
+	}{{"MaxAttempts", int64(cfg.MaxAttempts), DefaultMaxAttempts}, {"Burst", int64(cfg.Burst), DefaultBurst}, {"MaxBodyBytes", cfg.MaxBodyBytes, DefaultMaxBodyBytes}} {
 		if n.v < 0 {
-			return cfg, "", configError(n.name, "must not be negative")
+			bad(n.name, "%d must not be negative; 0 means the default, %d", n.v, n.def)
 		}
 	}
 	cfg.UserAgent = cmp.Or(cfg.UserAgent, DefaultUserAgent)
@@ -225,23 +225,16 @@ func (cfg Config) normalize() (Config, string, error) {
 	cfg.MaxBodyBytes = cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
 	cfg.RateLimit = cmp.Or(cfg.RateLimit, DefaultRateLimit)
 	cfg.BookingDateLayout = cmp.Or(cfg.BookingDateLayout, DefaultBookingDateLayout)
-
-	switch cfg.DraftUpdate = cmp.Or(strings.ToLower(cfg.DraftUpdate), DefaultDraftUpdate); cfg.DraftUpdate {
-	case DraftUpdateRepost, DraftUpdatePut:
-	default:
-		return cfg, "", configError("DraftUpdate", "must be %q or %q, got %q", DraftUpdateRepost, DraftUpdatePut, cfg.DraftUpdate)
+	if cfg.DraftUpdate = cmp.Or(strings.ToLower(cfg.DraftUpdate), DefaultDraftUpdate); cfg.DraftUpdate != DraftUpdateRepost && cfg.DraftUpdate != DraftUpdatePut {
+		bad("DraftUpdate", "%q must be %s or %s", cfg.DraftUpdate, DraftUpdateRepost, DraftUpdatePut)
 	}
-	switch cfg.StatusMethod = cmp.Or(strings.ToUpper(cfg.StatusMethod), DefaultStatusMethod); cfg.StatusMethod {
-	case http.MethodPut, http.MethodPost:
-	default:
-		return cfg, "", configError("StatusMethod", "must be PUT or POST, got %q", cfg.StatusMethod)
+	if cfg.StatusMethod = cmp.Or(strings.ToUpper(cfg.StatusMethod), DefaultStatusMethod); cfg.StatusMethod != http.MethodPut && cfg.StatusMethod != http.MethodPost {
+		bad("StatusMethod", "%q must be PUT or POST", cfg.StatusMethod)
 	}
-	cfg.StatusPath = cmp.Or(cfg.StatusPath, DefaultStatusPath)
-	if cfg.StatusPath != StatusPathAuto && !slices.Contains(statusForms(), cfg.StatusPath) {
-		return cfg, "", configError("StatusPath", "must be %q or one of %s, got %q",
-			StatusPathAuto, strings.Join(statusForms(), ", "), cfg.StatusPath)
+	if cfg.StatusPath = cmp.Or(cfg.StatusPath, DefaultStatusPath); cfg.StatusPath != StatusPathAuto && !slices.Contains(statusForms(), cfg.StatusPath) {
+		bad("StatusPath", "%q must be one of %s, %s", cfg.StatusPath, strings.Join(statusForms(), ", "), StatusPathAuto)
 	}
-	return cfg, api, nil
+	return cfg, strings.TrimRight(cfg.BaseURL, "/") + APIRoot, errors.Join(errs...)
 }
 
 // ConfigError is New's error for an invalid field of Config, named as the

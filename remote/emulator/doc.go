@@ -19,49 +19,24 @@
 //
 // # Routes
 //
-// Every route is under APIPrefix and needs "Authorization: Bearer
-// <Options.Token>" (401 otherwise). Bodies must be declared
-// "Content-Type: application/json" (415) and may be at most
-// Options.MaxBodyBytes (413). Route names (method, space, template) are
-// what Calls, Fault.Route and the admin API use:
-//
-//	GET  /requests                   200 pending, non-expired requests, oldest first
-//	POST /requests/{id}              201 Job + Location: {base}/integrations/repairer/jobs/<referenceId>
-//	                                 body {"referenceId": "RO-1", "bookingDate": "2025-06-05"}
-//	                                 400 referenceId missing/empty/over 100 characters, bookingDate not
-//	                                 YYYY-MM-DD, unknown field; 404 request_not_found;
-//	                                 409 request_already_accepted (error.referenceId: with which);
-//	                                 409 reference_in_use (error.requestId: by which); 410 request_expired
-//	POST /jobs/{id}/quotes           201 created; 200 replaced the Draft of that type;
-//	                                 404 job_not_found; 409 quote_submitted; 400 naming the field
-//	PUT  /jobs/{id}/quotes/{type}    200 Draft updated (type from the path, status defaults to Draft);
-//	                                 404 quote_not_found; 409 quote_submitted
-//	PUT|POST /jobs/{jobId}/quote/{quoteId}/status     body {"status":"Submitted"} required
-//	PUT|POST /jobs/{jobId}/quotes/{quoteId}/status    body {"status":"Submitted"} required
-//	PUT|POST /jobs/{jobId}/quote/status/{status}      body optional, must agree with the path
-//	PUT|POST /jobs/{jobId}/quotes/status/{status}     body optional, must agree with the path
-//	                                 200 now Submitted; 409 quote_already_submitted;
-//	                                 404 job_not_found / quote_not_found
-//
-// In the {quoteId} forms quoteId is the quote's type; the {status} forms
-// change the job's Estimate, or its only quote. Only Submitted is accepted
-// as the new status (400 otherwise). A path that exists with other methods
-// answers 405 with an Allow header.
+// remote/openapi.yaml describes every route, its bodies, statuses and
+// error codes (the contract tests hold the emulator to it). Every route is
+// under APIPrefix and needs "Authorization: Bearer <Options.Token>" (401
+// otherwise); bodies must be declared application/json (415) and be at
+// most Options.MaxBodyBytes (413). Route names (method, space, template:
+// "POST /requests/{id}") are what Calls, Fault.Route and the admin API
+// use; Routes lists them. The status change is served in the four path
+// forms of StatusPaths, each with PUT and POST: in the {quoteId} forms
+// quoteId is the quote's type, the {status} forms change the job's
+// Estimate or its only quote, and only Submitted is accepted. A path that
+// exists with other methods answers 405 with an Allow header.
 //
 // A request is pending until accepted or until Options.Now reaches its
 // expiry. Ids that are canonical integers travel as JSON numbers, others as
-// strings; expiry is RFC 3339 UTC. A listed request has id, expiry,
-// claim_number, instructions and, when seeded, vehicle and accident.
-//
-// Quotes: one per (job, type); type and status (Draft or Submitted) are
-// required on POST; referenceId is optional and must equal the job id.
-// Items need type, description, quantity, price and total; id, order,
-// metadata (string values), partNumber, markup and isOnReport are
-// optional. An unknown item or rate member is a 400 unknown_field; unknown
-// quote members are kept as sent. Numbers are kept as the exact text sent
-// (95.5000 stays 95.5000). Items without an id get an integer id unique
-// within the job; ids repeated in one quote are a 400. Answers always carry
-// rates and items.
+// strings. Quotes are one per (job, type); unknown quote members are kept
+// as sent, an unknown item or rate member is a 400 unknown_field. Numbers
+// are kept as the exact text sent (95.5000 stays 95.5000). Items without an
+// id get an integer id unique within the job.
 //
 // Every error answer, of the API and of the admin API, is
 //

@@ -55,12 +55,16 @@ func buildRemote(key string, r RemoteSection, getenv func(string) string, secret
 		StatusPath:        r.StatusPath,
 		BookingDateLayout: r.BookingDateLayout,
 	}}
+	// remote.Config.Validate is the authority on its Config: its errors
+	// by their keys, but where the file's own words said it already.
 	errs := validateRemote(key, r)
-	if len(errs) == 0 {
-		// remote.New is the authority on its Config: a check it adds
-		// later still stops the file here, in the file's words.
-		if _, err := remote.New(ins.Remote, remote.StaticToken("")); err != nil {
-			errs = append(errs, remoteConfigError(key, err))
+	if err, ok := ins.Remote.Validate().(interface{ Unwrap() []error }); ok {
+		for _, e := range err.Unwrap() {
+			e = remoteConfigError(key, e)
+			field, _, _ := strings.Cut(e.Error(), ":")
+			if !slices.ContainsFunc(errs, func(x error) bool { return strings.HasPrefix(x.Error(), field+":") }) {
+				errs = append(errs, e)
+			}
 		}
 	}
 	tokens, from, err := buildToken(key, r.Token, getenv, secrets, set)
@@ -69,9 +73,8 @@ func buildRemote(key string, r RemoteSection, getenv func(string) string, secret
 	return ins, errors.Join(errs...)
 }
 
-// validateRemote checks every key of a remote block (configured under
-// key: "remote", "remotes[1]") but the token, naming each key and its
-// fix.
+// validateRemote checks what remote.New cannot say in the file's words:
+// base_url, the backoff's order, rate_limit and booking_date_layout.
 func validateRemote(key string, r RemoteSection) []error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(key+"."+format, args...)) }
@@ -86,48 +89,12 @@ func validateRemote(key string, r RemoteSection) []error {
 	} else if err := inClear(u, "the token"); err != nil {
 		add("base_url: %w", err)
 	}
-	durations := []struct {
-		key string
-		v   time.Duration
-		def time.Duration
-	}{
-		{"timeout", r.Timeout, remote.DefaultTimeout},
-		{"backoff_initial", r.BackoffInitial, remote.DefaultBackoffInitial},
-		{"backoff_max", r.BackoffMax, remote.DefaultBackoffMax},
-	}
-	for _, d := range durations {
-		if d.v < 0 {
-			add("%s: %s must not be negative; 0 or no key means the default, %s", d.key, d.v, d.def)
-		}
-	}
 	initial, maxWait := cmp.Or(r.BackoffInitial, remote.DefaultBackoffInitial), cmp.Or(r.BackoffMax, remote.DefaultBackoffMax)
 	if r.BackoffInitial >= 0 && r.BackoffMax >= 0 && maxWait < initial {
 		add("backoff_max: %s is shorter than %s.backoff_initial (%s); raise backoff_max or lower backoff_initial", maxWait, key, initial)
 	}
-	if r.MaxAttempts < 0 {
-		add("max_attempts: %d must not be negative; 1 means no retry, 0 or no key the default, %d", r.MaxAttempts, remote.DefaultMaxAttempts)
-	}
 	if math.IsNaN(r.RateLimit) {
 		add("rate_limit: must be a number of calls per second (negative: unlimited; 0 or no key: the default, %d)", remote.DefaultRateLimit)
-	}
-	if r.Burst < 0 {
-		add("burst: %d must not be negative; 0 or no key means the default, %d", r.Burst, remote.DefaultBurst)
-	}
-	if r.MaxBodyBytes < 0 {
-		add("max_body_bytes: %d must not be negative; 0 or no key means the default, %d", r.MaxBodyBytes, remote.DefaultMaxBodyBytes)
-	}
-	switch strings.ToLower(r.DraftUpdate) {
-	case "", remote.DraftUpdateRepost, remote.DraftUpdatePut:
-	default:
-		add("draft_update: %q must be %s or %s", r.DraftUpdate, remote.DraftUpdateRepost, remote.DraftUpdatePut)
-	}
-	switch strings.ToUpper(r.StatusMethod) {
-	case "", "PUT", "POST":
-	default:
-		add("status_method: %q must be PUT or POST", r.StatusMethod)
-	}
-	if r.StatusPath != "" && !slices.Contains(statusPaths, r.StatusPath) {
-		add("status_path: %q must be one of %s", r.StatusPath, strings.Join(statusPaths, ", "))
 	}
 	if err := validateDateLayout(r.BookingDateLayout); err != nil {
 		add("%w", err)
@@ -152,10 +119,6 @@ func loopbackHost(host string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
-
-// statusPaths are the values remote.status_path takes.
-var statusPaths = []string{remote.StatusPathQuotesID, remote.StatusPathQuoteID,
-	remote.StatusPathQuotesStatus, remote.StatusPathQuoteStatus, remote.StatusPathAuto}
 
 // validateDateLayout checks that remote.booking_date_layout writes a whole
 // date (year, month and day) that reads back as the same date.
