@@ -67,8 +67,8 @@ func (j *job) assignItemIDs(q *quote, replacing string) {
 			continue
 		}
 		for {
-			j.nextItemID++
-			id := strconv.FormatInt(j.nextItemID, 10)
+			j.NextItemID++
+			id := strconv.FormatInt(j.NextItemID, 10)
 			if !used[id] {
 				q.Items[i].ID, q.Items[i].IDNumeric = id, true
 				used[id] = true

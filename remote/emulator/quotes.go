@@ -104,14 +104,14 @@ func (e *Emulator) writeQuoteLocked(p params, q quote, update bool) (int, []byte
 		kind = HistoryQuoteUpdate
 	case sq == nil:
 		status, kind = http.StatusCreated, HistoryQuoteCreate
-		sq = &storedQuote{createdAt: now}
+		sq = &storedQuote{QuoteState: QuoteState{CreatedAt: now}}
 		j.quotes[q.Type] = sq
 		j.quoteOrder = append(j.quoteOrder, q.Type)
 	}
 	sq.quote = q
 	sq.touch(now)
 	out := q.render()
-	e.st.record(HistoryEntry{Time: now, Kind: kind, Route: p.route, RequestID: j.requestID, JobID: jobID,
+	e.st.record(HistoryEntry{Time: now, Kind: kind, Route: p.route, RequestID: j.RequestID, JobID: jobID,
 		QuoteType: q.Type, QuoteStatus: q.Status, Body: out})
 	e.dirty++
 	return status, out, nil
@@ -120,11 +120,11 @@ func (e *Emulator) writeQuoteLocked(p params, q quote, update bool) (int, []byte
 // touch counts a write made at now, and a submission when the quote is now
 // Submitted.
 func (sq *storedQuote) touch(now time.Time) {
-	sq.writes++
-	sq.updatedAt = now
+	sq.Writes++
+	sq.UpdatedAt = now
 	if sq.quote.Status == StatusSubmitted {
-		sq.submitCount++
-		sq.submittedAt = now
+		sq.SubmitCount++
+		sq.SubmittedAt = now
 	}
 }
 
@@ -212,7 +212,7 @@ func (e *Emulator) submitLocked(p params) ([]byte, *apiError) {
 	sq.quote.Status = StatusSubmitted
 	sq.touch(now)
 	out := sq.quote.render()
-	e.st.record(HistoryEntry{Time: now, Kind: HistoryStatusChange, Route: p.route, RequestID: j.requestID,
+	e.st.record(HistoryEntry{Time: now, Kind: HistoryStatusChange, Route: p.route, RequestID: j.RequestID,
 		JobID: jobID, QuoteType: typ, QuoteStatus: StatusSubmitted, Body: out})
 	e.dirty++
 	return out, nil

@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"maps"
 	"net/http"
@@ -65,20 +66,17 @@ func (s *store) addRequest(sr SeedRequest, now time.Time) string {
 	}
 	r := s.requests[id]
 	if r == nil {
-		r = &request{id: id}
+		r = &RequestState{ID: id}
 		s.requests[id] = r
 		s.reqOrder = append(s.reqOrder, id)
 	}
-	r.claimNumber = sr.ClaimNumber
-	if r.claimNumber == "" {
-		r.claimNumber = "CLM-" + id
+	r.ClaimNumber = cmp.Or(sr.ClaimNumber, "CLM-"+id)
+	r.Expiry = sr.Expiry
+	if r.Expiry.IsZero() {
+		r.Expiry = now.Add(DefaultRequestTTL)
 	}
-	r.expiry = sr.Expiry
-	if r.expiry.IsZero() {
-		r.expiry = now.Add(DefaultRequestTTL)
-	}
-	r.expiry = r.expiry.UTC().Truncate(time.Second)
-	r.vehicle, r.accident, r.instructions = objectOrNil(sr.Vehicle), objectOrNil(sr.Accident), objectOrNil(sr.Instructions)
+	r.Expiry = r.Expiry.UTC().Truncate(time.Second)
+	r.Vehicle, r.Accident, r.Instructions = objectOrNil(sr.Vehicle), objectOrNil(sr.Accident), objectOrNil(sr.Instructions)
 	return id
 }
 
@@ -102,28 +100,28 @@ func idJSON(id string) []byte {
 
 // render encodes a request as GET /requests lists it; documented gives
 // the documented mode's form (string id, local expiry, claimNumber).
-func (r *request) render(documented bool) []byte {
+func (r *RequestState) render(documented bool) []byte {
 	var w jsonWriter
 	w.open()
 	if documented {
-		w.value("id", r.id)
-		w.value("expiry", r.expiry.In(documentedZone).Format(time.RFC3339))
-		w.value("claimNumber", r.claimNumber)
+		w.value("id", r.ID)
+		w.value("expiry", r.Expiry.In(documentedZone).Format(time.RFC3339))
+		w.value("claimNumber", r.ClaimNumber)
 	} else {
-		w.raw("id", idJSON(r.id))
-		w.value("expiry", r.expiry.UTC().Format(time.RFC3339))
-		w.value("claim_number", r.claimNumber)
+		w.raw("id", idJSON(r.ID))
+		w.value("expiry", r.Expiry.UTC().Format(time.RFC3339))
+		w.value("claim_number", r.ClaimNumber)
 	}
-	if r.instructions != nil {
-		w.raw("instructions", r.instructions)
+	if r.Instructions != nil {
+		w.raw("instructions", r.Instructions)
 	} else {
 		w.raw("instructions", []byte("{}"))
 	}
-	if r.vehicle != nil {
-		w.raw("vehicle", r.vehicle)
+	if r.Vehicle != nil {
+		w.raw("vehicle", r.Vehicle)
 	}
-	if r.accident != nil {
-		w.raw("accident", r.accident)
+	if r.Accident != nil {
+		w.raw("accident", r.Accident)
 	}
 	w.close()
 	return w.buf.Bytes()
@@ -134,16 +132,16 @@ func (r *request) render(documented bool) []byte {
 func (j *job) render(documented bool) []byte {
 	var w jsonWriter
 	w.open()
-	w.value("id", j.id)
+	w.value("id", j.ID)
 	if documented {
-		w.value("requestId", j.requestID)
-		w.value("claimNumber", j.claimNumber)
+		w.value("requestId", j.RequestID)
+		w.value("claimNumber", j.ClaimNumber)
 	} else {
-		w.raw("requestId", idJSON(j.requestID))
-		w.value("claim_number", j.claimNumber)
+		w.raw("requestId", idJSON(j.RequestID))
+		w.value("claim_number", j.ClaimNumber)
 	}
-	if j.bookingDate != "" {
-		w.value("bookingDate", j.bookingDate)
+	if j.BookingDate != "" {
+		w.value("bookingDate", j.BookingDate)
 	}
 	w.close()
 	return w.buf.Bytes()
@@ -209,23 +207,23 @@ func (e *Emulator) acceptLocked(id, ref, booking string) (*job, *apiError) {
 	switch {
 	case req == nil:
 		return nil, newError(http.StatusNotFound, CodeRequestNotFound, "request %s does not exist", id)
-	case req.referenceID != "":
-		return nil, e.alreadyAccepted(id, ref, req.referenceID)
+	case req.ReferenceID != "":
+		return nil, e.alreadyAccepted(id, ref, req.ReferenceID)
 	case req.status(now) == RequestExpired:
 		return nil, newError(http.StatusGone, CodeRequestExpired,
-			"request %s expired at %s", id, req.expiry.Format(time.RFC3339))
+			"request %s expired at %s", id, req.Expiry.Format(time.RFC3339))
 	}
 	if other := e.st.jobs[ref]; other != nil {
 		aerr := newError(http.StatusConflict, CodeReferenceInUse,
-			"referenceId %q is already used by request %s", ref, other.requestID)
-		aerr.detail.Field, aerr.detail.ReferenceID, aerr.detail.RequestID = "referenceId", ref, other.requestID
+			"referenceId %q is already used by request %s", ref, other.RequestID)
+		aerr.detail.Field, aerr.detail.ReferenceID, aerr.detail.RequestID = "referenceId", ref, other.RequestID
 		return nil, aerr
 	}
-	j := &job{id: ref, requestID: id, claimNumber: req.claimNumber, bookingDate: booking,
-		createdAt: now, quotes: make(map[string]*storedQuote)}
+	j := &job{JobState: JobState{ID: ref, RequestID: id, ClaimNumber: req.ClaimNumber, BookingDate: booking, CreatedAt: now},
+		quotes: make(map[string]*storedQuote)}
 	e.st.jobs[ref] = j
 	e.st.jobOrder = append(e.st.jobOrder, ref)
-	req.referenceID, req.bookingDate, req.acceptedAt = ref, booking, now
+	req.ReferenceID, req.BookingDate, req.AcceptedAt = ref, booking, now
 	e.st.record(HistoryEntry{Time: now, Kind: HistoryAccept, Route: RouteAccept,
 		RequestID: id, JobID: ref, Body: j.render(e.documented())})
 	e.dirty++

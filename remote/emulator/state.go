@@ -104,9 +104,11 @@ func find[T any](list []T, match func(T) bool) (T, bool) {
 	return zero, false
 }
 
-// store is the emulator's data; the Emulator's mutex guards it.
+// store is the emulator's data; the Emulator's mutex guards it. Its
+// records are the State's own types, their derived fields (a request's
+// Status, a job's Quotes, a quote's Body) filled in by snapshot.
 type store struct {
-	requests      map[string]*request
+	requests      map[string]*RequestState
 	reqOrder      []string
 	jobs          map[string]*job
 	jobOrder      []string
@@ -114,48 +116,27 @@ type store struct {
 	nextRequestID int64
 }
 
-type request struct {
-	id           string
-	claimNumber  string
-	expiry       time.Time
-	instructions json.RawMessage
-	vehicle      json.RawMessage
-	accident     json.RawMessage
-	referenceID  string // "" while not accepted
-	bookingDate  string
-	acceptedAt   time.Time
-}
-
 type job struct {
-	id          string
-	requestID   string
-	claimNumber string
-	bookingDate string
-	createdAt   time.Time
-	nextItemID  int64
-	quotes      map[string]*storedQuote
-	quoteOrder  []string
+	JobState
+	quotes     map[string]*storedQuote
+	quoteOrder []string
 }
 
 type storedQuote struct {
-	quote       quote
-	submitCount int
-	writes      int
-	createdAt   time.Time
-	updatedAt   time.Time
-	submittedAt time.Time
+	QuoteState
+	quote quote
 }
 
 func newStore() *store {
-	return &store{requests: make(map[string]*request), jobs: make(map[string]*job), nextRequestID: 1000}
+	return &store{requests: make(map[string]*RequestState), jobs: make(map[string]*job), nextRequestID: 1000}
 }
 
 // status is the request's state at now.
-func (r *request) status(now time.Time) string {
+func (r *RequestState) status(now time.Time) string {
 	switch {
-	case r.referenceID != "":
+	case r.ReferenceID != "":
 		return RequestAccepted
-	case !now.Before(r.expiry):
+	case !now.Before(r.Expiry):
 		return RequestExpired
 	default:
 		return RequestPending
@@ -175,23 +156,19 @@ func (s *store) record(h HistoryEntry) {
 func (s *store) snapshot(now time.Time) State {
 	st := State{Now: now, Requests: []RequestState{}, Jobs: []JobState{}, History: []HistoryEntry{}}
 	for _, id := range s.reqOrder {
-		r := s.requests[id]
-		st.Requests = append(st.Requests, RequestState{
-			ID: r.id, ClaimNumber: r.claimNumber, Expiry: r.expiry,
-			Instructions: cloneRaw(r.instructions), Vehicle: cloneRaw(r.vehicle), Accident: cloneRaw(r.accident),
-			Status: r.status(now), ReferenceID: r.referenceID, BookingDate: r.bookingDate, AcceptedAt: r.acceptedAt,
-		})
+		r := *s.requests[id]
+		r.Instructions, r.Vehicle, r.Accident = cloneRaw(r.Instructions), cloneRaw(r.Vehicle), cloneRaw(r.Accident)
+		r.Status = r.status(now)
+		st.Requests = append(st.Requests, r)
 	}
 	for _, id := range s.jobOrder {
 		j := s.jobs[id]
-		js := JobState{ID: j.id, RequestID: j.requestID, ClaimNumber: j.claimNumber, BookingDate: j.bookingDate,
-			CreatedAt: j.createdAt, NextItemID: j.nextItemID, Quotes: []QuoteState{}}
+		js := j.JobState
+		js.Quotes = []QuoteState{}
 		for _, typ := range j.quoteOrder {
-			q := j.quotes[typ]
-			js.Quotes = append(js.Quotes, QuoteState{
-				Type: typ, Status: q.quote.Status, SubmitCount: q.submitCount, Writes: q.writes,
-				CreatedAt: q.createdAt, UpdatedAt: q.updatedAt, SubmittedAt: q.submittedAt, Body: q.quote.render(),
-			})
+			q := j.quotes[typ].QuoteState
+			q.Type, q.Status, q.Body = typ, j.quotes[typ].quote.Status, j.quotes[typ].quote.render()
+			js.Quotes = append(js.Quotes, q)
 		}
 		st.Jobs = append(st.Jobs, js)
 	}
