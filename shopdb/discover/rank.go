@@ -8,7 +8,7 @@ import (
 )
 
 // candidate is a table or column that could play a role, with its score
-// and the evidence for it.
+// and the evidence.
 type candidate struct {
 	table *Table
 	col   *Column
@@ -102,13 +102,8 @@ func claimCols(t *Table) []candidate {
 	})
 }
 
-func registrationCols(t *Table) []candidate {
-	return rankCols(t, registrationNames, isText, nil)
-}
-
-func bookingCols(t *Table) []candidate {
-	return rankCols(t, bookingNames, isTime, nil)
-}
+func registrationCols(t *Table) []candidate { return rankCols(t, registrationNames, isText, nil) }
+func bookingCols(t *Table) []candidate      { return rankCols(t, bookingNames, isTime, nil) }
 
 // jobTable is a ranked job table with its best columns.
 type jobTable struct {
@@ -164,12 +159,7 @@ func rankJobTables(s *Schema) []jobTable {
 		}
 		out = append(out, jt)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].score != out[j].score {
-			return out[i].score > out[j].score
-		}
-		return out[i].table.Name < out[j].table.Name
-	})
+	sortByScore(out, func(t jobTable) candidate { return t.candidate })
 	return out
 }
 
@@ -193,8 +183,7 @@ func (j Join) String() string {
 	return fmt.Sprintf("%s.%s = %s.%s (%s)", j.From.Name, j.FromCol.Name, j.To.Name, j.ToCol.Name, how)
 }
 
-// compatible reports whether two key columns can be joined: both whole
-// numbers, or both text.
+// compatible reports whether two key columns can be joined.
 func compatible(a, b *Column) bool {
 	return (isInteger(a) && isInteger(b)) || (isText(a) && isText(b)) || a.DataType == b.DataType
 }
@@ -353,13 +342,19 @@ func rankLineTables(s *Schema, jobs *Table) []lineTable {
 		}
 		out = append(out, lt)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].score != out[j].score {
-			return out[i].score > out[j].score
-		}
-		return out[i].table.Name < out[j].table.Name
-	})
+	sortByScore(out, func(t lineTable) candidate { return t.candidate })
 	return out
+}
+
+// sortByScore sorts ranked tables best first, then by name.
+func sortByScore[T any](ts []T, c func(T) candidate) {
+	sort.SliceStable(ts, func(i, j int) bool {
+		a, b := c(ts[i]), c(ts[j])
+		if a.score != b.score {
+			return a.score > b.score
+		}
+		return a.table.Name < b.table.Name
+	})
 }
 
 func descriptionCols(t *Table) []candidate {
