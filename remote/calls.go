@@ -207,5 +207,4 @@ func jsonBody(v any) ([]byte, error) {
 	return b, nil
 }
 
-// isEmptyBody reports whether a 2xx body carries nothing.
 func isEmptyBody(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }

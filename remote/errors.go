@@ -146,7 +146,6 @@ func Class(err error) string {
 	return ClassTemporary
 }
 
-// sentinelIn returns the first sentinel err matches, or nil.
 func sentinelIn(err error) error {
 	if c := Class(err); c != ClassTemporary || errors.Is(err, ErrTemporary) {
 		return sentinelOf(c)
@@ -262,7 +261,6 @@ func looksHTML(contentType string, head []byte) bool {
 	return strings.Contains(ct, "html") || (len(head) > 0 && head[0] == '<')
 }
 
-// isJSONStart reports whether b (trimmed) can start a JSON value.
 func isJSONStart(b []byte) bool {
 	b = bytes.TrimSpace(b)
 	return len(b) > 0 && strings.IndexByte(`{["tfn-0123456789`, b[0]) >= 0

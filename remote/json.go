@@ -74,7 +74,6 @@ func decodeObject(data []byte) (map[string]json.RawMessage, error) {
 	return m, nil
 }
 
-// isNull reports whether raw is absent or JSON null.
 func isNull(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
 	return len(raw) == 0 || string(raw) == "null"

@@ -26,7 +26,6 @@ const (
 	StatusPathAuto = "auto"
 )
 
-// statusForms returns the four forms.
 func statusForms() []string {
 	return []string{StatusPathQuotesStatus, StatusPathQuoteStatus, StatusPathQuotesID, StatusPathQuoteID}
 }
@@ -91,7 +90,6 @@ func (c *Client) UseStatusForm(form string) error {
 	return fmt.Errorf("use status form %q: not a form auto mode tries", form)
 }
 
-// expandStatusPath fills form's placeholders with escaped segments.
 func expandStatusPath(form, jobID, quoteID, status string) string {
 	return strings.NewReplacer("{jobId}", segment(jobID), "{quoteId}", segment(quoteID), "{status}", segment(status)).Replace(form)
 }
@@ -155,7 +153,6 @@ func (c *Client) SetStatus(ctx context.Context, jobID, quoteType, status string)
 	return Quote{}, lastErr
 }
 
-// tryNextForm reports whether err says the route itself is unknown.
 func tryNextForm(err error) bool {
 	var e *Error
 	return errors.As(err, &e) && (e.Status == http.StatusNotFound || e.Status == http.StatusMethodNotAllowed)

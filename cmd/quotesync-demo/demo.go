@@ -228,7 +228,6 @@ func (p *passCount) round(n int) int {
 	return slices.Min(slices.Collect(maps.Values(p.n)))
 }
 
-// snapshot returns the counts so far.
 func (p *passCount) snapshot() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()

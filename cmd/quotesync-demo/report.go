@@ -232,7 +232,6 @@ func callList(calls map[string]int) (list string, total int) {
 	return strings.Join(parts, ", "), total
 }
 
-// dash stands in for an empty cell.
 func dash(s string) string {
 	if s == "" {
 		return "-"

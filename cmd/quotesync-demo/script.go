@@ -129,7 +129,6 @@ func (sc *script) inSync(claims ...string) func(context.Context) (bool, error) {
 	}
 }
 
-// requestOfClaim finds the remote request of a claim.
 func requestOfClaim(st emulator.State, claim string) (emulator.RequestState, bool) {
 	i := slices.IndexFunc(st.Requests, func(r emulator.RequestState) bool { return r.ClaimNumber == claim })
 	if i < 0 {
@@ -138,7 +137,6 @@ func requestOfClaim(st emulator.State, claim string) (emulator.RequestState, boo
 	return st.Requests[i], true
 }
 
-// remoteQuote returns the Estimate quote the remote holds for a job.
 func remoteQuote(st emulator.State, job string) (emulator.QuoteState, bool) {
 	j, ok := st.Job(job)
 	if !ok {

@@ -49,12 +49,10 @@ type stack struct {
 	db     *shopdb.DB // the daemon's connections
 }
 
-// insurer returns the emulator of the insurer name.
 func (s *stack) insurer(name string) *insurerAPI {
 	return s.insurers[slices.IndexFunc(s.insurers, func(a *insurerAPI) bool { return a.name == name })]
 }
 
-// remoteStates reads the state of every insurer's emulator, by insurer.
 func (s *stack) remoteStates() map[string]emulator.State {
 	out := make(map[string]emulator.State, len(s.insurers))
 	for _, a := range s.insurers {

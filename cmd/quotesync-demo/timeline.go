@@ -71,7 +71,6 @@ func (t *timeline) line(at time.Time, actor string, r ref, text string) {
 	fmt.Fprintln(t.w, strings.TrimRight(b.String(), " "))
 }
 
-// shop prints one of the shop's actions on a job.
 func (t *timeline) shop(insurer, claim, job, format string, args ...any) {
 	t.line(time.Now(), actorShop, ref{Insurer: insurer, Claim: claim, Job: job}, fmt.Sprintf(format, args...))
 }

@@ -68,7 +68,6 @@ func (e *Emulator) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// isLoopback reports whether a RemoteAddr is on a loopback address.
 func isLoopback(remoteAddr string) bool {
 	host, _, err := net.SplitHostPort(remoteAddr)
 	if err != nil {

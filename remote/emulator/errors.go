@@ -66,14 +66,12 @@ func newError(status int, code, format string, args ...any) *apiError {
 	return &apiError{status: status, detail: ErrorDetail{Code: code, Message: fmt.Sprintf(format, args...)}}
 }
 
-// fieldError builds a 400 answer naming a body field.
 func fieldError(code, field, format string, args ...any) *apiError {
 	e := newError(http.StatusBadRequest, code, format, args...)
 	e.detail.Field = field
 	return e
 }
 
-// writeJSON answers status with v encoded as JSON.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	body, err := marshal(v)
 	if err != nil { // only the package's own types are encoded
@@ -82,7 +80,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	writeRawJSON(w, status, body)
 }
 
-// writeRawJSON answers status with an already encoded JSON body.
 func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", fmt.Sprint(len(body)+1))
@@ -91,7 +88,6 @@ func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write([]byte("\n"))
 }
 
-// writeError answers with the error body of e.
 func writeError(w http.ResponseWriter, e *apiError) {
 	if e.status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="quotesync-emulator"`)
@@ -99,7 +95,6 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	writeJSON(w, e.status, ErrorBody{Error: e.detail})
 }
 
-// isJSONContentType reports whether the Content-Type is application/json.
 func isJSONContentType(h http.Header) bool {
 	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
 	return err == nil && mt == "application/json"

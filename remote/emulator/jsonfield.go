@@ -32,7 +32,6 @@ func decodeObject(data []byte, field string) (object, *apiError) {
 	return obj, nil
 }
 
-// joinField names a member of the object at path.
 func joinField(path, name string) string {
 	if path == "" {
 		return name
@@ -80,7 +79,6 @@ func asString(raw json.RawMessage, field string) (string, *apiError) {
 	return s, nil
 }
 
-// asNumber returns a JSON number member exactly as sent (no float64).
 func asNumber(raw json.RawMessage, field string) (json.Number, *apiError) {
 	if kind(raw) != "number" {
 		return "", wrongType(field, "a number", raw)
@@ -100,7 +98,6 @@ func asInteger(raw json.RawMessage, field string) (json.Number, *apiError) {
 	return n, nil
 }
 
-// asBool decodes a JSON boolean member.
 func asBool(raw json.RawMessage, field string) (bool, *apiError) {
 	if kind(raw) != "boolean" {
 		return false, wrongType(field, "a boolean", raw)
@@ -137,7 +134,6 @@ func asArray(raw json.RawMessage, field string) ([]json.RawMessage, *apiError) {
 	return elems, nil
 }
 
-// compactRaw returns raw without insignificant space.
 func compactRaw(raw json.RawMessage) json.RawMessage {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
@@ -167,7 +163,6 @@ func (w *jsonWriter) raw(name string, value []byte) {
 	w.buf.Write(value)
 }
 
-// value writes one member, encoding value with encoding/json.
 func (w *jsonWriter) value(name string, value any) {
 	b, err := marshal(value)
 	if err != nil {

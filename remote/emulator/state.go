@@ -143,7 +143,6 @@ func (r *RequestState) status(now time.Time) string {
 	}
 }
 
-// record appends a history entry, numbering it.
 func (s *store) record(h HistoryEntry) {
 	h.Seq = 1
 	if n := len(s.history); n > 0 {

@@ -36,7 +36,6 @@ func tokens(name string) []string {
 	return out
 }
 
-// stem drops a plural "s".
 func stem(w string) string {
 	if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") &&
 		!strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is") {
@@ -92,7 +91,6 @@ func (v vocab) scoreWords(ws []string) (float64, string) {
 	return best, why
 }
 
-// containsRun reports whether run appears in ws as consecutive words.
 func containsRun(ws, run []string) bool {
 	for i := 0; i+len(run) <= len(ws); i++ {
 		if slices.Equal(ws[i:i+len(run)], run) {

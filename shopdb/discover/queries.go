@@ -135,7 +135,6 @@ func (p *Proposal) from(lineJoin string, extra string) (string, string) {
 	}
 }
 
-// denormalised reports whether the lines carry the job number itself.
 func (p *Proposal) denormalised() bool {
 	return len(p.Path) == 1 && p.Path[0].ToCol == p.JobNumber
 }
@@ -200,7 +199,6 @@ func (p *Proposal) lineItems(q *Queries) string {
 	return fmt.Sprintf("SELECT %s\nFROM %s\nWHERE %s", strings.Join(cols, ",\n       "), from, where)
 }
 
-// finalValues writes the confirmed final values as an IN list.
 func (p *Proposal) finalValues() string {
 	lits := make([]string, len(p.Final))
 	for i, v := range p.Final {

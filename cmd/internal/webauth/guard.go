@@ -141,7 +141,6 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.refuse(w, r, http.StatusUnauthorized, "log in at "+LoginPath+", or send HTTP Basic credentials over TLS")
 }
 
-// pass serves the request as user.
 func (g *Guard) pass(w http.ResponseWriter, r *http.Request, user string) {
 	g.next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))
 }
@@ -187,13 +186,11 @@ func (g *Guard) serveBasic(w http.ResponseWriter, r *http.Request, p *Policy) {
 	g.pass(w, r, user)
 }
 
-// challenge answers 401 asking for HTTP Basic credentials.
 func (g *Guard) challenge(w http.ResponseWriter, r *http.Request, why string) {
 	w.Header().Set("WWW-Authenticate", `Basic realm="quotesync", charset="UTF-8"`)
 	g.refuse(w, r, http.StatusUnauthorized, why)
 }
 
-// refuse answers code with why in plain text.
 func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, code int, why string) {
 	if r.TLS != nil && code == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
 		w.Header().Set("WWW-Authenticate", `Basic realm="quotesync", charset="UTF-8"`)

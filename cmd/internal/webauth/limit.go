@@ -108,7 +108,6 @@ func (l *failLimiter) end(key netip.Prefix, now time.Time, failed bool) (limited
 	return before >= 1 && b.lim.TokensAt(now) < 1
 }
 
-// wait says how long the address must wait before its next try.
 func (l *failLimiter) wait(key netip.Prefix, now time.Time) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -170,7 +170,6 @@ func (g *Guard) nextPath(next string) string {
 	return next
 }
 
-// clientIP is the request's client address without its port.
 func clientIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
