@@ -96,13 +96,11 @@ func (e *Emulator) alreadyAccepted(id, ref, held string) *apiError {
 		"request %s was already accepted with referenceId %q", id, held)
 	aerr.detail.Field, aerr.detail.ReferenceID, aerr.detail.RequestID = "referenceId", held, id
 	if e.documented() {
-		var w jsonWriter
-		w.open()
-		w.value("message", "request already accepted by another party")
-		w.value("referenceId", held)
-		w.value("requestId", id)
-		w.close()
-		aerr.body = w.buf.Bytes()
+		aerr.body, _ = marshal(struct {
+			Message     string `json:"message"`
+			ReferenceID string `json:"referenceId"`
+			RequestID   string `json:"requestId"`
+		}{"request already accepted by another party", held, id})
 	}
 	return aerr
 }

@@ -142,35 +142,6 @@ func compactRaw(raw json.RawMessage) json.RawMessage {
 	return buf.Bytes()
 }
 
-// jsonWriter builds a JSON object member by member in a fixed order.
-type jsonWriter struct {
-	buf   bytes.Buffer
-	first bool
-}
-
-func (w *jsonWriter) open()  { w.buf.WriteByte('{'); w.first = true }
-func (w *jsonWriter) close() { w.buf.WriteByte('}') }
-
-// raw writes one member whose value is already JSON.
-func (w *jsonWriter) raw(name string, value []byte) {
-	if !w.first {
-		w.buf.WriteByte(',')
-	}
-	w.first = false
-	key, _ := marshal(name)
-	w.buf.Write(key)
-	w.buf.WriteByte(':')
-	w.buf.Write(value)
-}
-
-func (w *jsonWriter) value(name string, value any) {
-	b, err := marshal(value)
-	if err != nil {
-		b = []byte("null")
-	}
-	w.raw(name, b)
-}
-
 // marshal is json.Marshal without HTML escaping: "R&R" stays "R&R".
 func marshal(v any) ([]byte, error) { return marshalIndent(v, "") }
 

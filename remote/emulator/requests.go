@@ -89,10 +89,10 @@ func objectOrNil(raw json.RawMessage) json.RawMessage {
 }
 
 // idJSON encodes an id as a JSON number when it is a canonical decimal
-// integer, else as a JSON string.
-func idJSON(id string) []byte {
-	if n, err := strconv.ParseUint(id, 10, 63); err == nil && strconv.FormatUint(n, 10) == id {
-		return []byte(id)
+// integer, else (and in the documented mode) as a JSON string.
+func idJSON(id string, documented bool) json.RawMessage {
+	if n, err := strconv.ParseUint(id, 10, 63); err == nil && strconv.FormatUint(n, 10) == id && !documented {
+		return json.RawMessage(id)
 	}
 	b, _ := json.Marshal(id)
 	return b
@@ -101,50 +101,41 @@ func idJSON(id string) []byte {
 // render encodes a request as GET /requests lists it; documented gives
 // the documented mode's form (string id, local expiry, claimNumber).
 func (r *RequestState) render(documented bool) []byte {
-	var w jsonWriter
-	w.open()
+	w := struct {
+		ID           json.RawMessage `json:"id"`
+		Expiry       string          `json:"expiry"`
+		Claim        *string         `json:"claim_number,omitempty"`
+		ClaimDoc     *string         `json:"claimNumber,omitempty"`
+		Instructions json.RawMessage `json:"instructions"`
+		Vehicle      json.RawMessage `json:"vehicle,omitempty"`
+		Accident     json.RawMessage `json:"accident,omitempty"`
+	}{ID: idJSON(r.ID, documented), Expiry: r.Expiry.UTC().Format(time.RFC3339), Claim: &r.ClaimNumber,
+		Instructions: r.Instructions, Vehicle: r.Vehicle, Accident: r.Accident}
 	if documented {
-		w.value("id", r.ID)
-		w.value("expiry", r.Expiry.In(documentedZone).Format(time.RFC3339))
-		w.value("claimNumber", r.ClaimNumber)
-	} else {
-		w.raw("id", idJSON(r.ID))
-		w.value("expiry", r.Expiry.UTC().Format(time.RFC3339))
-		w.value("claim_number", r.ClaimNumber)
+		w.Expiry, w.Claim, w.ClaimDoc = r.Expiry.In(documentedZone).Format(time.RFC3339), nil, &r.ClaimNumber
 	}
-	if r.Instructions != nil {
-		w.raw("instructions", r.Instructions)
-	} else {
-		w.raw("instructions", []byte("{}"))
+	if w.Instructions == nil {
+		w.Instructions = json.RawMessage("{}")
 	}
-	if r.Vehicle != nil {
-		w.raw("vehicle", r.Vehicle)
-	}
-	if r.Accident != nil {
-		w.raw("accident", r.Accident)
-	}
-	w.close()
-	return w.buf.Bytes()
+	b, _ := marshal(w)
+	return b
 }
 
 // render encodes a job as the accept answers it; documented gives the
 // documented mode's form (string requestId, claimNumber).
 func (j *job) render(documented bool) []byte {
-	var w jsonWriter
-	w.open()
-	w.value("id", j.ID)
+	w := struct {
+		ID          string          `json:"id"`
+		RequestID   json.RawMessage `json:"requestId"`
+		Claim       *string         `json:"claim_number,omitempty"`
+		ClaimDoc    *string         `json:"claimNumber,omitempty"`
+		BookingDate string          `json:"bookingDate,omitempty"`
+	}{j.ID, idJSON(j.RequestID, documented), &j.ClaimNumber, nil, j.BookingDate}
 	if documented {
-		w.value("requestId", j.RequestID)
-		w.value("claimNumber", j.ClaimNumber)
-	} else {
-		w.raw("requestId", idJSON(j.RequestID))
-		w.value("claim_number", j.ClaimNumber)
+		w.Claim, w.ClaimDoc = nil, &j.ClaimNumber
 	}
-	if j.BookingDate != "" {
-		w.value("bookingDate", j.BookingDate)
-	}
-	w.close()
-	return w.buf.Bytes()
+	b, _ := marshal(w)
+	return b
 }
 
 // listRequests serves GET /requests: pending, non-expired requests.
