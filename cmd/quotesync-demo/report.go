@@ -23,7 +23,6 @@ type outcome struct {
 	Insurer             string
 	Request, Claim, Job string
 	Phase               string    // quotesync's state; "" when not tracked
-	Remote              string    // the request's status on the remote
 	Quote               string    // the remote quote's status; "" when none
 	Items               int       // items of the remote quote
 	Drafts              int       // Draft writes of the remote quote
@@ -65,7 +64,7 @@ func checkRequest(ctx context.Context, s *stack, st emulator.State, r sent) (out
 		problem("the remote of %s does not know the request", r.Insurer)
 		return o, nil
 	}
-	o.Claim, o.Remote = rs.ClaimNumber, rs.Status
+	o.Claim = rs.ClaimNumber
 	job, err := s.shop.FindJob(ctx, rs.ClaimNumber)
 	if err != nil {
 		return o, err

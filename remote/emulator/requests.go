@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"maps"
@@ -141,24 +140,14 @@ func (j *job) render(documented bool) []byte {
 // listRequests serves GET /requests: pending, non-expired requests.
 func (e *Emulator) listRequests(w http.ResponseWriter, _ *http.Request, _ params) {
 	e.mu.Lock()
-	now := e.now()
-	var buf bytes.Buffer
-	buf.WriteByte('[')
-	n := 0
+	now, list := e.now(), []json.RawMessage{}
 	for _, id := range e.st.reqOrder {
-		r := e.st.requests[id]
-		if r.status(now) != RequestPending {
-			continue
+		if r := e.st.requests[id]; r.status(now) == RequestPending {
+			list = append(list, r.render(e.documented()))
 		}
-		if n > 0 {
-			buf.WriteByte(',')
-		}
-		buf.Write(r.render(e.documented()))
-		n++
 	}
-	buf.WriteByte(']')
 	e.mu.Unlock()
-	writeRawJSON(w, http.StatusOK, buf.Bytes())
+	writeJSON(w, http.StatusOK, list)
 }
 
 // accept serves POST /requests/{id}.
