@@ -6,6 +6,7 @@
 package webauth
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"net/url"
@@ -20,13 +21,11 @@ import (
 // Policy is who a Guard lets in. The daemon builds one from its
 // configuration and swaps it in on reload (SetPolicy).
 type Policy struct {
-	// Users may log in. Nil means nobody can: every path that needs a
-	// login is refused.
+	// Users may log in; nil means nobody can.
 	Users *Users
-	// Page says every path but Options.ScrapePaths needs a login.
-	Page bool
-	// Scrape says Options.ScrapePaths need one.
-	Scrape bool
+	// Page says every path but Options.ScrapePaths needs a login; Scrape
+	// says Options.ScrapePaths need one.
+	Page, Scrape bool
 	// SessionLifetime is how long a login lasts; 0 means
 	// DefaultSessionLifetime.
 	SessionLifetime time.Duration
@@ -67,15 +66,9 @@ type Guard struct {
 
 // New returns a Guard of next under p.
 func New(next http.Handler, p Policy, o Options) *Guard {
-	if o.Home == "" {
-		o.Home = "/"
-	}
-	if o.FailBurst <= 0 {
-		o.FailBurst = DefaultFailBurst
-	}
-	if o.FailEvery <= 0 {
-		o.FailEvery = DefaultFailEvery
-	}
+	o.Home = cmp.Or(o.Home, "/")
+	o.FailBurst = cmp.Or(max(o.FailBurst, 0), DefaultFailBurst)
+	o.FailEvery = cmp.Or(max(o.FailEvery, 0), DefaultFailEvery)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -86,9 +79,7 @@ func New(next http.Handler, p Policy, o Options) *Guard {
 
 // SetPolicy puts p in force for the requests that follow.
 func (g *Guard) SetPolicy(p Policy) {
-	if p.SessionLifetime <= 0 {
-		p.SessionLifetime = DefaultSessionLifetime
-	}
+	p.SessionLifetime = cmp.Or(max(p.SessionLifetime, 0), DefaultSessionLifetime)
 	g.policy.Store(&p)
 }
 
@@ -154,9 +145,9 @@ func (g *Guard) session(r *http.Request, p *Policy) (string, bool) {
 	return verify(g.o.Key, c.Value, p.Users, g.o.Now(), p.SessionLifetime)
 }
 
-// serveBasic admits a request by its HTTP Basic credentials: only from an
-// address that has not used up its failed logins (a scraper set up wrong
-// is logged a few times, then refused quietly), and only over TLS.
+// serveBasic admits a request by its HTTP Basic credentials: only over
+// TLS, and from an address that has not used up its failed logins (a
+// scraper set up wrong is logged a few times, then refused quietly).
 func (g *Guard) serveBasic(w http.ResponseWriter, r *http.Request, p *Policy) {
 	if d := g.limit.begin(clientKey(r.RemoteAddr), g.o.Now()); d > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
@@ -201,8 +192,7 @@ func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, code int, why str
 
 // failed ends a login attempt that the limit admitted (begin) as a
 // failure, counted and logged: the client, the user when the name is a
-// user (a name that is not might be a password typed in the wrong box),
-// why; never the password.
+// user's (another might be a password typed in the wrong box), why.
 func (g *Guard) failed(r *http.Request, user, reason string) {
 	key, now := clientKey(r.RemoteAddr), g.o.Now()
 	limited := g.limit.end(key, now, true)
@@ -216,8 +206,7 @@ func (g *Guard) failed(r *http.Request, user, reason string) {
 	}
 }
 
-// succeeded ends a login attempt that the limit admitted (begin) as a
-// success: it counts against nothing.
+// succeeded ends a login attempt that the limit admitted as a success.
 func (g *Guard) succeeded(r *http.Request) {
 	g.limit.end(clientKey(r.RemoteAddr), g.o.Now(), false)
 }
