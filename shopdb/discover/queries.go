@@ -388,15 +388,14 @@ func (p *Proposal) createJob(q *Queries) []string {
 	}
 	var stmts []string
 	// newJob is the FROM … WHERE that finds the job just made, in later
-	// statements (alias j).
-	var newJob, number string
+	// statements (alias j); where picks the counter's row.
+	var newJob, number, where string
+	if n.Method == "counter" && n.NameCol != nil {
+		where = fmt.Sprintf(" WHERE %s.%s = %s", aCtr, Ident(n.NameCol.Name), Literal(n.NameValue))
+	}
 	switch n.Method {
 	case "counter":
 		ctr, val := Ident(n.Table.Name), Ident(n.ValueCol.Name)
-		where := ""
-		if n.NameCol != nil {
-			where = fmt.Sprintf(" WHERE %s.%s = %s", aCtr, Ident(n.NameCol.Name), Literal(n.NameValue))
-		}
 		v := aCtr + "." + val
 		if n.HoldsNext {
 			v += " - 1"
@@ -469,10 +468,6 @@ func (p *Proposal) createJob(q *Queries) []string {
 	}
 	p.noteNonTransactional(q)
 	if number != "" && n.Method == "counter" {
-		where := ""
-		if n.NameCol != nil {
-			where = fmt.Sprintf(" WHERE %s.%s = %s", aCtr, Ident(n.NameCol.Name), Literal(n.NameValue))
-		}
 		stmts = append(stmts, fmt.Sprintf("SELECT %s AS job FROM %s %s%s", number, Ident(n.Table.Name), aCtr, where))
 	} else {
 		stmts = append(stmts, fmt.Sprintf("SELECT %s AS job %s", jobNo, newJob))
