@@ -1,6 +1,8 @@
 package emulator
 
 import (
+	"maps"
+	"slices"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -28,6 +30,22 @@ func decodeObject(data []byte, field string) (object, *apiError) {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, newError(http.StatusBadRequest, CodeInvalidBody, "body has data after the JSON object")
+	}
+	return obj, nil
+}
+
+// members decodes the object raw at path (see decodeObject) and calls f
+// with each member, in key order, its field's name and its value, up to
+// the first error.
+func members(raw json.RawMessage, path string, f func(name, field string, v json.RawMessage) *apiError) (object, *apiError) {
+	obj, aerr := decodeObject(raw, path)
+	if aerr != nil {
+		return nil, aerr
+	}
+	for _, name := range slices.Sorted(maps.Keys(obj)) {
+		if aerr := f(name, joinField(path, name), obj[name]); aerr != nil {
+			return nil, aerr
+		}
 	}
 	return obj, nil
 }
@@ -107,17 +125,12 @@ func asBool(raw json.RawMessage, field string) (bool, *apiError) {
 
 // asStringMap decodes an object whose members are all strings.
 func asStringMap(raw json.RawMessage, field string) (map[string]string, *apiError) {
-	obj, err := decodeObject(raw, field)
-	if err != nil {
-		return nil, err
-	}
-	m := make(map[string]string, len(obj))
-	for k, v := range obj {
-		s, err := asString(v, joinField(field, k))
-		if err != nil {
-			return nil, err
-		}
-		m[k] = s
+	m := map[string]string{}
+	if _, aerr := members(raw, field, func(name, f string, v json.RawMessage) (aerr *apiError) {
+		m[name], aerr = asString(v, f)
+		return aerr
+	}); aerr != nil {
+		return nil, aerr
 	}
 	return m, nil
 }

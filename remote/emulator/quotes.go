@@ -1,9 +1,8 @@
 package emulator
 
 import (
-	"maps"
+	"encoding/json"
 	"net/http"
-	"slices"
 	"time"
 )
 
@@ -160,18 +159,15 @@ func decodeStatusBody(body []byte, pathStatus string) (string, *apiError) {
 		}
 		return pathStatus, nil
 	}
-	obj, aerr := decodeObject(body, "")
-	if aerr != nil {
-		return "", aerr
-	}
 	var status string
-	for _, name := range slices.Sorted(maps.Keys(obj)) {
+	if _, aerr := members(body, "", func(name, _ string, raw json.RawMessage) (aerr *apiError) {
 		if name != "status" {
-			return "", fieldError(CodeUnknownField, name, "unknown field %q; the status body has status only", name)
+			return fieldError(CodeUnknownField, name, "unknown field %q; the status body has status only", name)
 		}
-		if status, aerr = asString(obj[name], name); aerr != nil {
-			return "", aerr
-		}
+		status, aerr = asString(raw, name)
+		return aerr
+	}); aerr != nil {
+		return "", aerr
 	}
 	switch {
 	case status == "" && pathStatus == "":

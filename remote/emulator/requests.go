@@ -3,10 +3,8 @@ package emulator
 import (
 	"cmp"
 	"encoding/json"
-	"maps"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"time"
 	"unicode"
@@ -212,30 +210,26 @@ func (e *Emulator) acceptLocked(id, ref, booking string) (*job, *apiError) {
 
 // decodeAccept parses the accept body {"referenceId":…,"bookingDate":…}.
 func decodeAccept(body []byte) (ref, booking string, aerr *apiError) {
-	obj, aerr := decodeObject(body, "")
-	if aerr != nil {
-		return "", "", aerr
-	}
-	for _, name := range slices.Sorted(maps.Keys(obj)) {
-		raw := obj[name]
+	obj, aerr := members(body, "", func(name, _ string, raw json.RawMessage) (aerr *apiError) {
 		switch name {
 		case "referenceId":
-			if ref, aerr = asString(raw, name); aerr != nil {
-				return "", "", aerr
-			}
-			if aerr = checkReferenceID(ref); aerr != nil {
-				return "", "", aerr
+			if ref, aerr = asString(raw, name); aerr == nil {
+				aerr = checkReferenceID(ref)
 			}
 		case "bookingDate":
 			if booking, aerr = asString(raw, name); aerr != nil {
-				return "", "", aerr
+				return aerr
 			}
 			if _, err := time.Parse(time.DateOnly, booking); err != nil {
-				return "", "", fieldError(CodeInvalidField, name, "bookingDate must be a date YYYY-MM-DD, got %q", booking)
+				aerr = fieldError(CodeInvalidField, name, "bookingDate must be a date YYYY-MM-DD, got %q", booking)
 			}
 		default:
-			return "", "", fieldError(CodeUnknownField, name, "unknown field %q; the accept body has referenceId and bookingDate", name)
+			aerr = fieldError(CodeUnknownField, name, "unknown field %q; the accept body has referenceId and bookingDate", name)
 		}
+		return aerr
+	})
+	if aerr != nil {
+		return "", "", aerr
 	}
 	if _, ok := obj["referenceId"]; !ok {
 		return "", "", fieldError(CodeMissingField, "referenceId", "referenceId is required")
