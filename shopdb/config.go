@@ -1,8 +1,6 @@
 package shopdb
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"regexp"
 	"sort"
@@ -10,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/quotesync/quotesync/shopdb/internal/server"
 )
 
 // Defaults of Config; a zero field means its default.
@@ -29,7 +28,6 @@ const (
 const (
 	maxConnMaxLifetime = 5 * time.Minute
 	maxPrefixLen       = 32 // the longest table or key name stays under 64 characters
-	maxLockNameLen     = 64 // MySQL 8 refuses longer GET_LOCK names
 )
 
 // Config is how quotesync reaches the shop's database and how the shop's
@@ -204,7 +202,7 @@ func (c Config) withDefaults() Config {
 		c.TablePrefix = DefaultTablePrefix
 	}
 	if c.LockName == "" && c.Database != "" {
-		c.LockName = shortName("quotesync." + c.Database + "." + c.TablePrefix)
+		c.LockName = server.LockName("quotesync." + c.Database + "." + c.TablePrefix)
 	}
 	if c.ConnMaxLifetime == 0 {
 		c.ConnMaxLifetime = DefaultConnMaxLifetime
@@ -222,16 +220,6 @@ func (c Config) withDefaults() Config {
 		c.LockSessionTimeout = DefaultLockSessionTimeout
 	}
 	return c
-}
-
-// shortName keeps a lock name within MySQL's 64 characters by replacing a
-// long one with a hash of it.
-func shortName(name string) string {
-	if len(name) <= maxLockNameLen {
-		return name
-	}
-	sum := sha256.Sum256([]byte(name))
-	return "quotesync." + hex.EncodeToString(sum[:16])
 }
 
 var (
@@ -262,8 +250,8 @@ func (c Config) validateConnection() error {
 		return fmt.Errorf("shop.database: longer than 64 characters")
 	case !prefixPattern.MatchString(c.TablePrefix) || len(c.TablePrefix) > maxPrefixLen:
 		return fmt.Errorf("shop.table_prefix: %q must be at most %d letters, digits or underscores", c.TablePrefix, maxPrefixLen)
-	case len(c.LockName) > maxLockNameLen:
-		return fmt.Errorf("shop.lock_name: longer than %d characters", maxLockNameLen)
+	case len(c.LockName) > server.MaxLockNameLen:
+		return fmt.Errorf("shop.lock_name: longer than %d characters", server.MaxLockNameLen)
 	case c.ConnMaxLifetime < 0 || c.ConnMaxLifetime > maxConnMaxLifetime:
 		return fmt.Errorf("shop.conn_max_lifetime: %s must be between 0 (default %s) and %s", c.ConnMaxLifetime, DefaultConnMaxLifetime, maxConnMaxLifetime)
 	case c.MaxOpenConns < 0 || c.MaxOpenConns == 1:

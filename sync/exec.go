@@ -8,6 +8,7 @@ import (
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // The executor: the one place that writes a request's row. Every state
@@ -24,7 +25,7 @@ import (
 // yet), the row to write and the event that reports it. A change whose
 // event has no Kind is written silently: an intent recorded before a call.
 type change struct {
-	cur, next shopdb.Request
+	cur, next store.Request
 	ev        Event
 	// release: run release_job for cur's job number in the transaction
 	// that writes the change (a request taken elsewhere or gone before our
@@ -35,8 +36,8 @@ type change struct {
 // rowWriter writes rows and their events: the store, or a transaction of
 // it.
 type rowWriter interface {
-	Insert(ctx context.Context, r shopdb.Request, ev shopdb.Event) (shopdb.Request, error)
-	Update(ctx context.Context, cur, next shopdb.Request, ev shopdb.Event) (shopdb.Request, error)
+	Insert(ctx context.Context, r store.Request, ev store.Event) (store.Request, error)
+	Update(ctx context.Context, cur, next store.Request, ev store.Event) (store.Request, error)
 }
 
 // prepare checks that the state machine allows ch and completes its row
@@ -77,9 +78,9 @@ func prepare(ch change) (change, error) {
 // commit performs ch: it checks it against the state machine (ErrTransition,
 // and nothing is written), writes the row and its event in one
 // transaction (with release_job when ch asks), and reports the change. It
-// returns the stored row and the event as reported; shopdb.ErrStale or
+// returns the stored row and the event as reported; store.ErrStale or
 // ErrExists when the row changed under us.
-func (e *Engine) commit(ctx context.Context, ch change) (shopdb.Request, Event, error) {
+func (e *Engine) commit(ctx context.Context, ch change) (store.Request, Event, error) {
 	if ch.release && ch.cur.JobNumber != "" {
 		whole := ch.cur
 		if whole.RequestJSON == nil {
@@ -90,7 +91,7 @@ func (e *Engine) commit(ctx context.Context, ch change) (shopdb.Request, Event, 
 				return ch.cur, ch.ev, err
 			}
 		}
-		saved, ev, _, err := e.commitTx(ctx, newRequestOf(whole), func(context.Context, *shopdb.Tx) (change, bool, error) {
+		saved, ev, _, err := e.commitTx(ctx, newRequestOf(whole), func(context.Context, *store.Tx, *shopdb.Jobs) (change, bool, error) {
 			return ch, true, nil
 		})
 		if err != nil {
@@ -109,15 +110,18 @@ func (e *Engine) commit(ctx context.Context, ch change) (shopdb.Request, Event, 
 	return saved, e.report(saved, ch.ev), nil
 }
 
-// commitTx runs decide in one shop transaction for the request nr: decide
-// reads what it needs there (the row, locked; the mapping's job queries)
-// and returns the change to write, or false for none. The change is
-// written in the same transaction (release_job with it when it asks), and
-// reported after the commit. done is false when nothing was written.
-func (e *Engine) commitTx(ctx context.Context, nr shopdb.NewRequest, decide func(ctx context.Context, tx *shopdb.Tx) (change, bool, error)) (saved shopdb.Request, ev Event, done bool, err error) {
+// commitTx runs decide in one transaction of the shop's database for the
+// request nr: quotesync's store opens it, and the mapping's job statements
+// for nr run in it (jobs, on the store's transaction). decide reads what
+// it needs there (the row, locked; the mapping's job queries) and returns
+// the change to write, or false for none. The change is written in the
+// same transaction (release_job with it when it asks), and reported after
+// the commit. done is false when nothing was written.
+func (e *Engine) commitTx(ctx context.Context, nr shopdb.NewRequest, decide func(ctx context.Context, tx *store.Tx, jobs *shopdb.Jobs) (change, bool, error)) (saved store.Request, ev Event, done bool, err error) {
 	var ch change
-	err = e.store.InTx(ctx, nr, func(ctx context.Context, tx *shopdb.Tx) error {
-		c, do, err := decide(ctx, tx)
+	err = e.store.InTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
+		jobs := e.shop.Jobs(tx.SQL(), nr)
+		c, do, err := decide(ctx, tx, jobs)
 		if err != nil || !do {
 			return err
 		}
@@ -125,7 +129,7 @@ func (e *Engine) commitTx(ctx context.Context, nr shopdb.NewRequest, decide func
 			return err
 		}
 		if c.release && c.next.ReleasedJob != "" {
-			if c, err = releaseJob(ctx, tx, c); err != nil {
+			if c, err = releaseJob(ctx, jobs, c); err != nil {
 				return err
 			}
 		}
@@ -141,9 +145,9 @@ func (e *Engine) commitTx(ctx context.Context, nr shopdb.NewRequest, decide func
 
 // releaseJob runs release_job in tx for the job a prepared change gives
 // up, and says in its event and its row which became of the job.
-func releaseJob(ctx context.Context, tx *shopdb.Tx, ch change) (change, error) {
+func releaseJob(ctx context.Context, jobs *shopdb.Jobs, ch change) (change, error) {
 	job := ch.next.ReleasedJob
-	released, err := tx.ReleaseJob(ctx, job, ch.cur.JobCreated)
+	released, err := jobs.Release(ctx, job, ch.cur.JobCreated)
 	if err != nil {
 		return ch, fmt.Errorf("release job %s: %w", job, err)
 	}
@@ -158,7 +162,7 @@ func releaseJob(ctx context.Context, tx *shopdb.Tx, ch change) (change, error) {
 
 // write writes a prepared change with w: an insert when the request has no
 // row yet, else a compare-and-set update.
-func (e *Engine) write(ctx context.Context, w rowWriter, ch change) (shopdb.Request, error) {
+func (e *Engine) write(ctx context.Context, w rowWriter, ch change) (store.Request, error) {
 	if ch.cur.Version == 0 {
 		return w.Insert(ctx, ch.next, e.stored(ch.ev))
 	}
@@ -167,7 +171,7 @@ func (e *Engine) write(ctx context.Context, w rowWriter, ch change) (shopdb.Requ
 
 // report tells of a change that is durable: the next pass reads the rows
 // anew, and the observers get its event, stamped with the row's time.
-func (e *Engine) report(saved shopdb.Request, ev Event) Event {
+func (e *Engine) report(saved store.Request, ev Event) Event {
 	e.touched()
 	if ev.Kind != "" {
 		ev.At = saved.UpdatedAt
@@ -181,7 +185,7 @@ func (e *Engine) report(saved shopdb.Request, ev Event) Event {
 // recorded. It returns the stored row and true, or cur and false when the
 // row changed under us (left to the next pass) or the write failed (a
 // failure of the pass).
-func (e *Engine) apply(ctx context.Context, p *pass, ch change) (shopdb.Request, bool) {
+func (e *Engine) apply(ctx context.Context, p *pass, ch change) (store.Request, bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 	defer cancel()
 	saved, ev, err := e.commit(ctx, ch)
@@ -196,11 +200,11 @@ func (e *Engine) apply(ctx context.Context, p *pass, ch change) (shopdb.Request,
 // writeFailed sorts the error of a write: a row that changed under us
 // (another instance, a `retry` from the command line) is left to the
 // next pass and reported; anything else fails the pass.
-func (e *Engine) writeFailed(p *pass, cur shopdb.Request, err error) {
+func (e *Engine) writeFailed(p *pass, cur store.Request, err error) {
 	switch {
 	case errors.As(err, new(*ErrTransition)):
 		p.fail(err)
-	case errors.Is(err, shopdb.ErrStale), errors.Is(err, shopdb.ErrExists):
+	case errors.Is(err, store.ErrStale), errors.Is(err, store.ErrExists):
 		e.emit(Event{Kind: EventStale, Request: cur.RequestID, Claim: cur.ClaimNumber, Job: cur.JobNumber,
 			From: cur.Phase, To: cur.Phase})
 	default:
@@ -211,7 +215,7 @@ func (e *Engine) writeFailed(p *pass, cur shopdb.Request, err error) {
 // perform is the executor of a plan: the reservation, the change, the
 // remote call and the change its answer decides, in that order, each only
 // when the one before went through.
-func (e *Engine) perform(ctx context.Context, p *pass, pl plan) (shopdb.Request, bool) {
+func (e *Engine) perform(ctx context.Context, p *pass, pl plan) (store.Request, bool) {
 	r := pl.row
 	if pl.reserve != nil {
 		var ok bool
@@ -250,7 +254,7 @@ func (e *Engine) perform(ctx context.Context, p *pass, pl plan) (shopdb.Request,
 // nothing: the pass was cancelled (the row stays as it is and the next
 // pass repairs whatever happened), or the token was refused (the pass
 // stops).
-func (e *Engine) call(ctx context.Context, p *pass, r shopdb.Request, c call) (change, bool) {
+func (e *Engine) call(ctx context.Context, p *pass, r store.Request, c call) (change, bool) {
 	if !p.acquire(ctx) {
 		return change{}, false
 	}
@@ -298,22 +302,22 @@ func (e *Engine) writeNotes(ctx context.Context, p *pass) {
 }
 
 // stored is the event log's row of ev.
-func stored(ev Event) shopdb.Event {
+func stored(ev Event) store.Event {
 	if ev.Kind == "" {
-		return shopdb.Event{}
+		return store.Event{}
 	}
 	msg := ev.Detail
 	if ev.Err != nil {
 		msg = joinText(msg, ev.Err.Error())
 	}
-	return shopdb.Event{Kind: string(ev.Kind), Job: ev.Job, From: ev.From, To: ev.To, Reason: ev.Reason,
+	return store.Event{Kind: string(ev.Kind), Job: ev.Job, From: ev.From, To: ev.To, Reason: ev.Reason,
 		Route: ev.Route, Status: ev.Status, Attempt: ev.Attempt, Duration: ev.Duration,
 		Items: ev.Items, Hash: ev.Hash, Message: capText(msg)}
 }
 
 // stored is the event log's row of ev with the deliveries it queues in the
 // same transaction (write-back, notifications).
-func (e *Engine) stored(ev Event) shopdb.Event {
+func (e *Engine) stored(ev Event) store.Event {
 	s := stored(ev)
 	if s.Kind != "" {
 		s.Outbox = e.outbox.outboxOf(ev)
@@ -334,6 +338,6 @@ func joinText(a, b string) string {
 
 // newRequestOf is what the mapping's queries need to know of a row's
 // request.
-func newRequestOf(r shopdb.Request) shopdb.NewRequest {
+func newRequestOf(r store.Request) shopdb.NewRequest {
 	return shopdb.NewRequest{RequestID: r.RequestID, ClaimNumber: r.ClaimNumber, Expiry: r.Expiry, RequestJSON: r.RequestJSON}
 }

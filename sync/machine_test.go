@@ -11,10 +11,11 @@ import (
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // transition is one edge of the state machine.
-type transition struct{ from, to shopdb.Phase }
+type transition struct{ from, to store.Phase }
 
 func (t transition) String() string {
 	from := string(t.from)
@@ -64,28 +65,28 @@ func TestEveryTransitionReachable(t *testing.T) {
 	cfg := DefaultConfig().withDefaults()
 	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 	req := remote.Request{ID: "1", ClaimNumber: "C1", Expiry: now.Add(time.Hour)}
-	row := func(ph shopdb.Phase) shopdb.Request {
-		return shopdb.Request{RequestID: "1", ClaimNumber: "C1", JobNumber: "RO-1", Phase: ph, Version: 3,
+	row := func(ph store.Phase) store.Request {
+		return store.Request{RequestID: "1", ClaimNumber: "C1", JobNumber: "RO-1", Phase: ph, Version: 3,
 			Expiry: now.Add(time.Hour), Intent: IntentAccept}
 	}
 	st := shopdb.JobState{Job: "RO-1", Marker: "m2"}
 	pushed := jobDecision{step: jobPush, hash: "h2"}
 	// The answers are decided as the executor decides them (call.decide),
 	// the clock and the chance given.
-	decided := func(c call, cur shopdb.Request, err error) change {
+	decided := func(c call, cur store.Request, err error) change {
 		ch, ok := c.decide(cfg, cur, answer{now: now, jitter: 0.5, err: err})
 		if !ok {
 			t.Fatalf("the answer %v to call %d on %s settled nothing", err, c.kind, cur.Phase)
 		}
 		return ch
 	}
-	accept := func(cur shopdb.Request, listed, maybe bool, err error) change {
+	accept := func(cur store.Request, listed, maybe bool, err error) change {
 		return decided(call{kind: callAccept, listed: listed, maybeLanded: maybe}, cur, err)
 	}
-	push := func(cur shopdb.Request, err error) change {
+	push := func(cur store.Request, err error) change {
 		return decided(call{kind: callCreateQuote, st: st, d: pushed}, cur, err)
 	}
-	submit := func(cur shopdb.Request, err error) change {
+	submit := func(cur store.Request, err error) change {
 		return decided(call{kind: callSubmit}, cur, err)
 	}
 	// The changes a plan writes before any call, or without one.
@@ -95,43 +96,43 @@ func TestEveryTransitionReachable(t *testing.T) {
 		}
 		return *pl.change
 	}
-	retry := func(cur shopdb.Request) change {
+	retry := func(cur store.Request) change {
 		ch, err := decideRetry(cur, "test")
 		if err != nil {
 			t.Fatalf("decideRetry(%s): %v", cur.Phase, err)
 		}
 		return ch
 	}
-	end := func(cur shopdb.Request) change {
+	end := func(cur store.Request) change {
 		ch, err := decideEnd(cur)
 		if err != nil {
 			t.Fatalf("decideEnd(%s): %v", cur.Phase, err)
 		}
 		return ch
 	}
-	rejectedFrom := func(resume shopdb.Phase) shopdb.Request {
+	rejectedFrom := func(resume store.Phase) store.Request {
 		r := row(PhaseRejected)
 		r.ResumePhase, r.Reason = resume, ReasonRefused
 		return r
 	}
-	withReason := func(r shopdb.Request, reason shopdb.Reason) shopdb.Request {
+	withReason := func(r store.Request, reason store.Reason) store.Request {
 		r.Reason = reason
 		return r
 	}
-	waiting, _ := decideWaiting(shopdb.Request{}, req)
+	waiting, _ := decideWaiting(store.Request{}, req)
 	held := planned(planHold(row(PhaseAccepted), st, ReasonShopData, errors.New("bad line")))
 	unknownHeld := planned(planHold(row(PhaseAcceptUnknown), st, ReasonShopData, errors.New("bad line")))
 	draftedHeld := planned(planHold(row(PhaseDrafted), st, ReasonUnmappedCode, errors.New("bad code")))
 	waitingRow, unknownRow := row(PhaseWaiting), row(PhaseAcceptUnknown)
 	changes := []change{
 		waiting,
-		decideReserveFailed(cfg, now, 0.5, shopdb.Request{}, req, errors.New("create_job failed")),
-		decideReserved(shopdb.Request{}, req, reserveOutcome{job: "RO-1"}),
+		decideReserveFailed(cfg, now, 0.5, store.Request{}, req, errors.New("create_job failed")),
+		decideReserved(store.Request{}, req, reserveOutcome{job: "RO-1"}),
 		planned(planAccept(now, acceptStep{kind: stepExpired, req: req})),
 		decideReserveFailed(cfg, now, 0.5, row(PhaseWaiting), req, errors.New("create_job failed")),
 		decideReserved(row(PhaseWaiting), req, reserveOutcome{job: "RO-1", created: true}),
 		planned(planAccept(now, acceptStep{kind: stepVanished, req: req, row: &waitingRow})),
-		decideTooLong(shopdb.Request{}, req, errors.New("Error 1406: Data too long for column 'claim_number'")),
+		decideTooLong(store.Request{}, req, errors.New("Error 1406: Data too long for column 'claim_number'")),
 		decideTooLong(row(PhaseWaiting), req, errors.New("Error 1406: Data too long for column 'claim_number'")),
 		accept(row(PhaseReserved), true, false, remoteErr(503, "")),
 		accept(row(PhaseReserved), true, false, remoteErr(409, "")),
@@ -202,7 +203,7 @@ func TestEveryTransitionReachable(t *testing.T) {
 			}
 			cur := row(p.Phase)
 			if p.Phase == phaseNew {
-				cur = shopdb.Request{}
+				cur = store.Request{}
 			}
 			next := cur
 			next.Phase = q.Phase
@@ -215,8 +216,8 @@ func TestEveryTransitionReachable(t *testing.T) {
 	// A request the insurer accepted with our job number is gone only
 	// when its insurer is ended: a pass's decision that moved it there
 	// would make its job look free to other requests.
-	for _, ph := range []shopdb.Phase{PhaseAcceptUnknown, PhaseAccepted, PhaseDrafted} {
-		for _, reason := range []shopdb.Reason{ReasonNone, ReasonLeftList, ReasonExpired, ReasonUnknownRequest} {
+	for _, ph := range []store.Phase{PhaseAcceptUnknown, PhaseAccepted, PhaseDrafted} {
+		for _, reason := range []store.Reason{ReasonNone, ReasonLeftList, ReasonExpired, ReasonUnknownRequest} {
 			ch := gone(row(ph), reason, "test", Event{})
 			var te *ErrTransition
 			if _, err := prepare(ch); !errors.As(err, &te) || !strings.Contains(err.Error(), "only for insurer_ended") {
@@ -249,7 +250,7 @@ func TestTablesDescribeEverything(t *testing.T) {
 			t.Errorf("phase %s lacks words or a way out: %+v", p.Phase, p)
 		}
 	}
-	seen := map[shopdb.Reason]bool{}
+	seen := map[store.Reason]bool{}
 	for _, r := range Reasons() {
 		if r.Words == "" || r.Fix == "" {
 			t.Errorf("reason %s lacks words or a fix", r.Reason)
@@ -262,7 +263,7 @@ func TestTablesDescribeEverything(t *testing.T) {
 			t.Errorf("reason %s is lifted by the configuration but holds nothing", r.Reason)
 		}
 	}
-	for _, r := range []shopdb.Reason{ReasonNoJob, ReasonReserveFailed, ReasonRetrying, ReasonAcceptConflict,
+	for _, r := range []store.Reason{ReasonNoJob, ReasonReserveFailed, ReasonRetrying, ReasonAcceptConflict,
 		ReasonShopData, ReasonUnmappedCode, ReasonCredits, ReasonOutOfBounds, ReasonEstimateState, ReasonFinalNoLines,
 		ReasonRefused, ReasonJobConflict, ReasonPushConflict, ReasonStatusPath, ReasonExpired, ReasonLeftList,
 		ReasonUnknownRequest, ReasonInsurerEnded, ReasonAcceptLost, ReasonOtherReference, ReasonNotOurs, ReasonUnreadable,

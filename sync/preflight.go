@@ -11,6 +11,7 @@ import (
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // CheckItem is one line of the checklist `quotesync check` prints.
@@ -55,7 +56,7 @@ var DocumentedWorkTypes = []string{"RemoveReplaceLabour", "RepairLabour", "Refin
 func Check(ctx context.Context, s Settings) []CheckItem {
 	var c checks
 	c.several = len(s.Insurers) > 1
-	db := c.database(ctx, s)
+	db, st := c.database(ctx, s)
 	if db != nil {
 		defer db.Close()
 	}
@@ -69,16 +70,16 @@ func Check(ctx context.Context, s Settings) []CheckItem {
 	if db == nil {
 		return c.items
 	}
-	c.insurers(ctx, db, s)
+	c.insurers(ctx, db, st, s)
 	for i, ins := range s.Insurers {
 		view, workTypes, _ := insurerView(db, s, ins)
-		c.workTypes(ctx, view, c.name("work types", ins.Name), workTypes, pending[i])
+		c.workTypes(ctx, view, st.Insurer(ins.Name), c.name("work types", ins.Name), workTypes, pending[i])
 	}
-	c.realRows(ctx, db, s)
+	c.realRows(ctx, db, st, s)
 	for _, ins := range s.Insurers {
-		c.statusForm(ctx, db, ins)
+		c.statusForm(ctx, st, ins)
 	}
-	c.deliveries(ctx, db, s.Notify)
+	c.deliveries(ctx, db, st, s.Notify)
 	return c.items
 }
 
@@ -131,7 +132,7 @@ func (c *checks) name(check, insurer string) string {
 // start), rows written before insurers are reported (the next start gives
 // them to the one insurer, or needs `quotesync insurers adopt`); with
 // several insurers, the statements without :insurer are listed.
-func (c *checks) insurers(ctx context.Context, db *shopdb.DB, s Settings) {
+func (c *checks) insurers(ctx context.Context, db *shopdb.DB, st *store.Store, s Settings) {
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	const name = "insurers"
@@ -142,7 +143,7 @@ func (c *checks) insurers(ctx context.Context, db *shopdb.DB, s Settings) {
 		c.withoutInsurer(db)
 		return
 	}
-	if err := CheckStranded(ctx, db, s.Names()); err != nil {
+	if err := CheckStranded(ctx, st, s.Names()); err != nil {
 		c.add(CheckFail, name, "%v", err)
 	} else if c.several {
 		c.add(CheckOK, name, "%s configured (%s); no other insurer has live requests", plural(len(s.Insurers), "insurer"), strings.Join(s.Names(), ", "))
@@ -151,7 +152,7 @@ func (c *checks) insurers(ctx context.Context, db *shopdb.DB, s Settings) {
 	if !c.several {
 		one = s.Insurers[0].Name
 	}
-	switch u, err := db.Unnamed(ctx, one, nil); {
+	switch u, err := st.Unnamed(ctx, one, nil); {
 	case err != nil:
 		c.add(CheckFail, name, "count the requests written before insurers: %v", err)
 	case u.Requests > 0 && c.several:
@@ -184,8 +185,9 @@ func (c *checks) withoutInsurer(db *shopdb.DB) {
 }
 
 // database connects and checks the state schema and the queries; it
-// returns the open database, or nil when the login failed.
-func (c *checks) database(ctx context.Context, s Settings) *shopdb.DB {
+// returns the open database and quotesync's store on it, or nil when the
+// login failed.
+func (c *checks) database(ctx context.Context, s Settings) (*shopdb.DB, *store.Store) {
 	octx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	db, err := shopdb.Open(octx, s.Shop)
@@ -194,11 +196,12 @@ func (c *checks) database(ctx context.Context, s Settings) *shopdb.DB {
 		c.add(CheckSkip, "state schema", "not checked: no database connection")
 		c.add(CheckSkip, "shop.queries", "not checked: no database connection")
 		c.add(CheckSkip, "work types", "not checked: no database connection")
-		return nil
+		return nil, nil
 	}
 	c.add(CheckOK, "database", "connected to %s", s.Shop.String())
+	st := store.New(db)
 
-	cur, latest, err := db.SchemaVersion(octx)
+	cur, latest, err := st.SchemaVersion(octx)
 	c.schema, c.latest, c.schemaErr = cur, latest, err
 	prefix := db.Config().TablePrefix
 	switch {
@@ -217,7 +220,12 @@ func (c *checks) database(ctx context.Context, s Settings) *shopdb.DB {
 	default:
 		c.add(CheckOK, "state schema", "version %d (current)", cur)
 	}
-	for _, q := range db.CheckQueries(ctx) {
+	var jobs []string // EXPLAIN plans the job queries for jobs quotesync tracks
+	state := ""       // the fingerprint reads quotesync's rows beside shop_changed
+	if err == nil && cur == latest {
+		jobs, state = c.someJobs(ctx, st), st.StateFingerprint()
+	}
+	for _, q := range db.CheckQueries(ctx, jobs, state) {
 		if q.Err != nil {
 			c.add(CheckFail, q.Key, "%v", q.Err)
 			continue
@@ -231,7 +239,25 @@ func (c *checks) database(ctx context.Context, s Settings) *shopdb.DB {
 			c.add(CheckWarn, q.Key, "%s", q.Warn)
 		}
 	}
-	return db
+	return db, st
+}
+
+// someJobs returns up to 20 job numbers of the newest requests quotesync
+// tracks, for EXPLAIN; none when they cannot be read.
+func (c *checks) someJobs(ctx context.Context, st *store.Store) []string {
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	rows, err := st.RequestsPage(ctx, store.PageQuery{Limit: 20})
+	if err != nil {
+		return nil
+	}
+	var jobs []string
+	for _, r := range rows {
+		if r.JobNumber != "" {
+			jobs = append(jobs, r.JobNumber)
+		}
+	}
+	return jobs
 }
 
 // remote lists the pending requests of an insurer with its token, with
@@ -291,7 +317,7 @@ func explainRemote(err error, tokenFrom, key string) string {
 // it arrives (the job is held, with the line named, until the code is
 // mapped). It also warns about a mapped work type the service's public
 // documentation does not list.
-func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, workTypes map[string]string, pending []remote.Request) {
+func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, name string, workTypes map[string]string, pending []remote.Request) {
 	ctx, cancel := context.WithTimeout(ctx, 2*checkTimeout)
 	defer cancel()
 	if c.schemaErr != nil {
@@ -302,7 +328,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, work
 	var tracked, found int
 	var notes []string
 	if c.schema > 0 && !c.stateOld() {
-		rows, err := db.ListRequests(ctx, shopdb.ListQuery{Hide: closedPhases(), Insurer: db.InsurerName()})
+		rows, err := st.ListRequests(ctx, store.ListQuery{Hide: closedPhases(), Insurer: st.InsurerName()})
 		if err != nil {
 			c.add(CheckFail, name, "list the tracked requests: %v", err)
 			return
@@ -319,14 +345,14 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, work
 		pending = pending[:maxCheckPending]
 	}
 	for _, req := range pending {
-		if len(req.ID) > shopdb.MaxRequestIDLen || len(req.ClaimNumber) > shopdb.MaxClaimLen {
+		if len(req.ID) > store.MaxRequestIDLen || len(req.ClaimNumber) > store.MaxClaimLen {
 			continue // the daemon leaves it out (reported as too_long)
 		}
 		nr := shopdb.NewRequest{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
 		var job string
-		err := db.ReadTx(ctx, nr, func(ctx context.Context, tx *shopdb.Tx) error {
+		err := st.ReadTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
 			var err error
-			job, err = tx.FindJob(ctx)
+			job, err = db.Jobs(tx.SQL(), nr).Find(ctx)
 			return err
 		})
 		switch {
@@ -402,7 +428,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, work
 
 // statusForm says which status change the daemon sends to an insurer,
 // and what auto mode found before.
-func (c *checks) statusForm(ctx context.Context, db *shopdb.DB, ins Insurer) {
+func (c *checks) statusForm(ctx context.Context, st *store.Store, ins Insurer) {
 	rc, name, key := ins.Remote, c.name("status change", ins.Name), cmp.Or(ins.Key, "remote")
 	client, err := remote.New(rc, remote.StaticToken("unused"))
 	if err != nil {
@@ -413,10 +439,10 @@ func (c *checks) statusForm(ctx context.Context, db *shopdb.DB, ins Insurer) {
 		c.add(CheckOK, name, "%s (%s.status_path; a 404 or 405 to it means the service serves another form: set %s.status_path: auto)", form, key, key)
 		return
 	}
-	found, ok, err := db.Setting(ctx, StatusFormKey(ins.Name))
+	found, ok, err := st.Setting(ctx, StatusFormKey(ins.Name))
 	if err == nil && !ok && !c.several {
 		// Not adopted yet: the form found before insurers had names.
-		found, ok, err = db.Setting(ctx, settingStatusForm)
+		found, ok, err = st.Setting(ctx, settingStatusForm)
 	}
 	switch {
 	case err != nil:

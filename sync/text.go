@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // capText caps a text the engine stores or logs, as the state tables do.
-func capText(s string) string { return shopdb.CapText(s) }
+func capText(s string) string { return store.CapText(s) }
 
 // boundText keeps at most max bytes of s for a log line or a message (cut
 // on a rune boundary), saying how long the whole was: a 3 MB request id

@@ -379,7 +379,7 @@ func (s *initSession) prepare(ctx context.Context) map[string]string {
 		return failed
 	}
 	defer db.Close()
-	for _, c := range db.CheckQueries(ctx) {
+	for _, c := range db.CheckQueries(ctx, nil, "") {
 		if c.Err != nil {
 			failed[strings.TrimPrefix(c.Key, "shop.queries.")] = c.Err.Error()
 		}

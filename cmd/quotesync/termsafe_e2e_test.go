@@ -21,6 +21,7 @@ import (
 	"github.com/quotesync/quotesync/cmd/internal/statuspage"
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -199,7 +200,8 @@ func TestE2EHostileText(t *testing.T) {
 	}
 	assertTerminalSafe(t, "once (pass 1)", r.Stdout+r.Stderr)
 	db := e.DB.Open(t, e.DB.Config())
-	row1, err := db.Request(ctx, hostileID)
+	st := store.New(db)
+	row1, err := st.Request(ctx, hostileID)
 	if err != nil || row1.JobNumber == "" {
 		t.Fatalf("R1 after pass 1: %+v, %v", row1, err)
 	}

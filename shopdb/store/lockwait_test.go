@@ -1,4 +1,4 @@
-package shopdb_test
+package store_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // TestLockWaitNamesHolder: a statement that waits for a lock the shop's
@@ -24,7 +25,7 @@ func TestLockWaitNamesHolder(t *testing.T) {
 	d := shopdbtest.NewSampleShop(t)
 	cfg := d.Config()
 	cfg.QueryTimeout = time.Second
-	db := d.Open(t, cfg)
+	db := openStore(t, d, cfg)
 
 	// The shop's application: a transaction that locked the job counter
 	// and was left open.
@@ -44,16 +45,18 @@ func TestLockWaitNamesHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	nr := shopdb.NewRequest{RequestID: "9001", ClaimNumber: "CLM-LOCKED", RequestJSON: []byte(`{"id":"9001"}`)}
-	err = db.InTx(ctx, nr, func(ctx context.Context, tx *shopdb.Tx) error {
-		_, err := tx.CreateJob(ctx)
+	err = db.InTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
+		jobs := db.shop.Jobs(tx.SQL(), nr)
+		_, err := jobs.Create(ctx)
 		return err
 	})
 	// The caller's own deadline, shorter than shop.query_timeout.
 	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
 	nr2 := nr
 	nr2.RequestID = "9002"
-	errShort := db.InTx(short, nr2, func(ctx context.Context, tx *shopdb.Tx) error {
-		_, err := tx.CreateJob(ctx)
+	errShort := db.InTx(short, nr2.RequestID, func(ctx context.Context, tx *store.Tx) error {
+		jobs := db.shop.Jobs(tx.SQL(), nr2)
+		_, err := jobs.Create(ctx)
 		return err
 	})
 	cancelShort()
@@ -75,10 +78,11 @@ func TestLockWaitNamesHolder(t *testing.T) {
 	// No lock: a statement slower than shop.query_timeout.
 	slow := cfg
 	slow.Queries.FindJob += " AND SLEEP(3) = 0"
-	sdb := d.Open(t, slow)
+	sdb := openStore(t, d, slow)
 	nr.ClaimNumber = sampleshop.ClaimDraft // a job that exists: the SLEEP runs
-	err = sdb.ReadTx(ctx, nr, func(ctx context.Context, tx *shopdb.Tx) error {
-		_, err := tx.FindJob(ctx)
+	err = sdb.ReadTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
+		jobs := sdb.shop.Jobs(tx.SQL(), nr)
+		_, err := jobs.Find(ctx)
 		return err
 	})
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no lock wait is to be seen") || !strings.Contains(err.Error(), "raise shop.query_timeout") {

@@ -1,4 +1,4 @@
-package shopdb_test
+package store_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // markerRow is what UpdateMarkers writes of a row.
@@ -72,7 +73,7 @@ func moveVersions(tb testing.TB, d *shopdbtest.Database, ids []string) {
 // checkMarkers fails unless every row in us whose id is not in moved holds
 // its marker at its version+1, written at or after since, and every other
 // row is as insertRows left it (moved rows one version on).
-func checkMarkers(tb testing.TB, d *shopdbtest.Database, us []shopdb.MarkerUpdate, moved map[string]bool, since time.Time) {
+func checkMarkers(tb testing.TB, d *shopdbtest.Database, us []store.MarkerUpdate, moved map[string]bool, since time.Time) {
 	tb.Helper()
 	got := markerRows(tb, d)
 	want := map[string]markerRow{}
@@ -110,10 +111,10 @@ func checkMarkers(tb testing.TB, d *shopdbtest.Database, us []shopdb.MarkerUpdat
 
 // markerUpdates is one update per id at version 1, the marker made by
 // marker.
-func markerUpdates(ids []string, marker func(i int) string) []shopdb.MarkerUpdate {
-	us := make([]shopdb.MarkerUpdate, len(ids))
+func markerUpdates(ids []string, marker func(i int) string) []store.MarkerUpdate {
+	us := make([]store.MarkerUpdate, len(ids))
 	for i, id := range ids {
-		us[i] = shopdb.MarkerUpdate{RequestID: id, Version: 1, Marker: marker(i)}
+		us[i] = store.MarkerUpdate{RequestID: id, Version: 1, Marker: marker(i)}
 	}
 	return us
 }
@@ -130,7 +131,7 @@ func seqIDs(n int, format string) []string {
 // makes them, go in one statement, and the rows whose version moved
 // meanwhile are neither written nor counted.
 func TestUpdateMarkersOneStatement(t *testing.T) {
-	db, d := shopdbtest.New(t)
+	db, d := newStore(t)
 	ctx := testContext(t)
 	ids := seqIDs(10000, "req-%05d")
 	insertRows(t, d, ids)
@@ -156,10 +157,10 @@ func TestUpdateMarkersOneStatement(t *testing.T) {
 	if got := n(); got != 1 {
 		t.Errorf("UpdateMarkers of 10,000 rows cost %d round trips, want 1", got)
 	}
-	if shopdb.MarkersByCase(db) {
+	if store.MarkersByCase(db.Store) {
 		t.Error("UpdateMarkers fell back to CASE statements on MariaDB")
 	}
-	if got := shopdb.MarkerBytes(db); got != 0 {
+	if got := store.MarkerBytes(db.Store); got != 0 {
 		t.Errorf("asked the server's max_allowed_packet (bound %d) for a statement under 1 MiB", got)
 	}
 	checkMarkers(t, d, us, moved, start)
@@ -168,7 +169,7 @@ func TestUpdateMarkersOneStatement(t *testing.T) {
 // TestUpdateMarkersAsksPacketOnce: a statement over 1 MiB asks the server
 // its max_allowed_packet, once, and stays within half of it.
 func TestUpdateMarkersAsksPacketOnce(t *testing.T) {
-	db, d := shopdbtest.New(t)
+	db, d := newStore(t)
 	ctx := testContext(t)
 	ids := seqIDs(10000, "request-%05d-0123456789abcdef0123456789abcdef")
 	insertRows(t, d, ids)
@@ -178,10 +179,10 @@ func TestUpdateMarkersAsksPacketOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantBytes := min(packet/2, 16<<20)
-	if chunks := shopdb.MarkerChunks(db, us, 1<<20); chunks < 2 {
+	if chunks := store.MarkerChunks(db.Store, us, 1<<20); chunks < 2 {
 		t.Fatalf("the test's markers fit in 1 MiB (%d statement): make them longer", chunks)
 	}
-	chunks := shopdb.MarkerChunks(db, us, wantBytes)
+	chunks := store.MarkerChunks(db.Store, us, wantBytes)
 
 	start, n := time.Now(), trips(db)
 	written, err := db.UpdateMarkers(ctx, us)
@@ -194,7 +195,7 @@ func TestUpdateMarkersAsksPacketOnce(t *testing.T) {
 	if got := n(); got != int64(1+chunks) {
 		t.Errorf("first UpdateMarkers over 1 MiB cost %d round trips, want %d (the question, then %d statements)", got, 1+chunks, chunks)
 	}
-	if got := shopdb.MarkerBytes(db); got != wantBytes {
+	if got := store.MarkerBytes(db.Store); got != wantBytes {
 		t.Errorf("statement bound %d bytes, want %d (half the server's max_allowed_packet %d, at most 16 MiB)", got, wantBytes, packet)
 	}
 	checkMarkers(t, d, us, nil, start)
@@ -216,7 +217,7 @@ func TestUpdateMarkersAsksPacketOnce(t *testing.T) {
 // few statements as fit, and a version conflict in any of them is left
 // alone.
 func TestUpdateMarkersSplit(t *testing.T) {
-	db, d := shopdbtest.New(t)
+	db, d := newStore(t)
 	ctx := testContext(t)
 	ids := seqIDs(3000, "split-%04d")
 	insertRows(t, d, ids)
@@ -226,8 +227,8 @@ func TestUpdateMarkersSplit(t *testing.T) {
 	// twice towards the bound.
 	us := markerUpdates(ids, func(i int) string { return fmt.Sprintf(`m"%d'\%s`, i, strings.Repeat(`"`, i%40)) })
 	const limit = 16 << 10
-	shopdb.SetMarkerBytes(db, limit)
-	chunks := shopdb.MarkerChunks(db, us, limit)
+	store.SetMarkerBytes(db.Store, limit)
+	chunks := store.MarkerChunks(db.Store, us, limit)
 	if chunks < 10 {
 		t.Fatalf("%d statements of %d bytes: the test wants more", chunks, limit)
 	}
@@ -270,19 +271,19 @@ var trickyIDs = []struct{ id, marker string }{
 
 // markerForms runs f on UpdateMarkers' JSON statement and on its CASE
 // fallback, each with a fresh database.
-func markerForms(t *testing.T, f func(t *testing.T, db *shopdb.DB, d *shopdbtest.Database)) {
+func markerForms(t *testing.T, f func(t *testing.T, db testDB, d *shopdbtest.Database)) {
 	t.Run("JSON", func(t *testing.T) {
-		db, d := shopdbtest.New(t)
+		db, d := newStore(t)
 		f(t, db, d)
-		if shopdb.MarkersByCase(db) {
+		if store.MarkersByCase(db.Store) {
 			t.Error("fell back to CASE statements on MariaDB")
 		}
 	})
 	t.Run("CASE", func(t *testing.T) {
-		db, d := shopdbtest.New(t)
+		db, d := newStore(t)
 		refuseJSON(db)
 		f(t, db, d)
-		if !shopdb.MarkersByCase(db) {
+		if !store.MarkersByCase(db.Store) {
 			t.Error("did not fall back to CASE statements")
 		}
 	})
@@ -290,29 +291,29 @@ func markerForms(t *testing.T, f func(t *testing.T, db *shopdb.DB, d *shopdbtest
 
 // refuseJSON makes the server refuse UpdateMarkers' statement, as a server
 // without JSON_TABLE does.
-func refuseJSON(db *shopdb.DB) {
-	shopdb.EditMarkerSQL(db, func(q string) string { return strings.Replace(q, "JSON_TABLE(", "JSON_TABLE_MISSING(", 1) })
+func refuseJSON(db testDB) {
+	store.EditMarkerSQL(db.Store, func(q string) string { return strings.Replace(q, "JSON_TABLE(", "JSON_TABLE_MISSING(", 1) })
 }
 
 // TestUpdateMarkersStrings: ids and markers are any text the columns hold,
 // compared as the primary key compares them.
 func TestUpdateMarkersStrings(t *testing.T) {
-	markerForms(t, func(t *testing.T, db *shopdb.DB, d *shopdbtest.Database) {
+	markerForms(t, func(t *testing.T, db testDB, d *shopdbtest.Database) {
 		ctx := testContext(t)
 		var ids []string
-		var us []shopdb.MarkerUpdate
+		var us []store.MarkerUpdate
 		for _, c := range trickyIDs {
 			ids = append(ids, c.id)
 			if c.id != "ABC" { // only "abc" is written
-				us = append(us, shopdb.MarkerUpdate{RequestID: c.id, Version: 1, Marker: c.marker})
+				us = append(us, store.MarkerUpdate{RequestID: c.id, Version: 1, Marker: c.marker})
 			}
 		}
 		insertRows(t, d, ids)
 		// Ids no row has: one that is a row's id and one more character
 		// (a cut to the column's 64 would match it), an unknown one.
 		us = append(us,
-			shopdb.MarkerUpdate{RequestID: strings.Repeat("x", 64) + "y", Version: 1, Marker: "cut"},
-			shopdb.MarkerUpdate{RequestID: "nobody", Version: 1, Marker: "none"})
+			store.MarkerUpdate{RequestID: strings.Repeat("x", 64) + "y", Version: 1, Marker: "cut"},
+			store.MarkerUpdate{RequestID: "nobody", Version: 1, Marker: "none"})
 		start := time.Now()
 		written, err := db.UpdateMarkers(ctx, us)
 		if err != nil {
@@ -328,10 +329,10 @@ func TestUpdateMarkersStrings(t *testing.T) {
 // TestUpdateMarkersTooLong: a marker longer than the column is refused as
 // Update refuses it, and nothing of its statement is written.
 func TestUpdateMarkersTooLong(t *testing.T) {
-	markerForms(t, func(t *testing.T, db *shopdb.DB, d *shopdbtest.Database) {
+	markerForms(t, func(t *testing.T, db testDB, d *shopdbtest.Database) {
 		ctx := testContext(t)
 		insertRows(t, d, []string{"a", "b"})
-		us := []shopdb.MarkerUpdate{
+		us := []store.MarkerUpdate{
 			{RequestID: "a", Version: 1, Marker: "fine"},
 			{RequestID: "b", Version: 1, Marker: strings.Repeat("m", 256)},
 		}
@@ -345,10 +346,10 @@ func TestUpdateMarkersTooLong(t *testing.T) {
 
 // TestUpdateMarkersEmpty: nothing to write costs nothing.
 func TestUpdateMarkersEmpty(t *testing.T) {
-	db, _ := shopdbtest.New(t)
+	db, _ := newStore(t)
 	ctx := testContext(t)
 	n := trips(db)
-	for _, us := range [][]shopdb.MarkerUpdate{nil, {}} {
+	for _, us := range [][]store.MarkerUpdate{nil, {}} {
 		if written, err := db.UpdateMarkers(ctx, us); written != 0 || err != nil {
 			t.Errorf("UpdateMarkers(%#v) = %d, %v; want 0, nil", us, written, err)
 		}
@@ -362,7 +363,7 @@ func TestUpdateMarkersEmpty(t *testing.T) {
 // statement's syntax is asked once; the markers go in CASE statements of
 // 500 rows, then and from then on.
 func TestUpdateMarkersFallback(t *testing.T) {
-	db, d := shopdbtest.New(t)
+	db, d := newStore(t)
 	ctx := testContext(t)
 	ids := seqIDs(1200, "fb-%04d")
 	insertRows(t, d, ids)
@@ -382,7 +383,7 @@ func TestUpdateMarkersFallback(t *testing.T) {
 	if got := n(); got != 4 {
 		t.Errorf("UpdateMarkers of 1,200 rows cost %d round trips, want 4 (the refused statement, then 3 of 500 rows)", got)
 	}
-	if !shopdb.MarkersByCase(db) {
+	if !store.MarkersByCase(db.Store) {
 		t.Error("MarkersByCase false after the server refused the statement")
 	}
 	checkMarkers(t, d, us, moved, start)
@@ -403,10 +404,10 @@ func TestUpdateMarkersFallback(t *testing.T) {
 // bytes) is refused, naming the request and the fix, before anything is
 // written; an id that is not UTF-8 is no row's and is not written.
 func TestUpdateMarkersNotText(t *testing.T) {
-	markerForms(t, func(t *testing.T, db *shopdb.DB, d *shopdbtest.Database) {
+	markerForms(t, func(t *testing.T, db testDB, d *shopdbtest.Database) {
 		ctx := testContext(t)
 		insertRows(t, d, []string{"a", "b"})
-		written, err := db.UpdateMarkers(ctx, []shopdb.MarkerUpdate{
+		written, err := db.UpdateMarkers(ctx, []store.MarkerUpdate{
 			{RequestID: "a", Version: 1, Marker: "fine"},
 			{RequestID: "b", Version: 1, Marker: "md5 \xe2\x82\xff"},
 		})
@@ -416,7 +417,7 @@ func TestUpdateMarkersNotText(t *testing.T) {
 		}
 		checkMarkers(t, d, nil, nil, time.Now())
 
-		us := []shopdb.MarkerUpdate{
+		us := []store.MarkerUpdate{
 			{RequestID: "a\xff", Version: 1, Marker: "no such row"},
 			{RequestID: "a", Version: 1, Marker: "fine"},
 			{RequestID: "\xe2\x82", Version: 1, Marker: "nor this"},

@@ -1,4 +1,4 @@
-package shopdb_test
+package store_test
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/quotesync/quotesync/shopdb"
-	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // TestReadRequestsEveryField writes rows with every column set, NULL and
@@ -18,17 +18,17 @@ import (
 // written, times in UTC, texts that share nothing with the next row's,
 // in order.
 func TestReadRequestsEveryField(t *testing.T) {
-	db, d := shopdbtest.New(t)
+	db, d := newStore(t)
 	ctx := testContext(t)
 	const n = 5000
 	base := time.Date(2026, 11, 25, 6, 45, 12, 123456000, time.UTC)
 	at := func(i, k int) time.Time {
 		return base.Add(time.Duration(i)*time.Second + time.Duration(k)*time.Microsecond)
 	}
-	phases := []shopdb.Phase{phWaiting, phReserved, phAccepted, phDrafted}
-	want := make([]shopdb.Request, n)
+	phases := []store.Phase{phWaiting, phReserved, phAccepted, phDrafted}
+	want := make([]store.Request, n)
 	for i := range want {
-		r := shopdb.Request{Insurer: shopdb.DefaultInsurer,
+		r := store.Request{Insurer: shopdb.DefaultInsurer,
 			RequestID:   fmt.Sprintf("r-%05d", i),
 			ClaimNumber: fmt.Sprintf("CLM-%d-ÄÖÜ-日本", i),
 			Phase:       phases[i%len(phases)],
@@ -41,7 +41,7 @@ func TestReadRequestsEveryField(t *testing.T) {
 			r.JobNumber = fmt.Sprintf("RO-%d", 100000+i)
 		}
 		if i%3 == 0 {
-			r.ResumePhase, r.Reason, r.Intent = phAccepted, shopdb.Reason(fmt.Sprintf("reason-%d", i%4)), "push"
+			r.ResumePhase, r.Reason, r.Intent = phAccepted, store.Reason(fmt.Sprintf("reason-%d", i%4)), "push"
 		}
 		r.JobCreated, r.SupplementNeeded = i%2 == 0, i%3 == 1
 		if i%5 == 0 {
@@ -114,14 +114,14 @@ booking_date, request_json, created_at, updated_at, pushed_at, submitted_at, ver
 			t.Fatal(err)
 		}
 	}
-	withJSON := func(i int) shopdb.Request {
+	withJSON := func(i int) store.Request {
 		r := want[i]
 		if i%3 == 2 {
 			r.RequestJSON = json.RawMessage(fmt.Sprintf(`{"id":%q,"claim":"ÄÖÜ"}`, r.RequestID))
 		}
 		return r
 	}
-	check := func(what string, got []shopdb.Request, want func(i int) shopdb.Request, order func(k int) int) {
+	check := func(what string, got []store.Request, want func(i int) store.Request, order func(k int) int) {
 		t.Helper()
 		if len(got) != n {
 			t.Fatalf("%s: %d rows, want %d", what, len(got), n)
@@ -133,14 +133,14 @@ booking_date, request_json, created_at, updated_at, pushed_at, submitted_at, ver
 			}
 		}
 	}
-	open, err := db.OpenRequests(ctx, shopdb.OpenQuery{Phases: phases})
+	open, err := db.OpenRequests(ctx, store.OpenQuery{Phases: phases})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Without their RequestJSON, oldest first.
-	check("OpenRequests", open, func(i int) shopdb.Request { return want[i] }, func(k int) int { return k })
+	check("OpenRequests", open, func(i int) store.Request { return want[i] }, func(k int) int { return k })
 	// With it, newest first.
-	list, err := db.ListRequests(ctx, shopdb.ListQuery{})
+	list, err := db.ListRequests(ctx, store.ListQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ booking_date, request_json, created_at, updated_at, pushed_at, submitted_at, ver
 	if _, err := d.SQL.ExecContext(ctx, "UPDATE quotesync_requests SET pushed_marker = NULL WHERE request_id = 'r-00003'"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.OpenRequests(ctx, shopdb.OpenQuery{Phases: phases}); err == nil || !strings.Contains(err.Error(), "pushed_marker") {
+	if _, err := db.OpenRequests(ctx, store.OpenQuery{Phases: phases}); err == nil || !strings.Contains(err.Error(), "pushed_marker") {
 		t.Errorf("OpenRequests over a NULL pushed_marker: %v, want an error that names the column", err)
 	}
 }

@@ -1,4 +1,4 @@
-package shopdb_test
+package store_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // writeBackStatus is a write-back statement on the sample shop's jobs.
@@ -21,7 +22,7 @@ WHERE job_no = :job`
 // outboxDB opens the sample shop with write-back statements for accepted
 // (a working one) and rejected (one that fails at run time: its subquery
 // returns two rows).
-func outboxDB(t *testing.T) (*shopdb.DB, *shopdbtest.Database) {
+func outboxDB(t *testing.T) (testDB, *shopdbtest.Database) {
 	t.Helper()
 	d := shopdbtest.NewSampleShop(t)
 	cfg := d.Config()
@@ -29,18 +30,18 @@ func outboxDB(t *testing.T) (*shopdb.DB, *shopdbtest.Database) {
 		shopdb.WriteBackAccepted: writeBackStatus,
 		shopdb.WriteBackRejected: `UPDATE jobs SET insurer_status = (SELECT 'A' UNION SELECT 'B') WHERE job_no = :job`,
 	}
-	return d.Open(t, cfg), d
+	return openStore(t, d, cfg), d
 }
 
 // acceptWithOutbox reserves a request and moves it to accepted with an
 // event that queues deliveries to targets.
-func acceptWithOutbox(t *testing.T, db *shopdb.DB, id, kind string, targets ...string) shopdb.Request {
+func acceptWithOutbox(t *testing.T, db testDB, id, kind string, targets ...string) store.Request {
 	t.Helper()
 	r := mustReserve(t, db, newRequest(id, "CLM-O-"+id))
 	next := r
 	next.Phase = phAccepted
-	got, err := db.Update(testContext(t), r, next, shopdb.Event{Kind: "accepted",
-		Outbox: &shopdb.Outbox{Kind: kind, Claim: r.ClaimNumber, Targets: targets}})
+	got, err := db.Update(testContext(t), r, next, store.Event{Kind: "accepted",
+		Outbox: &store.Outbox{Kind: kind, Claim: r.ClaimNumber, Targets: targets}})
 	if err != nil {
 		t.Fatalf("accept %s: %v", id, err)
 	}
@@ -56,7 +57,7 @@ func insurerStatus(t *testing.T, d *shopdbtest.Database, job string) string {
 	return st
 }
 
-func pending(t *testing.T, db *shopdb.DB) []shopdb.Delivery {
+func pending(t *testing.T, db testDB) []store.Delivery {
 	t.Helper()
 	ds, err := db.PendingDeliveries(testContext(t), 100)
 	if err != nil {
@@ -69,13 +70,13 @@ func pending(t *testing.T, db *shopdb.DB) []shopdb.Delivery {
 // transaction, one row per target, with what the event says.
 func TestOutboxQueuedWithTheEvent(t *testing.T) {
 	db, d := outboxDB(t)
-	r := acceptWithOutbox(t, db, "o1", shopdb.WriteBackAccepted, shopdb.TargetWriteBack, shopdb.TargetWebhook)
+	r := acceptWithOutbox(t, db, "o1", shopdb.WriteBackAccepted, store.TargetWriteBack, store.TargetWebhook)
 	ds := pending(t, db)
 	if got, want := len(ds), 2; got != want {
 		t.Fatalf("pending deliveries = %d, want %d: %+v", got, want, ds)
 	}
 	evID := int64(count(t, d, "SELECT MAX(id) FROM quotesync_events WHERE kind = 'accepted'"))
-	for i, target := range []string{shopdb.TargetWriteBack, shopdb.TargetWebhook} {
+	for i, target := range []string{store.TargetWriteBack, store.TargetWebhook} {
 		got := ds[i]
 		if got.Target != target || got.Kind != shopdb.WriteBackAccepted || got.RequestID != "o1" ||
 			got.Job != r.JobNumber || got.Claim != "CLM-O-o1" || got.Phase != phAccepted || got.EventID != evID {
@@ -87,7 +88,7 @@ func TestOutboxQueuedWithTheEvent(t *testing.T) {
 	if u, err := uuid.Parse(ds[0].NoticeID); err != nil || u.Version() != 7 || ds[1].NoticeID != ds[0].NoticeID {
 		t.Errorf("notice ids %q, %q: want one UUIDv7 for both rows of the event (%v)", ds[0].NoticeID, ds[1].NoticeID, err)
 	}
-	acceptWithOutbox(t, db, "o2", shopdb.WriteBackAccepted, shopdb.TargetWebhook)
+	acceptWithOutbox(t, db, "o2", shopdb.WriteBackAccepted, store.TargetWebhook)
 	if ds := pending(t, db); len(ds) != 3 || ds[2].NoticeID == ds[0].NoticeID || ds[2].NoticeID == "" {
 		t.Errorf("the second event's notice id %q, the first's %q: want a new one", ds[2].NoticeID, ds[0].NoticeID)
 	}
@@ -103,7 +104,7 @@ func TestOutboxQueuedWithTheEvent(t *testing.T) {
 func TestWriteBackRunsOnceWithItsMark(t *testing.T) {
 	db, d := outboxDB(t)
 	ctx := testContext(t)
-	r := acceptWithOutbox(t, db, "o2", shopdb.WriteBackAccepted, shopdb.TargetWriteBack)
+	r := acceptWithOutbox(t, db, "o2", shopdb.WriteBackAccepted, store.TargetWriteBack)
 	dl := pending(t, db)[0]
 	p := shopdb.WriteBackParams{Job: dl.Job, Request: dl.RequestID, Claim: dl.Claim, Status: dl.Kind, Reason: "", Time: dl.At}
 	if err := db.WriteBack(ctx, dl, p); err != nil {
@@ -120,7 +121,7 @@ func TestWriteBackRunsOnceWithItsMark(t *testing.T) {
 	if _, err := d.SQL.Exec("UPDATE jobs SET insurer_status = 'BY HAND' WHERE job_no = ?", r.JobNumber); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.WriteBack(ctx, dl, p); !errors.Is(err, shopdb.ErrDelivered) {
+	if err := db.WriteBack(ctx, dl, p); !errors.Is(err, store.ErrDelivered) {
 		t.Fatalf("second WriteBack = %v, want ErrDelivered", err)
 	}
 	if got, want := insurerStatus(t, d, r.JobNumber), "BY HAND"; got != want {
@@ -134,7 +135,7 @@ func TestWriteBackRunsOnceWithItsMark(t *testing.T) {
 func TestWriteBackFailureIsRecorded(t *testing.T) {
 	db, d := outboxDB(t)
 	ctx := testContext(t)
-	acceptWithOutbox(t, db, "o3", shopdb.WriteBackRejected, shopdb.TargetWriteBack)
+	acceptWithOutbox(t, db, "o3", shopdb.WriteBackRejected, store.TargetWriteBack)
 	dl := pending(t, db)[0]
 	err := db.WriteBack(ctx, dl, shopdb.WriteBackParams{Job: dl.Job, Status: dl.Kind})
 	if err == nil || !strings.Contains(err.Error(), "shop.write_back.rejected") {
@@ -153,7 +154,7 @@ func TestWriteBackFailureIsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Pending != 1 || st.Failing != 1 || st.Last.RequestID != "o3" || st.Last.Target != shopdb.TargetWriteBack ||
+	if st.Pending != 1 || st.Failing != 1 || st.Last.RequestID != "o3" || st.Last.Target != store.TargetWriteBack ||
 		!strings.Contains(st.Last.LastError, "more than 1 row") {
 		t.Errorf("DeliveryStats = %+v, want 1 pending, 1 failing, the last error of o3", st)
 	}
@@ -168,10 +169,10 @@ func TestWriteBackFailureIsRecorded(t *testing.T) {
 func TestWriteBackSessionKilledBeforeCommit(t *testing.T) {
 	db, d := outboxDB(t)
 	ctx := testContext(t)
-	r := acceptWithOutbox(t, db, "o4", shopdb.WriteBackAccepted, shopdb.TargetWriteBack)
+	r := acceptWithOutbox(t, db, "o4", shopdb.WriteBackAccepted, store.TargetWriteBack)
 	dl := pending(t, db)[0]
 	p := shopdb.WriteBackParams{Job: dl.Job, Request: dl.RequestID, Status: dl.Kind, Time: dl.At}
-	shopdb.SetBeforeCommit(db, func(ctx context.Context, tx *sqlx.Tx) error {
+	store.SetBeforeCommit(db.Store, func(ctx context.Context, tx *sqlx.Tx) error {
 		var id int64
 		if err := tx.GetContext(ctx, &id, "SELECT CONNECTION_ID()"); err != nil {
 			return err
@@ -182,7 +183,7 @@ func TestWriteBackSessionKilledBeforeCommit(t *testing.T) {
 	if err := db.WriteBack(ctx, dl, p); err == nil {
 		t.Fatal("WriteBack succeeded although its session was killed before COMMIT")
 	}
-	shopdb.SetBeforeCommit(db, nil)
+	store.SetBeforeCommit(db.Store, nil)
 	if got := insurerStatus(t, d, r.JobNumber); got != "" {
 		t.Fatalf("insurer_status = %q after the killed attempt, want nothing", got)
 	}
@@ -202,9 +203,9 @@ func TestWriteBackSessionKilledBeforeCommit(t *testing.T) {
 func TestRecordOnce(t *testing.T) {
 	db, d := outboxDB(t)
 	ctx := testContext(t)
-	ev := func() shopdb.Event {
-		return shopdb.Event{Kind: "auth_failing", Message: "token refused",
-			Outbox: &shopdb.Outbox{Kind: "auth_failing", OnceKey: "auth_failing", Targets: []string{shopdb.TargetWebhook, shopdb.TargetCommand}}}
+	ev := func() store.Event {
+		return store.Event{Kind: "auth_failing", Message: "token refused",
+			Outbox: &store.Outbox{Kind: "auth_failing", OnceKey: "auth_failing", Targets: []string{store.TargetWebhook, store.TargetCommand}}}
 	}
 	for i, want := range []bool{true, false, false} {
 		got, err := db.RecordOnce(ctx, ev())
@@ -245,8 +246,8 @@ func TestCheckWriteBack(t *testing.T) {
 		shopdb.WriteBackSubmitted: writeBackStatus,
 		shopdb.WriteBackGone:      `UPDATE jobs SET insurer_stauts = :status WHERE job_no = :job`,
 	}
-	db := d.Open(t, cfg)
-	cs := db.CheckWriteBack(testContext(t))
+	db := openStore(t, d, cfg)
+	cs := db.shop.CheckWriteBack(testContext(t))
 	if len(cs) != 2 {
 		t.Fatalf("CheckWriteBack = %+v, want 2 checks", cs)
 	}
@@ -283,18 +284,18 @@ func TestWriteBackConfigErrors(t *testing.T) {
 // the next attempt runs it.
 func TestWriteBackCancelledBeforeCommit(t *testing.T) {
 	db, d := outboxDB(t)
-	r := acceptWithOutbox(t, db, "o5", shopdb.WriteBackAccepted, shopdb.TargetWriteBack)
+	r := acceptWithOutbox(t, db, "o5", shopdb.WriteBackAccepted, store.TargetWriteBack)
 	dl := pending(t, db)[0]
 	p := shopdb.WriteBackParams{Job: dl.Job, Request: dl.RequestID, Status: dl.Kind, Time: dl.At}
 	ctx, cancel := context.WithCancel(testContext(t))
-	shopdb.SetBeforeCommit(db, func(context.Context, *sqlx.Tx) error {
+	store.SetBeforeCommit(db.Store, func(context.Context, *sqlx.Tx) error {
 		cancel()
 		return nil
 	})
 	if err := db.WriteBack(ctx, dl, p); err == nil {
 		t.Fatal("WriteBack succeeded although it was cancelled before COMMIT")
 	}
-	shopdb.SetBeforeCommit(db, nil)
+	store.SetBeforeCommit(db.Store, nil)
 	if got := insurerStatus(t, d, r.JobNumber); got != "" {
 		t.Fatalf("insurer_status = %q after the cancelled attempt, want nothing", got)
 	}
@@ -315,13 +316,13 @@ func TestKeptTextsRedacted(t *testing.T) {
 	d := shopdbtest.NewSampleShop(t)
 	cfg := d.Config()
 	cfg.Redact = replacer{strings.NewReplacer(secret, redactMark)}
-	db := d.Open(t, cfg)
+	db := openStore(t, d, cfg)
 	ctx := testContext(t)
 	r := mustReserve(t, db, newRequest("k1", "CLM-K1"))
 	next := r
 	next.Phase, next.LastError = phAccepted, "answered 401: echo "+secret
-	got, err := db.Update(ctx, r, next, shopdb.Event{Kind: "accepted", Message: "refused: " + secret,
-		Outbox: &shopdb.Outbox{Kind: shopdb.WriteBackAccepted, Targets: []string{shopdb.TargetWebhook}}})
+	got, err := db.Update(ctx, r, next, store.Event{Kind: "accepted", Message: "refused: " + secret,
+		Outbox: &store.Outbox{Kind: shopdb.WriteBackAccepted, Targets: []string{store.TargetWebhook}}})
 	if err != nil {
 		t.Fatal(err)
 	}

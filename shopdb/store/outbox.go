@@ -1,4 +1,4 @@
-package shopdb
+package store
 
 import (
 	"context"
@@ -70,7 +70,7 @@ const deliveryColumns = "id, event_id, notice_id, target, kind, insurer, request
 // queueDeliveries writes the outbox rows of the event eventID, in the
 // event's transaction x: one statement for every target, all with one new
 // notice id.
-func (db *DB) queueDeliveries(ctx context.Context, x queryer, eventID int64, ev Event) error {
+func (st *Store) queueDeliveries(ctx context.Context, x queryer, eventID int64, ev Event) error {
 	o := ev.Outbox
 	noticeID, err := uuid.NewV7()
 	if err != nil {
@@ -86,12 +86,12 @@ func (db *DB) queueDeliveries(ctx context.Context, x queryer, eventID int64, ev 
 		}
 		vals = append(vals, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 		args = append(args, eventID, noticeID.String(), t, o.Kind, ev.Insurer, ev.RequestID, o.Claim, ev.Job, ev.To, ev.Reason,
-			db.keepText(ev.Message), at, dueAtOnce, once)
+			st.keepText(ev.Message), at, dueAtOnce, once)
 	}
 	if len(vals) == 0 {
 		return nil
 	}
-	_, err = x.ExecContext(ctx, "INSERT INTO "+db.t.outbox+
+	_, err = x.ExecContext(ctx, "INSERT INTO "+st.t.outbox+
 		" (event_id, notice_id, target, kind, insurer, request_id, claim, job, phase, reason, detail, `at`, next_attempt_at, once_key) VALUES "+
 		strings.Join(vals, ", "), args...)
 	switch {
@@ -106,13 +106,13 @@ func (db *DB) queueDeliveries(ctx context.Context, x queryer, eventID int64, ev 
 // RecordOnce records ev and queues its deliveries unless its
 // Outbox.OnceKey is held already (by an earlier event that has not been
 // released with ReleaseOnce): false then, and nothing is written.
-func (db *DB) RecordOnce(ctx context.Context, ev Event) (bool, error) {
+func (st *Store) RecordOnce(ctx context.Context, ev Event) (bool, error) {
 	if ev.Outbox == nil || ev.Outbox.OnceKey == "" || len(ev.Outbox.Targets) == 0 {
 		return false, fmt.Errorf("record %s event once: no once key or no target", ev.Kind)
 	}
-	ctx, cancel := db.timeout(ctx)
+	ctx, cancel := st.timeout(ctx)
 	defer cancel()
-	err := db.inTx(ctx, func(tx *sqlx.Tx) error { return db.insertEvent(ctx, tx, ev) })
+	err := st.inTx(ctx, func(tx *sqlx.Tx) error { return st.insertEvent(ctx, tx, ev) })
 	switch {
 	case errors.Is(err, errOnceHeld):
 		return false, nil
@@ -124,12 +124,12 @@ func (db *DB) RecordOnce(ctx context.Context, ev Event) (bool, error) {
 
 // ReleaseOnce releases the once key of RecordOnce: the next event with it
 // is recorded again (a new episode). The rows keep their deliveries.
-func (db *DB) ReleaseOnce(ctx context.Context, key string) error {
-	ctx, cancel := db.timeout(ctx)
+func (st *Store) ReleaseOnce(ctx context.Context, key string) error {
+	ctx, cancel := st.timeout(ctx)
 	defer cancel()
 	// Every key+":"+target: the range of the keys after key+":" and before
 	// key+";" (";" follows ":"), which the unique index finds.
-	_, err := db.x.ExecContext(ctx, "UPDATE "+db.t.outbox+" SET once_key = NULL WHERE once_key >= ? AND once_key < ?",
+	_, err := st.x.ExecContext(ctx, "UPDATE "+st.t.outbox+" SET once_key = NULL WHERE once_key >= ? AND once_key < ?",
 		key+":", key+";")
 	if err != nil {
 		return fmt.Errorf("release notice key %s: %w", key, err)
@@ -141,10 +141,10 @@ func (db *DB) ReleaseOnce(ctx context.Context, key string) error {
 // soonest due first: those never tried (in the order of their events),
 // then the failed ones by their next attempt (due or not: the caller
 // waits for the first one that is not).
-func (db *DB) PendingDeliveries(ctx context.Context, limit int) ([]Delivery, error) {
-	ctx, cancel := db.timeout(ctx)
+func (st *Store) PendingDeliveries(ctx context.Context, limit int) ([]Delivery, error) {
+	ctx, cancel := st.timeout(ctx)
 	defer cancel()
-	rows, err := db.x.QueryContext(ctx, "SELECT "+deliveryColumns+" FROM "+db.t.outbox+
+	rows, err := st.x.QueryContext(ctx, "SELECT "+deliveryColumns+" FROM "+st.t.outbox+
 		" WHERE done_at IS NULL ORDER BY next_attempt_at, id LIMIT ?", limit)
 	if err != nil {
 		return nil, fmt.Errorf("read the outbox: %w", err)
@@ -171,28 +171,26 @@ func (db *DB) PendingDeliveries(ctx context.Context, limit int) ([]Delivery, err
 }
 
 // Deliver makes delivery id once: in one transaction it locks the
-// outbox row (ErrDelivered when it is done already), runs send and marks
-// the row done. An error of send rolls the transaction back and is
-// returned as it is; record it with DeliveryFailed. The row stays locked
-// while send runs, so that two instances never deliver it at once: bound
-// send's time with ctx.
+// outbox row (ErrDelivered when it is done already), runs do and marks the
+// row done. do gets the transaction: the mapping's write-back statement
+// runs in it (shopdb.DB.WriteBack), so that it runs once or not at all; a
+// notification's send ignores it. An error of do rolls the transaction
+// back and is returned as it is; record it with DeliveryFailed. The row
+// stays locked while do runs, so that two instances never deliver it at
+// once: bound do's time with ctx.
 //
 // A notification that reached its receiver is sent again only when the
 // process dies (or the database session ends) between the receiver's
 // answer and the commit of the mark; the payload carries the notice id
 // (Delivery.NoticeID) for a receiver to recognise it.
-func (db *DB) Deliver(ctx context.Context, id int64, send func(ctx context.Context) error) error {
-	return db.deliver(ctx, id, func(ctx context.Context, _ queryer) error { return send(ctx) })
-}
-
-func (db *DB) deliver(ctx context.Context, id int64, do func(ctx context.Context, x queryer) error) error {
-	tx, err := db.x.BeginTxx(ctx, nil)
+func (st *Store) Deliver(ctx context.Context, id int64, do func(ctx context.Context, tx *sqlx.Tx) error) error {
+	tx, err := st.x.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
 	var done sql.NullTime
-	err = tx.QueryRowContext(ctx, "SELECT done_at FROM "+db.t.outbox+" WHERE id = ? FOR UPDATE", id).Scan(&done)
+	err = tx.QueryRowContext(ctx, "SELECT done_at FROM "+st.t.outbox+" WHERE id = ? FOR UPDATE", id).Scan(&done)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("delivery %d: %w", id, ErrNotFound)
@@ -204,11 +202,11 @@ func (db *DB) deliver(ctx context.Context, id int64, do func(ctx context.Context
 	if err := do(ctx, tx); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE "+db.t.outbox+" SET done_at = ? WHERE id = ?", now(), id); err != nil {
+	if _, err := tx.ExecContext(ctx, "UPDATE "+st.t.outbox+" SET done_at = ? WHERE id = ?", now(), id); err != nil {
 		return fmt.Errorf("mark delivery %d done: %w", id, err)
 	}
-	if db.beforeCommit != nil {
-		if err := db.beforeCommit(ctx, tx); err != nil {
+	if st.beforeCommit != nil {
+		if err := st.beforeCommit(ctx, tx); err != nil {
 			return err
 		}
 	}
@@ -220,11 +218,11 @@ func (db *DB) deliver(ctx context.Context, id int64, do func(ctx context.Context
 
 // DeliveryFailed records a failed attempt of delivery id: its error and
 // when to try again. A delivery made meanwhile is left as it is.
-func (db *DB) DeliveryFailed(ctx context.Context, id int64, cause string, next time.Time) error {
-	ctx, cancel := db.timeout(ctx)
+func (st *Store) DeliveryFailed(ctx context.Context, id int64, cause string, next time.Time) error {
+	ctx, cancel := st.timeout(ctx)
 	defer cancel()
-	_, err := db.x.ExecContext(ctx, "UPDATE "+db.t.outbox+" SET attempts = attempts + 1, last_error = ?, failed_at = ?,"+
-		" next_attempt_at = ? WHERE id = ? AND done_at IS NULL", db.keepText(cause), now(), normTime(next), id)
+	_, err := st.x.ExecContext(ctx, "UPDATE "+st.t.outbox+" SET attempts = attempts + 1, last_error = ?, failed_at = ?,"+
+		" next_attempt_at = ? WHERE id = ? AND done_at IS NULL", st.keepText(cause), now(), normTime(next), id)
 	if err != nil {
 		return fmt.Errorf("record the failure of delivery %d: %w", id, err)
 	}
@@ -243,11 +241,11 @@ type DeliveryStats struct {
 
 // DeliveryStats counts the deliveries not made yet and returns the last
 // failure; zero when the state tables are older than the outbox.
-func (db *DB) DeliveryStats(ctx context.Context) (DeliveryStats, error) {
-	ctx, cancel := db.timeout(ctx)
+func (st *Store) DeliveryStats(ctx context.Context) (DeliveryStats, error) {
+	ctx, cancel := st.timeout(ctx)
 	defer cancel()
 	var s DeliveryStats
-	err := db.x.QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(SUM(attempts > 0), 0) FROM "+db.t.outbox+
+	err := st.x.QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(SUM(attempts > 0), 0) FROM "+st.t.outbox+
 		" WHERE done_at IS NULL").Scan(&s.Pending, &s.Failing)
 	if mysqlErrno(err) == errNoSuchTable {
 		return DeliveryStats{}, nil
@@ -256,7 +254,7 @@ func (db *DB) DeliveryStats(ctx context.Context) (DeliveryStats, error) {
 		return s, wrapErr("count the outbox", err)
 	}
 	var lastErr sql.NullString
-	err = db.x.QueryRowContext(ctx, "SELECT target, kind, insurer, request_id, job, attempts, last_error, failed_at FROM "+db.t.outbox+
+	err = st.x.QueryRowContext(ctx, "SELECT target, kind, insurer, request_id, job, attempts, last_error, failed_at FROM "+st.t.outbox+
 		" WHERE done_at IS NULL AND attempts > 0 ORDER BY failed_at DESC, id DESC LIMIT 1").
 		Scan(&s.Last.Target, &s.Last.Kind, &s.Last.Insurer, &s.Last.RequestID, &s.Last.Job, &s.Last.Attempts, &lastErr, &s.FailedAt)
 	s.Last.LastError, s.FailedAt = lastErr.String, s.FailedAt.UTC()

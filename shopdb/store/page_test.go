@@ -1,4 +1,4 @@
-package shopdb_test
+package store_test
 
 import (
 	"errors"
@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // TestRequestsPage reads a 10,000-row state a page at a time: newest
@@ -15,7 +15,7 @@ import (
 // one round trip per page whatever the size of the table.
 func TestRequestsPage(t *testing.T) {
 	ctx := testContext(t)
-	db, d := shopdbtest.New(t)
+	db, d := newStore(t)
 	// Every 100th row is held, every 250th is a submitted one with a
 	// supplement; created one second apart, gen-00001 the oldest.
 	const digits = "(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)"
@@ -30,7 +30,7 @@ FROM (SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d + 1 AS i FROM `+digits+` a,
 		t.Fatal(err)
 	}
 	n := trips(db)
-	page, err := db.RequestsPage(ctx, shopdb.PageQuery{Limit: 50, Offset: 100})
+	page, err := db.RequestsPage(ctx, store.PageQuery{Limit: 50, Offset: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ FROM (SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d + 1 AS i FROM `+digits+` a,
 		t.Errorf("a page reads the request's JSON; it should not")
 	}
 
-	person, err := db.RequestsPage(ctx, shopdb.PageQuery{Quiet: []shopdb.Reason{""}, Limit: 500})
+	person, err := db.RequestsPage(ctx, store.PageQuery{Quiet: []store.Reason{""}, Limit: 500})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ FROM (SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d + 1 AS i FROM `+digits+` a,
 		t.Errorf("needs a person: %d held and %d supplements, want 80 and 40", held, supp)
 	}
 
-	if _, err := db.RequestsPage(ctx, shopdb.PageQuery{}); err == nil {
+	if _, err := db.RequestsPage(ctx, store.PageQuery{}); err == nil {
 		t.Error("a page without a limit was read")
 	}
 }
@@ -77,10 +77,10 @@ FROM (SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d + 1 AS i FROM `+digits+` a,
 // statement, and the requests of a job number, held or given up.
 func TestEventsForPage(t *testing.T) {
 	ctx := testContext(t)
-	db, _ := shopdbtest.New(t)
+	db, _ := newStore(t)
 	for i, id := range []string{"r1", "r2", "r3"} {
-		r, err := db.Insert(ctx, shopdb.Request{RequestID: id, ClaimNumber: "C" + id, JobNumber: fmt.Sprintf("J%d", i+1), Phase: phReserved},
-			shopdb.Event{Kind: "reserved", To: phReserved})
+		r, err := db.Insert(ctx, store.Request{RequestID: id, ClaimNumber: "C" + id, JobNumber: fmt.Sprintf("J%d", i+1), Phase: phReserved},
+			store.Event{Kind: "reserved", To: phReserved})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,20 +89,20 @@ func TestEventsForPage(t *testing.T) {
 		}
 		next := r
 		next.Phase = phAccepted
-		if _, err := db.Update(ctx, r, next, shopdb.Event{Kind: "accepted"}); err != nil {
+		if _, err := db.Update(ctx, r, next, store.Event{Kind: "accepted"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// Another insurer's service uses the id r1 too; its newest event is
 	// newer than the first's.
 	bb := db.Insurer("bb")
-	if _, err := bb.Insert(ctx, shopdb.Request{RequestID: "r1", JobNumber: "JB1", Phase: phReserved},
-		shopdb.Event{Kind: "reserved", To: phReserved}); err != nil {
+	if _, err := bb.Insert(ctx, store.Request{RequestID: "r1", JobNumber: "JB1", Phase: phReserved},
+		store.Event{Kind: "reserved", To: phReserved}); err != nil {
 		t.Fatal(err)
 	}
-	key := func(ins, id string) shopdb.RequestKey { return shopdb.RequestKey{Insurer: ins, RequestID: id} }
+	key := func(ins, id string) store.RequestKey { return store.RequestKey{Insurer: ins, RequestID: id} }
 	n := trips(db)
-	last, err := db.LatestEvents(ctx, []shopdb.RequestKey{key("default", "r1"), key("default", "r3"), key("default", "nobody"), key("bb", "r1")})
+	last, err := db.LatestEvents(ctx, []store.RequestKey{key("default", "r1"), key("default", "r3"), key("default", "nobody"), key("bb", "r1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestEventsForPage(t *testing.T) {
 		last[key("bb", "r1")].Kind != "reserved" || last[key("bb", "r1")].Job != "JB1" {
 		t.Errorf("latest events = %+v, want default's r1 accepted, r3 reserved and bb's r1 reserved (job JB1)", last)
 	}
-	if only, err := db.LatestEvents(ctx, []shopdb.RequestKey{key("default", "r1")}); err != nil || len(only) != 1 || only[key("default", "r1")].Kind != "accepted" {
+	if only, err := db.LatestEvents(ctx, []store.RequestKey{key("default", "r1")}); err != nil || len(only) != 1 || only[key("default", "r1")].Kind != "accepted" {
 		t.Errorf("latest events of default's r1 alone = %+v (%v), want its accepted event only", only, err)
 	}
 
@@ -124,11 +124,11 @@ func TestEventsForPage(t *testing.T) {
 	}
 	gave := r2
 	gave.Phase, gave.JobNumber, gave.ReleasedJob = phGone, "", r2.JobNumber
-	if _, err := db.Update(ctx, r2, gave, shopdb.Event{Kind: "gone"}); err != nil {
+	if _, err := db.Update(ctx, r2, gave, store.Event{Kind: "gone"}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(2 * time.Millisecond)
-	if _, err := db.Insert(ctx, shopdb.Request{RequestID: "r4", JobNumber: "J2", Phase: phReserved}, shopdb.Event{Kind: "reserved"}); err != nil {
+	if _, err := db.Insert(ctx, store.Request{RequestID: "r4", JobNumber: "J2", Phase: phReserved}, store.Event{Kind: "reserved"}); err != nil {
 		t.Fatal(err)
 	}
 	rs, err := db.RequestsOfJob(ctx, "J2")
@@ -145,15 +145,11 @@ func TestEventsForPage(t *testing.T) {
 func TestPageWithoutStateTables(t *testing.T) {
 	ctx := testContext(t)
 	d := shopdbtest.NewSampleShop(t)
-	db, err := shopdb.Open(ctx, d.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.RequestsPage(ctx, shopdb.PageQuery{Limit: 10}); !errors.Is(err, shopdb.ErrNoStateTables) {
+	db := unmigrated(t, d.Config())
+	if _, err := db.RequestsPage(ctx, store.PageQuery{Limit: 10}); !errors.Is(err, store.ErrNoStateTables) {
 		t.Errorf("RequestsPage without tables: %v, want ErrNoStateTables", err)
 	}
-	if _, err := db.LatestEvents(ctx, []shopdb.RequestKey{{Insurer: "default", RequestID: "x"}}); !errors.Is(err, shopdb.ErrNoStateTables) {
+	if _, err := db.LatestEvents(ctx, []store.RequestKey{{Insurer: "default", RequestID: "x"}}); !errors.Is(err, store.ErrNoStateTables) {
 		t.Errorf("LatestEvents without tables: %v, want ErrNoStateTables", err)
 	}
 }

@@ -1,4 +1,4 @@
-package shopdb
+package store
 
 import (
 	"context"
@@ -40,17 +40,17 @@ type Lock struct {
 
 // AcquireLock takes the lock without waiting: ErrNotLeader when another
 // session holds it.
-func (db *DB) AcquireLock(ctx context.Context) (*Lock, error) {
-	ctx, cancel := db.timeout(ctx)
+func (st *Store) AcquireLock(ctx context.Context) (*Lock, error) {
+	ctx, cancel := st.timeout(ctx)
 	defer cancel()
-	name := db.cfg.LockName
-	conn, err := db.x.Conn(ctx)
+	name := st.cfg.LockName
+	conn, err := st.x.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("acquire lock %s: %w", name, err)
 	}
-	l := &Lock{name: name, conn: conn, heartbeat: db.cfg.LockHeartbeat, lost: make(chan struct{}),
-		checkTimeout: max(db.cfg.LockHeartbeat, db.cfg.LockSessionTimeout/2)}
-	secs := int((db.cfg.LockSessionTimeout + time.Second - 1) / time.Second)
+	l := &Lock{name: name, conn: conn, heartbeat: st.cfg.LockHeartbeat, lost: make(chan struct{}),
+		checkTimeout: max(st.cfg.LockHeartbeat, st.cfg.LockSessionTimeout/2)}
+	secs := int((st.cfg.LockSessionTimeout + time.Second - 1) / time.Second)
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET SESSION wait_timeout = %d", secs)); err != nil {
 		l.drop()
 		return nil, fmt.Errorf("acquire lock %s: set wait_timeout: %w", name, err)

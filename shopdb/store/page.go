@@ -1,4 +1,4 @@
-package shopdb
+package store
 
 import (
 	"context"
@@ -29,13 +29,13 @@ type PageQuery struct {
 
 // RequestsPage returns the rows q selects, newest first, without their
 // RequestJSON.
-func (db *DB) RequestsPage(ctx context.Context, q PageQuery) ([]Request, error) {
+func (st *Store) RequestsPage(ctx context.Context, q PageQuery) ([]Request, error) {
 	if q.Limit <= 0 || q.Offset < 0 {
 		return nil, fmt.Errorf("read requests page: limit %d, offset %d: want limit > 0 and offset >= 0", q.Limit, q.Offset)
 	}
-	ctx, cancel := db.timeout(ctx)
+	ctx, cancel := st.timeout(ctx)
 	defer cancel()
-	query := "SELECT " + lightColumns + " FROM " + db.t.requests
+	query := "SELECT " + lightColumns + " FROM " + st.t.requests
 	var where []string
 	var args []any
 	if len(q.Quiet) > 0 {
@@ -57,7 +57,7 @@ func (db *DB) RequestsPage(ctx context.Context, q PageQuery) ([]Request, error) 
 	if err != nil {
 		return nil, fmt.Errorf("read requests page: %w", err)
 	}
-	rs, err := db.queryRequests(ctx, db.x, text, args...)
+	rs, err := st.queryRequests(ctx, st.x, text, args...)
 	if mysqlErrno(err) == errNoSuchTable {
 		err = ErrNoStateTables
 	}
@@ -70,10 +70,10 @@ func (db *DB) RequestsPage(ctx context.Context, q PageQuery) ([]Request, error) 
 // RequestsOfJob returns the rows that hold job's number, or gave it up
 // (ReleasedJob), newest first, without their RequestJSON. A job number
 // is held by one request at most, but one given up may have been reused.
-func (db *DB) RequestsOfJob(ctx context.Context, job string) ([]Request, error) {
-	ctx, cancel := db.timeout(ctx)
+func (st *Store) RequestsOfJob(ctx context.Context, job string) ([]Request, error) {
+	ctx, cancel := st.timeout(ctx)
 	defer cancel()
-	rs, err := db.queryRequests(ctx, db.x, "SELECT "+lightColumns+" FROM "+db.t.requests+
+	rs, err := st.queryRequests(ctx, st.x, "SELECT "+lightColumns+" FROM "+st.t.requests+
 		" WHERE job_number = ? OR released_job = ? ORDER BY created_at DESC, request_id DESC LIMIT 100", job, job)
 	if mysqlErrno(err) == errNoSuchTable {
 		err = ErrNoStateTables
@@ -95,12 +95,12 @@ func (r Request) Key() RequestKey { return RequestKey{Insurer: r.Insurer, Reques
 
 // LatestEvents returns, for each request of keys, its newest event (none
 // for a request without events), in one statement.
-func (db *DB) LatestEvents(ctx context.Context, keys []RequestKey) (map[RequestKey]Event, error) {
+func (st *Store) LatestEvents(ctx context.Context, keys []RequestKey) (map[RequestKey]Event, error) {
 	out := make(map[RequestKey]Event, len(keys))
 	if len(keys) == 0 {
 		return out, nil
 	}
-	ctx, cancel := db.timeout(ctx)
+	ctx, cancel := st.timeout(ctx)
 	defer cancel()
 	// A row constructor list: MariaDB reads it as ranges of the index on
 	// (insurer, request_id, id), which sqlx.In cannot expand.
@@ -109,8 +109,8 @@ func (db *DB) LatestEvents(ctx context.Context, keys []RequestKey) (map[RequestK
 		args = append(args, k.Insurer, k.RequestID)
 	}
 	pairs := strings.TrimSuffix(strings.Repeat("(?, ?), ", len(keys)), ", ")
-	evs, err := db.queryEvents(ctx, "SELECT "+eventColumns+" FROM "+db.t.events+" WHERE id IN (SELECT MAX(id) FROM "+
-		db.t.events+" WHERE (insurer, request_id) IN ("+pairs+") GROUP BY insurer, request_id)", args...)
+	evs, err := st.queryEvents(ctx, "SELECT "+eventColumns+" FROM "+st.t.events+" WHERE id IN (SELECT MAX(id) FROM "+
+		st.t.events+" WHERE (insurer, request_id) IN ("+pairs+") GROUP BY insurer, request_id)", args...)
 	if err != nil {
 		return nil, fmt.Errorf("read latest events: %w", err)
 	}

@@ -1,4 +1,4 @@
-package shopdb
+package store
 
 import (
 	"context"
@@ -7,10 +7,6 @@ import (
 	"strings"
 	"time"
 )
-
-// errLockWaitTimeout is ER_LOCK_WAIT_TIMEOUT: the server's own
-// innodb_lock_wait_timeout ran out.
-const errLockWaitTimeout = 1205
 
 // lockHolderTimeout bounds the look for a lock's holder.
 const lockHolderTimeout = 5 * time.Second
@@ -21,7 +17,7 @@ const lockHolderTimeout = 5 * time.Second
 // statement waited for, as the server's information_schema tells (best
 // effort: it needs the PROCESS privilege), and what to do. "context
 // deadline exceeded" alone names neither the setting nor the holder.
-func (db *DB) explainWait(parent context.Context, err error) error {
+func (st *Store) explainWait(parent context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -40,13 +36,13 @@ func (db *DB) explainWait(parent context.Context, err error) error {
 	if ours {
 		// The abandoned statement still waits on the server (the driver
 		// only closed its connection), so the wait links it to the holder.
-		holders, herr = db.blockers(ctx)
+		holders, herr = st.blockers(ctx)
 	} else {
 		// The server gave up and the wait is gone: name the open
 		// transactions that hold locks instead.
-		holders, herr = db.lockingTransactions(ctx)
+		holders, herr = st.lockingTransactions(ctx)
 	}
-	what := fmt.Sprintf("shop.query_timeout (%s) ran out", db.cfg.QueryTimeout)
+	what := fmt.Sprintf("shop.query_timeout (%s) ran out", st.cfg.QueryTimeout)
 	switch {
 	case serverTimeout:
 		what = "the server's innodb_lock_wait_timeout ran out"
@@ -56,7 +52,7 @@ func (db *DB) explainWait(parent context.Context, err error) error {
 	switch {
 	case herr != nil:
 		return fmt.Errorf("%w: %s; if a lock held the statement up, its holder could not be read (%v): GRANT PROCESS ON *.* TO '%s'@… to have it named here, or look at SHOW PROCESSLIST; raise shop.query_timeout if the statement is only slow",
-			err, what, herr, db.cfg.User)
+			err, what, herr, st.cfg.User)
 	case len(holders) == 0 && ours:
 		return fmt.Errorf("%w: %s before the database answered, and no lock wait is to be seen: a slow statement or a busy server; make the statement faster or raise shop.query_timeout", err, what)
 	case len(holders) == 0:
@@ -100,8 +96,8 @@ const holderColumns = `b.trx_mysql_thread_id, CONCAT(COALESCE(p.USER, '?'), '@',
 // blockers returns the sessions holding the locks that sessions of
 // quotesync's database user, in the shop's database, wait for (another
 // application on the same server, even under the same user, is not named).
-func (db *DB) blockers(ctx context.Context) ([]lockHolder, error) {
-	return db.holders(ctx, `SELECT DISTINCT `+holderColumns+`
+func (st *Store) blockers(ctx context.Context) ([]lockHolder, error) {
+	return st.holders(ctx, `SELECT DISTINCT `+holderColumns+`
 FROM information_schema.INNODB_LOCK_WAITS w
 JOIN information_schema.INNODB_TRX b ON b.trx_id = w.blocking_trx_id
 JOIN information_schema.INNODB_TRX r ON r.trx_id = w.requesting_trx_id
@@ -109,13 +105,13 @@ JOIN information_schema.PROCESSLIST rp ON rp.ID = r.trx_mysql_thread_id
 LEFT JOIN information_schema.PROCESSLIST p ON p.ID = b.trx_mysql_thread_id
 WHERE rp.USER = ? AND rp.DB = ?
 ORDER BY 4 DESC
-LIMIT 3`, db.cfg.User, db.cfg.Database)
+LIMIT 3`, st.cfg.User, st.cfg.Database)
 }
 
 // lockingTransactions returns the oldest open transactions that hold
 // locks, but for this session's.
-func (db *DB) lockingTransactions(ctx context.Context) ([]lockHolder, error) {
-	return db.holders(ctx, `SELECT `+holderColumns+`
+func (st *Store) lockingTransactions(ctx context.Context) ([]lockHolder, error) {
+	return st.holders(ctx, `SELECT `+holderColumns+`
 FROM information_schema.INNODB_TRX b
 LEFT JOIN information_schema.PROCESSLIST p ON p.ID = b.trx_mysql_thread_id
 WHERE b.trx_state <> 'LOCK WAIT' AND (b.trx_rows_locked > 0 OR b.trx_tables_locked > 0)
@@ -124,8 +120,8 @@ ORDER BY 4 DESC
 LIMIT 3`)
 }
 
-func (db *DB) holders(ctx context.Context, query string, args ...any) ([]lockHolder, error) {
-	rows, err := db.x.QueryContext(ctx, query, args...)
+func (st *Store) holders(ctx context.Context, query string, args ...any) ([]lockHolder, error) {
+	rows, err := st.x.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

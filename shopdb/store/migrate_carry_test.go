@@ -1,4 +1,4 @@
-package shopdb_test
+package store_test
 
 import (
 	"context"
@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // TestMigrateCarriesRowsOver builds quotesync's tables as version 2 left
@@ -47,13 +49,13 @@ func TestMigrateCarriesRowsOver(t *testing.T) {
 			t.Fatalf("%s: %v", s, err)
 		}
 	}
-	db := d.Open(t, d.Config()) // migrates
-	if a, err := db.Adopt(ctx, shopdb.DefaultInsurer, shopdb.Rekey{}); err != nil || a.Requests != 6 {
+	db := openStore(t, d, d.Config()) // migrates
+	if a, err := db.Adopt(ctx, shopdb.DefaultInsurer, store.Rekey{}); err != nil || a.Requests != 6 {
 		t.Fatalf("adopt the rows written before insurers: %+v, %v; want the 6 requests", a, err)
 	}
 	want := map[string]struct {
-		reason    shopdb.Reason
-		intent    shopdb.Intent
+		reason    store.Reason
+		intent    store.Intent
 		lastError string
 	}{
 		"held":     {"shop_data", "", "job RO-1 line 2 (line_id 11): column price is NULL"},
@@ -119,7 +121,7 @@ func TestMigrateKeepsOutboxRows(t *testing.T) {
 			t.Fatalf("%s: %v", s, err)
 		}
 	}
-	db := d.Open(t, d.Config()) // migrates
+	db := openStore(t, d, d.Config()) // migrates
 	if cur, latest, err := db.SchemaVersion(ctx); err != nil || cur != latest || cur <= before {
 		t.Fatalf("schema version %d of %d (%v), want the latest, past %d", cur, latest, err, before)
 	}
@@ -139,14 +141,14 @@ func TestMigrateKeepsOutboxRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dl := range ds {
-		if err := db.Deliver(ctx, dl.ID, func(context.Context) error { return nil }); err != nil {
+		if err := db.Deliver(ctx, dl.ID, func(context.Context, *sqlx.Tx) error { return nil }); err != nil {
 			t.Fatalf("deliver %d: %v", dl.ID, err)
 		}
 	}
 	if ds, err := db.PendingDeliveries(ctx, 10); err != nil || len(ds) != 0 {
 		t.Errorf("pending deliveries after delivering = %+v, %v; want none", ds, err)
 	}
-	acceptWithOutbox(t, db, "new", shopdb.WriteBackRejected, shopdb.TargetWebhook)
+	acceptWithOutbox(t, db, "new", shopdb.WriteBackRejected, store.TargetWebhook)
 	if ds, err := db.PendingDeliveries(ctx, 10); err != nil || len(ds) != 1 || ds[0].NoticeID == "" {
 		t.Errorf("a new event's deliveries = %+v, %v; want one with a notice id", ds, err)
 	}

@@ -1,16 +1,20 @@
-package shopdb
+package store
 
 import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
 	"embed"
+	"errors"
 	"fmt"
 	"path"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/internal/server"
 )
 
 // Weighed pressly/goose and golang-migrate: after a DDL whose version row a crash lost, goose fails on "already exists" and golang-migrate on its dirty flag until a person steps in; this runner counts the step applied.
@@ -60,22 +64,22 @@ func loadMigrations(prefix string) ([]migration, error) {
 
 // SchemaVersion returns the version of the state tables in the database (0
 // before the first Migrate) and the latest this code knows.
-func (db *DB) SchemaVersion(ctx context.Context) (current, latest int, err error) {
-	ctx, cancel := db.timeout(ctx)
+func (st *Store) SchemaVersion(ctx context.Context) (current, latest int, err error) {
+	ctx, cancel := st.timeout(ctx)
 	defer cancel()
-	ms, err := loadMigrations(db.cfg.TablePrefix)
+	ms, err := loadMigrations(st.cfg.TablePrefix)
 	if err != nil {
 		return 0, 0, err
 	}
-	current, err = db.currentVersion(ctx, db.x)
+	current, err = st.currentVersion(ctx, st.x)
 	if err != nil {
 		return 0, len(ms), fmt.Errorf("read schema version: %w", err)
 	}
 	return current, len(ms), nil
 }
 
-func (db *DB) currentVersion(ctx context.Context, x queryer) (int, error) {
-	rows, err := x.QueryContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM "+db.t.schema)
+func (st *Store) currentVersion(ctx context.Context, x queryer) (int, error) {
+	rows, err := x.QueryContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM "+st.t.schema)
 	if mysqlErrno(err) == errNoSuchTable {
 		return 0, nil
 	}
@@ -96,18 +100,18 @@ func (db *DB) currentVersion(ctx context.Context, x queryer) (int, error) {
 // and two daemons starting at once take turns (GET_LOCK). ErrSchemaTooNew
 // when the tables were migrated by a newer quotesync: that database must
 // not be used by this one.
-func (db *DB) Migrate(ctx context.Context) error {
-	ms, err := loadMigrations(db.cfg.TablePrefix)
+func (st *Store) Migrate(ctx context.Context) error {
+	ms, err := loadMigrations(st.cfg.TablePrefix)
 	if err != nil {
 		return err
 	}
-	conn, err := db.x.Conn(ctx)
+	conn, err := st.x.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate state tables: %w", err)
 	}
 	defer conn.Close()
-	lock := shortName(db.cfg.LockName + ".migrate")
-	wait := db.cfg.QueryTimeout
+	lock := server.LockName(st.cfg.LockName + ".migrate")
+	wait := st.cfg.QueryTimeout
 	var got sql.NullInt64
 	lctx, cancel := context.WithTimeout(ctx, wait+5*time.Second)
 	err = conn.QueryRowContext(lctx, "SELECT GET_LOCK(?, ?)", lock, int(wait.Seconds())).Scan(&got)
@@ -127,31 +131,31 @@ func (db *DB) Migrate(ctx context.Context) error {
 			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
 	}()
-	if err := db.migrateLocked(ctx, conn, ms); err != nil {
-		return fmt.Errorf("migrate state tables: %w", explainMigrate(err, db.cfg))
+	if err := st.migrateLocked(ctx, conn, ms); err != nil {
+		return fmt.Errorf("migrate state tables: %w", explainMigrate(err, st.cfg))
 	}
 	return nil
 }
 
-func (db *DB) migrateLocked(ctx context.Context, conn *sql.Conn, ms []migration) error {
-	_, err := conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+db.t.schema+
+func (st *Store) migrateLocked(ctx context.Context, conn *sql.Conn, ms []migration) error {
+	_, err := conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+st.t.schema+
 		" (version INT NOT NULL, name VARCHAR(255) NOT NULL, applied_at DATETIME(6) NOT NULL, PRIMARY KEY (version))"+
 		" ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin")
 	if err != nil {
-		return fmt.Errorf("create %s: %w", db.t.schema, err)
+		return fmt.Errorf("create %s: %w", st.t.schema, err)
 	}
-	cur, err := db.currentVersion(ctx, conn)
+	cur, err := st.currentVersion(ctx, conn)
 	if err != nil {
 		return fmt.Errorf("read schema version: %w", err)
 	}
 	if cur > len(ms) {
-		return fmt.Errorf("tables %s* are at version %d, this quotesync knows up to %d: %w", db.cfg.TablePrefix, cur, len(ms), ErrSchemaTooNew)
+		return fmt.Errorf("tables %s* are at version %d, this quotesync knows up to %d: %w", st.cfg.TablePrefix, cur, len(ms), ErrSchemaTooNew)
 	}
 	for _, m := range ms[cur:] {
 		if _, err := conn.ExecContext(ctx, m.sql); err != nil && !alreadyApplied(err) {
 			return fmt.Errorf("apply %s: %w", m.name, err)
 		}
-		_, err := conn.ExecContext(ctx, "INSERT INTO "+db.t.schema+" (version, name, applied_at) VALUES (?, ?, ?)",
+		_, err := conn.ExecContext(ctx, "INSERT INTO "+st.t.schema+" (version, name, applied_at) VALUES (?, ?, ?)",
 			m.version, m.name, now())
 		if err != nil {
 			return fmt.Errorf("record %s: %w", m.name, err)
@@ -167,4 +171,15 @@ func alreadyApplied(err error) bool {
 		return true
 	}
 	return false
+}
+
+// explainMigrate adds what a failed migration needs.
+func explainMigrate(err error, c shopdb.Config) error {
+	switch {
+	case errors.Is(err, ErrSchemaTooNew):
+		return fmt.Errorf("%w; a newer quotesync migrated this database: upgrade quotesync on this machine to that version (or newer) before running it again", err)
+	case mysqlErrno(err) == server.ErrTableAccessDenied:
+		return fmt.Errorf("%w; the database user needs CREATE, ALTER and INDEX on %s for its own tables (%s*): GRANT CREATE, ALTER, INDEX, SELECT, INSERT, UPDATE ON `%s`.* TO '%s'@…", err, c.Database, c.TablePrefix, c.Database, c.User)
+	}
+	return err
 }

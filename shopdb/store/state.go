@@ -1,4 +1,4 @@
-package shopdb
+package store
 
 import (
 	"context"
@@ -72,7 +72,7 @@ func utcTime(t sql.NullTime) time.Time {
 }
 
 // queryRequests reads the rows of query, in order.
-func (db *DB) queryRequests(ctx context.Context, x queryer, query string, args ...any) ([]Request, error) {
+func (st *Store) queryRequests(ctx context.Context, x queryer, query string, args ...any) ([]Request, error) {
 	return queryRequestsInto(ctx, x, nil, query, args...)
 }
 
@@ -135,8 +135,8 @@ type OpenQuery struct {
 // OpenRequests returns, in one statement, the rows of db's insurer q
 // selects, oldest first, without their RequestJSON (Request reads a whole row; Update keeps the
 // stored JSON when the row it is given has none).
-func (db *DB) OpenRequests(ctx context.Context, q OpenQuery) ([]Request, error) {
-	ctx, cancel := db.timeout(ctx)
+func (st *Store) OpenRequests(ctx context.Context, q OpenQuery) ([]Request, error) {
+	ctx, cancel := st.timeout(ctx)
 	defer cancel()
 	var where []string
 	var args []any
@@ -159,14 +159,14 @@ func (db *DB) OpenRequests(ctx context.Context, q OpenQuery) ([]Request, error) 
 	if len(where) == 0 {
 		return nil, nil
 	}
-	text, args, err := sqlx.In("SELECT "+lightColumns+" FROM "+db.t.requests+
-		" WHERE insurer = ? AND ("+strings.Join(where, " OR ")+") ORDER BY created_at, request_id", append([]any{db.insurer}, args...)...)
+	text, args, err := sqlx.In("SELECT "+lightColumns+" FROM "+st.t.requests+
+		" WHERE insurer = ? AND ("+strings.Join(where, " OR ")+") ORDER BY created_at, request_id", append([]any{st.insurer}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("read open requests: %w", err)
 	}
 	// Sized as the last read, so that an idle pass reads into one slice.
-	rs, err := queryRequestsInto(ctx, db.x, make([]Request, 0, db.openRows.Load()), text, args...)
-	db.openRows.Store(int64(len(rs)))
+	rs, err := queryRequestsInto(ctx, st.x, make([]Request, 0, st.openRows.Load()), text, args...)
+	st.openRows.Store(int64(len(rs)))
 	if mysqlErrno(err) == errNoSuchTable {
 		err = ErrNoStateTables
 	}
@@ -198,10 +198,10 @@ type ListQuery struct {
 
 // ListRequests returns the rows q selects, of every insurer (unless
 // q.Insurer says one), newest first.
-func (db *DB) ListRequests(ctx context.Context, q ListQuery) ([]Request, error) {
-	ctx, cancel := db.timeout(ctx)
+func (st *Store) ListRequests(ctx context.Context, q ListQuery) ([]Request, error) {
+	ctx, cancel := st.timeout(ctx)
 	defer cancel()
-	query := "SELECT " + requestColumns + " FROM " + db.t.requests
+	query := "SELECT " + requestColumns + " FROM " + st.t.requests
 	var where []string
 	var args []any
 	if len(q.Hide) > 0 {
@@ -227,7 +227,7 @@ func (db *DB) ListRequests(ctx context.Context, q ListQuery) ([]Request, error) 
 	if err != nil {
 		return nil, fmt.Errorf("list requests: %w", err)
 	}
-	rs, err := db.queryRequests(ctx, db.x, text, args...)
+	rs, err := st.queryRequests(ctx, st.x, text, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list requests: %w", err)
 	}
@@ -236,10 +236,10 @@ func (db *DB) ListRequests(ctx context.Context, q ListQuery) ([]Request, error) 
 
 // Request returns the row of one request of db's insurer; ErrNotFound
 // when there is none.
-func (db *DB) Request(ctx context.Context, requestID string) (Request, error) {
-	ctx, cancel := db.timeout(ctx)
+func (st *Store) Request(ctx context.Context, requestID string) (Request, error) {
+	ctx, cancel := st.timeout(ctx)
 	defer cancel()
-	r, err := db.readRequest(ctx, db.x, requestID, false)
+	r, err := st.readRequest(ctx, st.x, requestID, false)
 	if err != nil {
 		return Request{}, fmt.Errorf("read request %s: %w", requestID, err)
 	}
@@ -247,12 +247,12 @@ func (db *DB) Request(ctx context.Context, requestID string) (Request, error) {
 }
 
 // readRequest reads one row, locking it when forUpdate; ErrNotFound.
-func (db *DB) readRequest(ctx context.Context, x queryer, requestID string, forUpdate bool) (Request, error) {
-	q := "SELECT " + requestColumns + " FROM " + db.t.requests + " WHERE insurer = ? AND request_id = ?"
+func (st *Store) readRequest(ctx context.Context, x queryer, requestID string, forUpdate bool) (Request, error) {
+	q := "SELECT " + requestColumns + " FROM " + st.t.requests + " WHERE insurer = ? AND request_id = ?"
 	if forUpdate {
 		q += " FOR UPDATE"
 	}
-	rs, err := db.queryRequests(ctx, x, q, db.insurer, requestID)
+	rs, err := st.queryRequests(ctx, x, q, st.insurer, requestID)
 	if err != nil {
 		return Request{}, err
 	}
@@ -271,7 +271,7 @@ func nullString(s string) any {
 
 // prepareNew fills in what Insert stores of a new row: version 1, created
 // and updated now unless set, times as stored, texts as kept.
-func (db *DB) prepareNew(r Request) Request {
+func (st *Store) prepareNew(r Request) Request {
 	t := now()
 	if r.CreatedAt.IsZero() {
 		r.CreatedAt = t
@@ -279,25 +279,25 @@ func (db *DB) prepareNew(r Request) Request {
 	r.CreatedAt = normTime(r.CreatedAt)
 	r.UpdatedAt = t
 	r.Version = 1
-	r.Insurer = db.insurer
-	return db.normRow(r)
+	r.Insurer = st.insurer
+	return st.normRow(r)
 }
 
 // normRow is r with its times as a DATETIME(6) keeps them and its texts
 // as kept (keepText).
-func (db *DB) normRow(r Request) Request {
+func (st *Store) normRow(r Request) Request {
 	for _, t := range []*time.Time{&r.NextAttemptAt, &r.Expiry, &r.BookingDate, &r.PushedAt, &r.SubmittedAt} {
 		*t = normTime(*t)
 	}
-	r.LastError = db.keepText(r.LastError)
+	r.LastError = st.keepText(r.LastError)
 	return r
 }
 
 // insertRow writes a new row (prepared by prepareNew) with ev. A row that
 // exists already is ErrExists; a job number another request holds is
 // ErrJobInUse.
-func (db *DB) insertRow(ctx context.Context, x queryer, r Request, ev Event) error {
-	_, err := x.ExecContext(ctx, "INSERT INTO "+db.t.requests+" ("+requestColumns+
+func (st *Store) insertRow(ctx context.Context, x queryer, r Request, ev Event) error {
+	_, err := x.ExecContext(ctx, "INSERT INTO "+st.t.requests+" ("+requestColumns+
 		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		r.Insurer, r.RequestID, r.ClaimNumber, nullString(r.JobNumber), r.Phase, r.ResumePhase, r.Reason, r.Intent,
 		r.JobCreated, r.ReleasedJob, r.PushedHash, r.PushedMarker, r.SupplementNeeded, r.Attempts,
@@ -305,7 +305,7 @@ func (db *DB) insertRow(ctx context.Context, x queryer, r Request, ev Event) err
 		nullString(string(r.RequestJSON)), r.CreatedAt, r.UpdatedAt, dbTime(r.PushedAt),
 		dbTime(r.SubmittedAt), r.Version)
 	if mysqlErrno(err) == errDupEntry {
-		exists, qerr := db.duplicateRequest(ctx, x, err, r.RequestID)
+		exists, qerr := st.duplicateRequest(ctx, x, err, r.RequestID)
 		switch {
 		case qerr != nil:
 			return errors.Join(err, qerr)
@@ -317,7 +317,7 @@ func (db *DB) insertRow(ctx context.Context, x queryer, r Request, ev Event) err
 	if err != nil {
 		return err
 	}
-	return db.recordEvent(ctx, x, ev, Request{}, r)
+	return st.recordEvent(ctx, x, ev, Request{}, r)
 }
 
 // duplicateRequest tells which unique key of the requests table an
@@ -327,17 +327,17 @@ func (db *DB) insertRow(ctx context.Context, x queryer, r Request, ev Event) err
 // form (a server whose lc_messages is not English, the demo's embedded
 // server), the row is looked up instead: rows are never deleted, so one
 // that was there at the insert is there now.
-func (db *DB) duplicateRequest(ctx context.Context, x queryer, err error, requestID string) (bool, error) {
+func (st *Store) duplicateRequest(ctx context.Context, x queryer, err error, requestID string) (bool, error) {
 	switch key, ok := dupKey(err); {
 	case ok && key == "PRIMARY":
 		return true, nil
-	case ok && key == db.cfg.TablePrefix+"requests_job":
+	case ok && key == st.cfg.TablePrefix+"requests_job":
 		return false, nil
 	}
 	// A locking read sees the row committed now, not the snapshot (which in
 	// REPEATABLE READ misses another instance's row); shared, the lock the
 	// insert's duplicate check holds: FOR UPDATE could deadlock two inserts.
-	rows, err := x.QueryContext(ctx, "SELECT 1 FROM "+db.t.requests+" WHERE insurer = ? AND request_id = ? LOCK IN SHARE MODE", db.insurer, requestID)
+	rows, err := x.QueryContext(ctx, "SELECT 1 FROM "+st.t.requests+" WHERE insurer = ? AND request_id = ? LOCK IN SHARE MODE", st.insurer, requestID)
 	if err != nil {
 		return false, fmt.Errorf("look up request %s after a duplicate key: %w", requestID, err)
 	}
@@ -348,12 +348,12 @@ func (db *DB) duplicateRequest(ctx context.Context, x queryer, err error, reques
 
 // updateRow stores next over cur, compare-and-set on cur's phase and
 // version, with ev; it returns next as stored.
-func (db *DB) updateRow(ctx context.Context, x queryer, cur, next Request) (Request, error) {
-	next.Insurer, next.RequestID, next.CreatedAt = db.insurer, cur.RequestID, cur.CreatedAt
+func (st *Store) updateRow(ctx context.Context, x queryer, cur, next Request) (Request, error) {
+	next.Insurer, next.RequestID, next.CreatedAt = st.insurer, cur.RequestID, cur.CreatedAt
 	next.UpdatedAt = now()
 	next.Version = cur.Version + 1
-	next = db.normRow(next)
-	res, err := x.ExecContext(ctx, "UPDATE "+db.t.requests+" SET claim_number = ?, job_number = ?, "+
+	next = st.normRow(next)
+	res, err := x.ExecContext(ctx, "UPDATE "+st.t.requests+" SET claim_number = ?, job_number = ?, "+
 		"phase = ?, resume_phase = ?, reason = ?, intent = ?, job_created = ?, released_job = ?, "+
 		"pushed_hash = ?, pushed_marker = ?, supplement_needed = ?, attempts = ?, next_attempt_at = ?, "+
 		"last_error = ?, expiry = ?, booking_date = ?, request_json = COALESCE(?, request_json), updated_at = ?, pushed_at = ?, "+
@@ -363,7 +363,7 @@ func (db *DB) updateRow(ctx context.Context, x queryer, cur, next Request) (Requ
 		next.JobCreated, next.ReleasedJob, next.PushedHash, next.PushedMarker, next.SupplementNeeded,
 		next.Attempts, dbTime(next.NextAttemptAt), next.LastError, dbTime(next.Expiry),
 		dbTime(next.BookingDate), nullString(string(next.RequestJSON)), next.UpdatedAt,
-		dbTime(next.PushedAt), dbTime(next.SubmittedAt), db.insurer, cur.RequestID, cur.Phase, cur.Version)
+		dbTime(next.PushedAt), dbTime(next.SubmittedAt), st.insurer, cur.RequestID, cur.Phase, cur.Version)
 	if mysqlErrno(err) == errDupEntry {
 		// The request's id is not written: only the job number's key can clash.
 		return Request{}, fmt.Errorf("job %s: %w", next.JobNumber, ErrJobInUse)
@@ -390,26 +390,26 @@ func (db *DB) updateRow(ctx context.Context, x queryer, cur, next Request) (Requ
 // one moves the request to that job, "" clears it (NULL, so any number of
 // requests can be without a job) and frees the old job for another
 // request. RequestID and CreatedAt are not changed.
-func (db *DB) Update(ctx context.Context, cur, next Request, ev Event) (Request, error) {
+func (st *Store) Update(ctx context.Context, cur, next Request, ev Event) (Request, error) {
 	parent := ctx
-	ctx, cancel := db.timeout(ctx)
+	ctx, cancel := st.timeout(ctx)
 	defer cancel()
 	var saved Request
 	write := func(x queryer) error {
 		var err error
-		if saved, err = db.updateRow(ctx, x, cur, next); err != nil {
+		if saved, err = st.updateRow(ctx, x, cur, next); err != nil {
 			return err
 		}
-		return db.recordEvent(ctx, x, ev, cur, saved)
+		return st.recordEvent(ctx, x, ev, cur, saved)
 	}
 	var err error
 	if ev.Kind == "" {
-		err = write(db.x) // a single statement needs no transaction
+		err = write(st.x) // a single statement needs no transaction
 	} else {
-		err = db.inTx(ctx, func(tx *sqlx.Tx) error { return write(tx) })
+		err = st.inTx(ctx, func(tx *sqlx.Tx) error { return write(tx) })
 	}
 	if err != nil {
-		return Request{}, fmt.Errorf("update request %s (%s, version %d): %w", cur.RequestID, cur.Phase, cur.Version, db.explainWait(parent, err))
+		return Request{}, fmt.Errorf("update request %s (%s, version %d): %w", cur.RequestID, cur.Phase, cur.Version, st.explainWait(parent, err))
 	}
 	return saved, nil
 }
@@ -418,24 +418,24 @@ func (db *DB) Update(ctx context.Context, cur, next Request, ev Event) (Request,
 // CreatedAt is set) and ev in one transaction. ErrExists when the request
 // has a row already; ErrJobInUse when r's job number belongs to another
 // request. It returns the row as stored.
-func (db *DB) Insert(ctx context.Context, r Request, ev Event) (Request, error) {
+func (st *Store) Insert(ctx context.Context, r Request, ev Event) (Request, error) {
 	parent := ctx
-	ctx, cancel := db.timeout(ctx)
+	ctx, cancel := st.timeout(ctx)
 	defer cancel()
 	if err := checkRow(r); err != nil {
 		return Request{}, fmt.Errorf("record request %s: %w", r.RequestID, err)
 	}
-	r = db.prepareNew(r)
-	err := db.inTx(ctx, func(tx *sqlx.Tx) error { return db.insertRow(ctx, tx, r, ev) })
+	r = st.prepareNew(r)
+	err := st.inTx(ctx, func(tx *sqlx.Tx) error { return st.insertRow(ctx, tx, r, ev) })
 	if err != nil {
-		return Request{}, fmt.Errorf("record request %s: %w", r.RequestID, db.explainWait(parent, err))
+		return Request{}, fmt.Errorf("record request %s: %w", r.RequestID, st.explainWait(parent, err))
 	}
 	return r, nil
 }
 
 // recordEvent appends ev (when its Kind is set) for a change from cur to
 // next, filling in what the rows say.
-func (db *DB) recordEvent(ctx context.Context, x queryer, ev Event, cur, next Request) error {
+func (st *Store) recordEvent(ctx context.Context, x queryer, ev Event, cur, next Request) error {
 	if ev.Kind == "" {
 		return nil
 	}
@@ -454,7 +454,7 @@ func (db *DB) recordEvent(ctx context.Context, x queryer, ev Event, cur, next Re
 	if ev.At.IsZero() {
 		ev.At = next.UpdatedAt
 	}
-	return db.insertEvent(ctx, x, ev)
+	return st.insertEvent(ctx, x, ev)
 }
 
 // PhaseCount is how many rows of one insurer are in one phase for one
@@ -469,10 +469,10 @@ type PhaseCount struct {
 
 // PhaseCounts counts quotesync's rows by insurer, phase and reason, in
 // one statement; nothing when the state tables do not exist yet.
-func (db *DB) PhaseCounts(ctx context.Context) ([]PhaseCount, error) {
-	ctx, cancel := db.timeout(ctx)
+func (st *Store) PhaseCounts(ctx context.Context) ([]PhaseCount, error) {
+	ctx, cancel := st.timeout(ctx)
 	defer cancel()
-	rows, err := db.x.QueryContext(ctx, "SELECT insurer, phase, reason, COUNT(*), SUM(supplement_needed) FROM "+db.t.requests+
+	rows, err := st.x.QueryContext(ctx, "SELECT insurer, phase, reason, COUNT(*), SUM(supplement_needed) FROM "+st.t.requests+
 		" GROUP BY insurer, phase, reason")
 	if mysqlErrno(err) == errNoSuchTable {
 		return nil, nil

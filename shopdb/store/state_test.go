@@ -1,4 +1,4 @@
-package shopdb_test
+package store_test
 
 import (
 	"errors"
@@ -14,10 +14,11 @@ import (
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 func TestUpdateStoresEveryField(t *testing.T) {
-	db, _ := shopdbtest.New(t)
+	db, _ := newStore(t)
 	ctx := testContext(t)
 	cur := mustReserve(t, db, newRequest("1", sampleshop.ClaimDraft))
 
@@ -33,7 +34,7 @@ func TestUpdateStoresEveryField(t *testing.T) {
 	next.PushedAt = time.Now()
 	next.SubmittedAt = time.Now().Add(time.Minute)
 	next.BookingDate = time.Date(2030, 1, 2, 0, 0, 0, 0, time.UTC)
-	got, err := db.Update(ctx, cur, next, shopdb.Event{Kind: "phase", Message: "drafted"})
+	got, err := db.Update(ctx, cur, next, store.Event{Kind: "phase", Message: "drafted"})
 	if err != nil {
 		t.Fatalf("Update: %v", err)
 	}
@@ -57,7 +58,7 @@ func TestUpdateStoresEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := shopdb.Event{ID: evs[0].ID, Insurer: shopdb.DefaultInsurer, RequestID: "1", Job: sampleshop.JobDraft, Kind: "phase",
+	want := store.Event{ID: evs[0].ID, Insurer: shopdb.DefaultInsurer, RequestID: "1", Job: sampleshop.JobDraft, Kind: "phase",
 		From: phReserved, To: phDrafted, Message: "drafted", At: got.UpdatedAt}
 	if diff := cmp.Diff(want, evs[0]); diff != "" {
 		t.Errorf("event (-want +got):\n%s", diff)
@@ -68,21 +69,21 @@ func TestUpdateStoresEveryField(t *testing.T) {
 // wins, the other gets ErrStale, and only the winner's event is written.
 func TestUpdateCompareAndSet(t *testing.T) {
 	d := shopdbtest.NewSampleShop(t)
-	a, b := d.Open(t, d.Config()), d.Open(t, d.Config())
+	a, b := openStore(t, d, d.Config()), openStore(t, d, d.Config())
 	ctx := testContext(t)
 	cur := mustReserve(t, a, newRequest("1", sampleshop.ClaimDraft))
 
 	for round := 0; round < 5; round++ {
 		errs := make([]error, 2)
 		var wg sync.WaitGroup
-		for i, db := range []*shopdb.DB{a, b} {
+		for i, db := range []testDB{a, b} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				next := cur
 				next.Attempts = cur.Attempts + 1
 				next.LastError = "updater " + string(rune('A'+i))
-				_, errs[i] = db.Update(ctx, cur, next, shopdb.Event{Kind: "call", Message: next.LastError})
+				_, errs[i] = db.Update(ctx, cur, next, store.Event{Kind: "call", Message: next.LastError})
 			}()
 		}
 		wg.Wait()
@@ -91,7 +92,7 @@ func TestUpdateCompareAndSet(t *testing.T) {
 			switch {
 			case err == nil:
 				wins++
-			case !errors.Is(err, shopdb.ErrStale):
+			case !errors.Is(err, store.ErrStale):
 				t.Fatalf("round %d: Update error %v, want nil or ErrStale", round, err)
 			}
 		}
@@ -113,36 +114,36 @@ func TestUpdateCompareAndSet(t *testing.T) {
 	// A stale phase or version loses too.
 	stale := cur
 	stale.Phase = phAccepted
-	if _, err := a.Update(ctx, stale, cur, shopdb.Event{}); !errors.Is(err, shopdb.ErrStale) {
+	if _, err := a.Update(ctx, stale, cur, store.Event{}); !errors.Is(err, store.ErrStale) {
 		t.Errorf("Update with the wrong phase: %v, want ErrStale", err)
 	}
 	stale = cur
 	stale.Version--
-	if _, err := a.Update(ctx, stale, cur, shopdb.Event{}); !errors.Is(err, shopdb.ErrStale) {
+	if _, err := a.Update(ctx, stale, cur, store.Event{}); !errors.Is(err, store.ErrStale) {
 		t.Errorf("Update with an old version: %v, want ErrStale", err)
 	}
 }
 
 func TestUpdateJobInUse(t *testing.T) {
-	db, _ := shopdbtest.New(t)
+	db, _ := newStore(t)
 	ctx := testContext(t)
 	mustReserve(t, db, newRequest("1", sampleshop.ClaimDraft))
 	r2 := mustReserve(t, db, newRequest("2", sampleshop.ClaimFinal))
 	next := r2
 	next.JobNumber = sampleshop.JobDraft
-	if _, err := db.Update(ctx, r2, next, shopdb.Event{}); !errors.Is(err, shopdb.ErrJobInUse) {
+	if _, err := db.Update(ctx, r2, next, store.Event{}); !errors.Is(err, store.ErrJobInUse) {
 		t.Errorf("Update to a job of another request: %v, want ErrJobInUse", err)
 	}
 }
 
 func TestUpdateRoundTrips(t *testing.T) {
-	db, _ := shopdbtest.New(t)
+	db, _ := newStore(t)
 	ctx := testContext(t)
 	cur := mustReserve(t, db, newRequest("1", sampleshop.ClaimDraft))
 	next := cur
 	next.Attempts++
 	n := trips(db)
-	cur, err := db.Update(ctx, cur, next, shopdb.Event{})
+	cur, err := db.Update(ctx, cur, next, store.Event{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestUpdateRoundTrips(t *testing.T) {
 	next = cur
 	next.Phase = phAccepted
 	n = trips(db)
-	if _, err := db.Update(ctx, cur, next, shopdb.Event{Kind: "phase"}); err != nil {
+	if _, err := db.Update(ctx, cur, next, store.Event{Kind: "phase"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := n(); got != 4 {
@@ -161,16 +162,16 @@ func TestUpdateRoundTrips(t *testing.T) {
 }
 
 func TestOpenAndListRequests(t *testing.T) {
-	db, d := shopdbtest.New(t)
+	db, d := newStore(t)
 	ctx := testContext(t)
 	since := time.Now().Add(-time.Hour)
 
-	if _, err := db.Insert(ctx, shopdb.Request{RequestID: "waiting", ClaimNumber: "CLM-NONE", Phase: phWaiting},
-		shopdb.Event{Kind: "waiting"}); err != nil {
+	if _, err := db.Insert(ctx, store.Request{RequestID: "waiting", ClaimNumber: "CLM-NONE", Phase: phWaiting},
+		store.Event{Kind: "waiting"}); err != nil {
 		t.Fatalf("Insert: %v", err)
 	}
 	shop := d.Shop()
-	reserve := func(id string) shopdb.Request {
+	reserve := func(id string) store.Request {
 		job, err := shop.CreateJob(ctx, "CLM-"+id, "")
 		if err != nil {
 			t.Fatal(err)
@@ -185,7 +186,7 @@ func TestOpenAndListRequests(t *testing.T) {
 	advance(t, db, reserve("accepted"), phAccepted, nil)
 	advance(t, db, advance(t, db, reserve("drafted"), phAccepted, nil), phDrafted, nil)
 	submit := func(id string, supplement bool) {
-		advance(t, db, reserve(id), phSubmitted, func(r *shopdb.Request) {
+		advance(t, db, reserve(id), phSubmitted, func(r *store.Request) {
 			r.SubmittedAt, r.SupplementNeeded = time.Now(), supplement
 		})
 	}
@@ -195,15 +196,15 @@ func TestOpenAndListRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	submit("submitted-supplement", true)
-	advance(t, db, reserve("rejected"), phRejected, func(r *shopdb.Request) { r.ResumePhase = phReserved })
+	advance(t, db, reserve("rejected"), phRejected, func(r *store.Request) { r.ResumePhase = phReserved })
 	advance(t, db, advance(t, db, reserve("rejected-late"), phAccepted, nil), phRejected,
-		func(r *shopdb.Request) { r.ResumePhase = phAccepted })
+		func(r *store.Request) { r.ResumePhase = phAccepted })
 	advance(t, db, reserve("gone"), phGone, nil)
 
 	n := trips(db)
-	open, err := db.OpenRequests(ctx, shopdb.OpenQuery{
-		Phases: []shopdb.Phase{phWaiting, phReserved, phAccepted, phDrafted},
-		Recent: []shopdb.Phase{phSubmitted}, Since: since,
+	open, err := db.OpenRequests(ctx, store.OpenQuery{
+		Phases: []store.Phase{phWaiting, phReserved, phAccepted, phDrafted},
+		Recent: []store.Phase{phSubmitted}, Since: since,
 		IDs: []string{"rejected", "not-tracked"},
 	})
 	if err != nil {
@@ -220,18 +221,18 @@ func TestOpenAndListRequests(t *testing.T) {
 	if diff := cmp.Diff(want, ids(open)); diff != "" {
 		t.Errorf("OpenRequests (-want +got):\n%s", diff)
 	}
-	all, err := db.OpenRequests(ctx, shopdb.OpenQuery{Recent: []shopdb.Phase{phSubmitted}})
+	all, err := db.OpenRequests(ctx, store.OpenQuery{Recent: []store.Phase{phSubmitted}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(all) != 3 {
 		t.Errorf("OpenRequests(recent submitted, no since) = %v, want the three submitted", ids(all))
 	}
-	if none, err := db.OpenRequests(ctx, shopdb.OpenQuery{}); err != nil || len(none) != 0 {
+	if none, err := db.OpenRequests(ctx, store.OpenQuery{}); err != nil || len(none) != 0 {
 		t.Errorf("OpenRequests(nothing asked) = %v, %v; want nothing", ids(none), err)
 	}
 
-	hide := shopdb.ListQuery{Hide: []shopdb.Phase{phSubmitted, phGone}, KeepSupplements: true}
+	hide := store.ListQuery{Hide: []store.Phase{phSubmitted, phGone}, KeepSupplements: true}
 	list, err := db.ListRequests(ctx, hide)
 	if err != nil {
 		t.Fatal(err)
@@ -243,7 +244,7 @@ func TestOpenAndListRequests(t *testing.T) {
 	if diff := cmp.Diff(wantList, ids(list)); diff != "" {
 		t.Errorf("ListRequests(hide submitted and gone) newest first (-want +got):\n%s", diff)
 	}
-	list, err = db.ListRequests(ctx, shopdb.ListQuery{Limit: 3})
+	list, err = db.ListRequests(ctx, store.ListQuery{Limit: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,10 +254,10 @@ func TestOpenAndListRequests(t *testing.T) {
 }
 
 func TestEvents(t *testing.T) {
-	db, _ := shopdbtest.New(t)
+	db, _ := newStore(t)
 	ctx := testContext(t)
 	at := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
-	in := []shopdb.Event{
+	in := []store.Event{
 		{RequestID: "7", Job: "RO-1", Kind: "call", Route: "POST /requests/{id}", Status: 503, Attempt: 2, Duration: 1500 * time.Millisecond, Message: "busy", At: at},
 		{RequestID: "8", Kind: "warning", Message: "lines changed after submit", At: at.Add(time.Second)},
 		{RequestID: "7", Kind: "call", Route: "POST /requests/{id}", Status: 201, Attempt: 3, At: at.Add(2 * time.Second)},
@@ -266,7 +267,7 @@ func TestEvents(t *testing.T) {
 			t.Fatalf("RecordEvent: %v", err)
 		}
 	}
-	if err := db.RecordEvent(ctx, shopdb.Event{RequestID: "7"}); err == nil {
+	if err := db.RecordEvent(ctx, store.Event{RequestID: "7"}); err == nil {
 		t.Error("RecordEvent without a kind succeeded")
 	}
 	for i := range in {
@@ -276,7 +277,7 @@ func TestEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []shopdb.Event{in[2], in[0]}
+	want := []store.Event{in[2], in[0]}
 	if diff := cmp.Diff(want, got, cmpIgnoreID()); diff != "" {
 		t.Errorf("Events(7) newest first (-want +got):\n%s", diff)
 	}
@@ -284,7 +285,7 @@ func TestEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]shopdb.Event{in[2], in[1]}, all, cmpIgnoreID()); diff != "" {
+	if diff := cmp.Diff([]store.Event{in[2], in[1]}, all, cmpIgnoreID()); diff != "" {
 		t.Errorf("Events(all, 2) (-want +got):\n%s", diff)
 	}
 	if !sort.SliceIsSorted(got, func(i, j int) bool { return got[i].ID > got[j].ID }) {
@@ -299,15 +300,15 @@ func cmpIgnoreID() cmp.Option {
 // TestUpdateMarkers writes many rows' markers in one statement, and leaves
 // a row that changed meanwhile as it is.
 func TestUpdateMarkers(t *testing.T) {
-	db, _ := shopdbtest.New(t)
+	db, _ := newStore(t)
 	ctx := testContext(t)
-	var us []shopdb.MarkerUpdate
+	var us []store.MarkerUpdate
 	for i := range 1200 {
-		r, err := db.Insert(ctx, shopdb.Request{RequestID: fmt.Sprint("m", i), Phase: phDrafted}, shopdb.Event{})
+		r, err := db.Insert(ctx, store.Request{RequestID: fmt.Sprint("m", i), Phase: phDrafted}, store.Event{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		us = append(us, shopdb.MarkerUpdate{RequestID: r.RequestID, Version: r.Version, Marker: fmt.Sprint("marker-", i)})
+		us = append(us, store.MarkerUpdate{RequestID: r.RequestID, Version: r.Version, Marker: fmt.Sprint("marker-", i)})
 	}
 	stale := us[7]
 	stale.Version = 99

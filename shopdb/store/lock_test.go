@@ -1,4 +1,4 @@
-package shopdb_test
+package store_test
 
 import (
 	"errors"
@@ -10,13 +10,14 @@ import (
 
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // TestLockPassesOnWhenHolderDies: the first holder's session is killed;
 // the second instance gets the lock and the first sees Lost() close.
 func TestLockPassesOnWhenHolderDies(t *testing.T) {
 	d := shopdbtest.NewDatabase(t)
-	a, b := d.Open(t, d.Config()), d.Open(t, d.Config())
+	a, b := openStore(t, d, d.Config()), openStore(t, d, d.Config())
 	ctx := testContext(t)
 
 	la, err := a.AcquireLock(ctx)
@@ -24,11 +25,11 @@ func TestLockPassesOnWhenHolderDies(t *testing.T) {
 		t.Fatalf("first AcquireLock: %v", err)
 	}
 	defer la.Release()
-	if _, err := b.AcquireLock(ctx); !errors.Is(err, shopdb.ErrNotLeader) {
+	if _, err := b.AcquireLock(ctx); !errors.Is(err, store.ErrNotLeader) {
 		t.Fatalf("second AcquireLock: %v, want ErrNotLeader", err)
 	}
 	// Re-entrance through another session of the same pool is refused too.
-	if _, err := a.AcquireLock(ctx); !errors.Is(err, shopdb.ErrNotLeader) {
+	if _, err := a.AcquireLock(ctx); !errors.Is(err, store.ErrNotLeader) {
 		t.Fatalf("AcquireLock again on the holder's pool: %v, want ErrNotLeader", err)
 	}
 	n := trips(a)
@@ -39,13 +40,13 @@ func TestLockPassesOnWhenHolderDies(t *testing.T) {
 		t.Errorf("Check cost %d round trips, want 1", got)
 	}
 
-	d.Kill(t, shopdb.LockConnectionID(la))
+	d.Kill(t, store.LockConnectionID(la))
 	select {
 	case <-la.Lost():
 	case <-time.After(5 * time.Second):
 		t.Fatal("Lost() did not close within 5s of the session's death")
 	}
-	if err := la.Check(ctx); !errors.Is(err, shopdb.ErrLeaseLost) {
+	if err := la.Check(ctx); !errors.Is(err, store.ErrLeaseLost) {
 		t.Errorf("Check after the kill: %v, want ErrLeaseLost", err)
 	}
 	lb, err := b.AcquireLock(ctx)
@@ -67,7 +68,7 @@ func TestLockPassesOnWhenHolderDies(t *testing.T) {
 // and the released session does not go back into the pool holding it.
 func TestLockRelease(t *testing.T) {
 	d := shopdbtest.NewDatabase(t)
-	a, b := d.Open(t, d.Config()), d.Open(t, d.Config())
+	a, b := openStore(t, d, d.Config()), openStore(t, d, d.Config())
 	ctx := testContext(t)
 	for i := 0; i < 3; i++ {
 		la, err := a.AcquireLock(ctx)
@@ -85,7 +86,7 @@ func TestLockRelease(t *testing.T) {
 		default:
 			t.Error("Lost() is still open after Release")
 		}
-		if err := la.Check(ctx); !errors.Is(err, shopdb.ErrLeaseLost) {
+		if err := la.Check(ctx); !errors.Is(err, store.ErrLeaseLost) {
 			t.Errorf("Check after Release: %v, want ErrLeaseLost", err)
 		}
 		lb, err := b.AcquireLock(ctx)
@@ -128,7 +129,7 @@ func TestLockSurvivesASlowServer(t *testing.T) {
 	px := newSlowProxy(t, d.Config().Addr)
 	cfg := d.Config()
 	cfg.Addr = px.ln.Addr().String()
-	db := d.Open(t, cfg)
+	db := openStore(t, d, cfg)
 	ctx := testContext(t)
 	l, err := db.AcquireLock(ctx)
 	if err != nil {

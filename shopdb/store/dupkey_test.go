@@ -1,4 +1,4 @@
-package shopdb_test
+package store_test
 
 import (
 	"database/sql"
@@ -9,7 +9,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/quotesync/quotesync/shopdb"
-	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // TestDupKey reads the key of a duplicate-entry error from the documented
@@ -38,7 +38,7 @@ func TestDupKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			key, ok := shopdb.DupKey(tt.err)
+			key, ok := store.DupKey(tt.err)
 			if key != tt.key || ok != tt.ok {
 				t.Errorf("DupKey = %q, %v; want %q, %v", key, ok, tt.key, tt.ok)
 			}
@@ -51,22 +51,22 @@ func TestDupKey(t *testing.T) {
 // key's name (another language, the embedded server) is decided by
 // looking the request up.
 func TestDuplicateKeysByName(t *testing.T) {
-	db, _ := shopdbtest.New(t)
+	db, _ := newStore(t)
 	ctx := testContext(t)
 	const job = "RO-PRIMARY-1" // a job number holding the primary key's name
-	if _, err := db.Insert(ctx, shopdb.Request{RequestID: "a' for key 'PRIMARY", JobNumber: job, Phase: phReserved}, shopdb.Event{}); err != nil {
+	if _, err := db.Insert(ctx, store.Request{RequestID: "a' for key 'PRIMARY", JobNumber: job, Phase: phReserved}, store.Event{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := db.Insert(ctx, shopdb.Request{RequestID: "b", JobNumber: job, Phase: phReserved}, shopdb.Event{})
-	if !errors.Is(err, shopdb.ErrJobInUse) || errors.Is(err, shopdb.ErrExists) {
+	_, err := db.Insert(ctx, store.Request{RequestID: "b", JobNumber: job, Phase: phReserved}, store.Event{})
+	if !errors.Is(err, store.ErrJobInUse) || errors.Is(err, store.ErrExists) {
 		t.Errorf("Insert of another request for job %s = %v, want ErrJobInUse", job, err)
 	}
 	id := "c' for key '" + shopdb.DefaultTablePrefix + "requests_job"
-	if _, err := db.Insert(ctx, shopdb.Request{RequestID: id, JobNumber: "RO-2", Phase: phReserved}, shopdb.Event{}); err != nil {
+	if _, err := db.Insert(ctx, store.Request{RequestID: id, JobNumber: "RO-2", Phase: phReserved}, store.Event{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = db.Insert(ctx, shopdb.Request{RequestID: id, JobNumber: "RO-3", Phase: phReserved}, shopdb.Event{})
-	if !errors.Is(err, shopdb.ErrExists) || errors.Is(err, shopdb.ErrJobInUse) {
+	_, err = db.Insert(ctx, store.Request{RequestID: id, JobNumber: "RO-3", Phase: phReserved}, store.Event{})
+	if !errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrJobInUse) {
 		t.Errorf("a second Insert of request %q = %v, want ErrExists", id, err)
 	}
 
@@ -76,7 +76,7 @@ func TestDuplicateKeysByName(t *testing.T) {
 			id     string
 			exists bool
 		}{{id, true}, {"b", false}} {
-			got, err := shopdb.DuplicateRequest(ctx, db, undocumented, tt.id)
+			got, err := store.DuplicateRequest(ctx, db.Store, undocumented, tt.id)
 			if err != nil || got != tt.exists {
 				t.Errorf("DuplicateRequest(%q, request %q) = %v, %v; want %v", msg, tt.id, got, err, tt.exists)
 			}
@@ -90,7 +90,7 @@ func TestDuplicateKeysByName(t *testing.T) {
 // that row. A consistent read would miss it and take the clash for the
 // job number's.
 func TestDuplicateRequestSeesCommittedRow(t *testing.T) {
-	db, d := shopdbtest.New(t)
+	db, d := newStore(t)
 	ctx := testContext(t)
 	tx, err := d.SQL.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead})
 	if err != nil {
@@ -101,11 +101,11 @@ func TestDuplicateRequestSeesCommittedRow(t *testing.T) {
 	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+shopdb.DefaultTablePrefix+"requests").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Insert(ctx, shopdb.Request{RequestID: "r-other", JobNumber: "RO-OTHER", Phase: phReserved}, shopdb.Event{}); err != nil {
+	if _, err := db.Insert(ctx, store.Request{RequestID: "r-other", JobNumber: "RO-OTHER", Phase: phReserved}, store.Event{}); err != nil {
 		t.Fatal(err)
 	}
 	undocumented := &mysql.MySQLError{Number: 1062, Message: "Doppelter Eintrag 'r-other' für Schlüssel 'PRIMARY'"}
-	if got, err := shopdb.DuplicateRequestTx(ctx, db, tx, undocumented, "r-other"); err != nil || !got {
+	if got, err := store.DuplicateRequestTx(ctx, db.Store, tx, undocumented, "r-other"); err != nil || !got {
 		t.Errorf("DuplicateRequest in a transaction older than the row = %v, %v; want true (the committed row seen)", got, err)
 	}
 }

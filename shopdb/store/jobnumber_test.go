@@ -1,4 +1,4 @@
-package shopdb_test
+package store_test
 
 import (
 	"errors"
@@ -7,9 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
-	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // TestUpdateClearsJobNumber plays a job number the remote refuses as a
@@ -18,20 +17,20 @@ import (
 // (What the reconciler then does with the row, retry included, is tested in
 // package sync.)
 func TestUpdateClearsJobNumber(t *testing.T) {
-	db, d := shopdbtest.New(t)
+	db, d := newStore(t)
 	ctx := testContext(t)
 	r1 := mustReserve(t, db, newRequest("1", sampleshop.ClaimDraft))
-	if _, err := reserve(ctx, db, newRequest("2", sampleshop.ClaimDraft)); !errors.Is(err, shopdb.ErrJobInUse) {
+	if _, err := reserve(ctx, db, newRequest("2", sampleshop.ClaimDraft)); !errors.Is(err, store.ErrJobInUse) {
 		t.Fatalf("reserving a second request for %s: %v, want ErrJobInUse", sampleshop.JobDraft, err)
 	}
-	if _, err := db.Request(ctx, "2"); !errors.Is(err, shopdb.ErrNotFound) {
+	if _, err := db.Request(ctx, "2"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the refused reservation left a row: %v", err)
 	}
 
-	rejected, err := db.Update(ctx, r1, withPhase(r1, phRejected, func(r *shopdb.Request) {
+	rejected, err := db.Update(ctx, r1, withPhase(r1, phRejected, func(r *store.Request) {
 		r.JobNumber, r.ResumePhase, r.BookingDate = "", phWaiting, time.Time{}
 		r.LastError = "409 referenceId RO-50001 already used"
-	}), shopdb.Event{Kind: "phase", Message: "job number refused"})
+	}), store.Event{Kind: "phase", Message: "job number refused"})
 	if err != nil {
 		t.Fatalf("Update clearing the job: %v", err)
 	}
@@ -41,8 +40,8 @@ func TestUpdateClearsJobNumber(t *testing.T) {
 	}
 	// Several rows without a job live side by side (NULL is not a duplicate).
 	for _, id := range []string{"3", "4"} {
-		if _, err := db.Insert(ctx, shopdb.Request{RequestID: id, ClaimNumber: "CLM-" + id, Phase: phWaiting,
-			LastError: "create_job failed"}, shopdb.Event{Kind: "warning"}); err != nil {
+		if _, err := db.Insert(ctx, store.Request{RequestID: id, ClaimNumber: "CLM-" + id, Phase: phWaiting,
+			LastError: "create_job failed"}, store.Event{Kind: "warning"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -56,8 +55,8 @@ func TestUpdateClearsJobNumber(t *testing.T) {
 		t.Errorf("request 2 got job %q, want the freed %s", r2.JobNumber, sampleshop.JobDraft)
 	}
 	// And request 1 cannot take it back.
-	back := withPhase(rejected, phReserved, func(r *shopdb.Request) { r.JobNumber = sampleshop.JobDraft })
-	if _, err := db.Update(ctx, rejected, back, shopdb.Event{}); !errors.Is(err, shopdb.ErrJobInUse) {
+	back := withPhase(rejected, phReserved, func(r *store.Request) { r.JobNumber = sampleshop.JobDraft })
+	if _, err := db.Update(ctx, rejected, back, store.Event{}); !errors.Is(err, store.ErrJobInUse) {
 		t.Errorf("Update back to the job request 2 holds: %v, want ErrJobInUse", err)
 	}
 	if stored, err := db.Request(ctx, "1"); err != nil || !cmp.Equal(stored, rejected) {
@@ -68,14 +67,14 @@ func TestUpdateClearsJobNumber(t *testing.T) {
 // TestUpdateChangesJobNumber: Update moves a request to another job and
 // frees the old one.
 func TestUpdateChangesJobNumber(t *testing.T) {
-	db, d := shopdbtest.New(t)
+	db, d := newStore(t)
 	ctx := testContext(t)
 	r := mustReserve(t, db, newRequest("1", sampleshop.ClaimDraft))
 	job, err := d.Shop().CreateJob(ctx, "CLM-OTHER", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	moved, err := db.Update(ctx, r, withPhase(r, phReserved, func(r *shopdb.Request) { r.JobNumber = job }), shopdb.Event{})
+	moved, err := db.Update(ctx, r, withPhase(r, phReserved, func(r *store.Request) { r.JobNumber = job }), store.Event{})
 	if err != nil {
 		t.Fatalf("Update to job %s: %v", job, err)
 	}
@@ -92,7 +91,7 @@ func TestUpdateChangesJobNumber(t *testing.T) {
 }
 
 // withPhase is r moved to phase, edited.
-func withPhase(r shopdb.Request, phase shopdb.Phase, edit func(*shopdb.Request)) shopdb.Request {
+func withPhase(r store.Request, phase store.Phase, edit func(*store.Request)) store.Request {
 	r.Phase = phase
 	if edit != nil {
 		edit(&r)

@@ -1,4 +1,4 @@
-package shopdb
+package store
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/quotesync/quotesync/shopdb/internal/server"
 )
 
 // MarkerUpdate is the change marker to remember for one row, written only
@@ -91,22 +92,22 @@ const markerSQLSlack = 100
 // JSON_TABLE (MariaDB before 10.6, MySQL 5.7, the demo's go-mysql-server)
 // refuses the statement's syntax once; from then on this DB writes
 // markerBatch rows per statement instead (updateMarkersCase).
-func (db *DB) UpdateMarkers(ctx context.Context, us []MarkerUpdate) (int, error) {
+func (st *Store) UpdateMarkers(ctx context.Context, us []MarkerUpdate) (int, error) {
 	us, err := textMarkers(us)
 	if err != nil {
 		return 0, err
 	}
-	ctx, cancel := db.timeout(ctx)
+	ctx, cancel := st.timeout(ctx)
 	defer cancel()
 	written := 0
 	var buf []byte
-	for len(us) > 0 && !db.markerCase.Load() {
+	for len(us) > 0 && !st.markerCase.Load() {
 		var n, used int
-		n, used, buf, err = db.updateMarkersJSON(ctx, us, buf)
+		n, used, buf, err = st.updateMarkersJSON(ctx, us, buf)
 		if refusedSyntax(err) {
 			// Nothing was written: the server refused the statement
 			// before running it.
-			db.markerCase.Store(true)
+			st.markerCase.Store(true)
 			break
 		}
 		if err != nil {
@@ -115,7 +116,7 @@ func (db *DB) UpdateMarkers(ctx context.Context, us []MarkerUpdate) (int, error)
 		written += n
 		us = us[used:]
 	}
-	n, err := db.updateMarkersCase(ctx, us)
+	n, err := st.updateMarkersCase(ctx, us)
 	return written + n, err
 }
 
@@ -148,18 +149,18 @@ func textMarkers(us []MarkerUpdate) ([]MarkerUpdate, error) {
 // updateMarkersJSON writes as many of us as fit in one statement and
 // returns how many rows it wrote, how many of us it sent, and buf (reused
 // for the JSON array).
-func (db *DB) updateMarkersJSON(ctx context.Context, us []MarkerUpdate, buf []byte) (written, used int, _ []byte, _ error) {
-	stmt := db.markerSQL
-	limit, known := int(db.markerBytes.Load()), true
+func (st *Store) updateMarkersJSON(ctx context.Context, us []MarkerUpdate, buf []byte) (written, used int, _ []byte, _ error) {
+	stmt := st.markerSQL
+	limit, known := int(st.markerBytes.Load()), true
 	if limit == 0 {
 		limit, known = markerAskBytes, false
 	}
 	buf, used = markerDoc(buf, us, limit-len(stmt)-markerSQLSlack)
 	if used < len(us) && !known {
-		limit = db.askMarkerBytes(ctx)
+		limit = st.askMarkerBytes(ctx)
 		buf, used = markerDoc(buf, us, limit-len(stmt)-markerSQLSlack)
 	}
-	res, err := db.x.ExecContext(ctx, stmt, string(buf), db.insurer, now())
+	res, err := st.x.ExecContext(ctx, stmt, string(buf), st.insurer, now())
 	if err != nil {
 		return 0, 0, buf, err
 	}
@@ -173,13 +174,13 @@ func (db *DB) updateMarkersJSON(ctx context.Context, us []MarkerUpdate, buf []by
 // askMarkerBytes reads the server's max_allowed_packet once and returns
 // the bound of one statement it gives (see markerAskBytes). When the server
 // does not answer, markerAskBytes, for this call only.
-func (db *DB) askMarkerBytes(ctx context.Context) int {
+func (st *Store) askMarkerBytes(ctx context.Context) int {
 	var packet int64
-	if err := db.x.GetContext(ctx, &packet, "SELECT @@max_allowed_packet"); err != nil || packet <= 0 {
+	if err := st.x.GetContext(ctx, &packet, "SELECT @@max_allowed_packet"); err != nil || packet <= 0 {
 		return markerAskBytes
 	}
 	limit := int(min(packet/2, markerMaxBytes))
-	db.markerBytes.Store(int64(limit))
+	st.markerBytes.Store(int64(limit))
 	return limit
 }
 
@@ -253,7 +254,7 @@ func appendJSONString(b []byte, s string) []byte {
 
 // updateMarkersCase writes us in statements of markerBatch rows, each a
 // CASE on the request id: the form every MySQL-compatible server takes.
-func (db *DB) updateMarkersCase(ctx context.Context, us []MarkerUpdate) (int, error) {
+func (st *Store) updateMarkersCase(ctx context.Context, us []MarkerUpdate) (int, error) {
 	written := 0
 	for len(us) > 0 {
 		batch := us[:min(len(us), markerBatch)]
@@ -264,12 +265,12 @@ func (db *DB) updateMarkersCase(ctx context.Context, us []MarkerUpdate) (int, er
 			cases.WriteString(" WHEN ? THEN ?")
 			args = append(args, u.RequestID, u.Marker)
 		}
-		args = append(args, now(), db.insurer)
+		args = append(args, now(), st.insurer)
 		keys := strings.TrimSuffix(strings.Repeat("(?, ?), ", len(batch)), ", ")
 		for _, u := range batch {
 			args = append(args, u.RequestID, u.Version)
 		}
-		res, err := db.x.ExecContext(ctx, "UPDATE "+db.t.requests+" SET pushed_marker = CASE request_id"+cases.String()+
+		res, err := st.x.ExecContext(ctx, "UPDATE "+st.t.requests+" SET pushed_marker = CASE request_id"+cases.String()+
 			" END, version = version + 1, updated_at = ? WHERE insurer = ? AND (request_id, version) IN ("+keys+")", args...)
 		if err != nil {
 			return written, fmt.Errorf("update change markers: %w", err)
@@ -283,13 +284,6 @@ func (db *DB) updateMarkersCase(ctx context.Context, us []MarkerUpdate) (int, er
 	return written, nil
 }
 
-// Error numbers of a statement the server cannot parse.
-const (
-	errParse   = 1064 // ER_PARSE_ERROR: MariaDB, MySQL
-	errSyntax  = 1149 // ER_SYNTAX_ERROR
-	errUnknown = 1105 // ER_UNKNOWN_ERROR: go-mysql-server's "syntax error at position …"
-)
-
 // refusedSyntax reports whether err is the server refusing a statement's
 // syntax, as a server without JSON_TABLE (or without its column
 // collations) refuses markerSQL.
@@ -299,9 +293,9 @@ func refusedSyntax(err error) bool {
 		return false
 	}
 	switch me.Number {
-	case errParse, errSyntax:
+	case server.ErrParse, server.ErrSyntax:
 		return true
-	case errUnknown:
+	case server.ErrUnknown:
 		return strings.Contains(me.Message, "syntax error")
 	}
 	return false

@@ -1,4 +1,4 @@
-package shopdb_test
+package store_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // TestReserveConcurrent reserves the same requests from many goroutines on
@@ -23,14 +24,14 @@ import (
 // per request: the loser of a race rolls its create_job back).
 func TestReserveConcurrent(t *testing.T) {
 	d := shopdbtest.NewSampleShop(t)
-	pools := []*shopdb.DB{d.Open(t, d.Config()), d.Open(t, d.Config())}
+	pools := []testDB{openStore(t, d, d.Config()), openStore(t, d, d.Config())}
 	ctx := testContext(t)
 	beforeCounter, beforeJobs := counter(t, d), count(t, d, "SELECT COUNT(*) FROM jobs")
 
 	const requests, perRequest = 12, 4
 	type result struct {
 		id  string
-		r   shopdb.Request
+		r   store.Request
 		err error
 	}
 	results := make(chan result, requests*perRequest+8)
@@ -40,7 +41,7 @@ func TestReserveConcurrent(t *testing.T) {
 		id := fmt.Sprintf("c%02d", i)
 		for k := 0; k < perRequest; k++ {
 			wg.Add(1)
-			go func(db *shopdb.DB) {
+			go func(db testDB) {
 				defer wg.Done()
 				<-start
 				r, err := reserveOrRead(ctx, db, newRequest(id, "CLM-C-"+id))
@@ -51,7 +52,7 @@ func TestReserveConcurrent(t *testing.T) {
 	// Several requests for one existing job: only one may have it.
 	for k := 0; k < 8; k++ {
 		wg.Add(1)
-		go func(db *shopdb.DB, id string) {
+		go func(db testDB, id string) {
 			defer wg.Done()
 			<-start
 			r, err := reserveOrRead(ctx, db, newRequest(id, sampleshop.ClaimNoLines))
@@ -70,7 +71,7 @@ func TestReserveConcurrent(t *testing.T) {
 			switch {
 			case res.err == nil:
 				owners++
-			case errors.Is(res.err, shopdb.ErrJobInUse):
+			case errors.Is(res.err, store.ErrJobInUse):
 				inUse++
 			default:
 				t.Errorf("Reserve(%s): %v, want success or ErrJobInUse", res.id, res.err)
@@ -115,9 +116,9 @@ func TestReserveConcurrent(t *testing.T) {
 
 // reserveOrRead is reserve, and the row another writer recorded first
 // when the two raced (ErrExists: the loser's transaction rolled back).
-func reserveOrRead(ctx context.Context, db *shopdb.DB, nr shopdb.NewRequest) (shopdb.Request, error) {
+func reserveOrRead(ctx context.Context, db testDB, nr shopdb.NewRequest) (store.Request, error) {
 	r, err := reserve(ctx, db, nr)
-	if errors.Is(err, shopdb.ErrExists) {
+	if errors.Is(err, store.ErrExists) {
 		return db.Request(ctx, nr.RequestID)
 	}
 	return r, err
@@ -140,17 +141,6 @@ func waitForQuery(t *testing.T, d *shopdbtest.Database, prefix string) int64 {
 	return 0
 }
 
-// snapshot is what a half-written Reserve could leave behind.
-func snapshot(t *testing.T, d *shopdbtest.Database) [5]int {
-	return [5]int{
-		counter(t, d),
-		count(t, d, "SELECT COUNT(*) FROM jobs"),
-		count(t, d, "SELECT COUNT(*) FROM estimates"),
-		count(t, d, "SELECT COUNT(*) FROM quotesync_requests"),
-		count(t, d, "SELECT COUNT(*) FROM quotesync_events"),
-	}
-}
-
 // TestReserveKilledInCreateJob kills the connection while create_job is
 // half done (job inserted, number not yet returned): nothing remains.
 func TestReserveKilledInCreateJob(t *testing.T) {
@@ -158,9 +148,9 @@ func TestReserveKilledInCreateJob(t *testing.T) {
 	cfg := d.Config()
 	steps := cfg.Queries.CreateJob
 	cfg.Queries.CreateJob = append(append(append([]string{}, steps[:3]...), "DO SLEEP(20)"), steps[3])
-	db := d.Open(t, cfg)
+	db := openStore(t, d, cfg)
 	ctx := testContext(t)
-	before := snapshot(t, d)
+	before := d.Snapshot(t)
 
 	done := make(chan error, 1)
 	go func() {
@@ -171,11 +161,11 @@ func TestReserveKilledInCreateJob(t *testing.T) {
 	if err := <-done; err == nil {
 		t.Fatal("Reserve succeeded on a killed connection")
 	}
-	if got := snapshot(t, d); got != before {
+	if got := d.Snapshot(t); got != before {
 		t.Fatalf("after the kill (counter, jobs, estimates, rows, events) = %v, want %v", got, before)
 	}
 	// The next attempt gets the very next number: no gap.
-	plain := d.Open(t, d.Config())
+	plain := openStore(t, d, d.Config())
 	r := mustReserve(t, plain, newRequest("701", "CLM-KILL"))
 	if want := fmt.Sprintf("RO-%d", before[0]+1); r.JobNumber != want {
 		t.Errorf("job after retry = %s, want %s", r.JobNumber, want)
@@ -185,11 +175,11 @@ func TestReserveKilledInCreateJob(t *testing.T) {
 // TestReserveKilledBeforeCommit kills the connection after every statement
 // of Reserve ran, just before COMMIT: nothing remains.
 func TestReserveKilledBeforeCommit(t *testing.T) {
-	db, d := shopdbtest.New(t)
+	db, d := newStore(t)
 	ctx := testContext(t)
-	before := snapshot(t, d)
+	before := d.Snapshot(t)
 	killed := false
-	shopdb.SetBeforeCommit(db, func(ctx context.Context, tx *sqlx.Tx) error {
+	store.SetBeforeCommit(db.Store, func(ctx context.Context, tx *sqlx.Tx) error {
 		var id int64
 		if err := tx.GetContext(ctx, &id, "SELECT CONNECTION_ID()"); err != nil {
 			return err
@@ -207,10 +197,10 @@ func TestReserveKilledBeforeCommit(t *testing.T) {
 	if !killed {
 		t.Fatal("the hook did not run")
 	}
-	if got := snapshot(t, d); got != before {
+	if got := d.Snapshot(t); got != before {
 		t.Fatalf("after the kill (counter, jobs, estimates, rows, events) = %v, want %v", got, before)
 	}
-	shopdb.SetBeforeCommit(db, nil)
+	store.SetBeforeCommit(db.Store, nil)
 	if r := mustReserve(t, db, newRequest("702", "CLM-KILL2")); r.JobNumber != fmt.Sprintf("RO-%d", before[0]+1) {
 		t.Errorf("job after retry = %s, want RO-%d", r.JobNumber, before[0]+1)
 	}

@@ -1,4 +1,4 @@
-package shopdb
+package store
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 const eventColumns = "id, insurer, request_id, job, kind, from_phase, to_phase, reason, route, status, attempt, duration_ms, items, hash, message, `at`"
 
 // insertEvent appends ev (ID is assigned by the database).
-func (db *DB) insertEvent(ctx context.Context, x queryer, ev Event) error {
+func (st *Store) insertEvent(ctx context.Context, x queryer, ev Event) error {
 	if ev.Kind == "" {
 		return fmt.Errorf("record event: kind is empty")
 	}
@@ -20,13 +20,13 @@ func (db *DB) insertEvent(ctx context.Context, x queryer, ev Event) error {
 		ev.At = now()
 	}
 	if ev.Insurer == "" {
-		ev.Insurer = db.insurer
+		ev.Insurer = st.insurer
 	}
-	res, err := x.ExecContext(ctx, "INSERT INTO "+db.t.events+
+	res, err := x.ExecContext(ctx, "INSERT INTO "+st.t.events+
 		" (insurer, request_id, job, kind, from_phase, to_phase, reason, route, status, attempt, duration_ms, items, hash, message, `at`)"+
 		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		ev.Insurer, ev.RequestID, ev.Job, ev.Kind, ev.From, ev.To, ev.Reason, ev.Route, ev.Status, ev.Attempt,
-		ev.Duration.Milliseconds(), ev.Items, ev.Hash, db.keepText(ev.Message), normTime(ev.At))
+		ev.Duration.Milliseconds(), ev.Items, ev.Hash, st.keepText(ev.Message), normTime(ev.At))
 	if err != nil {
 		return fmt.Errorf("record %s event of request %s: %w", ev.Kind, ev.RequestID, err)
 	}
@@ -38,33 +38,33 @@ func (db *DB) insertEvent(ctx context.Context, x queryer, ev Event) error {
 		return fmt.Errorf("record %s event of request %s: read its id: %w", ev.Kind, ev.RequestID, err)
 	}
 	ev.At = normTime(ev.At)
-	return db.queueDeliveries(ctx, x, id, ev)
+	return st.queueDeliveries(ctx, x, id, ev)
 }
 
 // RecordEvent appends ev to the event log (At defaults to now).
-func (db *DB) RecordEvent(ctx context.Context, ev Event) error {
-	ctx, cancel := db.timeout(ctx)
+func (st *Store) RecordEvent(ctx context.Context, ev Event) error {
+	ctx, cancel := st.timeout(ctx)
 	defer cancel()
-	return db.insertEvent(ctx, db.x, ev)
+	return st.insertEvent(ctx, st.x, ev)
 }
 
 // Events returns the newest events first, at most limit (<= 0: no limit),
 // of one request of db's insurer, or of every insurer's requests when
 // requestID is "".
-func (db *DB) Events(ctx context.Context, requestID string, limit int) ([]Event, error) {
-	ctx, cancel := db.timeout(ctx)
+func (st *Store) Events(ctx context.Context, requestID string, limit int) ([]Event, error) {
+	ctx, cancel := st.timeout(ctx)
 	defer cancel()
-	q := "SELECT " + eventColumns + " FROM " + db.t.events
+	q := "SELECT " + eventColumns + " FROM " + st.t.events
 	var args []any
 	if requestID != "" {
 		q += " WHERE insurer = ? AND request_id = ?"
-		args = append(args, db.insurer, requestID)
+		args = append(args, st.insurer, requestID)
 	}
 	q += " ORDER BY id DESC"
 	if limit > 0 {
 		q += " LIMIT " + strconv.Itoa(limit)
 	}
-	out, err := db.queryEvents(ctx, q, args...)
+	out, err := st.queryEvents(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read events: %w", err)
 	}
@@ -72,8 +72,8 @@ func (db *DB) Events(ctx context.Context, requestID string, limit int) ([]Event,
 }
 
 // queryEvents runs query, which selects eventColumns, and scans its rows.
-func (db *DB) queryEvents(ctx context.Context, query string, args ...any) ([]Event, error) {
-	rows, err := db.x.QueryContext(ctx, query, args...)
+func (st *Store) queryEvents(ctx context.Context, query string, args ...any) ([]Event, error) {
+	rows, err := st.x.QueryContext(ctx, query, args...)
 	if mysqlErrno(err) == errNoSuchTable {
 		err = ErrNoStateTables
 	}

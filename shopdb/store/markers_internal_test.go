@@ -1,4 +1,4 @@
-package shopdb
+package store
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package shopdb_test
+package store_test
 
 import (
 	"errors"
@@ -7,16 +7,12 @@ import (
 
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
-func openUnmigrated(t *testing.T, d *shopdbtest.Database, cfg shopdb.Config) *shopdb.DB {
+func openUnmigrated(t *testing.T, _ *shopdbtest.Database, cfg shopdb.Config) testDB {
 	t.Helper()
-	db, err := shopdb.Open(testContext(t), cfg)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return unmigrated(t, cfg)
 }
 
 func tableCount(t *testing.T, d *shopdbtest.Database, like string) int {
@@ -66,7 +62,7 @@ func TestMigrateFromEmptyAndIdempotent(t *testing.T) {
 }
 
 func TestMigrateRefusesNewerSchema(t *testing.T) {
-	db, d := shopdbtest.New(t)
+	db, d := newStore(t)
 	ctx := testContext(t)
 	_, latest, err := db.SchemaVersion(ctx)
 	if err != nil {
@@ -75,7 +71,7 @@ func TestMigrateRefusesNewerSchema(t *testing.T) {
 	if _, err := d.SQL.Exec("INSERT INTO quotesync_schema (version, name, applied_at) VALUES (?, 'from_the_future', NOW())", latest+1); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Migrate(ctx); !errors.Is(err, shopdb.ErrSchemaTooNew) {
+	if err := db.Migrate(ctx); !errors.Is(err, store.ErrSchemaTooNew) {
 		t.Fatalf("Migrate error = %v, want ErrSchemaTooNew", err)
 	}
 	cur, got, err := db.SchemaVersion(ctx)
@@ -87,7 +83,7 @@ func TestMigrateRefusesNewerSchema(t *testing.T) {
 func TestMigrateConcurrentDaemons(t *testing.T) {
 	d := shopdbtest.NewDatabase(t)
 	ctx := testContext(t)
-	dbs := []*shopdb.DB{openUnmigrated(t, d, d.Config()), openUnmigrated(t, d, d.Config()), openUnmigrated(t, d, d.Config())}
+	dbs := []testDB{openUnmigrated(t, d, d.Config()), openUnmigrated(t, d, d.Config()), openUnmigrated(t, d, d.Config())}
 	errs := make([]error, len(dbs))
 	var wg sync.WaitGroup
 	for i, db := range dbs {
@@ -111,17 +107,17 @@ func TestMigrateConcurrentDaemons(t *testing.T) {
 
 func TestMigrateTablePrefix(t *testing.T) {
 	d := shopdbtest.NewSampleShop(t)
-	a := d.Open(t, d.Config())
+	a := openStore(t, d, d.Config())
 	cfg := d.Config()
 	cfg.TablePrefix = "qs2_"
-	b := d.Open(t, cfg)
+	b := openStore(t, d, cfg)
 	ctx := testContext(t)
 	if got := tableCount(t, d, "qs2\\_%"); got != 5 {
 		t.Fatalf("tables with prefix qs2_ = %d, want 5", got)
 	}
 	// The two sets of state are independent.
 	mustReserve(t, a, newRequest("1", "CLM-A"))
-	if _, err := b.Request(ctx, "1"); !errors.Is(err, shopdb.ErrNotFound) {
+	if _, err := b.Request(ctx, "1"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("prefix qs2_ sees request 1 of prefix quotesync_: %v", err)
 	}
 	if got := count(t, d, "SELECT COUNT(*) FROM qs2_requests"); got != 0 {
