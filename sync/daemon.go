@@ -110,9 +110,6 @@ func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
 	if err := d.prepareSchema(ctx, o); err != nil {
 		return nil, errors.Join(err, d.Close())
 	}
-	if err := d.prepareInsurers(ctx, s, o, log.Named("sync")); err != nil {
-		return nil, errors.Join(err, d.Close())
-	}
 	sc := s.Sync.withDefaults()
 	if d.Outbox, err = NewOutbox(d.Store, db, s.Notify, sc.retryBackoff(), log.Named("outbox")); err != nil {
 		return nil, errors.Join(err, d.Close())
@@ -129,7 +126,11 @@ func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
 			d.Engine, d.Remote = e, client
 		}
 	}
-	d.Outbox.emit = d.emit
+	d.Outbox.record = d.commitNotice
+	// The engines are the executors of the adoption.
+	if err := d.prepareInsurers(ctx, s, o, log.Named("sync")); err != nil {
+		return nil, errors.Join(err, d.Close())
+	}
 	if final, err := db.ReadFinalColumn(ctx); err == nil && !final {
 		log.Named("sync").Warn(msgNoFinal, zap.String(fieldDetail, shopdb.NoFinalWarning))
 	}
@@ -176,14 +177,15 @@ func (d *Daemon) openEngine(s Settings, ins Insurer, o OpenOptions, log *zap.Log
 	return e, client, nil
 }
 
-// emit hands an event that is no engine's own (a notice the outbox
-// recorded) to the observers of its insurer's engine.
-func (d *Daemon) emit(ev Event) {
+// commitNotice records a notice the outbox found (a request close to its
+// expiry, an episode of refused tokens) through the executor of its
+// insurer's engine (Engine.commitNotice), whose observers it reaches.
+func (d *Daemon) commitNotice(ctx context.Context, ev Event, out *store.Outbox) (bool, error) {
 	e := d.Engine
 	if x := d.EngineOf(ev.Insurer); x != nil {
 		e = x
 	}
-	e.emit(ev)
+	return e.commitNotice(ctx, ev, out)
 }
 
 // EngineOf returns the engine of the insurer name, nil when none is

@@ -48,7 +48,9 @@ type Shop interface {
 }
 
 // Store is quotesync's own tables as the engine reads and writes them;
-// *store.Store implements it.
+// *store.Store implements it. Its writes of a request's state (Insert,
+// Update, a Tx's, Move, UpdateMarkers, RecordOnce) are the executor's
+// alone (exec.go).
 type Store interface {
 	OpenRequests(ctx context.Context, q store.OpenQuery) ([]store.Request, error)
 	Request(ctx context.Context, requestID string) (store.Request, error)
@@ -56,7 +58,8 @@ type Store interface {
 	ReadTx(ctx context.Context, requestID string, f func(ctx context.Context, tx *store.Tx) error) error
 	Insert(ctx context.Context, r store.Request, ev store.Event) (store.Request, error)
 	Update(ctx context.Context, cur, next store.Request, ev store.Event) (store.Request, error)
-	Move(ctx context.Context, cur store.Request, to string, ev store.Event) (store.Request, error)
+	Move(ctx context.Context, rows []store.Request, to string, evs []store.Event, rest *store.Rekey) ([]store.Request, store.Adopted, error)
+	RecordOnce(ctx context.Context, ev store.Event) (bool, error)
 	JobHolder(ctx context.Context, job string) (store.Request, error)
 	Setting(ctx context.Context, name string) (string, bool, error)
 	PutSetting(ctx context.Context, name, value string) error

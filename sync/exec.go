@@ -11,14 +11,22 @@ import (
 	"github.com/quotesync/quotesync/shopdb/store"
 )
 
-// The executor: the one place that writes a request's row. Every state
-// change goes through commit (or commitTx, when what to write is decided
-// on facts read in the same shop transaction): a pass's steps, the
-// reservation of a job number, `quotesync retry`. Each writes the row and
-// its event in one transaction, with the deliveries the event queues in
-// the outbox (write-back, notifications), and then reports the event once
-// to every observer registered at assembly (the log, the metrics, the
-// outbox's deliverer, the demo, tests). No caller writes to a sink itself.
+// The executor: the one place that writes a request's state. Every change
+// goes through commit (or commitTx, when what to write is decided on facts
+// read in the same shop transaction): a pass's steps, the reservation of
+// a job number, `quotesync retry` and `insurers end`; a move to another
+// insurer (`insurers move`, the adoption of the rows written before
+// insurers) through commitMoves, the markers a pass remembers through
+// commitNotes, a notice that is no change of a row (a request close to its
+// expiry, refused tokens) through commitNotice. Each checks the change
+// against the state machine first (ErrTransition, and nothing is written),
+// writes the row (compare-and-set on its version, which it bumps) and its
+// event in one transaction, with the deliveries the event queues in the
+// outbox (write-back, notifications), and then reports the event once to
+// every observer registered at assembly (the log, the metrics, the
+// outbox's deliverer, the demo, tests). No caller writes to a sink itself,
+// and no other file of this package calls the store's writes of a
+// request's state (a test reads the package to keep it so).
 
 // change is one decided state change of one request: the row as read
 // (cur; its Phase is phaseNew and its Version 0 when the request has no row
@@ -31,6 +39,10 @@ type change struct {
 	// that writes the change (a request taken elsewhere or gone before our
 	// accept landed gives its job number up).
 	release bool
+	// move: the request goes to the insurer of the engine that commits
+	// the change, with its events and deliveries; nothing else changes
+	// (decideMove, decideAdopt).
+	move bool
 }
 
 // rowWriter writes rows and their events: the store, or a transaction of
@@ -46,7 +58,10 @@ func prepare(ch change) (change, error) {
 	if ch.cur.RequestID == "" {
 		ch.cur.RequestID = ch.next.RequestID
 	}
-	if !allowedFor(ch.cur.Phase, ch.next.Phase, ch.next.Reason) {
+	if ch.move && (ch.cur.Version == 0 || !allowedMove(ch.cur.Phase, ch.next.Phase)) {
+		return ch, &ErrTransition{Request: ch.cur.RequestID, From: ch.cur.Phase, To: ch.next.Phase, Move: true}
+	}
+	if !ch.move && !allowedFor(ch.cur.Phase, ch.next.Phase, ch.next.Reason) {
 		te := &ErrTransition{Request: ch.cur.RequestID, From: ch.cur.Phase, To: ch.next.Phase}
 		if allowed(ch.cur.Phase, ch.next.Phase) {
 			p, _ := phaseInfo(ch.cur.Phase)
@@ -81,6 +96,13 @@ func prepare(ch change) (change, error) {
 // returns the stored row and the event as reported; store.ErrStale or
 // ErrExists when the row changed under us.
 func (e *Engine) commit(ctx context.Context, ch change) (store.Request, Event, error) {
+	if ch.move {
+		saved, _, err := e.commitMoves(ctx, []change{ch}, nil)
+		if err != nil {
+			return ch.cur, ch.ev, err
+		}
+		return saved[0], ch.ev, nil
+	}
 	if ch.release && ch.cur.JobNumber != "" {
 		whole := ch.cur
 		if whole.RequestJSON == nil {
@@ -224,7 +246,7 @@ func (e *Engine) perform(ctx context.Context, p *pass, pl plan) (store.Request, 
 		}
 	}
 	if pl.marker != nil {
-		p.note(*pl.marker)
+		e.note(p, r, *pl.marker)
 	}
 	if pl.change != nil {
 		var ok bool
@@ -284,12 +306,24 @@ func (e *Engine) call(ctx context.Context, p *pass, r store.Request, c call) (ch
 	return c.decide(e.cfg, r, answer{now: e.Now(), jitter: e.Rand(), err: err, d: d})
 }
 
-// writeNotes writes the markers of the jobs examined with nothing to push,
-// all in one statement (shopdb.UpdateMarkers; split only past a few
-// megabytes): a shop that touched ten thousand jobs without changing what
-// they would push costs one write, not ten thousand. They are silent
+// note remembers, for commitNotes, the marker of a job examined with
+// nothing to push (r's row, which stays in its phase: the machine must
+// allow that, as for any change).
+func (e *Engine) note(p *pass, r store.Request, u store.MarkerUpdate) {
+	if !allowed(r.Phase, r.Phase) || u.RequestID != r.RequestID || u.Version != r.Version {
+		p.fail(&ErrTransition{Request: r.RequestID, From: r.Phase, To: r.Phase})
+		return
+	}
+	p.note(u)
+}
+
+// commitNotes writes the markers of the jobs examined with nothing to
+// push (note), all in one statement (store.Store.UpdateMarkers; split
+// only past a few megabytes), compare-and-set on each row's version,
+// which it bumps: a shop that touched ten thousand jobs without changing
+// what they would push costs one write, not ten thousand. They are silent
 // changes: no event.
-func (e *Engine) writeNotes(ctx context.Context, p *pass) {
+func (e *Engine) commitNotes(ctx context.Context, p *pass) {
 	if len(p.notes) == 0 {
 		return
 	}
@@ -299,6 +333,49 @@ func (e *Engine) writeNotes(ctx context.Context, p *pass) {
 		p.fail(fmt.Errorf("remember the change markers of %s: %w", plural(len(p.notes), "job"), err))
 	}
 	e.touched()
+}
+
+// commitMoves moves the requests of chs (each a move: decideMove,
+// decideAdopt) to e's insurer, each with its event, and gives it what
+// rest names besides (the adoption's settings and notice keys), in one
+// transaction: each row compare-and-set on its version (store.ErrStale
+// when one changed meanwhile, and nothing moves), its events and
+// deliveries with it (store.ErrExists when e's insurer tracks one of the
+// ids already). It reports each event, as e's insurer's, once all is
+// durable, and returns the rows as stored and what moved.
+func (e *Engine) commitMoves(ctx context.Context, chs []change, rest *store.Rekey) ([]store.Request, store.Adopted, error) {
+	rows := make([]store.Request, len(chs))
+	evs := make([]store.Event, len(chs))
+	for i := range chs {
+		ch, err := prepare(chs[i])
+		if err != nil {
+			return nil, store.Adopted{}, err
+		}
+		chs[i], rows[i], evs[i] = ch, ch.cur, e.stored(ch.ev)
+	}
+	saved, a, err := e.store.Move(ctx, rows, e.cfg.Insurer, evs, rest)
+	if err != nil {
+		return nil, store.Adopted{}, err
+	}
+	for i := range saved {
+		e.report(saved[i], chs[i].ev)
+	}
+	return saved, a, nil
+}
+
+// commitNotice records ev, a notice that is no change of a row (a
+// request close to its expiry, an episode of refused tokens), with the
+// deliveries out queues, once while out's once key is held; and reports
+// it to the observers as commit reports a change. fresh is false when
+// the key was held and nothing was written.
+func (e *Engine) commitNotice(ctx context.Context, ev Event, out *store.Outbox) (fresh bool, err error) {
+	s := stored(ev)
+	s.Insurer, s.RequestID, s.At, s.Outbox = ev.Insurer, ev.Request, ev.At, out
+	if fresh, err = e.store.RecordOnce(ctx, s); err != nil || !fresh {
+		return false, err
+	}
+	e.emit(ev)
+	return true, nil
 }
 
 // stored is the event log's row of ev.

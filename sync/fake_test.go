@@ -78,9 +78,10 @@ func (fakeStore) Insert(context.Context, store.Request, store.Event) (store.Requ
 func (fakeStore) Update(context.Context, store.Request, store.Request, store.Event) (store.Request, error) {
 	return store.Request{}, errNotFaked
 }
-func (fakeStore) Move(context.Context, store.Request, string, store.Event) (store.Request, error) {
-	return store.Request{}, errNotFaked
+func (fakeStore) Move(context.Context, []store.Request, string, []store.Event, *store.Rekey) ([]store.Request, store.Adopted, error) {
+	return nil, store.Adopted{}, errNotFaked
 }
+func (fakeStore) RecordOnce(context.Context, store.Event) (bool, error) { return false, errNotFaked }
 func (fakeStore) JobHolder(context.Context, string) (store.Request, error) {
 	return store.Request{}, errNotFaked
 }

@@ -127,9 +127,11 @@ func (d *Daemon) prepareInsurers(ctx context.Context, s Settings, o OpenOptions,
 			plural(u.Adoptable(), "request"), one)
 	}
 	if o.Migrate && one != "" && u.Any() {
-		if err := adopt(ctx, d.Store, d.Shop.Config().TablePrefix, one, log); err != nil {
+		got, err := d.Engine.adopt(ctx, d.Store)
+		if err != nil {
 			return err
 		}
+		logAdopted(log, d.Shop.Config().TablePrefix, one, got)
 	}
 	return CheckStranded(ctx, d.Store, s.Names())
 }
@@ -146,7 +148,7 @@ func errUnnamed(n, insurers int) error {
 // insurer name: the status form found then, and the once keys of the
 // notices recorded then (a lone insurer's, DefaultInsurer's form).
 func adoptRekey(name string) store.Rekey {
-	return store.Rekey{Settings: map[string]string{LegacyStatusFormKey: StatusFormKey(name)}, OnceKeys: onceRekey(DefaultInsurer, name)}
+	return store.Rekey{From: "", Settings: map[string]string{LegacyStatusFormKey: StatusFormKey(name)}, OnceKeys: onceRekey(DefaultInsurer, name)}
 }
 
 // moveRekey is what moves with the requests of the insurer from to the
@@ -154,7 +156,7 @@ func adoptRekey(name string) store.Rekey {
 // notices, so that a notice recorded under the old name is not recorded
 // again under the new one.
 func moveRekey(from, to string) store.Rekey {
-	return store.Rekey{Settings: map[string]string{StatusFormKey(from): StatusFormKey(to)}, OnceKeys: onceRekey(from, to)}
+	return store.Rekey{From: from, Settings: map[string]string{StatusFormKey(from): StatusFormKey(to)}, OnceKeys: onceRekey(from, to)}
 }
 
 // onceRekey maps the prefix of the once keys of the insurer from's
@@ -170,15 +172,44 @@ func onceRekey(from, to string) map[string]string {
 	return out
 }
 
-// adopt gives the rows written with no insurer to the insurer name and
-// logs what it did; requests left unadopted (ErrAdoptKept) are logged as
-// an error, and are no failure: the insurer's passes work on its own rows
-// of their ids.
-func adopt(ctx context.Context, st *store.Store, prefix, name string, log *zap.Logger) error {
-	got, err := st.Adopt(ctx, name, adoptRekey(name))
-	if err != nil {
-		return fmt.Errorf("give the rows written before insurers to insurer %s: %w", name, err)
+// adoptTries is how many times an adoption reads the rows again when one
+// changed before it could move it (an older quotesync still writing).
+const adoptTries = 3
+
+// adopt gives the rows written with no insurer to e's insurer, through the
+// executor (commitMoves: each row with an event "adopted", in one
+// transaction with what adoptRekey renames), and returns what it gave and
+// the ids it left (Adopted.Kept: e's insurer tracks them already). Rows
+// that change meanwhile are read again. Running it again adopts nothing.
+func (e *Engine) adopt(ctx context.Context, st *store.Store) (store.Adopted, error) {
+	name := e.cfg.Insurer
+	rest := adoptRekey(name)
+	for try := 1; ; try++ {
+		rows, kept, err := st.Adoptable(ctx, name)
+		if err != nil {
+			return store.Adopted{}, fmt.Errorf("adopt the rows written before insurers: %w", err)
+		}
+		chs := make([]change, len(rows))
+		for i, r := range rows {
+			chs[i] = decideAdopt(r, name)
+		}
+		_, a, err := e.commitMoves(ctx, chs, &rest)
+		if try < adoptTries && (errors.Is(err, store.ErrStale) || errors.Is(err, store.ErrExists)) {
+			continue
+		}
+		if err != nil {
+			return store.Adopted{}, fmt.Errorf("adopt the rows written before insurers: %w", err)
+		}
+		a.Kept = kept
+		return a, nil
 	}
+}
+
+// logAdopted logs what an adoption at the start or at the lock gave the
+// insurer name; requests left unadopted (ErrAdoptKept) are logged as an
+// error, and are no failure: the insurer's passes work on its own rows of
+// their ids.
+func logAdopted(log *zap.Logger, prefix, name string, got store.Adopted) {
 	if got.Any() {
 		log.Info(msgAdopted, zap.String(fieldInsurer, name), zap.Int("requests", got.Requests),
 			zap.Int("events", got.Events), zap.Int("deliveries", got.Deliveries))
@@ -186,10 +217,9 @@ func adopt(ctx context.Context, st *store.Store, prefix, name string, log *zap.L
 	if len(got.Kept) > 0 {
 		log.Error(msgAdoptKept, zap.String(fieldInsurer, name), zap.Int("requests", len(got.Kept)), zap.Error(keptError(prefix, name, got.Kept)))
 	}
-	return nil
 }
 
-// keptError explains the requests Adopt left unadopted and what to do.
+// keptError explains the requests an adoption left unadopted and what to do.
 func keptError(prefix, name string, kept []string) error {
 	n := min(len(kept), maxStrandedShown)
 	ids := make([]string, 0, n)
@@ -231,13 +261,11 @@ func (d *Daemon) adoptLeftovers(ctx context.Context) error {
 	case !u.Any() || one == "":
 		return nil
 	}
-	if err := adopt(ctx, d.Store, d.Shop.Config().TablePrefix, one, d.Engine.log); err != nil {
+	got, err := d.Engine.adopt(ctx, d.Store)
+	if err != nil {
 		return err
 	}
-	// Adopting changes neither a row's updated_at nor the counts per
-	// phase: the state fingerprint stays the same, and a pass would use
-	// rows read before the adoption again.
-	d.Engine.touched()
+	logAdopted(d.Engine.log, d.Shop.Config().TablePrefix, one, got)
 	return nil
 }
 

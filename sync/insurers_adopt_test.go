@@ -13,6 +13,7 @@ import (
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
+	"go.uber.org/zap/zapcore"
 )
 
 // The rows an older quotesync writes with no insurer (the column's
@@ -380,5 +381,42 @@ func TestAdoptAtLockReadsRowsAnew(t *testing.T) {
 	}
 	if after.Tracked != before.Tracked+1 {
 		t.Errorf("the pass after the adoption tracked %d rows, the one before %d: the adopted request was not read", after.Tracked, before.Tracked)
+	}
+}
+
+// TestAdoptIsTheExecutors: an adoption goes through the executor as every
+// change of a request's state does: each row adopted is written
+// compare-and-set with its version bumped and an event "adopted" in its
+// timeline, reported once to every observer (at debug level in the log,
+// the adoption summed up at info), in whatever phase it is (one this
+// quotesync does not know is carried as it is); and a start after it
+// reads them anew.
+func TestAdoptIsTheExecutors(t *testing.T) {
+	p := onePair(t, nil)
+	p.oldRequest("7311", "CLM-11", "RO-A-11", "drafted", "")
+	p.oldRequest("7312", "CLM-12", "", "archived", "")
+	a, err := p.qd.Adopt(p.ctx, "aa")
+	if err != nil || a.Requests != 2 || a.Events != 2 {
+		t.Fatalf("Adopt: %+v, %v; want the 2 requests and their 2 events", a, err)
+	}
+	for id, phase := range map[string]store.Phase{"7311": qsync.PhaseDrafted, "7312": "archived"} {
+		r := p.row("aa", id)
+		if r.Phase != phase || r.Version != 3 {
+			t.Errorf("aa's %s: %s at version %d; want %s at version 3 (the older quotesync's 2, and the adoption)", id, r.Phase, r.Version, phase)
+		}
+		evs, err := p.qd.Store.Insurer("aa").Events(p.ctx, id, 0)
+		if err != nil || len(evs) != 2 || evs[0].Kind != string(qsync.EventAdopted) || evs[0].From != phase || evs[0].To != phase ||
+			!strings.Contains(evs[0].Message, "given to insurer aa") {
+			t.Errorf("aa's timeline of %s: %+v, %v; want the adoption over the older quotesync's event", id, evs, err)
+		}
+	}
+	if got := p.events.of(qsync.EventAdopted); len(got) != 2 || got[0].Insurer != "aa" || got[0].Request != "7311" {
+		t.Errorf("adopted events observed: %+v; want 7311's and 7312's, of aa", got)
+	}
+	if n := p.logs.FilterMessage("request written before insurers given to its insurer").FilterLevelExact(zapcore.DebugLevel).Len(); n != 2 {
+		t.Errorf("%d debug lines of the adopted requests, want 2", n)
+	}
+	if a, err := p.qd.Adopt(p.ctx, "aa"); err != nil || a.Any() || len(p.events.of(qsync.EventAdopted)) != 2 {
+		t.Errorf("a second Adopt: %+v, %v; want nothing adopted, nothing reported", a, err)
 	}
 }

@@ -195,6 +195,15 @@ func allowedFor(from, to store.Phase, reason store.Reason) bool {
 	return !narrowed || slices.Contains(only, reason)
 }
 
+// allowedMove reports whether a request in phase from may be given to
+// another insurer and be in phase to after: a move (`quotesync insurers
+// move`, the adoption of the rows written before insurers had names)
+// changes whose the request is, never where it stands, and so is allowed
+// in every phase, one this machine does not know included (the move
+// carries the row as it is, whatever a newer quotesync or a person meant
+// by it).
+func allowedMove(from, to store.Phase) bool { return from == to }
+
 // ErrTransition: a change the state machine does not allow; only a bug
 // in a decision produces one, and nothing is written.
 type ErrTransition struct {
@@ -204,12 +213,17 @@ type ErrTransition struct {
 	// only (PhaseInfo.Only).
 	Reason store.Reason
 	Only   []store.Reason
+	// Move: the change was a move to another insurer (allowedMove).
+	Move bool
 }
 
 func (e *ErrTransition) Error() string {
 	from := string(e.From)
 	if from == "" {
 		from = "new"
+	}
+	if e.Move {
+		return fmt.Sprintf("request %s: the state machine does not allow moving a request from %s to %s to another insurer", e.Request, from, e.To)
 	}
 	if len(e.Only) > 0 {
 		only := make([]string, len(e.Only))

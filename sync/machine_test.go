@@ -12,6 +12,7 @@ import (
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/store"
+	"go.uber.org/zap"
 )
 
 // transition is one edge of the state machine.
@@ -274,5 +275,72 @@ func TestTablesDescribeEverything(t *testing.T) {
 	}
 	if got := fmt.Sprint(Reason("made_up").Words); got != "made_up" {
 		t.Errorf("an unknown reason is described as %q", got)
+	}
+}
+
+// TestMovesKeepThePhase: a move to another insurer (decideMove,
+// decideAdopt) passes the executor's check in every phase, one this
+// quotesync does not know included, and only as a move that keeps the
+// phase: one that would also change it, or move a request with no row,
+// is refused, and nothing is written.
+func TestMovesKeepThePhase(t *testing.T) {
+	var phases []store.Phase
+	for _, p := range phaseTable {
+		if p.Phase != phaseNew {
+			phases = append(phases, p.Phase)
+		}
+	}
+	for _, ph := range append(phases, "archived") {
+		cur := store.Request{Insurer: "old", RequestID: "7", Phase: ph, Version: 3}
+		for _, ch := range []change{decideMove(cur, "aa"), decideAdopt(cur, "aa")} {
+			got, err := prepare(ch)
+			if err != nil {
+				t.Errorf("prepare(%s of a %s request) = %v, want it allowed", ch.ev.Kind, ph, err)
+				continue
+			}
+			if got.ev.From != ph || got.ev.To != ph || got.ev.Request != "7" {
+				t.Errorf("%s of a %s request: event %+v, want from and to %s", ch.ev.Kind, ph, got.ev, ph)
+			}
+		}
+	}
+	var te *ErrTransition
+	changed := decideMove(store.Request{RequestID: "7", Phase: PhaseDrafted, Version: 3}, "aa")
+	changed.next.Phase = PhaseSubmitted
+	if _, err := prepare(changed); !errors.As(err, &te) || !te.Move || !strings.Contains(err.Error(), "another insurer") {
+		t.Errorf("a move that changes the phase: %v, want ErrTransition of a move", err)
+	}
+	if _, err := prepare(decideMove(store.Request{RequestID: "7", Phase: PhaseWaiting}, "aa")); !errors.As(err, &te) {
+		t.Errorf("a move of a request with no row: %v, want ErrTransition", err)
+	}
+}
+
+// TestNotesKeepThePhase: the executor remembers a job's marker only for a
+// row the machine lets stay in its phase, and only the row as read; any
+// other note is a bug, refused as a failure of the pass.
+func TestNotesKeepThePhase(t *testing.T) {
+	e, err := New(DefaultConfig(), fakeRemote{}, fakeShop{}, fakeStore{}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		row  store.Request
+		u    store.MarkerUpdate
+		want bool
+	}{
+		{store.Request{RequestID: "1", Phase: PhaseDrafted, Version: 4}, store.MarkerUpdate{RequestID: "1", Version: 4, Marker: "m"}, true},
+		{store.Request{RequestID: "2", Phase: PhaseSubmitted, Version: 4}, store.MarkerUpdate{RequestID: "2", Version: 4, Marker: "m"}, true},
+		{store.Request{RequestID: "3", Phase: PhaseGone, Version: 4}, store.MarkerUpdate{RequestID: "3", Version: 4, Marker: "m"}, false},
+		{store.Request{RequestID: "4", Phase: "archived", Version: 4}, store.MarkerUpdate{RequestID: "4", Version: 4, Marker: "m"}, false},
+		{store.Request{RequestID: "5", Phase: PhaseDrafted, Version: 4}, store.MarkerUpdate{RequestID: "5", Version: 3, Marker: "m"}, false},
+	} {
+		p := &pass{e: e}
+		e.note(p, tc.row, tc.u)
+		var te *ErrTransition
+		switch noted := len(p.notes) == 1; {
+		case noted != tc.want:
+			t.Errorf("note of a %s row (version %d) for version %d: noted %v, want %v", tc.row.Phase, tc.row.Version, tc.u.Version, noted, tc.want)
+		case !tc.want && (len(p.errs) != 1 || !errors.As(p.errs[0], &te)):
+			t.Errorf("a refused note of a %s row: pass errors %v, want one ErrTransition", tc.row.Phase, p.errs)
+		}
 	}
 }

@@ -24,7 +24,6 @@ type OutboxStore interface {
 	PendingDeliveries(ctx context.Context, limit int) ([]store.Delivery, error)
 	Deliver(ctx context.Context, id int64, do func(ctx context.Context, tx *sqlx.Tx) error) error
 	DeliveryFailed(ctx context.Context, id int64, cause string, next time.Time) error
-	RecordOnce(ctx context.Context, ev store.Event) (bool, error)
 	ReleaseOnce(ctx context.Context, key string) error
 }
 
@@ -82,7 +81,10 @@ type Outbox struct {
 	retry   remote.Backoff
 	targets map[string]notifier
 	notify  map[string]bool // the notices the notifiers send
-	emit    func(Event)
+	// record records a notice through the executor of its insurer's
+	// engine (Daemon.commitNotice; set when the daemon is assembled):
+	// until it is set, no notice is recorded.
+	record func(ctx context.Context, ev Event, out *store.Outbox) (bool, error)
 
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
@@ -92,7 +94,7 @@ type Outbox struct {
 	mu       gosync.Mutex
 	active   bool                    // this instance leads (or runs alone)
 	auth     map[string]*authEpisode // by insurer
-	expiring []store.Event           // notices to record
+	expiring []notice                // notices to record
 	noticed  map[string]bool         // requests whose expiry was noticed (or found noticed), by onceKey
 	started  bool                    // Work ran once
 }
@@ -129,7 +131,7 @@ func NewOutbox(st OutboxStore, shop WriteBacks, cfg NotifyConfig, retry remote.B
 	cfg = cfg.withDefaults()
 	o := &Outbox{store: st, shop: shop, log: log, cfg: cfg, retry: retry,
 		targets: make(map[string]notifier), notify: make(map[string]bool),
-		emit: func(Event) {}, Now: time.Now, kick: make(chan struct{}, 1), noticed: make(map[string]bool),
+		Now: time.Now, kick: make(chan struct{}, 1), noticed: make(map[string]bool),
 		auth: make(map[string]*authEpisode)}
 	if cfg.Webhook.URL != "" {
 		o.targets[store.TargetWebhook] = newWebhook(cfg.Webhook)
@@ -272,7 +274,7 @@ func (o *Outbox) watchExpiry(insurer string, now time.Time, rows []store.Request
 	if o == nil || !o.notify[NoticeExpiring] || o.cfg.ExpiryWarning < 0 {
 		return
 	}
-	var add []store.Event
+	var add []notice
 	o.mu.Lock()
 	for _, r := range rows {
 		ph := phases[r.RequestID]
@@ -287,9 +289,10 @@ func (o *Outbox) watchExpiry(insurer string, now time.Time, rows []store.Request
 		if r.Reason != ReasonNone {
 			detail += ": " + Reason(r.Reason).Words
 		}
-		add = append(add, store.Event{Kind: string(EventExpiring), Insurer: insurer, RequestID: r.RequestID, Job: r.JobNumber,
-			From: ph, To: ph, Reason: r.Reason, Message: detail, At: now,
-			Outbox: &store.Outbox{Kind: NoticeExpiring, Claim: r.ClaimNumber, OnceKey: key}})
+		add = append(add, notice{
+			ev: Event{Kind: EventExpiring, Insurer: insurer, Request: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber,
+				From: ph, To: ph, Reason: r.Reason, Detail: detail, At: now},
+			out: &store.Outbox{Kind: NoticeExpiring, Claim: r.ClaimNumber, OnceKey: key}})
 	}
 	o.expiring = append(o.expiring, add...)
 	o.mu.Unlock()
@@ -391,9 +394,9 @@ func (o *Outbox) recordNotices(ctx context.Context) {
 		auth[name] = *a
 	}
 	o.mu.Unlock()
-	for i, ev := range pending {
-		ev.Outbox.Targets = o.notifyTargets()
-		if !o.recordOnce(ctx, ev) {
+	for i, n := range pending {
+		n.out.Targets = o.notifyTargets()
+		if !o.recordOnce(ctx, n) {
 			o.mu.Lock()
 			o.expiring = append(o.expiring, pending[i:]...) // tried again at the next wake
 			o.mu.Unlock()
@@ -414,10 +417,10 @@ func (o *Outbox) recordAuth(ctx context.Context, insurer string, a authEpisode) 
 	key := onceKey(NoticeAuthFailing, insurer, "")
 	switch {
 	case a.fail && a.open != 1:
-		ev := store.Event{Kind: string(EventAuthFailing), Insurer: insurer, At: o.Now(),
-			Message: "the remote refused the token (401/403); every pass of this insurer stops until the token works",
-			Outbox:  &store.Outbox{Kind: NoticeAuthFailing, OnceKey: key, Targets: o.notifyTargets()}}
-		if o.recordOnce(ctx, ev) {
+		n := notice{ev: Event{Kind: EventAuthFailing, Insurer: insurer, At: o.Now(),
+			Detail: "the remote refused the token (401/403); every pass of this insurer stops until the token works"},
+			out: &store.Outbox{Kind: NoticeAuthFailing, OnceKey: key, Targets: o.notifyTargets()}}
+		if o.recordOnce(ctx, n) {
 			o.setAuth(insurer, 1)
 		}
 	case !a.fail && a.open != -1:
@@ -435,19 +438,24 @@ func (o *Outbox) setAuth(insurer string, v int) {
 	o.mu.Unlock()
 }
 
-// recordOnce records a notice's event; false when it could not be written
-// (a database failure, logged).
-func (o *Outbox) recordOnce(ctx context.Context, ev store.Event) bool {
-	fresh, err := o.store.RecordOnce(ctx, ev)
-	if err != nil {
+// notice is an event that is no change of a row, and the deliveries it
+// queues once while out's once key is held.
+type notice struct {
+	ev  Event
+	out *store.Outbox
+}
+
+// recordOnce records n through the executor (record); false when it
+// could not be written (a database failure, logged) or cannot be yet.
+func (o *Outbox) recordOnce(ctx context.Context, n notice) bool {
+	if o.record == nil {
+		return false
+	}
+	if _, err := o.record(ctx, n.ev, n.out); err != nil {
 		if ctx.Err() == nil {
 			o.log.Warn(msgOutboxFailed, zap.Error(err))
 		}
 		return false
-	}
-	if fresh {
-		o.emit(Event{Kind: EventKind(ev.Kind), At: ev.At, Insurer: ev.Insurer, Request: ev.RequestID, Claim: ev.Outbox.Claim, Job: ev.Job,
-			From: ev.From, To: ev.To, Reason: ev.Reason, Detail: ev.Message})
 	}
 	return true
 }

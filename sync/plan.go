@@ -31,7 +31,7 @@ type plan struct {
 	// the intent recorded before it.
 	change *change
 	// marker: only the job's change marker is remembered, written with
-	// the others at the end of the push stage (writeNotes).
+	// the others at the end of the push stage (commitNotes).
 	marker *store.MarkerUpdate
 	call   call
 	// final: the job is ready to submit once the plan is performed.

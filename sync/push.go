@@ -126,7 +126,7 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []store.Request) {
 		})
 		ready = append(ready, got...)
 	}
-	e.writeNotes(ctx, p)
+	e.commitNotes(ctx, p)
 	e.submitAll(ctx, p, ready)
 }
 

@@ -11,6 +11,16 @@
 //     values;
 //   - the single-instance lock (AcquireLock) for an HA pair.
 //
+// Its methods are the only SQL that writes quotesync's tables (a test
+// reads every other package's statements to keep it so). Of them, the
+// writes of a request's state (Insert, Update, a Tx's, Move,
+// UpdateMarkers, RecordOnce) are the executor's (package sync), which
+// checks each change against the state machine first and reports it to
+// the observers; the rest is not a request's state: the outbox's marks
+// (Deliver, DeliveryFailed, ReleaseOnce), the settings (PutSetting), what
+// an insurer keeps beside its requests (MoveRest) and the migrations'
+// records (Migrate).
+//
 // The store lives on package shopdb's connection (New takes a *shopdb.DB)
 // and knows nothing of the mapping's statements. Where one transaction
 // spans both, the store opens it: InTx locks the request's row, the

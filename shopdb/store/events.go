@@ -41,13 +41,6 @@ func (st *Store) insertEvent(ctx context.Context, x queryer, ev Event) error {
 	return st.queueDeliveries(ctx, x, id, ev)
 }
 
-// RecordEvent appends ev to the event log (At defaults to now).
-func (st *Store) RecordEvent(ctx context.Context, ev Event) error {
-	ctx, cancel := st.timeout(ctx)
-	defer cancel()
-	return st.insertEvent(ctx, st.x, ev)
-}
-
 // Events returns the newest events first, at most limit (<= 0: no limit),
 // of one request of db's insurer, or of every insurer's requests when
 // requestID is "".

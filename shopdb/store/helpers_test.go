@@ -157,6 +157,27 @@ func reserve(ctx context.Context, db testDB, nr shopdb.NewRequest) (store.Reques
 	return r, err
 }
 
+// adopt gives the rows written with no insurer to the insurer name, as
+// the executor (package sync) does: each moved with an event.
+func adopt(tb testing.TB, db testDB, name string) store.Adopted {
+	tb.Helper()
+	ctx := testContext(tb)
+	rows, kept, err := db.Adoptable(ctx, name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	evs := make([]store.Event, len(rows))
+	for i := range evs {
+		evs[i] = store.Event{Kind: "adopted"}
+	}
+	_, a, err := db.Move(ctx, rows, name, evs, &store.Rekey{})
+	if err != nil {
+		tb.Fatalf("adopt the rows written before insurers: %v", err)
+	}
+	a.Kept = kept
+	return a
+}
+
 // errNoJob: reserve found no job and create_job is not configured.
 var errNoJob = errors.New("no job for the claim")
 

@@ -50,8 +50,8 @@ func TestMigrateCarriesRowsOver(t *testing.T) {
 		}
 	}
 	db := openStore(t, d, d.Config()) // migrates
-	if a, err := db.Adopt(ctx, shopdb.DefaultInsurer, store.Rekey{}); err != nil || a.Requests != 6 {
-		t.Fatalf("adopt the rows written before insurers: %+v, %v; want the 6 requests", a, err)
+	if a := adopt(t, db, shopdb.DefaultInsurer); a.Requests != 6 {
+		t.Fatalf("adopt the rows written before insurers: %+v; want the 6 requests", a)
 	}
 	want := map[string]struct {
 		reason    store.Reason

@@ -253,25 +253,37 @@ func TestOpenAndListRequests(t *testing.T) {
 	}
 }
 
+// TestEvents: the events a row's writes record read back as written,
+// newest first; an event without a kind is refused.
 func TestEvents(t *testing.T) {
 	db, _ := newStore(t)
 	ctx := testContext(t)
 	at := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	in := []store.Event{
-		{RequestID: "7", Job: "RO-1", Kind: "call", Route: "POST /requests/{id}", Status: 503, Attempt: 2, Duration: 1500 * time.Millisecond, Message: "busy", At: at},
-		{RequestID: "8", Kind: "warning", Message: "lines changed after submit", At: at.Add(time.Second)},
-		{RequestID: "7", Kind: "call", Route: "POST /requests/{id}", Status: 201, Attempt: 3, At: at.Add(2 * time.Second)},
+		{Job: "RO-1", Kind: "call", Route: "POST /requests/{id}", Status: 503, Attempt: 2, Duration: 1500 * time.Millisecond, Message: "busy", At: at},
+		{Kind: "warning", Message: "lines changed after submit", At: at.Add(time.Second)},
+		{Kind: "call", Route: "POST /requests/{id}", Status: 201, Attempt: 3, At: at.Add(2 * time.Second)},
 	}
-	for _, ev := range in {
-		if err := db.RecordEvent(ctx, ev); err != nil {
-			t.Fatalf("RecordEvent: %v", err)
-		}
+	r7, err := db.Insert(ctx, store.Request{RequestID: "7", JobNumber: "RO-1", Phase: phReserved}, in[0])
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := db.RecordEvent(ctx, store.Event{RequestID: "7"}); err == nil {
-		t.Error("RecordEvent without a kind succeeded")
+	if _, err := db.Insert(ctx, store.Request{RequestID: "8", Phase: phWaiting}, in[1]); err != nil {
+		t.Fatal(err)
 	}
+	if _, err := db.Update(ctx, r7, r7, in[2]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.RecordOnce(ctx, store.Event{RequestID: "7", Outbox: &store.Outbox{OnceKey: "k", Targets: []string{store.TargetWebhook}}}); err == nil {
+		t.Error("an event without a kind was recorded")
+	}
+	// What the rows say: the request, the insurer of the recording store,
+	// the job, and a new row's phase.
+	in[0].RequestID, in[0].To = "7", phReserved
+	in[1].RequestID, in[1].To = "8", phWaiting
+	in[2].RequestID, in[2].Job = "7", "RO-1"
 	for i := range in {
-		in[i].Insurer = shopdb.DefaultInsurer // the recording DB's
+		in[i].Insurer = shopdb.DefaultInsurer
 	}
 	got, err := db.Events(ctx, "7", 0)
 	if err != nil {

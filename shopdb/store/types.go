@@ -27,7 +27,7 @@ type Intent string
 // its insurer and its id (two insurers' services may use one id).
 type Request struct {
 	// Insurer is the insurer whose service sent the request; "" for a row
-	// written before insurers had names and not adopted yet (Adopt).
+	// written before insurers had names and not adopted yet (Adoptable).
 	Insurer     string
 	RequestID   string
 	ClaimNumber string
