@@ -316,7 +316,7 @@ func TestInsurersMoveCarriesKeys(t *testing.T) {
 		}
 	}
 
-	if moved, errs, err := p.qd.Move(p.ctx, "old", "aa"); err != nil || len(errs) != 0 || len(moved) != 1 {
+	if moved, errs, err := p.qd.MoveRequests(p.ctx, "old", "aa"); err != nil || len(errs) != 0 || len(moved) != 1 {
 		t.Fatalf("move old -> aa: %d moved, %v, %v", len(moved), errs, err)
 	}
 	if k := p.text("SELECT once_key FROM quotesync_outbox WHERE request_id = '551'"); k != "expiring@aa:551:webhook" {
@@ -334,7 +334,7 @@ func TestInsurersMoveCarriesKeys(t *testing.T) {
 
 	// old-2 moved to bb, which has a status form and an episode of its own
 	// open: bb's stay, old-2's key is released (its notice was sent).
-	if _, errs, err := p.qd.Move(p.ctx, "old-2", "bb"); err != nil || len(errs) != 0 {
+	if _, errs, err := p.qd.MoveRequests(p.ctx, "old-2", "bb"); err != nil || len(errs) != 0 {
 		t.Fatalf("move old-2 -> bb: %v, %v", errs, err)
 	}
 	if v, _, _ := p.qd.Store.Setting(p.ctx, qsync.StatusFormKey("bb")); v != "form of bb" {

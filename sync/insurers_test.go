@@ -496,13 +496,13 @@ func TestInsurersMoveAndEnd(t *testing.T) {
 	if _, err := p.qd.Store.Insurer("aa").Insert(p.ctx, store.Request{RequestID: "552", Phase: qsync.PhaseWaiting}, store.Event{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := p.qd.Move(p.ctx, "old", "zz"); err == nil {
+	if _, _, err := p.qd.MoveRequests(p.ctx, "old", "zz"); err == nil {
 		t.Error("a move to an insurer not configured went through")
 	}
-	if _, _, err := p.qd.Move(p.ctx, "bb", "aa"); err == nil {
+	if _, _, err := p.qd.MoveRequests(p.ctx, "bb", "aa"); err == nil {
 		t.Error("a move of a configured insurer's requests went through")
 	}
-	moved, errs, err := p.qd.Move(p.ctx, "old", "aa")
+	moved, errs, err := p.qd.MoveRequests(p.ctx, "old", "aa")
 	if err != nil {
 		t.Fatal(err)
 	}

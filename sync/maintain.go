@@ -116,14 +116,14 @@ func (d *Daemon) Adopt(ctx context.Context, name string) (store.Adopted, error) 
 	return a, err
 }
 
-// Move moves every request of the insurer from, which is not configured,
-// to the configured insurer to (a rename), each with its events and
-// deliveries, through the executor of to's engine: an event "moved" each,
-// as to's. A request id to tracks already is not moved; its error is
+// MoveRequests moves every request of the insurer from, which is not
+// configured, to the configured insurer to (a rename), each with its
+// events and deliveries, through the executor of to's engine: an event
+// "moved" each, as to's. A request id to tracks already is not moved; its error is
 // among errs, and the others go on. Then what is keyed by from beside its
 // requests moves too (see moveRekey; to's own status form wins). It
 // returns the rows as moved.
-func (d *Daemon) Move(ctx context.Context, from, to string) (moved []store.Request, errs []error, err error) {
+func (d *Daemon) MoveRequests(ctx context.Context, from, to string) (moved []store.Request, errs []error, err error) {
 	e := d.EngineOf(to)
 	if e == nil {
 		return nil, nil, fmt.Errorf("move requests to insurer %s: it is not configured (configured: %s)", to, d.names())

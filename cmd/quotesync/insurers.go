@@ -210,7 +210,7 @@ func settleInsurer(ctx context.Context, qd *qsync.Daemon, sub string, names []st
 	var done []store.Request
 	var errs []error
 	if sub == "move" {
-		done, errs, err = qd.Move(ctx, from, names[1])
+		done, errs, err = qd.MoveRequests(ctx, from, names[1])
 	} else {
 		done, errs, err = qd.End(ctx, from)
 	}

@@ -46,7 +46,8 @@ const (
 // mapping's.
 const markerBatch = 500
 
-// markerSQL is UpdateMarkers' statement on the requests table. JSON_TABLE
+// markerStatement is UpdateMarkers' statement on the requests table
+// (kept as shared.markerSQL). JSON_TABLE
 // reads the rows from one JSON array argument of [request_id, version,
 // marker] arrays, so the server parses one short statement whatever the
 // number of rows (a derived table of 10,000 SELECTs joined with UNION ALL
@@ -67,12 +68,12 @@ const markerBatch = 500
 // server counts the rows changed, and every row written changes (version
 // + 1). An id given twice at the same version writes that row once, with
 // one of its markers.
-func markerSQL(requests string) string {
+func (st *Store) markerStatement() string {
 	return "UPDATE JSON_TABLE(?, '$[*]' COLUMNS (" +
 		"id LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin PATH '$[0]', " +
 		"v BIGINT PATH '$[1]', " +
 		"m LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin PATH '$[2]')) AS d " +
-		"STRAIGHT_JOIN " + requests + " AS t ON t.insurer = ? AND t.request_id = d.id AND t.version = d.v " +
+		"STRAIGHT_JOIN " + st.t.requests + " AS t ON t.insurer = ? AND t.request_id = d.id AND t.version = d.v " +
 		"SET t.pushed_marker = d.m, t.version = t.version + 1, t.updated_at = ?"
 }
 
@@ -87,7 +88,7 @@ const markerSQLSlack = 100
 // not counted. It returns how many rows were written. No event is
 // recorded: a marker is bookkeeping, not a change of phase.
 //
-// All the rows go in one statement (markerSQL), split only where one
+// All the rows go in one statement (markerStatement), split only where one
 // would exceed its byte bound (see markerAskBytes). A server without
 // JSON_TABLE (MariaDB before 10.6, MySQL 5.7, the demo's go-mysql-server)
 // refuses the statement's syntax once; from then on this DB writes
@@ -286,7 +287,7 @@ func (st *Store) updateMarkersCase(ctx context.Context, us []MarkerUpdate) (int,
 
 // refusedSyntax reports whether err is the server refusing a statement's
 // syntax, as a server without JSON_TABLE (or without its column
-// collations) refuses markerSQL.
+// collations) refuses markerStatement's.
 func refusedSyntax(err error) bool {
 	var me *mysql.MySQLError
 	if !errors.As(err, &me) {

@@ -44,7 +44,7 @@ type shared struct {
 	// beforeCommit, when set (by tests), runs inside InTx's and Deliver's
 	// transactions just before COMMIT.
 	beforeCommit func(ctx context.Context, tx *sqlx.Tx) error
-	// markerSQL is UpdateMarkers' statement (markerSQL); markerBytes the
+	// markerSQL is UpdateMarkers' statement (markerStatement); markerBytes the
 	// most bytes one may have, 0 until the server is asked (see
 	// markerAskBytes); markerCase is set once the server has refused
 	// markerSQL's syntax.
@@ -74,9 +74,9 @@ func newTables(prefix string) tables {
 // nothing: call Migrate (or check SchemaVersion) before using the tables.
 func New(db *shopdb.DB) *Store {
 	cfg := db.Config()
-	sh := &shared{db: db, cfg: cfg, x: db.SQL(), t: newTables(cfg.TablePrefix)}
-	sh.markerSQL = markerSQL(sh.t.requests)
-	return &Store{shared: sh, insurer: shopdb.DefaultInsurer}
+	st := &Store{shared: &shared{db: db, cfg: cfg, x: db.SQL(), t: newTables(cfg.TablePrefix)}, insurer: shopdb.DefaultInsurer}
+	st.markerSQL = st.markerStatement()
+	return st
 }
 
 // Insurer returns a Store that works on the rows of the insurer name, on
