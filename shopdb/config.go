@@ -107,6 +107,28 @@ type Config struct {
 	// webhook's secret) from every text the state tables keep: errors,
 	// event messages, the outbox's details and failures. nil: none is.
 	Redact Redacter
+
+	// fromDSN: the connection settings came from a DSN (ConfigFromDSN),
+	// and messages name it, not the keys of shop:.
+	fromDSN bool
+}
+
+// ConfigFromDSN is the connection part of a Config (Addr, User, Password,
+// Database, TLS) read from a go-sql-driver/mysql DSN, as `quotesync init
+// --dsn` takes it: user@tcp(host:3306)/shopdb, or user@unix(/path)/shopdb.
+// A failed connection's messages then name --dsn. It checks nothing else
+// (a password in it, a missing user or database: the caller's to refuse).
+func ConfigFromDSN(dsn string) (Config, error) {
+	m, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return Config{}, err
+	}
+	c := Config{Addr: m.Addr, User: m.User, Password: m.Passwd, Database: m.DBName, fromDSN: true}
+	switch m.TLSConfig {
+	case "true", "skip-verify", "preferred":
+		c.TLS = m.TLSConfig
+	}
+	return c, nil
 }
 
 // Redacter removes secret values from a text; the command's set of
@@ -327,6 +349,9 @@ func (c Config) DSN() string {
 // String describes c without its password.
 func (c Config) String() string {
 	d := c.withDefaults()
+	if c.fromDSN {
+		return fmt.Sprintf("mysql %s@%s/%s", d.User, d.Addr, d.Database) // no tables of quotesync's in view yet
+	}
 	return fmt.Sprintf("mysql %s@%s/%s (tables %s*)", d.User, d.Addr, d.Database, d.TablePrefix)
 }
 

@@ -3,6 +3,7 @@ package shopdb
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -56,22 +57,52 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	trips := new(atomic.Int64)
+	sdb, err := connect(ctx, cfg, func(c driver.Connector) driver.Connector { return &countingConnector{inner: c, n: trips} })
+	if err != nil {
+		return nil, err
+	}
+	sdb.SetMaxOpenConns(cfg.MaxOpenConns)
+	sdb.SetMaxIdleConns(cfg.MaxOpenConns)
+	sdb.SetConnMaxLifetime(cfg.ConnMaxLifetime)
+	return &DB{pool: &pool{cfg: cfg, x: sqlx.NewDb(sdb, "mysql"), trips: trips, q: qs, lim: newBounds(cfg.Limits)},
+		insurer: DefaultInsurer, workTypes: cfg.WorkTypes, workKey: workTypesKey}, nil
+}
+
+// Connect connects to cfg's server with its connection settings alone (no
+// mapping is needed: what `quotesync init` reads an unknown schema with)
+// and checks the login, saying what to try when it fails. The pool holds
+// two connections at most; closing it is the caller's.
+func Connect(ctx context.Context, cfg Config) (*sql.DB, error) {
+	if cfg.User == "" || cfg.Database == "" {
+		return nil, fmt.Errorf("connect to %s: a user and a database are required", cfg)
+	}
+	sdb, err := connect(ctx, cfg.withDefaults(), nil)
+	if err != nil {
+		return nil, err
+	}
+	sdb.SetMaxOpenConns(2)
+	return sdb, nil
+}
+
+// connect opens a pool on cfg (defaults applied), its driver's connector
+// wrapped by wrap when set, and pings it within cfg.QueryTimeout.
+func connect(ctx context.Context, cfg Config, wrap func(driver.Connector) driver.Connector) (*sql.DB, error) {
 	connector, err := mysql.NewConnector(cfg.mysqlConfig())
 	if err != nil {
 		return nil, fmt.Errorf("configure driver for %s: %w", cfg, err)
 	}
-	trips := new(atomic.Int64)
-	sdb := sql.OpenDB(&countingConnector{inner: connector, n: trips})
-	sdb.SetMaxOpenConns(cfg.MaxOpenConns)
-	sdb.SetMaxIdleConns(cfg.MaxOpenConns)
-	sdb.SetConnMaxLifetime(cfg.ConnMaxLifetime)
-	db := &DB{pool: &pool{cfg: cfg, x: sqlx.NewDb(sdb, "mysql"), trips: trips, q: qs, lim: newBounds(cfg.Limits)},
-		insurer: DefaultInsurer, workTypes: cfg.WorkTypes, workKey: workTypesKey}
-	if err := db.Ping(ctx); err != nil {
-		sdb.Close()
-		return nil, err
+	if wrap != nil {
+		connector = wrap(connector)
 	}
-	return db, nil
+	sdb := sql.OpenDB(connector)
+	ctx, cancel := context.WithTimeout(ctx, cfg.QueryTimeout)
+	defer cancel()
+	if err := sdb.PingContext(ctx); err != nil {
+		sdb.Close()
+		return nil, fmt.Errorf("connect to %s: %w", cfg, explainConnect(err, cfg))
+	}
+	return sdb, nil
 }
 
 // Close closes the connection pool, which every DB of the same Open
