@@ -28,3 +28,13 @@ func SetDigestSplit(tb testing.TB, n int) {
 	digestSplit = n
 	tb.Cleanup(func() { digestSplit = saved })
 }
+
+// FinalColumn says whether estimate_state returns a final column, as
+// the last call that returned a row saw it; known is false until one
+// did. Without one, no estimate is ever final: quotesync pushes Drafts
+// and submits nothing.
+func (db *DB) FinalColumn() (present, known bool) {
+	db.digest.mu.Lock()
+	defer db.digest.mu.Unlock()
+	return db.digest.hasFinal, db.digest.finalKnown
+}

@@ -37,15 +37,6 @@ type Adopted struct {
 // Any reports whether anything was adopted.
 func (a Adopted) Any() bool { return a.Requests+a.Events+a.Deliveries+a.Settings > 0 }
 
-// Add adds b's counts and kept ids to a.
-func (a *Adopted) Add(b Adopted) {
-	a.Requests += b.Requests
-	a.Events += b.Events
-	a.Deliveries += b.Deliveries
-	a.Settings += b.Settings
-	a.Kept = append(a.Kept, b.Kept...)
-}
-
 // moveBatch is how many requests one statement of Move moves.
 const moveBatch = 500
 
