@@ -116,7 +116,7 @@ func (e *Engine) pass(ctx context.Context, kind passKind) (_ *pass, err error) {
 	p := &pass{e: e, act: e, keep: kind == passKeep, now: e.Now(), phases: make(map[string]store.Phase),
 		slots: make(chan struct{}, e.cfg.Concurrency)}
 	if kind == passDry {
-		p.act = printer{e} // the one place a dry run differs: its plans are printed, not performed
+		p.act = printer{e} // the one place a dry run differs: the performer (plan.go)
 	}
 	defer func() { // runs last: the pass's own deferred clean-up is done
 		if v := recover(); v != nil {
@@ -142,8 +142,8 @@ func (e *Engine) pass(ctx context.Context, kind passKind) (_ *pass, err error) {
 	}
 	rows, err := e.readRows(ctx, p, pending)
 	switch {
-	case err != nil && kind == passDry && errors.Is(err, store.ErrNoStateTables):
-		rows = nil // a fresh install: plan as if nothing were tracked
+	case err != nil && p.act.untracked(err):
+		rows = nil // a dry run on a fresh install: plan as if nothing were tracked
 	case err != nil && p.cancelled(ctx):
 		return p, e.finish(p, nil, nil)
 	case err != nil:
@@ -297,6 +297,10 @@ func (e *Engine) finish(p *pass, rows []store.Request, listErr error) error {
 	p.act.finished(p, rows, err)
 	return err
 }
+
+// untracked: the executor's pass fails when quotesync's rows cannot be
+// read, whatever the reason; the tables exist once the daemon started.
+func (e *Engine) untracked(error) bool { return false }
 
 // finished reports the end of a pass the executor performed: the streak
 // of failed passes, EventPassDone, and the notices of requests close to

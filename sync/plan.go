@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/quotesync/quotesync/remote"
@@ -125,6 +126,14 @@ type performer interface {
 	// finished reports the end of p (err is its outcome); rows are those
 	// it worked on, nil when it stopped early.
 	finished(p *pass, rows []store.Request, err error)
+	// panicked reports the end of p, in which a panic was recovered (err),
+	// unless its end was being reported already (see passPanicked).
+	panicked(p *pass, err error)
+	// untracked reports whether err, of the read of quotesync's rows,
+	// means that nothing is tracked yet and the pass goes on as if so:
+	// for a dry run on a database whose tables do not exist yet (the
+	// first start creates them).
+	untracked(err error) bool
 }
 
 // printer is a dry run's performer: it prints each plan as an Action and
@@ -152,3 +161,10 @@ func (printer) stillFinal(_ context.Context, _ *pass, ready []pushJob) []pushJob
 
 // finished reports nothing: a dry run changed nothing.
 func (printer) finished(*pass, []store.Request, error) {}
+
+// panicked reports nothing: a dry run's failure is its caller's error.
+func (printer) panicked(*pass, error) {}
+
+// untracked: a dry run plans on a database whose tables do not exist yet
+// as on empty ones.
+func (printer) untracked(err error) bool { return errors.Is(err, store.ErrNoStateTables) }
