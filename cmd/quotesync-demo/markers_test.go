@@ -14,7 +14,7 @@ import (
 
 // TestMarkersOnEmbeddedServer: GMS refuses the syntax of UpdateMarkers'
 // JSON_TABLE statement (its column definitions take no CHARACTER SET or
-// COLLATE), so shopdb writes the markers in CASE statements instead, from
+// COLLATE), so the store writes the markers in CASE statements instead, from
 // the first refusal on; the compare-and-set holds on that path too.
 func TestMarkersOnEmbeddedServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
