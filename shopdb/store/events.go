@@ -11,10 +11,17 @@ import (
 // eventColumns is the column list of the events table in scan order.
 const eventColumns = "id, insurer, request_id, job, kind, from_phase, to_phase, reason, route, status, attempt, duration_ms, items, hash, message, `at`"
 
-// insertEvent appends ev (ID is assigned by the database).
-func (st *Store) insertEvent(ctx context.Context, x queryer, ev Event) error {
+// The columns an event is written with, and one row's placeholders.
+const (
+	eventInsert = " (insurer, request_id, job, kind, from_phase, to_phase, reason, route, status, attempt, duration_ms, items, hash, message, `at`)"
+	eventValues = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+// eventArgs are the values of ev's row (eventInsert), with ev's defaults
+// filled in: now for At, st's insurer for Insurer.
+func (st *Store) eventArgs(ev *Event) ([]any, error) {
 	if ev.Kind == "" {
-		return fmt.Errorf("record event: kind is empty")
+		return nil, fmt.Errorf("record event: kind is empty")
 	}
 	if ev.At.IsZero() {
 		ev.At = now()
@@ -22,11 +29,18 @@ func (st *Store) insertEvent(ctx context.Context, x queryer, ev Event) error {
 	if ev.Insurer == "" {
 		ev.Insurer = st.insurer
 	}
-	res, err := x.ExecContext(ctx, "INSERT INTO "+st.t.events+
-		" (insurer, request_id, job, kind, from_phase, to_phase, reason, route, status, attempt, duration_ms, items, hash, message, `at`)"+
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		ev.Insurer, ev.RequestID, ev.Job, ev.Kind, ev.From, ev.To, ev.Reason, ev.Route, ev.Status, ev.Attempt,
-		ev.Duration.Milliseconds(), ev.Items, ev.Hash, st.keepText(ev.Message), normTime(ev.At))
+	return []any{ev.Insurer, ev.RequestID, ev.Job, ev.Kind, ev.From, ev.To, ev.Reason, ev.Route, ev.Status, ev.Attempt,
+		ev.Duration.Milliseconds(), ev.Items, ev.Hash, st.keepText(ev.Message), normTime(ev.At)}, nil
+}
+
+// insertEvent appends ev (ID is assigned by the database) and queues its
+// deliveries.
+func (st *Store) insertEvent(ctx context.Context, x queryer, ev Event) error {
+	args, err := st.eventArgs(&ev)
+	if err != nil {
+		return err
+	}
+	res, err := x.ExecContext(ctx, "INSERT INTO "+st.t.events+eventInsert+" VALUES "+eventValues, args...)
 	if err != nil {
 		return fmt.Errorf("record %s event of request %s: %w", ev.Kind, ev.RequestID, err)
 	}
@@ -39,6 +53,35 @@ func (st *Store) insertEvent(ctx context.Context, x queryer, ev Event) error {
 	}
 	ev.At = normTime(ev.At)
 	return st.queueDeliveries(ctx, x, id, ev)
+}
+
+// insertEvents appends evs: those that queue no delivery in one statement
+// (the events of a move of many requests), the others one by one (each
+// delivery needs its event's id).
+func (st *Store) insertEvents(ctx context.Context, x queryer, evs []Event) error {
+	var args []any
+	n := 0
+	for _, ev := range evs {
+		if ev.Outbox != nil && len(ev.Outbox.Targets) > 0 {
+			if err := st.insertEvent(ctx, x, ev); err != nil {
+				return err
+			}
+			continue
+		}
+		a, err := st.eventArgs(&ev)
+		if err != nil {
+			return err
+		}
+		args = append(args, a...)
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	if _, err := x.ExecContext(ctx, "INSERT INTO "+st.t.events+eventInsert+" VALUES "+placeholders(n, eventValues), args...); err != nil {
+		return fmt.Errorf("record %d events: %w", n, err)
+	}
+	return nil
 }
 
 // Events returns the newest events first, at most limit (<= 0: no limit),

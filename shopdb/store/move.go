@@ -76,12 +76,16 @@ func (st *Store) Move(ctx context.Context, rows []Request, to string, evs []Even
 			if err := st.moveRows(ctx, tx, rows[start:end], to, at, &a); err != nil {
 				return err
 			}
+			recorded := make([]Event, 0, end-start)
 			for i := start; i < end; i++ {
-				ev := evs[i]
-				ev.Insurer = to
-				if err := st.recordEvent(ctx, tx, ev, rows[i], saved[i]); err != nil {
-					return err
+				if evs[i].Kind != "" {
+					ev := evs[i]
+					ev.Insurer = to
+					recorded = append(recorded, eventOf(ev, rows[i], saved[i]))
 				}
+			}
+			if err := st.insertEvents(ctx, tx, recorded); err != nil {
+				return err
 			}
 		}
 		if rest != nil {

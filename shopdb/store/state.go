@@ -439,6 +439,12 @@ func (st *Store) recordEvent(ctx context.Context, x queryer, ev Event, cur, next
 	if ev.Kind == "" {
 		return nil
 	}
+	return st.insertEvent(ctx, x, eventOf(ev, cur, next))
+}
+
+// eventOf is ev with what the rows of its change from cur to next say:
+// the request, the insurer, the job, the phases, the time.
+func eventOf(ev Event, cur, next Request) Event {
 	if ev.RequestID == "" {
 		ev.RequestID = next.RequestID
 	}
@@ -454,7 +460,7 @@ func (st *Store) recordEvent(ctx context.Context, x queryer, ev Event, cur, next
 	if ev.At.IsZero() {
 		ev.At = next.UpdatedAt
 	}
-	return st.insertEvent(ctx, x, ev)
+	return ev
 }
 
 // PhaseCount is how many rows of one insurer are in one phase for one
