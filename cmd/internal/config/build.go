@@ -152,6 +152,7 @@ func (c *File) buildShop(s *Settings, getenv func(string) string, secrets bool) 
 		TablePrefix:        sh.TablePrefix,
 		LockName:           sh.LockName,
 		ConnMaxLifetime:    sh.ConnMaxLifetime,
+		ConnMaxIdleTime:    sh.ConnMaxIdleTime,
 		MaxOpenConns:       sh.MaxOpenConns,
 		QueryTimeout:       sh.QueryTimeout,
 		LockHeartbeat:      sh.LockHeartbeat,

@@ -62,6 +62,7 @@ var keyDefaults = map[string]func(f *File) any{
 	"shop.table_prefix":                   fixed(shopdb.DefaultTablePrefix),
 	"shop.lock_name":                      defaultLockName,
 	"shop.conn_max_lifetime":              fixed(shopdb.DefaultConnMaxLifetime),
+	"shop.conn_max_idle_time":             fixed(shopdb.DefaultConnMaxIdleTime),
 	"shop.max_open_conns":                 fixed(shopdb.DefaultMaxOpenConns),
 	"shop.query_timeout":                  fixed(shopdb.DefaultQueryTimeout),
 	"shop.lock_heartbeat":                 fixed(shopdb.DefaultLockHeartbeat),

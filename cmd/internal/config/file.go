@@ -90,6 +90,7 @@ type ShopSection struct {
 	TablePrefix        string            `yaml:"table_prefix"`
 	LockName           string            `yaml:"lock_name"`
 	ConnMaxLifetime    time.Duration     `yaml:"conn_max_lifetime"`
+	ConnMaxIdleTime    time.Duration     `yaml:"conn_max_idle_time"`
 	MaxOpenConns       int               `yaml:"max_open_conns"`
 	QueryTimeout       time.Duration     `yaml:"query_timeout"`
 	LockHeartbeat      time.Duration     `yaml:"lock_heartbeat"`
