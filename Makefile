@@ -7,12 +7,13 @@
 #   make deb      dist/quotesync_<version>_amd64.deb
 #   make bench    the benchmarks whose numbers README.md quotes
 #   make soak     the long crash and fault campaigns (minutes)
+#   make sites    the cost of a site among 1, 10 and 30 on this machine
 
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: all build test lint demo bench soak deb clean
+.PHONY: all build test lint demo bench soak sites deb clean
 
 all: build
 
@@ -43,6 +44,14 @@ demo:
 # idle-pass benchmarks build 10,000 jobs first).
 bench:
 	@dsn=$$(bash .ci/mariadb) && QUOTESYNC_TEST_DSN="$$dsn" $(GO) test -run '^$$' -bench . -benchtime 5x -timeout 60m ./sync/ ./shopdb/ ./cmd/quotesync/
+
+# Runs N sites side by side (each its own `quotesync run`, schema of 1,000
+# jobs and emulator instance) for each N of SITES, and prints per site its
+# resident memory, CPU per idle pass and connections (about ten minutes).
+SITES ?= 1,10,30
+sites: build
+	@dsn=$$(bash .ci/mariadb) && QUOTESYNC_TEST_DSN="$$dsn" QUOTESYNC_BIN="$(CURDIR)/bin/quotesync" QUOTESYNC_SITES="$(SITES)" \
+		$(GO) test -v -run '^$$' -bench '^BenchmarkSites$$' -benchtime 1x -timeout 90m ./cmd/quotesync/
 
 soak:
 	@bash .ci/tools
