@@ -23,6 +23,10 @@ shop query run read-only or only prepared) and never prints a secret.
 
   config file     parses strictly (unknown keys and wrong types are named
                   with their line) and every key is valid
+  other sites     no other configuration of this host (the *.yaml files
+                  beside this one, in sites/ below it, or above it for a
+                  site's file) uses the same state tables or lock on the
+                  same database server; the installed example is left out
   sync.schedule   the next passes it starts; one that never fires or runs
                   more often than every second is refused
   secrets         the token source yields a token; the database password
@@ -123,7 +127,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		cl.configBad = true
 		cl.add(qsync.CheckFail, "config file", "%v", err)
 	} else {
-		checkConfig(ctx, cl, fc, os.Getenv)
+		checkConfig(ctx, cl, *path, fc, os.Getenv)
 	}
 	printChecklist(stdout, *path, cl)
 	return cl.code()
@@ -164,7 +168,7 @@ func printChecklist(w io.Writer, path string, cl *checklist) {
 
 // checkConfig runs every check after the file parsed: the file's own
 // validity and its secrets here, the rest in the engine (qsync.Check).
-func checkConfig(ctx context.Context, cl *checklist, fc *config.File, getenv func(string) string) {
+func checkConfig(ctx context.Context, cl *checklist, path string, fc *config.File, getenv func(string) string) {
 	plain, err := fc.Build(config.BuildOptions{Getenv: getenv, Scope: config.NoSecrets, UserAgent: userAgent()})
 	if err != nil {
 		cl.configBad = true
@@ -172,6 +176,7 @@ func checkConfig(ctx context.Context, cl *checklist, fc *config.File, getenv fun
 		return
 	}
 	cl.add(qsync.CheckOK, "config file", "parsed strictly; every key is valid")
+	checkSites(cl, path, plain.Daemon.Shop, getenv)
 	checkListener(cl, plain, time.Now())
 	checkItemTypes(cl, fc)
 	cl.items = append(cl.items, qsync.ScheduleItem(plain.Daemon.Sync, time.Now()))

@@ -3,11 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 )
 
@@ -75,4 +80,87 @@ func TestIdleSiteConnections(t *testing.T) {
 	if code := p.stop(30 * time.Second); code != 0 {
 		t.Fatalf("quotesync run: exit %d\n%s", code, e2eTail(p.out.String(), 20))
 	}
+}
+
+// TestCheckOtherSites: check compares its file with the other
+// configurations of the host (the single unit's config.yaml and the
+// template's sites/*.yaml): a site in its own schema passes; one that
+// would share the state tables or the lock fails, naming the file and
+// the fix; the installed example is left out; a file that does not parse
+// is a warning.
+func TestCheckOtherSites(t *testing.T) {
+	e := newCLIEnv(t, nil)
+	e.DB.Open(t, e.DB.Config())
+	sites := filepath.Join(filepath.Dir(e.Conf), "sites")
+	if err := os.Mkdir(sites, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	other := shopdbtest.NewDatabase(t).Name
+	sibling := func(name string, edit func(fc *config.File)) {
+		fc := loadExample(t)
+		fc.Shop.Addr, fc.Shop.User, fc.Shop.Database = e.DB.Config().Addr, e.DB.Config().User, other
+		fc.Remote.BaseURL = "https://insurer.test"
+		edit(fc)
+		data, err := yaml.Marshal(fc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(sites, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(t *testing.T, wantCode int, wantStatus string, want ...string) {
+		t.Helper()
+		r := e.run("check", "--config", e.Conf)
+		l := checkLine(r.Stdout, checkSitesName)
+		if r.Code != wantCode || !strings.HasPrefix(l, wantStatus) {
+			t.Fatalf("exit %d, %q line %q; want exit %d and %s\n%s", r.Code, checkSitesName, l, wantCode, wantStatus, r.Stdout)
+		}
+		for _, w := range want {
+			if !strings.Contains(r.Stdout, w) {
+				t.Errorf("output does not say %q:\n%s", w, r.Stdout)
+			}
+		}
+	}
+	lock := "quotesync." + e.DB.Name + ".quotesync_"
+
+	t.Run("Alone", func(t *testing.T) { check(t, exitOK, "ok", "no other configuration in") })
+	t.Run("OwnSchema", func(t *testing.T) {
+		sibling("south.yaml", func(*config.File) {})
+		check(t, exitOK, "ok", "none of 1 other configuration on this host shares them", "lock "+lock)
+	})
+	t.Run("SameSchema", func(t *testing.T) {
+		sibling("east.yaml", func(fc *config.File) { fc.Shop.Database = e.DB.Name })
+		check(t, exitFailure, "FAIL", filepath.Join(sites, "east.yaml")+": the same state tables", "give one its own shop.table_prefix")
+	})
+	t.Run("SameSchemaOwnPrefix", func(t *testing.T) {
+		sibling("east.yaml", func(fc *config.File) { fc.Shop.Database, fc.Shop.TablePrefix = e.DB.Name, "qs_east_" })
+		check(t, exitOK, "ok", "none of 2 other configurations")
+	})
+	t.Run("SameLockName", func(t *testing.T) {
+		sibling("west.yaml", func(fc *config.File) { fc.Shop.LockName = lock })
+		check(t, exitFailure, "FAIL", filepath.Join(sites, "west.yaml")+": the same lock ("+lock+")", "leave shop.lock_name unset")
+		if err := os.Remove(filepath.Join(sites, "west.yaml")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("ExampleLeftOut", func(t *testing.T) {
+		sibling("new.yaml", func(fc *config.File) { fc.Shop.Database, fc.Remote.BaseURL = e.DB.Name, "https://api.insurer.example" })
+		check(t, exitOK, "ok", "none of 2 other configurations")
+	})
+	t.Run("Unreadable", func(t *testing.T) {
+		if err := os.WriteFile(filepath.Join(sites, "broken.yaml"), []byte("shop: [\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		check(t, exitOK, "warn", "not read (fix them, then check again): "+filepath.Join(sites, "broken.yaml"))
+	})
+	// From a site's side, the single unit's config.yaml one directory up
+	// is a sibling too.
+	t.Run("FromTheSite", func(t *testing.T) {
+		sibling("north.yaml", func(fc *config.File) { fc.Shop.Database = e.DB.Name })
+		r := e.run("check", "--config", filepath.Join(sites, "north.yaml"))
+		if l := checkLine(r.Stdout, checkSitesName); !strings.HasPrefix(l, "FAIL") || !strings.Contains(r.Stdout, e.Conf+": the same state tables") {
+			t.Errorf("check of sites/north.yaml: %q line %q, want it to fail naming %s\n%s", checkSitesName, l, e.Conf, r.Stdout)
+		}
+	})
 }
