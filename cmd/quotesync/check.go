@@ -116,20 +116,21 @@ func (c *checklist) code() int {
 
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	cfg := registerConfig(fs)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), checkHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	path := cfg.path()
 	cl := &checklist{}
-	fc, err := config.Load(*path)
+	fc, err := config.Load(path)
 	if err != nil {
 		cl.configBad = true
 		cl.add(qsync.CheckFail, "config file", "%v", err)
 	} else {
-		checkConfig(ctx, cl, *path, fc, os.Getenv)
+		checkConfig(ctx, cl, path, fc, os.Getenv)
 	}
-	printChecklist(stdout, *path, cl)
+	printChecklist(stdout, path, cl)
 	return cl.code()
 }
 

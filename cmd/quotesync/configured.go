@@ -39,12 +39,13 @@ The service stays stopped (not failed) until then. To configure it:
 
 func runConfigured(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("configured", flag.ContinueOnError)
-	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	cfg := registerConfig(fs)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), configuredHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	fc, err := config.Load(*path)
+	path := cfg.path()
+	fc, err := config.Load(path)
 	if err != nil {
 		return exitOK // run names it, with exit status 2
 	}

@@ -80,11 +80,12 @@ const reloadWait = 5 * time.Second
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var cf commonFlags
-	cf.register(fs)
+	parsed := cf.register(fs)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), runHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	parsed()
 	// SIGHUP is caught from the start: its default action would kill us.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -100,7 +101,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	level := zap.NewAtomicLevelAt(set.LogLevel)
-	log := newLogger(level, set.LogFormat, stdout, set.Redact)
+	log := cf.logger(level, set, stdout)
 	defer func() { _ = log.Sync() }()
 	d := &daemon{cf: cf, log: log, level: level, notify: notifier{log: log}, metrics: newPromMetrics(),
 		usr1: usr1, now: make(chan qsync.NowRequest), secrets: set.Redact, sessionKey: webauth.NewKey()}
@@ -175,7 +176,7 @@ func (d *daemon) run(ctx context.Context, set *config.Settings, hup <-chan os.Si
 		_ = d.cur.Close()
 	}()
 	d.prog.Restart(time.Now())
-	ctlPath, ctlDefault := set.Control.ControlSocket()
+	ctlPath, ctlDefault := set.Control.SocketFor(set.Site)
 	ctl := startControl(ctlPath, ctlDefault, d)
 	defer ctl.Close()
 	usr1Done := make(chan struct{})

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -163,4 +166,66 @@ func TestCheckOtherSites(t *testing.T) {
 			t.Errorf("check of sites/north.yaml: %q line %q, want it to fail naming %s\n%s", checkSitesName, l, e.Conf, r.Stdout)
 		}
 	})
+}
+
+// TestSiteFlag: --site names the site on every line the daemon logs,
+// makes the site's file under /etc/quotesync/sites the default of
+// --config and the site's own socket the default of control.socket, and
+// refuses a name no site may have.
+func TestSiteFlag(t *testing.T) {
+	e := newE2E(t, e2eOptions{Schedule: "@every 1h"})
+	p := e.start("run", "--site", "north-yard")
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(p.out.String(), `"msg":"leadership acquired"`) {
+		if time.Now().After(deadline) || p.exited() {
+			t.Fatalf("no leadership within a minute:\n%s", e2eTail(p.out.String(), 20))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code := p.stop(30 * time.Second); code != 0 {
+		t.Fatalf("quotesync run: exit %d\n%s", code, e2eTail(p.out.String(), 20))
+	}
+	lines := strings.Split(strings.TrimSpace(p.out.String()), "\n")
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "{") {
+			continue // the race detector's or the runtime's own text
+		}
+		if !strings.Contains(l, `"site":"north-yard"`) {
+			t.Errorf("a line without the site: %s", l)
+		}
+	}
+	if len(lines) < 4 {
+		t.Errorf("only %d lines:\n%s", len(lines), p.out.String())
+	}
+
+	bin := quotesyncBinary(t)
+	out, code := runBinary(t, bin, "config", "--site", "north-yard", "--config", e.Conf)
+	if code != exitOK || !regexp.MustCompile(`control\.socket\s+/run/quotesync@north-yard/control\.sock\s+default`).MatchString(out) {
+		t.Errorf("config --site north-yard: exit %d, want control.socket's default the site's:\n%s", code, out)
+	}
+	out, code = runBinary(t, bin, "sync-now", "--site", "north-yard", "--config", e.Conf)
+	if code != exitFailure || !strings.Contains(out, "/run/quotesync@north-yard/control.sock") {
+		t.Errorf("sync-now --site north-yard with no daemon: exit %d, want 1 naming the site's socket:\n%s", code, out)
+	}
+	out, code = runBinary(t, bin, "status", "--site", "no-such-site-7f3a")
+	if code != exitUsage || !strings.Contains(out, "/etc/quotesync/sites/no-such-site-7f3a.yaml") {
+		t.Errorf("status --site without --config: exit %d, want 2 naming the site's file:\n%s", code, out)
+	}
+	out, code = runBinary(t, bin, "check", "--site", "../etc")
+	if code != exitUsage || !strings.Contains(out, "a site's name is") {
+		t.Errorf("check --site ../etc: exit %d, want 2 and why:\n%s", code, out)
+	}
+}
+
+// runBinary runs bin with args and returns its output (standard output
+// and error) and exit status.
+func runBinary(t *testing.T, bin string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("%s %v: %v", bin, args, err)
+	}
+	return string(out), cmd.ProcessState.ExitCode()
 }

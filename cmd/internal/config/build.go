@@ -31,7 +31,10 @@ type Settings struct {
 	// check (never the secret); "" when none.
 	WebhookSecretFrom string
 	Control           ControlSection
-	SingleWriter      bool // shop.single_writer: every instance writes to one server of a cluster
+	// Site is the site of the template unit the file was read for
+	// (File.SetSite); "" for none.
+	Site         string
+	SingleWriter bool // shop.single_writer: every instance writes to one server of a cluster
 	// Redact holds every secret value Build read (the database password,
 	// the webhook's secret, the remote's token or client secret): they
 	// are removed from the log and from what the state tables keep

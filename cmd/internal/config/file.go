@@ -41,6 +41,9 @@ type File struct {
 	// whatever its value: an empty remote: {} (or a bare remote:) decodes
 	// to nothing, yet beside remotes: it is a mistake to say, not ignore.
 	remoteLine int
+	// site is the site of the template unit the file is read for
+	// (SetSite); "" for none.
+	site string
 }
 
 type RemoteSection struct {

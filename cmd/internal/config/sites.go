@@ -39,6 +39,12 @@ func SiteControlSocket(site string) string {
 	return "/run/quotesync@" + site + "/control.sock"
 }
 
+// SetSite says that the file is read for site, of the template unit
+// ("" for none): control.socket's default is then SiteControlSocket's.
+func (c *File) SetSite(site string) {
+	c.site = site
+}
+
 // Siblings lists the other configuration files that may run on the same
 // host as the one at path, sorted: the *.yaml files in its directory, in
 // the "sites" directory below it, and, when its directory is a "sites"
