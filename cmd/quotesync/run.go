@@ -49,7 +49,8 @@ a pass at once unless one is running; the schedule goes on as before.
 SIGTERM/SIGINT cancel the pass in progress (it records what it already
 did) and exit within 30s; a second signal exits at once.
 
-With metrics.listen set it serves /metrics (Prometheus), /healthz and the
+With metrics.listen set it serves /metrics (Prometheus), /healthz, /livez
+(a liveness probe's question: does the scheduler make progress) and the
 status page, /status (unless metrics.status_page is false). Beyond
 loopback it needs metrics.users_file (a login at /login, HTTP Basic over
 TLS for scrapers) or metrics.auth: none, and refuses to start otherwise.
@@ -247,7 +248,7 @@ func (d *daemon) open(ctx context.Context, set *config.Settings, prev *config.Se
 			cert = &webauth.Cert{}
 			cert.Store(w.auth.pair)
 		}
-		guard := d.guarded(withStatusPage(obsHandler(d.metrics, d.health), d.statusPage(set)), w.auth)
+		guard := d.guarded(withStatusPage(obsHandler(d.metrics, d.health, d.live), d.statusPage(set)), w.auth)
 		if w.obs, err = d.startListener(set.Metrics.Listen, guard, cert); err != nil {
 			_ = qd.Close()
 			return nil, err
@@ -408,6 +409,16 @@ func (d *daemon) onTick(t qsync.Tick) {
 // alive is the watchdog's question: does the scheduler make progress?
 func (d *daemon) alive(now time.Time) (bool, string) {
 	return d.current().Live(now, &d.prog)
+}
+
+// live answers /livez: the watchdog's question, and "starting" (not
+// live yet) before the first configuration is assembled.
+func (d *daemon) live(now time.Time) (bool, string) {
+	qd := d.current()
+	if qd == nil {
+		return false, "starting"
+	}
+	return qd.Live(now, &d.prog)
 }
 
 // health answers /healthz.
