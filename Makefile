@@ -23,19 +23,23 @@ build:
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	cd deploy/kubernetes && $(GO) vet ./...
 
 # Every package runs under the race detector except the demo: its embedded
 # MySQL server (go-mysql-server) takes ~100 s to compile with -race on two
 # cores, and the demo's code is the daemon's own packages, raced here anyway.
 # The tests that run the real binary use bin/quotesync (QUOTESYNC_BIN)
-# instead of building their own.
+# instead of building their own. deploy/kubernetes is a module of its own
+# (the Kubernetes API types are its dependency, not quotesync's): its test
+# renders the example manifests and decodes them strictly.
 RACE_PKGS = $(shell $(GO) list ./... | grep -v /cmd/quotesync-demo)
 
 test: lint build
 	@bash .ci/tools
 	@dsn=$$(bash .ci/mariadb) && export QUOTESYNC_TEST_DSN="$$dsn" QUOTESYNC_BIN="$(CURDIR)/bin/quotesync" && \
 		$(GO) test -race -count=1 $(RACE_PKGS) && \
-		$(GO) test -count=1 ./cmd/quotesync-demo/...
+		$(GO) test -count=1 ./cmd/quotesync-demo/... && \
+		cd deploy/kubernetes && $(GO) test -count=1 ./...
 
 demo:
 	$(GO) run ./cmd/quotesync-demo
