@@ -5,7 +5,7 @@
 #   make demo     the zero-setup demo
 #   make build    bin/quotesync
 #   make deb      dist/quotesync_<version>_amd64.deb
-#   make bench    the benchmarks whose numbers README.md quotes
+#   make bench    the benchmarks whose numbers docs/benchmarks.md quotes
 #   make soak     the long crash and fault campaigns (minutes)
 #   make sites    the cost of a site among 1, 10 and 30 on this machine
 
@@ -44,7 +44,7 @@ test: lint build
 demo:
 	$(GO) run ./cmd/quotesync-demo
 
-# The benchmarks whose figures README.md quotes (a quarter of an hour: the
+# The benchmarks whose figures docs/benchmarks.md quotes (a quarter of an hour: the
 # idle-pass benchmarks build 10,000 jobs first).
 bench:
 	@dsn=$$(bash .ci/mariadb) && QUOTESYNC_TEST_DSN="$$dsn" $(GO) test -run '^$$' -bench . -benchtime 5x -timeout 60m ./sync/ ./shopdb/ ./cmd/quotesync/

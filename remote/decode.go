@@ -12,8 +12,9 @@ import (
 
 // DecodeError is returned by ListRequests beside the requests it could
 // decode when some entries of the list could not be: one broken request (a
-// bad expiry, an id of the wrong type, an entry nested too deep or too
-// large) must not hide the others from the reconciler. The skipped entries
+// bad expiry, an id of the wrong type, an id or claim number holding a
+// control character, an entry nested too deep or too large) must not hide
+// the others from the reconciler. The skipped entries
 // are listed so the caller can report them.
 //
 // DecodeError matches ErrRejected under errors.Is: the service sent data

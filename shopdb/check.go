@@ -260,5 +260,5 @@ func (db *DB) explainScan(ctx context.Context, q *namedQuery, vals map[string]an
 	if rows.Err() != nil || len(scans) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("EXPLAIN shows it reads every row of %s on every pass: index the columns it joins and filters that table on (see the README's mapping guide)", strings.Join(scans, " and "))
+	return fmt.Sprintf("EXPLAIN shows it reads every row of %s on every pass: index the columns it joins and filters that table on (see docs/mapping.md: a shop with many jobs)", strings.Join(scans, " and "))
 }

@@ -114,14 +114,15 @@ type Config struct {
 	// (e.g. "unexpected EOF" when a connection drops); nil discards them.
 	// The errors themselves are always returned to the caller.
 	DriverLog func(msg string)
-	// Redact removes the secrets (the password, the remote's token, a
-	// webhook's secret) from every text the state tables keep: errors,
-	// event messages, the outbox's details and failures. nil: none is.
+	// Redact removes the secrets (the process's one set: the password,
+	// the tokens, the webhook's secret and URL) from every text the state
+	// tables keep, the whole text before it is cut: errors, event
+	// messages, the outbox's details and failures. nil: none is.
 	Redact Redacter
 }
 
-// Redacter removes secret values from a text; the command's set of
-// configured secrets implements it.
+// Redacter removes secret values from a text; remote/redact's Secrets
+// implements it.
 type Redacter interface {
 	Redact(text string) string
 }

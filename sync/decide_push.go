@@ -251,14 +251,15 @@ func holdReason(err error) shopdb.Reason {
 // held for the same reason with the same marker already. The event is only
 // there when the reason (or its details) changed: a hold is logged once.
 func decideHold(r shopdb.Request, st shopdb.JobState, reason shopdb.Reason, cause error) (change, bool) {
-	msg := capText(cause.Error())
-	if r.Reason == reason && r.LastError == msg && r.PushedMarker == st.Marker {
+	msg := cause.Error()
+	kept := shopdb.CapText(msg) // as last_error keeps it, to compare
+	if r.Reason == reason && r.LastError == kept && r.PushedMarker == st.Marker {
 		return change{}, false
 	}
 	next := r
 	next.Reason, next.LastError, next.PushedMarker = reason, msg, st.Marker
 	ch := change{cur: r, next: next}
-	if r.Reason != reason || r.LastError != msg {
+	if r.Reason != reason || r.LastError != kept {
 		ch.ev = Event{Kind: EventHeld, Reason: reason, Detail: Reason(reason).Words, Err: cause}
 	}
 	return ch, true

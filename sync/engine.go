@@ -126,7 +126,7 @@ func New(cfg Config, rem Remote, store Store, log *zap.Logger, obs ...Observer) 
 		remote:   rem,
 		store:    store,
 		log:      log,
-		obs:      append(observers{NewLogObserver(log)}, obs...),
+		obs:      append(observers{NewLogObserver(log, cfg.Secrets)}, obs...),
 		Now:      time.Now,
 		Rand:     rand.Float64,
 		reported: make(map[string]bool),

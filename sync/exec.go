@@ -56,7 +56,6 @@ func prepare(ch change) (change, error) {
 	if ch.cur.Version != 0 {
 		ch.next.RequestID = ch.cur.RequestID
 	}
-	ch.next.LastError = capText(ch.next.LastError)
 	if ch.ev.Kind != "" {
 		ch.ev.Request, ch.ev.Claim = ch.next.RequestID, ch.next.ClaimNumber
 		if ch.ev.Job == "" {
@@ -152,7 +151,7 @@ func releaseJob(ctx context.Context, tx *shopdb.Tx, ch change) (change, error) {
 		note = fmt.Sprintf("job %s, reserved for it, is unused: no shop.queries.release_job is configured, so the shop keeps it (cancel or reuse it)", job)
 	}
 	ch.ev.Detail = joinText(ch.ev.Detail, note)
-	ch.next.LastError = capText(joinText(ch.next.LastError, note))
+	ch.next.LastError = joinText(ch.next.LastError, note)
 	return ch, nil
 }
 
@@ -297,7 +296,10 @@ func (e *Engine) writeNotes(ctx context.Context, p *pass) {
 	e.touched()
 }
 
-// stored is the event log's row of ev.
+// stored is the event log's row of ev. Its message, like a row's
+// last_error, is handed to shopdb whole: shopdb redacts the secrets from
+// the whole text, then cuts it to what its tables keep (a cut here first
+// could leave half of a secret that no longer matches).
 func stored(ev Event) shopdb.Event {
 	if ev.Kind == "" {
 		return shopdb.Event{}
@@ -308,7 +310,7 @@ func stored(ev Event) shopdb.Event {
 	}
 	return shopdb.Event{Kind: string(ev.Kind), Job: ev.Job, From: ev.From, To: ev.To, Reason: ev.Reason,
 		Route: ev.Route, Status: ev.Status, Attempt: ev.Attempt, Duration: ev.Duration,
-		Items: ev.Items, Hash: ev.Hash, Message: capText(msg)}
+		Items: ev.Items, Hash: ev.Hash, Message: msg}
 }
 
 // stored is the event log's row of ev with the deliveries it queues in the

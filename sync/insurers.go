@@ -193,7 +193,7 @@ func keptError(db *shopdb.DB, name string, kept []string) error {
 	n := min(len(kept), maxStrandedShown)
 	ids := make([]string, 0, n)
 	for _, id := range kept[:n] {
-		ids = append(ids, boundText(id, maxShownID))
+		ids = append(ids, boundText(nil, id, maxShownID)) // quotesync's own keys
 	}
 	more := ""
 	if len(kept) > len(ids) {
@@ -255,7 +255,7 @@ func CheckStranded(ctx context.Context, db *shopdb.DB, names []string) error {
 	for _, g := range stranded {
 		ids := make([]string, len(g.Requests))
 		for i, id := range g.Requests {
-			ids[i] = boundText(id, maxShownID)
+			ids[i] = boundText(nil, id, maxShownID) // quotesync's own keys
 		}
 		more := ""
 		if g.Count > len(ids) {

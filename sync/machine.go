@@ -321,7 +321,7 @@ var reasonTable = []ReasonInfo{
 		Fix: "settle it with the insurer; the job number quotesync reserved for it is released or reported as unused"},
 	{Reason: ReasonUnreadable, Person: true, Words: "the remote took the write but its answer could not be read",
 		Fix: "nothing is sent again, and the quote is not submitted, until the shop's lines change or `quotesync retry REQUEST` (which pushes the Draft again); tell the insurer's support what the error shows"},
-	{Reason: ReasonBadEntry, Person: true, Words: "an entry of the remote's pending list cannot be read (a field of the wrong type, text that is not valid UTF-8, an entry too large or nested too deep)",
+	{Reason: ReasonBadEntry, Person: true, Words: "an entry of the remote's pending list cannot be read (a field of the wrong type, text that is not valid UTF-8, an id or claim number holding a control character, an entry too large or nested too deep)",
 		Fix: "tell the insurer's support which entry: the log names its position, its id when readable and the field; the other requests go on, and the entry is taken once the service lists it readable"},
 	{Reason: ReasonTooLong, Person: true, Words: "a value of the request (its id or claim number) is longer than the column it must be stored in",
 		Fix: "quotesync keeps request ids of up to 64 bytes and claim numbers of up to 128: ask the insurer; a shop column that find_job/create_job writes to: widen it (or change the mapping), then `quotesync retry REQUEST`"},

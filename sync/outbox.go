@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 )
 
@@ -28,7 +29,7 @@ type OutboxStore interface {
 	ReleaseOnce(ctx context.Context, key string) error
 }
 
-// Log messages of deliveries; README.md explains each.
+// Log messages of deliveries; docs/logs.md explains each.
 const (
 	msgDeliveryFailed    = "delivery failed; will retry"
 	msgDeliveryRecovered = "delivered after failed attempts"
@@ -120,10 +121,10 @@ func NewOutbox(store OutboxStore, cfg NotifyConfig, retry remote.Backoff, log *z
 		emit: func(Event) {}, Now: time.Now, kick: make(chan struct{}, 1), noticed: make(map[string]bool),
 		auth: make(map[string]*authEpisode)}
 	if cfg.Webhook.URL != "" {
-		o.targets[shopdb.TargetWebhook] = newWebhook(cfg.Webhook)
+		o.targets[shopdb.TargetWebhook] = newWebhook(cfg.Webhook, cfg.Secrets)
 	}
 	if cfg.Command.Path != "" {
-		o.targets[shopdb.TargetCommand] = &command{cfg: cfg.Command}
+		o.targets[shopdb.TargetCommand] = &command{cfg: cfg.Command, secrets: cfg.Secrets}
 	}
 	if len(o.targets) > 0 {
 		for _, k := range cfg.Events {
@@ -466,7 +467,7 @@ func (o *Outbox) deliver(ctx context.Context, d shopdb.Delivery) time.Time {
 		fields = append(fields, zap.String(fieldInsurer, d.Insurer))
 	}
 	if d.RequestID != "" {
-		fields = append(fields, zap.String(fieldRequest, boundText(d.RequestID, 80)))
+		fields = append(fields, zap.String(fieldRequest, boundText(o.cfg.Secrets, d.RequestID, 80)))
 	}
 	if d.Job != "" {
 		fields = append(fields, zap.String(fieldJob, d.Job))
@@ -485,7 +486,7 @@ func (o *Outbox) deliver(ctx context.Context, d shopdb.Delivery) time.Time {
 	}
 	next := o.Now().Add(o.retry.Delay(d.Attempts+1, 0, rand.Float64()))
 	fields = append(fields, zap.Int(fieldAttempt, d.Attempts+1), zap.Time(fieldNext, next),
-		zap.String("error", boundText(err.Error(), 2000)))
+		zap.String("error", boundText(o.cfg.Secrets, err.Error(), 2000)))
 	if d.Attempts == 0 {
 		o.log.Warn(msgDeliveryFailed, fields...)
 	} else {
@@ -501,7 +502,7 @@ func (o *Outbox) deliver(ctx context.Context, d shopdb.Delivery) time.Time {
 // attempt performs delivery d once.
 func (o *Outbox) attempt(ctx context.Context, d shopdb.Delivery) error {
 	if d.Target == shopdb.TargetWriteBack {
-		return o.store.WriteBack(ctx, d, writeBackParams(d))
+		return o.store.WriteBack(ctx, d, writeBackParams(o.cfg.Secrets, d))
 	}
 	n := o.targets[d.Target]
 	if n == nil {
@@ -513,6 +514,9 @@ func (o *Outbox) attempt(ctx context.Context, d shopdb.Delivery) error {
 	if err != nil {
 		return fmt.Errorf("encode notice: %w", err)
 	}
+	// The details were redacted as the outbox kept them; a secret
+	// joined the set since is redacted from the notice as it leaves.
+	body = []byte(o.cfg.Secrets.Redact(string(body)))
 	// The send has its own timeout; this bounds the transaction around it.
 	ctx, cancel := context.WithTimeout(ctx, max(o.cfg.Webhook.Timeout, o.cfg.Command.Timeout)+deliverySlack)
 	defer cancel()
@@ -520,13 +524,13 @@ func (o *Outbox) attempt(ctx context.Context, d shopdb.Delivery) error {
 }
 
 // writeBackParams are the write-back statement's parameters of d.
-func writeBackParams(d shopdb.Delivery) shopdb.WriteBackParams {
+func writeBackParams(secrets *redact.Secrets, d shopdb.Delivery) shopdb.WriteBackParams {
 	reason := d.Detail
 	if d.Reason != ReasonNone {
 		reason = joinText(Reason(d.Reason).Words, d.Detail)
 	}
 	return shopdb.WriteBackParams{Insurer: d.Insurer, Job: d.Job, Request: d.RequestID, Claim: d.Claim, Status: d.Kind,
-		Reason: cutRunes(reason, reasonMax), Time: d.At}
+		Reason: cutRunes(secrets.Redact(reason), reasonMax), Time: d.At}
 }
 
 // cutRunes keeps at most n characters of s.

@@ -359,7 +359,7 @@ func TestDeliveryRetriedWithBackoff(t *testing.T) {
 	if st.Pending != 1 || st.Failing != 1 || st.Last.Target != shopdb.TargetWriteBack || !strings.Contains(st.Last.LastError, "insurer_status") {
 		t.Errorf("DeliveryStats = %+v, want the write-back of the supplement failing", st)
 	}
-	if line := qsync.DeliveryLine(st); !strings.Contains(line, "1 delivery not made yet, 1 failing") || !strings.Contains(line, "request "+req) {
+	if line := qsync.DeliveryLine(nil, st); !strings.Contains(line, "1 delivery not made yet, 1 failing") || !strings.Contains(line, "request "+req) {
 		t.Errorf("DeliveryLine = %q", line)
 	}
 

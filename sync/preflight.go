@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 )
 
@@ -53,7 +54,8 @@ var DocumentedWorkTypes = []string{"RemoveReplaceLabour", "RepairLabour", "Refin
 // statements that could tell insurers apart with :insurer and do not are
 // listed (information, not a failure).
 func Check(ctx context.Context, s Settings) []CheckItem {
-	var c checks
+	s = s.shared()
+	c := checks{secrets: s.Secrets}
 	c.several = len(s.Insurers) > 1
 	db := c.database(ctx, s)
 	if db != nil {
@@ -101,6 +103,7 @@ type checks struct {
 	// the one this quotesync needs, schemaErr why schema is unknown.
 	schema, latest int
 	schemaErr      error
+	secrets        *redact.Secrets // redacted from every detail as it is added
 }
 
 // stateOld reports whether quotesync's tables are an older quotesync's,
@@ -114,7 +117,7 @@ func (c *checks) stateOldWhy() string {
 }
 
 func (c *checks) add(status, name, format string, args ...any) {
-	c.items = append(c.items, CheckItem{Status: status, Name: name, Detail: fmt.Sprintf(format, args...)})
+	c.items = append(c.items, CheckItem{Status: status, Name: name, Detail: c.secrets.Redact(fmt.Sprintf(format, args...))})
 }
 
 // name is the name of a check of one insurer: the insurer's name follows
@@ -331,7 +334,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, work
 		})
 		switch {
 		case err != nil:
-			c.add(CheckFail, name, "look up the shop's job for pending request %s: %v", boundText(req.ID, maxShownID), err)
+			c.add(CheckFail, name, "look up the shop's job for pending request %s: %v", boundText(c.secrets, req.ID, maxShownID), err)
 			return
 		case job != "" && !jobs[job]:
 			jobs[job] = true

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 )
 
@@ -25,7 +26,7 @@ func (c *checks) deliveries(ctx context.Context, db *shopdb.DB, n NotifyConfig) 
 	n = n.withDefaults()
 	var parts []string
 	if n.Webhook.URL != "" {
-		w := "webhook POST " + redactQuery(n.Webhook.URL)
+		w := "webhook POST " + WebhookOrigin(n.Webhook.URL)
 		if n.Webhook.Header != "" {
 			w += " (secret header " + n.Webhook.Header + ")"
 		}
@@ -53,16 +54,16 @@ func (c *checks) deliveries(ctx context.Context, db *shopdb.DB, n NotifyConfig) 
 	case err != nil:
 		c.add(CheckFail, "deliveries", "%v", err)
 	case st.Failing > 0:
-		c.add(CheckWarn, "deliveries", "%s", DeliveryLine(st))
+		c.add(CheckWarn, "deliveries", "%s", DeliveryLine(c.secrets, st))
 	case st.Pending > 0:
-		c.add(CheckOK, "deliveries", "%s", DeliveryLine(st))
+		c.add(CheckOK, "deliveries", "%s", DeliveryLine(c.secrets, st))
 	}
 }
 
 // DeliveryLine says in one line how the outbox stands: how many
 // deliveries are not made yet, how many of them failed, and the last
-// failure.
-func DeliveryLine(st shopdb.DeliveryStats) string {
+// failure, its text bounded after the secrets of secrets are redacted.
+func DeliveryLine(secrets *redact.Secrets, st shopdb.DeliveryStats) string {
 	s := fmt.Sprintf("%d deliveries not made yet", st.Pending)
 	if st.Pending == 1 {
 		s = "1 delivery not made yet"
@@ -79,5 +80,5 @@ func DeliveryLine(st shopdb.DeliveryStats) string {
 		what += " (job " + l.Job + ")"
 	}
 	return fmt.Sprintf("%s, %d failing (tried again with backoff); the last failure: %s, attempt %d, at %s: %s",
-		s, st.Failing, what, l.Attempts, st.FailedAt.Format("2006-01-02 15:04:05Z07:00"), boundText(l.LastError, 500))
+		s, st.Failing, what, l.Attempts, st.FailedAt.Format("2006-01-02 15:04:05Z07:00"), boundText(secrets, l.LastError, 500))
 }

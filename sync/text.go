@@ -4,16 +4,15 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/remote/redact"
 )
-
-// capText caps a text the engine stores or logs, as the state tables do.
-func capText(s string) string { return shopdb.CapText(s) }
 
 // boundText keeps at most max bytes of s for a log line or a message (cut
 // on a rune boundary), saying how long the whole was: a 3 MB request id
-// must not become a 3 MB log line.
-func boundText(s string, max int) string {
+// must not become a 3 MB log line. The secrets of set are redacted from
+// the whole text first.
+func boundText(set *redact.Secrets, s string, max int) string {
+	s = set.Redact(s)
 	if len(s) <= max {
 		return s
 	}

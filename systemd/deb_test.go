@@ -261,6 +261,16 @@ func checkContents(t *testing.T, dpkgDeb, deb, root string) {
 	if _, err := os.Stat(filepath.Join(root, "README.md")); err == nil {
 		want["./usr/share/doc/quotesync/README.md"] = file
 	}
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pages) > 0 {
+		want["./usr/share/doc/quotesync/docs/"] = dir
+	}
+	for _, p := range pages {
+		want["./usr/share/doc/quotesync/docs/"+filepath.Base(p)] = file
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("package contents (-want +got):\n%s", diff)
 	}
@@ -323,6 +333,13 @@ func checkFiles(t *testing.T, dpkgDeb, deb, root, bin string, built bool) {
 		"usr/lib/systemd/system/quotesync@.service": templatePath,
 		"usr/share/doc/quotesync/copyright":         filepath.Join(root, "LICENSE"),
 		"usr/share/doc/quotesync/README.Debian":     "README.md",
+	}
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pages {
+		same["usr/share/doc/quotesync/docs/"+filepath.Base(p)] = p
 	}
 	for installed, src := range same {
 		if MustReadFile(t, filepath.Join(dir, installed)) != MustReadFile(t, src) {

@@ -28,7 +28,7 @@
 //
 // The embedded server is a stand-in, not MariaDB: it serialises sessions
 // (see serialize.go) and is no place for performance figures. EMBEDDED-SERVER.md
-// says what it can and cannot do; README.md says what the demo shows.
+// says what it can and cannot do; docs/development.md says what the demo shows.
 //
 // The demo lives in its own binary so that the production binary,
 // cmd/quotesync, does not carry the embedded server.

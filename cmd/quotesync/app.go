@@ -12,8 +12,8 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
-	"github.com/quotesync/quotesync/cmd/internal/redact"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
+	"github.com/quotesync/quotesync/remote/redact"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -74,6 +74,9 @@ type commonFlags struct {
 	site      string // "" unless --site
 	logFormat string
 	logLevel  string
+	// secrets is the set loadSettings adds the secrets it reads to (the
+	// daemon's, kept across reloads); a new one each time when nil.
+	secrets *redact.Secrets
 }
 
 // register registers --config, --site and the log's flags on fs; parse
@@ -87,8 +90,8 @@ func (c *commonFlags) register(fs *flag.FlagSet) (parsed func()) {
 
 // logger builds the process's logger (newLogger) for these flags: with
 // --site, every line carries the site.
-func (c *commonFlags) logger(level zap.AtomicLevel, set *config.Settings, w io.Writer) *zap.Logger {
-	log := newLogger(level, set.LogFormat, w, set.Redact)
+func (c *commonFlags) logger(level zap.AtomicLevel, format string, w io.Writer, secrets *redact.Secrets) *zap.Logger {
+	log := newLogger(level, format, w, secrets)
 	if c.site != "" {
 		log = log.With(zap.String(fieldSite, c.site))
 	}
@@ -109,7 +112,7 @@ func (c *commonFlags) loadSettings(scope config.Scope) (*config.Settings, error)
 	if c.logLevel != "" {
 		fc.Log.Level = c.logLevel
 	}
-	s, err := fc.Build(config.BuildOptions{Getenv: os.Getenv, Scope: scope, UserAgent: userAgent()})
+	s, err := fc.Build(config.BuildOptions{Getenv: os.Getenv, Scope: scope, UserAgent: userAgent(), Secrets: c.secrets})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.config, err)
 	}
@@ -125,7 +128,7 @@ func (c *commonFlags) assemble(ctx context.Context, verb string, scope config.Sc
 		printErr(w, verb, err)
 		return nil, nil, exitUsage
 	}
-	log := c.logger(zap.NewAtomicLevelAt(set.LogLevel), set, w)
+	log := c.logger(zap.NewAtomicLevelAt(set.LogLevel), set.LogFormat, w, set.Daemon.Secrets)
 	o.Log = log
 	if qd, err = qsync.Open(ctx, set.Daemon, o); err != nil {
 		printErr(w, verb, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
+	"github.com/quotesync/quotesync/remote/redact"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -123,14 +124,20 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	path := cfg.path()
 	cl := &checklist{}
+	// Every secret the checks read joins secrets, and the checklist is
+	// printed with them redacted: its details quote the service's and
+	// the receivers' answers.
+	secrets := redact.New()
 	fc, err := config.Load(path)
 	if err != nil {
 		cl.configBad = true
 		cl.add(qsync.CheckFail, "config file", "%v", err)
 	} else {
-		checkConfig(ctx, cl, path, fc, os.Getenv)
+		checkConfig(ctx, cl, path, fc, os.Getenv, secrets)
 	}
-	printChecklist(stdout, path, cl)
+	out := redacting(stdout, secrets)
+	printChecklist(out, path, cl)
+	out.flush()
 	return cl.code()
 }
 
@@ -169,8 +176,8 @@ func printChecklist(w io.Writer, path string, cl *checklist) {
 
 // checkConfig runs every check after the file parsed: the file's own
 // validity and its secrets here, the rest in the engine (qsync.Check).
-func checkConfig(ctx context.Context, cl *checklist, path string, fc *config.File, getenv func(string) string) {
-	plain, err := fc.Build(config.BuildOptions{Getenv: getenv, Scope: config.NoSecrets, UserAgent: userAgent()})
+func checkConfig(ctx context.Context, cl *checklist, path string, fc *config.File, getenv func(string) string, secrets *redact.Secrets) {
+	plain, err := fc.Build(config.BuildOptions{Getenv: getenv, Scope: config.NoSecrets, UserAgent: userAgent(), Secrets: secrets})
 	if err != nil {
 		cl.configBad = true
 		cl.add(qsync.CheckFail, "config file", "%v", err)
@@ -181,8 +188,9 @@ func checkConfig(ctx context.Context, cl *checklist, path string, fc *config.Fil
 	checkListener(cl, plain, time.Now())
 	checkItemTypes(cl, fc)
 	cl.items = append(cl.items, qsync.ScheduleItem(plain.Daemon.Sync, time.Now()))
+	checkWebhookURL(cl, fc, plain)
 
-	set, err := fc.Build(config.BuildOptions{Getenv: getenv, Scope: config.AllSecrets, UserAgent: userAgent()})
+	set, err := fc.Build(config.BuildOptions{Getenv: getenv, Scope: config.AllSecrets, UserAgent: userAgent(), Secrets: secrets})
 	if err == nil {
 		err = checkToken(ctx, set)
 	}
@@ -197,9 +205,25 @@ func checkConfig(ctx context.Context, cl *checklist, path string, fc *config.Fil
 	if set.PasswordFrom != "" {
 		pw = "database password from " + set.PasswordFrom
 	}
-	cl.add(qsync.CheckOK, "secrets", "%s; %s", tokensFrom(set.Daemon.Insurers), pw)
+	hook := ""
+	if set.WebhookURLFrom != "" && set.WebhookURLFrom != config.WebhookURLInYAML {
+		hook = "; webhook URL from " + set.WebhookURLFrom
+	}
+	cl.add(qsync.CheckOK, "secrets", "%s; %s%s", tokensFrom(set.Daemon.Insurers), pw, hook)
 	cl.items = append(cl.items, qsync.Check(ctx, set.Daemon)...)
 	checkClusterLine(ctx, cl, set)
+}
+
+// checkWebhookURL says that a webhook URL written in the YAML holds a
+// secret (its path or query: Slack, Teams and Discord put the key there),
+// where it should come from instead; never the path or the query.
+func checkWebhookURL(cl *checklist, fc *config.File, plain *config.Settings) {
+	if plain.WebhookURLFrom != config.WebhookURLInYAML || len(redact.URL(fc.Notify.Webhook.URL)) == 0 {
+		return
+	}
+	cl.add(qsync.CheckWarn, "notify.webhook.url", "%s is written in the YAML, which should hold no secret: its path and query are one (Slack, Teams and Discord put the key there); "+
+		"move the URL to a file named by notify.webhook.url_file (e.g. ${CREDENTIALS_DIRECTORY}/webhook-url, systemd LoadCredential=) or a variable named by url_env",
+		qsync.WebhookOrigin(fc.Notify.Webhook.URL))
 }
 
 // tokensFrom says where each insurer's token comes from: "token from

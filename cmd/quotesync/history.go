@@ -85,6 +85,9 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return code
 	}
 	defer db.Close()
+	out := redacting(stdout, set.Daemon.Secrets) // it quotes the errors quotesync kept
+	defer out.flush()
+	stdout = out
 	if cur, _, err := db.SchemaVersion(ctx); err == nil && cur == 0 {
 		fmt.Fprintf(stderr, "quotesync history: %s is not tracked: quotesync's state tables do not exist yet in %s (the first start of 'quotesync run' or 'once' creates them)\n", termtext.Safe(arg), db.Config().Database)
 		return exitFailure

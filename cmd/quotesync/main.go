@@ -13,7 +13,7 @@ import (
 	"syscall"
 )
 
-// Exit codes, documented in README.md.
+// Exit codes, documented in docs/operations.md.
 const (
 	exitOK      = 0 // success
 	exitFailure = 1 // the work failed (a pass failed, a check failed)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -64,6 +65,10 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quotesync once: --json prints the plan of a dry run and needs --dry-run; a real pass reports on its log (quotesync once --dry-run --json)")
 		return exitUsage
 	}
+	cf.secrets = redact.New()
+	out := redacting(stdout, cf.secrets) // the plan quotes the service's answers
+	defer out.flush()
+	stdout = out
 	qd, done, code := cf.assemble(ctx, "once", config.AllSecrets, qsync.OpenOptions{Migrate: !*dry, AllowNoTables: *dry}, stderr)
 	if qd == nil {
 		return code

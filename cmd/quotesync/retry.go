@@ -11,6 +11,7 @@ import (
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -78,6 +79,10 @@ func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// Assembled as the daemon is, so that the change goes through its
 	// executor: logged, and queued for delivery as its event says.
 	cf := cfg.common()
+	cf.secrets = redact.New()
+	out := redacting(stdout, cf.secrets) // it quotes the error quotesync kept
+	defer out.flush()
+	stdout = out
 	qd, done, code := cf.assemble(ctx, "retry", config.ShopSecrets, qsync.OpenOptions{AllowNoTables: true, StateOnly: true}, stderr)
 	if qd == nil {
 		return code

@@ -17,8 +17,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
-	"github.com/quotesync/quotesync/cmd/internal/redact"
 	"github.com/quotesync/quotesync/cmd/internal/webauth"
+	"github.com/quotesync/quotesync/remote/redact"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -96,16 +96,18 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	signal.Notify(usr1, syscall.SIGUSR1)
 	defer signal.Stop(usr1)
 
+	// One set for the life of the process: a reload adds what it reads.
+	cf.secrets = redact.New()
 	set, err := cf.loadSettings(config.AllSecrets)
 	if err != nil {
 		printErr(stderr, "run", err)
 		return exitUsage
 	}
 	level := zap.NewAtomicLevelAt(set.LogLevel)
-	log := cf.logger(level, set, stdout)
+	log := cf.logger(level, set.LogFormat, stdout, cf.secrets)
 	defer func() { _ = log.Sync() }()
 	d := &daemon{cf: cf, log: log, level: level, notify: notifier{log: log}, metrics: newPromMetrics(),
-		usr1: usr1, now: make(chan qsync.NowRequest), secrets: set.Redact, sessionKey: webauth.NewKey()}
+		usr1: usr1, now: make(chan qsync.NowRequest), secrets: cf.secrets, sessionKey: webauth.NewKey()}
 	code := d.run(ctx, set, hup)
 	if code == exitFailure && d.startErr != nil {
 		printErr(stderr, "run", errors.New(d.secrets.Redact(d.startErr.Error())))
@@ -133,8 +135,10 @@ type daemon struct {
 
 	cutMu gosync.Mutex
 	cut   []string // insurers whose pass was interrupted (see cutShort)
-	// secrets are removed from the log and the kept texts: those of the
-	// first configuration and of every reload after it.
+	// secrets is the process's one set (cf.secrets): the secrets of the
+	// first configuration and of every reload after it, and every token
+	// sent; removed from the log, the kept texts, the listener's answers
+	// and sd_notify.
 	secrets *redact.Secrets
 
 	mu  gosync.Mutex // guards the wiring below
@@ -248,7 +252,7 @@ func (d *daemon) open(ctx context.Context, set *config.Settings, prev *config.Se
 			cert = &webauth.Cert{}
 			cert.Store(w.auth.pair)
 		}
-		guard := d.guarded(withStatusPage(obsHandler(d.metrics, d.health, d.live), d.statusPage(set)), w.auth)
+		guard := d.guarded(redactAnswers(d.secrets, withStatusPage(obsHandler(d.metrics, d.health, d.live), d.statusPage(set))), w.auth)
 		if w.obs, err = d.startListener(set.Metrics.Listen, guard, cert); err != nil {
 			_ = qd.Close()
 			return nil, err
@@ -336,8 +340,6 @@ func (d *daemon) prepareReload(ctx context.Context) *wiring {
 	if err != nil {
 		return reject(err)
 	}
-	d.secrets.Join(set.Redact)
-	set.Redact, set.Daemon.Shop.Redact = d.secrets, d.secrets
 	d.mu.Lock()
 	prev := d.set
 	d.mu.Unlock()
@@ -384,7 +386,10 @@ func (d *daemon) current() *qsync.Daemon {
 }
 
 // onTick records the scheduler's progress and tells systemd about it.
+// The pass's error is recorded redacted: /healthz, the status page's
+// health line and sd_notify show it.
 func (d *daemon) onTick(t qsync.Tick) {
+	t.Err = redactErr(d.secrets, t.Err)
 	d.prog.Tick(t, time.Now())
 	// Summary.Interrupted, not ErrInterrupted: a pass cut short that also
 	// failed a step reports that failure.
@@ -399,7 +404,7 @@ func (d *daemon) onTick(t qsync.Tick) {
 	case !t.Leader && t.Err == nil:
 		d.notify.send(sdStatus("standby: another instance holds the lock"))
 	case t.Err != nil:
-		d.notify.send(sdStatus("last pass failed at %s: %s", time.Now().Format(time.TimeOnly), truncate(flat(d.secrets.Redact(t.Err.Error())), 200)))
+		d.notify.send(sdStatus("last pass failed at %s: %s", time.Now().Format(time.TimeOnly), truncate(flat(t.Err.Error()), 200)))
 	default:
 		s := t.Summary
 		d.notify.send(sdStatus("leader; last pass ok at %s (%d pending, %d tracked)", time.Now().Format(time.TimeOnly), s.Pending, s.Tracked))

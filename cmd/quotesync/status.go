@@ -85,6 +85,9 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return code
 	}
 	defer db.Close()
+	out := redacting(stdout, set.Daemon.Secrets) // it quotes the errors quotesync kept
+	defer out.flush()
+	stdout = out
 
 	cur, _, err := db.SchemaVersion(ctx)
 	if err != nil {
@@ -113,7 +116,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	printStatus(stdout, rep, time.Now())
 	fmt.Fprintf(stdout, "status change: %s\n", form)
-	printDeliveries(ctx, stdout, db)
+	printDeliveries(ctx, stdout, db, set.Daemon.Secrets)
 	return exitOK
 }
 

@@ -5,19 +5,21 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // printDeliveries adds the outbox to status when a write-back or a
 // notification is not made yet: how many, how many failed, the last
-// failure. Nothing when every delivery was made.
-func printDeliveries(ctx context.Context, w io.Writer, db *shopdb.DB) {
+// failure (the secrets of set redacted before it is bounded). Nothing
+// when every delivery was made.
+func printDeliveries(ctx context.Context, w io.Writer, db *shopdb.DB, set *redact.Secrets) {
 	st, err := db.DeliveryStats(ctx)
 	switch {
 	case err != nil:
 		fmt.Fprintf(w, "deliveries: %s\n", flat(err.Error()))
 	case st.Pending > 0:
-		fmt.Fprintf(w, "deliveries (write-back, notifications): %s\n", flat(qsync.DeliveryLine(st)))
+		fmt.Fprintf(w, "deliveries (write-back, notifications): %s\n", flat(qsync.DeliveryLine(set, st)))
 	}
 }

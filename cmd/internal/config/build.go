@@ -11,7 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/quotesync/quotesync/cmd/internal/redact"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -30,21 +30,21 @@ type Settings struct {
 	// WebhookSecretFrom says where notify.webhook's secret comes from, for
 	// check (never the secret); "" when none.
 	WebhookSecretFrom string
-	Control           ControlSection
+	// WebhookURLFrom says where notify.webhook's URL comes from, for
+	// check and config (never its path or query): WebhookURLInYAML, "file
+	// PATH" or "environment variable NAME"; "" when there is no webhook.
+	WebhookURLFrom string
+	Control        ControlSection
 	// Site is the site of the template unit the file was read for
 	// (File.SetSite); "" for none.
 	Site         string
 	SingleWriter bool // shop.single_writer: every instance writes to one server of a cluster
-	// Redact holds every secret value Build read (the database password,
-	// the webhook's secret, the remote's token or client secret): they
-	// are removed from the log and from what the state tables keep
-	// (Daemon.Shop.Redact is the same set).
-	Redact *redact.Secrets
 }
 
-// Scope says which secrets Build reads: status and retry need the
-// database password only, and check reports the file and its secrets
-// separately.
+// Scope says which secrets Build must read, an error when it cannot:
+// status and retry need the database password only, and check reports
+// the file and its secrets separately. The redaction set
+// (Daemon.Secrets) gets every secret Build can read, whatever the scope.
 type Scope uint8
 
 // Secret scopes of Build.
@@ -64,6 +64,10 @@ type BuildOptions struct {
 	Scope Scope
 	// UserAgent names quotesync to the remote ("quotesync/<version>").
 	UserAgent string
+	// Secrets is the set Build adds every secret it can read to, and
+	// hands on as Daemon.Secrets (a reload passes the running daemon's);
+	// a new one when nil.
+	Secrets *redact.Secrets
 }
 
 // Build validates the file and turns it into the packages' configs,
@@ -75,7 +79,10 @@ func (c *File) Build(o BuildOptions) (*Settings, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	s := &Settings{}
+	s := &Settings{Daemon: qsync.Settings{Secrets: o.Secrets}}
+	if s.Daemon.Secrets == nil {
+		s.Daemon.Secrets = redact.New()
+	}
 	var errs []error
 	add := func(err error) {
 		if err != nil {
@@ -86,11 +93,10 @@ func (c *File) Build(o BuildOptions) (*Settings, error) {
 	add(c.buildInsurers(s, getenv, scope&RemoteSecrets != 0, o.UserAgent))
 	add(c.buildShop(s, getenv, scope&ShopSecrets != 0))
 	add(c.buildSync(s))
-	add(c.buildNotify(s, getenv, scope&RemoteSecrets != 0))
+	add(c.buildNotify(s, getenv, scope))
 	add(c.buildOps(s))
-	s.Redact = c.redactor(s, getenv, scope&RemoteSecrets != 0)
-	s.Daemon.Shop.Redact = s.Redact
-	c.redactFileTokens(s)
+	c.addSecrets(s, getenv)
+	s.Daemon.Shop.Redact = s.Daemon.Secrets // also for a verb that opens shopdb alone
 
 	s.LogFormat = strings.ToLower(c.Log.Format)
 	if s.LogFormat == "" {

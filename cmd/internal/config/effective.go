@@ -300,6 +300,12 @@ func (w *effWalk) leaf(v reflect.Value, path string) {
 	if s, ok := v.Interface().(string); ok && strings.Contains(s, "$") {
 		e.Detail = w.expansion(s)
 	}
+	if path == "notify.webhook.url" {
+		// Its path and query are a secret (a webhook's key): where it
+		// goes only.
+		e.Value = qsync.WebhookOrigin(v.String())
+		e.Detail = "its path and query are a secret, not shown; notify.webhook.url_file or url_env keep them out of the YAML"
+	}
 	w.add(e)
 	w.secretSource(path, name, v)
 }
