@@ -14,9 +14,13 @@ import (
 
 // Defaults of Config; a zero field means its default.
 const (
-	DefaultAddr               = "127.0.0.1:3306"
-	DefaultTablePrefix        = "quotesync_"
-	DefaultConnMaxLifetime    = 3 * time.Minute
+	DefaultAddr            = "127.0.0.1:3306"
+	DefaultTablePrefix     = "quotesync_"
+	DefaultConnMaxLifetime = 3 * time.Minute
+	// DefaultConnMaxIdleTime closes a pooled connection unused this long:
+	// between the passes of the default schedule (every minute) an idle
+	// site holds its lock's session alone.
+	DefaultConnMaxIdleTime    = 30 * time.Second
 	DefaultMaxOpenConns       = 10
 	DefaultQueryTimeout       = 30 * time.Second
 	DefaultLockHeartbeat      = 5 * time.Second
@@ -73,6 +77,11 @@ type Config struct {
 	// ConnMaxLifetime (shop.conn_max_lifetime) recycles pooled connections;
 	// default DefaultConnMaxLifetime, at most 5m.
 	ConnMaxLifetime time.Duration
+	// ConnMaxIdleTime (shop.conn_max_idle_time) closes a pooled connection
+	// that has not been used for this long, so that an idle daemon holds
+	// the lock's session and at most the one connection its passes use.
+	// Default DefaultConnMaxIdleTime, at most ConnMaxLifetime's bound.
+	ConnMaxIdleTime time.Duration
 	// MaxOpenConns (shop.max_open_conns) caps the pool; the lock pins one
 	// connection of it. Default DefaultMaxOpenConns, at least 2.
 	MaxOpenConns int
@@ -221,6 +230,9 @@ func (c Config) withDefaults() Config {
 	if c.ConnMaxLifetime == 0 {
 		c.ConnMaxLifetime = DefaultConnMaxLifetime
 	}
+	if c.ConnMaxIdleTime == 0 {
+		c.ConnMaxIdleTime = DefaultConnMaxIdleTime
+	}
 	if c.MaxOpenConns == 0 {
 		c.MaxOpenConns = DefaultMaxOpenConns
 	}
@@ -278,6 +290,8 @@ func (c Config) validateConnection() error {
 		return fmt.Errorf("shop.lock_name: longer than %d characters", maxLockNameLen)
 	case c.ConnMaxLifetime < 0 || c.ConnMaxLifetime > maxConnMaxLifetime:
 		return fmt.Errorf("shop.conn_max_lifetime: %s must be between 0 (default %s) and %s", c.ConnMaxLifetime, DefaultConnMaxLifetime, maxConnMaxLifetime)
+	case c.ConnMaxIdleTime < 0 || c.ConnMaxIdleTime > maxConnMaxLifetime:
+		return fmt.Errorf("shop.conn_max_idle_time: %s must be between 0 (default %s) and %s", c.ConnMaxIdleTime, DefaultConnMaxIdleTime, maxConnMaxLifetime)
 	case c.MaxOpenConns < 0 || c.MaxOpenConns == 1:
 		return fmt.Errorf("shop.max_open_conns: %d must be at least 2 (the lock pins one connection) or 0 for the default %d", c.MaxOpenConns, DefaultMaxOpenConns)
 	case c.QueryTimeout < 0:

@@ -104,6 +104,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	sdb.SetMaxOpenConns(cfg.MaxOpenConns)
 	sdb.SetMaxIdleConns(cfg.MaxOpenConns)
 	sdb.SetConnMaxLifetime(cfg.ConnMaxLifetime)
+	sdb.SetConnMaxIdleTime(cfg.ConnMaxIdleTime)
 	db := &DB{pool: &pool{cfg: cfg, x: sqlx.NewDb(sdb, "mysql"), trips: trips, q: qs, t: newTables(cfg.TablePrefix), lim: newBounds(cfg.Limits)},
 		insurer: DefaultInsurer, workTypes: cfg.WorkTypes, workKey: workTypesKey}
 	db.markerSQL = markerSQL(db.t.requests)

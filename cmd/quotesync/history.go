@@ -11,7 +11,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/statuspage"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	"github.com/quotesync/quotesync/shopdb"
@@ -58,7 +57,7 @@ Flags:
 
 func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("history", flag.ContinueOnError)
-	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	cfg := registerConfig(fs)
 	asJSON := fs.Bool("json", false, "print JSON (every field, whole texts) for scripts")
 	limit := fs.Int("limit", statuspage.DefaultTimelineLimit, "show the newest `N` events of each request (0: all)")
 	insurer := fs.String("insurer", "", "the insurer whose request it is (when two insurers' services use the id)")
@@ -81,7 +80,7 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if n == 0 {
 		n = math.MaxInt32
 	}
-	db, set, code := openStateDB(ctx, "history", *path, stderr)
+	db, set, code := openStateDB(ctx, "history", cfg.common(), stderr)
 	if db == nil {
 		return code
 	}

@@ -69,14 +69,14 @@ func runInsurers(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		sub, args = args[0], args[1:]
 	}
 	fs := flag.NewFlagSet("insurers", flag.ContinueOnError)
-	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	cfg := registerConfig(fs)
 	force := fs.Bool("force", false, "move or end: change the requests (without it, list what would change)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), insurersHelp); fs.PrintDefaults() }
 	names, code, ok := parseInsurersArgs(fs, sub, args, stdout, stderr)
 	if !ok {
 		return code
 	}
-	cf := commonFlags{config: *path}
+	cf := cfg.common()
 	qd, done, code := cf.assemble(ctx, "insurers", config.ShopSecrets,
 		qsync.OpenOptions{Migrate: true, StateOnly: true, Maintenance: true}, stderr)
 	if qd == nil {

@@ -84,7 +84,7 @@ func TestPromMetrics(t *testing.T) {
 
 	srv := httptest.NewServer(obsHandler(m, func(context.Context) (bool, qsync.HealthReport) {
 		return false, qsync.HealthReport{Status: "unhealthy", Reason: "test"}
-	}))
+	}, func(time.Time) (bool, string) { return true, "" }))
 	defer srv.Close()
 	code, body := httpGet(t, srv.URL+"/metrics")
 	if code != 200 {
@@ -291,7 +291,7 @@ func TestMetricsPageFamilies(t *testing.T) {
 // getMetrics scrapes m's /metrics over HTTP.
 func getMetrics(t *testing.T, m *promMetrics) string {
 	t.Helper()
-	srv := httptest.NewServer(obsHandler(m, func(context.Context) (bool, qsync.HealthReport) { return true, qsync.HealthReport{} }))
+	srv := httptest.NewServer(obsHandler(m, func(context.Context) (bool, qsync.HealthReport) { return true, qsync.HealthReport{} }, alwaysLive))
 	defer srv.Close()
 	code, body := httpGet(t, srv.URL+"/metrics")
 	if code != 200 {
@@ -397,7 +397,7 @@ func TestRedactAnswers(t *testing.T) {
 // plain when it does not, through the listener's redaction as the daemon
 // serves it.
 func TestMetricsGzip(t *testing.T) {
-	srv := httptest.NewServer(redactAnswers(redact.New("s3cret-value"), obsHandler(newPromMetrics(), func(context.Context) (bool, qsync.HealthReport) { return true, qsync.HealthReport{} })))
+	srv := httptest.NewServer(redactAnswers(redact.New("s3cret-value"), obsHandler(newPromMetrics(), func(context.Context) (bool, qsync.HealthReport) { return true, qsync.HealthReport{} }, alwaysLive)))
 	defer srv.Close()
 	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableCompression: true}}
 	for _, tt := range []struct{ accept, encoding string }{{"gzip", "gzip"}, {"identity", ""}, {"", ""}} {
@@ -423,5 +423,30 @@ func TestMetricsGzip(t *testing.T) {
 		if got := resp.Header.Get("Content-Encoding"); got != tt.encoding || err != nil || !strings.Contains(string(b), "\nquotesync_leader 0\n") {
 			t.Errorf("Accept-Encoding %q: Content-Encoding %q (want %q), %v, body without quotesync_leader:\n%.300s", tt.accept, got, tt.encoding, err, b)
 		}
+	}
+}
+
+// alwaysLive is a /livez verdict for tests that do not look at it.
+func alwaysLive(time.Time) (bool, string) { return true, "" }
+
+// TestLivez: /livez is the scheduler's progress, 503 with the reason when
+// it makes none.
+func TestLivez(t *testing.T) {
+	var stuck atomic.Bool
+	srv := httptest.NewServer(obsHandler(newPromMetrics(), func(context.Context) (bool, qsync.HealthReport) {
+		return false, qsync.HealthReport{Status: "unhealthy"}
+	}, func(time.Time) (bool, string) {
+		if stuck.Load() {
+			return false, "the scheduler has not ticked since 10:00"
+		}
+		return true, ""
+	}))
+	defer srv.Close()
+	if code, body := httpGet(t, srv.URL+"/livez"); code != 200 || strings.TrimSpace(body) != `{"status":"ok"}` {
+		t.Errorf("/livez while live (and /healthz unhealthy): %d %s, want 200 ok", code, body)
+	}
+	stuck.Store(true)
+	if code, body := httpGet(t, srv.URL+"/livez"); code != 503 || !strings.Contains(body, `"status":"stuck"`) || !strings.Contains(body, "has not ticked") {
+		t.Errorf("/livez while stuck: %d %s, want 503 with the reason", code, body)
 	}
 }

@@ -53,13 +53,14 @@ Flags:
 func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("once", flag.ContinueOnError)
 	var cf commonFlags
-	cf.register(fs)
+	parsed := cf.register(fs)
 	dry := fs.Bool("dry-run", false, "print the plan of a pass; write nothing")
 	asJSON := fs.Bool("json", false, "with --dry-run: print the plan as JSON")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), onceHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	parsed()
 	if *asJSON && !*dry {
 		fmt.Fprintln(stderr, "quotesync once: --json prints the plan of a dry run and needs --dry-run; a real pass reports on its log (quotesync once --dry-run --json)")
 		return exitUsage

@@ -59,7 +59,7 @@ Flags:
 
 func runPreview(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("preview", flag.ContinueOnError)
-	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	cfg := registerConfig(fs)
 	asJSON := fs.Bool("json", false, "print the exact body a Draft push would send")
 	insurer := fs.String("insurer", "", "build the quote as the insurer `NAME`'s pass would (a job no request holds)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), previewHelp); fs.PrintDefaults() }
@@ -73,7 +73,7 @@ func runPreview(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return exitUsage
 		}
 	}
-	cf := commonFlags{config: *path}
+	cf := cfg.common()
 	set, err := cf.loadSettings(config.ShopSecrets)
 	if err != nil {
 		printErr(stderr, "preview", err)

@@ -61,7 +61,7 @@ const statusWrap = 100
 
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	cfg := registerConfig(fs)
 	all := fs.Bool("all", false, "include submitted and gone requests")
 	asJSON := fs.Bool("json", false, "print JSON (every field, whole errors) for scripts")
 	limit := fs.Int("limit", 200, "show at most `N` requests, newest first (0: all); the counts cover all")
@@ -80,7 +80,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return exitUsage
 		}
 	}
-	db, set, code := openStateDB(ctx, "status", *path, stderr)
+	db, set, code := openStateDB(ctx, "status", cfg.common(), stderr)
 	if db == nil {
 		return code
 	}
@@ -161,8 +161,7 @@ func insurerStatusForm(ctx context.Context, db *shopdb.DB, ins qsync.Insurer, al
 // openStateDB opens the shop database for a verb that reads or edits
 // quotesync's state: only the database password is read. It returns the
 // exit code to use when it returns nil.
-func openStateDB(ctx context.Context, verb, path string, stderr io.Writer) (*shopdb.DB, *config.Settings, int) {
-	cf := commonFlags{config: path}
+func openStateDB(ctx context.Context, verb string, cf commonFlags, stderr io.Writer) (*shopdb.DB, *config.Settings, int) {
 	set, err := cf.loadSettings(config.ShopSecrets)
 	if err != nil {
 		printErr(stderr, verb, err)
