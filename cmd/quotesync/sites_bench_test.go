@@ -210,7 +210,12 @@ func benchSites(b *testing.B, ref *sitesReference, n int, window time.Duration) 
 			b.Errorf("%s: quotesync run: exit %d\n%s", s.name, code, e2eTail(s.proc.out.String(), 20))
 		}
 	}
-	emuStopBinary(b, emu, os.Interrupt)
+	if err := emu.Process.Signal(os.Interrupt); err != nil {
+		b.Fatal(err)
+	}
+	if err := emu.Wait(); err != nil {
+		b.Errorf("quotesync-emulator exited with %v after an interrupt, want status 0", err)
+	}
 
 	mean := func(v []float64) float64 {
 		t := 0.0
@@ -402,7 +407,6 @@ func startEmulatorProgram(b *testing.B, stderr io.Writer, args ...string) (*exec
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	return cmd, stdout
 }
 
