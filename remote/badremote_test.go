@@ -73,6 +73,10 @@ var badEntries = []struct {
 	{"{\"id\": \"UTF-1\", \"claim_number\": \"CLM-\xff-1\"}", "UTF-1", "UTF-1", "claim_number", "not valid UTF-8"},
 	{"{\"id\": \"UTF-2\", \"vehicle\": {\"make\": \"Citro\xebn\"}}", "UTF-2", "UTF-2", "vehicle.make", "not valid UTF-8"},
 	{`{"id": "SUR-1", "claim_number": "CLM-\udc00"}`, "SUR-1", "SUR-1", "claim_number", "lone UTF-16 surrogate"},
+	{`{"id": "NUL\u0000-1", "claim_number": "CLM-NUL"}`, "NUL\x00-1", "NUL\x00-1", "id", "control character U+0000 at byte 3"},
+	{"{\"id\": \"CSI-1\", \"claimNumber\": \"CLM-\u009b2J\"}", "CSI-1", "CSI-1", "claimNumber", "control character U+009B"},
+	{`{"id": "BIDI-1", "claim_number": "CLM-\u202eLIVE"}`, "BIDI-1", "BIDI-1", "claim_number", "control character U+202E"},
+	{`{"id": "TAB\t1"}`, "TAB\t1", "TAB\t1", "id", "control character U+0009"},
 }
 
 // TestListRequestsSkipsBadEntries: a listing with an object id, an entry
@@ -136,7 +140,7 @@ func TestListRequestsNotJSON(t *testing.T) {
 	_, err := c.ListRequests(context.Background())
 	checkOneSentinel(t, err, ErrTemporary)
 	msg := err.Error()
-	for _, want := range []string{"status 200", `text/html; charset=utf-8`, `<!DOCTYPE html> <html><head><title>Sign in`,
+	for _, want := range []string{"status 200", `text/html; charset=utf-8`, `<!DOCTYPE html>\n<html><head><title>Sign in`,
 		"an HTML page", "a proxy or login page", "remote.base_url"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error %q lacks %q", msg, want)

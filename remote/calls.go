@@ -44,7 +44,7 @@ func (c *Client) ListRequests(ctx context.Context) ([]Request, error) {
 			if err == nil {
 				return nil
 			}
-			a.body = head
+			a.body, a.cut = head, len(head) >= headBytes
 			if errors.Is(err, errNotArray) {
 				if !isJSONStart(head) {
 					err = notTheAPI("a JSON array of requests", a)

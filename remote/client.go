@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/quotesync/quotesync/remote/redact"
 )
 
 // Defaults of Config; a zero field takes its default.
@@ -99,6 +101,13 @@ type Config struct {
 	// HTTPClient sends the requests; when nil a client with sane transport
 	// timeouts that does not follow redirects.
 	HTTPClient *http.Client
+	// Secrets is the set every text the client keeps of an answer (an
+	// Error's Body, a header it quotes) is redacted with before it is
+	// cut, and which every token the client sends joins before it is
+	// sent (redact.Secrets.AddFetched). The daemon passes its one set, so
+	// that its log, its tables and its pages redact the same secrets; nil
+	// means a set of the client's own, which holds its tokens only.
+	Secrets *redact.Secrets
 	// IdleConns is how many idle connections the default client keeps to
 	// the service: as many as calls in flight at once (the daemon sets
 	// sync.concurrency), so that a busy pass neither opens a new
@@ -121,6 +130,7 @@ type Client struct {
 	cfg     Config
 	api     string // BaseURL + APIRoot, no trailing slash
 	tokens  TokenSource
+	secrets *redact.Secrets // cfg.Secrets, or a set of its own
 	http    *http.Client
 	limiter *rate.Limiter
 	// statusForm remembers, in auto mode, the index+1 into statusCandidates
@@ -151,6 +161,7 @@ func New(cfg Config, tokens TokenSource) (*Client, error) {
 		cfg:     cfg,
 		api:     api,
 		tokens:  tokens,
+		secrets: cfg.Secrets,
 		http:    cfg.HTTPClient,
 		limiter: rate.NewLimiter(limit, cfg.Burst),
 		sleep:   sleepCtx,
@@ -159,6 +170,9 @@ func New(cfg Config, tokens TokenSource) (*Client, error) {
 	}
 	if c.http == nil {
 		c.http = defaultHTTPClient(cfg.IdleConns)
+	}
+	if c.secrets == nil {
+		c.secrets = redact.New()
 	}
 	return c, nil
 }

@@ -2,7 +2,6 @@ package remote
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +11,9 @@ import (
 
 // DecodeError is returned by ListRequests beside the requests it could
 // decode when some entries of the list could not be: one broken request (a
-// bad expiry, an id of the wrong type, an entry nested too deep or too
-// large) must not hide the others from the reconciler. The skipped entries
+// bad expiry, an id of the wrong type, an id or claim number holding a
+// control character, an entry nested too deep or too large) must not hide
+// the others from the reconciler. The skipped entries
 // are listed so the caller can report them.
 //
 // DecodeError matches ErrRejected under errors.Is: the service sent data
@@ -105,13 +105,6 @@ const (
 type listLimits struct {
 	keep int64 // bytes of decodable entries kept, in all
 	read int64 // bytes read, skipped entries included
-}
-
-// decodeRequests decodes a whole GET /requests body (see decodeRequestsFrom).
-func decodeRequests(body []byte) (reqs []Request, skipped *DecodeError, err error) {
-	n := int64(len(body)) + 1
-	reqs, skipped, _, err = decodeRequestsFrom(bytes.NewReader(body), listLimits{keep: n, read: n})
-	return reqs, skipped, err
 }
 
 // bodyReadError is a failure to read the body (a timeout, a reset): a

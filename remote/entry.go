@@ -209,14 +209,44 @@ func boundValue(raw []byte, cut bool) string {
 	return fmt.Sprintf("%s… (%s)", s, n)
 }
 
-// printable reports whether s has no control characters.
+// printable reports whether s has no control characters (controlRune)
+// and is valid UTF-8.
 func printable(s string) bool {
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
+		if controlRune(r) || r == utf8.RuneError {
 			return false
 		}
 	}
 	return true
+}
+
+// controlRune reports whether r is a control character: C0 (U+0000–
+// U+001F, NUL, tab and newline among them), DEL, C1 (U+0080–U+009F), the
+// bidirectional embeddings, overrides, isolates and marks (U+202A–U+202E,
+// U+2066–U+2069, U+200E, U+200F, U+061C) and the line and paragraph
+// separators (U+2028, U+2029). It is the rule of cmd/internal/termtext,
+// which shows these as escapes (its tests keep the two the same): text
+// that acts on a terminal, reorders what it shows, or stops a program
+// that passes it on (a NUL ends a C string, so a command's environment
+// cannot hold it).
+func controlRune(r rune) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) ||
+		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) ||
+		r == 0x200e || r == 0x200f || r == 0x061c || r == 0x2028 || r == 0x2029
+}
+
+// checkControl refuses a request's id or claim number that holds a
+// control character (controlRune), naming the first one and where it
+// is: ListRequests skips such an entry (a DecodeError names it), so no
+// id quotesync tracks can stop a notification command (a NUL), break a
+// log line or reorder what a terminal shows.
+func checkControl(s string) error {
+	for i, r := range s {
+		if controlRune(r) {
+			return fmt.Errorf("holds the control character %U at byte %d: no id or claim number may (ask the insurer to fix it)", r, i)
+		}
+	}
+	return nil
 }
 
 // largestMember names the largest member of an oversize entry (a cut one

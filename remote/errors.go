@@ -10,7 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/quotesync/quotesync/remote/redact"
 )
 
 // Sentinel errors: every error a Client returns matches exactly one of them
@@ -58,13 +59,14 @@ const DefaultBodyExcerpt = 512
 // errors.As when the caller needs the status, body or RetryAfter.
 //
 // Error() never contains the bearer token: the client does not put it in
-// any field, and a body excerpt that echoes it is redacted.
+// any field, and every text of the answer it keeps (the body's excerpt,
+// a header) has the secrets of Config.Secrets redacted before it is cut.
 type Error struct {
 	Method string // HTTP method
 	Path   string // path relative to the API root, escaped: "/requests/17"
 	Status int    // HTTP status of the last attempt; 0 when there was no answer
 	// Body is an excerpt of the last response body: at most
-	// DefaultBodyExcerpt bytes, valid UTF-8, the token redacted.
+	// DefaultBodyExcerpt bytes, valid UTF-8, the secrets redacted.
 	Body string
 	// RetryAfter is the Retry-After the service sent with the last answer
 	// (0 when none). It is not capped, so the caller can schedule with it.
@@ -213,30 +215,14 @@ func isContextErr(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// excerpt returns at most max bytes of body as one valid UTF-8 string with
-// secret (the bearer token) redacted; a cut is marked with "…".
-func excerpt(body []byte, max int, secret string) string {
+// excerpt returns at most max bytes of body as one valid UTF-8 string,
+// every secret of secrets redacted first; a cut is marked with "…". more
+// says body is the start of a longer one (a read stopped at its bound):
+// see redact.Secrets.Excerpt.
+func excerpt(secrets *redact.Secrets, body []byte, max int, more bool) string {
 	s := strings.ToValidUTF8(string(body), "\uFFFD")
-	if len(secret) >= minRedactLen {
-		s = strings.ReplaceAll(s, secret, redacted)
-	}
-	s = strings.TrimSpace(s)
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return secrets.Excerpt(strings.TrimSpace(s), max, more)
 }
-
-// redacted replaces a secret in text this package produces.
-const redacted = "[REDACTED]"
-
-// minRedactLen is the shortest secret worth replacing in a body; shorter
-// ones would shred ordinary text and no real token is that short.
-const minRedactLen = 4
 
 // classifyDecode is the error of an attempt whose 2xx answer could not be
 // decoded: err as is when it carries a class already (ErrUnreadable: a
@@ -251,24 +237,24 @@ func classifyDecode(err error) error {
 // redirectCause says what a 3xx answer means: the client never follows a
 // redirect (it would send the token along), so the base URL is wrong or
 // something between quotesync and the service redirects.
-func redirectCause(status int, location string) error {
+func redirectCause(secrets *redact.Secrets, status int, location string) error {
 	what := fmt.Sprintf("the service answered %d %s", status, http.StatusText(status))
 	if strings.TrimSpace(location) == "" {
 		return fmt.Errorf("%s without a Location header; quotesync never follows redirects: "+
 			"check remote.base_url (scheme, host and path of the integration service) and any proxy in between", what)
 	}
 	return fmt.Errorf("%s, redirecting to %s; quotesync never follows redirects (the token would go along): "+
-		"set remote.base_url to the service's own address", what, safeLocation(location))
+		"set remote.base_url to the service's own address", what, safeLocation(secrets, location))
 }
 
 // safeLocation shows a Location header without its query, fragment or
-// credentials (they may carry secrets), bounded.
-func safeLocation(loc string) string {
+// credentials (they may carry secrets), redacted, then bounded.
+func safeLocation(secrets *redact.Secrets, loc string) string {
 	if u, err := url.Parse(strings.TrimSpace(loc)); err == nil {
 		u.RawQuery, u.Fragment, u.User = "", "", nil
 		loc = u.String()
 	}
-	return sanitize(loc, 200)
+	return excerpt(secrets, []byte(loc), 200, false)
 }
 
 // notTheAPI is the error of a 2xx body that is not the JSON the API
@@ -278,8 +264,8 @@ func safeLocation(loc string) string {
 func notTheAPI(want string, a *answer) error {
 	ct := a.header.Get("Content-Type")
 	head := bytes.TrimSpace(a.body)
-	shown := sanitize(excerpt(head, 4*headShown, a.secret), headShown)
-	what := fmt.Sprintf("want %s, got status %d, Content-Type %q, starting %q", want, a.status, sanitize(ct, 80), shown)
+	shown := excerpt(a.secrets, head, headShown, a.cut)
+	what := fmt.Sprintf("want %s, got status %d, Content-Type %q, starting %q", want, a.status, excerpt(a.secrets, []byte(ct), 80, false), shown)
 	if looksHTML(ct, head) {
 		return fmt.Errorf("%s: an HTML page, not the integration service's JSON: a proxy or login page answered, "+
 			"or remote.base_url points at a web site rather than the service's API", what)
@@ -307,25 +293,4 @@ func isJSONStart(b []byte) bool {
 		return true
 	}
 	return false
-}
-
-// sanitize makes outside text safe for one line of a message: valid
-// UTF-8, control characters replaced by spaces, at most max bytes (cut on
-// a rune boundary, marked with "…").
-func sanitize(s string, max int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }

@@ -1,6 +1,8 @@
 package remote
 
 import (
+	"github.com/quotesync/quotesync/remote/redact"
+
 	"context"
 	"errors"
 	"fmt"
@@ -142,11 +144,11 @@ func TestErrorText(t *testing.T) {
 
 func TestExcerpt(t *testing.T) {
 	long := strings.Repeat("é", 400) // 800 bytes
-	got := excerpt([]byte(long), 512, "")
+	got := excerpt(nil, []byte(long), 512, false)
 	if len(got) > 512+len("…") || !strings.HasSuffix(got, "…") || strings.Contains(got, "\uFFFD") {
 		t.Errorf("excerpt of %d bytes = %d bytes %q…, want ≤ 512 cut on a rune", len(long), len(got), got[:10])
 	}
-	if got := excerpt([]byte("a\xffb Bearer "+testToken), 512, testToken); got != "a\uFFFDb Bearer "+redacted {
+	if got := excerpt(redact.New(testToken), []byte("a\xffb Bearer "+testToken), 512, false); got != "a\uFFFDb Bearer "+redact.Mark {
 		t.Errorf("excerpt = %q, want invalid UTF-8 replaced and token redacted", got)
 	}
 }

@@ -1,6 +1,8 @@
 package remote
 
 import (
+	"github.com/quotesync/quotesync/remote/redact"
+
 	"bytes"
 	"encoding/json"
 	"strings"
@@ -131,7 +133,7 @@ func FuzzDecodeError(f *testing.F) {
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, body []byte, retryAfter string, status int) {
 		e := &Error{Method: "POST", Path: "/requests/1", Status: status,
-			Body: excerpt(body, DefaultBodyExcerpt, testToken), RetryAfter: parseRetryAfter(retryAfter, now)}
+			Body: excerpt(redact.New(testToken), body, DefaultBodyExcerpt, false), RetryAfter: parseRetryAfter(retryAfter, now)}
 		if len(e.Body) > DefaultBodyExcerpt+len("…") || !utf8.ValidString(e.Body) {
 			t.Fatalf("excerpt of %d bytes invalid: %d bytes", len(body), len(e.Body))
 		}
@@ -145,4 +147,11 @@ func FuzzDecodeError(f *testing.F) {
 			t.Fatalf("error classed %q", c)
 		}
 	})
+}
+
+// decodeRequests decodes a whole GET /requests body (see decodeRequestsFrom).
+func decodeRequests(body []byte) (reqs []Request, skipped *DecodeError, err error) {
+	n := int64(len(body)) + 1
+	reqs, skipped, _, err = decodeRequestsFrom(bytes.NewReader(body), listLimits{keep: n, read: n})
+	return reqs, skipped, err
 }

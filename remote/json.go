@@ -297,8 +297,14 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 	fail := func(field string, err error) error {
 		return fmt.Errorf("decode request %s: %w", textOf(out.ID), fieldErr(field, err))
 	}
+	if err := checkControl(out.ID); err != nil {
+		return fail("id", err)
+	}
 	for _, key := range []string{"claim_number", "claimNumber"} {
 		s, err := decodeID(m[key])
+		if err == nil {
+			err = checkControl(s)
+		}
 		if err != nil {
 			return fail(key, err)
 		}

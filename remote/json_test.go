@@ -45,6 +45,12 @@ func TestRequestUnmarshal(t *testing.T) {
 		{name: "MissingID", in: `{"claim_number": "C1"}`, wantErr: []string{"id: missing"}},
 		{name: "BoolID", in: `{"id": true}`, wantErr: []string{"id: want a string or number, got a boolean"}},
 		{name: "NotObject", in: `[1]`, wantErr: []string{"want a JSON object, got an array"}},
+		{name: "NULInID", in: `{"id": "R\u00001"}`, wantErr: []string{`request "R\x001"`, "id: holds the control character U+0000 at byte 1"}},
+		{name: "DELInClaim", in: `{"id": 7, "claim_number": "C\u007f"}`, wantErr: []string{"request 7", "claim_number: holds the control character U+007F"}},
+		{name: "NewlineInClaim", in: `{"id": 7, "claimNumber": "C1\nC2"}`, wantErr: []string{"claimNumber: holds the control character U+000A"}},
+		{name: "IsolateInID", in: `{"id": "R-\u20661"}`, wantErr: []string{`request "R-\u20661"`, "U+2066"}},
+		{name: "MetacharactersKept", in: `{"id": "R 1;$(id)*", "claim_number": "C 'x' \"y\" \u00e9\u200d"}`,
+			want: Request{ID: "R 1;$(id)*", ClaimNumber: "C 'x' \"y\" é\u200d"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

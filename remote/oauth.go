@@ -2,17 +2,17 @@ package remote
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/quotesync/quotesync/remote/redact"
 )
 
 // DefaultExpiryLeeway is how long before its expiry a client-credentials
@@ -42,6 +42,11 @@ type ClientCredentialsConfig struct {
 	// HTTPClient calls the token endpoint; a client with a
 	// DefaultTokenTimeout timeout when nil.
 	HTTPClient *http.Client
+	// Secrets is the set the client secret (and the Basic header that
+	// carries it) joins when it is read, and each access token when it
+	// arrives; the errors of a fetch are redacted with it before they are
+	// cut. nil means a set of the source's own.
+	Secrets *redact.Secrets
 }
 
 // ClientCredentials returns a TokenSource that fetches tokens with the OAuth2
@@ -55,6 +60,9 @@ type ClientCredentialsConfig struct {
 // (4xx: a wrong client id or secret) is permanent; a network error, 408,
 // 429 or 5xx from the endpoint matches ErrTemporary.
 func ClientCredentials(cfg ClientCredentialsConfig) TokenSource {
+	if cfg.Secrets == nil {
+		cfg.Secrets = redact.New()
+	}
 	return &ccToken{cfg: cfg, now: time.Now}
 }
 
@@ -81,6 +89,8 @@ func (s *ccToken) Token(ctx context.Context) (string, error) {
 		}
 		secret = v
 	}
+	s.cfg.Secrets.Add(secret)
+	s.cfg.Secrets.Add(redact.BasicAuth(s.cfg.ClientID, secret)...)
 	for _, f := range []struct{ name, v string }{
 		{"TokenURL", s.cfg.TokenURL}, {"ClientID", s.cfg.ClientID}, {"ClientSecret", secret},
 	} {
@@ -97,11 +107,12 @@ func (s *ccToken) Token(ctx context.Context) (string, error) {
 	}
 	tok, err := conf.Token(context.WithValue(ctx, oauth2.HTTPClient, noRedirects(s.cfg.HTTPClient)))
 	if err != nil {
-		return "", s.fetchError(ctx, err, secret)
+		return "", s.fetchError(ctx, err)
 	}
 	if tok.AccessToken == "" {
 		return "", errors.New("fetch oauth2 token: the endpoint returned no access_token")
 	}
+	s.cfg.Secrets.AddFetched(tok.AccessToken)
 	s.token, s.refreshAt = tok.AccessToken, time.Time{}
 	if !tok.Expiry.IsZero() {
 		leeway := min(cmpOrDuration(s.cfg.ExpiryLeeway, DefaultExpiryLeeway), tok.Expiry.Sub(s.now())/2)
@@ -149,12 +160,13 @@ func cmpOrDuration(d, def time.Duration) time.Duration {
 }
 
 // fetchError rewrites an error of the oauth2 library so that it names what
-// happened without the secret (the endpoint's body may echo the request),
-// and classifies it.
-func (s *ccToken) fetchError(ctx context.Context, err error, secret string) error {
+// happened without the secret (the endpoint's body may echo the request:
+// it is redacted whole before it is cut), and classifies it.
+func (s *ccToken) fetchError(ctx context.Context, err error) error {
+	redact := s.cfg.Secrets.Redact
 	var redir *errTokenRedirect
 	if errors.As(err, &redir) {
-		return &tokenError{msg: s.redact(redir.Error(), secret), class: ErrUnauthorized}
+		return &tokenError{msg: redact(redir.Error()), class: ErrUnauthorized}
 	}
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
@@ -164,44 +176,36 @@ func (s *ccToken) fetchError(ctx context.Context, err error, secret string) erro
 		}
 		msg := fmt.Sprintf("token endpoint answered status %d", status)
 		if re.ErrorCode != "" {
-			msg += fmt.Sprintf(" (error %q", re.ErrorCode)
+			msg += fmt.Sprintf(" (error %q", redact(re.ErrorCode))
 			if re.ErrorDescription != "" {
-				msg += fmt.Sprintf(": %q", re.ErrorDescription)
+				msg += fmt.Sprintf(": %q", redact(re.ErrorDescription))
 			}
 			msg += ")"
-		} else if b := excerpt(re.Body, 200, ""); b != "" {
+		} else if b := excerpt(s.cfg.Secrets, re.Body, tokenBodyExcerpt, len(re.Body) >= oauth2BodyLimit); b != "" {
 			msg += ": " + b
 		}
 		class := ErrUnauthorized
 		if classOfStatus(status) == ClassTemporary {
 			class = ErrTemporary
 		}
-		return &tokenError{msg: s.redact(msg, secret), class: class}
+		return &tokenError{msg: redact(msg), class: class}
 	}
-	te := &tokenError{msg: s.redact(unwrapURLError(err).Error(), secret), class: ErrTemporary}
+	te := &tokenError{msg: redact(unwrapURLError(err).Error()), class: ErrTemporary}
 	if ctx.Err() != nil {
 		te.ctxErr = ctx.Err()
 	}
 	return te
 }
 
-// redact removes the client secret, in every form the request carried it,
-// from msg.
-func (s *ccToken) redact(msg, secret string) string {
-	if len(secret) < minRedactLen {
-		return msg
-	}
-	basic := url.QueryEscape(s.cfg.ClientID) + ":" + url.QueryEscape(secret)
-	for _, form := range []string{
-		secret,
-		url.QueryEscape(secret),
-		base64.StdEncoding.EncodeToString([]byte(basic)),
-		base64.StdEncoding.EncodeToString([]byte(s.cfg.ClientID + ":" + secret)),
-	} {
-		msg = strings.ReplaceAll(msg, form, redacted)
-	}
-	return msg
-}
+// tokenBodyExcerpt is how much of a token endpoint's refusal an error
+// keeps, when it names no OAuth2 error code.
+const tokenBodyExcerpt = 200
+
+// oauth2BodyLimit is how much of a token endpoint's answer
+// golang.org/x/oauth2 reads (1 MiB): a body of that size may go on, and
+// a secret at its end may be cut (see excerpt). It is far past what is
+// kept, and past any secret.
+const oauth2BodyLimit = 1 << 20
 
 // tokenError is a token-endpoint failure whose text has been cleaned; it
 // matches its class sentinel and, when the caller's context ended, that

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/quotesync/quotesync/remote/redact"
 )
 
 // The retry loop is written out here rather than taken from
@@ -45,7 +47,9 @@ type answer struct {
 	status int
 	header http.Header
 	body   []byte
-	secret string // the bearer token: redacted from whatever is shown of the body
+	cut    bool // body is the start of a longer one (a stream's head)
+	// secrets are redacted from whatever is shown of the answer.
+	secrets *redact.Secrets
 }
 
 // maxErrorBody is the most of a non-2xx body read: only an excerpt is kept.
@@ -164,6 +168,7 @@ func (c *Client) attempt(ctx context.Context, cl call) (*answer, *Error) {
 		e.Err = classify(ClassRejected, fmt.Errorf("build request: %w", unwrapURLError(err)))
 		return nil, e
 	}
+	c.secrets.AddFetched(tok) // before it is sent: an echo of it is redacted from the first
 	req.Header.Set("Authorization", "Bearer "+tok)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
@@ -180,9 +185,9 @@ func (c *Client) attempt(ctx context.Context, cl call) (*answer, *Error) {
 	class := classOfStatus(resp.StatusCode)
 
 	if class == ClassOK && cl.stream != nil {
-		ans := &answer{status: resp.StatusCode, header: resp.Header, secret: tok}
+		ans := &answer{status: resp.StatusCode, header: resp.Header, secrets: c.secrets}
 		if err := cl.stream(ans, resp.Body); err != nil {
-			e.Body = excerpt(ans.body, DefaultBodyExcerpt, tok)
+			e.Body = excerpt(c.secrets, ans.body, DefaultBodyExcerpt, ans.cut)
 			var re *bodyReadError
 			if errors.As(err, &re) {
 				err = fmt.Errorf("read response body: %w", c.transportCause(ctx, actx, re.err))
@@ -193,34 +198,37 @@ func (c *Client) attempt(ctx context.Context, cl call) (*answer, *Error) {
 		return ans, nil
 	}
 	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
-		e.Err = classify(ClassRejected, redirectCause(resp.StatusCode, resp.Header.Get("Location")))
+		e.Err = classify(ClassRejected, redirectCause(c.secrets, resp.StatusCode, resp.Header.Get("Location")))
 	}
 	limit := c.cfg.MaxBodyBytes
 	if class != ClassOK {
-		limit = min(limit, maxErrorBody)
+		// Only an excerpt is kept: read past it by more than the longest
+		// secret, so that one straddling the bound lies past the excerpt.
+		limit = min(limit, max(maxErrorBody, c.secrets.ReadBound(DefaultBodyExcerpt)))
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	more := int64(len(data)) > limit
 	if err != nil {
-		e.Body = excerpt(data, DefaultBodyExcerpt, tok)
+		e.Body = excerpt(c.secrets, data, DefaultBodyExcerpt, true)
 		e.Err = classify(ClassTemporary, fmt.Errorf("read response body: %w", c.transportCause(ctx, actx, err)))
 		return nil, e
 	}
 	if class != ClassOK {
-		e.Body = excerpt(data, DefaultBodyExcerpt, tok)
+		e.Body = excerpt(c.secrets, data, DefaultBodyExcerpt, more)
 		if e.Err == nil {
 			e.Err = sentinelOf(class)
 		}
 		return nil, e
 	}
-	if int64(len(data)) > limit {
-		e.Body = excerpt(data, DefaultBodyExcerpt, tok)
+	if more {
+		e.Body = excerpt(c.secrets, data, DefaultBodyExcerpt, true)
 		e.Err = classify(ClassTemporary, fmt.Errorf("response body exceeds %d bytes", limit))
 		return nil, e
 	}
-	ans := &answer{status: resp.StatusCode, header: resp.Header, body: data, secret: tok}
+	ans := &answer{status: resp.StatusCode, header: resp.Header, body: data, secrets: c.secrets}
 	if cl.decode != nil {
 		if err := cl.decode(ans); err != nil {
-			e.Body = excerpt(data, DefaultBodyExcerpt, tok)
+			e.Body = excerpt(c.secrets, data, DefaultBodyExcerpt, false)
 			e.Err = classifyDecode(err)
 			return nil, e
 		}

@@ -273,7 +273,7 @@ func TestUnauthorizedRefreshesTokenOnce(t *testing.T) {
 	})
 	t.Run("TokenSourceErrors", func(t *testing.T) {
 		rec := &recorder{}
-		_, c := newServerClient(t, rec, EnvToken("QUOTESYNC_TEST_UNSET_TOKEN_VAR"))
+		_, c := newServerClient(t, rec, EnvToken("QUOTESYNC_TEST_UNSET_TOKEN_VAR", nil))
 		_, err := c.ListRequests(context.Background())
 		checkOneSentinel(t, err, ErrUnauthorized)
 		if !strings.Contains(err.Error(), "QUOTESYNC_TEST_UNSET_TOKEN_VAR") || len(rec.requests()) != 0 {

@@ -41,18 +41,27 @@ func (s staticToken) Token(context.Context) (string, error) {
 
 func (staticToken) Invalidate() {}
 
-// EnvToken returns a TokenSource that reads the environment variable name at
-// every call (surrounding space trimmed). An unset or empty variable is an
-// error naming the variable.
-func EnvToken(name string) TokenSource { return envToken(name) }
+// EnvToken returns a TokenSource that reads the environment variable name
+// through getenv (nil: os.Getenv) at every call, surrounding space
+// trimmed. An unset or empty variable is an error naming the variable,
+// never a token.
+func EnvToken(name string, getenv func(string) string) TokenSource {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return envToken{name: name, getenv: getenv}
+}
 
-type envToken string
+type envToken struct {
+	name   string
+	getenv func(string) string
+}
 
 func (e envToken) Token(context.Context) (string, error) {
-	if v := strings.TrimSpace(os.Getenv(string(e))); v != "" {
+	if v := strings.TrimSpace(e.getenv(e.name)); v != "" {
 		return v, nil
 	}
-	return "", fmt.Errorf("read token from environment variable %s: unset or empty", string(e))
+	return "", fmt.Errorf("read token from environment variable %s: unset or empty", e.name)
 }
 
 func (envToken) Invalidate() {}

@@ -25,7 +25,7 @@ func TestStaticAndEnvToken(t *testing.T) {
 		t.Error("empty StaticToken gave no error")
 	}
 	t.Setenv("QUOTESYNC_TEST_TOKEN", "  "+testToken+"\n")
-	src := EnvToken("QUOTESYNC_TEST_TOKEN")
+	src := EnvToken("QUOTESYNC_TEST_TOKEN", nil)
 	if got, err := src.Token(ctx); err != nil || got != testToken {
 		t.Errorf("EnvToken = %q, %v; want trimmed token", got, err)
 	}

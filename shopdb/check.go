@@ -36,7 +36,9 @@ const probe = "quotesync-check"
 // syntax, tables and columns), then runs each query that returns rows in a
 // READ ONLY transaction with placeholder parameters and checks the names of
 // the columns it returns against what quotesync reads. Statements of
-// create_job other than the last are prepared only; nothing is written.
+// create_job other than the last are prepared only; nothing is written. A
+// statement of create_job or release_job that writes a table ignoring
+// transactions (MyISAM) is warned about, with what that means.
 // jobs are job numbers of the shop for EXPLAIN to plan the job queries
 // with (those quotesync tracks; none: a placeholder no index finds), and
 // state the subquery Fingerprint reads beside shop_changed (quotesync's
@@ -58,17 +60,22 @@ func (db *DB) CheckQueries(ctx context.Context, jobs []string, state string) []Q
 	}
 	for i := range db.q.createJob {
 		q := &db.q.createJob[i]
+		var c QueryCheck
 		if i < len(db.q.createJob)-1 {
-			out = append(out, db.checkQuery(ctx, q, vals, nil))
-			continue
+			c = db.checkQuery(ctx, q, vals, nil)
+		} else {
+			c = db.checkQuery(ctx, q, vals, func(cols []string) error {
+				_, err := jobColumn(cols, q.key)
+				return err
+			})
 		}
-		out = append(out, db.checkQuery(ctx, q, vals, func(cols []string) error {
-			_, err := jobColumn(cols, q.key)
-			return err
-		}))
+		db.warnNonTransactional(ctx, &c, q.text, nonTxCreateJob)
+		out = append(out, c)
 	}
 	for i := range db.q.releaseJob {
-		out = append(out, db.checkQuery(ctx, &db.q.releaseJob[i], vals, nil))
+		c := db.checkQuery(ctx, &db.q.releaseJob[i], vals, nil)
+		db.warnNonTransactional(ctx, &c, db.q.releaseJob[i].text, nonTxReleaseJob)
+		out = append(out, c)
 	}
 	if q := db.q.bookingDate; q != nil {
 		out = append(out, db.checkQuery(ctx, q, vals, func(cols []string) error {
@@ -252,5 +259,5 @@ func (db *DB) explainScan(ctx context.Context, q *namedQuery, vals map[string]an
 	if rows.Err() != nil || len(scans) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("EXPLAIN shows it reads every row of %s on every pass: index the columns it joins and filters that table on (see the README's mapping guide)", strings.Join(scans, " and "))
+	return fmt.Sprintf("EXPLAIN shows it reads every row of %s on every pass: index the columns it joins and filters that table on (see docs/mapping.md: a shop with many jobs)", strings.Join(scans, " and "))
 }

@@ -13,9 +13,13 @@ import (
 
 // Defaults of Config; a zero field means its default.
 const (
-	DefaultAddr               = "127.0.0.1:3306"
-	DefaultTablePrefix        = "quotesync_"
-	DefaultConnMaxLifetime    = 3 * time.Minute
+	DefaultAddr            = "127.0.0.1:3306"
+	DefaultTablePrefix     = "quotesync_"
+	DefaultConnMaxLifetime = 3 * time.Minute
+	// DefaultConnMaxIdleTime closes a pooled connection unused this long:
+	// between the passes of the default schedule (every minute) an idle
+	// site holds its lock's session alone.
+	DefaultConnMaxIdleTime    = 30 * time.Second
 	DefaultMaxOpenConns       = 10
 	DefaultQueryTimeout       = 30 * time.Second
 	DefaultLockHeartbeat      = 5 * time.Second
@@ -51,6 +55,17 @@ type Config struct {
 	Database string
 	// TLS (shop.tls): "" (off), "true", "skip-verify" or "preferred".
 	TLS string
+	// TLSCAFile (shop.tls_ca_file) is a PEM file of the CA that signed
+	// the server's certificate (MySQL 8's own: ca.pem of its data
+	// directory): the connection is TLS, the certificate verified against
+	// it and its name against the host of Addr or TLSServerName. TLS must
+	// then be "" or "true". Empty: none.
+	TLSCAFile string
+	// TLSServerName (shop.tls_server_name) is the name the server's
+	// certificate must carry when it is not the host of Addr (an IP
+	// address, a socket, MySQL 8's own certificate); with TLSCAFile or
+	// TLS "true" only. Empty: the host of Addr.
+	TLSServerName string
 	// TablePrefix (shop.table_prefix) prefixes quotesync's own tables.
 	// Default DefaultTablePrefix; letters, digits and "_" only.
 	TablePrefix string
@@ -60,6 +75,11 @@ type Config struct {
 	// ConnMaxLifetime (shop.conn_max_lifetime) recycles pooled connections;
 	// default DefaultConnMaxLifetime, at most 5m.
 	ConnMaxLifetime time.Duration
+	// ConnMaxIdleTime (shop.conn_max_idle_time) closes a pooled connection
+	// that has not been used for this long, so that an idle daemon holds
+	// the lock's session and at most the one connection its passes use.
+	// Default DefaultConnMaxIdleTime, at most ConnMaxLifetime's bound.
+	ConnMaxIdleTime time.Duration
 	// MaxOpenConns (shop.max_open_conns) caps the pool; the lock pins one
 	// connection of it. Default DefaultMaxOpenConns, at least 2.
 	MaxOpenConns int
@@ -103,9 +123,10 @@ type Config struct {
 	// (e.g. "unexpected EOF" when a connection drops); nil discards them.
 	// The errors themselves are always returned to the caller.
 	DriverLog func(msg string)
-	// Redact removes the secrets (the password, the remote's token, a
-	// webhook's secret) from every text the state tables keep: errors,
-	// event messages, the outbox's details and failures. nil: none is.
+	// Redact removes the secrets (the process's one set: the password,
+	// the tokens, the webhook's secret and URL) from every text the state
+	// tables keep, the whole text before it is cut: errors, event
+	// messages, the outbox's details and failures. nil: none is.
 	Redact Redacter
 
 	// fromDSN: the connection settings came from a DSN (ConfigFromDSN),
@@ -131,8 +152,8 @@ func ConfigFromDSN(dsn string) (Config, error) {
 	return c, nil
 }
 
-// Redacter removes secret values from a text; the command's set of
-// configured secrets implements it.
+// Redacter removes secret values from a text; remote/redact's Secrets
+// implements it.
 type Redacter interface {
 	Redact(text string) string
 }
@@ -229,6 +250,9 @@ func (c Config) withDefaults() Config {
 	if c.ConnMaxLifetime == 0 {
 		c.ConnMaxLifetime = DefaultConnMaxLifetime
 	}
+	if c.ConnMaxIdleTime == 0 {
+		c.ConnMaxIdleTime = DefaultConnMaxIdleTime
+	}
 	if c.MaxOpenConns == 0 {
 		c.MaxOpenConns = DefaultMaxOpenConns
 	}
@@ -276,6 +300,8 @@ func (c Config) validateConnection() error {
 		return fmt.Errorf("shop.lock_name: longer than %d characters", server.MaxLockNameLen)
 	case c.ConnMaxLifetime < 0 || c.ConnMaxLifetime > maxConnMaxLifetime:
 		return fmt.Errorf("shop.conn_max_lifetime: %s must be between 0 (default %s) and %s", c.ConnMaxLifetime, DefaultConnMaxLifetime, maxConnMaxLifetime)
+	case c.ConnMaxIdleTime < 0 || c.ConnMaxIdleTime > maxConnMaxLifetime:
+		return fmt.Errorf("shop.conn_max_idle_time: %s must be between 0 (default %s) and %s", c.ConnMaxIdleTime, DefaultConnMaxIdleTime, maxConnMaxLifetime)
 	case c.MaxOpenConns < 0 || c.MaxOpenConns == 1:
 		return fmt.Errorf("shop.max_open_conns: %d must be at least 2 (the lock pins one connection) or 0 for the default %d", c.MaxOpenConns, DefaultMaxOpenConns)
 	case c.QueryTimeout < 0:
@@ -289,10 +315,8 @@ func (c Config) validateConnection() error {
 	if d.LockSessionTimeout < 2*d.LockHeartbeat {
 		return fmt.Errorf("shop.lock_session_timeout: %s must be at least twice shop.lock_heartbeat (%s)", d.LockSessionTimeout, d.LockHeartbeat)
 	}
-	switch c.TLS {
-	case "", "false", "true", "skip-verify", "preferred":
-	default:
-		return fmt.Errorf("shop.tls: %q must be one of false, true, skip-verify, preferred", c.TLS)
+	if err := c.validateTLS(); err != nil {
+		return err
 	}
 	for _, name := range sortedKeys(c.Params) {
 		switch path := c.Params[name]; {
@@ -341,7 +365,8 @@ func (c Config) mysqlConfig() *mysql.Config {
 }
 
 // DSN returns the go-sql-driver/mysql DSN for c. It holds the password:
-// hand it to a driver, never to a log.
+// hand it to a driver, never to a log. A DSN cannot carry TLSCAFile's
+// verification: Open does not use it.
 func (c Config) DSN() string {
 	return c.withDefaults().mysqlConfig().FormatDSN()
 }

@@ -65,6 +65,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	sdb.SetMaxOpenConns(cfg.MaxOpenConns)
 	sdb.SetMaxIdleConns(cfg.MaxOpenConns)
 	sdb.SetConnMaxLifetime(cfg.ConnMaxLifetime)
+	sdb.SetConnMaxIdleTime(cfg.ConnMaxIdleTime)
 	return &DB{pool: &pool{cfg: cfg, x: sqlx.NewDb(sdb, "mysql"), trips: trips, q: qs, lim: newBounds(cfg.Limits)},
 		insurer: DefaultInsurer, workTypes: cfg.WorkTypes, workKey: workTypesKey}, nil
 }
@@ -88,7 +89,12 @@ func Connect(ctx context.Context, cfg Config) (*sql.DB, error) {
 // connect opens a pool on cfg (defaults applied), its driver's connector
 // wrapped by wrap when set, and pings it within cfg.QueryTimeout.
 func connect(ctx context.Context, cfg Config, wrap func(driver.Connector) driver.Connector) (*sql.DB, error) {
-	connector, err := mysql.NewConnector(cfg.mysqlConfig())
+	mc := cfg.mysqlConfig()
+	var err error
+	if mc.TLS, err = cfg.tlsConfig(); err != nil {
+		return nil, err
+	}
+	connector, err := mysql.NewConnector(mc)
 	if err != nil {
 		return nil, fmt.Errorf("configure driver for %s: %w", cfg, err)
 	}

@@ -1,6 +1,9 @@
 package shopdb
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 // ReplaceDigestForms makes the first n forms of the derived markers'
 // statement sums (a function no server has, NULL), until restore is
@@ -37,4 +40,15 @@ func (db *DB) FinalColumn() (present, known bool) {
 	db.digest.mu.Lock()
 	defer db.digest.mu.Unlock()
 	return db.digest.hasFinal, db.digest.finalKnown
+}
+
+// SessionStatus reads a status variable of one of the pool's sessions
+// (SHOW SESSION STATUS), e.g. Ssl_version.
+func (db *DB) SessionStatus(tb testing.TB, ctx context.Context, name string) string {
+	tb.Helper()
+	var n, v string
+	if err := db.x.QueryRowContext(ctx, "SHOW SESSION STATUS LIKE ?", name).Scan(&n, &v); err != nil {
+		tb.Fatal(err)
+	}
+	return v
 }

@@ -106,7 +106,7 @@ func (db *DB) WriteBack(ctx context.Context, tx *sqlx.Tx, kind string, p WriteBa
 // CheckWriteBack has the server prepare every write-back statement (which
 // resolves its tables and columns) and EXPLAIN it with placeholder values
 // (which plans it, names included, without running it): nothing is
-// written.
+// written. One that writes a table ignoring transactions is warned about.
 func (db *DB) CheckWriteBack(ctx context.Context) []QueryCheck {
 	p := WriteBackParams{Insurer: probe, Job: probe, Request: probe, Claim: probe, Status: WriteBackSubmitted,
 		Reason: probe, Time: time.Now()}
@@ -120,6 +120,7 @@ func (db *DB) CheckWriteBack(ctx context.Context) []QueryCheck {
 		if c.Err == nil {
 			c.Err, c.Note = db.explain(ctx, &q, p.vals()), "prepared; EXPLAIN resolved its tables and columns; not run"
 		}
+		db.warnNonTransactional(ctx, &c, q.text, nonTxWriteBack)
 		out = append(out, c)
 	}
 	return out

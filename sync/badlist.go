@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb/store"
 )
 
@@ -39,7 +40,7 @@ func (e *Engine) listPending(ctx context.Context, p *pass) (pendingList, error) 
 			}
 			// (An id too long to read whole, or of a type no id has, is
 			// no tracked request's.)
-			bad = append(bad, badEntryOf(sk))
+			bad = append(bad, badEntryOf(e.cfg.Secrets, sk))
 		}
 	}
 	for _, r := range pending {
@@ -47,7 +48,7 @@ func (e *Engine) listPending(ctx context.Context, p *pass) (pendingList, error) 
 			if len(r.ID) <= store.MaxRequestIDLen {
 				l.skipped[r.ID] = true // listed all the same
 			}
-			bad = append(bad, tooLongEntry(r))
+			bad = append(bad, tooLongEntry(e.cfg.Secrets, r))
 			continue
 		}
 		l.requests = append(l.requests, r)
@@ -69,35 +70,35 @@ const maxShownID = 64
 
 // badEntryOf reports an undecodable entry: by its id when readable, else
 // by its position; the field at fault and the cause, bounded.
-func badEntryOf(sk remote.SkippedRequest) badEntry {
+func badEntryOf(set *redact.Secrets, sk remote.SkippedRequest) badEntry {
 	who := sk.IDText
 	if who == "" {
 		who = fmt.Sprintf("#%d", sk.Index) // no id: its position is all there is
 	}
-	cause := boundText(sk.Err.Error(), 1000)
+	cause := boundText(set, sk.Err.Error(), 1000)
 	return badEntry{
 		// By id and field, not by position or error text (both hold the
 		// position, which moves as other requests come and go).
-		key: "bad:" + boundText(who, 2*maxShownID) + ":" + sk.Field,
-		ev: Event{Kind: EventSkipped, Request: boundText(sk.IDText, 2*maxShownID), Reason: ReasonBadEntry,
+		key: "bad:" + boundText(set, who, 2*maxShownID) + ":" + sk.Field,
+		ev: Event{Kind: EventSkipped, Request: boundText(set, sk.IDText, 2*maxShownID), Reason: ReasonBadEntry,
 			Detail: fmt.Sprintf("%s of the pending list cannot be read (field %s); it is left out, the other requests go on: tell the insurer's support",
-				entryName(sk), fieldOr(sk.Field)),
+				entryName(set, sk), fieldOr(sk.Field)),
 			Err: errors.New(cause)},
 	}
 }
 
 // entryName names a skipped entry by its position and what id it has.
-func entryName(sk remote.SkippedRequest) string {
+func entryName(set *redact.Secrets, sk remote.SkippedRequest) string {
 	if sk.IDText != "" {
-		return fmt.Sprintf("entry %d (request %s)", sk.Index, boundText(sk.IDText, 2*maxShownID))
+		return fmt.Sprintf("entry %d (request %s)", sk.Index, boundText(set, sk.IDText, 2*maxShownID))
 	}
 	return fmt.Sprintf("entry %d (no readable id)", sk.Index)
 }
 
 // tooLongEntry reports a listed request whose id or claim number is longer
 // than quotesync's columns: it cannot be tracked, so it is left out.
-func tooLongEntry(r remote.Request) badEntry {
-	id, claim := boundText(r.ID, maxShownID), boundText(r.ClaimNumber, maxShownID)
+func tooLongEntry(set *redact.Secrets, r remote.Request) badEntry {
+	id, claim := boundText(set, r.ID, maxShownID), boundText(set, r.ClaimNumber, maxShownID)
 	return badEntry{
 		key: fmt.Sprintf("long:%s:%d:%s:%d", id, len(r.ID), claim, len(r.ClaimNumber)),
 		ev: Event{Kind: EventSkipped, Request: id, Claim: claim, Reason: ReasonTooLong,

@@ -206,3 +206,51 @@ func TestUnreadableDraftEchoStops(t *testing.T) {
 		t.Errorf("after retry: %s (%s), want submitted", row.Phase, row.Reason)
 	}
 }
+
+// TestControlCharacterIDsLeftOut: an entry of the pending list whose id
+// or claim number holds a control character (a NUL, an ESC, a bidi
+// override) is left out and reported, named, as a bad entry; the good
+// request beside it is accepted and drafted, and the pass succeeds.
+// quotesync never tracks such an id, so it can never reach a notification
+// command's QUOTESYNC_REQUEST (a NUL there stops the command from
+// starting at all) or a terminal.
+func TestControlCharacterIDsLeftOut(t *testing.T) {
+	r, b := newBadRig(t, rigOptions{})
+	bad := []string{
+		`{"id": "NUL\u0000-1", "claim_number": "` + sampleshop.ClaimNoLines + `"}`,
+		`{"id": "ESC-1", "claim_number": "CLM-\u001b[2J"}`,
+		`{"id": "BIDI\u202e-1", "claim_number": "CLM-BIDI"}`,
+	}
+	b.set(bad, nil)
+	good := r.seed(sampleshop.ClaimDraft)
+
+	// The NUL entry's claim is a job of the shop's: taken, it would be
+	// accepted too.
+	s := r.pass()
+	if s.Accepted != 1 || s.Drafted != 1 || s.Pending != len(bad)+len(good) {
+		t.Errorf("pass: %+v, want the good request alone accepted and drafted, %d pending", s, len(bad)+len(good))
+	}
+	if row := r.row(good[0]); row.Phase != qsync.PhaseDrafted {
+		t.Errorf("the good request %s is %s, want drafted", good[0], row.Phase)
+	}
+	skipped := r.events.of(qsync.EventSkipped)
+	says := [][]string{
+		{`entry 0 (request NUL` + "\x00" + `-1)`, "field id", "control character U+0000"},
+		{"entry 1 (request ESC-1)", "field claim_number", "control character U+001B"},
+		{"entry 2 (request BIDI\u202e-1)", "field id", "control character U+202E"},
+	}
+	if len(skipped) != len(bad) {
+		t.Fatalf("%d entries reported, want %d: %+v", len(skipped), len(bad), skipped)
+	}
+	for i, ev := range skipped {
+		text := ev.Detail + " " + ev.Err.Error()
+		if ev.Reason != qsync.ReasonBadEntry {
+			t.Errorf("report %d: reason %s, want %s", i, ev.Reason, qsync.ReasonBadEntry)
+		}
+		for _, w := range says[i] {
+			if !strings.Contains(text, w) {
+				t.Errorf("report %d %q lacks %q", i, text, w)
+			}
+		}
+	}
+}

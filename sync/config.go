@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/store"
 )
@@ -72,6 +73,10 @@ type Config struct {
 	MaxNewPerPass int
 	// Quote shapes the quote built from the shop's lines.
 	Quote QuoteConfig
+	// Secrets are redacted from every text the engine logs or writes to
+	// quotesync's tables, the whole text before it is cut (Open gives
+	// each engine the daemon's set). nil: none is.
+	Secrets *redact.Secrets
 }
 
 // QuoteConfig shapes the quote built from a job's lines.

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/store"
 )
@@ -32,6 +33,28 @@ type Settings struct {
 	// Notify configures the notifiers (none by default); the write-back
 	// statements are part of Shop's mapping.
 	Notify NotifyConfig
+	// Secrets is the process's one set of secrets: Open hands it to the
+	// shop's tables, every insurer's client and token, the engines' log
+	// and texts and the outbox (shared), and every token the clients send
+	// joins it. nil: a set of the daemon's own, which holds the tokens
+	// only.
+	Secrets *redact.Secrets
+}
+
+// shared returns s with its one set of secrets in each package's
+// configuration (see Settings.Secrets), made first when s has none.
+func (s Settings) shared() Settings {
+	if s.Secrets == nil {
+		s.Secrets = redact.New()
+	}
+	s.Shop.Redact = s.Secrets
+	s.Sync.Secrets = s.Secrets
+	s.Notify.Secrets = s.Secrets
+	s.Insurers = slices.Clone(s.Insurers)
+	for i := range s.Insurers {
+		s.Insurers[i].Remote.Secrets = s.Secrets
+	}
+	return s
 }
 
 // OpenOptions say how Open prepares the daemon.
@@ -97,6 +120,7 @@ func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
 	if err := s.validateInsurers(); err != nil {
 		return nil, err
 	}
+	s = s.shared()
 	shop := s.Shop
 	if shop.DriverLog == nil {
 		driverLog := log.Named("mysql")
@@ -135,6 +159,7 @@ func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
 		log.Named("sync").Warn(msgNoFinal, zap.String(fieldDetail, shopdb.NoFinalWarning))
 	}
 	d.Outbox.Now = func() time.Time { return d.Engine.Now() }
+	d.Outbox.Rand = func() float64 { return d.Engine.Rand() }
 	return d, nil
 }
 

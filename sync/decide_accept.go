@@ -341,7 +341,7 @@ func decideAcceptConflict(cfg Config, cur store.Request, f acceptFacts, call Eve
 		next.Phase, next.ResumePhase, next.Reason, next.Intent = PhaseRejected, PhaseWaiting, ReasonJobConflict, IntentNone
 		next.JobNumber, next.JobCreated, next.NextAttemptAt, next.Attempts = "", false, time.Time{}, streak
 		next.LastError = fmt.Sprintf("accept request %s with job %s refused as a conflict %s while the request stays pending: the remote has job number %s for another request; give the shop's job another number (or fix find_job/create_job), then run quotesync retry %s, which looks the job up again: %v",
-			cur.RequestID, cur.JobNumber, plural(streak, "time"), cur.JobNumber, cur.RequestID, f.err)
+			cur.RequestID, cur.JobNumber, Plural(streak, "time"), cur.JobNumber, cur.RequestID, f.err)
 		ev := call
 		ev.Kind, ev.Job, ev.Attempt, ev.Detail = EventRejected, cur.JobNumber, streak, next.LastError
 		return change{cur: cur, next: next, ev: ev}

@@ -252,14 +252,15 @@ func holdReason(err error) store.Reason {
 // held for the same reason with the same marker already. The event is only
 // there when the reason (or its details) changed: a hold is logged once.
 func decideHold(r store.Request, st shopdb.JobState, reason store.Reason, cause error) (change, bool) {
-	msg := capText(cause.Error())
-	if r.Reason == reason && r.LastError == msg && r.PushedMarker == st.Marker {
+	msg := cause.Error()
+	kept := store.CapText(msg) // as last_error keeps it, to compare
+	if r.Reason == reason && r.LastError == kept && r.PushedMarker == st.Marker {
 		return change{}, false
 	}
 	next := r
 	next.Reason, next.LastError, next.PushedMarker = reason, msg, st.Marker
 	ch := change{cur: r, next: next}
-	if r.Reason != reason || r.LastError != msg {
+	if r.Reason != reason || r.LastError != kept {
 		ch.ev = Event{Kind: EventHeld, Reason: reason, Detail: Reason(reason).Words, Err: cause}
 	}
 	return ch, true

@@ -90,10 +90,10 @@ func decideReserveFailed(cfg Config, now time.Time, jitter float64, cur store.Re
 	}
 	next.Phase, next.Reason = PhaseWaiting, ReasonReserveFailed
 	next.Attempts = cur.Attempts + 1
-	next.LastError = capText(cause.Error())
+	next.LastError = cause.Error()
 	next.NextAttemptAt = now.Add(cfg.retryBackoff().Delay(next.Attempts, 0, jitter))
 	ch := change{cur: cur, next: next}
-	if next.LastError != cur.LastError || cur.Reason != ReasonReserveFailed {
+	if store.CapText(next.LastError) != cur.LastError || cur.Reason != ReasonReserveFailed {
 		ch.ev = Event{Kind: EventReserveFailed, Attempt: next.Attempts, Next: next.NextAttemptAt, Err: cause}
 	}
 	return ch
@@ -110,7 +110,7 @@ func decideTooLong(cur store.Request, req remote.Request, cause error) change {
 	}
 	next.Phase, next.ResumePhase, next.Reason = PhaseRejected, PhaseWaiting, ReasonTooLong
 	next.Attempts, next.NextAttemptAt = 0, time.Time{}
-	next.LastError = capText(fmt.Sprintf("%v: the shop refuses a value of this request as longer than its column; widen the column the error names (or change find_job/create_job), then run quotesync retry %s",
-		cause, req.ID))
+	next.LastError = fmt.Sprintf("%v: the shop refuses a value of this request as longer than its column; widen the column the error names (or change find_job/create_job), then run quotesync retry %s",
+		cause, req.ID)
 	return change{cur: cur, next: next, ev: Event{Kind: EventRejected, Reason: ReasonTooLong, Detail: next.LastError}}
 }

@@ -142,7 +142,7 @@ func New(cfg Config, rem Remote, shop Shop, st Store, log *zap.Logger, obs ...Ob
 		shop:     shop,
 		store:    st,
 		log:      log,
-		obs:      append(observers{NewLogObserver(log)}, obs...),
+		obs:      append(observers{NewLogObserver(log, cfg.Secrets)}, obs...),
 		Now:      time.Now,
 		Rand:     rand.Float64,
 		reported: make(map[string]bool),

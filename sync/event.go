@@ -88,12 +88,6 @@ type Observer interface {
 	Observe(Event)
 }
 
-// ObserverFunc adapts a function to Observer.
-type ObserverFunc func(Event)
-
-// Observe calls f(ev).
-func (f ObserverFunc) Observe(ev Event) { f(ev) }
-
 // observers fans an event out.
 type observers []Observer
 

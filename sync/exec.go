@@ -72,7 +72,6 @@ func prepare(ch change) (change, error) {
 	if ch.cur.Version != 0 {
 		ch.next.RequestID = ch.cur.RequestID
 	}
-	ch.next.LastError = capText(ch.next.LastError)
 	if ch.ev.Kind != "" {
 		ch.ev.Request, ch.ev.Claim = ch.next.RequestID, ch.next.ClaimNumber
 		if ch.ev.Job == "" {
@@ -178,7 +177,7 @@ func releaseJob(ctx context.Context, jobs *shopdb.Jobs, ch change) (change, erro
 		note = fmt.Sprintf("job %s, reserved for it, is unused: no shop.queries.release_job is configured, so the shop keeps it (cancel or reuse it)", job)
 	}
 	ch.ev.Detail = joinText(ch.ev.Detail, note)
-	ch.next.LastError = capText(joinText(ch.next.LastError, note))
+	ch.next.LastError = joinText(ch.next.LastError, note)
 	return ch, nil
 }
 
@@ -330,7 +329,7 @@ func (e *Engine) commitNotes(ctx context.Context, p *pass) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 	defer cancel()
 	if _, err := e.store.UpdateMarkers(wctx, p.notes); err != nil {
-		p.fail(fmt.Errorf("remember the change markers of %s: %w", plural(len(p.notes), "job"), err))
+		p.fail(fmt.Errorf("remember the change markers of %s: %w", Plural(len(p.notes), "job"), err))
 	}
 	e.touched()
 }
@@ -378,7 +377,10 @@ func (e *Engine) commitNotice(ctx context.Context, ev Event, out *store.Outbox) 
 	return true, nil
 }
 
-// stored is the event log's row of ev.
+// stored is the event log's row of ev. Its message, like a row's
+// last_error, is handed to the store whole: the store redacts the secrets
+// from the whole text, then cuts it to what its tables keep (a cut here
+// first could leave half of a secret that no longer matches).
 func stored(ev Event) store.Event {
 	if ev.Kind == "" {
 		return store.Event{}
@@ -389,7 +391,7 @@ func stored(ev Event) store.Event {
 	}
 	return store.Event{Kind: string(ev.Kind), Job: ev.Job, From: ev.From, To: ev.To, Reason: ev.Reason,
 		Route: ev.Route, Status: ev.Status, Attempt: ev.Attempt, Duration: ev.Duration,
-		Items: ev.Items, Hash: ev.Hash, Message: capText(msg)}
+		Items: ev.Items, Hash: ev.Hash, Message: msg}
 }
 
 // stored is the event log's row of ev with the deliveries it queues in the

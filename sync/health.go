@@ -120,9 +120,6 @@ type progressView struct {
 	lastErr                         error
 }
 
-// view is DefaultInsurer's progress.
-func (p *Progress) view() progressView { return p.viewOf(DefaultInsurer) }
-
 func (p *Progress) viewOf(insurer string) progressView {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -110,19 +110,19 @@ func TestProgressTick(t *testing.T) {
 	t0 := time.Now()
 	p.Restart(t0)
 	p.Tick(Tick{Leader: false}, t0.Add(time.Second))
-	if v := p.view(); !v.standby || v.leader || !v.lastSuccess.IsZero() {
+	if v := p.viewOf(DefaultInsurer); !v.standby || v.leader || !v.lastSuccess.IsZero() {
 		t.Errorf("after a standby tick: %+v", v)
 	}
 	p.Tick(Tick{Leader: true, Ran: true}, t0.Add(2*time.Second))
-	if v := p.view(); v.standby || !v.leader || !v.lastSuccess.Equal(t0.Add(2*time.Second)) {
+	if v := p.viewOf(DefaultInsurer); v.standby || !v.leader || !v.lastSuccess.Equal(t0.Add(2*time.Second)) {
 		t.Errorf("after a successful pass: %+v", v)
 	}
 	p.Tick(Tick{Leader: true, Ran: true, Err: errors.New("x")}, t0.Add(3*time.Second))
-	if v := p.view(); !v.lastSuccess.Equal(t0.Add(2*time.Second)) || v.lastErr == nil {
+	if v := p.viewOf(DefaultInsurer); !v.lastSuccess.Equal(t0.Add(2*time.Second)) || v.lastErr == nil {
 		t.Errorf("after a failed pass: %+v", v)
 	}
 	p.Tick(Tick{Leader: false, Err: errors.New("lock: connection refused")}, t0.Add(4*time.Second))
-	if v := p.view(); v.standby {
+	if v := p.viewOf(DefaultInsurer); v.standby {
 		t.Errorf("a lock error counted as standby: %+v", v)
 	}
 }

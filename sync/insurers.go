@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -40,6 +41,21 @@ type Insurer struct {
 	// Schedule and Concurrency replace Settings.Sync's when set.
 	Schedule    string
 	Concurrency int
+}
+
+// Listed reports whether the insurer is an entry of remotes: (its Key
+// is "remotes[N]"), whose name the file gives: messages about it name it.
+func (ins Insurer) Listed() bool { return strings.HasPrefix(ins.Key, "remotes[") }
+
+// KeyOf writes where one of the insurer's keys is configured, for
+// messages: "remote.base_url", or for an entry of remotes: its place and
+// its name, "remotes[0].base_url (acme)".
+func (ins Insurer) KeyOf(field string) string {
+	key := cmp.Or(ins.Key, "remote") + "." + field
+	if ins.Listed() {
+		key += " (" + ins.Name + ")"
+	}
+	return key
 }
 
 // workTypesKey says where an insurer's work types are configured.
@@ -124,7 +140,7 @@ func (d *Daemon) prepareInsurers(ctx context.Context, s Settings, o OpenOptions,
 		return errUnnamed(u.Requests, len(s.Insurers))
 	case u.Adoptable() > 0 && !o.Migrate:
 		return fmt.Errorf("%s in quotesync's tables were written before insurers had names: run 'quotesync once' (or start the daemon) once to give them to insurer %s",
-			plural(u.Adoptable(), "request"), one)
+			Plural(u.Adoptable(), "request"), one)
 	}
 	if o.Migrate && one != "" && u.Any() {
 		got, err := d.Engine.adopt(ctx, d.Store)
@@ -141,7 +157,7 @@ func (d *Daemon) prepareInsurers(ctx context.Context, s Settings, o OpenOptions,
 func errUnnamed(n, insurers int) error {
 	return fmt.Errorf("%s in quotesync's tables were written before insurers had names, and %d insurers are configured: "+
 		"say whose they are with 'quotesync insurers adopt NAME' (NAME the insurer of the remote: section they were written with; "+
-		"the daemon was serving one insurer then), then start again", plural(n, "request"), insurers)
+		"the daemon was serving one insurer then), then start again", Plural(n, "request"), insurers)
 }
 
 // adoptRekey is what moves with the rows written with no insurer to the
@@ -224,7 +240,7 @@ func keptError(prefix, name string, kept []string) error {
 	n := min(len(kept), maxStrandedShown)
 	ids := make([]string, 0, n)
 	for _, id := range kept[:n] {
-		ids = append(ids, boundText(id, maxShownID))
+		ids = append(ids, boundText(nil, id, maxShownID)) // quotesync's own keys
 	}
 	more := ""
 	if len(kept) > len(ids) {
@@ -236,7 +252,7 @@ func keptError(prefix, name string, kept []string) error {
 		"with their events and deliveries, the other rows adopted; the daemon works on insurer %s's rows only, "+
 		"and a job number a copy holds stays held. Compare each copy (SELECT * FROM %s WHERE insurer = '' AND request_id = 'ID') "+
 		"with 'quotesync history --insurer %s ID', settle with the insurer what the copy did that %s's row lacks (another job, an accept), "+
-		"then delete the copy: the next start adopts its events", ErrAdoptKept, name, plural(len(kept), "request"), strings.Join(ids, ", "), more,
+		"then delete the copy: the next start adopts its events", ErrAdoptKept, name, Plural(len(kept), "request"), strings.Join(ids, ", "), more,
 		name, table, name, name)
 }
 
@@ -284,13 +300,13 @@ func CheckStranded(ctx context.Context, st *store.Store, names []string) error {
 	for _, g := range stranded {
 		ids := make([]string, len(g.Requests))
 		for i, id := range g.Requests {
-			ids[i] = boundText(id, maxShownID)
+			ids[i] = boundText(nil, id, maxShownID) // quotesync's own keys
 		}
 		more := ""
 		if g.Count > len(ids) {
 			more = fmt.Sprintf(" and %d more", g.Count-len(ids))
 		}
-		parts = append(parts, fmt.Sprintf("insurer %s: %s (%s%s)", g.Insurer, plural(g.Count, "live request"), strings.Join(ids, ", "), more))
+		parts = append(parts, fmt.Sprintf("insurer %s: %s (%s%s)", g.Insurer, Plural(g.Count, "live request"), strings.Join(ids, ", "), more))
 	}
 	return fmt.Errorf("%w: %s; configured: %s. Put the insurer back under remotes:, or move its requests to its new name "+
 		"('quotesync insurers move OLD NEW --force') or end them ('quotesync insurers end OLD --force')",

@@ -7,10 +7,12 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/quotesync/quotesync/remote/redact"
 )
 
 // Log field keys. They are stable: operators filter journald and log
-// pipelines on them (README.md lists them).
+// pipelines on them (docs/logs.md lists them).
 const (
 	fieldInsurer  = "insurer"
 	fieldRequest  = "request"
@@ -37,7 +39,7 @@ type logLine struct {
 	msg   string
 }
 
-// logLines gives every event kind its line; README.md explains each
+// logLines gives every event kind its line; docs/logs.md explains each
 // message. An idle pass logs nothing at info.
 var logLines = map[EventKind]logLine{
 	EventWaiting:        {zap.InfoLevel, "waiting for a job in the shop"},
@@ -87,16 +89,21 @@ const (
 // level; the passes in between log at debug.
 const failLogInterval = 10 * time.Minute
 
-// LogObserver writes one line per event to a zap logger.
+// LogObserver writes one line per event to a zap logger. Every text of
+// an event is redacted whole, then bounded.
 type LogObserver struct {
-	log *zap.Logger
+	log     *zap.Logger
+	secrets *redact.Secrets
 
 	mu          gosync.Mutex
 	lastFailLog time.Time // when a failed pass was last logged at error level
 }
 
-// NewLogObserver returns an observer that logs to log.
-func NewLogObserver(log *zap.Logger) *LogObserver { return &LogObserver{log: log} }
+// NewLogObserver returns an observer that logs to log, the secrets of
+// secrets (nil: none) redacted from each text before it is bounded.
+func NewLogObserver(log *zap.Logger, secrets *redact.Secrets) *LogObserver {
+	return &LogObserver{log: log, secrets: secrets}
+}
 
 // Observe implements Observer.
 func (o *LogObserver) Observe(ev Event) {
@@ -109,12 +116,12 @@ func (o *LogObserver) Observe(ev Event) {
 		line = logLine{zap.InfoLevel, string(ev.Kind)}
 	}
 	if ce := o.log.Check(line.level, line.msg); ce != nil {
-		ce.Write(eventFields(ev)...)
+		ce.Write(eventFields(o.secrets, ev)...)
 	}
 }
 
 // eventFields are the log fields of an event.
-func eventFields(ev Event) []zap.Field {
+func eventFields(secrets *redact.Secrets, ev Event) []zap.Field {
 	var fs []zap.Field
 	str := func(k, v string) {
 		if v != "" {
@@ -122,11 +129,11 @@ func eventFields(ev Event) []zap.Field {
 		}
 	}
 	str(fieldInsurer, ev.Insurer)
-	str(fieldRequest, boundText(ev.Request, 128))
+	str(fieldRequest, boundText(secrets, ev.Request, 128))
 	if ev.Request != "" || ev.To != "" {
 		str(fieldPhase, string(ev.To))
 	}
-	str(fieldClaim, boundText(ev.Claim, 80))
+	str(fieldClaim, boundText(secrets, ev.Claim, 80))
 	str(fieldJob, ev.Job)
 	if ev.From != ev.To {
 		from := string(ev.From)
@@ -136,7 +143,7 @@ func eventFields(ev Event) []zap.Field {
 		str(fieldFrom, from)
 	}
 	str(fieldReason, string(ev.Reason))
-	str(fieldDetail, boundText(ev.Detail, 1000))
+	str(fieldDetail, boundText(secrets, ev.Detail, 1000))
 	str(fieldRoute, ev.Route)
 	if ev.Attempt > 0 {
 		fs = append(fs, zap.Int(fieldAttempt, ev.Attempt))
@@ -163,7 +170,7 @@ func eventFields(ev Event) []zap.Field {
 		fs = append(fs, zap.Int(fieldStreak, ev.Streak))
 	}
 	if ev.Err != nil {
-		fs = append(fs, zap.String("error", boundText(ev.Err.Error(), 2000)))
+		fs = append(fs, zap.String("error", boundText(secrets, ev.Err.Error(), 2000)))
 	}
 	return fs
 }
@@ -186,7 +193,7 @@ func (o *LogObserver) passDone(ev Event) {
 		o.log.Info(msgInterrupted, fields...)
 		return
 	case err != nil:
-		fields = append(fields, zap.Int(fieldStreak, ev.Streak), zap.String("error", boundText(err.Error(), 2000)))
+		fields = append(fields, zap.Int(fieldStreak, ev.Streak), zap.String("error", boundText(o.secrets, err.Error(), 2000)))
 		o.mu.Lock()
 		loud := ev.Streak <= 1 || ev.At.Sub(o.lastFailLog) >= failLogInterval
 		if loud {

@@ -155,10 +155,12 @@ func IsOpen(ph store.Phase) bool {
 	return ok && p.Open
 }
 
-// openPhases and closedPhases are the phases passes work on and the rest.
+// openPhases are the phases passes work on.
 func openPhases() []store.Phase { return filterPhases(true) }
 
-func closedPhases() []store.Phase { return filterPhases(false) }
+// ClosedPhases are the phases no pass works on: the ones a listing of
+// open requests hides and `quotesync insurers end` leaves alone.
+func ClosedPhases() []store.Phase { return filterPhases(false) }
 
 func filterPhases(open bool) []store.Phase {
 	var out []store.Phase
@@ -336,14 +338,11 @@ var reasonTable = []ReasonInfo{
 		Fix: "settle it with the insurer; the job number quotesync reserved for it is released or reported as unused"},
 	{Reason: ReasonUnreadable, Person: true, Words: "the remote took the write but its answer could not be read",
 		Fix: "nothing is sent again, and the quote is not submitted, until the shop's lines change or `quotesync retry REQUEST` (which pushes the Draft again); tell the insurer's support what the error shows"},
-	{Reason: ReasonBadEntry, Person: true, Words: "an entry of the remote's pending list cannot be read (a field of the wrong type, text that is not valid UTF-8, an entry too large or nested too deep)",
+	{Reason: ReasonBadEntry, Person: true, Words: "an entry of the remote's pending list cannot be read (a field of the wrong type, text that is not valid UTF-8, an id or claim number holding a control character, an entry too large or nested too deep)",
 		Fix: "tell the insurer's support which entry: the log names its position, its id when readable and the field; the other requests go on, and the entry is taken once the service lists it readable"},
 	{Reason: ReasonTooLong, Person: true, Words: "a value of the request (its id or claim number) is longer than the column it must be stored in",
 		Fix: "quotesync keeps request ids of up to 64 bytes and claim numbers of up to 128: ask the insurer; a shop column that find_job/create_job writes to: widen it (or change the mapping), then `quotesync retry REQUEST`"},
 }
-
-// Reasons returns every reason with its description.
-func Reasons() []ReasonInfo { return slices.Clone(reasonTable) }
 
 // Reason returns the description of r; a reason this quotesync does not
 // know is described as such.

@@ -252,7 +252,7 @@ func TestTablesDescribeEverything(t *testing.T) {
 		}
 	}
 	seen := map[store.Reason]bool{}
-	for _, r := range Reasons() {
+	for _, r := range reasonTable {
 		if r.Words == "" || r.Fix == "" {
 			t.Errorf("reason %s lacks words or a fix", r.Reason)
 		}

@@ -162,7 +162,7 @@ func (d *Daemon) End(ctx context.Context, from string) (ended []store.Request, e
 	if err != nil {
 		return nil, nil, fmt.Errorf("end the requests of insurer %s: %w", from, err)
 	}
-	rows, err := d.Store.ListRequests(ctx, store.ListQuery{Insurer: from, Hide: closedPhases()})
+	rows, err := d.Store.ListRequests(ctx, store.ListQuery{Insurer: from, Hide: ClosedPhases()})
 	if err != nil {
 		return nil, nil, err
 	}

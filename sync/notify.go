@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/store"
 )
@@ -38,6 +39,10 @@ type NotifyConfig struct {
 	ExpiryWarning time.Duration
 	Webhook       WebhookConfig
 	Command       CommandConfig
+	// Secrets are redacted from what a receiver or a command answers, the
+	// whole answer before it is cut, and from the outbox's log (Open
+	// gives the daemon's set). nil: none is.
+	Secrets *redact.Secrets
 }
 
 // WebhookConfig is a notifier that POSTs each notice as JSON.
@@ -98,7 +103,7 @@ func (c NotifyConfig) Validate() error {
 	if c.Webhook.URL != "" {
 		u, err := url.Parse(c.Webhook.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("notify.webhook.url: %q is not an http(s) URL; write e.g. https://hooks.example.com/quotesync", redactQuery(c.Webhook.URL))
+			return fmt.Errorf("notify.webhook.url: %s is not an http(s) URL; write e.g. https://hooks.example.com/quotesync", WebhookOrigin(c.Webhook.URL))
 		}
 	}
 	if c.Webhook.Timeout < 0 || c.Command.Timeout < 0 {
@@ -174,12 +179,13 @@ type notifier interface {
 
 // webhook POSTs notices.
 type webhook struct {
-	cfg    WebhookConfig
-	client *http.Client
+	cfg     WebhookConfig
+	client  *http.Client
+	secrets *redact.Secrets // redacted from the receiver's answer
 }
 
-func newWebhook(c WebhookConfig) *webhook {
-	return &webhook{cfg: c, client: &http.Client{
+func newWebhook(c WebhookConfig, secrets *redact.Secrets) *webhook {
+	return &webhook{cfg: c, secrets: secrets, client: &http.Client{
 		Timeout: c.Timeout,
 		// A redirect is an answer we do not follow: the secret header
 		// would go wherever it points.
@@ -192,7 +198,7 @@ func newWebhook(c WebhookConfig) *webhook {
 const maxAnswer = 300
 
 func (w *webhook) send(ctx context.Context, n Notice, body []byte) error {
-	target := redactQuery(w.cfg.URL)
+	target := WebhookOrigin(w.cfg.URL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.cfg.URL, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("POST %s: %w", target, err)
@@ -212,22 +218,32 @@ func (w *webhook) send(ctx context.Context, n Notice, body []byte) error {
 		return fmt.Errorf("POST %s: %w", target, err)
 	}
 	defer resp.Body.Close()
-	answer, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	// Read past what is kept by more than the longest secret: one that
+	// straddles the read's bound is then past the excerpt, and the
+	// answer is redacted whole before it is cut.
+	bound := w.secrets.ReadBound(maxAnswer)
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, bound))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("POST %s: answered %s: %s", target, resp.Status, strings.TrimSpace(string(answer)))
+		shown := w.secrets.Excerpt(strings.TrimSpace(string(answer)), maxAnswer, int64(len(answer)) >= bound)
+		return fmt.Errorf("POST %s: answered %s: %s", target, w.secrets.Redact(resp.Status), shown)
 	}
 	return nil
 }
 
-// redactQuery drops a URL's query and user info, which may hold a token.
-func redactQuery(s string) string {
+// WebhookOrigin shows a webhook's URL without what may hold its key (the
+// path of Slack's, Teams' and Discord's, the query, user info):
+// "https://hooks.example.com/…".
+func WebhookOrigin(s string) string {
 	u, err := url.Parse(s)
-	if err != nil {
+	if err != nil || u.Host == "" {
 		return "(an unparsable URL)"
 	}
-	u.RawQuery, u.User, u.Fragment = "", nil, ""
-	return u.String()
+	origin := u.Scheme + "://" + u.Host
+	if u.Path != "" && u.Path != "/" || u.RawQuery != "" {
+		origin += "/…"
+	}
+	return origin
 }
 
 // commandEnv is a notifier command's environment: not the daemon's, which
@@ -244,7 +260,10 @@ func commandEnv(n Notice) []string {
 }
 
 // command runs a program with the notice on its standard input.
-type command struct{ cfg CommandConfig }
+type command struct {
+	cfg     CommandConfig
+	secrets *redact.Secrets // redacted from its output
+}
 
 // send runs the command in a process group of its own and ends the whole
 // group when the run is over: at the timeout (or when ctx ends) SIGTERM,
@@ -285,7 +304,7 @@ func (c *command) send(ctx context.Context, n Notice, body []byte) error {
 		return fmt.Errorf("run %s: killed after notify.command.timeout (%s)", c.cfg.Path, c.cfg.Timeout)
 	}
 	if err != nil {
-		return fmt.Errorf("run %s: %w: %s", c.cfg.Path, err, boundText(strings.TrimSpace(out.String()), maxAnswer))
+		return fmt.Errorf("run %s: %w: %s", c.cfg.Path, err, boundText(c.secrets, strings.TrimSpace(out.String()), maxAnswer))
 	}
 	return nil
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	gosync "sync"
 	"time"
 	"unicode/utf8"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/store"
 )
@@ -37,7 +40,7 @@ type WriteBacks interface {
 	Config() shopdb.Config
 }
 
-// Log messages of deliveries; README.md explains each.
+// Log messages of deliveries; docs/logs.md explains each.
 const (
 	msgDeliveryFailed    = "delivery failed; will retry"
 	msgDeliveryRecovered = "delivered after failed attempts"
@@ -88,6 +91,10 @@ type Outbox struct {
 
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Rand is the source of chance: the spread of a failed delivery's
+	// backoff, a number in [0, 1). Default math/rand/v2's Float64. The
+	// daemon gives the outbox its engine's Now and Rand.
+	Rand func() float64
 
 	kick chan struct{}
 
@@ -131,13 +138,13 @@ func NewOutbox(st OutboxStore, shop WriteBacks, cfg NotifyConfig, retry remote.B
 	cfg = cfg.withDefaults()
 	o := &Outbox{store: st, shop: shop, log: log, cfg: cfg, retry: retry,
 		targets: make(map[string]notifier), notify: make(map[string]bool),
-		Now: time.Now, kick: make(chan struct{}, 1), noticed: make(map[string]bool),
+		Now: time.Now, Rand: rand.Float64, kick: make(chan struct{}, 1), noticed: make(map[string]bool),
 		auth: make(map[string]*authEpisode)}
 	if cfg.Webhook.URL != "" {
-		o.targets[store.TargetWebhook] = newWebhook(cfg.Webhook)
+		o.targets[store.TargetWebhook] = newWebhook(cfg.Webhook, cfg.Secrets)
 	}
 	if cfg.Command.Path != "" {
-		o.targets[store.TargetCommand] = &command{cfg: cfg.Command}
+		o.targets[store.TargetCommand] = &command{cfg: cfg.Command, secrets: cfg.Secrets}
 	}
 	if len(o.targets) > 0 {
 		for _, k := range cfg.Events {
@@ -406,7 +413,7 @@ func (o *Outbox) recordNotices(ctx context.Context) {
 	if !o.notify[NoticeAuthFailing] {
 		return
 	}
-	for _, name := range sortedKeys(auth) {
+	for _, name := range slices.Sorted(maps.Keys(auth)) {
 		o.recordAuth(ctx, name, auth[name])
 	}
 }
@@ -486,7 +493,7 @@ func (o *Outbox) deliver(ctx context.Context, d store.Delivery) time.Time {
 		fields = append(fields, zap.String(fieldInsurer, d.Insurer))
 	}
 	if d.RequestID != "" {
-		fields = append(fields, zap.String(fieldRequest, boundText(d.RequestID, 80)))
+		fields = append(fields, zap.String(fieldRequest, boundText(o.cfg.Secrets, d.RequestID, 80)))
 	}
 	if d.Job != "" {
 		fields = append(fields, zap.String(fieldJob, d.Job))
@@ -503,9 +510,9 @@ func (o *Outbox) deliver(ctx context.Context, d store.Delivery) time.Time {
 	if ctx.Err() != nil {
 		return time.Time{} // stopping: the delivery was rolled back and is made after the restart
 	}
-	next := o.Now().Add(o.retry.Delay(d.Attempts+1, 0, rand.Float64()))
+	next := o.Now().Add(o.retry.Delay(d.Attempts+1, 0, o.Rand()))
 	fields = append(fields, zap.Int(fieldAttempt, d.Attempts+1), zap.Time(fieldNext, next),
-		zap.String("error", boundText(err.Error(), 2000)))
+		zap.String("error", boundText(o.cfg.Secrets, err.Error(), 2000)))
 	if d.Attempts == 0 {
 		o.log.Warn(msgDeliveryFailed, fields...)
 	} else {
@@ -525,7 +532,7 @@ func (o *Outbox) attempt(ctx context.Context, d store.Delivery) error {
 		ctx, cancel := context.WithTimeout(ctx, o.shop.Config().QueryTimeout)
 		defer cancel()
 		return o.store.Deliver(ctx, d.ID, func(ctx context.Context, tx *sqlx.Tx) error {
-			return o.shop.WriteBack(ctx, tx, d.Kind, writeBackParams(d))
+			return o.shop.WriteBack(ctx, tx, d.Kind, writeBackParams(o.cfg.Secrets, d))
 		})
 	}
 	n := o.targets[d.Target]
@@ -538,6 +545,9 @@ func (o *Outbox) attempt(ctx context.Context, d store.Delivery) error {
 	if err != nil {
 		return fmt.Errorf("encode notice: %w", err)
 	}
+	// The details were redacted as the outbox kept them; a secret
+	// joined the set since is redacted from the notice as it leaves.
+	body = []byte(o.cfg.Secrets.Redact(string(body)))
 	// The send has its own timeout; this bounds the transaction around it.
 	ctx, cancel := context.WithTimeout(ctx, max(o.cfg.Webhook.Timeout, o.cfg.Command.Timeout)+deliverySlack)
 	defer cancel()
@@ -545,13 +555,13 @@ func (o *Outbox) attempt(ctx context.Context, d store.Delivery) error {
 }
 
 // writeBackParams are the write-back statement's parameters of d.
-func writeBackParams(d store.Delivery) shopdb.WriteBackParams {
+func writeBackParams(secrets *redact.Secrets, d store.Delivery) shopdb.WriteBackParams {
 	reason := d.Detail
 	if d.Reason != ReasonNone {
 		reason = joinText(Reason(d.Reason).Words, d.Detail)
 	}
 	return shopdb.WriteBackParams{Insurer: d.Insurer, Job: d.Job, Request: d.RequestID, Claim: d.Claim, Status: d.Kind,
-		Reason: cutRunes(reason, reasonMax), Time: d.At}
+		Reason: cutRunes(secrets.Redact(reason), reasonMax), Time: d.At}
 }
 
 // cutRunes keeps at most n characters of s.

@@ -283,7 +283,8 @@ func count(t *testing.T, r *rig, q string) int {
 }
 
 // TestDeliveryRetriedWithBackoff: a receiver that fails is tried again
-// after the backoff, not before; the failure is logged once at warn level
+// after the backoff, not before (its spread drawn from the engine's Rand,
+// as the engine's own backoffs are); the failure is logged once at warn level
 // with the error, the success after it at info; a write-back that fails
 // does not hold the pass up nor the other deliveries, and is tried at
 // once after a reload.
@@ -293,6 +294,8 @@ func TestDeliveryRetriedWithBackoff(t *testing.T) {
 		// The supplement's write-back fails: a column that is too short.
 		s.Shop.WriteBack[shopdb.WriteBackSupplementNeeded] = `UPDATE jobs SET insurer_status = REPEAT('x', 300) WHERE job_no = :job`
 	})
+	// 0.5 is the doubled wait itself: the first backoff is 1m exactly.
+	r.engine.Rand = func() float64 { return 0.5 }
 	req := r.seed(sampleshop.ClaimFinal)[0]
 	r.pass()
 	for r.row(req).Phase != qsync.PhaseSubmitted {
@@ -314,11 +317,12 @@ func TestDeliveryRetriedWithBackoff(t *testing.T) {
 	if got := rc.posts(); got != 1 {
 		t.Fatalf("POSTs = %d after the first attempt, want 1", got)
 	}
+	r.clock.advance(time.Minute - time.Second)
 	r.work() // not due yet: nothing is sent
 	if got := rc.posts(); got != 1 {
-		t.Fatalf("POSTs = %d before the backoff ran out, want 1", got)
+		t.Fatalf("POSTs = %d a second before the backoff ran out, want 1", got)
 	}
-	r.clock.advance(time.Minute + 15*time.Second) // past the first backoff (1m ±20%)
+	r.clock.advance(time.Second) // the first backoff, 1m, has run out
 	r.work()
 	if got := rc.posts(); got != 2 {
 		t.Fatalf("POSTs = %d after the first backoff, want 2", got)
@@ -360,7 +364,7 @@ func TestDeliveryRetriedWithBackoff(t *testing.T) {
 	if st.Pending != 1 || st.Failing != 1 || st.Last.Target != store.TargetWriteBack || !strings.Contains(st.Last.LastError, "insurer_status") {
 		t.Errorf("DeliveryStats = %+v, want the write-back of the supplement failing", st)
 	}
-	if line := qsync.DeliveryLine(st); !strings.Contains(line, "1 delivery not made yet, 1 failing") || !strings.Contains(line, "request "+req) {
+	if line := qsync.DeliveryLine(nil, st); !strings.Contains(line, "1 delivery not made yet, 1 failing") || !strings.Contains(line, "request "+req) {
 		t.Errorf("DeliveryLine = %q", line)
 	}
 

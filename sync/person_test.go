@@ -14,7 +14,7 @@ import (
 func TestQuietReasonsMatchNeedsPerson(t *testing.T) {
 	quiet := QuietReasons()
 	reasons := []store.Reason{ReasonNone, "a_reason_of_a_newer_quotesync"}
-	for _, ri := range Reasons() {
+	for _, ri := range reasonTable {
 		reasons = append(reasons, ri.Reason)
 	}
 	for _, r := range reasons {

@@ -5,11 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/store"
 )
@@ -39,11 +42,6 @@ const checkTimeout = 30 * time.Second
 // shop (a short query each).
 const maxCheckPending = 200
 
-// DocumentedWorkTypes are the item types the service's public
-// documentation lists (quotesync check warns about a mapped type outside
-// them: a service that follows its documentation refuses the others).
-var DocumentedWorkTypes = []string{"RemoveReplaceLabour", "RepairLabour", "RefinishLabour", "MechanicalLabour", "Parts", "Miscellaneous"}
-
 // Check runs the checks a daemon needs to pass before it can work, without
 // writing anything anywhere: the database login, quotesync's state schema,
 // every mapping query (prepared, and run read-only where it reads), for
@@ -52,9 +50,11 @@ var DocumentedWorkTypes = []string{"RemoveReplaceLabour", "RepairLabour", "Refin
 // form; and that no insurer left out of the configuration has live
 // requests. With several insurers each insurer's lines name it, and the
 // statements that could tell insurers apart with :insurer and do not are
-// listed (information, not a failure).
+// listed (information, not a failure); a lone insurer of remotes: is
+// named on the lines of its service (remote, status change).
 func Check(ctx context.Context, s Settings) []CheckItem {
-	var c checks
+	s = s.shared()
+	c := checks{secrets: s.Secrets}
 	c.several = len(s.Insurers) > 1
 	db, st := c.database(ctx, s)
 	if db != nil {
@@ -102,6 +102,7 @@ type checks struct {
 	// the one this quotesync needs, schemaErr why schema is unknown.
 	schema, latest int
 	schemaErr      error
+	secrets        *redact.Secrets // redacted from every detail as it is added
 }
 
 // stateOld reports whether quotesync's tables are an older quotesync's,
@@ -115,7 +116,7 @@ func (c *checks) stateOldWhy() string {
 }
 
 func (c *checks) add(status, name, format string, args ...any) {
-	c.items = append(c.items, CheckItem{Status: status, Name: name, Detail: fmt.Sprintf(format, args...)})
+	c.items = append(c.items, CheckItem{Status: status, Name: name, Detail: c.secrets.Redact(fmt.Sprintf(format, args...))})
 }
 
 // name is the name of a check of one insurer: the insurer's name follows
@@ -125,6 +126,17 @@ func (c *checks) name(check, insurer string) string {
 		return check
 	}
 	return check + " (" + insurer + ")"
+}
+
+// service is the name of a check of an insurer's own service (its list
+// call, its data, its status form): the insurer's name follows when
+// there are several, and when the file names the one insurer (remotes:).
+// The checks of the shop's rows keep their plain name with one insurer.
+func (c *checks) service(check string, ins Insurer) string {
+	if !c.several && !ins.Listed() {
+		return check
+	}
+	return check + " (" + ins.Name + ")"
 }
 
 // insurers checks quotesync's rows against the configured insurers: live
@@ -146,7 +158,7 @@ func (c *checks) insurers(ctx context.Context, db *shopdb.DB, st *store.Store, s
 	if err := CheckStranded(ctx, st, s.Names()); err != nil {
 		c.add(CheckFail, name, "%v", err)
 	} else if c.several {
-		c.add(CheckOK, name, "%s configured (%s); no other insurer has live requests", plural(len(s.Insurers), "insurer"), strings.Join(s.Names(), ", "))
+		c.add(CheckOK, name, "%s configured (%s); no other insurer has live requests", Plural(len(s.Insurers), "insurer"), strings.Join(s.Names(), ", "))
 	}
 	one := ""
 	if !c.several {
@@ -156,18 +168,18 @@ func (c *checks) insurers(ctx context.Context, db *shopdb.DB, st *store.Store, s
 	case err != nil:
 		c.add(CheckFail, name, "count the requests written before insurers: %v", err)
 	case u.Requests > 0 && c.several:
-		c.add(CheckFail, name, "%s written before insurers had names: say whose they are with 'quotesync insurers adopt NAME' (the insurer of the remote: section they were written with) before the daemon starts", plural(u.Requests, "request"))
+		c.add(CheckFail, name, "%s written before insurers had names: say whose they are with 'quotesync insurers adopt NAME' (the insurer of the remote: section they were written with) before the daemon starts", Plural(u.Requests, "request"))
 	case u.Tracked > 0:
 		// Adopt leaves a copy whose id the insurer tracks already: saying
 		// the next start gives it away would be untrue.
 		rest := ""
 		if n := u.Adoptable(); n > 0 {
-			rest = fmt.Sprintf("; the next start of run or once gives the other %s to insurer %s", plural(n, "request"), one)
+			rest = fmt.Sprintf("; the next start of run or once gives the other %s to insurer %s", Plural(n, "request"), one)
 		}
 		c.add(CheckWarn, name, "%s written before insurers had names %s an id insurer %s tracks already (an older quotesync's copy, left as it is): compare each with 'quotesync history --insurer %s ID', settle any difference with the insurer, then delete the copy%s",
-			plural(u.Tracked, "request"), map[bool]string{true: "has", false: "have"}[u.Tracked == 1], one, one, rest)
+			Plural(u.Tracked, "request"), map[bool]string{true: "has", false: "have"}[u.Tracked == 1], one, one, rest)
 	case u.Requests > 0:
-		c.add(CheckOK, name, "%s written before insurers had names: the next start of run or once gives them to insurer %s", plural(u.Requests, "request"), one)
+		c.add(CheckOK, name, "%s written before insurers had names: the next start of run or once gives them to insurer %s", Plural(u.Requests, "request"), one)
 	}
 	c.withoutInsurer(db)
 }
@@ -198,7 +210,16 @@ func (c *checks) database(ctx context.Context, s Settings) (*shopdb.DB, *store.S
 		c.add(CheckSkip, "work types", "not checked: no database connection")
 		return nil, nil
 	}
-	c.add(CheckOK, "database", "connected to %s", s.Shop.String())
+	tls := ""
+	if s.Shop.TLSCAFile != "" {
+		tls = fmt.Sprintf(" over TLS, the server's certificate verified against %s", s.Shop.TLSCAFile)
+	}
+	c.add(CheckOK, "database", "connected to %s%s", s.Shop.String(), tls)
+	if mode, err := db.SQLMode(octx); err == nil && !shopdb.StrictMode(mode) {
+		c.add(CheckWarn, "sql_mode", "the server's sql_mode (%q) is not strict: a value longer than its column is cut to fit, with a warning only. "+
+			"A claim number longer than the shop's column is written cut by create_job (not refused as too_long), and write_back's values are cut too: "+
+			"make those columns wide enough, or add STRICT_TRANS_TABLES to the server's sql_mode if the shop's program allows it", mode)
+	}
 	st := store.New(db)
 
 	cur, latest, err := st.SchemaVersion(octx)
@@ -239,6 +260,10 @@ func (c *checks) database(ctx context.Context, s Settings) (*shopdb.DB, *store.S
 			c.add(CheckWarn, q.Key, "%s", q.Warn)
 		}
 	}
+	if len(s.Shop.Queries.CreateJob) == 0 {
+		c.add(CheckInfo, "shop.queries.create_job", "not set: quotesync makes no job; a request whose job find_job does not find waits "+
+			"(status: waiting, reason %s: %s) and is accepted at the first pass after the shop makes the job", ReasonNoJob, Reason(ReasonNoJob).Words)
+	}
 	return db, st
 }
 
@@ -263,7 +288,7 @@ func (c *checks) someJobs(ctx context.Context, st *store.Store) []string {
 // remote lists the pending requests of an insurer with its token, with
 // few retries.
 func (c *checks) remote(ctx context.Context, ins Insurer) ([]remote.Request, bool) {
-	name, tokenFrom := c.name("remote", ins.Name), ins.TokenFrom
+	name, tokenFrom := c.service("remote", ins), ins.TokenFrom
 	rc := ins.Remote
 	if rc.MaxAttempts == 0 || rc.MaxAttempts > 2 {
 		rc.MaxAttempts = 2
@@ -281,28 +306,28 @@ func (c *checks) remote(ctx context.Context, ins Insurer) ([]remote.Request, boo
 	where := strings.TrimRight(rc.BaseURL, "/") + remote.APIRoot + "/requests"
 	switch {
 	case errors.As(err, &de):
-		c.add(CheckOK, name, "GET %s answered with the token: %s", where, plural(len(reqs), "pending request"))
-		c.add(CheckWarn, c.name("remote data", ins.Name), "%v; quotesync skips those requests until the service fixes them", de)
+		c.add(CheckOK, name, "GET %s answered with the token: %s", where, Plural(len(reqs), "pending request"))
+		c.add(CheckWarn, c.service("remote data", ins), "%v; quotesync skips those requests until the service fixes them", de)
 	case err != nil:
-		c.add(CheckFail, name, "%s", explainRemote(err, tokenFrom, ins.Key))
+		c.add(CheckFail, name, "%s", explainRemote(err, tokenFrom, ins.KeyOf("base_url")))
 		return nil, false
 	default:
-		c.add(CheckOK, name, "GET %s answered with the token: %s", where, plural(len(reqs), "pending request"))
+		c.add(CheckOK, name, "GET %s answered with the token: %s", where, Plural(len(reqs), "pending request"))
 	}
 	return reqs, true
 }
 
-// explainRemote says what a failed list call means and what to do; key
-// is where the insurer is configured ("remote", "remotes[1]").
-func explainRemote(err error, tokenFrom, key string) string {
-	key = cmp.Or(key, "remote")
+// explainRemote says what a failed list call means and what to do;
+// baseURL is the key of the insurer's address ("remote.base_url",
+// "remotes[1].base_url (acme)").
+func explainRemote(err error, tokenFrom, baseURL string) string {
 	switch {
 	case errors.Is(err, remote.ErrUnauthorized):
 		return fmt.Sprintf("%v\nthe service refused the token from %s: put the insurer's current token there (with OAuth2, check client_id and the client secret)", err, tokenFrom)
 	case errors.Is(err, remote.ErrNotFound):
-		return fmt.Sprintf("%v\nno such endpoint: check %s.base_url (the API is under base_url + %s)", err, key, remote.APIRoot)
+		return fmt.Sprintf("%v\nno such endpoint: check %s (the API is under base_url + %s)", err, baseURL, remote.APIRoot)
 	case errors.Is(err, remote.ErrTemporary):
-		return fmt.Sprintf("%v\nthe service did not answer usefully: check %s.base_url, DNS and the firewall, then run check again", err, key)
+		return fmt.Sprintf("%v\nthe service did not answer usefully: check %s, DNS and the firewall, then run check again", err, baseURL)
 	}
 	return err.Error()
 }
@@ -328,7 +353,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 	var tracked, found int
 	var notes []string
 	if c.schema > 0 && !c.stateOld() {
-		rows, err := st.ListRequests(ctx, store.ListQuery{Hide: closedPhases(), Insurer: st.InsurerName()})
+		rows, err := st.ListRequests(ctx, store.ListQuery{Hide: ClosedPhases(), Insurer: st.InsurerName()})
 		if err != nil {
 			c.add(CheckFail, name, "list the tracked requests: %v", err)
 			return
@@ -357,7 +382,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 		})
 		switch {
 		case err != nil:
-			c.add(CheckFail, name, "look up the shop's job for pending request %s: %v", boundText(req.ID, maxShownID), err)
+			c.add(CheckFail, name, "look up the shop's job for pending request %s: %v", boundText(c.secrets, req.ID, maxShownID), err)
 			return
 		case job != "" && !jobs[job]:
 			jobs[job] = true
@@ -371,7 +396,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 	sort.Strings(list)
 	lines, bad, err := db.LineItems(ctx, list)
 	if err != nil {
-		c.add(CheckFail, name, "run shop.queries.line_items over %s: %v", plural(len(list), "job"), err)
+		c.add(CheckFail, name, "run shop.queries.line_items over %s: %v", Plural(len(list), "job"), err)
 		return
 	}
 	codes := map[string]int{}
@@ -382,7 +407,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 	}
 	var unmapped, warns []string
 	missing := map[string]bool{}
-	for _, j := range sortedKeys(bad) {
+	for _, j := range slices.Sorted(maps.Keys(bad)) {
 		var re *shopdb.RowError
 		if errors.As(bad[j], &re) && re.UnmappedCode != "" {
 			unmapped = append(unmapped, re.Error())
@@ -391,9 +416,9 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 		}
 		warns = append(warns, bad[j].Error())
 	}
-	scope := fmt.Sprintf("%s (%d tracked, %d found for pending requests)", plural(len(list), "job"), tracked, found)
+	scope := fmt.Sprintf("%s (%d tracked, %d found for pending requests)", Plural(len(list), "job"), tracked, found)
 	if c.stateOld() {
-		scope = fmt.Sprintf("%s (found for pending requests; those of the requests quotesync tracks are left out until its tables are migrated)", plural(len(list), "job"))
+		scope = fmt.Sprintf("%s (found for pending requests; those of the requests quotesync tracks are left out until its tables are migrated)", Plural(len(list), "job"))
 	}
 	if len(notes) > 0 {
 		scope += "; " + strings.Join(notes, "; ")
@@ -401,23 +426,23 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 	switch {
 	case len(unmapped) > 0:
 		var hint []string
-		for _, code := range sortedKeys(missing) {
+		for _, code := range slices.Sorted(maps.Keys(missing)) {
 			hint = append(hint, fmt.Sprintf("%q: <work type, e.g. Miscellaneous>", code))
 		}
 		c.add(CheckFail, name, "%d of %s %s lines whose code is not under shop.work_types:\n%s\nunder shop.work_types add %s",
 			len(unmapped), scope, map[bool]string{true: "has", false: "have"}[len(unmapped) == 1], strings.Join(unmapped, "\n"), strings.Join(hint, ", "))
 	case len(list) == 0 && c.stateOld():
 		c.add(CheckOK, name, "no pending request has a job in the shop, and the jobs of the requests quotesync tracks are left out: %s; the daemon checks each job's codes before its first push (mapped codes: %s)",
-			c.stateOldWhy(), strings.Join(sortedKeys(workTypes), ", "))
+			c.stateOldWhy(), strings.Join(slices.Sorted(maps.Keys(workTypes)), ", "))
 	case len(list) == 0:
 		c.add(CheckOK, name, "no estimates to look at yet: quotesync tracks no job, and no pending request has a job in the shop; the daemon checks each job's codes before its first push (mapped codes: %s)",
-			strings.Join(sortedKeys(workTypes), ", "))
+			strings.Join(slices.Sorted(maps.Keys(workTypes)), ", "))
 	case len(codes) == 0 && len(warns) == 0:
 		c.add(CheckOK, name, "no lines yet on %s; the daemon checks each job's codes before its first push (mapped codes: %s)",
-			scope, strings.Join(sortedKeys(workTypes), ", "))
+			scope, strings.Join(slices.Sorted(maps.Keys(workTypes)), ", "))
 	case len(codes) == 0:
 		c.add(CheckOK, name, "no line with a valid code yet on %s (see the shop data warnings); mapped codes: %s",
-			scope, strings.Join(sortedKeys(workTypes), ", "))
+			scope, strings.Join(slices.Sorted(maps.Keys(workTypes)), ", "))
 	default:
 		c.add(CheckOK, name, "every code on %s is mapped; codes seen: %s", scope, codeCounts(codes))
 	}
@@ -429,7 +454,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 // statusForm says which status change the daemon sends to an insurer,
 // and what auto mode found before.
 func (c *checks) statusForm(ctx context.Context, st *store.Store, ins Insurer) {
-	rc, name, key := ins.Remote, c.name("status change", ins.Name), cmp.Or(ins.Key, "remote")
+	rc, name, key := ins.Remote, c.service("status change", ins), cmp.Or(ins.Key, "remote")
 	client, err := remote.New(rc, remote.StaticToken("unused"))
 	if err != nil {
 		return
@@ -454,29 +479,12 @@ func (c *checks) statusForm(ctx context.Context, st *store.Store, ins Insurer) {
 	}
 }
 
-// plural writes "1 job", "3 jobs".
-func plural(n int, what string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", what)
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
 // codeCounts renders {"PART": 3, "R&R": 2} as "PART ×3, R&R ×2".
 func codeCounts(codes map[string]int) string {
-	keys := sortedKeys(codes)
+	keys := slices.Sorted(maps.Keys(codes))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%s ×%d", k, codes[k])
 	}
 	return strings.Join(parts, ", ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/store"
 )
@@ -22,11 +23,14 @@ func (c *checks) deliveries(ctx context.Context, db *shopdb.DB, st *store.Store,
 			continue
 		}
 		c.add(CheckOK, q.Key, "%s", q.Note)
+		if q.Warn != "" {
+			c.add(CheckWarn, q.Key, "%s", q.Warn)
+		}
 	}
 	n = n.withDefaults()
 	var parts []string
 	if n.Webhook.URL != "" {
-		w := "webhook POST " + redactQuery(n.Webhook.URL)
+		w := "webhook POST " + WebhookOrigin(n.Webhook.URL)
 		if n.Webhook.Header != "" {
 			w += " (secret header " + n.Webhook.Header + ")"
 		}
@@ -54,16 +58,16 @@ func (c *checks) deliveries(ctx context.Context, db *shopdb.DB, st *store.Store,
 	case err != nil:
 		c.add(CheckFail, "deliveries", "%v", err)
 	case ds.Failing > 0:
-		c.add(CheckWarn, "deliveries", "%s", DeliveryLine(ds))
+		c.add(CheckWarn, "deliveries", "%s", DeliveryLine(c.secrets, ds))
 	case ds.Pending > 0:
-		c.add(CheckOK, "deliveries", "%s", DeliveryLine(ds))
+		c.add(CheckOK, "deliveries", "%s", DeliveryLine(c.secrets, ds))
 	}
 }
 
 // DeliveryLine says in one line how the outbox stands: how many
 // deliveries are not made yet, how many of them failed, and the last
-// failure.
-func DeliveryLine(st store.DeliveryStats) string {
+// failure, its text bounded after the secrets of secrets are redacted.
+func DeliveryLine(secrets *redact.Secrets, st store.DeliveryStats) string {
 	s := fmt.Sprintf("%d deliveries not made yet", st.Pending)
 	if st.Pending == 1 {
 		s = "1 delivery not made yet"
@@ -80,5 +84,5 @@ func DeliveryLine(st store.DeliveryStats) string {
 		what += " (job " + l.Job + ")"
 	}
 	return fmt.Sprintf("%s, %d failing (tried again with backoff); the last failure: %s, attempt %d, at %s: %s",
-		s, st.Failing, what, l.Attempts, st.FailedAt.Format("2006-01-02 15:04:05Z07:00"), boundText(l.LastError, 500))
+		s, st.Failing, what, l.Attempts, st.FailedAt.Format("2006-01-02 15:04:05Z07:00"), boundText(secrets, l.LastError, 500))
 }

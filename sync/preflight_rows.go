@@ -96,12 +96,12 @@ func (c *checks) rowsFind(ctx context.Context, db *shopdb.DB, st *store.Store, n
 	switch {
 	case len(wrong) > 0:
 		c.add(CheckFail, name, "%d of %s found by their own claim; %s: a request for one job would be accepted onto another: make find_job return the job whose claim it is",
-			found, plural(len(samples), "sampled job"), shownList(wrong))
+			found, Plural(len(samples), "sampled job"), shownList(wrong))
 	case len(missed) > 0:
 		c.add(CheckWarn, name, "%d of %s found by their own claim; not found: %s (right if find_job leaves such jobs out on purpose, e.g. closed ones; else a request for them gets a new job)",
-			found, plural(len(samples), "sampled job"), shownList(missed))
+			found, Plural(len(samples), "sampled job"), shownList(missed))
 	default:
-		c.add(CheckOK, name, "each of the %s is found by its own claim number", plural(len(samples), "newest job"))
+		c.add(CheckOK, name, "each of the %s is found by its own claim number", Plural(len(samples), "newest job"))
 	}
 }
 
@@ -139,16 +139,16 @@ func (c *checks) rowsLines(name, key string, jobs []string, report map[string]*s
 	}
 	slices.Sort(counts)
 	c.add(CheckOK, name, "%s: %d to %d lines per job (median %d); %d with no lines yet",
-		plural(len(jobs), "job"), counts[0], counts[len(counts)-1], counts[len(counts)/2], empty)
+		Plural(len(jobs), "job"), counts[0], counts[len(counts)-1], counts[len(counts)/2], empty)
 	if len(unmapped) > 0 {
 		c.add(CheckWarn, name, "codes not under %s, on %s: %s; their jobs are held until the codes are mapped",
-			key, plural(len(unmappedJobs), "job"), codeCounts(unmapped))
+			key, Plural(len(unmappedJobs), "job"), codeCounts(unmapped))
 	}
 	if len(amounts) > 0 {
-		c.add(CheckWarn, name, "%s breaking the decimal rules (held until fixed): %s", plural(len(amounts), "amount"), shownList(amounts))
+		c.add(CheckWarn, name, "%s breaking the decimal rules (held until fixed): %s", Plural(len(amounts), "amount"), shownList(amounts))
 	}
 	if len(other) > 0 {
-		c.add(CheckWarn, name, "%s the daemon would hold: %s", plural(len(other), "line"), shownList(other))
+		c.add(CheckWarn, name, "%s the daemon would hold: %s", Plural(len(other), "line"), shownList(other))
 	}
 }
 
@@ -196,9 +196,9 @@ func (c *checks) rowsState(ctx context.Context, db *shopdb.DB, jobs []string) {
 	switch {
 	case len(moved) > 0:
 		c.add(CheckFail, checkRowsState, "the marker changed between two reads with nothing changed on %s: %s; it must follow the data only (no NOW(), RAND() or UUID())",
-			plural(len(moved), "job"), shownList(moved))
+			Plural(len(moved), "job"), shownList(moved))
 	default:
-		c.add(CheckOK, checkRowsState, "%s read twice: markers unchanged; %d final", plural(len(jobs)-len(none)-len(invalid), "job"), final)
+		c.add(CheckOK, checkRowsState, "%s read twice: markers unchanged; %d final", Plural(len(jobs)-len(none)-len(invalid), "job"), final)
 	}
 	if len(none) > 0 {
 		c.add(CheckWarn, checkRowsState, "no row for %s: a pass treats such a job as having no estimate yet", shownList(none))

@@ -32,11 +32,10 @@ func (e *Engine) examineHeld() bool {
 // same for the jobs whose lines are only hashed (LineTexts: a few bytes
 // of text per line, no decimals). linePrefetch is how many chunks are read
 // ahead of the one being hashed: one. With two, the two statements
-// contend on the database's page latches and it spends twice the CPU
-// (1.77-1.86 s against 0.86-0.91 s of the server's CPU for a pass
-// hashing 10,000 jobs' lines, 1.39-1.47 s against 1.08-1.13 s of wall
-// time, and a peak 10 MiB higher); and a smaller digestChunk costs the
-// database more per line.
+// contend on the database's page latches: the database spends about twice
+// the CPU, the pass takes longer and its peak is higher (BenchmarkIdlePass10k,
+// case marker-moved; the figures are in docs/benchmarks.md); and a smaller
+// digestChunk costs the database more per line.
 const (
 	lineChunk    = 500
 	digestChunk  = 1250

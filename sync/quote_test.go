@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
 	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/store"
 )
@@ -157,38 +157,21 @@ func TestDecisionsBackoff(t *testing.T) {
 	}
 }
 
-func TestCapText(t *testing.T) {
-	long := make([]byte, 0, 2*store.MaxTextLen)
-	for len(long) < 2*store.MaxTextLen {
-		long = append(long, "é"...)
-	}
-	got := capText(string(long))
-	if len(got) > store.MaxTextLen {
-		t.Errorf("capText kept %d bytes, want at most %d", len(got), store.MaxTextLen)
-	}
-	for i := 0; i < len(got); {
-		r, size := rune(got[i]), 1
-		if r >= 0x80 {
-			r, size = utf8.DecodeRuneInString(got[i:])
-		}
-		if r == 0xFFFD {
-			t.Fatalf("capText cut a UTF-8 sequence at byte %d", i)
-		}
-		i += size
-	}
-	if got := capText("short"); got != "short" {
-		t.Errorf("capText(short) = %q", got)
-	}
-}
-
 func TestBoundText(t *testing.T) {
 	id := strings.Repeat("9", 3<<20)
-	got := boundText(id, 80)
+	got := boundText(nil, id, 80)
 	if len(got) > 120 || !strings.Contains(got, "(3145728 bytes)") || !strings.HasPrefix(got, "999") {
 		t.Errorf("boundText of a 3 MB id = %q (%d bytes), want an 80-byte prefix and the length", got[:min(len(got), 200)], len(got))
 	}
-	if got := boundText("short", 80); got != "short" {
+	if got := boundText(nil, "short", 80); got != "short" {
 		t.Errorf("boundText(short) = %q", got)
+	}
+	// A secret that straddles the bound is redacted whole: none of it
+	// is kept.
+	const secret = "straddling-s3cret-0123456789"
+	got = boundText(redact.New(secret), strings.Repeat("x", 70)+secret+strings.Repeat("y", 100), 80)
+	if strings.Contains(got, secret[:8]) || !strings.Contains(got, redact.Mark) {
+		t.Errorf("boundText of a straddling secret = %q, want it redacted whole", got)
 	}
 }
 

@@ -136,7 +136,7 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 	bad := problems(outs)
 	if verdict == "done" && len(bad) == 0 {
 		fmt.Fprintf(stdout, "\nOK: all %d requests of %s reached Submitted on their insurer's remote, each once, holding\nexactly the shop's final lines (checked item by item against the shop's rows); request %s,\nsent by both, is two requests with two jobs. Ran %s.\n",
-			len(reqs), plural(len(s.insurers), "insurer"), collidingID, time.Since(start).Round(100*time.Millisecond))
+			len(reqs), qsync.Plural(len(s.insurers), "insurer"), collidingID, time.Since(start).Round(100*time.Millisecond))
 		return 0
 	}
 	if verdict == "done" {
@@ -179,7 +179,7 @@ func printSetup(w io.Writer, s *stack, reqs []sent, schedule string, took time.D
 				n++
 			}
 		}
-		fmt.Fprintf(tw, "  insurer %s\temulator in %s mode on %s with %s;\n", a.name, a.mode, a.url, plural(n, "pending quote request"))
+		fmt.Fprintf(tw, "  insurer %s\temulator in %s mode on %s with %s;\n", a.name, a.mode, a.url, qsync.Plural(n, "pending quote request"))
 		fmt.Fprintf(tw, "  \ttoken: %s; status change: %s\n", a.tokenFrom, a.status)
 	}
 	names := make([]string, len(s.insurers))

@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // item is one quote item in a form the shop's lines and the remote's
@@ -116,7 +117,7 @@ func diffItems(want, got []item) []string {
 	g, gotIDs := byID(got)
 	var out []string
 	if len(got) != len(g) {
-		out = append(out, fmt.Sprintf("the remote quote repeats an item id (%s, %s)", plural(len(got), "item"), plural(len(g), "id")))
+		out = append(out, fmt.Sprintf("the remote quote repeats an item id (%s, %s)", qsync.Plural(len(got), "item"), qsync.Plural(len(g), "id")))
 	}
 	for _, id := range wantIDs {
 		gi, ok := g[id]

@@ -1,7 +1,7 @@
 // Command quotesync-demo is quotesync's zero-setup demo: one command, on a
 // machine with nothing but Go, shows the whole workflow.
 //
-//	go run ./cmd/quotesync-demo [--verbose] [--timeout 60s] [--serve 2m]
+//	go -C cmd/quotesync-demo run . [--verbose] [--timeout 60s] [--serve 2m]
 //
 // It starts an embedded MySQL-compatible server (dolthub/go-mysql-server,
 // in memory, on loopback) loaded with the sample shop, and the emulators
@@ -28,7 +28,7 @@
 //
 // The embedded server is a stand-in, not MariaDB: it serialises sessions
 // (see serialize.go) and is no place for performance figures. EMBEDDED-SERVER.md
-// says what it can and cannot do; README.md says what the demo shows.
+// says what it can and cannot do; docs/development.md says what the demo shows.
 //
 // The demo lives in its own binary so that the production binary,
 // cmd/quotesync, does not carry the embedded server.
@@ -71,9 +71,9 @@ exactly the shop's final lines, 1 when not (or the demo could not start),
 2 bad flags.
 
 Example:
-  go run ./cmd/quotesync-demo
-  go run ./cmd/quotesync-demo -serve 2m
-  go run ./cmd/quotesync-demo --verbose 2>daemon.log.json
+  go -C cmd/quotesync-demo run .
+  go -C cmd/quotesync-demo run . -serve 2m
+  go -C cmd/quotesync-demo run . --verbose 2>daemon.log.json
 
 Flags:
 `

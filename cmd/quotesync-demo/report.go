@@ -212,8 +212,8 @@ func printSummary(w io.Writer, tl *timeline, outs []outcome, apis []*insurerAPI,
 		if r := a.refused.Load(); r > 0 {
 			refused = fmt.Sprintf("%d refused (401)", r)
 		}
-		fmt.Fprintf(tw, "  %s\t%d of %d requests Submitted, in %s\n", a.name, done, n, plural(passes[a.name], "pass"))
-		fmt.Fprintf(tw, "  \t%s, %s: %s\n", plural(total(calls), "remote call"), refused, callList(calls))
+		fmt.Fprintf(tw, "  %s\t%d of %d requests Submitted, in %s\n", a.name, done, n, qsync.Plural(passes[a.name], "pass"))
+		fmt.Fprintf(tw, "  \t%s, %s: %s\n", qsync.Plural(total(calls), "remote call"), refused, callList(calls))
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "quotesync: %d statements sent to the shop database\n", trips)
@@ -240,17 +240,6 @@ func callList(calls map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%s ×%d", r, calls[r]))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// plural writes "1 item", "3 items", "2 passes".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	if strings.HasSuffix(word, "s") {
-		return fmt.Sprintf("%d %ses", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // dash stands in for an empty cell.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // New claims of the demo: the sample shop has no job for them, so
@@ -198,7 +199,7 @@ func (sc *script) addLines(ctx context.Context, claim string, lines []sampleshop
 			return err
 		}
 	}
-	sc.tl.shop(insurerOfClaim(claim), claim, job, "added %s to the estimate", plural(len(lines), "line"))
+	sc.tl.shop(insurerOfClaim(claim), claim, job, "added %s to the estimate", qsync.Plural(len(lines), "line"))
 	return nil
 }
 

@@ -143,9 +143,9 @@ func (t *timeline) Observe(ev qsync.Event) {
 			text = "request accepted (inferred: " + ev.Detail + ")"
 		}
 	case qsync.EventDrafted, qsync.EventRedrafted:
-		text = "draft pushed: " + plural(ev.Items, "item")
+		text = "draft pushed: " + qsync.Plural(ev.Items, "item")
 		if ev.Kind == qsync.EventRedrafted {
-			text = "draft re-pushed: " + plural(ev.Items, "item")
+			text = "draft re-pushed: " + qsync.Plural(ev.Items, "item")
 		}
 		if t.release(r) || ev.Released {
 			text += " (released: the shop fixed its data)"

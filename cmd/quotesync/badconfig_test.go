@@ -188,3 +188,46 @@ func TestOnceJSONNeedsDryRun(t *testing.T) {
 		t.Errorf("once --json called the remote: %s", e2eFmtCalls(d))
 	}
 }
+
+// TestClearTextRemoteRefused: a remote.base_url or token endpoint over
+// plain http beyond loopback, where the token or the client secret would
+// cross the network in clear, is refused by check and at the start of run
+// (exit 2), naming the key and the fix; the same to loopback is not.
+func TestClearTextRemoteRefused(t *testing.T) {
+	bin := quotesyncBinary(t)
+	example, err := os.ReadFile(exampleConfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const from = "  base_url: https://api.insurer.example\n"
+	if !strings.Contains(string(example), from) {
+		t.Fatalf("config.example.yaml has no %q to replace", from)
+	}
+	env := append(os.Environ(), "CREDENTIALS_DIRECTORY="+t.TempDir())
+	write := func(text string) string {
+		conf := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return conf
+	}
+	conf := write(strings.Replace(string(example), from, "  base_url: http://api.insurer.example\n", 1))
+	for _, verb := range []string{"check", "run"} {
+		r := cliRun(t, env, bin, verb, "--config", conf)
+		if r.Code != exitUsage {
+			t.Errorf("%s: exit %d, want 2:\n%s", verb, r.Code, r)
+		}
+		for _, w := range []string{`remote.base_url: "http://api.insurer.example" is plain http`, "use https://api.insurer.example"} {
+			if out := r.Stdout + r.Stderr; !strings.Contains(out, w) {
+				t.Errorf("%s: output lacks %q:\n%s", verb, w, out)
+			}
+		}
+	}
+	// On loopback the file is valid: check goes on to the secrets (none
+	// here) instead of failing the config file line.
+	conf = write(strings.Replace(string(example), from, "  base_url: http://127.0.0.1:9/\n", 1))
+	r := cliRun(t, env, bin, "check", "--config", conf)
+	if l := checkLine(r.Stdout, "config file"); !strings.HasPrefix(l, "ok") {
+		t.Errorf("check of http:// to loopback: config file line %q, want ok:\n%s", l, r)
+	}
+}

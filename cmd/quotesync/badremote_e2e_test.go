@@ -282,7 +282,7 @@ func TestCheckNamesProxyPageAndRedirect(t *testing.T) {
 		{"HTMLPage", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			_, _ = w.Write([]byte("<!DOCTYPE html>\n<html><title>Sign in</title><body>Corporate proxy</body></html>"))
-		}, []string{"status 200", "Content-Type \"text/html; charset=utf-8\"", "<!DOCTYPE html> <html><title>Sign in", "a proxy or login page", "remote.base_url"}},
+		}, []string{"status 200", "Content-Type \"text/html; charset=utf-8\"", `<!DOCTYPE html>\n<html><title>Sign in`, "a proxy or login page", "remote.base_url"}},
 		{"RedirectNoLocation", func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(http.StatusFound)
 		}, []string{"302 Found without a Location header", "never follows redirects", "remote.base_url"}},

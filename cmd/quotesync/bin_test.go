@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runMeasured(out, os.Args[1:]))
 	}
 	code := m.Run()
+	stopModeServers()
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
+	"github.com/quotesync/quotesync/remote/redact"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -23,6 +24,10 @@ shop query run read-only or only prepared) and never prints a secret.
 
   config file     parses strictly (unknown keys and wrong types are named
                   with their line) and every key is valid
+  other sites     no other configuration of this host (the *.yaml files
+                  beside this one, in sites/ below it, or above it for a
+                  site's file) uses the same state tables or lock on the
+                  same database server; the installed example is left out
   sync.schedule   the next passes it starts; one that never fires or runs
                   more often than every second is refused
   secrets         the token source yields a token; the database password
@@ -112,20 +117,27 @@ func (c *checklist) code() int {
 
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	cfg := registerConfig(fs)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), checkHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	path := cfg.path()
 	cl := &checklist{}
-	fc, err := config.Load(*path)
+	// Every secret the checks read joins secrets, and the checklist is
+	// printed with them redacted: its details quote the service's and
+	// the receivers' answers.
+	secrets := redact.New()
+	fc, err := config.Load(path)
 	if err != nil {
 		cl.configBad = true
 		cl.add(qsync.CheckFail, "config file", "%v", err)
 	} else {
-		checkConfig(ctx, cl, fc, os.Getenv)
+		checkConfig(ctx, cl, path, fc, os.Getenv, secrets)
 	}
-	printChecklist(stdout, *path, cl)
+	out := redacting(stdout, secrets)
+	printChecklist(out, path, cl)
+	out.flush()
 	return cl.code()
 }
 
@@ -153,7 +165,7 @@ func printChecklist(w io.Writer, path string, cl *checklist) {
 			}
 		}
 		if skipped > 0 {
-			fmt.Fprintf(w, "verdict: OK: %s passed, %d not checked yet (see skip above)\n", plural(len(cl.items)-skipped, "check"), skipped)
+			fmt.Fprintf(w, "verdict: OK: %s passed, %d not checked yet (see skip above)\n", qsync.Plural(len(cl.items)-skipped, "check"), skipped)
 			return
 		}
 		fmt.Fprintf(w, "verdict: OK: all %d checks passed\n", len(cl.items))
@@ -164,19 +176,21 @@ func printChecklist(w io.Writer, path string, cl *checklist) {
 
 // checkConfig runs every check after the file parsed: the file's own
 // validity and its secrets here, the rest in the engine (qsync.Check).
-func checkConfig(ctx context.Context, cl *checklist, fc *config.File, getenv func(string) string) {
-	plain, err := fc.Build(config.BuildOptions{Getenv: getenv, Scope: config.NoSecrets, UserAgent: userAgent()})
+func checkConfig(ctx context.Context, cl *checklist, path string, fc *config.File, getenv func(string) string, secrets *redact.Secrets) {
+	plain, err := fc.Build(config.BuildOptions{Getenv: getenv, Scope: config.NoSecrets, UserAgent: userAgent(), Secrets: secrets})
 	if err != nil {
 		cl.configBad = true
 		cl.add(qsync.CheckFail, "config file", "%v", err)
 		return
 	}
 	cl.add(qsync.CheckOK, "config file", "parsed strictly; every key is valid")
+	checkSites(cl, path, plain.Daemon.Shop, getenv)
 	checkListener(cl, plain, time.Now())
 	checkItemTypes(cl, fc)
 	cl.items = append(cl.items, qsync.ScheduleItem(plain.Daemon.Sync, time.Now()))
+	checkWebhookURL(cl, fc, plain)
 
-	set, err := fc.Build(config.BuildOptions{Getenv: getenv, Scope: config.AllSecrets, UserAgent: userAgent()})
+	set, err := fc.Build(config.BuildOptions{Getenv: getenv, Scope: config.AllSecrets, UserAgent: userAgent(), Secrets: secrets})
 	if err == nil {
 		err = checkToken(ctx, set)
 	}
@@ -191,9 +205,25 @@ func checkConfig(ctx context.Context, cl *checklist, fc *config.File, getenv fun
 	if set.PasswordFrom != "" {
 		pw = "database password from " + set.PasswordFrom
 	}
-	cl.add(qsync.CheckOK, "secrets", "%s; %s", tokensFrom(set.Daemon.Insurers), pw)
+	hook := ""
+	if set.WebhookURLFrom != "" && set.WebhookURLFrom != config.WebhookURLInYAML {
+		hook = "; webhook URL from " + set.WebhookURLFrom
+	}
+	cl.add(qsync.CheckOK, "secrets", "%s; %s%s", tokensFrom(set.Daemon.Insurers), pw, hook)
 	cl.items = append(cl.items, qsync.Check(ctx, set.Daemon)...)
 	checkClusterLine(ctx, cl, set)
+}
+
+// checkWebhookURL says that a webhook URL written in the YAML holds a
+// secret (its path or query: Slack, Teams and Discord put the key there),
+// where it should come from instead; never the path or the query.
+func checkWebhookURL(cl *checklist, fc *config.File, plain *config.Settings) {
+	if plain.WebhookURLFrom != config.WebhookURLInYAML || len(redact.URL(fc.Notify.Webhook.URL)) == 0 {
+		return
+	}
+	cl.add(qsync.CheckWarn, "notify.webhook.url", "%s is written in the YAML, which should hold no secret: its path and query are one (Slack, Teams and Discord put the key there); "+
+		"move the URL to a file named by notify.webhook.url_file (e.g. ${CREDENTIALS_DIRECTORY}/webhook-url, systemd LoadCredential=) or a variable named by url_env",
+		qsync.WebhookOrigin(fc.Notify.Webhook.URL))
 }
 
 // tokensFrom says where each insurer's token comes from: "token from
@@ -216,7 +246,7 @@ func checkToken(ctx context.Context, set *config.Settings) error {
 	defer cancel()
 	var errs []error
 	for _, ins := range set.Daemon.Insurers {
-		key := ins.Key + ".token"
+		key := ins.KeyOf("token")
 		tok, err := ins.Tokens.Token(ctx)
 		switch {
 		case err != nil:

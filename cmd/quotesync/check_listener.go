@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -35,23 +34,18 @@ func checkListener(cl *checklist, set *config.Settings, now time.Time) {
 		status = qsync.CheckWarn // the words say who reaches what
 	}
 	if a.users != nil {
-		notes = append(notes, fmt.Sprintf("%s: %s", dec.UsersFile, plural(a.users.Len(), "user")))
-		if a.users.Len() == 0 {
-			warn("nobody can log in yet: add a user with quotesync passwd --file %s USER", dec.UsersFile)
-		}
-		if fi, err := os.Stat(dec.UsersFile); err == nil && fi.Mode().Perm()&0o077 != 0 {
-			warn("%s is readable by others (mode %04o): chmod 600 %s", dec.UsersFile, fi.Mode().Perm(), dec.UsersFile)
-		}
+		notes = append(notes, fmt.Sprintf("%s: %s", dec.UsersFile, qsync.Plural(a.users.Len(), "user")))
 	}
 	if dec.Scrape == config.AuthUsers && !dec.TLS() {
 		warn("Prometheus cannot scrape /metrics: it logs in by HTTP Basic, which quotesync takes only over TLS; set metrics.tls_cert_file and tls_key_file, or metrics.scrape_auth: none")
 	}
-	if a.pair != nil {
-		until := webauth.NotAfter(a.pair)
-		if now.After(until) {
-			warn("the certificate %s expired on %s: browsers refuse it", dec.TLSCertFile, until.Format(time.DateOnly))
-		} else {
-			notes = append(notes, fmt.Sprintf("certificate valid until %s", until.Format(time.DateOnly)))
+	if a.pair != nil && !now.After(webauth.NotAfter(a.pair)) {
+		notes = append(notes, fmt.Sprintf("certificate valid until %s", webauth.NotAfter(a.pair).Format(time.DateOnly)))
+	}
+	for _, p := range a.problems(now) {
+		status = qsync.CheckWarn
+		if p.words != "" {
+			notes = append(notes, p.words)
 		}
 	}
 	cl.add(status, "listener", "%s", strings.Join(notes, "\n"))

@@ -46,7 +46,19 @@ type cliEnv struct {
 // is written.
 func newCLIEnv(t *testing.T, edit func(fc *config.File)) *cliEnv {
 	t.Helper()
-	e := &cliEnv{t: t, bin: quotesyncBinary(t), DB: shopdbtest.NewSampleShop(t)}
+	return newCLIEnvOn(t, nil, edit)
+}
+
+// newCLIEnvOn is newCLIEnv on a server of the tests' own (nil: the
+// shared test server).
+func newCLIEnvOn(t *testing.T, srv *shopdbtest.Server, edit func(fc *config.File)) *cliEnv {
+	t.Helper()
+	e := &cliEnv{t: t, bin: quotesyncBinary(t)}
+	if srv != nil {
+		e.DB = srv.NewSampleShop(t)
+	} else {
+		e.DB = shopdbtest.NewSampleShop(t)
+	}
 	e.Emu, e.Srv = mustEmulator(t, emulator.Options{Token: cliToken, Seed: 7})
 	dir := t.TempDir()
 	e.Creds = filepath.Join(dir, "credentials")

@@ -76,6 +76,12 @@ type e2eOptions struct {
 	WorkTypes     map[string]string // more shop.work_types (or other types for the sample's codes)
 	ReleaseJob    bool              // shop.queries.release_job: the sample's
 	QuoteFields   string            // shop.queries.quote_fields; "" = none
+	// Server is the database server: nil the shared test server, else
+	// one of the tests' own (another sql_mode, say).
+	Server *shopdbtest.Server
+	// Token is the spec mode's bearer token and the documented mode's
+	// client secret, the emulator's and the binary's; "" = e2eToken.
+	Token string
 }
 
 // e2eClientID is the OAuth2 client id of the documented-mode emulators.
@@ -126,14 +132,21 @@ func newE2E(tb testing.TB, opts e2eOptions) *e2eEnv {
 	if opts.TokenTTL == 0 {
 		opts.TokenTTL = time.Minute
 	}
+	if opts.Token == "" {
+		opts.Token = e2eToken
+	}
 	e := &e2eEnv{tb: tb, opts: opts, bin: quotesyncBinary(tb), Dir: tb.TempDir()}
 	var cancel context.CancelFunc
 	e.bg, cancel = context.WithTimeout(context.Background(), 10*time.Minute)
 	tb.Cleanup(cancel)
-	e.DB = shopdbtest.NewSampleShop(tb)
+	if opts.Server != nil {
+		e.DB = opts.Server.NewSampleShop(tb)
+	} else {
+		e.DB = shopdbtest.NewSampleShop(tb)
+	}
 	e.sql = e.DB.SQL
 	e.Shop = e.DB.Shop()
-	e.Emu, e.Srv = mustEmulator(tb, emulator.Options{Token: e2eToken, Seed: opts.EmuSeed, Mode: opts.Mode,
+	e.Emu, e.Srv = mustEmulator(tb, emulator.Options{Token: opts.Token, Seed: opts.EmuSeed, Mode: opts.Mode,
 		ClientID: e2eClientID, TokenTTL: opts.TokenTTL})
 	e.Conf = filepath.Join(e.Dir, "config.yaml")
 	e.writeConfig()
@@ -243,7 +256,7 @@ func (e *e2eEnv) writeConfig() {
 
 // environ is the binary's environment: ours plus its secrets.
 func (e *e2eEnv) environ() []string {
-	env := append(os.Environ(), e2eTokenEnv+"="+e2eToken)
+	env := append(os.Environ(), e2eTokenEnv+"="+e.opts.Token)
 	if p := e.DB.Config().Password; p != "" {
 		env = append(env, e2ePasswordEnv+"="+p)
 	}
@@ -368,7 +381,7 @@ func (e *e2eEnv) once(args ...string) e2eResult {
 	case err != nil:
 		e.tb.Fatalf("run quotesync once: %v", err)
 	}
-	if strings.Contains(res.Output, e2eToken) {
+	if strings.Contains(res.Output, e.opts.Token) {
 		e.tb.Errorf("quotesync once printed the token:\n%s", res.Output)
 	}
 	return res

@@ -46,7 +46,7 @@ func (e *e2eEnv) verb(args ...string) e2eResult {
 	case err != nil:
 		e.tb.Fatalf("run quotesync %v: %v", args, err)
 	}
-	if strings.Contains(res.Output, e2eToken) {
+	if strings.Contains(res.Output, e.opts.Token) {
 		e.tb.Errorf("quotesync %v printed the secret:\n%s", args, res.Output)
 	}
 	return res

@@ -39,12 +39,12 @@ func e2eWantCalls(t *testing.T, step string, got, want map[string]int) {
 // status form is one the service serves.
 func TestE2ELifecycle(t *testing.T) {
 	for _, mode := range e2eModes {
-		t.Run(mode, func(t *testing.T) { testE2ELifecycle(t, mode) })
+		t.Run(mode, func(t *testing.T) { testE2ELifecycle(t, e2eOptions{Mode: mode}) })
 	}
 }
 
-func testE2ELifecycle(t *testing.T, mode string) {
-	e := newE2E(t, e2eOptions{Mode: mode})
+func testE2ELifecycle(t *testing.T, opts e2eOptions) {
+	e := newE2E(t, opts)
 	jobB := e.createJob("CLM-E2E-B") // the front desk made a job, no lines yet
 	reqA := e.seed(sampleshop.ClaimDraft, "KLM123")
 	reqB := e.seed("CLM-E2E-B", "")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/quotesync/quotesync/remote/emulator"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 	qsync "github.com/quotesync/quotesync/sync"
@@ -51,7 +52,7 @@ func TestExampleConfigPassesCheck(t *testing.T) {
 	defer cancel()
 
 	cl := &checklist{}
-	checkConfig(ctx, cl, fc, env)
+	checkConfig(ctx, cl, filepath.Join(t.TempDir(), "config.yaml"), fc, env, redact.New())
 	lines := checkLines(cl)
 	// On a fresh database (no state tables yet) the jobs of the pending
 	// requests are looked up all the same, and their codes checked.
@@ -80,7 +81,7 @@ func TestExampleConfigPassesCheck(t *testing.T) {
 	// requests are looked up and their lines' codes checked.
 	db.Open(t, db.Config())
 	cl = &checklist{}
-	checkConfig(ctx, cl, fc, env)
+	checkConfig(ctx, cl, filepath.Join(t.TempDir(), "config.yaml"), fc, env, redact.New())
 	assertAllPass(t, cl)
 	lines = checkLines(cl)
 	if got := lines["state schema"].Detail; !strings.Contains(got, "(current)") {
@@ -107,17 +108,6 @@ func TestExampleConfigPassesCheck(t *testing.T) {
 	if got := cl.code(); got != exitOK {
 		t.Errorf("exit code %d, want 0", got)
 	}
-}
-
-// withoutItem returns cl without the lines called name.
-func withoutItem(cl *checklist, name string) *checklist {
-	out := &checklist{configBad: cl.configBad}
-	for _, it := range cl.items {
-		if it.Name != name {
-			out.items = append(out.items, it)
-		}
-	}
-	return out
 }
 
 // assertAllPass fails the test for every FAIL or skip line.

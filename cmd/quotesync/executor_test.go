@@ -59,7 +59,7 @@ func TestEveryPathReachesEveryObserver(t *testing.T) {
 	m := newPromMetrics()
 	var mu gosync.Mutex
 	var seen []qsync.Event // what a recorder observes
-	rec := qsync.ObserverFunc(func(ev qsync.Event) {
+	rec := observerFunc(func(ev qsync.Event) {
 		mu.Lock()
 		seen = append(seen, ev)
 		mu.Unlock()
@@ -169,3 +169,9 @@ func TestEveryPathReachesEveryObserver(t *testing.T) {
 		})
 	}
 }
+
+// observerFunc adapts a function to qsync.Observer.
+type observerFunc func(qsync.Event)
+
+// Observe calls f(ev).
+func (f observerFunc) Observe(ev qsync.Event) { f(ev) }

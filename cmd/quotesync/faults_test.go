@@ -192,10 +192,12 @@ func testFaultsDBKilled(t *testing.T, mode string, rounds int) {
 	faultsScenario(t, e, shop, p, rounds, func() {
 		for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 			var sessions []struct {
-				ID      int64  `db:"ID"`
-				Command string `db:"COMMAND"`
+				ID      int64  `db:"id"`
+				Command string `db:"command"`
 			}
-			if err := e.sql.Select(&sessions, "SELECT ID, COMMAND FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID()"); err != nil {
+			// Aliased: MySQL 8 names information_schema's columns in
+			// capitals whatever the query writes, MariaDB as written.
+			if err := e.sql.Select(&sessions, "SELECT ID AS id, COMMAND AS command FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID()"); err != nil {
 				t.Fatal(err)
 			}
 			for _, v := range sessions {

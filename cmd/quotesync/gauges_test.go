@@ -39,7 +39,7 @@ func scrape(t *testing.T, body string) (series map[string]float64, names map[str
 
 // TestPhaseGaugesEveryState puts requests into every state an operator
 // alerts on, scrapes /metrics and finds each state's count; then checks
-// the README's table of states and its example alert rules against the
+// the table of states and the example alert rules of docs/metrics.md against the
 // same scrape: every series they name is served, every phase they name
 // exists.
 func TestPhaseGaugesEveryState(t *testing.T) {
@@ -97,13 +97,13 @@ func TestPhaseGaugesEveryState(t *testing.T) {
 		}
 	}
 
-	readme, err := os.ReadFile("../../README.md")
+	page, err := os.ReadFile("../../docs/metrics.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules := readmeAlertRules(t, string(readme))
+	rules := pageAlertRules(t, string(page))
 	if len(rules) < 3 {
-		t.Fatalf("README has %d example alert rules, want the held, needs-a-person and supplement ones at least", len(rules))
+		t.Fatalf("docs/metrics.md has %d example alert rules, want the held, needs-a-person and supplement ones at least", len(rules))
 	}
 	var exprs []string
 	for _, r := range rules {
@@ -117,13 +117,13 @@ func TestPhaseGaugesEveryState(t *testing.T) {
 		held = held || (strings.Contains(r.Expr, "quotesync_requests_held > 0") && r.For == "1h")
 	}
 	if !held {
-		t.Error(`README's alert rules have no "held > 0 for an hour" rule`)
+		t.Error(`docs/metrics.md's alert rules have no "held > 0 for an hour" rule`)
 	}
-	tableStart := strings.Index(string(readme), "| state | series |")
+	tableStart := strings.Index(string(page), "| state | series |")
 	if tableStart < 0 {
-		t.Fatal("README has no table of states and series")
+		t.Fatal("docs/metrics.md has no table of states and series")
 	}
-	table, _, _ := strings.Cut(string(readme)[tableStart:], "\n\n")
+	table, _, _ := strings.Cut(string(page)[tableStart:], "\n\n")
 	checkNamedSeries(t, append(exprs, strings.ReplaceAll(table, `\|`, "|")), names)
 }
 
@@ -134,11 +134,11 @@ type alertRule struct {
 	For   string `yaml:"for"`
 }
 
-// readmeAlertRules parses the README's example rule file (the yaml block
-// that holds "groups:").
-func readmeAlertRules(t *testing.T, readme string) []alertRule {
+// pageAlertRules parses a page's example rule file (the yaml block that
+// holds "groups:").
+func pageAlertRules(t *testing.T, page string) []alertRule {
 	t.Helper()
-	for _, block := range strings.Split(readme, "```yaml\n")[1:] {
+	for _, block := range strings.Split(page, "```yaml\n")[1:] {
 		block, _, _ = strings.Cut(block, "```")
 		if !strings.HasPrefix(block, "groups:") {
 			continue
@@ -149,7 +149,7 @@ func readmeAlertRules(t *testing.T, readme string) []alertRule {
 			} `yaml:"groups"`
 		}
 		if err := yaml.Unmarshal([]byte(block), &f); err != nil {
-			t.Fatalf("README's alert rules: %v", err)
+			t.Fatalf("the example alert rules: %v", err)
 		}
 		var out []alertRule
 		for _, g := range f.Groups {
@@ -157,7 +157,7 @@ func readmeAlertRules(t *testing.T, readme string) []alertRule {
 		}
 		return out
 	}
-	t.Fatal("README has no example alert rules (a yaml block starting with groups:)")
+	t.Fatal("no example alert rules (a yaml block starting with groups:)")
 	return nil
 }
 

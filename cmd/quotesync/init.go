@@ -208,21 +208,13 @@ func initDSN(o initOptions, getenv func(string) string) (shopdb.Config, error) {
 	case o.passwordFile != "":
 		b, err := os.ReadFile(o.passwordFile)
 		if err != nil {
-			return cfg, fmt.Errorf("--password-file: %w", unwrapPath(err))
+			return cfg, fmt.Errorf("--password-file: %w", err) // the *os.PathError names the file
 		}
 		cfg.Password, cfg.PasswordFrom = strings.TrimSpace(string(b)), "--password-file "+o.passwordFile
 	case getenv(initPasswordEnv) != "":
 		cfg.Password, cfg.PasswordFrom = getenv(initPasswordEnv), "the variable "+initPasswordEnv
 	}
 	return cfg, nil
-}
-
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
-	}
-	return err
 }
 
 // initSession is one run of init: what it read and decided.

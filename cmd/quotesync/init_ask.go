@@ -124,7 +124,7 @@ func (a *asker) workTypes(p *discover.Proposal, wts map[string]workTypeChoice) {
 			def = "-"
 		}
 		for try := 0; ; try++ {
-			ans := a.question(fmt.Sprintf("%s (%s)? [%s] ", termtext.Safe(code), plural(int(wc.Count), "line"), def))
+			ans := a.question(fmt.Sprintf("%s (%s)? [%s] ", termtext.Safe(code), qsync.Plural(int(wc.Count), "line"), def))
 			switch {
 			case ans == "":
 			case ans == discover.None:

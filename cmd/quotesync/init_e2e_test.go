@@ -38,9 +38,15 @@ type initWorld struct {
 	env  []string
 }
 
-func newInitWorld(t *testing.T, shop testshops.Shop) *initWorld {
+// newInitWorld builds the shop on srv (nil: the shared test server).
+func newInitWorld(t *testing.T, srv *shopdbtest.Server, shop testshops.Shop) *initWorld {
 	t.Helper()
-	w := &initWorld{t: t, bin: quotesyncBinary(t), shop: shop, db: shopdbtest.NewDatabase(t), dir: t.TempDir()}
+	w := &initWorld{t: t, bin: quotesyncBinary(t), shop: shop, dir: t.TempDir()}
+	if srv != nil {
+		w.db = srv.NewDatabase(t)
+	} else {
+		w.db = shopdbtest.NewDatabase(t)
+	}
 	if err := shop.Apply(context.Background(), w.db.SQL); err != nil {
 		t.Fatal(err)
 	}
@@ -182,19 +188,24 @@ func (w *initWorld) checkItems(what string, items []previewItem) {
 
 func TestInitOnSchemasUnlikeTheSample(t *testing.T) {
 	for _, shop := range append([]testshops.Shop{testshops.Sample}, testshops.Shops...) {
-		t.Run(shop.Name, func(t *testing.T) {
-			w := newInitWorld(t, shop)
-			text := w.initYes()
-			for _, want := range []string{"# CHECK:", "find_job: |-", "sample_jobs: |-", "MAX(CASE WHEN"} {
-				if !strings.Contains(text, want) {
-					t.Errorf("the file has no %q:\n%s", want, text)
-				}
-			}
-			for _, mode := range []string{emulator.ModeSpec, emulator.ModeDocumented} {
-				t.Run(mode, func(t *testing.T) {
-					w.pass(t, text, mode)
-				})
-			}
+		t.Run(shop.Name, func(t *testing.T) { testInitOnShop(t, nil, shop, emulator.ModeSpec, emulator.ModeDocumented) })
+	}
+}
+
+// testInitOnShop runs init --yes on shop, built on srv (nil: the shared
+// test server), then check, preview and one pass against the emulator in
+// each of modes.
+func testInitOnShop(t *testing.T, srv *shopdbtest.Server, shop testshops.Shop, modes ...string) {
+	w := newInitWorld(t, srv, shop)
+	text := w.initYes()
+	for _, want := range []string{"# CHECK:", "find_job: |-", "sample_jobs: |-", ") AS final"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the file has no %q:\n%s", want, text)
+		}
+	}
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			w.pass(t, text, mode)
 		})
 	}
 }

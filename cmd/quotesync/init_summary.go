@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // checkMarks finds the comment lines that mark a guess.
@@ -74,7 +75,7 @@ func (s *initSession) summary(failed map[string]string, text string) {
 	if len(failed) == 0 {
 		fmt.Fprintf(w, "ok     %-30s every statement prepared on the server; those that read ran read-only\n", "queries")
 	}
-	fmt.Fprintf(w, "\n%s in the file marked CHECK: read them. Next:\n", plural(len(checkMarks.FindAllString(text, -1)), "guess line"))
+	fmt.Fprintf(w, "\n%s in the file marked CHECK: read them. Next:\n", qsync.Plural(len(checkMarks.FindAllString(text, -1)), "guess line"))
 	job := s.exampleJob
 	if job == "" {
 		job = "JOB"

@@ -222,7 +222,7 @@ func (s *initSession) renderWorkTypes(w *yamlWriter) {
 	}
 	for _, c := range codes {
 		wc := s.workTypes[c]
-		seen := plural(int(wc.Count), "line")
+		seen := qsync.Plural(int(wc.Count), "line")
 		if wc.Count == 0 {
 			seen = "not seen in the newest lines"
 		}
@@ -268,10 +268,16 @@ func (s *initSession) renderQueries(w *yamlWriter, failed map[string]string) {
 	} else {
 		notes("find_job")
 	}
-	w.comment(2, false, "create_job: makes a job when find_job finds none, in the transaction that records the reservation; the last statement returns the new number.")
+	// A flat estimate table has none: its notes say why, and what a
+	// request does instead.
+	if len(q.CreateJob) > 0 {
+		w.comment(2, false, "create_job: makes a job when find_job finds none, in the transaction that records the reservation; the last statement returns the new number.")
+	}
 	choices(discover.RoleNumbering, discover.RoleRegistration)
 	notes("create_job")
-	w.line(2, "create_job:")
+	if len(q.CreateJob) > 0 {
+		w.line(2, "create_job:")
+	}
 	for i, stmt := range q.CreateJob {
 		refused(fmt.Sprintf("create_job[%d]", i))
 		w.line(3, "- |-")

@@ -69,14 +69,14 @@ func runInsurers(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		sub, args = args[0], args[1:]
 	}
 	fs := flag.NewFlagSet("insurers", flag.ContinueOnError)
-	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	cfg := registerConfig(fs)
 	force := fs.Bool("force", false, "move or end: change the requests (without it, list what would change)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), insurersHelp); fs.PrintDefaults() }
 	names, code, ok := parseInsurersArgs(fs, sub, args, stdout, stderr)
 	if !ok {
 		return code
 	}
-	cf := commonFlags{config: *path}
+	cf := cfg.common()
 	qd, done, code := cf.assemble(ctx, "insurers", config.ShopSecrets,
 		qsync.OpenOptions{Migrate: true, StateOnly: true, Maintenance: true}, stderr)
 	if qd == nil {
@@ -93,7 +93,7 @@ func runInsurers(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			return exitFailure
 		}
 		fmt.Fprintf(stdout, "insurer %s adopted %s, %s and %s written before insurers had names\n", names[0],
-			plural(a.Requests, "request"), plural(a.Events, "event"), plural(a.Deliveries, "delivery"))
+			qsync.Plural(a.Requests, "request"), qsync.Plural(a.Events, "event"), qsync.Plural(a.Deliveries, "delivery"))
 		if err != nil { // some were left: each id is tracked by the insurer already
 			printErr(stderr, "insurers adopt", err)
 			return exitFailure
@@ -191,7 +191,7 @@ func settleInsurer(ctx context.Context, qd *qsync.Daemon, sub string, names []st
 	from := names[0]
 	q := store.ListQuery{Insurer: from}
 	if sub == "end" {
-		q.Hide = closedOnly()
+		q.Hide = qsync.ClosedPhases()
 	}
 	rows, err := qd.Store.ListRequests(ctx, q)
 	if err != nil {
@@ -200,7 +200,7 @@ func settleInsurer(ctx context.Context, qd *qsync.Daemon, sub string, names []st
 	}
 	if !force {
 		what := map[string]string{"move": "move to insurer " + termtext.Safe(strings.Join(names[1:], "")), "end": "end"}[sub]
-		fmt.Fprintf(stdout, "would %s %s of insurer %s:\n", what, plural(len(rows), "request"), termtext.Safe(from))
+		fmt.Fprintf(stdout, "would %s %s of insurer %s:\n", what, qsync.Plural(len(rows), "request"), termtext.Safe(from))
 		for _, r := range slices.Backward(rows) {
 			fmt.Fprintf(stdout, "  %s (claim %s, job %s, %s)\n", termtext.Safe(r.RequestID), dash(termtext.Safe(r.ClaimNumber)), dash(termtext.Safe(r.JobNumber)), r.Phase)
 		}
@@ -219,7 +219,7 @@ func settleInsurer(ctx context.Context, qd *qsync.Daemon, sub string, names []st
 		return exitFailure
 	}
 	verb := map[string]string{"move": "moved to insurer " + termtext.Safe(strings.Join(names[1:], "")), "end": "ended"}[sub]
-	fmt.Fprintf(stdout, "%s of insurer %s %s\n", plural(len(done), "request"), termtext.Safe(from), verb)
+	fmt.Fprintf(stdout, "%s of insurer %s %s\n", qsync.Plural(len(done), "request"), termtext.Safe(from), verb)
 	for _, e := range errs {
 		printErr(stderr, "insurers "+sub, e)
 	}
@@ -227,15 +227,4 @@ func settleInsurer(ctx context.Context, qd *qsync.Daemon, sub string, names []st
 		return exitFailure
 	}
 	return exitOK
-}
-
-// closedOnly are the phases `end` leaves alone: those no pass works on.
-func closedOnly() []store.Phase {
-	var out []store.Phase
-	for _, p := range qsync.Phases() {
-		if !p.Open {
-			out = append(out, p.Phase)
-		}
-	}
-	return out
 }

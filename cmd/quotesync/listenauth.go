@@ -6,17 +6,19 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/webauth"
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // scrapePaths are the listener's paths for machines, which
 // metrics.scrape_auth governs; every other path is the page's.
-func scrapePaths() []string { return []string{"/metrics", "/healthz"} }
+func scrapePaths() []string { return []string{"/metrics", "/healthz", "/livez"} }
 
 // listenerAuth is what the listener's login needs from one configuration:
 // who it lets in, and the users file and the certificate as read now.
@@ -85,7 +87,9 @@ func (d *daemon) guarded(h http.Handler, a *listenerAuth) *webauth.Guard {
 }
 
 // logListenerAuth says who the listener lets in, once per start and
-// reload; a deprecated or an empty users file is a warning.
+// reload: at warn when it is open beyond loopback without a login, and
+// each problem of the login (listenerProblems) on a warn line of its own,
+// so that the journal says at every start what check says.
 func (d *daemon) logListenerAuth(a *listenerAuth) {
 	dec := a.decision
 	if dec.Listen == "" {
@@ -102,11 +106,63 @@ func (d *daemon) logListenerAuth(a *listenerAuth) {
 	switch {
 	case dec.Deprecated:
 		d.log.Warn(msgListenerOpenDeprecated, fields...)
-	case a.users != nil && a.users.Len() == 0:
-		d.log.Warn(msgListenerNoUsers, fields...)
-	case a.pair != nil && time.Now().After(webauth.NotAfter(a.pair)):
-		d.log.Warn(msgListenerCertExpired, fields...)
+	case dec.Exposed:
+		d.log.Warn(msgListenerOpen, fields...)
 	default:
 		d.log.Info(msgListenerAuth, fields...)
 	}
+	for _, p := range a.problems(time.Now()) {
+		d.log.Warn(p.msg, append([]zap.Field{zap.String(fieldAddr, dec.Listen)}, p.fields...)...)
+	}
+}
+
+// listenerProblem is something about the listener's login to fix: a warn
+// line of the daemon's log at each start and reload (msg, fields) and of
+// check (words; "" when the decision's own words say it already).
+type listenerProblem struct {
+	msg    string
+	fields []zap.Field
+	words  string
+}
+
+// problems are the listener's problems as read now: a users file without
+// users, readable or writable by others, or with hashes cheaper than
+// webauth.GoodCost; a login beyond loopback without TLS; an expired
+// certificate.
+func (a *listenerAuth) problems(now time.Time) []listenerProblem {
+	dec := a.decision
+	var out []listenerProblem
+	if u := a.users; u != nil {
+		file := zap.String(fieldUsersFile, dec.UsersFile)
+		if u.Len() == 0 {
+			out = append(out, listenerProblem{msgListenerNoUsers, []zap.Field{file},
+				fmt.Sprintf("nobody can log in yet: add a user with quotesync passwd --file %s USER", dec.UsersFile)})
+		}
+		if mode, open := u.OpenToOthers(); open {
+			out = append(out, listenerProblem{msgListenerUsersOpen, []zap.Field{file, zap.String(fieldMode, fmt.Sprintf("%04o", mode))},
+				fmt.Sprintf("%s is readable by others (mode %04o): chmod 600 %s", dec.UsersFile, mode, dec.UsersFile)})
+		}
+		if weak := u.Weak(); len(weak) > 0 {
+			out = append(out, listenerProblem{msgListenerWeakHashes, []zap.Field{file, zap.Strings(fieldWeakUsers, weak)},
+				fmt.Sprintf("%s of %s (%s) %s a bcrypt hash below cost %d, quick to crack from a copy of the file: set the password again with quotesync passwd (cost %d) or htpasswd -B -C %d",
+					qsync.Plural(len(weak), "user"), dec.UsersFile, strings.Join(weak, ", "), hasHave(len(weak)), webauth.GoodCost, webauth.GoodCost, webauth.GoodCost)})
+		}
+	}
+	if !dec.Loopback && !dec.TLS() && (dec.Page == config.AuthUsers || dec.Scrape == config.AuthUsers) {
+		out = append(out, listenerProblem{msg: msgListenerInClear}) // check: the decision's words say it
+	}
+	if a.pair != nil && now.After(webauth.NotAfter(a.pair)) {
+		until := webauth.NotAfter(a.pair)
+		out = append(out, listenerProblem{msgListenerCertExpired, []zap.Field{zap.Time(fieldCertNotAfter, until)},
+			fmt.Sprintf("the certificate %s expired on %s: browsers refuse it", dec.TLSCertFile, until.Format(time.DateOnly))})
+	}
+	return out
+}
+
+// hasHave is "has" for one, "have" for more.
+func hasHave(n int) string {
+	if n == 1 {
+		return "has"
+	}
+	return "have"
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
+	"github.com/quotesync/quotesync/cmd/internal/webauth"
 	"github.com/quotesync/quotesync/cmd/internal/webauth/webauthtest"
 )
 
@@ -238,6 +239,21 @@ func copyFile(t *testing.T, src, dst string) {
 func TestCheckListener(t *testing.T) {
 	t.Parallel()
 	w := newLoginWorld(t, nil)
+	// The file at quotesync passwd's cost; newLoginWorld's, at bcrypt's
+	// lowest (fast to log in with), is the weak one.
+	dir := t.TempDir()
+	weak, open := filepath.Join(dir, "weak-users"), filepath.Join(dir, "open-users")
+	copyFile(t, w.users, weak)
+	webauthtest.WriteUsersAtCost(t, w.users, map[string]string{"frontdesk": deskPassword, "prometheus": scrapePassword}, webauth.GoodCost)
+	copyFile(t, w.users, open)
+	if err := os.Chmod(open, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	openKey := filepath.Join(dir, "open-key.pem")
+	copyFile(t, w.cert.KeyFile, openKey)
+	if err := os.Chmod(openKey, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name   string
 		edit   func(fc *config.File)
@@ -257,6 +273,12 @@ func TestCheckListener(t *testing.T) {
 		}, "ok", []string{"loopback: only this machine reaches it", "no login"}},
 		{"MissingUsers", func(fc *config.File) { fc.Metrics.UsersFile = w.users + ".gone" }, "FAIL",
 			[]string{"metrics.users_file", "no such file"}},
+		{"WeakHashes", func(fc *config.File) { fc.Metrics.UsersFile = weak }, "warn",
+			[]string{"2 users of " + weak + " (frontdesk, prometheus) have a bcrypt hash below cost 10", "htpasswd -B -C 10"}},
+		{"UsersFileOpen", func(fc *config.File) { fc.Metrics.UsersFile = open }, "warn",
+			[]string{open + " is readable by others (mode 0640): chmod 600 " + open}},
+		{"KeyReadable", func(fc *config.File) { fc.Metrics.TLSKeyFile = openKey }, "FAIL",
+			[]string{"metrics.tls_cert_file, tls_key_file", openKey, "readable by every user of this machine (mode 0644)", "chmod 600 " + openKey}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			w.writeConfig(func(fc *config.File) {

@@ -1,18 +1,23 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/cmd/internal/webauth"
+	"github.com/quotesync/quotesync/remote/redact"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -26,10 +31,36 @@ const (
 // healthFunc computes /healthz's verdict.
 type healthFunc func(ctx context.Context) (bool, qsync.HealthReport)
 
-// obsHandler serves /metrics (Prometheus text format) and /healthz.
-func obsHandler(m *promMetrics, h healthFunc) http.Handler {
+// liveFunc computes /livez's verdict: the watchdog's question.
+type liveFunc func(now time.Time) (ok bool, why string)
+
+// liveReport is the body of /livez.
+type liveReport struct {
+	Status string `json:"status"` // "ok" or "stuck"
+	Reason string `json:"reason,omitempty"`
+}
+
+// obsHandler serves /metrics (Prometheus text format), /healthz and
+// /livez.
+func obsHandler(m *promMetrics, h healthFunc, live liveFunc) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.reg.Handler())
+	// /livez answers what systemd's watchdog asks, for an orchestrator
+	// that restarts on a failed liveness probe (Kubernetes): whether the
+	// scheduler makes progress, standby or not. Unlike /healthz it stays
+	// 200 while the database or the insurer's service is down, which a
+	// restart does not mend.
+	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, r *http.Request) {
+		ok, why := live(time.Now())
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		rep := liveReport{Status: "ok"}
+		if !ok {
+			rep = liveReport{Status: "stuck", Reason: why}
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		_ = json.NewEncoder(w).Encode(rep)
+	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), healthPingTimeout+time.Second)
 		defer cancel()
@@ -45,7 +76,7 @@ func obsHandler(m *promMetrics, h healthFunc) http.Handler {
 	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "quotesync "+version+": /metrics (Prometheus), /healthz (200 healthy, 503 not), /status (the status page, unless metrics.status_page is false)")
+		fmt.Fprintln(w, "quotesync "+version+": /metrics (Prometheus), /healthz (200 healthy, 503 not), /livez (200 while the scheduler makes progress), /status (the status page, unless metrics.status_page is false)")
 	})
 	return mux
 }
@@ -172,4 +203,71 @@ func (s *obsServer) Close() error {
 	err := s.srv.Shutdown(ctx)
 	<-s.done
 	return err
+}
+
+// redactAnswers is h with the secrets of set removed from the body of
+// every answer: /healthz (the last pass's error), the status page (the
+// errors quotesync kept, its health line), /metrics. The one door of the
+// listener: each answer is held whole (a secret may span two writes),
+// redacted, then sent, gzipped when the client accepts it (h is asked
+// for no compression, so that it answers text).
+func redactAnswers(set *redact.Secrets, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gz := acceptsGzip(r.Header.Get("Accept-Encoding"))
+		r = r.Clone(r.Context())
+		r.Header.Del("Accept-Encoding")
+		held := &heldAnswer{header: w.Header(), status: http.StatusOK}
+		h.ServeHTTP(held, r)
+		body := []byte(set.Redact(held.body.String()))
+		if gz && len(body) >= gzipMin && w.Header().Get("Content-Encoding") == "" {
+			var b bytes.Buffer
+			zw := gzip.NewWriter(&b)
+			_, _ = zw.Write(body)
+			_ = zw.Close()
+			body = b.Bytes()
+			w.Header().Set("Content-Encoding", "gzip")
+		}
+		w.Header().Add("Vary", "Accept-Encoding")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(held.status)
+		_, _ = w.Write(body)
+	})
+}
+
+// gzipMin is the smallest answer redactAnswers compresses.
+const gzipMin = 1024
+
+// heldAnswer is the ResponseWriter redactAnswers hands its handler: the
+// headers are the real ones, the status and the body are held.
+type heldAnswer struct {
+	header http.Header
+	status int
+	wrote  bool
+	body   bytes.Buffer
+}
+
+func (a *heldAnswer) Header() http.Header { return a.header }
+
+func (a *heldAnswer) WriteHeader(status int) {
+	if !a.wrote {
+		a.status, a.wrote = status, true
+	}
+}
+
+func (a *heldAnswer) Write(p []byte) (int, error) {
+	a.wrote = true
+	return a.body.Write(p)
+}
+
+// acceptsGzip reports whether an Accept-Encoding header accepts gzip.
+func acceptsGzip(h string) bool {
+	for _, part := range strings.Split(h, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			continue
+		}
+		q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+		return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+	}
+	return false
 }

@@ -5,6 +5,7 @@ package main
 const (
 	fieldVersion  = "version"
 	fieldConfig   = "config"
+	fieldSite     = "site" // --site: the site of the template unit this daemon runs
 	fieldSchedule = "schedule"
 	fieldDatabase = "database" // the shop database, as shopdb.Config.String shows it (no password)
 	fieldRemote   = "remote"   // remote.base_url
@@ -24,6 +25,8 @@ const (
 	fieldUsersFile    = "users_file"     // metrics.users_file
 	fieldUsers        = "users"          // how many users it has
 	fieldCertNotAfter = "cert_not_after" // when the listener's certificate expires
+	fieldMode         = "mode"           // a file's permissions, octal
+	fieldWeakUsers    = "weak_users"     // users whose bcrypt hash is cheaper than cost 10
 )
 
 // Values of fieldDuring.
@@ -58,6 +61,10 @@ const (
 	msgListenerOpenDeprecated = "listener open to the network by metrics.allow_non_loopback (deprecated): set metrics.users_file, or metrics.auth: none"
 	msgListenerNoUsers        = "listener login: the users file has no users; add one with quotesync passwd"
 	msgListenerCertExpired    = "listener login: the TLS certificate has expired"
+	msgListenerOpen           = "listener open to the network without a login (metrics.auth or metrics.scrape_auth: none)"
+	msgListenerInClear        = "listener login without TLS beyond loopback: passwords and session cookies cross the network in clear; set metrics.tls_cert_file and tls_key_file"
+	msgListenerUsersOpen      = "listener login: the users file is readable by others; chmod 600 it"
+	msgListenerWeakHashes     = "listener login: users whose bcrypt hash costs less than 10; set their passwords again with quotesync passwd"
 	msgDriver                 = "mysql driver"
 	msgNotifyFailed           = "sd_notify failed"
 	msgWatchdogHeld           = "watchdog pings withheld: no progress"

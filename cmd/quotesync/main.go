@@ -13,7 +13,7 @@ import (
 	"syscall"
 )
 
-// Exit codes, documented in README.md.
+// Exit codes, documented in docs/operations.md.
 const (
 	exitOK      = 0 // success
 	exitFailure = 1 // the work failed (a pass failed, a check failed)
@@ -30,7 +30,6 @@ type verb struct {
 var verbs = map[string]verb{
 	"check":    {"check the configuration, secrets, database, queries, work types and token", runCheck},
 	"config":   {"print the configuration as the daemon sees it: values, defaults, origins", runConfig},
-	"emulator": {"serve the in-memory emulator of the integration service", runEmulator},
 	"history":  {"show one request's timeline (by request id or job number)", runHistory},
 	"init":     {"write a configuration from a shop database quotesync has never seen", runInit},
 	"insurers": {"list the insurers; adopt, move or end the requests of one", runInsurers},

@@ -87,7 +87,7 @@ func manPage(ctx context.Context) string {
 		{"/etc/quotesync/users", "the users of the status page's login (metrics.users_file; quotesync passwd writes it), read again on SIGHUP"},
 		{"/run/quotesync/control.sock", "the daemon's control socket (quotesync sync\\-now)"},
 		{"/usr/lib/systemd/system/quotesync.service", "the hardened unit"},
-		{"/usr/share/doc/quotesync/", "README.md, README.Debian, the changelog"},
+		{"/usr/share/doc/quotesync/", "README.md, the reference pages under docs/ (configuration, mapping, operations, troubleshooting and more), README.Debian, the changelog"},
 	} {
 		w(".TP")
 		w(`.I %s`, roffEscape(f[0]))

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
@@ -83,7 +85,7 @@ func TestPromMetrics(t *testing.T) {
 
 	srv := httptest.NewServer(obsHandler(m, func(context.Context) (bool, qsync.HealthReport) {
 		return false, qsync.HealthReport{Status: "unhealthy", Reason: "test"}
-	}))
+	}, func(time.Time) (bool, string) { return true, "" }))
 	defer srv.Close()
 	code, body := httpGet(t, srv.URL+"/metrics")
 	if code != 200 {
@@ -199,12 +201,12 @@ func TestRunWatchdog(t *testing.T) {
 	}
 }
 
-// TestMetricsREADMEFamilies scrapes /metrics and finds every family the
-// README's list of metrics names, of the type it has always had and with
-// exactly the labels the README gives it; every quotesync family served
-// is in that list; the Go and process series the README's benchmarks
-// read are there too.
-func TestMetricsREADMEFamilies(t *testing.T) {
+// TestMetricsPageFamilies scrapes /metrics and finds every family the
+// list of metrics of docs/metrics.md names, of the type it has always had
+// and with exactly the labels the page gives it; every quotesync family
+// served is in that list; the Go and process series the benchmarks of
+// docs/benchmarks.md read are there too.
+func TestMetricsPageFamilies(t *testing.T) {
 	m := newPromMetrics()
 	m.insurers([]string{qsync.DefaultInsurer})
 	m.Observe(qsync.Event{Kind: qsync.EventAccepted, Insurer: qsync.DefaultInsurer, From: qsync.PhaseReserved, To: qsync.PhaseAccepted})
@@ -214,11 +216,14 @@ func TestMetricsREADMEFamilies(t *testing.T) {
 	m.state.use(st, []string{qsync.DefaultInsurer})
 	types, labels := scrapeFamilies(t, getMetrics(t, m))
 
-	readme, err := os.ReadFile("../../README.md")
+	page, err := os.ReadFile("../../docs/metrics.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, _ := strings.Cut(string(readme), "\nThe metrics:\n")
+	_, section, found := strings.Cut(string(page), "\n## The metrics\n\n")
+	if !found {
+		t.Fatal("docs/metrics.md has no section '## The metrics'")
+	}
 	section, _, _ = strings.Cut(section, "\n\n")
 	want := map[string]string{ // the type each family has had since it was added
 		"quotesync_passes_total":                   "counter",
@@ -237,7 +242,7 @@ func TestMetricsREADMEFamilies(t *testing.T) {
 		"quotesync_remote_call_duration_seconds":   "histogram",
 		"quotesync_config_reloads_total":           "counter",
 		"quotesync_build_info":                     "gauge",
-		// read by the README's idle-daemon benchmark and these tests
+		// read by the idle-daemon benchmark and these tests
 		"go_goroutines":                   "gauge",
 		"go_memstats_heap_inuse_bytes":    "gauge",
 		"go_memstats_heap_idle_bytes":     "gauge",
@@ -256,7 +261,7 @@ func TestMetricsREADMEFamilies(t *testing.T) {
 		name := mm[1]
 		listed[name] = true
 		if _, ok := want[name]; !ok {
-			t.Errorf("the README lists %s, which this test does not know: add its type", name)
+			t.Errorf("docs/metrics.md lists %s, which this test does not know: add its type", name)
 		}
 		ls := strings.Split(mm[2], ",")
 		slices.Sort(ls)
@@ -266,12 +271,12 @@ func TestMetricsREADMEFamilies(t *testing.T) {
 		}
 		for ls := range labels[name] {
 			if ls != wantLabels {
-				t.Errorf("%s has a series labelled {%s}, the README says {%s}", name, ls, wantLabels)
+				t.Errorf("%s has a series labelled {%s}, docs/metrics.md says {%s}", name, ls, wantLabels)
 			}
 		}
 	}
 	if len(listed) < 16 {
-		t.Fatalf("the README's list of metrics names %d quotesync families, want 16", len(listed))
+		t.Fatalf("the list of metrics of docs/metrics.md names %d quotesync families, want 16", len(listed))
 	}
 	for name, typ := range want {
 		if got := types[name]; got != typ {
@@ -280,7 +285,7 @@ func TestMetricsREADMEFamilies(t *testing.T) {
 	}
 	for name := range types {
 		if strings.HasPrefix(name, "quotesync_") && !listed[name] {
-			t.Errorf("/metrics serves %s, which the README's list of metrics lacks", name)
+			t.Errorf("/metrics serves %s, which the list of metrics of docs/metrics.md lacks", name)
 		}
 	}
 }
@@ -288,7 +293,7 @@ func TestMetricsREADMEFamilies(t *testing.T) {
 // getMetrics scrapes m's /metrics over HTTP.
 func getMetrics(t *testing.T, m *promMetrics) string {
 	t.Helper()
-	srv := httptest.NewServer(obsHandler(m, func(context.Context) (bool, qsync.HealthReport) { return true, qsync.HealthReport{} }))
+	srv := httptest.NewServer(obsHandler(m, func(context.Context) (bool, qsync.HealthReport) { return true, qsync.HealthReport{} }, alwaysLive))
 	defer srv.Close()
 	code, body := httpGet(t, srv.URL+"/metrics")
 	if code != 200 {
@@ -339,10 +344,62 @@ func scrapeFamilies(t *testing.T, body string) (types map[string]string, labels 
 	return types, labels
 }
 
+// TestRedactAnswers: the listener's door holds each answer whole, so a
+// secret written in two pieces is redacted; status, headers and length
+// are the handler's, and the body is gzipped when the client accepts it.
+func TestRedactAnswers(t *testing.T) {
+	const secret = "listener/s3cret+value"
+	h := redactAnswers(redact.New(secret), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Accept-Encoding") != "" {
+			t.Errorf("the handler was offered %q: it must answer text", r.Header.Get("Accept-Encoding"))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, `{"reason":"the last one failed: echo %s`, secret[:7])
+		fmt.Fprintf(w, `%s and %s %s"}`, secret[7:], url.QueryEscape(secret), strings.Repeat("x", 2000))
+	}))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	for _, accept := range []string{"", "gzip, deflate"} {
+		req, _ := http.NewRequest("GET", srv.URL+"/healthz", nil)
+		if accept != "" {
+			req.Header.Set("Accept-Encoding", accept)
+		}
+		resp, err := (&http.Client{Transport: &http.Transport{DisableCompression: true}}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r io.Reader = resp.Body
+		if accept != "" {
+			if resp.Header.Get("Content-Encoding") != "gzip" {
+				t.Errorf("Accept-Encoding %q: Content-Encoding %q, want gzip", accept, resp.Header.Get("Content-Encoding"))
+			} else if r, err = gzip.NewReader(resp.Body); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b, err := io.ReadAll(r)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := string(b)
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("status %d, Content-Type %q: want the handler's", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		if strings.Contains(body, "s3cret") || strings.Count(body, redact.Mark) != 2 {
+			t.Errorf("Accept-Encoding %q: body %.120q…, want the secret (split across two writes, and query-escaped) redacted", accept, body)
+		}
+		if accept == "" && resp.ContentLength != int64(len(body)) {
+			t.Errorf("Content-Length %d, body %d bytes", resp.ContentLength, len(body))
+		}
+	}
+}
+
 // TestMetricsGzip: /metrics is gzipped when the scraper accepts it, and
-// plain when it does not.
+// plain when it does not, through the listener's redaction as the daemon
+// serves it.
 func TestMetricsGzip(t *testing.T) {
-	srv := httptest.NewServer(obsHandler(newPromMetrics(), func(context.Context) (bool, qsync.HealthReport) { return true, qsync.HealthReport{} }))
+	srv := httptest.NewServer(redactAnswers(redact.New("s3cret-value"), obsHandler(newPromMetrics(), func(context.Context) (bool, qsync.HealthReport) { return true, qsync.HealthReport{} }, alwaysLive)))
 	defer srv.Close()
 	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableCompression: true}}
 	for _, tt := range []struct{ accept, encoding string }{{"gzip", "gzip"}, {"identity", ""}, {"", ""}} {
@@ -368,5 +425,30 @@ func TestMetricsGzip(t *testing.T) {
 		if got := resp.Header.Get("Content-Encoding"); got != tt.encoding || err != nil || !strings.Contains(string(b), "\nquotesync_leader 0\n") {
 			t.Errorf("Accept-Encoding %q: Content-Encoding %q (want %q), %v, body without quotesync_leader:\n%.300s", tt.accept, got, tt.encoding, err, b)
 		}
+	}
+}
+
+// alwaysLive is a /livez verdict for tests that do not look at it.
+func alwaysLive(time.Time) (bool, string) { return true, "" }
+
+// TestLivez: /livez is the scheduler's progress, 503 with the reason when
+// it makes none.
+func TestLivez(t *testing.T) {
+	var stuck atomic.Bool
+	srv := httptest.NewServer(obsHandler(newPromMetrics(), func(context.Context) (bool, qsync.HealthReport) {
+		return false, qsync.HealthReport{Status: "unhealthy"}
+	}, func(time.Time) (bool, string) {
+		if stuck.Load() {
+			return false, "the scheduler has not ticked since 10:00"
+		}
+		return true, ""
+	}))
+	defer srv.Close()
+	if code, body := httpGet(t, srv.URL+"/livez"); code != 200 || strings.TrimSpace(body) != `{"status":"ok"}` {
+		t.Errorf("/livez while live (and /healthz unhealthy): %d %s, want 200 ok", code, body)
+	}
+	stuck.Store(true)
+	if code, body := httpGet(t, srv.URL+"/livez"); code != 503 || !strings.Contains(body, `"status":"stuck"`) || !strings.Contains(body, "has not ticked") {
+		t.Errorf("/livez while stuck: %d %s, want 503 with the reason", code, body)
 	}
 }

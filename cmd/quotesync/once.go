@@ -11,6 +11,7 @@ import (
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -52,17 +53,22 @@ Flags:
 func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("once", flag.ContinueOnError)
 	var cf commonFlags
-	cf.register(fs)
+	parsed := cf.register(fs)
 	dry := fs.Bool("dry-run", false, "print the plan of a pass; write nothing")
 	asJSON := fs.Bool("json", false, "with --dry-run: print the plan as JSON")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), onceHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	parsed()
 	if *asJSON && !*dry {
 		fmt.Fprintln(stderr, "quotesync once: --json prints the plan of a dry run and needs --dry-run; a real pass reports on its log (quotesync once --dry-run --json)")
 		return exitUsage
 	}
+	cf.secrets = redact.New()
+	out := redacting(stdout, cf.secrets) // the plan quotes the service's answers
+	defer out.flush()
+	stdout = out
 	qd, done, code := cf.assemble(ctx, "once", config.AllSecrets, qsync.OpenOptions{Migrate: !*dry, AllowNoTables: *dry}, stderr)
 	if qd == nil {
 		return code
@@ -106,7 +112,7 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if n := s.Rejected + s.TakenElsewhere + s.AcceptUnknown; n > 0 {
 		fmt.Fprintf(stderr, "quotesync once: the pass succeeded; %s now %s a person (rejected %d, taken elsewhere %d, accept outcome unknown %d): see quotesync status\n",
-			plural(n, "request"), map[bool]string{true: "needs", false: "need"}[n == 1], s.Rejected, s.TakenElsewhere, s.AcceptUnknown)
+			qsync.Plural(n, "request"), map[bool]string{true: "needs", false: "need"}[n == 1], s.Rejected, s.TakenElsewhere, s.AcceptUnknown)
 	}
 	return exitOK
 }
@@ -169,7 +175,7 @@ func printPlan(w io.Writer, p qsync.Plan, several bool) {
 		}
 		do := a.Do
 		if a.Items > 0 {
-			do = fmt.Sprintf("%s (%s)", do, plural(a.Items, "item"))
+			do = fmt.Sprintf("%s (%s)", do, qsync.Plural(a.Items, "item"))
 		}
 		if several {
 			fmt.Fprintf(tw, "%s\t", a.Insurer)

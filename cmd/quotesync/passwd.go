@@ -27,8 +27,10 @@ line of standard input is the password, so keep it out of the command line:
 
 A password has 8 to 72 bytes; a user name has no colon, space or control
 character and does not start with # (a comment in the file). The file
-gets one "USER:bcrypt-hash" line per user, the format of 'htpasswd -B',
-which works too. The other lines stay as they are. The file is written
+gets one "USER:bcrypt-hash" line per user, of bcrypt cost 10: the format
+of 'htpasswd -B -C 10', which works too ('htpasswd -B' alone writes cost
+5, which the daemon and check warn about). The other lines stay as they
+are. The file is written
 whole beside the old one and renamed over it, with mode 0600 and the old
 file's owner: the user quotesync runs as must own it
 (once: install -o quotesync -g quotesync -m 0600 /dev/null FILE).

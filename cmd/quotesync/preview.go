@@ -60,7 +60,7 @@ Flags:
 
 func runPreview(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("preview", flag.ContinueOnError)
-	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	cfg := registerConfig(fs)
 	asJSON := fs.Bool("json", false, "print the exact body a Draft push would send")
 	insurer := fs.String("insurer", "", "build the quote as the insurer `NAME`'s pass would (a job no request holds)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), previewHelp); fs.PrintDefaults() }
@@ -74,7 +74,7 @@ func runPreview(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return exitUsage
 		}
 	}
-	cf := commonFlags{config: *path}
+	cf := cfg.common()
 	set, err := cf.loadSettings(config.ShopSecrets)
 	if err != nil {
 		printErr(stderr, "preview", err)
@@ -158,13 +158,13 @@ func printPreview(w io.Writer, pv qsync.Preview, insurer string) {
 	}
 	held := ""
 	if len(pv.Held) > 0 {
-		held = ", " + plural(len(pv.Held), "line") + " holding it back"
+		held = ", " + qsync.Plural(len(pv.Held), "line") + " holding it back"
 	}
 	of := ""
 	if insurer != "" {
 		of = " (insurer " + termtext.Safe(insurer) + ")"
 	}
-	fmt.Fprintf(w, "job %s%s: %s%s; estimate %s\n\n", termtext.Safe(pv.Job), of, plural(len(pv.Quote.Items), "item"), held, termtext.Lines(state))
+	fmt.Fprintf(w, "job %s%s: %s%s; estimate %s\n\n", termtext.Safe(pv.Job), of, qsync.Plural(len(pv.Quote.Items), "item"), held, termtext.Lines(state))
 	if len(pv.Quote.Items) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "ORDER\tLINE_ID\tCODE\tWORK TYPE\tDESCRIPTION\tPART\tQTY\tPRICE\tTOTAL")

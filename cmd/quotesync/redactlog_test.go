@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/quotesync/quotesync/cmd/internal/redact"
+	"github.com/quotesync/quotesync/remote/redact"
 )
 
 // secretText is a Stringer that shows a secret.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -61,7 +62,7 @@ Flags:
 
 func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("retry", flag.ContinueOnError)
-	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	cfg := registerConfig(fs)
 	note := fs.String("note", "", "why, for the event log (default: who ran it)")
 	insurer := fs.String("insurer", "", "the insurer whose request it is (with several insurers, when the id is tracked for more than one)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), retryHelp); fs.PrintDefaults() }
@@ -77,7 +78,11 @@ func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	// Assembled as the daemon is, so that the change goes through its
 	// executor: logged, and queued for delivery as its event says.
-	cf := commonFlags{config: *path}
+	cf := cfg.common()
+	cf.secrets = redact.New()
+	out := redacting(stdout, cf.secrets) // it quotes the error quotesync kept
+	defer out.flush()
+	stdout = out
 	qd, done, code := cf.assemble(ctx, "retry", config.ShopSecrets, qsync.OpenOptions{AllowNoTables: true, StateOnly: true}, stderr)
 	if qd == nil {
 		return code

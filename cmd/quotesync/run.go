@@ -17,8 +17,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
-	"github.com/quotesync/quotesync/cmd/internal/redact"
 	"github.com/quotesync/quotesync/cmd/internal/webauth"
+	"github.com/quotesync/quotesync/remote/redact"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -49,7 +49,8 @@ a pass at once unless one is running; the schedule goes on as before.
 SIGTERM/SIGINT cancel the pass in progress (it records what it already
 did) and exit within 30s; a second signal exits at once.
 
-With metrics.listen set it serves /metrics (Prometheus), /healthz and the
+With metrics.listen set it serves /metrics (Prometheus), /healthz, /livez
+(a liveness probe's question: does the scheduler make progress) and the
 status page, /status (unless metrics.status_page is false). Beyond
 loopback it needs metrics.users_file (a login at /login, HTTP Basic over
 TLS for scrapers) or metrics.auth: none, and refuses to start otherwise.
@@ -80,11 +81,12 @@ const reloadWait = 5 * time.Second
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var cf commonFlags
-	cf.register(fs)
+	parsed := cf.register(fs)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), runHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	parsed()
 	// SIGHUP is caught from the start: its default action would kill us.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -94,16 +96,18 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	signal.Notify(usr1, syscall.SIGUSR1)
 	defer signal.Stop(usr1)
 
+	// One set for the life of the process: a reload adds what it reads.
+	cf.secrets = redact.New()
 	set, err := cf.loadSettings(config.AllSecrets)
 	if err != nil {
 		printErr(stderr, "run", err)
 		return exitUsage
 	}
 	level := zap.NewAtomicLevelAt(set.LogLevel)
-	log := newLogger(level, set.LogFormat, stdout, set.Redact)
+	log := cf.logger(level, set.LogFormat, stdout, cf.secrets)
 	defer func() { _ = log.Sync() }()
 	d := &daemon{cf: cf, log: log, level: level, notify: notifier{log: log}, metrics: newPromMetrics(),
-		usr1: usr1, now: make(chan qsync.NowRequest), secrets: set.Redact, sessionKey: webauth.NewKey()}
+		usr1: usr1, now: make(chan qsync.NowRequest), secrets: cf.secrets, sessionKey: webauth.NewKey()}
 	code := d.run(ctx, set, hup)
 	if code == exitFailure && d.startErr != nil {
 		printErr(stderr, "run", errors.New(d.secrets.Redact(d.startErr.Error())))
@@ -131,8 +135,10 @@ type daemon struct {
 
 	cutMu gosync.Mutex
 	cut   []string // insurers whose pass was interrupted (see cutShort)
-	// secrets are removed from the log and the kept texts: those of the
-	// first configuration and of every reload after it.
+	// secrets is the process's one set (cf.secrets): the secrets of the
+	// first configuration and of every reload after it, and every token
+	// sent; removed from the log, the kept texts, the listener's answers
+	// and sd_notify.
 	secrets *redact.Secrets
 
 	mu  gosync.Mutex // guards the wiring below
@@ -175,7 +181,7 @@ func (d *daemon) run(ctx context.Context, set *config.Settings, hup <-chan os.Si
 		_ = d.cur.Close()
 	}()
 	d.prog.Restart(time.Now())
-	ctlPath, ctlDefault := set.Control.ControlSocket()
+	ctlPath, ctlDefault := set.Control.SocketFor(set.Site)
 	ctl := startControl(ctlPath, ctlDefault, d)
 	defer ctl.Close()
 	usr1Done := make(chan struct{})
@@ -246,7 +252,7 @@ func (d *daemon) open(ctx context.Context, set *config.Settings, prev *config.Se
 			cert = &webauth.Cert{}
 			cert.Store(w.auth.pair)
 		}
-		guard := d.guarded(withStatusPage(obsHandler(d.metrics, d.health), d.statusPage(set)), w.auth)
+		guard := d.guarded(redactAnswers(d.secrets, withStatusPage(obsHandler(d.metrics, d.health, d.live), d.statusPage(set))), w.auth)
 		if w.obs, err = d.startListener(set.Metrics.Listen, guard, cert); err != nil {
 			_ = qd.Close()
 			return nil, err
@@ -334,8 +340,6 @@ func (d *daemon) prepareReload(ctx context.Context) *wiring {
 	if err != nil {
 		return reject(err)
 	}
-	d.secrets.Join(set.Redact)
-	set.Redact, set.Daemon.Shop.Redact = d.secrets, d.secrets
 	d.mu.Lock()
 	prev := d.set
 	d.mu.Unlock()
@@ -382,7 +386,10 @@ func (d *daemon) current() *qsync.Daemon {
 }
 
 // onTick records the scheduler's progress and tells systemd about it.
+// The pass's error is recorded redacted: /healthz, the status page's
+// health line and sd_notify show it.
 func (d *daemon) onTick(t qsync.Tick) {
+	t.Err = redactErr(d.secrets, t.Err)
 	d.prog.Tick(t, time.Now())
 	// Summary.Interrupted, not ErrInterrupted: a pass cut short that also
 	// failed a step reports that failure.
@@ -397,7 +404,7 @@ func (d *daemon) onTick(t qsync.Tick) {
 	case !t.Leader && t.Err == nil:
 		d.notify.send(sdStatus("standby: another instance holds the lock"))
 	case t.Err != nil:
-		d.notify.send(sdStatus("last pass failed at %s: %s", time.Now().Format(time.TimeOnly), truncate(flat(d.secrets.Redact(t.Err.Error())), 200)))
+		d.notify.send(sdStatus("last pass failed at %s: %s", time.Now().Format(time.TimeOnly), truncate(flat(t.Err.Error()), 200)))
 	default:
 		s := t.Summary
 		d.notify.send(sdStatus("leader; last pass ok at %s (%d pending, %d tracked)", time.Now().Format(time.TimeOnly), s.Pending, s.Tracked))
@@ -407,6 +414,16 @@ func (d *daemon) onTick(t qsync.Tick) {
 // alive is the watchdog's question: does the scheduler make progress?
 func (d *daemon) alive(now time.Time) (bool, string) {
 	return d.current().Live(now, &d.prog)
+}
+
+// live answers /livez: the watchdog's question, and "starting" (not
+// live yet) before the first configuration is assembled.
+func (d *daemon) live(now time.Time) (bool, string) {
+	qd := d.current()
+	if qd == nil {
+		return false, "starting"
+	}
+	return qd.Live(now, &d.prog)
 }
 
 // health answers /healthz.

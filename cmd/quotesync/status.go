@@ -62,7 +62,7 @@ const statusWrap = 100
 
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	cfg := registerConfig(fs)
 	all := fs.Bool("all", false, "include submitted and gone requests")
 	asJSON := fs.Bool("json", false, "print JSON (every field, whole errors) for scripts")
 	limit := fs.Int("limit", 200, "show at most `N` requests, newest first (0: all); the counts cover all")
@@ -81,11 +81,14 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return exitUsage
 		}
 	}
-	st, db, set, code := openStateDB(ctx, "status", *path, stderr)
+	st, db, set, code := openStateDB(ctx, "status", cfg.common(), stderr)
 	if st == nil {
 		return code
 	}
 	defer db.Close()
+	out := redacting(stdout, set.Daemon.Secrets) // it quotes the errors quotesync kept
+	defer out.flush()
+	stdout = out
 
 	cur, _, err := st.SchemaVersion(ctx)
 	if err != nil {
@@ -114,7 +117,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	printStatus(stdout, rep, time.Now())
 	fmt.Fprintf(stdout, "status change: %s\n", form)
-	printDeliveries(ctx, stdout, st)
+	printDeliveries(ctx, stdout, st, set.Daemon.Secrets)
 	return exitOK
 }
 
@@ -160,8 +163,7 @@ func insurerStatusForm(ctx context.Context, st *store.Store, ins qsync.Insurer, 
 // state: only the database password is read. It returns quotesync's store
 // (as qsync.RequestsStore reads it) and the database to close, or nil and
 // the exit code to use.
-func openStateDB(ctx context.Context, verb, path string, stderr io.Writer) (*store.Store, *shopdb.DB, *config.Settings, int) {
-	cf := commonFlags{config: path}
+func openStateDB(ctx context.Context, verb string, cf commonFlags, stderr io.Writer) (*store.Store, *shopdb.DB, *config.Settings, int) {
 	set, err := cf.loadSettings(config.ShopSecrets)
 	if err != nil {
 		printErr(stderr, verb, err)
@@ -245,7 +247,7 @@ func printStatus(w io.Writer, rep statusReport, now time.Time) {
 		}
 	}
 	printLater(w, later, rep.named, now)
-	what := plural(rep.total, "request")
+	what := qsync.Plural(rep.total, "request")
 	if !rep.all {
 		what += " in progress or needing attention"
 	}

@@ -1,9 +1,11 @@
 package main
 
-// Hostile text from outside, end to end: the insurer's request ids, claim
-// numbers, vehicle fields and error answers, and the shop's job numbers,
-// operation codes and line descriptions, carrying terminal escape
-// sequences and bidi overrides, through every verb that prints them.
+// Hostile text from outside, end to end: the insurer's vehicle fields and
+// error answers, and the shop's job numbers, operation codes and line
+// descriptions, carrying terminal escape sequences and bidi overrides,
+// through every verb that prints them; a request id and claim number
+// carrying them, which quotesync refuses to track, shown escaped in the
+// report of the refused entry.
 
 import (
 	"bytes"
@@ -29,17 +31,17 @@ import (
 const (
 	hostileClaim = "\x1b]0;pwned\x07\x1b[2J"                                      // retitles the terminal, then clears it
 	hostileID    = "REQ-\x1b[31m\u202e7"                                          // a request id: red, then right-to-left
+	plainID      = "REQ-8"                                                        // R1's id: control characters are refused
+	plainClaim   = "CLM-$(x);`y`'z'"                                              // R1's claim: shell characters are not
 	hostileJob   = "RO-\x1b[2J\u202e9"                                            // a shop job number (jobs.job_no is 20 characters)
 	hostileCode  = "P\x1b[2J\u202e"                                               // an operation code (estimate_lines.op_code is 8)
 	hostileDesc  = "Bumper \x1b]0;pwned\x07\u202eevil\u009b2J"                    // a line description, a C1 CSI too
 	hostileReg   = "AB\x1b[2J\u202e1"                                             // a vehicle registration (jobs.registration is 16)
 	hostileBody  = "refused: \x1b]0;pwned\x07\x1b[2J \u202e\u2066 \u009b2J \x7f!" // a 422's plain-text body
 
-	shownClaim = `\x1b]0;pwned\a\x1b[2J`
-	shownID    = `REQ-\x1b[31m\u202e7`
-	shownJob   = `RO-\x1b[2J\u202e9`
-	shownCode  = `P\x1b[2J\u202e`
-	shownBody  = `refused: \x1b]0;pwned\a\x1b[2J \u202e\u2066 \u009b2J \x7f!`
+	shownJob  = `RO-\x1b[2J\u202e9`
+	shownCode = `P\x1b[2J\u202e`
+	shownBody = `refused: \x1b]0;pwned\a\x1b[2J \u202e\u2066 \u009b2J \x7f!`
 )
 
 // hostileRemote serves the emulator, except that it answers 422 with
@@ -143,7 +145,8 @@ func assertAligned(t *testing.T, what, out, header string, titles ...string) {
 // error of a verb quoting the service) prints a control character, DEL, a
 // C1 control, a bidi control or invalid UTF-8 raw; each shows them
 // visibly, the tables stay aligned, and every --json output decodes back
-// to the exact hostile value.
+// to the exact hostile value. A request whose id and claim hold them is
+// not tracked: its entry is reported, escaped, and the others go on.
 func TestE2EHostileText(t *testing.T) {
 	t.Parallel()
 	e := newCLIEnv(t, func(fc *config.File) { fc.Shop.WorkTypes[hostileCode] = "Miscellaneous" })
@@ -154,16 +157,18 @@ func TestE2EHostileText(t *testing.T) {
 	e.writeConfig(func(fc *config.File) { fc.Shop.WorkTypes[hostileCode] = "Miscellaneous" })
 	ctx := t.Context()
 
-	// R1: the insurer's hostile id, claim and vehicle; the shop has no job
-	// for the claim, so create_job makes one. R2: a job the shop numbered
-	// with escapes; its accept is refused with the hostile body.
+	// R1: the insurer's hostile vehicle; the shop has no job for the
+	// claim, so create_job makes one. R2: a job the shop numbered with
+	// escapes; its accept is refused with the hostile body. R3: a hostile
+	// id and claim, refused as a bad entry.
 	if _, err := e.DB.SQL.ExecContext(ctx, "INSERT INTO jobs (job_no, claim_number, status) VALUES (?, 'CLM-HOSTILE-JOB', 'OPEN')", hostileJob); err != nil {
 		t.Fatal(err)
 	}
 	vehicle := fmt.Appendf(nil, `{"registration":%q,"make":%q}`, hostileReg, hostileClaim)
 	ids := e.Emu.AddRequests(
-		emulator.SeedRequest{ID: hostileID, ClaimNumber: hostileClaim, Vehicle: vehicle},
+		emulator.SeedRequest{ID: plainID, ClaimNumber: plainClaim, Vehicle: vehicle},
 		emulator.SeedRequest{ClaimNumber: "CLM-HOSTILE-JOB"},
+		emulator.SeedRequest{ID: hostileID, ClaimNumber: hostileClaim},
 	)
 	r2 := ids[1]
 
@@ -173,7 +178,7 @@ func TestE2EHostileText(t *testing.T) {
 			t.Fatalf("once --dry-run: %s", r)
 		}
 		assertTerminalSafe(t, "once --dry-run", r.Stdout+r.Stderr)
-		assertShows(t, "once --dry-run", r.Stdout, shownID, shownClaim, shownJob)
+		assertShows(t, "once --dry-run", r.Stdout, plainID, plainClaim, shownJob)
 		assertAligned(t, "once --dry-run", r.Stdout, "REQUEST", "CLAIM", "JOB", "PHASE", "WOULD")
 
 		r = e.run("once", "--dry-run", "--json", "--config", e.Conf)
@@ -184,8 +189,11 @@ func TestE2EHostileText(t *testing.T) {
 		assertTerminalSafe(t, "once --dry-run --json", r.Stdout)
 		var sawR1, sawR2 bool
 		for _, a := range plan.Actions {
-			sawR1 = sawR1 || (a.Request == hostileID && a.Claim == hostileClaim)
+			sawR1 = sawR1 || (a.Request == plainID && a.Claim == plainClaim)
 			sawR2 = sawR2 || (a.Request == r2 && a.Job == hostileJob)
+			if a.Request == hostileID {
+				t.Errorf("the plan takes the request of a hostile id: %+v", a)
+			}
 		}
 		if !sawR1 || !sawR2 {
 			t.Errorf("the JSON plan lost the exact hostile values: %+v", plan.Actions)
@@ -199,9 +207,16 @@ func TestE2EHostileText(t *testing.T) {
 		t.Fatalf("once: %s", r)
 	}
 	assertTerminalSafe(t, "once (pass 1)", r.Stdout+r.Stderr)
+	if e := logEntry(r.Stdout+r.Stderr, "pending request skipped", "reason", "bad_entry"); e == nil || e["request"] != hostileID {
+		t.Errorf("once (pass 1) does not report the entry of the hostile id, exact in its JSON (%v):\n%s", e, r)
+	}
+	assertShows(t, "once (pass 1)", r.Stdout+r.Stderr, "control character U+001B")
 	db := e.DB.Open(t, e.DB.Config())
 	st := store.New(db)
-	row1, err := st.Request(ctx, hostileID)
+	if row, err := st.Request(ctx, hostileID); err == nil {
+		t.Errorf("the request of a hostile id is tracked: %+v", row)
+	}
+	row1, err := st.Request(ctx, plainID)
 	if err != nil || row1.JobNumber == "" {
 		t.Fatalf("R1 after pass 1: %+v, %v", row1, err)
 	}
@@ -225,7 +240,7 @@ func TestE2EHostileText(t *testing.T) {
 				t.Fatalf("%s: %s", what, r)
 			}
 			assertTerminalSafe(t, what, r.Stdout+r.Stderr)
-			assertShows(t, what, r.Stdout, shownID, shownClaim, shownJob, shownBody)
+			assertShows(t, what, r.Stdout, plainID, plainClaim, shownJob, shownBody)
 			assertAligned(t, what, r.Stdout, "REQUEST", "CLAIM", "JOB", "PHASE", "REASON")
 		}
 		r := e.run("status", "--all", "--json", "--config", e.Conf)
@@ -236,7 +251,7 @@ func TestE2EHostileText(t *testing.T) {
 		assertTerminalSafe(t, "status --json", r.Stdout)
 		var sawR1, sawR2 bool
 		for _, row := range doc.Requests {
-			sawR1 = sawR1 || (row.Request == hostileID && row.Claim == hostileClaim && strings.Contains(row.LastError, hostileBody))
+			sawR1 = sawR1 || (row.Request == plainID && row.Claim == plainClaim && strings.Contains(row.LastError, hostileBody))
 			sawR2 = sawR2 || (row.Request == r2 && row.Job == hostileJob && strings.Contains(row.LastError, hostileBody))
 		}
 		if !sawR1 || !sawR2 {
@@ -245,7 +260,7 @@ func TestE2EHostileText(t *testing.T) {
 	})
 
 	t.Run("History", func(t *testing.T) {
-		for _, arg := range []string{hostileID, hostileJob} {
+		for _, arg := range []string{plainID, hostileJob} {
 			r := e.run("history", "--config", e.Conf, arg)
 			what := "history " + termSafeArg(arg)
 			if r.Code != exitOK {
@@ -255,12 +270,12 @@ func TestE2EHostileText(t *testing.T) {
 			assertShows(t, what, r.Stdout, shownBody)
 			assertAligned(t, what, r.Stdout, "TIME", "EVENT", "PHASE", "WHAT")
 		}
-		r := e.run("history", "--config", e.Conf, hostileID)
-		assertShows(t, "history by request", r.Stdout, "request "+shownID+"  claim "+shownClaim+"  job "+job1)
+		r := e.run("history", "--config", e.Conf, plainID)
+		assertShows(t, "history by request", r.Stdout, "request "+plainID+"  claim "+plainClaim+"  job "+job1)
 		r = e.run("history", "--config", e.Conf, hostileJob)
 		assertShows(t, "history by job", r.Stdout, "job "+shownJob, "job "+shownJob+" reserved for it")
 
-		r = e.run("history", "--json", "--config", e.Conf, hostileID)
+		r = e.run("history", "--json", "--config", e.Conf, plainID)
 		var doc struct {
 			Requests []statuspage.Story `json:"requests"`
 		}
@@ -273,7 +288,7 @@ func TestE2EHostileText(t *testing.T) {
 		for _, s := range st.Steps {
 			details += s.Details
 		}
-		if st.ID != hostileID || st.Claim != hostileClaim || !strings.Contains(details, hostileBody) {
+		if st.ID != plainID || st.Claim != plainClaim || !strings.Contains(details, hostileBody) {
 			t.Errorf("history --json lost the exact hostile values: %+v", st)
 		}
 	})
@@ -305,12 +320,12 @@ func TestE2EHostileText(t *testing.T) {
 	// Retry puts R1 back: its job, with the shop's hostile line, is tracked
 	// again, and check reads that line.
 	t.Run("Retry", func(t *testing.T) {
-		r := e.run("retry", "--config", e.Conf, hostileID)
+		r := e.run("retry", "--config", e.Conf, plainID)
 		if r.Code != exitOK {
 			t.Fatalf("retry: %s", r)
 		}
 		assertTerminalSafe(t, "retry", r.Stdout+r.Stderr)
-		assertShows(t, "retry", r.Stdout, "request "+shownID+" (claim "+shownClaim+", job "+job1+")", shownBody)
+		assertShows(t, "retry", r.Stdout, "request "+plainID+" (claim "+plainClaim+", job "+job1+")", shownBody)
 	})
 
 	t.Run("Check", func(t *testing.T) {

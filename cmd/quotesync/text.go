@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,12 +10,57 @@ import (
 	"unicode/utf8"
 
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
+	"github.com/quotesync/quotesync/remote/redact"
 )
 
 // Text from outside (the insurer's ids, claims and answers, the shop's job
 // numbers and codes) goes through termtext before it meets a terminal: a
 // single value through termtext.Safe, a message quotesync composed around
 // such values (an error) through termtext.Lines, JSON through writeJSON.
+// A verb whose output quotes what quotesync kept or was answered (status,
+// history, check, config, retry, once's plan) writes it through
+// redacting: the secrets are removed from the whole of it.
+
+// redactedOutput holds what a verb writes and writes it to w at flush,
+// the secrets of set redacted from the whole: a secret may span two
+// writes (a tabwriter's cells), and is matched only whole.
+type redactedOutput struct {
+	w   io.Writer
+	set *redact.Secrets
+	buf bytes.Buffer
+}
+
+// redacting returns w's stand-in for a verb's output; the verb flushes
+// it when it ends (defer).
+func redacting(w io.Writer, set *redact.Secrets) *redactedOutput {
+	return &redactedOutput{w: w, set: set}
+}
+
+func (o *redactedOutput) Write(p []byte) (int, error) { return o.buf.Write(p) }
+
+// flush writes what was held, redacted.
+func (o *redactedOutput) flush() {
+	_, _ = io.WriteString(o.w, o.set.Redact(o.buf.String()))
+	o.buf.Reset()
+}
+
+// redactedError is an error whose text had the secrets removed when it
+// was recorded (the last pass's error that /healthz, the status page and
+// sd_notify show); errors.Is and As still see the error.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func redactErr(set *redact.Secrets, err error) error {
+	if err == nil {
+		return nil
+	}
+	return redactedError{msg: set.Redact(err.Error()), err: err}
+}
+
+func (e redactedError) Error() string { return e.msg }
+func (e redactedError) Unwrap() error { return e.err }
 
 // truncate cuts s to at most n runes, marking the cut with "…", and puts
 // it on one line. Make a value from outside safe before: a newline in it
@@ -55,14 +101,6 @@ func ago(now, t time.Time) string {
 	default:
 		return fmt.Sprintf("%dd", int(d.Hours()/24))
 	}
-}
-
-// plural writes "1 job", "3 jobs".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // flat puts a message quotesync composed around values from outside (an

@@ -19,12 +19,12 @@
 //
 // From the command line (the admin API is shown further down):
 //
-//	quotesync emulator --listen 127.0.0.1:8099 --token-file token.txt --seed-requests 3 --state emu.json
+//	quotesync-emulator --listen 127.0.0.1:8099 --token-file token.txt --seed-requests 3 --state emu.json
 //
 // Several emulators side by side, one per insurer, each its own Emulator
 // with its own state (in Go: one New and one httptest.NewServer each):
 //
-//	quotesync emulator \
+//	quotesync-emulator \
 //	  --instance 'name=aa,listen=127.0.0.1:8099,token-file=aa.txt,seed-requests=3' \
 //	  --instance 'name=bb,listen=127.0.0.1:8098,mode=documented,token-file=bb.txt,seed-requests=3'
 //
@@ -136,6 +136,16 @@
 //	land_then_drop  apply the call, then close the connection without an answer
 //	land_then_hang  apply the call, then hold the connection for Latency (0: until the
 //	                client goes away, at most DefaultMaxHang), then close it unanswered
+//	echo            answer Status (default 400) with a plain-text body that quotes the
+//	                call's credentials (its Authorization header, the bearer token or the
+//	                Basic header's, a form's client_secret, and Options.Token) in every
+//	                form a service echoes them: as sent, URL-encoded in either hex case,
+//	                JSON-escaped (\/, \u002f), base64 and base64url with and without
+//	                padding; nothing is applied. For redaction tests.
+//
+// RouteToken names ModeDocumented's token endpoint as a fault's route:
+// an echo fault there quotes the client's id and secret as the client
+// credentials grant sent them.
 //
 // The last two are the "timed out but landed" cases: a client that retries
 // an accept with the same referenceId gets 409 request_already_accepted
@@ -145,7 +155,7 @@
 //
 // # Modes
 //
-// Options.Mode (quotesync emulator --mode) picks whose reading of the
+// Options.Mode (quotesync-emulator --mode) picks whose reading of the
 // service the emulator follows. ModeSpec, the default, is everything
 // above. ModeDocumented behaves as the service's public documentation
 // describes it, where that differs from the seed:

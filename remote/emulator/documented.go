@@ -177,6 +177,15 @@ func (e *Emulator) serveToken(w http.ResponseWriter, r *http.Request) {
 	e.mu.Lock()
 	e.tokenCalls++
 	e.mu.Unlock()
+	if f, ok := e.pickFault(RouteToken); ok {
+		e.applyFault(w, r, f, func(w http.ResponseWriter) { e.issueToken(w, r) })
+		return
+	}
+	e.issueToken(w, r)
+}
+
+// issueToken is the token endpoint's answer to r.
+func (e *Emulator) issueToken(w http.ResponseWriter, r *http.Request) {
 	oauthErr := func(status int, code, desc string) {
 		if status == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Basic realm="quotesync-emulator"`)
@@ -214,6 +223,7 @@ func (e *Emulator) serveToken(w http.ResponseWriter, r *http.Request) {
 	tok := hex.EncodeToString(b[:])
 	e.mu.Lock()
 	e.tokens[tok] = e.now().Add(e.opts.TokenTTL)
+	e.issued = append(e.issued, tok)
 	e.mu.Unlock()
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, map[string]any{
@@ -240,6 +250,15 @@ func (e *Emulator) ExpireTokens() {
 	e.mu.Lock()
 	clear(e.tokens)
 	e.mu.Unlock()
+}
+
+// IssuedTokens returns every access token the token endpoint issued
+// since New or Reset, expired ones too, oldest first: tests look for
+// them where the client keeps or shows text.
+func (e *Emulator) IssuedTokens() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.issued)
 }
 
 // TokenCalls returns how many calls the token endpoint has received since

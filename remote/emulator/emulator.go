@@ -78,6 +78,8 @@ type Emulator struct {
 	tokens map[string]time.Time // ModeDocumented: access token → expiry
 	// tokenCalls counts the calls of the token endpoint (ModeDocumented).
 	tokenCalls int
+	issued     []string // every access token issued (IssuedTokens)
+	echoes     int      // "echo" answers given: the first form each one quotes first
 
 	saveMu sync.Mutex // serialises writes of StatePath
 	saved  uint64     // state version last written
@@ -233,6 +235,7 @@ func (e *Emulator) Reset() {
 	e.faults = nil
 	e.tokens = make(map[string]time.Time)
 	e.tokenCalls = 0
+	e.issued, e.echoes = nil, 0
 	e.dirty++
 	e.mu.Unlock()
 	_ = e.save()

@@ -19,7 +19,11 @@ const (
 	FaultGarbage      = "garbage"        // answer 200 with a body that is not JSON, apply nothing
 	FaultLandThenDrop = "land_then_drop" // apply the call, then close the connection without answering
 	FaultLandThenHang = "land_then_hang" // apply the call, then hold the connection Latency, then close it
+	FaultEcho         = "echo"           // answer Status (default 400) quoting the call's credentials in every form, apply nothing
 )
+
+// DefaultEchoStatus is the status of an "echo" fault that names none.
+const DefaultEchoStatus = http.StatusBadRequest
 
 // DefaultFaultStatus is the status of a "status" fault that names none.
 const DefaultFaultStatus = http.StatusServiceUnavailable
@@ -29,12 +33,13 @@ const DefaultFaultStatus = http.StatusServiceUnavailable
 // order added) whose Route matches a call and whose Probability draw
 // succeeds fires, once per call.
 type Fault struct {
-	// Route is a route name of Routes ("POST /requests/{id}") or "*" for
-	// every API route.
+	// Route is a route name of Routes ("POST /requests/{id}"), "*" for
+	// every API route, or RouteToken for ModeDocumented's token endpoint.
 	Route string
 	// Action is one of the Fault… constants.
 	Action string
-	// Status is the status of a "status" fault; 0 means DefaultFaultStatus.
+	// Status is the status of a "status" fault (0: DefaultFaultStatus)
+	// or an "echo" fault (0: DefaultEchoStatus).
 	Status int
 	// RetryAfter adds a Retry-After header (whole seconds, rounded up) to a
 	// "status" fault; 0 adds none.
@@ -60,8 +65,8 @@ type FaultInfo struct {
 // Validate reports what is wrong with f, naming the field.
 func (f Fault) Validate() error {
 	switch {
-	case f.Route != "*" && !isRoute(f.Route):
-		return fmt.Errorf("fault route %q: not an API route (see Routes) nor \"*\"", f.Route)
+	case f.Route != "*" && f.Route != RouteToken && !isRoute(f.Route):
+		return fmt.Errorf("fault route %q: not an API route (see Routes), \"*\" nor %q", f.Route, RouteToken)
 	case f.Count < 0:
 		return errors.New("fault count: must be 0 (unlimited) or more")
 	case f.Probability < 0 || f.Probability > 1 || math.IsNaN(f.Probability):
@@ -70,7 +75,7 @@ func (f Fault) Validate() error {
 		return errors.New("fault retryAfter, latency: must not be negative")
 	}
 	switch f.Action {
-	case FaultStatus:
+	case FaultStatus, FaultEcho:
 		if f.Status != 0 && (f.Status < 400 || f.Status > 599) {
 			return fmt.Errorf("fault status %d: must be 400-599", f.Status)
 		}
@@ -80,7 +85,7 @@ func (f Fault) Validate() error {
 		}
 	case FaultDrop, FaultGarbage, FaultLandThenDrop, FaultLandThenHang:
 	default:
-		return fmt.Errorf("fault action %q: must be status, latency, drop, garbage, land_then_drop or land_then_hang", f.Action)
+		return fmt.Errorf("fault action %q: must be status, latency, drop, garbage, land_then_drop, land_then_hang or echo", f.Action)
 	}
 	return nil
 }
@@ -103,6 +108,9 @@ func (e *Emulator) AddFault(f Fault) string {
 	}
 	if f.Action == FaultStatus && f.Status == 0 {
 		f.Status = DefaultFaultStatus
+	}
+	if f.Action == FaultEcho && f.Status == 0 {
+		f.Status = DefaultEchoStatus
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -183,6 +191,10 @@ func (e *Emulator) applyFault(w http.ResponseWriter, r *http.Request, f Fault, s
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte(garbageBody))
+	case FaultEcho:
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(f.Status)
+		_, _ = w.Write([]byte(e.echoBody(r)))
 	case FaultLandThenDrop:
 		serve(&discardWriter{header: make(http.Header)})
 		dropConnection(w)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"sort"
 	"strings"
 )
 
@@ -147,16 +146,6 @@ func compactRaw(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	return buf.Bytes()
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // jsonWriter builds a JSON object member by member in a fixed order.

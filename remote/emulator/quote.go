@@ -3,6 +3,8 @@ package emulator
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 )
 
 // Quote statuses of the seed.
@@ -59,7 +61,7 @@ func decodeQuote(body []byte, typeRequired, statusRequired bool) (quote, *apiErr
 		return quote{}, aerr
 	}
 	var q quote
-	for _, name := range sortedKeys(obj) {
+	for _, name := range slices.Sorted(maps.Keys(obj)) {
 		raw := obj[name]
 		switch name {
 		case "type":
@@ -114,7 +116,7 @@ func decodeRates(raw json.RawMessage) ([]rate, *apiError) {
 			return nil, aerr
 		}
 		var r rate
-		for _, name := range sortedKeys(obj) {
+		for _, name := range slices.Sorted(maps.Keys(obj)) {
 			v, f := obj[name], joinField(path, name)
 			switch name {
 			case "type":
@@ -172,7 +174,7 @@ func decodeItem(raw json.RawMessage, path string) (item, *apiError) {
 		return item{}, aerr
 	}
 	var it item
-	for _, name := range sortedKeys(obj) {
+	for _, name := range slices.Sorted(maps.Keys(obj)) {
 		v, f := obj[name], joinField(path, name)
 		switch name {
 		case "id":

@@ -2,6 +2,8 @@ package emulator
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 )
 
@@ -83,7 +85,7 @@ func renderList[T any](elems []T, render func(T) []byte) []byte {
 
 // writeExtra writes the unknown members in key order.
 func writeExtra(w *jsonWriter, extra map[string]json.RawMessage) {
-	for _, k := range sortedKeys(extra) {
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
 		w.raw(k, extra[k])
 	}
 }

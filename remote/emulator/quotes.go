@@ -1,7 +1,9 @@
 package emulator
 
 import (
+	"maps"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -163,7 +165,7 @@ func decodeStatusBody(body []byte, pathStatus string) (string, *apiError) {
 		return "", aerr
 	}
 	var status string
-	for _, name := range sortedKeys(obj) {
+	for _, name := range slices.Sorted(maps.Keys(obj)) {
 		if name != "status" {
 			return "", fieldError(CodeUnknownField, name, "unknown field %q; the status body has status only", name)
 		}

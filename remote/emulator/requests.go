@@ -3,8 +3,10 @@ package emulator
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 	"unicode"
@@ -236,7 +238,7 @@ func decodeAccept(body []byte) (ref, booking string, aerr *apiError) {
 	if aerr != nil {
 		return "", "", aerr
 	}
-	for _, name := range sortedKeys(obj) {
+	for _, name := range slices.Sorted(maps.Keys(obj)) {
 		raw := obj[name]
 		switch name {
 		case "referenceId":

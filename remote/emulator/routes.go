@@ -15,6 +15,9 @@ const (
 	RouteAccept       = "POST /requests/{id}"
 	RouteCreateQuote  = "POST /jobs/{id}/quotes"
 	RouteUpdateQuote  = "PUT /jobs/{id}/quotes/{type}"
+	// RouteToken is ModeDocumented's OAuth2 token endpoint (TokenPath), a
+	// Fault.Route of its own: not an API route, and no fault of "*".
+	RouteToken = "POST " + TokenPath
 )
 
 // StatusPaths returns the four path forms of the status change in the

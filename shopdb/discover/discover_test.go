@@ -81,6 +81,13 @@ func TestProposals(t *testing.T) {
 			discover.RoleDescription: "Desc", discover.RoleQuantity: "Menge", discover.RolePrice: "Stückpreis", discover.RoleTotal: "",
 			discover.RoleSoftDelete: "Deleted", discover.RoleStatus: "Order.Status"},
 			guessed: []string{discover.RoleNumbering}, numbering: "max_plus_one", prefix: "A"},
+		"flat": {roles: map[string]string{
+			discover.RoleJobTable: "quote_lines", discover.RoleJobNumber: "job_no", discover.RoleClaim: "claim_no",
+			discover.RoleRegistration: "rego", discover.RoleLineTable: "quote_lines", discover.RoleLineID: "line_id", discover.RoleLineNo: "line_no",
+			discover.RoleCode: "op", discover.RoleDescription: "description", discover.RoleQuantity: "qty", discover.RolePrice: "rate",
+			discover.RoleTotal: "amount", discover.RoleSoftDelete: "deleted", discover.RoleLineUpdated: "changed_at",
+			discover.RoleStatus: "quote_lines.quote_status", discover.RoleNumbering: "none"},
+			guessed: []string{discover.RoleJobTable, discover.RoleStatus}, marker: true, shopChg: true},
 	}
 	for _, shop := range append([]testshops.Shop{testshops.Sample}, testshops.Shops...) {
 		w := cases[shop.Name]

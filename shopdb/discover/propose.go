@@ -110,6 +110,10 @@ type Proposal struct {
 	StatusTable  *Table
 	StatusValues []ValueCount
 	Final        []string
+	// StatusJobs and MixedStatus are, on a flat table, how many jobs the
+	// newest lines hold, and of those how many have lines of more than
+	// one status.
+	StatusJobs, MixedStatus int
 
 	// Codes are the line table's operation codes in use, most frequent
 	// first (for the work-type map).
@@ -118,6 +122,12 @@ type Proposal struct {
 	SoftDeleteValues []ValueCount
 	// JobNumbers are a few of the newest job numbers, as evidence.
 	JobNumbers []string
+
+	// Flat says that there is no job table: Lines (which is Job too)
+	// repeats the job number, the claim and the status on every line,
+	// and a job exists once the shop writes its first line (Path is
+	// empty, JobKey nil, and create_job is not written).
+	Flat bool
 
 	Numbering Numbering
 	// Defaults are the values create_job writes into columns that need
@@ -142,7 +152,8 @@ func (e *NoJobsError) Error() string {
 const lookedFor = "quotesync looks for a job table (named like job, ro, repair_order, work_order, werkorder, or with a claim-number column) " +
 	"with a unique job number column (job_no, ro_number, number …), and a line table (named like lines, items, details) " +
 	"with a quantity column (qty, quantity, hours, units) and a unit price column (price, unit_price, rate, unit_amt) " +
-	"that reaches the job table by a foreign key or by a column named like the job's key (job_id, ro_id, job_no)"
+	"that reaches the job table by a foreign key or by a column named like the job's key (job_id, ro_id, job_no); " +
+	"or, with no job table, one table of lines that repeats the job number and the claim number on every line"
 
 // Propose ranks the candidates of every role and decides. overrides
 // fixes roles by key (a table or column name; None for no column); final
@@ -182,11 +193,39 @@ func Propose(ctx context.Context, s *Schema, sampler *Sampler, overrides map[str
 		}
 		pairs = append(pairs, pair{job: jt, lines: lts, score: jt.score + 0.5*lts[0].score})
 	}
+	var err error
+	if flat, ok := flatChoice(jobs, pairs, overrides); ok {
+		err = p.chooseFlat(flat, overrides)
+	} else {
+		err = p.choosePair(s, jobs, pairs, overrides)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.status(ctx, sampler, overrides)
+	if sampler != nil && p.Code != nil {
+		p.Codes, _ = sampler.Distinct(ctx, p.Lines, p.Code, 100)
+	}
+	if sampler != nil && p.SoftDelete != nil && isText(p.SoftDelete) {
+		p.SoftDeleteValues, _ = sampler.Distinct(ctx, p.Lines, p.SoftDelete, 10)
+	}
+	if p.Flat {
+		p.noNumbering(ctx, sampler)
+		return p, nil
+	}
+	p.numbering(ctx, sampler, overrides)
+	p.defaults(ctx, sampler)
+	return p, nil
+}
+
+// choosePair decides the job table and the line table among the pairs
+// of a job table and the line tables that reach it, and their columns.
+func (p *Proposal) choosePair(s *Schema, jobs []jobTable, pairs []pair, overrides map[string]string) error {
 	if len(pairs) == 0 {
 		if o := overrides[RoleJobTable] + overrides[RoleLineTable]; o != "" {
-			return nil, fmt.Errorf("propose a mapping: no line table reaches the job table as chosen (%s)", strings.Trim(overrides[RoleJobTable]+", "+overrides[RoleLineTable], ", "))
+			return fmt.Errorf("propose a mapping: no line table reaches the job table as chosen (%s)", strings.Trim(overrides[RoleJobTable]+", "+overrides[RoleLineTable], ", "))
 		}
-		return nil, &NoJobsError{Tables: len(s.Tables), Detail: fmt.Sprintf("job-like tables (%s), but no line table reaches one. %s", names(jobs), lookedFor)}
+		return &NoJobsError{Tables: len(s.Tables), Detail: fmt.Sprintf("job-like tables (%s), but no line table reaches one. %s", names(jobs), lookedFor)}
 	}
 	best := 0
 	for i := range pairs {
@@ -237,21 +276,12 @@ func Propose(ctx context.Context, s *Schema, sampler *Sampler, overrides map[str
 		Guess: (lineGuess || anyByName) && overrides[RoleLineTable] == "", Options: lineOpts})
 
 	if err := p.jobColumns(chosen.job, overrides); err != nil {
-		return nil, err
+		return err
 	}
 	if err := p.lineColumns(lt, overrides); err != nil {
-		return nil, err
+		return err
 	}
-	p.status(ctx, sampler, overrides)
-	if sampler != nil && p.Code != nil {
-		p.Codes, _ = sampler.Distinct(ctx, p.Lines, p.Code, 100)
-	}
-	if sampler != nil && p.SoftDelete != nil && isText(p.SoftDelete) {
-		p.SoftDeleteValues, _ = sampler.Distinct(ctx, p.Lines, p.SoftDelete, 10)
-	}
-	p.numbering(ctx, sampler, overrides)
-	p.defaults(ctx, sampler)
-	return p, nil
+	return nil
 }
 
 // maxJobTables is how many of the best job tables Propose looks for line
@@ -365,8 +395,11 @@ func (p *Proposal) jobColumns(jt jobTable, overrides map[string]string) error {
 }
 
 // pathCols are the line table's columns on the path (not amounts or
-// codes).
+// codes); of a flat table, the job's columns.
 func (p *Proposal) pathCols() []*Column {
+	if p.Flat {
+		return []*Column{p.JobNumber, p.Claim, p.Registration, p.BookingDate}
+	}
 	var out []*Column
 	for _, j := range p.Path {
 		if j.From == p.Lines {

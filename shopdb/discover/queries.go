@@ -52,6 +52,9 @@ func col(alias string, c *Column) string { return alias + "." + Ident(c.Name) }
 
 // Queries writes the mapping's statements.
 func (p *Proposal) Queries() Queries {
+	if p.Flat {
+		return p.flatQueries()
+	}
 	q := Queries{Notes: map[string][]Note{}}
 	jobNo := col(aJob, p.JobNumber)
 	order := jobNo
@@ -145,7 +148,10 @@ func (p *Proposal) lineItems(q *Queries) string {
 	var cols []string
 	add := func(expr, alias string) { cols = append(cols, expr+" AS "+alias) }
 	jobExpr := col(aJob, p.JobNumber)
-	if p.denormalised() {
+	switch {
+	case p.Flat:
+		jobExpr = col(aLine, p.JobNumber)
+	case p.denormalised():
 		jobExpr = col(aLine, p.Path[0].FromCol)
 	}
 	add(jobExpr, "job")
@@ -172,10 +178,13 @@ func (p *Proposal) lineItems(q *Queries) string {
 		q.note("line_items", false, "no line total column: quotesync computes quantity × price, rounded half up to cents")
 	}
 	var from string
-	if p.denormalised() {
+	switch {
+	case p.Flat:
+		from = fmt.Sprintf("%s %s", Ident(p.Lines.Name), aLine)
+	case p.denormalised():
 		from = fmt.Sprintf("%s %s", Ident(p.Lines.Name), aLine)
 		jobExpr = col(aLine, p.Path[0].FromCol)
-	} else {
+	default:
 		from, jobExpr = p.from("JOIN", "")
 	}
 	where := jobExpr + " IN (:jobs)"
@@ -211,7 +220,10 @@ func (p *Proposal) finalValues() string {
 // statusExpr is the status column in the statements' aliases.
 func (p *Proposal) statusExpr() string {
 	alias := aJob
-	if p.StatusTable == p.Mid && p.Mid != nil {
+	switch {
+	case p.Flat:
+		alias = aLine
+	case p.StatusTable == p.Mid && p.Mid != nil:
 		alias = aMid
 	}
 	return col(alias, p.Status)
@@ -446,6 +458,7 @@ func (p *Proposal) createJob(q *Queries) []string {
 				Ident(p.Mid.Name), aMid, col(aMid, toJob.FromCol), col(aJob, toJob.ToCol), col(aMid, mk))
 		}
 	}
+	p.noteNonTransactional(q)
 	if number != "" && n.Method == "counter" {
 		where := ""
 		if n.NameCol != nil {

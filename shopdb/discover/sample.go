@@ -147,3 +147,19 @@ func (s *Sampler) Rows(ctx context.Context, t *Table, cols []*Column, limit int)
 	s.cache[key] = out
 	return out, nil
 }
+
+// Mixed counts, among the table's newest rows, the distinct values of
+// group (jobs) and how many of them have rows of more than one value of
+// c (a status that differs between a job's lines).
+func (s *Sampler) Mixed(ctx context.Context, t *Table, group, c *Column) (mixed, groups int, err error) {
+	q := fmt.Sprintf("SELECT COUNT(*), COALESCE(SUM(CASE WHEN n > 1 THEN 1 ELSE 0 END), 0) FROM (SELECT COUNT(DISTINCT %s) AS n FROM %s GROUP BY %s) qs_groups",
+		quoteIdent(c.Name), window(t, group, c), quoteIdent(group.Name))
+	err = s.query(ctx, q, func(v []sql.NullString) {
+		fmt.Sscan(v[0].String, &groups)
+		fmt.Sscan(v[1].String, &mixed)
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("sample the values of %s.%s by %s: %w", t.Name, c.Name, group.Name, err)
+	}
+	return mixed, groups, nil
+}

@@ -35,8 +35,14 @@ type Table struct {
 	View bool
 	// Rows is information_schema.TABLES.TABLE_ROWS: an estimate for InnoDB,
 	// fine for ranking, not for counting.
-	Rows    int64
-	Columns []*Column
+	Rows int64
+	// Engine is the table's storage engine (InnoDB, MyISAM …), "" for a
+	// view; NonTransactional says that it ignores transactions (MyISAM,
+	// Aria, MEMORY: information_schema.ENGINES.TRANSACTIONS is not YES):
+	// what a statement wrote stays when the transaction rolls back.
+	Engine           string
+	NonTransactional bool
+	Columns          []*Column
 	// PrimaryKey lists the primary key's columns in order; nil when none.
 	PrimaryKey []string
 	// Unique lists the unique indexes (the primary key included), each
@@ -144,8 +150,9 @@ func (t *Table) SinglePK() *Column {
 // Catalogue queries: one per view, never one per table (a shop schema can
 // have hundreds), always of the current database.
 const (
-	qTables = `SELECT TABLE_NAME, TABLE_TYPE, COALESCE(TABLE_ROWS, 0)
-FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()`
+	qTables = `SELECT t.TABLE_NAME, t.TABLE_TYPE, COALESCE(t.TABLE_ROWS, 0), COALESCE(t.ENGINE, ''), COALESCE(e.TRANSACTIONS, '')
+FROM information_schema.TABLES t LEFT JOIN information_schema.ENGINES e ON e.ENGINE = t.ENGINE
+WHERE t.TABLE_SCHEMA = DATABASE()`
 	qColumns = `SELECT TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION, LOWER(DATA_TYPE), COLUMN_TYPE, IS_NULLABLE,
        COLUMN_DEFAULT IS NOT NULL, EXTRA, COALESCE(NUMERIC_SCALE, 0), COALESCE(CHARACTER_MAXIMUM_LENGTH, 0)
 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()
@@ -185,10 +192,11 @@ func Read(ctx context.Context, db *sql.DB, o Options) (*Schema, error) {
 	}
 	if err := each(ctx, db, qTables, func(scan func(...any) error) error {
 		t := &Table{Indexed: map[string]bool{}, byName: map[string]*Column{}}
-		var typ string
-		if err := scan(&t.Name, &typ, &t.Rows); err != nil {
+		var typ, transactions string
+		if err := scan(&t.Name, &typ, &t.Rows, &t.Engine, &transactions); err != nil {
 			return err
 		}
+		t.NonTransactional = t.Engine != "" && !strings.EqualFold(transactions, "YES")
 		if skip(t.Name) {
 			return nil
 		}

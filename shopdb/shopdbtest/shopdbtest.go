@@ -82,7 +82,12 @@ func unavailable(tb testing.TB, cfg *mysql.Config, err error) {
 // NewDatabase creates an empty database, dropped in tb.Cleanup.
 func NewDatabase(tb testing.TB) *Database {
 	tb.Helper()
-	base := serverConfig(tb)
+	return newDatabase(tb, serverConfig(tb))
+}
+
+// newDatabase creates an empty database on the server of base.
+func newDatabase(tb testing.TB, base *mysql.Config) *Database {
+	tb.Helper()
 	admin, err := sqlx.Open("mysql", base.FormatDSN())
 	if err != nil {
 		tb.Fatalf("shopdbtest: %v", err)
@@ -127,7 +132,12 @@ func NewDatabase(tb testing.TB) *Database {
 // data (package sampleshop).
 func NewSampleShop(tb testing.TB) *Database {
 	tb.Helper()
-	d := NewDatabase(tb)
+	return withSampleShop(tb, NewDatabase(tb))
+}
+
+// withSampleShop fills d with the sample shop.
+func withSampleShop(tb testing.TB, d *Database) *Database {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := sampleshop.Apply(ctx, d.SQL); err != nil {

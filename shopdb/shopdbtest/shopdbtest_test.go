@@ -58,3 +58,38 @@ func TestNewOpensMigratedSampleShop(t *testing.T) {
 		t.Errorf("Config() = %v, want the sample mapping on %s", cfg, d.Name)
 	}
 }
+
+// TestServerOfItsOwn: a server started for a test runs with the sql_mode
+// asked for (every session starts with it), holds a sample shop, and is
+// gone, with its data directory, when the test ends.
+func TestServerOfItsOwn(t *testing.T) {
+	mode := shopdbtest.MySQL8Mode
+	var addr string
+	t.Run("Use", func(t *testing.T) {
+		s := shopdbtest.StartServer(t, shopdbtest.ServerOptions{SQLMode: &mode})
+		addr = s.Addr
+		if s.Mode != mode {
+			t.Errorf("the server's sql_mode is %q, want %q", s.Mode, mode)
+		}
+		d := s.NewSampleShop(t)
+		var session string
+		var jobs int
+		if err := d.SQL.QueryRow("SELECT @@SESSION.sql_mode, (SELECT COUNT(*) FROM jobs)").Scan(&session, &jobs); err != nil {
+			t.Fatal(err)
+		}
+		if session != mode || jobs == 0 {
+			t.Errorf("a session on it: sql_mode %q with %d jobs; want %q and the sample shop's jobs", session, jobs, mode)
+		}
+		if c := d.Config(); c.Addr != s.Addr {
+			t.Errorf("the database's config points at %s, not the server's %s", c.Addr, s.Addr)
+		}
+	})
+	db, err := sql.Open("mysql", "root@tcp("+addr+")/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Ping(); err == nil {
+		t.Errorf("the server at %s still answers after its test", addr)
+	}
+}

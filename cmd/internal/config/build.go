@@ -11,7 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/quotesync/quotesync/cmd/internal/redact"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -30,18 +30,21 @@ type Settings struct {
 	// WebhookSecretFrom says where notify.webhook's secret comes from, for
 	// check (never the secret); "" when none.
 	WebhookSecretFrom string
-	Control           ControlSection
-	SingleWriter      bool // shop.single_writer: every instance writes to one server of a cluster
-	// Redact holds every secret value Build read (the database password,
-	// the webhook's secret, the remote's token or client secret): they
-	// are removed from the log and from what the state tables keep
-	// (Daemon.Shop.Redact is the same set).
-	Redact *redact.Secrets
+	// WebhookURLFrom says where notify.webhook's URL comes from, for
+	// check and config (never its path or query): WebhookURLInYAML, "file
+	// PATH" or "environment variable NAME"; "" when there is no webhook.
+	WebhookURLFrom string
+	Control        ControlSection
+	// Site is the site of the template unit the file was read for
+	// (File.SetSite); "" for none.
+	Site         string
+	SingleWriter bool // shop.single_writer: every instance writes to one server of a cluster
 }
 
-// Scope says which secrets Build reads: status and retry need the
-// database password only, and check reports the file and its secrets
-// separately.
+// Scope says which secrets Build must read, an error when it cannot:
+// status and retry need the database password only, and check reports
+// the file and its secrets separately. The redaction set
+// (Daemon.Secrets) gets every secret Build can read, whatever the scope.
 type Scope uint8
 
 // Secret scopes of Build.
@@ -61,6 +64,10 @@ type BuildOptions struct {
 	Scope Scope
 	// UserAgent names quotesync to the remote ("quotesync/<version>").
 	UserAgent string
+	// Secrets is the set Build adds every secret it can read to, and
+	// hands on as Daemon.Secrets (a reload passes the running daemon's);
+	// a new one when nil.
+	Secrets *redact.Secrets
 }
 
 // Build validates the file and turns it into the packages' configs,
@@ -72,7 +79,10 @@ func (c *File) Build(o BuildOptions) (*Settings, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	s := &Settings{}
+	s := &Settings{Daemon: qsync.Settings{Secrets: o.Secrets}}
+	if s.Daemon.Secrets == nil {
+		s.Daemon.Secrets = redact.New()
+	}
 	var errs []error
 	add := func(err error) {
 		if err != nil {
@@ -83,11 +93,10 @@ func (c *File) Build(o BuildOptions) (*Settings, error) {
 	add(c.buildInsurers(s, getenv, scope&RemoteSecrets != 0, o.UserAgent))
 	add(c.buildShop(s, getenv, scope&ShopSecrets != 0))
 	add(c.buildSync(s))
-	add(c.buildNotify(s, getenv, scope&RemoteSecrets != 0))
+	add(c.buildNotify(s, getenv, scope))
 	add(c.buildOps(s))
-	s.Redact = c.redactor(s, getenv, scope&RemoteSecrets != 0)
-	s.Daemon.Shop.Redact = s.Redact
-	c.redactFileTokens(s)
+	c.addSecrets(s, getenv)
+	s.Daemon.Shop.Redact = s.Daemon.Secrets // also for a verb that opens shopdb alone
 
 	s.LogFormat = strings.ToLower(c.Log.Format)
 	if s.LogFormat == "" {
@@ -149,9 +158,12 @@ func (c *File) buildShop(s *Settings, getenv func(string) string, secrets bool) 
 		PasswordFrom:       s.PasswordFrom,
 		Database:           sh.Database,
 		TLS:                sh.TLS,
+		TLSCAFile:          sh.TLSCAFile,
+		TLSServerName:      sh.TLSServerName,
 		TablePrefix:        sh.TablePrefix,
 		LockName:           sh.LockName,
 		ConnMaxLifetime:    sh.ConnMaxLifetime,
+		ConnMaxIdleTime:    sh.ConnMaxIdleTime,
 		MaxOpenConns:       sh.MaxOpenConns,
 		QueryTimeout:       sh.QueryTimeout,
 		LockHeartbeat:      sh.LockHeartbeat,
@@ -227,7 +239,7 @@ func readSecret(key, file, env string, getenv func(string) string, allowEmpty bo
 			return "", fmt.Errorf("%s_file: %s is larger than %d KiB; a secret is one line: is this the right file?", key, path, maxSecretFile>>10)
 		}
 		if err != nil {
-			return "", fmt.Errorf("%s_file: read %s: %w", key, path, unwrapPathError(err))
+			return "", fmt.Errorf("%s_file: %w", key, err) // the *os.PathError names the path
 		}
 		v := strings.TrimSpace(string(b))
 		if v == "" && !allowEmpty {
@@ -284,13 +296,4 @@ func expandPath(key, path string, getenv func(string) string) (string, error) {
 		return "", fmt.Errorf("%s: %q uses ${%s}, which is not set (systemd sets CREDENTIALS_DIRECTORY for LoadCredential=; outside systemd run e.g. CREDENTIALS_DIRECTORY=/etc/quotesync/credentials quotesync …, or write the full path)", key, path, missing[0])
 	}
 	return out, nil
-}
-
-// unwrapPathError drops the path from an *os.PathError; the caller names it.
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

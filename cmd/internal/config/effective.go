@@ -62,6 +62,7 @@ var keyDefaults = map[string]func(f *File) any{
 	"shop.table_prefix":                   fixed(shopdb.DefaultTablePrefix),
 	"shop.lock_name":                      defaultLockName,
 	"shop.conn_max_lifetime":              fixed(shopdb.DefaultConnMaxLifetime),
+	"shop.conn_max_idle_time":             fixed(shopdb.DefaultConnMaxIdleTime),
 	"shop.max_open_conns":                 fixed(shopdb.DefaultMaxOpenConns),
 	"shop.query_timeout":                  fixed(shopdb.DefaultQueryTimeout),
 	"shop.lock_heartbeat":                 fixed(shopdb.DefaultLockHeartbeat),
@@ -78,7 +79,7 @@ var keyDefaults = map[string]func(f *File) any{
 	"quote.type":                          fixed(qsync.DefaultConfig().Quote.Type),
 	"log.level":                           fixed(defaultLogLevel),
 	"log.format":                          fixed(defaultLogFormat),
-	"control.socket":                      fixed(DefaultControlSocket),
+	"control.socket":                      func(f *File) any { return defaultSocket(f.site) },
 	"metrics.listen":                      fixed("off"),
 	"metrics.health_max_age":              fixed("three activations of sync.schedule"),
 	"remote.token.oauth2.endpoint_params": fixed("none"),
@@ -135,6 +136,12 @@ func defaultLockName(f *File) any {
 // variables a *_env key names are set. The list follows the file
 // structs, so a key added to them is listed without more code.
 func Effective(path string, getenv func(string) string) ([]Entry, error) {
+	return EffectiveFor(path, "", getenv)
+}
+
+// EffectiveFor is Effective for the file read for site of the template
+// unit (File.SetSite; "" for none).
+func EffectiveFor(path, site string, getenv func(string) string) ([]Entry, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -142,6 +149,7 @@ func Effective(path string, getenv func(string) string) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.SetSite(site)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
@@ -291,6 +299,12 @@ func (w *effWalk) leaf(v reflect.Value, path string) {
 	e := Entry{Key: path, Value: shown(v), Origin: OriginFile}
 	if s, ok := v.Interface().(string); ok && strings.Contains(s, "$") {
 		e.Detail = w.expansion(s)
+	}
+	if path == "notify.webhook.url" {
+		// Its path and query are a secret (a webhook's key): where it
+		// goes only.
+		e.Value = qsync.WebhookOrigin(v.String())
+		e.Detail = "its path and query are a secret, not shown; notify.webhook.url_file or url_env keep them out of the YAML"
 	}
 	w.add(e)
 	w.secretSource(path, name, v)

@@ -78,7 +78,7 @@ func (c *File) buildInsurers(s *Settings, getenv func(string) string, secrets bo
 			"move the remote: block under remotes: with a name, or delete the remote: key (an empty one too)", at)
 	}
 	if len(c.Remotes) == 0 {
-		ins, err := buildRemote("remote", c.Remote, getenv, secrets, userAgent)
+		ins, err := buildRemote("remote", c.Remote, getenv, secrets, userAgent, s.Daemon.Secrets)
 		ins.Name = qsync.DefaultInsurer
 		s.Daemon.Insurers, s.TokenFrom = []qsync.Insurer{ins}, ins.TokenFrom
 		return err
@@ -93,7 +93,7 @@ func (c *File) buildInsurers(s *Settings, getenv func(string) string, secrets bo
 	seen := map[string]int{}
 	for i, e := range c.Remotes {
 		key := fmt.Sprintf("remotes[%d]", i)
-		ins, err := buildRemote(key, e.RemoteSection, getenv, secrets, userAgent)
+		ins, err := buildRemote(key, e.RemoteSection, getenv, secrets, userAgent, s.Daemon.Secrets)
 		errs = append(errs, err)
 		ins.Name, ins.Schedule, ins.Concurrency = e.Name, e.Schedule, e.Concurrency
 		switch j, dup := seen[e.Name]; {

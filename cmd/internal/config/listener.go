@@ -102,8 +102,7 @@ func (m MetricsSection) Listener() (ListenerAuth, error) {
 		add("metrics.listen: %q is not host:port; write e.g. 127.0.0.1:9464", m.Listen)
 		return a, errors.Join(errs...)
 	}
-	ip := net.ParseIP(host)
-	a.Loopback = host == "localhost" || (ip != nil && ip.IsLoopback())
+	a.Loopback = loopbackHost(host)
 
 	switch {
 	case m.Auth == AuthUsers || m.UsersFile != "":

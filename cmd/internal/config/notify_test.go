@@ -56,7 +56,7 @@ notify:
 		"SecretInYAML":      {"notify:\n  webhook: {url: https://h.example, secret_header: X, secret: s}\n", "notify.webhook.secret: a secret must not be written in the YAML"},
 		"HeaderNoSecret":    {"notify:\n  webhook: {url: https://h.example, secret_header: X}\n", "notify.webhook.secret_header: set notify.webhook.secret_file or secret_env"},
 		"SecretNoHeader":    {"notify:\n  webhook: {url: https://h.example, secret_env: S}\n", "set notify.webhook.secret_header"},
-		"NotAURL":           {"notify:\n  webhook: {url: \"ftp://h.example/x?token=abc\"}\n", "notify.webhook.url: \"ftp://h.example/x\" is not an http(s) URL"},
+		"NotAURL":           {"notify:\n  webhook: {url: \"ftp://h.example/x?token=abc\"}\n", "notify.webhook.url: ftp://h.example/… is not an http(s) URL"},
 		"UnknownEvent":      {"notify:\n  events: [held]\n", "notify.events: \"held\" is not a notice"},
 		"UnknownWriteBack":  {strings.Replace(baseYAML, "  queries:\n", "  write_back:\n    declined: UPDATE j SET s = 1\n  queries:\n", 1), "unknown key declined"},
 		"WriteBackBadParam": {strings.Replace(baseYAML, "  queries:\n", "  write_back:\n    gone: UPDATE j SET s = :expiry\n  queries:\n", 1), "shop.write_back.gone: unknown parameter :expiry"},

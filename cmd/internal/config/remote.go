@@ -2,15 +2,16 @@ package config
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/quotesync/quotesync/remote"
+	"github.com/quotesync/quotesync/remote/redact"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -34,10 +35,11 @@ var remoteKeys = map[string]string{
 
 // buildRemote checks one remote block, configured under key ("remote",
 // "remotes[1]"), and turns it into remote.Config and a token source (when
-// secrets is set) and says where the token comes from. Every invalid key
+// secrets is set; an OAuth2 source adds its client secret and tokens to
+// set) and says where the token comes from. Every invalid key
 // is reported by its name in the file, so that a bad value stops every
 // verb with exit status 2 before anything is migrated or called.
-func buildRemote(key string, r RemoteSection, getenv func(string) string, secrets bool, userAgent string) (qsync.Insurer, error) {
+func buildRemote(key string, r RemoteSection, getenv func(string) string, secrets bool, userAgent string, set *redact.Secrets) (qsync.Insurer, error) {
 	ins := qsync.Insurer{Key: key, Remote: remote.Config{
 		BaseURL:           r.BaseURL,
 		UserAgent:         userAgent,
@@ -61,7 +63,7 @@ func buildRemote(key string, r RemoteSection, getenv func(string) string, secret
 			errs = append(errs, remoteConfigError(key, err))
 		}
 	}
-	tokens, from, err := buildToken(key, r.Token, getenv, secrets)
+	tokens, from, err := buildToken(key, r.Token, getenv, secrets, set)
 	errs = append(errs, err)
 	ins.Tokens, ins.TokenFrom = tokens, from
 	return ins, errors.Join(errs...)
@@ -81,6 +83,8 @@ func validateRemote(key string, r RemoteSection) []error {
 		add("base_url: %q must not hold a user or password; the token comes from %s.token", u.Redacted(), key)
 	} else if u.RawQuery != "" || u.Fragment != "" {
 		add("base_url: %q must have no query (?…) or fragment (#…)", u.Redacted())
+	} else if err := inClear(u, "the token"); err != nil {
+		add("base_url: %w", err)
 	}
 	durations := []struct {
 		key string
@@ -129,6 +133,28 @@ func validateRemote(key string, r RemoteSection) []error {
 		add("%w", err)
 	}
 	return errs
+}
+
+// inClear refuses an http:// URL to a host beyond loopback: what goes
+// there (what, e.g. "the token") would cross the network in clear, for
+// anyone on the way to read. Loopback (127.0.0.0/8, ::1, localhost) is
+// allowed: the emulator, a local TLS-terminating proxy, the tests.
+func inClear(u *url.URL, what string) error {
+	if u.Scheme != "http" || loopbackHost(u.Hostname()) {
+		return nil
+	}
+	return fmt.Errorf("%q is plain http: %s would cross the network in clear; use https://%s (http:// only to loopback: 127.0.0.1, ::1, localhost)",
+		u.Redacted(), what, u.Host+u.EscapedPath())
+}
+
+// loopbackHost reports whether host (no port) is a loopback address or
+// localhost.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // statusPaths are the values remote.status_path takes.
@@ -196,8 +222,9 @@ func redactURL(s string) string {
 
 // buildToken checks the token section of the remote block configured
 // under key and, when secrets is set, makes the token source (a file or a
-// variable is read when the token is used).
-func buildToken(key string, t TokenSection, getenv func(string) string, secrets bool) (remote.TokenSource, string, error) {
+// variable is read when the token is used; the remote client adds each
+// token it sends to the set, an OAuth2 source its client secret too).
+func buildToken(key string, t TokenSection, getenv func(string) string, secrets bool, set *redact.Secrets) (remote.TokenSource, string, error) {
 	key += ".token"
 	if t.Value != "" {
 		return nil, "", fmt.Errorf("%s.value: the token must not be written in the YAML; put it in a file (%s.file, e.g. ${CREDENTIALS_DIRECTORY}/token) or an environment variable (%s.env)", key, key, key)
@@ -222,7 +249,7 @@ func buildToken(key string, t TokenSection, getenv func(string) string, secrets 
 		}
 		return remote.FileToken(path), "file " + path, nil
 	case t.Env != "":
-		return envToken{name: t.Env, getenv: getenv}, "environment variable " + t.Env, nil
+		return remote.EnvToken(t.Env, getenv), "environment variable " + t.Env, nil
 	}
 	o := t.OAuth2
 	key += ".oauth2"
@@ -230,8 +257,10 @@ func buildToken(key string, t TokenSection, getenv func(string) string, secrets 
 		return nil, "", fmt.Errorf("%s.client_secret: the secret must not be written in the YAML; use client_secret_file (e.g. ${CREDENTIALS_DIRECTORY}/token) or client_secret_env", key)
 	}
 	var errs []error
-	if u, err := url.Parse(o.TokenURL); o.TokenURL == "" || err != nil || u.Host == "" {
-		errs = append(errs, fmt.Errorf("%s.token_url: %q must be the URL of the token endpoint", key, o.TokenURL))
+	if u, err := url.Parse(o.TokenURL); o.TokenURL == "" || err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		errs = append(errs, fmt.Errorf("%s.token_url: %q must be the https URL of the token endpoint", key, redactURL(o.TokenURL)))
+	} else if err := inClear(u, "the client secret and the token"); err != nil {
+		errs = append(errs, fmt.Errorf("%s.token_url: %w", key, err))
 	}
 	if o.ClientID == "" {
 		errs = append(errs, fmt.Errorf("%s.client_id: required", key))
@@ -259,7 +288,7 @@ func buildToken(key string, t TokenSection, getenv func(string) string, secrets 
 	}
 	cc := remote.ClientCredentialsConfig{
 		TokenURL: o.TokenURL, ClientID: o.ClientID, ClientSecret: secret,
-		Scopes: o.Scopes, EndpointParams: params, ExpiryLeeway: o.ExpiryLeeway,
+		Scopes: o.Scopes, EndpointParams: params, ExpiryLeeway: o.ExpiryLeeway, Secrets: set,
 	}
 	if o.ClientSecretFile != "" {
 		// Read at every token fetch: a secret fixed on disk after a
@@ -270,20 +299,3 @@ func buildToken(key string, t TokenSection, getenv func(string) string, secrets 
 	}
 	return remote.ClientCredentials(cc), from, nil
 }
-
-// envToken reads the token from an environment variable (through Build's
-// Getenv) at every call, trimmed; an unset or empty variable is an error
-// naming it, never a token.
-type envToken struct {
-	name   string
-	getenv func(string) string
-}
-
-func (e envToken) Token(context.Context) (string, error) {
-	if v := strings.TrimSpace(e.getenv(e.name)); v != "" {
-		return v, nil
-	}
-	return "", fmt.Errorf("read token from environment variable %s: unset or empty", e.name)
-}
-
-func (envToken) Invalidate() {}

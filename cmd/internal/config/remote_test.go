@@ -48,6 +48,9 @@ func TestRemoteSettingsInvalid(t *testing.T) {
 		{"LayoutNotALayout", "  booking_date_layout: dd/mm/yyyy\n", []string{`remote.booking_date_layout: "dd/mm/yyyy"`, "2006-01-02"}, false},
 		{"BaseURLCredentials", "  base_url: https://user:" + secret + "@api.insurer.example\n", []string{"remote.base_url:", "must not hold a user or password"}, true},
 		{"BaseURLQuery", "  base_url: https://api.insurer.example/?x=1\n", []string{"remote.base_url:", "no query"}, true},
+		{"BaseURLInClear", "  base_url: http://api.insurer.example/v1\n", []string{`remote.base_url: "http://api.insurer.example/v1" is plain http`,
+			"the token would cross the network in clear", "use https://api.insurer.example/v1"}, false},
+		{"BaseURLInClearToLAN", "  base_url: http://192.168.1.20:8080\n", []string{"remote.base_url:", "plain http", "only to loopback"}, false},
 		{"Several", "  draft_update: PATCH\n  status_method: get\n", []string{"remote.draft_update:", "remote.status_method:"}, true},
 	}
 	for _, tt := range tests {
@@ -76,7 +79,7 @@ func TestRemoteSettingsInvalid(t *testing.T) {
 			if !tt.remoteToo {
 				return
 			}
-			ins, _ := buildRemote("remote", fc.Remote, func(string) string { return "" }, false, "")
+			ins, _ := buildRemote("remote", fc.Remote, func(string) string { return "" }, false, "", nil)
 			if _, err := remote.New(ins.Remote, remote.StaticToken("t")); err == nil {
 				t.Errorf("remote.New accepts what build refuses: %+v", ins.Remote)
 			}
@@ -97,6 +100,9 @@ func TestRemoteSettingsValid(t *testing.T) {
 		{"BritishDate", "  booking_date_layout: 02/01/2006\n"},
 		{"DateTime", "  booking_date_layout: \"2006-01-02T15:04:05Z07:00\"\n"},
 		{"PlainHTTPWithPath", "  base_url: http://127.0.0.1:8080/insurer/\n"},
+		{"PlainHTTPLoopbackNet", "  base_url: http://127.8.0.1:8080\n"},
+		{"PlainHTTPLocalhost", "  base_url: http://LocalHost:8080\n"},
+		{"PlainHTTPIPv6Loopback", "  base_url: http://[::1]:8080\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -73,14 +73,6 @@ type Filter struct {
 	Configured []string
 }
 
-// LoadList reads page (1-based) of the requests, size to a page
-// (<= 0: DefaultPageSize), newest first, only those that need a person
-// when personOnly, with the count of each phase: LoadFiltered of every
-// insurer's requests.
-func LoadList(ctx context.Context, db *store.Store, personOnly bool, page, size int) (List, error) {
-	return LoadFiltered(ctx, db, Filter{PersonOnly: personOnly, Page: page, Size: size})
-}
-
 // LoadFiltered reads the page of the requests f says, newest first, with
 // the count of each phase, of each insurer and of all: three statements.
 func LoadFiltered(ctx context.Context, db *store.Store, f Filter) (List, error) {

@@ -246,7 +246,7 @@ func TestListPages(t *testing.T) {
 	db := store.New(shop)
 	seed(t, db)
 	ctx := testContext(t)
-	l, err := LoadList(ctx, db, false, 2, 2)
+	l, err := LoadFiltered(ctx, db, Filter{Page: 2, Size: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ SELECT CONCAT('gen-', LPAD(i, 5, '0')), CONCAT('J', i), k.kind, NOW(6) FROM ` + 
 		}
 	}
 	before, start := shop.RoundTrips(), time.Now()
-	l, err := LoadList(ctx, db, true, 2, 0)
+	l, err := LoadFiltered(ctx, db, Filter{PersonOnly: true, Page: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/quotesync/quotesync/remote"
 )
 
 func TestSafe(t *testing.T) {
@@ -159,4 +161,30 @@ func FuzzSafe(f *testing.F) {
 			t.Errorf("JSON(%s) = %s keeps a character of the rule", enc, j)
 		}
 	})
+}
+
+// TestRemoteIDsFollowTheRule: a request id or claim number from the
+// insurer is refused by remote exactly when it holds a character of this
+// package's rule, checked for every character of the Basic Multilingual
+// Plane (where every character of the rule is): one rule for what is
+// shown escaped and what no tracked id may hold.
+func TestRemoteIDsFollowTheRule(t *testing.T) {
+	for r := rune(0); r <= 0xffff; r++ {
+		if r >= 0xd800 && r <= 0xdfff {
+			continue // surrogates are no characters
+		}
+		s := "A" + string(r) + "1"
+		q, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unsafe := Safe(s) != s
+		for _, entry := range []string{`{"id": ` + string(q) + `}`, `{"id": "R-1", "claim_number": ` + string(q) + `}`} {
+			var req remote.Request
+			refused := json.Unmarshal([]byte(entry), &req) != nil
+			if refused != unsafe {
+				t.Errorf("%U in %s: remote refuses it %t, termtext escapes it %t", r, entry, refused, unsafe)
+			}
+		}
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"sync/atomic"
 	"time"
 )
@@ -16,11 +18,22 @@ type Cert struct {
 }
 
 // LoadKeyPair reads a PEM certificate (chain) and its key, and parses the
-// leaf; its errors name the files, never the key.
+// leaf; its errors name the files, never the key. A key file that every
+// user of the machine may read (the "other" read bit) is refused, with
+// the fix: whoever reads it can pose as the listener. The group may read
+// it: the service's own group is how the key is given to the service.
 func LoadKeyPair(certFile, keyFile string) (*tls.Certificate, error) {
-	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+	certPEM, err := os.ReadFile(certFile)
 	if err != nil {
-		return nil, fmt.Errorf("load TLS certificate %s and key %s: %w", certFile, keyFile, unwrapPath(err))
+		return nil, fmt.Errorf("load TLS certificate %s: %w", certFile, unwrapPath(err))
+	}
+	keyPEM, err := readPrivate(keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("load TLS key %s: %w", keyFile, err)
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("load TLS certificate %s and key %s: %w", certFile, keyFile, err)
 	}
 	if pair.Leaf == nil {
 		if pair.Leaf, err = x509.ParseCertificate(pair.Certificate[0]); err != nil {
@@ -29,6 +42,39 @@ func LoadKeyPair(certFile, keyFile string) (*tls.Certificate, error) {
 	}
 	return &pair, nil
 }
+
+// errKeyReadable is the cause of a refused key file that every user may
+// read.
+var errKeyReadable = errors.New("readable by every user of this machine")
+
+// readPrivate reads the key file at path, refusing it (ErrKeyReadable,
+// its mode and the fix) when its mode lets every user read it; the mode
+// is that of the file opened, not of a name that may change after.
+func readPrivate(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o004 != 0 {
+		return nil, fmt.Errorf("%w (mode %04o): chmod 600 %s (or 640 with the group of the user quotesync runs as), then reload", errKeyReadable, perm, path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxKeyBytes+1))
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	if len(data) > maxKeyBytes {
+		return nil, fmt.Errorf("larger than %d KiB: is this the right file?", maxKeyBytes>>10)
+	}
+	return data, nil
+}
+
+// maxKeyBytes caps a key file: a PEM key is a few kilobytes.
+const maxKeyBytes = 1 << 20
 
 // Store makes pair the certificate of the next connections.
 func (c *Cert) Store(pair *tls.Certificate) { c.cur.Store(pair) }

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -26,15 +28,33 @@ const maxUserName = 64
 // a random string, cost 10 as `quotesync passwd` writes them).
 const dummyHash = "$2a$10$w8xp.a0Q6m73fUDjAK4xheoY2baiV1NcQiYFnrqIXZNNXJCQfZ1YK"
 
+// GoodCost is the lowest bcrypt cost of a users file's hash that is not
+// warned about: the cost `quotesync passwd` writes (bcrypt.DefaultCost);
+// `htpasswd -B` writes 5 unless given -C 10. A cheaper hash is cracked
+// faster by whoever gets the file.
+const GoodCost = bcrypt.DefaultCost
+
 // Users are the users of a users file: names and their bcrypt hashes.
 type Users struct {
 	path   string
+	mode   fs.FileMode // the file's permissions, as read
 	hashes map[string][]byte
-	// dummy is checked against when the user is unknown, so that an
-	// unknown user takes as long to refuse as a wrong password: a hash
-	// of a random string, of the largest cost of the file's hashes
-	// (`htpasswd -B` writes cost 5, `quotesync passwd` 10).
-	dummy []byte
+	costs  map[string]int // each user's hash's cost
+	// level is the cost every check of a password spends, whoever the
+	// user is: the largest of the file's hashes' costs.
+	level int
+	// pad holds, for each cost from the file's cheapest to level, a
+	// hash of a random string. An unknown user is compared against
+	// pad[level]; a user whose hash costs c < level, after their own
+	// hash, against pad[c], pad[c+1], … pad[level-1]: bcrypt's work
+	// doubles with each cost, so 2^c + 2^c + 2^(c+1) + … + 2^(level-1)
+	// is 2^level, the work of one comparison at level. A wrong password
+	// is refused as slowly for every name, known at any cost or not:
+	// the time of an answer does not tell which names are users, nor
+	// whose hash is cheap to crack.
+	pad map[int][]byte
+	// compare is bcrypt.CompareHashAndPassword; a test counts its work.
+	compare func(hash, password []byte) error
 }
 
 // LoadUsers reads the users file at path: one "name:hash" line per user
@@ -48,6 +68,10 @@ func LoadUsers(path string) (*Users, error) {
 		return nil, fmt.Errorf("read users file %s: %w", path, unwrapPath(err))
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read users file %s: %w", path, unwrapPath(err))
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxUsersFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read users file %s: %w", path, unwrapPath(err))
@@ -59,7 +83,7 @@ func LoadUsers(path string) (*Users, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read users file %s: %w", path, err)
 	}
-	u.path = path
+	u.path, u.mode = path, fi.Mode().Perm()
 	return u, nil
 }
 
@@ -68,8 +92,8 @@ func LoadUsers(path string) (*Users, error) {
 // htpasswd scheme (MD5, SHA-1, crypt), which a login here must refuse, and
 // x/crypto/bcrypt checks the hashes on its own.
 func parseUsers(data []byte) (*Users, error) {
-	u := &Users{hashes: map[string][]byte{}, dummy: []byte(dummyHash)}
-	maxCost := 0
+	u := &Users{hashes: map[string][]byte{}, costs: map[string]int{}, compare: bcrypt.CompareHashAndPassword}
+	minCost, maxCost := 0, 0
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), MaxUsersFileBytes)
 	for n := 1; sc.Scan(); n++ {
@@ -86,23 +110,31 @@ func parseUsers(data []byte) (*Users, error) {
 		}
 		cost, err := bcrypt.Cost([]byte(hash))
 		if err != nil {
-			return nil, fmt.Errorf("line %d: user %s: not a bcrypt hash; set the password again with quotesync passwd (or htpasswd -B)", n, name)
+			return nil, fmt.Errorf("line %d: user %s: not a bcrypt hash; set the password again with quotesync passwd (or htpasswd -B -C %d)", n, name, GoodCost)
+		}
+		if minCost == 0 || cost < minCost {
+			minCost = cost
 		}
 		maxCost = max(maxCost, cost)
 		if _, dup := u.hashes[name]; dup {
 			return nil, fmt.Errorf("line %d: user %s is listed twice; keep one line", n, name)
 		}
-		u.hashes[name] = []byte(hash)
+		u.hashes[name], u.costs[name] = []byte(hash), cost
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	if maxCost > 0 {
-		dummy, err := bcrypt.GenerateFromPassword([]byte(rand.Text()), maxCost)
+	if maxCost == 0 { // no users: nobody logs in, and a refusal costs one comparison
+		u.level, u.pad = GoodCost, map[int][]byte{GoodCost: []byte(dummyHash)}
+		return u, nil
+	}
+	u.level, u.pad = maxCost, make(map[int][]byte, maxCost-minCost+1)
+	for c := minCost; c <= maxCost; c++ {
+		h, err := bcrypt.GenerateFromPassword([]byte(rand.Text()), c)
 		if err != nil {
-			return nil, fmt.Errorf("make the hash that unknown users are checked against: %w", err)
+			return nil, fmt.Errorf("make the hashes that equalise the time of a refusal: %w", err)
 		}
-		u.dummy = dummy
+		u.pad[c] = h
 	}
 	return u, nil
 }
@@ -114,19 +146,51 @@ func (u *Users) Path() string { return u.path }
 func (u *Users) Len() int { return len(u.hashes) }
 
 // Check reports whether name is a user (known) and password is theirs
-// (ok). An unknown name costs a bcrypt comparison as long as the
-// costliest user's.
+// (ok). Every check does the work of one bcrypt comparison at the file's
+// highest cost, whoever the user is and whatever the password (see
+// Users.pad): its time tells nothing of the name.
 func (u *Users) Check(name, password string) (known, ok bool) {
-	hash, dummy := []byte(nil), []byte(dummyHash)
-	if u != nil {
-		hash, known = u.hashes[name]
-		dummy = u.dummy
-	}
-	if !known {
-		_ = bcrypt.CompareHashAndPassword(dummy, []byte(password))
+	pw := []byte(password)
+	if u == nil {
+		_ = bcrypt.CompareHashAndPassword([]byte(dummyHash), pw)
 		return false, false
 	}
-	return true, bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil
+	hash, known := u.hashes[name]
+	if !known {
+		_ = u.compare(u.pad[u.level], pw)
+		return false, false
+	}
+	ok = u.compare(hash, pw) == nil
+	for c := u.costs[name]; c < u.level; c++ {
+		_ = u.compare(u.pad[c], pw)
+	}
+	return true, ok
+}
+
+// Weak returns the users whose hash's cost is below GoodCost, sorted.
+func (u *Users) Weak() []string {
+	var out []string
+	if u == nil {
+		return nil
+	}
+	for name, c := range u.costs {
+		if c < GoodCost {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// OpenToOthers reports whether the file, as read, may be read or written
+// by anyone but its owner (any group or other permission bit), and its
+// permissions: the hashes are the passwords' stand-ins, and whoever may
+// write the file may add a user.
+func (u *Users) OpenToOthers() (fs.FileMode, bool) {
+	if u == nil {
+		return 0, false
+	}
+	return u.mode, u.mode&0o077 != 0
 }
 
 // hash is name's stored hash, nil for an unknown user. Sessions are

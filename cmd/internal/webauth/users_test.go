@@ -211,13 +211,83 @@ func TestUnknownUserTakesAsLong(t *testing.T) {
 		t.Errorf("an unknown user is refused in %v, a known user's wrong password in %v: the time tells which names are users", unknown, known)
 	}
 
-	// A file of several costs: the dummy has the largest.
+	// A file of several costs: an unknown user costs the largest.
 	const carol = "carol:$2y$05$CzJRAKNoQuQXnAEhMsfHIuXVQsBC68s.N4hf5MIvknSc/8DPjrSg2"
 	mixed, err := parseUsers([]byte("dave:" + string(h) + "\n" + carol + "\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cost, err := bcrypt.Cost(mixed.dummy); err != nil || cost != 5 {
-		t.Errorf("the dummy hash of a file of costs 4 and 5: cost %d (%v), want 5", cost, err)
+	if cost, err := bcrypt.Cost(mixed.pad[mixed.level]); err != nil || cost != 5 {
+		t.Errorf("the hash unknown users are checked against, in a file of costs 4 and 5: cost %d (%v), want 5", cost, err)
+	}
+}
+
+// TestRefusalCostsTheSameWork: every check of a password does the same
+// bcrypt work, the work of one comparison at the file's highest cost,
+// whoever the user is (unknown, or known with a hash of any cost) and
+// whether the password is right or wrong: a user whose hash is cheap
+// (htpasswd -B writes cost 5) is not told apart by a faster refusal. The
+// work is counted by cost (bcrypt's doubles with each), not timed.
+func TestRefusalCostsTheSameWork(t *testing.T) {
+	t.Parallel()
+	var file strings.Builder
+	for _, u := range []struct {
+		name string
+		cost int
+	}{{"four", 4}, {"five", 5}, {"seven", 7}} {
+		h, err := bcrypt.GenerateFromPassword([]byte(u.name+"-password-1"), u.cost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file.WriteString(u.name + ":" + string(h) + "\n")
+	}
+	for _, f := range []struct {
+		name, content string
+		level         int
+	}{{"Costs4To7", file.String(), 7}, {"NoUsers", "# nobody yet\n", GoodCost}} {
+		t.Run(f.name, func(t *testing.T) {
+			u, err := parseUsers([]byte(f.content))
+			if err != nil {
+				t.Fatal(err)
+			}
+			work, costs := 0, []int(nil)
+			u.compare = func(hash, password []byte) error {
+				c, err := bcrypt.Cost(hash)
+				if err != nil {
+					t.Fatalf("compared against a hash that is not one: %v", err)
+				}
+				work, costs = work+1<<c, append(costs, c)
+				return bcrypt.CompareHashAndPassword(hash, password)
+			}
+			for _, tt := range []struct{ user, password string }{
+				{"nobody", "wrong-password"},
+				{"four", "wrong-password"}, {"four", "four-password-1"},
+				{"five", "wrong-password"}, {"five", "five-password-1"},
+				{"seven", "wrong-password"}, {"seven", "seven-password-1"},
+			} {
+				work, costs = 0, nil
+				known, ok := u.Check(tt.user, tt.password)
+				if !known && u.Len() > 0 && tt.user != "nobody" {
+					continue // the NoUsers file has none of them
+				}
+				if want := 1 << f.level; work != want {
+					t.Errorf("Check(%s, %s) = %t, %t did the work of %d (costs %v), want %d: one comparison at cost %d",
+						tt.user, tt.password, known, ok, work, costs, want, f.level)
+				}
+			}
+		})
+	}
+}
+
+// TestWeakUsers: the users whose hash is below GoodCost are named.
+func TestWeakUsers(t *testing.T) {
+	t.Parallel()
+	const carol = "carol:$2y$05$CzJRAKNoQuQXnAEhMsfHIuXVQsBC68s.N4hf5MIvknSc/8DPjrSg2" // htpasswd -B
+	u, err := parseUsers([]byte(carol + "\nzed:" + dummyHash + "\nalice:" + strings.TrimPrefix(carol, "carol:") + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(u.Weak(), ","), "alice,carol"; got != want {
+		t.Errorf("Weak() = %s, want %s (zed's hash is cost 10)", got, want)
 	}
 }

@@ -1,7 +1,7 @@
 // Package testshops holds shop-management schemas unlike the sample
 // shop, with a few rows each, for the tests of quotesync init, check and
-// preview: a repair-order schema, a denormalised one and one whose names
-// must be quoted. Each says what an integrator would answer where no
+// preview: a repair-order schema, a denormalised one, one whose names
+// must be quoted, and a flat estimate table with no table of jobs. Each says what an integrator would answer where no
 // schema can tell (which status means final, which code is which work
 // type) and which job a test can take a request onto.
 package testshops
@@ -41,6 +41,8 @@ var (
 	denormalisedSQL string
 	//go:embed reserved.sql
 	reservedSQL string
+	//go:embed flat.sql
+	flatSQL string
 )
 
 // Shops are the schemas, the sample shop's not among them (it lives in
@@ -68,6 +70,17 @@ WHERE h.ro_number = ? AND l.del_flag <> 'Y' ORDER BY l.seq, l.ro_line_id`,
 		Rows: "SELECT l.`LineID`, l.`Position`, l.`Type`, l.`Desc`, l.`Menge`, l.`Stückpreis`, NULL FROM `OrderLine` l " +
 			"JOIN `Order` o ON o.`OrderID` = l.`OrderID` WHERE o.`Number` = ? AND l.`Deleted` = 0 ORDER BY l.`Position`, l.`LineID`",
 	},
+	Flat,
+}
+
+// Flat is the flat estimate table: no table of jobs, one table of lines
+// that repeat the job number, the claim and the status.
+var Flat = Shop{
+	Name: "flat", Script: flatSQL, Final: []string{"FINAL"},
+	WorkTypes: map[string]string{"R&R": "RemoveReplaceLabour", "PRT": "Parts", "PNT": "RefinishLabour", "RPR": "RepairLabour"},
+	Claim:     "INS-3301", Job: "Q-2001", Lines: 3,
+	Rows: "SELECT line_id, line_no, op, description, qty, rate, amount FROM quote_lines " +
+		"WHERE job_no = ? AND deleted <> 'Y' ORDER BY line_no, line_id",
 }
 
 // Sample is the sample shop as one of them.

@@ -31,6 +31,7 @@ const (
 	ErrAccessDenied      = 1045 // ER_ACCESS_DENIED_ERROR: user or password
 	ErrDBAccessDenied    = 1044 // ER_DBACCESS_DENIED_ERROR: no rights on the database
 	ErrBadDB             = 1049 // ER_BAD_DB_ERROR: unknown database
+	ErrPluginNotLoaded   = 1524 // ER_PLUGIN_IS_NOT_LOADED: e.g. mysql_native_password on MySQL 8.4
 )
 
 // MaxLockNameLen is the longest GET_LOCK name MySQL 8 takes.

@@ -26,6 +26,12 @@ import (
 // hashed at bcrypt's lowest cost to keep tests fast.
 func WriteUsers(tb testing.TB, path string, users map[string]string) {
 	tb.Helper()
+	WriteUsersAtCost(tb, path, users, bcrypt.MinCost)
+}
+
+// WriteUsersAtCost is WriteUsers with hashes of the given bcrypt cost.
+func WriteUsersAtCost(tb testing.TB, path string, users map[string]string, cost int) {
+	tb.Helper()
 	names := make([]string, 0, len(users))
 	for n := range users {
 		names = append(names, n)
@@ -33,7 +39,7 @@ func WriteUsers(tb testing.TB, path string, users map[string]string) {
 	sort.Strings(names)
 	var b strings.Builder
 	for _, n := range names {
-		h, err := bcrypt.GenerateFromPassword([]byte(users[n]), bcrypt.MinCost)
+		h, err := bcrypt.GenerateFromPassword([]byte(users[n]), cost)
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -121,15 +122,15 @@ func emuWalk(t *testing.T, base, ref string) string {
 	return id
 }
 
-// TestEmulatorVerbInProcess runs the verb through dispatch on a free port,
-// walks the workflow over HTTP and stops it by cancelling the context.
-func TestEmulatorVerbInProcess(t *testing.T) {
+// TestEmulatorInProcess runs the program's body on a free port, walks
+// the workflow over HTTP and stops it by cancelling the context.
+func TestEmulatorInProcess(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stdout, stderr emuLockedBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- dispatch(ctx, []string{"emulator", "--listen", "127.0.0.1:0", "--token-file", emuTokenFile(t),
+		done <- runEmulator(ctx, []string{"--listen", "127.0.0.1:0", "--token-file", emuTokenFile(t),
 			"--seed-requests", "2", "--seed", "3"}, &stdout, &stderr)
 	}()
 	var base string
@@ -164,8 +165,8 @@ func TestEmulatorVerbInProcess(t *testing.T) {
 	}
 }
 
-// TestEmulatorVerbFlags covers --help, the token sources and flag errors.
-func TestEmulatorVerbFlags(t *testing.T) {
+// TestEmulatorFlags covers --help, the token sources and flag errors.
+func TestEmulatorFlags(t *testing.T) {
 	tokenFile := emuTokenFile(t)
 	empty := filepath.Join(t.TempDir(), "empty")
 	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
@@ -215,9 +216,9 @@ func TestEmulatorVerbFlags(t *testing.T) {
 	}
 }
 
-// TestEmulatorBinary runs the real binary, serves with --state, walks the
-// workflow with plain HTTP, stops it with SIGINT, restarts it and finds the
-// job again.
+// TestEmulatorBinary runs the program as a process, serves with --state,
+// walks the workflow with plain HTTP, stops it with SIGINT, restarts it
+// and finds the job again.
 func TestEmulatorBinary(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state.json")
 	start := func() (*exec.Cmd, string) {
@@ -261,13 +262,14 @@ func TestEmulatorBinary(t *testing.T) {
 	stop(cmd)
 }
 
-// emuStartBinary starts the real binary's emulator verb with args and env
-// (added to the test's environment), its standard error to stderr, and
-// returns it with its standard output. It is killed when the test ends.
+// emuStartBinary starts the program as a process of its own (this test
+// binary in the role of main, see TestMain) with args and env (added to
+// the test's environment), its standard error to stderr, and returns it
+// with its standard output. It is killed when the test ends.
 func emuStartBinary(t *testing.T, env []string, stderr io.Writer, args ...string) (*exec.Cmd, io.Reader) {
 	t.Helper()
-	cmd := exec.Command(quotesyncBinary(t), append([]string{"emulator"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd := emuCommand(args...)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -280,36 +282,84 @@ func emuStartBinary(t *testing.T, env []string, stderr io.Writer, args ...string
 	return cmd, stdout
 }
 
+// asMainEnv puts the test binary in the role of the program: TestMain
+// runs main with the arguments, signals and exit status of a real run.
+const asMainEnv = "QUOTESYNC_EMULATOR_TEST_AS_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asMainEnv) == "1" {
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+// emuCommand is the program run as a process with args.
+func emuCommand(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), asMainEnv+"=1")
+	return cmd
+}
+
+// TestHelp: --help and -h print the same help, with an example and the
+// exit status, on standard output and nothing on standard error; a bad
+// flag exits 2 naming it.
+func TestHelp(t *testing.T) {
+	var outs []string
+	for _, arg := range []string{"--help", "-h"} {
+		var stdout, stderr bytes.Buffer
+		cmd := emuCommand(arg)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil || stderr.Len() != 0 {
+			t.Fatalf("quotesync-emulator %s: %v, stderr %q", arg, err, stderr.String())
+		}
+		out := stdout.String()
+		for _, want := range []string{"Usage: quotesync-emulator", "Example:\n  printf", "Exit status", "-instance"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("quotesync-emulator %s lacks %q:\n%s", arg, want, out)
+			}
+		}
+		outs = append(outs, out)
+	}
+	if outs[0] != outs[1] {
+		t.Errorf("-h and --help differ")
+	}
+	out, err := emuCommand("--seed-requests", "-1").CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitUsage || !strings.Contains(string(out), "--seed-requests") {
+		t.Errorf("--seed-requests -1: %v %s; want exit %d naming the flag", err, out, exitUsage)
+	}
+}
+
 // emuStopBinary sends sig and wants the binary to exit with status 0
 // within 10s.
-func emuStopBinary(t *testing.T, cmd *exec.Cmd, sig os.Signal) {
-	t.Helper()
+func emuStopBinary(tb testing.TB, cmd *exec.Cmd, sig os.Signal) {
+	tb.Helper()
 	if err := cmd.Process.Signal(sig); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	select {
 	case err := <-waited:
 		if err != nil {
-			t.Errorf("binary exited with %v after %v, want status 0", err, sig)
+			tb.Errorf("binary exited with %v after %v, want status 0", err, sig)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatalf("binary did not stop within 10s of %v", sig)
+		tb.Fatalf("binary did not stop within 10s of %v", sig)
 	}
 }
 
-// TestEmulatorVerbDocumented serves --mode documented: the start line names
+// TestEmulatorDocumented serves --mode documented: the start line names
 // the token URL, a token is fetched with the client id and the secret (and
 // redirect_uri), requests are listed with string ids and claimNumber, and
 // a re-sent accept is refused with 400 in plain text.
-func TestEmulatorVerbDocumented(t *testing.T) {
+func TestEmulatorDocumented(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stdout, stderr emuLockedBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- dispatch(ctx, []string{"emulator", "--listen", "127.0.0.1:0", "--token-file", emuTokenFile(t),
+		done <- runEmulator(ctx, []string{"--listen", "127.0.0.1:0", "--token-file", emuTokenFile(t),
 			"--mode", "documented", "--client-id", "shop-9", "--token-ttl", "90s", "--seed-requests", "1", "--seed", "3"}, &stdout, &stderr)
 	}()
 	tokenLine := regexp.MustCompile(`token URL (http://[0-9.:]+/oauth2/token)`)

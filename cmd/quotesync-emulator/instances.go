@@ -16,7 +16,7 @@ import (
 	"github.com/quotesync/quotesync/remote/emulator"
 )
 
-// emulatorInstance is one emulator the verb serves: the single-instance
+// emulatorInstance is one emulator the program serves: the single-instance
 // flags' or one --instance spec's.
 type emulatorInstance struct {
 	name         string // "" for the single-instance flags
@@ -32,9 +32,9 @@ type emulatorInstance struct {
 // label prefixes the instance's lines and errors.
 func (in emulatorInstance) label() string {
 	if in.name == "" {
-		return "quotesync emulator"
+		return "quotesync-emulator"
 	}
-	return "quotesync emulator " + in.name
+	return "quotesync-emulator " + in.name
 }
 
 // instanceKeys are the keys of an --instance spec, in the help's order.

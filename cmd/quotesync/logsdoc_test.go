@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// TestReadmeExplainsCommandLogLines: every message the command itself
-// logs is in the README's table of log messages, word for word.
-func TestReadmeExplainsCommandLogLines(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
+// TestLogsPageExplainsCommandLogLines: every message the command itself
+// logs is in the table of log messages of docs/logs.md, word for word.
+func TestLogsPageExplainsCommandLogLines(t *testing.T) {
+	data, err := os.ReadFile("../../docs/logs.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -17,9 +17,10 @@ func TestReadmeExplainsCommandLogLines(t *testing.T) {
 		msgSchedulerDied, msgReloading, msgReloaded, msgReloadRejected, msgLogFormatKept, msgMetricsListen,
 		msgMetricsFailed, msgMetricsRebind, msgMetricsLost, msgDriver, msgNotifyFailed, msgWatchdogHeld, msgWatchdogResumed,
 		msgSyncNow, msgControlListen, msgControlOff, msgClusterNode,
-		msgListenerAuth, msgListenerOpenDeprecated, msgListenerNoUsers, msgListenerCertExpired} {
+		msgListenerAuth, msgListenerOpenDeprecated, msgListenerNoUsers, msgListenerCertExpired,
+		msgListenerOpen, msgListenerInClear, msgListenerUsersOpen, msgListenerWeakHashes} {
 		if !strings.Contains(string(data), "`"+m+"`") {
-			t.Errorf("README.md does not explain the log message %q", m)
+			t.Errorf("docs/logs.md does not explain the log message %q", m)
 		}
 	}
 }

@@ -1,3 +1,7 @@
+// Command quotesync-emulator serves the in-memory emulator of the
+// insurer's integration service (remote/emulator) over HTTP, one or
+// several instances, for integrators and tests. It is a program of its own
+// so that the daemon, bin/quotesync, does not carry a test tool.
 package main
 
 import (
@@ -9,21 +13,30 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/quotesync/quotesync/remote/emulator"
 )
 
-// Defaults of the emulator verb.
+// Exit codes, as quotesync's.
+const (
+	exitOK      = 0 // served until interrupted
+	exitFailure = 1 // an emulator could not be created, listen or serve
+	exitUsage   = 2 // bad command line
+)
+
+// Defaults of the emulator.
 const (
 	defaultEmulatorListen   = "127.0.0.1:8099"
 	emulatorTokenEnv        = "QUOTESYNC_EMULATOR_TOKEN"
 	emulatorShutdownTimeout = 5 * time.Second
 )
 
-// emulatorUsage is printed by 'quotesync emulator --help'.
-const emulatorUsage = `Usage: quotesync emulator [flags]
+// emulatorUsage is printed by 'quotesync-emulator --help'.
+const emulatorUsage = `Usage: quotesync-emulator [flags]
 
 Serve the in-memory emulator of the Repairer Quotation Integration Service
 (the API under /integrations/repairer, the admin API under /_emulator/)
@@ -62,20 +75,30 @@ Each instance is a separate emulator with its own state: both number
 their requests from 1001, and accepting 1001 at one leaves it pending at
 the other.
 
+Exit status: 0 stopped by SIGINT or SIGTERM, 1 an emulator could not
+listen or serve, 2 bad command line.
+
 Example:
   printf 'devtoken' > /tmp/emu.token
-  quotesync emulator --listen 127.0.0.1:8099 --token-file /tmp/emu.token --seed-requests 3
+  quotesync-emulator --listen 127.0.0.1:8099 --token-file /tmp/emu.token --seed-requests 3
   curl -H 'Authorization: Bearer devtoken' http://127.0.0.1:8099/integrations/repairer/requests
 
 Two insurers:
-  quotesync emulator \
+  quotesync-emulator \
     --instance 'name=aa,listen=127.0.0.1:8099,token-file=/tmp/emu.token,seed-requests=3' \
     --instance 'name=bb,listen=127.0.0.1:8098,mode=documented,token-file=/tmp/emu.token,seed-requests=3'
 
 Flags:
 `
 
-// emulatorFlags are the parsed flags of the emulator verb.
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := runEmulator(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// emulatorFlags are the parsed flags.
 type emulatorFlags struct {
 	listen, token, tokenFile, state string
 	mode, clientID                  string
@@ -88,7 +111,7 @@ type emulatorFlags struct {
 
 func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var f emulatorFlags
-	fs := flag.NewFlagSet("emulator", flag.ContinueOnError)
+	fs := flag.NewFlagSet("quotesync-emulator", flag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), emulatorUsage)
 		fs.PrintDefaults()
@@ -115,7 +138,7 @@ func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		insts, err = instanceFromFlags(f)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync emulator: %v\n", err)
+		fmt.Fprintf(stderr, "quotesync-emulator: %v\n", err)
 		return exitUsage
 	}
 	served := make([]servedEmulator, 0, len(insts))
@@ -187,7 +210,7 @@ func readEmulatorToken(path string) (string, error) {
 
 // servedEmulator is one emulator and the address it is to listen on.
 type servedEmulator struct {
-	label  string // "quotesync emulator" or "quotesync emulator NAME"
+	label  string // "quotesync-emulator" or "quotesync-emulator NAME"
 	named  bool   // from --instance: the start line names the mode
 	emu    *emulator.Emulator
 	listen string
@@ -244,7 +267,7 @@ func serveEmulators(ctx context.Context, list []servedEmulator, stdout, stderr i
 		}
 	}
 	if code == exitOK {
-		fmt.Fprintf(stdout, "quotesync emulator stopped\n")
+		fmt.Fprintf(stdout, "quotesync-emulator stopped\n")
 	}
 	return code
 }
@@ -266,3 +289,35 @@ func announceEmulator(s servedEmulator, a net.Addr, stdout, stderr io.Writer) {
 		fmt.Fprintf(stderr, "%s: warning: listening beyond loopback; this is a test tool\n", s.label)
 	}
 }
+
+// parseFlags parses the flags; it returns the exit code to use when the
+// program should stop (help asked for, or bad flags). Help asked for goes
+// to standard output, a flag error and the usage after it to standard
+// error, as quotesync's verbs do.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (int, bool) {
+	fs.SetOutput(stderr)
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return exitOK, false
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "quotesync-emulator: unexpected argument %q; run 'quotesync-emulator --help'\n", fs.Arg(0))
+		return exitUsage, false
+	}
+	return 0, true
+}
+
+// listFlag collects a repeated flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }

@@ -23,15 +23,15 @@ import (
 )
 
 // emuInstanceLine finds a named instance's start line.
-var emuInstanceLine = regexp.MustCompile(`^quotesync emulator ([A-Za-z0-9_-]+) listening on \S+ \(mode (\w+)\); base URL (http://[0-9.:]+) `)
+var emuInstanceLine = regexp.MustCompile(`^quotesync-emulator ([A-Za-z0-9_-]+) listening on \S+ \(mode (\w+)\); base URL (http://[0-9.:]+) `)
 
 // emuOtherSecret is the client secret of the documented instance.
 const emuOtherSecret = "instance-bb-secret-5e09"
 
-// TestEmulatorInstancesBinary runs the real binary serving two instances:
-// aa follows the spec with a bearer token from a file, bb the public
-// documentation with OAuth2 client credentials and a secret from the
-// environment. Both seed requests 1001 and 1002; accepting 1001 at one
+// TestEmulatorInstancesBinary runs the program as a process serving two
+// instances: aa follows the spec with a bearer token from a file, bb the
+// public documentation with OAuth2 client credentials and a secret from
+// the environment. Both seed requests 1001 and 1002; accepting 1001 at one
 // leaves it pending at the other, and each keeps its own job and state
 // file. SIGTERM stops both.
 func TestEmulatorInstancesBinary(t *testing.T) {
@@ -100,7 +100,7 @@ func TestEmulatorInstancesBinary(t *testing.T) {
 		}
 	}
 	all := out.String() + stderr.String()
-	if !strings.Contains(all, "quotesync emulator stopped") {
+	if !strings.Contains(all, "quotesync-emulator stopped") {
 		t.Errorf("no stop line in %q", all)
 	}
 	if strings.Contains(all, emuTestToken) || strings.Contains(all, emuOtherSecret) {
@@ -223,15 +223,15 @@ func TestEmulatorInstancePortInUse(t *testing.T) {
 	code := runEmulator(context.Background(), []string{
 		"--instance", "name=aa,listen=127.0.0.1:0,token-file=" + tok,
 		"--instance", "name=bb,listen=" + busy.Addr().String() + ",token-file=" + tok}, &stdout, &stderr)
-	if code != exitFailure || !strings.HasPrefix(stderr.String(), "quotesync emulator bb: listen: ") || stdout.Len() != 0 {
+	if code != exitFailure || !strings.HasPrefix(stderr.String(), "quotesync-emulator bb: listen: ") || stdout.Len() != 0 {
 		t.Errorf("exit %d stdout %q stderr %q, want %d, no start line and bb's listen error", code, stdout.String(), stderr.String(), exitFailure)
 	}
 }
 
-// TestEmulatorInstanceBadSpecBinary: the real binary exits 2 on a bad
+// TestEmulatorInstanceBadSpecBinary: the program exits 2 on a bad
 // spec.
 func TestEmulatorInstanceBadSpecBinary(t *testing.T) {
-	cmd := exec.Command(quotesyncBinary(t), "emulator", "--instance", "name=aa,listen=127.0.0.1:0,mode=real")
+	cmd := emuCommand("--instance", "name=aa,listen=127.0.0.1:0,mode=real")
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != exitUsage || !strings.Contains(string(out), `--instance aa: mode "real"`) {

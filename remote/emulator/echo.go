@@ -1,0 +1,97 @@
+package emulator
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// echoBody is the body of an "echo" fault: every credential r carries
+// (its Authorization header whole and the credential in it, decoded
+// when Basic; the client_secret of a token request's form) and the
+// emulator's secret (Options.Token: the spec mode's bearer token, the
+// documented mode's client secret), each in every form of EchoForms, one
+// per line, as a careless service quotes a request back in its error.
+// The lines go form by form, each answer starting one form later than
+// the last: a client that keeps the start of an answer (an excerpt)
+// meets every form first within len(EchoForms) answers.
+func (e *Emulator) echoBody(r *http.Request) string {
+	values := []string{}
+	if h := r.Header.Get("Authorization"); h != "" {
+		values = append(values, h)
+		scheme, cred, _ := strings.Cut(h, " ")
+		values = append(values, cred)
+		if strings.EqualFold(scheme, "Basic") {
+			if b, err := base64.StdEncoding.DecodeString(cred); err == nil {
+				values = append(values, string(b))
+			}
+		}
+	}
+	if r.Method == http.MethodPost && r.ParseForm() == nil {
+		if s := r.PostForm.Get("client_secret"); s != "" {
+			values = append(values, s)
+		}
+	}
+	values = append(values, e.opts.Token)
+	e.mu.Lock()
+	first := e.echoes
+	e.echoes++
+	e.mu.Unlock()
+	forms := make([][]EchoForm, len(values))
+	for i, v := range values {
+		forms[i] = EchoForms(v)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "echo: the request's credentials, as a careless service quotes them back\n")
+	n := len(forms[0])
+	for k := range n {
+		for i := range values {
+			f := forms[i][(first+k)%n]
+			fmt.Fprintf(&b, "credential %d %s: %s\n", i, f.Name, f.Text)
+		}
+	}
+	return b.String()
+}
+
+// EchoForm is one form of a value in an echo: Name says which.
+type EchoForm struct{ Name, Text string }
+
+// EchoForms are v as a service may echo it: as sent, URL-encoded (query
+// and path escaping, upper- and lower-case hex), JSON-escaped (Go's, with
+// "/" as \/ and as \u002f), in base64 and base64url with and without
+// padding. Tests look for each of them where quotesync keeps or shows
+// text.
+func EchoForms(v string) []EchoForm {
+	js, _ := json.Marshal(v)
+	j := strings.Trim(string(js), `"`)
+	forms := []EchoForm{
+		{"as sent", v},
+		{"query-escaped", url.QueryEscape(v)},
+		{"query-escaped lower-case hex", lowerHex(url.QueryEscape(v))},
+		{"path-escaped", url.PathEscape(v)},
+		{"path-escaped lower-case hex", lowerHex(url.PathEscape(v))},
+		{"JSON", j},
+		{`JSON \/`, strings.ReplaceAll(j, "/", `\/`)},
+		{`JSON \u002f`, strings.ReplaceAll(j, "/", `\u002f`)},
+		{"base64", base64.StdEncoding.EncodeToString([]byte(v))},
+		{"base64 unpadded", base64.RawStdEncoding.EncodeToString([]byte(v))},
+		{"base64url", base64.URLEncoding.EncodeToString([]byte(v))},
+		{"base64url unpadded", base64.RawURLEncoding.EncodeToString([]byte(v))},
+	}
+	return forms
+}
+
+// lowerHex lowers the hex digits of each %XX in s.
+func lowerHex(s string) string {
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			copy(b[i+1:i+3], strings.ToLower(string(b[i+1:i+3])))
+			i += 2
+		}
+	}
+	return string(b)
+}
