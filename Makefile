@@ -56,7 +56,7 @@ demo:
 # The benchmarks whose figures docs/benchmarks.md quotes (a quarter of an hour: the
 # idle-pass benchmarks build 10,000 jobs first).
 bench:
-	@dsn=$$(bash .ci/mariadb) && QUOTESYNC_TEST_DSN="$$dsn" $(GO) test -run '^$$' -bench . -benchtime 5x -timeout 60m ./sync/ ./shopdb/ ./cmd/quotesync/
+	@dsn=$$(bash .ci/mariadb) && QUOTESYNC_TEST_DSN="$$dsn" $(GO) test -run '^$$' -bench . -benchtime 5x -timeout 60m ./sync/ ./shopdb/ ./shopdb/store/ ./cmd/quotesync/
 
 # Runs N sites side by side (each its own `quotesync run`, schema of 1,000
 # jobs and emulator instance) for each N of SITES, and prints per site its

@@ -7,6 +7,7 @@ import (
 
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 func TestFootprintShares(t *testing.T) {
@@ -77,12 +78,12 @@ func TestSitesOnOneServerKeepApart(t *testing.T) {
 		t.Fatalf("two schemas share tables %v, lock %v", tables, lock)
 	}
 	n, s := north.Open(t, nc), south.Open(t, sc)
-	ln, err := n.AcquireLock(ctx)
+	ln, err := store.New(n).AcquireLock(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = ln.Release() }()
-	ls, err := s.AcquireLock(ctx)
+	ls, err := store.New(s).AcquireLock(ctx)
 	if err != nil {
 		t.Fatalf("the second site's lock: %v, want it held beside the first's", err)
 	}
@@ -98,7 +99,7 @@ func TestSitesOnOneServerKeepApart(t *testing.T) {
 	if tables, lock := nc.Footprint().Shares(nc.Footprint()); !tables || !lock {
 		t.Fatalf("one schema: tables %v, lock %v; want both shared", tables, lock)
 	}
-	if l, err := again.AcquireLock(ctx); !errors.Is(err, shopdb.ErrNotLeader) {
+	if l, err := store.New(again).AcquireLock(ctx); !errors.Is(err, store.ErrNotLeader) {
 		if err == nil {
 			_ = l.Release()
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -142,7 +142,7 @@ func parseInsurersArgs(fs *flag.FlagSet, sub string, args []string, stdout, stde
 // listInsurers prints the configured insurers and those of the tables,
 // with their live and total requests.
 func listInsurers(ctx context.Context, qd *qsync.Daemon, stdout, stderr io.Writer) int {
-	counts, err := qd.DB.PhaseCounts(ctx)
+	counts, err := qd.Store.PhaseCounts(ctx)
 	if err != nil {
 		printErr(stderr, "insurers", err)
 		return exitFailure
@@ -189,11 +189,11 @@ func listInsurers(ctx context.Context, qd *qsync.Daemon, stdout, stderr io.Write
 // configured, or without force lists them.
 func settleInsurer(ctx context.Context, qd *qsync.Daemon, sub string, names []string, force bool, stdout, stderr io.Writer) int {
 	from := names[0]
-	q := shopdb.ListQuery{Insurer: from}
+	q := store.ListQuery{Insurer: from}
 	if sub == "end" {
 		q.Hide = qsync.ClosedPhases()
 	}
-	rows, err := qd.DB.ListRequests(ctx, q)
+	rows, err := qd.Store.ListRequests(ctx, q)
 	if err != nil {
 		printErr(stderr, "insurers "+sub, err)
 		return exitFailure
@@ -207,10 +207,10 @@ func settleInsurer(ctx context.Context, qd *qsync.Daemon, sub string, names []st
 		fmt.Fprintf(stderr, "quotesync insurers %s: nothing changed; add --force to %s them\n", sub, sub)
 		return exitUsage
 	}
-	var done []shopdb.Request
+	var done []store.Request
 	var errs []error
 	if sub == "move" {
-		done, errs, err = qd.Move(ctx, from, names[1])
+		done, errs, err = qd.MoveRequests(ctx, from, names[1])
 	} else {
 		done, errs, err = qd.End(ctx, from)
 	}

@@ -23,8 +23,8 @@ import (
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/remote/redact"
-	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -63,20 +63,21 @@ func TestPromMetrics(t *testing.T) {
 	m.Observe(qsync.Event{Kind: qsync.EventRetrying, Insurer: "aa", From: qsync.PhaseAccepted, To: qsync.PhaseAccepted})
 	m.Observe(qsync.Event{Kind: qsync.EventLeader})
 	db, _ := shopdbtest.New(t)
+	st := store.New(db)
 	ctx := context.Background()
-	for i, row := range []shopdb.Request{
+	for i, row := range []store.Request{
 		{Phase: qsync.PhaseAccepted}, {Phase: qsync.PhaseAccepted, Reason: qsync.ReasonShopData},
 		{Phase: qsync.PhaseRejected, Reason: qsync.ReasonRefused}, {Phase: qsync.PhaseSubmitted, SupplementNeeded: true},
 	} {
 		row.RequestID = fmt.Sprint("g", i)
-		if _, err := db.Insurer("aa").Insert(ctx, row, shopdb.Event{}); err != nil {
+		if _, err := st.Insurer("aa").Insert(ctx, row, store.Event{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := db.Insurer("bb").Insert(ctx, shopdb.Request{RequestID: "g0", Phase: qsync.PhaseAccepted}, shopdb.Event{}); err != nil {
+	if _, err := st.Insurer("bb").Insert(ctx, store.Request{RequestID: "g0", Phase: qsync.PhaseAccepted}, store.Event{}); err != nil {
 		t.Fatal(err)
 	}
-	m.state.use(db, []string{"aa", "bb", "cc"})
+	m.state.use(st, []string{"aa", "bb", "cc"})
 	m.observe("aa", remote.CallInfo{Method: "GET", Route: "GET /requests", Status: 200, Class: remote.ClassOK, Attempt: 1, Duration: 20 * time.Millisecond})
 	m.observe("aa", remote.CallInfo{Method: "POST", Route: "POST /requests/{id}", Status: 503, Class: remote.ClassTemporary, Attempt: 1})
 	m.observe("bb", remote.CallInfo{Method: "GET", Route: "GET /requests", Status: 200, Class: remote.ClassOK, Attempt: 1})
@@ -211,7 +212,8 @@ func TestMetricsPageFamilies(t *testing.T) {
 	m.Observe(qsync.Event{Kind: qsync.EventAccepted, Insurer: qsync.DefaultInsurer, From: qsync.PhaseReserved, To: qsync.PhaseAccepted})
 	m.observe(qsync.DefaultInsurer, remote.CallInfo{Method: "GET", Route: "GET /requests", Status: 200, Class: remote.ClassOK, Attempt: 1})
 	db, _ := shopdbtest.New(t)
-	m.state.use(db, []string{qsync.DefaultInsurer})
+	st := store.New(db)
+	m.state.use(st, []string{qsync.DefaultInsurer})
 	types, labels := scrapeFamilies(t, getMetrics(t, m))
 
 	page, err := os.ReadFile("../../docs/metrics.md")

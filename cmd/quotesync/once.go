@@ -12,7 +12,7 @@ import (
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	"github.com/quotesync/quotesync/remote/redact"
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -102,7 +102,7 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	s, err := qd.Once(ctx)
 	switch {
-	case errors.Is(err, shopdb.ErrNotLeader):
+	case errors.Is(err, store.ErrNotLeader):
 		fmt.Fprintln(stderr, "quotesync once: another quotesync instance holds the lock on this shop database; stop it or let it do the pass")
 		return exitFailure
 	case err != nil:

@@ -12,7 +12,7 @@ import (
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	"github.com/quotesync/quotesync/remote/redact"
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -89,8 +89,8 @@ func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer done()
 	shown := termtext.Safe(id) // as typed; maybe pasted from a listing
-	if cur, _, err := qd.DB.SchemaVersion(ctx); err == nil && cur == 0 {
-		fmt.Fprintf(stderr, "quotesync retry: request %s is not tracked: quotesync's state tables do not exist yet in %s (quotesync has not run on this database; the first start of 'quotesync run' or 'once' creates them)\n", shown, qd.DB.Config().Database)
+	if cur, _, err := qd.Store.SchemaVersion(ctx); err == nil && cur == 0 {
+		fmt.Fprintf(stderr, "quotesync retry: request %s is not tracked: quotesync's state tables do not exist yet in %s (quotesync has not run on this database; the first start of 'quotesync run' or 'once' creates them)\n", shown, qd.Shop.Config().Database)
 		return exitFailure
 	}
 
@@ -99,10 +99,10 @@ func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case errors.Is(err, qsync.ErrAmbiguous):
 		fmt.Fprintf(stderr, "quotesync retry: %s; say which with --insurer NAME\n", termtext.Safe(err.Error()))
 		return exitFailure
-	case errors.Is(err, shopdb.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound):
 		fmt.Fprintf(stderr, "quotesync retry: request %s is not tracked by quotesync; 'quotesync status --all' lists the requests it knows\n", shown)
 		return exitFailure
-	case errors.Is(err, shopdb.ErrStale):
+	case errors.Is(err, store.ErrStale):
 		fmt.Fprintf(stderr, "quotesync retry: request %s changed while it was being retried; look at 'quotesync status' and run retry again if it is still stuck\n", shown)
 		return exitFailure
 	case err != nil: // ErrNotRetryable among them

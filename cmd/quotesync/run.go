@@ -173,7 +173,7 @@ func (d *daemon) run(ctx context.Context, set *config.Settings, hup <-chan os.Si
 	d.cur, d.set, d.obs = w.d, w.set, w.obs
 	d.mu.Unlock()
 	d.useMetrics(w)
-	d.warnCluster(ctx, w.d.DB, set.SingleWriter)
+	d.warnCluster(ctx, w.d.Shop, set.SingleWriter)
 	defer func() {
 		d.mu.Lock()
 		defer d.mu.Unlock()
@@ -435,7 +435,7 @@ func (d *daemon) health(ctx context.Context) (bool, qsync.HealthReport) {
 		return false, qsync.HealthReport{Status: "unhealthy", Reason: "starting", Role: "starting", Database: "not connected yet"}
 	}
 	pctx, cancel := context.WithTimeout(ctx, healthPingTimeout)
-	dbErr := qd.DB.Ping(pctx)
+	dbErr := qd.Shop.Ping(pctx)
 	cancel()
 	return qd.Health(time.Now(), &d.prog, set.Metrics.HealthMaxAge, dbErr)
 }
@@ -443,7 +443,7 @@ func (d *daemon) health(ctx context.Context) (bool, qsync.HealthReport) {
 // useMetrics makes the metrics count on w's database and insurers.
 func (d *daemon) useMetrics(w *wiring) {
 	names := w.set.Daemon.Names()
-	d.metrics.state.use(w.d.DB, names)
+	d.metrics.state.use(w.d.Store, names)
 	d.metrics.insurers(names)
 }
 
