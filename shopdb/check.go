@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/quotesync/quotesync/shopdb/internal/server"
 )
 
 // QueryCheck is the verdict on one mapping query from CheckQueries.
@@ -37,7 +39,11 @@ const probe = "quotesync-check"
 // create_job other than the last are prepared only; nothing is written. A
 // statement of create_job or release_job that writes a table ignoring
 // transactions (MyISAM) is warned about, with what that means.
-func (db *DB) CheckQueries(ctx context.Context) []QueryCheck {
+// jobs are job numbers of the shop for EXPLAIN to plan the job queries
+// with (those quotesync tracks; none: a placeholder no index finds), and
+// state the subquery Fingerprint reads beside shop_changed (quotesync's
+// store's, when its tables exist; "": shop_changed is run alone).
+func (db *DB) CheckQueries(ctx context.Context, jobs []string, state string) []QueryCheck {
 	vals := map[string]any{
 		ParamRequestID: probe, ParamClaimNumber: probe, ParamExpiry: now().Add(24 * time.Hour),
 		ParamJob: probe, ParamJobs: []string{probe}, ParamJobCreated: false, ParamInsurer: db.insurer,
@@ -80,7 +86,7 @@ func (db *DB) CheckQueries(ctx context.Context) []QueryCheck {
 		}))
 	}
 	jobVals := maps.Clone(vals)
-	if jobs := db.someJobs(ctx); len(jobs) > 0 {
+	if len(jobs) > 0 {
 		jobVals[ParamJobs] = jobs // EXPLAIN plans for real jobs, not for a probe no index finds
 	}
 	c := db.checkQuery(ctx, &db.q.lineItems, vals, func(cols []string) error {
@@ -122,7 +128,7 @@ func (db *DB) CheckQueries(ctx context.Context) []QueryCheck {
 	if q := db.q.shopChanged; q != nil {
 		c := db.checkQuery(ctx, q, vals, nil)
 		if c.Err == nil {
-			if _, err := db.shopFingerprint(ctx); err != nil {
+			if err := db.checkShopChanged(ctx, state); err != nil {
 				c.Err = err
 			} else {
 				c.Note = "prepared; ran read-only; returns one row"
@@ -195,7 +201,7 @@ func (db *DB) checkQuery(ctx context.Context, q *namedQuery, vals map[string]any
 	}
 	defer func() { _ = tx.Rollback() }()
 	rows, err := tx.QueryContext(ctx, text, args...)
-	if mysqlErrno(err) == errReadOnlyTx {
+	if mysqlErrno(err) == server.ErrReadOnlyTx {
 		c.Note = "prepared; not run because it writes, so its columns are not checked"
 		return c
 	}
@@ -219,20 +225,6 @@ func (db *DB) checkQuery(ctx context.Context, q *namedQuery, vals map[string]any
 // scanRowsWarn is how many rows a table must have for a full scan of it,
 // on every pass, to be worth a warning.
 const scanRowsWarn = 1000
-
-// someJobs returns up to 20 job numbers quotesync tracks (none on a fresh
-// install), for EXPLAIN.
-func (db *DB) someJobs(ctx context.Context) []string {
-	ctx, cancel := db.timeout(ctx)
-	defer cancel()
-	var jobs []string
-	err := db.x.SelectContext(ctx, &jobs, "SELECT job_number FROM "+db.t.requests+
-		" WHERE job_number IS NOT NULL ORDER BY updated_at DESC LIMIT 20")
-	if err != nil {
-		return nil
-	}
-	return jobs
-}
 
 // explainScan has the server EXPLAIN q, which every pass runs, and returns
 // a warning naming each table of at least scanRowsWarn rows it reads in

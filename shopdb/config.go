@@ -1,8 +1,6 @@
 package shopdb
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"regexp"
 	"sort"
@@ -10,13 +8,18 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/quotesync/quotesync/shopdb/internal/server"
 )
 
 // Defaults of Config; a zero field means its default.
 const (
-	DefaultAddr               = "127.0.0.1:3306"
-	DefaultTablePrefix        = "quotesync_"
-	DefaultConnMaxLifetime    = 3 * time.Minute
+	DefaultAddr            = "127.0.0.1:3306"
+	DefaultTablePrefix     = "quotesync_"
+	DefaultConnMaxLifetime = 3 * time.Minute
+	// DefaultConnMaxIdleTime closes a pooled connection unused this long:
+	// between the passes of the default schedule (every minute) an idle
+	// site holds its lock's session alone.
+	DefaultConnMaxIdleTime    = 30 * time.Second
 	DefaultMaxOpenConns       = 10
 	DefaultQueryTimeout       = 30 * time.Second
 	DefaultLockHeartbeat      = 5 * time.Second
@@ -29,7 +32,6 @@ const (
 const (
 	maxConnMaxLifetime = 5 * time.Minute
 	maxPrefixLen       = 32 // the longest table or key name stays under 64 characters
-	maxLockNameLen     = 64 // MySQL 8 refuses longer GET_LOCK names
 )
 
 // Config is how quotesync reaches the shop's database and how the shop's
@@ -73,6 +75,11 @@ type Config struct {
 	// ConnMaxLifetime (shop.conn_max_lifetime) recycles pooled connections;
 	// default DefaultConnMaxLifetime, at most 5m.
 	ConnMaxLifetime time.Duration
+	// ConnMaxIdleTime (shop.conn_max_idle_time) closes a pooled connection
+	// that has not been used for this long, so that an idle daemon holds
+	// the lock's session and at most the one connection its passes use.
+	// Default DefaultConnMaxIdleTime, at most ConnMaxLifetime's bound.
+	ConnMaxIdleTime time.Duration
 	// MaxOpenConns (shop.max_open_conns) caps the pool; the lock pins one
 	// connection of it. Default DefaultMaxOpenConns, at least 2.
 	MaxOpenConns int
@@ -121,6 +128,28 @@ type Config struct {
 	// tables keep, the whole text before it is cut: errors, event
 	// messages, the outbox's details and failures. nil: none is.
 	Redact Redacter
+
+	// fromDSN: the connection settings came from a DSN (ConfigFromDSN),
+	// and messages name it, not the keys of shop:.
+	fromDSN bool
+}
+
+// ConfigFromDSN is the connection part of a Config (Addr, User, Password,
+// Database, TLS) read from a go-sql-driver/mysql DSN, as `quotesync init
+// --dsn` takes it: user@tcp(host:3306)/shopdb, or user@unix(/path)/shopdb.
+// A failed connection's messages then name --dsn. It checks nothing else
+// (a password in it, a missing user or database: the caller's to refuse).
+func ConfigFromDSN(dsn string) (Config, error) {
+	m, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return Config{}, err
+	}
+	c := Config{Addr: m.Addr, User: m.User, Password: m.Passwd, Database: m.DBName, fromDSN: true}
+	switch m.TLSConfig {
+	case "true", "skip-verify", "preferred":
+		c.TLS = m.TLSConfig
+	}
+	return c, nil
 }
 
 // Redacter removes secret values from a text; remote/redact's Secrets
@@ -216,10 +245,13 @@ func (c Config) withDefaults() Config {
 		c.TablePrefix = DefaultTablePrefix
 	}
 	if c.LockName == "" && c.Database != "" {
-		c.LockName = shortName("quotesync." + c.Database + "." + c.TablePrefix)
+		c.LockName = server.LockName("quotesync." + c.Database + "." + c.TablePrefix)
 	}
 	if c.ConnMaxLifetime == 0 {
 		c.ConnMaxLifetime = DefaultConnMaxLifetime
+	}
+	if c.ConnMaxIdleTime == 0 {
+		c.ConnMaxIdleTime = DefaultConnMaxIdleTime
 	}
 	if c.MaxOpenConns == 0 {
 		c.MaxOpenConns = DefaultMaxOpenConns
@@ -234,16 +266,6 @@ func (c Config) withDefaults() Config {
 		c.LockSessionTimeout = DefaultLockSessionTimeout
 	}
 	return c
-}
-
-// shortName keeps a lock name within MySQL's 64 characters by replacing a
-// long one with a hash of it.
-func shortName(name string) string {
-	if len(name) <= maxLockNameLen {
-		return name
-	}
-	sum := sha256.Sum256([]byte(name))
-	return "quotesync." + hex.EncodeToString(sum[:16])
 }
 
 var (
@@ -274,10 +296,12 @@ func (c Config) validateConnection() error {
 		return fmt.Errorf("shop.database: longer than 64 characters")
 	case !prefixPattern.MatchString(c.TablePrefix) || len(c.TablePrefix) > maxPrefixLen:
 		return fmt.Errorf("shop.table_prefix: %q must be at most %d letters, digits or underscores", c.TablePrefix, maxPrefixLen)
-	case len(c.LockName) > maxLockNameLen:
-		return fmt.Errorf("shop.lock_name: longer than %d characters", maxLockNameLen)
+	case len(c.LockName) > server.MaxLockNameLen:
+		return fmt.Errorf("shop.lock_name: longer than %d characters", server.MaxLockNameLen)
 	case c.ConnMaxLifetime < 0 || c.ConnMaxLifetime > maxConnMaxLifetime:
 		return fmt.Errorf("shop.conn_max_lifetime: %s must be between 0 (default %s) and %s", c.ConnMaxLifetime, DefaultConnMaxLifetime, maxConnMaxLifetime)
+	case c.ConnMaxIdleTime < 0 || c.ConnMaxIdleTime > maxConnMaxLifetime:
+		return fmt.Errorf("shop.conn_max_idle_time: %s must be between 0 (default %s) and %s", c.ConnMaxIdleTime, DefaultConnMaxIdleTime, maxConnMaxLifetime)
 	case c.MaxOpenConns < 0 || c.MaxOpenConns == 1:
 		return fmt.Errorf("shop.max_open_conns: %d must be at least 2 (the lock pins one connection) or 0 for the default %d", c.MaxOpenConns, DefaultMaxOpenConns)
 	case c.QueryTimeout < 0:
@@ -350,6 +374,9 @@ func (c Config) DSN() string {
 // String describes c without its password.
 func (c Config) String() string {
 	d := c.withDefaults()
+	if c.fromDSN {
+		return fmt.Sprintf("mysql %s@%s/%s", d.User, d.Addr, d.Database) // no tables of quotesync's in view yet
+	}
 	return fmt.Sprintf("mysql %s@%s/%s (tables %s*)", d.User, d.Addr, d.Database, d.TablePrefix)
 }
 

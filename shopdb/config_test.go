@@ -30,6 +30,8 @@ func TestConfigValidate(t *testing.T) {
 		{"LongPrefix", func(c *shopdb.Config) { c.TablePrefix = strings.Repeat("q", 33) }, "shop.table_prefix:"},
 		{"LongLockName", func(c *shopdb.Config) { c.LockName = strings.Repeat("l", 65) }, "shop.lock_name:"},
 		{"LongLifetime", func(c *shopdb.Config) { c.ConnMaxLifetime = 10 * time.Minute }, "shop.conn_max_lifetime: 10m0s must be"},
+		{"LongIdleTime", func(c *shopdb.Config) { c.ConnMaxIdleTime = 6 * time.Minute }, "shop.conn_max_idle_time: 6m0s must be"},
+		{"NegativeIdleTime", func(c *shopdb.Config) { c.ConnMaxIdleTime = -time.Second }, "shop.conn_max_idle_time: -1s must be"},
 		{"OneConn", func(c *shopdb.Config) { c.MaxOpenConns = 1 }, "shop.max_open_conns: 1 must be at least 2"},
 		{"SessionTimeoutTooShort", func(c *shopdb.Config) { c.LockHeartbeat = 20 * time.Second }, "shop.lock_session_timeout: 30s must be at least twice"},
 		{"BadTLS", func(c *shopdb.Config) { c.TLS = "maybe" }, "shop.tls:"},

@@ -31,7 +31,7 @@ func TestCheckNonTransactionalWrites(t *testing.T) {
 		shopdb.WriteBackRejected:  "UPDATE estimates SET status = 'REJECTED' WHERE job_id = (SELECT job_id FROM jobs WHERE job_no = :job)",
 	}
 	db := d.Open(t, cfg)
-	checks := append(db.CheckQueries(ctx), db.CheckWriteBack(ctx)...)
+	checks := append(db.CheckQueries(ctx, nil, ""), db.CheckWriteBack(ctx)...)
 	want := map[string]string{
 		"shop.queries.create_job[0]":      "writes counters (MyISAM), which ignores transactions: a crash (or a lost connection) after this statement and before the reservation commits",
 		"shop.queries.create_job[1]":      "writes jobs (MyISAM), which ignores transactions:",

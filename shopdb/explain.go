@@ -8,30 +8,34 @@ import (
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
-)
 
-// MySQL error numbers whose errors quotesync explains.
-const (
-	errAccessDenied   = 1045 // ER_ACCESS_DENIED_ERROR: user or password
-	errDBAccessDenied = 1044 // ER_DBACCESS_DENIED_ERROR: no rights on the database
-	errBadDB          = 1049 // ER_BAD_DB_ERROR: unknown database
-	// errTableAccessDenied: ER_TABLEACCESS_DENIED_ERROR, a command denied
-	// on a table.
-	errTableAccessDenied = 1142
-	// errPluginNotLoaded: ER_PLUGIN_IS_NOT_LOADED, e.g. a user of
-	// mysql_native_password on MySQL 8.4.
-	errPluginNotLoaded = 1524
+	"github.com/quotesync/quotesync/shopdb/internal/server"
 )
 
 // explainConnect adds to a failed connection what it means and what to do;
 // it names the user, the address and where the password comes from, never
-// the password.
+// the password. The settings are named as they were given: the keys of
+// shop:, or --dsn (ConfigFromDSN).
 func explainConnect(err error, c Config) error {
-	from := "no password configured (shop.password_file or shop.password_env)"
-	if c.PasswordFrom != "" {
-		from = "the password from " + c.PasswordFrom
+	user, addr, database, from := "shop.user ("+c.User+")", "shop.addr", "shop.database", c.PasswordFrom
+	addrOnly, tlsPreferred := "shop.addr", "shop.tls: preferred"
+	setTLS := "shop.tls: true, with shop.tls_ca_file for a certificate of the server's own"
+	grant := "SELECT, INSERT, UPDATE, CREATE, ALTER, INDEX"
+	if c.fromDSN {
+		user, addr, database = "the user in --dsn ("+c.User+")", "the host and port in --dsn", "its name in --dsn"
+		addrOnly, tlsPreferred = "the address in --dsn", "tls=preferred in --dsn"
+		setTLS = "tls=true in --dsn, or tls=skip-verify for a certificate of the server's own"
+		grant = "SELECT" // init reads the schema and a few rows
 	}
-	var ne *net.OpError
+	switch {
+	case from != "":
+		from = "the password from " + from
+	case c.fromDSN:
+		from = "no password given (--password-file, or the variable QUOTESYNC_DB_PASSWORD)"
+	default:
+		from = "no password configured (shop.password_file or shop.password_env)"
+	}
+	var ne net.Error
 	var te *TLSError
 	var unknownCA x509.UnknownAuthorityError
 	var badName x509.HostnameError
@@ -44,22 +48,22 @@ func explainConnect(err error, c Config) error {
 	case errors.As(err, &badName):
 		return fmt.Errorf("%w\nset shop.tls_server_name to a name the certificate carries", err)
 	case errors.Is(err, mysql.ErrNoTLS):
-		return fmt.Errorf("%w\nthe server at shop.addr offers no TLS: turn it on there (ssl_cert and ssl_key), or set shop.tls: preferred (TLS when offered) or false", err)
-	case AuthPluginHint(err, "") != "":
-		return fmt.Errorf("%w\n%s", err, AuthPluginHint(err, "shop.tls: true, with shop.tls_ca_file for a certificate of the server's own"))
-	case n == errAccessDenied:
-		return fmt.Errorf("%w\nthe server refused the login: check shop.user (%s) and %s, and that the user may connect from this host", err, c.User, from)
-	case n == errDBAccessDenied:
-		return fmt.Errorf("%w\nuser %s has no rights on database %s: GRANT SELECT, INSERT, UPDATE, CREATE, ALTER, INDEX ON `%s`.* TO the quotesync user", err, c.User, c.Database, c.Database)
-	case n == errBadDB:
-		return fmt.Errorf("%w\ndatabase %s does not exist on the server: check shop.database", err, c.Database)
-	case errors.As(err, &ne):
-		return fmt.Errorf("%w\nnothing answers there: check shop.addr and that the database server runs", err)
+		return fmt.Errorf("%w\nthe server at %s offers no TLS: turn it on there (ssl_cert and ssl_key), or set %s (TLS when offered) or false", err, addrOnly, tlsPreferred)
+	case authPluginHint(err, "") != "":
+		return fmt.Errorf("%w\n%s", err, authPluginHint(err, setTLS))
+	case n == server.ErrAccessDenied:
+		return fmt.Errorf("%w\nthe server refused the login: check %s and %s, and that the user may connect from this host", err, user, from)
+	case n == server.ErrDBAccessDenied:
+		return fmt.Errorf("%w\nuser %s has no rights on database %s: GRANT %s ON `%s`.* TO the quotesync user", err, c.User, c.Database, grant, c.Database)
+	case n == server.ErrBadDB:
+		return fmt.Errorf("%w\ndatabase %s does not exist on the server: check %s", err, c.Database, database)
+	case errors.As(err, &ne) || errors.Is(err, mysql.ErrInvalidConn):
+		return fmt.Errorf("%w\nnothing answers there: check %s, that the database server runs and listens on that address (bind-address), and that no firewall is in the way", err, addr)
 	}
 	return err
 }
 
-// AuthPluginHint explains a login refused by MySQL 8's authentication
+// authPluginHint explains a login refused by MySQL 8's authentication
 // plugins, "" for any other error. caching_sha2_password (MySQL 8's
 // default) takes a password in full only over TLS, over the unix socket,
 // or encrypted with the server's RSA key, which the driver asks for: a
@@ -67,7 +71,7 @@ func explainConnect(err error, c Config) error {
 // lets it in again once the password is cached, after one login over TLS
 // or the socket, until it restarts). setTLS is how the reader turns TLS
 // on ("shop.tls: true", "tls=true in --dsn").
-func AuthPluginHint(err error, setTLS string) string {
+func authPluginHint(err error, setTLS string) string {
 	if err == nil {
 		return ""
 	}
@@ -78,7 +82,7 @@ func AuthPluginHint(err error, setTLS string) string {
 		return fmt.Sprintf("the user logs in by MySQL 8's caching_sha2_password, which over plain TCP needs the server's RSA key, and the server gave none: "+
 			"connect over TLS (%s), or over the unix socket (shop.addr: its path), or let the server hand out its key "+
 			"(caching_sha2_password_auto_generate_rsa_keys=ON, or caching_sha2_password_private_key_path and public_key_path)", setTLS)
-	case mysqlErrno(err) == errPluginNotLoaded:
+	case mysqlErrno(err) == server.ErrPluginNotLoaded:
 		return "the user logs in by a plugin this server no longer loads (MySQL 8.4 leaves mysql_native_password off): " +
 			"on the server, ALTER USER the quotesync user IDENTIFIED WITH caching_sha2_password BY its password"
 	}
@@ -87,19 +91,8 @@ func AuthPluginHint(err error, setTLS string) string {
 
 // explainPrivilege adds the GRANT a denied statement needs.
 func explainPrivilege(err error, c Config) error {
-	if mysqlErrno(err) != errTableAccessDenied {
+	if mysqlErrno(err) != server.ErrTableAccessDenied {
 		return err
 	}
 	return fmt.Errorf("%w\nuser %s lacks that privilege: GRANT it on the shop's tables, e.g. GRANT SELECT, INSERT, UPDATE ON `%s`.* TO the quotesync user", err, c.User, c.Database)
-}
-
-// explainMigrate adds what a failed migration needs.
-func explainMigrate(err error, c Config) error {
-	switch {
-	case errors.Is(err, ErrSchemaTooNew):
-		return fmt.Errorf("%w; a newer quotesync migrated this database: upgrade quotesync on this machine to that version (or newer) before running it again", err)
-	case mysqlErrno(err) == errTableAccessDenied:
-		return fmt.Errorf("%w; the database user needs CREATE, ALTER and INDEX on %s for its own tables (%s*): GRANT CREATE, ALTER, INDEX, SELECT, INSERT, UPDATE ON `%s`.* TO '%s'@…", err, c.Database, c.TablePrefix, c.Database, c.User)
-	}
-	return err
 }

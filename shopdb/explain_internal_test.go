@@ -41,7 +41,7 @@ func TestExplainMySQL8Logins(t *testing.T) {
 			}
 		})
 	}
-	if h := AuthPluginHint(&mysql.MySQLError{Number: 1045, Message: "Access denied"}, "x"); h != "" {
+	if h := authPluginHint(&mysql.MySQLError{Number: 1045, Message: "Access denied"}, "x"); h != "" {
 		t.Errorf("a refused password is explained as a plugin's refusal: %s", h)
 	}
 }

@@ -19,17 +19,12 @@ type Fingerprint struct {
 // without which Fingerprint cannot say the shop did not change.
 func (db *DB) HasShopChanged() bool { return db.q.shopChanged != nil }
 
-// stateFingerprint is the subquery of quotesync's state: row count and
-// newest change per phase (the (phase, updated_at) index answers it
-// without reading the rows).
-func (db *DB) stateFingerprint() string {
-	return "SELECT COALESCE(GROUP_CONCAT(CONCAT(phase, ':', n, ':', m) ORDER BY phase SEPARATOR ' '), '') FROM " +
-		"(SELECT phase, COUNT(*) AS n, MAX(updated_at) AS m FROM " + db.t.requests + " GROUP BY phase) AS f"
-}
-
-// Fingerprint reads the state's and the shop's fingerprints in one
-// statement. It needs shop.queries.shop_changed (HasShopChanged).
-func (db *DB) Fingerprint(ctx context.Context) (Fingerprint, error) {
+// Fingerprint reads shop.queries.shop_changed's row and, in the same
+// statement, state: a scalar subquery on the same database whose value is
+// the Fingerprint's State (quotesync's store gives the one that sums its
+// rows up, store.Store.Fingerprint), so that an idle pass is one round
+// trip. It needs shop_changed (HasShopChanged).
+func (db *DB) Fingerprint(ctx context.Context, state string) (Fingerprint, error) {
 	q := db.q.shopChanged
 	if q == nil {
 		return Fingerprint{}, errors.New("read fingerprint: no shop.queries.shop_changed is configured")
@@ -40,7 +35,7 @@ func (db *DB) Fingerprint(ctx context.Context) (Fingerprint, error) {
 	if err != nil {
 		return Fingerprint{}, err
 	}
-	rows, err := db.x.QueryContext(ctx, "SELECT ("+db.stateFingerprint()+") AS quotesync_state, x.* FROM ("+stmt+") AS x", args...)
+	rows, err := db.x.QueryContext(ctx, "SELECT ("+state+") AS quotesync_state, x.* FROM ("+stmt+") AS x", args...)
 	if err != nil {
 		return Fingerprint{}, fmt.Errorf("read fingerprint (%s): %w", q.key, err)
 	}
@@ -72,28 +67,28 @@ func (db *DB) Fingerprint(ctx context.Context) (Fingerprint, error) {
 	return fp, nil
 }
 
-// shopFingerprint runs shop_changed alone (for check).
-func (db *DB) shopFingerprint(ctx context.Context) (string, error) {
-	fp, err := db.Fingerprint(ctx)
-	if mysqlErrno(err) == errNoSuchTable {
-		// quotesync's tables do not exist yet: check shop_changed alone.
-		q := db.q.shopChanged
-		stmt, args, berr := q.bind(map[string]any{})
-		if berr != nil {
-			return "", berr
-		}
-		rows, qerr := db.x.QueryContext(ctx, stmt, args...)
-		if qerr != nil {
-			return "", fmt.Errorf("run %s: %w", q.key, qerr)
-		}
-		n := 0
-		if err := scanRows(rows, q.key, func([]any) error { n++; return nil }); err != nil {
-			return "", err
-		}
-		if n != 1 {
-			return "", fmt.Errorf("%s returned %d rows; it must return exactly one", q.key, n)
-		}
-		return "", nil
+// checkShopChanged checks that shop_changed returns one row, read as
+// Fingerprint reads it with state (alone when state is "").
+func (db *DB) checkShopChanged(ctx context.Context, state string) error {
+	if state != "" {
+		_, err := db.Fingerprint(ctx, state)
+		return err
 	}
-	return fp.Shop, err
+	q := db.q.shopChanged
+	stmt, args, err := q.bind(map[string]any{})
+	if err != nil {
+		return err
+	}
+	rows, err := db.x.QueryContext(ctx, stmt, args...)
+	if err != nil {
+		return fmt.Errorf("run %s: %w", q.key, err)
+	}
+	n := 0
+	if err := scanRows(rows, q.key, func([]any) error { n++; return nil }); err != nil {
+		return err
+	}
+	if n != 1 {
+		return fmt.Errorf("%s returned %d rows; it must return exactly one", q.key, n)
+	}
+	return nil
 }

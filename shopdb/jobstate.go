@@ -85,19 +85,8 @@ func (db *DB) JobStates(ctx context.Context, jobs []string) (states map[string]J
 	return states, bad, nil
 }
 
-// FinalColumn says whether estimate_state returns a final column, as
-// the last call that returned a row saw it; known is false until one
-// did. Without one, no estimate is ever final: quotesync pushes Drafts
-// and submits nothing.
-func (db *DB) FinalColumn() (present, known bool) {
-	db.digest.mu.Lock()
-	defer db.digest.mu.Unlock()
-	return db.digest.hasFinal, db.digest.finalKnown
-}
-
 // ReadFinalColumn runs estimate_state for no real job (one round trip)
-// to learn whether it returns a final column; FinalColumn knows it from
-// then on.
+// to learn whether it returns a final column (JobStates learns it too).
 func (db *DB) ReadFinalColumn(ctx context.Context) (bool, error) {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()

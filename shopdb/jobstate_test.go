@@ -157,8 +157,8 @@ func TestTenThousandJobsOneStatementEach(t *testing.T) {
 func TestCheckQueries(t *testing.T) {
 	db, d := shopdbtest.New(t)
 	ctx := testContext(t)
-	before := snapshot(t, d)
-	checks := db.CheckQueries(ctx)
+	before := d.Snapshot(t)
+	checks := db.CheckQueries(ctx, nil, "")
 	cfg := sampleshop.Mapping()
 	// find_job, create_job, release_job, booking_date, line_items,
 	// estimate_state, sample_jobs and shop_changed.
@@ -176,6 +176,14 @@ func TestCheckQueries(t *testing.T) {
 	if c := checks[len(checks)-1]; c.Key != "shop.queries.shop_changed" || c.Err != nil {
 		t.Errorf("last check = %+v, want shop_changed passing", c)
 	}
+	// With a state subquery, shop_changed is run as Fingerprint runs it.
+	withState := db.CheckQueries(ctx, nil, "SELECT COUNT(*) FROM quotesync_requests")
+	if c := withState[len(withState)-1]; c.Key != "shop.queries.shop_changed" || c.Err != nil {
+		t.Errorf("last check with a state subquery = %+v, want shop_changed passing", c)
+	}
+	if c := db.CheckQueries(ctx, nil, "SELECT no_such_column FROM quotesync_requests"); c[len(c)-1].Err == nil {
+		t.Errorf("shop_changed passed with a state subquery the server refuses")
+	}
 	byKey := map[string]shopdb.QueryCheck{}
 	for _, c := range checks {
 		byKey[c.Key] = c
@@ -189,7 +197,7 @@ func TestCheckQueries(t *testing.T) {
 	if c := checks[1]; c.Columns != nil || c.Note != "prepared" {
 		t.Errorf("create_job[0] check = %+v, want prepared only", c)
 	}
-	if got := snapshot(t, d); got != before {
+	if got := d.Snapshot(t); got != before {
 		t.Errorf("CheckQueries wrote: %v, want %v", got, before)
 	}
 
@@ -200,7 +208,7 @@ func TestCheckQueries(t *testing.T) {
 	broken.Queries.CreateJob[0] = "UPDATE counterz SET next_val = next_val + 1"
 	bdb := d.Open(t, broken)
 	failed := map[string]bool{}
-	for _, c := range bdb.CheckQueries(ctx) {
+	for _, c := range bdb.CheckQueries(ctx, nil, "") {
 		if c.Err != nil {
 			failed[c.Key] = true
 		}
@@ -234,7 +242,7 @@ SELECT CONCAT('J-', a.seq * 100 + b.seq), 0 FROM seq_0_to_49 a, seq_0_to_99 b`)
 	cfg := d.Config()
 	cfg.Queries.EstimateState = "SELECT job, final FROM scan_states WHERE job IN (:jobs)"
 	warn := func() string {
-		for _, c := range d.Open(t, cfg).CheckQueries(ctx) {
+		for _, c := range d.Open(t, cfg).CheckQueries(ctx, nil, "") {
 			if c.Key == "shop.queries.estimate_state" {
 				if c.Err != nil {
 					t.Fatalf("estimate_state failed the check: %v", c.Err)
@@ -348,7 +356,7 @@ func TestJobStatesWithoutFinal(t *testing.T) {
 		t.Errorf("FinalColumn = %v, %v; want false, true", present, known)
 	}
 	warned := false
-	for _, c := range db.CheckQueries(ctx) {
+	for _, c := range db.CheckQueries(ctx, nil, "") {
 		if c.Key == "shop.queries.estimate_state" {
 			warned = c.Err == nil && strings.Contains(c.Warn, "no final column")
 		}

@@ -251,7 +251,7 @@ func TestDerivedMarkersCancelled(t *testing.T) {
 func TestCheckSaysHowChangesAreSeen(t *testing.T) {
 	find := func(t *testing.T, db *shopdb.DB) shopdb.QueryCheck {
 		t.Helper()
-		for _, c := range db.CheckQueries(testContext(t)) {
+		for _, c := range db.CheckQueries(testContext(t), nil, "") {
 			if c.Key == "shop.queries.estimate_state" {
 				if c.Err != nil {
 					t.Fatalf("estimate_state check failed: %v", c.Err)

@@ -273,7 +273,7 @@ func TestMappingColumnsMustFit(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error = %v, want it to contain %q", err, c.want)
 			}
-			checks := db.CheckQueries(testContext(t))
+			checks := db.CheckQueries(testContext(t), nil, "")
 			failed := 0
 			for _, qc := range checks {
 				if qc.Err != nil {

@@ -1,13 +1,16 @@
 package shopdb
 
 import (
+	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/google/go-cmp/cmp"
 	"github.com/jmoiron/sqlx"
+	"github.com/quotesync/quotesync/shopdb/internal/server"
 )
 
 // TestScanNamedAgreesWithSqlx: the names scanNamed finds are the ones sqlx
@@ -95,39 +98,6 @@ func TestTruth(t *testing.T) {
 	}
 }
 
-func TestCapText(t *testing.T) {
-	for _, in := range []string{"", "short", strings.Repeat("a", 4000), strings.Repeat("a", 4001), strings.Repeat("€", 2000),
-		strings.Repeat("€", 1e6), "accept request 7: " + strings.Repeat("x", 9000) + ": status 400: bookingDate is in the past"} {
-		got := capText(in)
-		if len(got) > MaxTextLen || !utf8.ValidString(got) {
-			t.Errorf("capText(%d bytes) = %d bytes, valid UTF-8 %v", len(in), len(got), utf8.ValidString(got))
-		}
-		if len(in) <= MaxTextLen && got != in {
-			t.Errorf("capText changed a short text")
-		}
-		if len(in) > MaxTextLen {
-			// The beginning names the thing, the end is the cause: both kept.
-			if !strings.HasPrefix(in, got[:900]) || !strings.HasSuffix(in, got[len(got)-2000:]) || !strings.Contains(got, " bytes cut] … ") {
-				t.Errorf("capText(%d bytes) did not keep both ends: %.60q … %q", len(in), got, got[len(got)-60:])
-			}
-			if len(got) < MaxTextLen-8 {
-				t.Errorf("capText(%d bytes) kept only %d bytes", len(in), len(got))
-			}
-		}
-	}
-}
-
-func TestShortName(t *testing.T) {
-	if got := shortName("quotesync.shop.quotesync_"); got != "quotesync.shop.quotesync_" {
-		t.Errorf("short name changed: %q", got)
-	}
-	long := "quotesync." + strings.Repeat("d", 64) + ".quotesync_"
-	got := shortName(long)
-	if len(got) > 64 || got == shortName(long+"x") {
-		t.Errorf("shortName(long) = %q: longer than 64 or not distinct", got)
-	}
-}
-
 func TestText(t *testing.T) {
 	at := time.Date(2025, 7, 1, 9, 0, 0, 120000000, time.UTC)
 	cases := []struct {
@@ -142,5 +112,48 @@ func TestText(t *testing.T) {
 		if got, ok := text(c.in); got != c.want || ok != c.ok {
 			t.Errorf("text(%#v) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
 		}
+	}
+}
+
+// TestExplainConnect: a failed connection says what to try, naming the
+// settings as they were given: the keys of shop:, or --dsn; never the
+// password.
+func TestExplainConnect(t *testing.T) {
+	fromDSN, err := ConfigFromDSN("shop@tcp(db.lan:3306)/workshop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromDSN.Password = "pw-7f3a"
+	yaml := Config{User: "shop", Database: "workshop", Password: "pw-7f3a", PasswordFrom: "file /etc/quotesync/db-password"}
+	denied := &mysql.MySQLError{Number: server.ErrAccessDenied, Message: "Access denied for user 'shop'"}
+	noDB := &mysql.MySQLError{Number: server.ErrBadDB, Message: "Unknown database 'workshop'"}
+	down := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+	for _, tc := range []struct {
+		c    Config
+		err  error
+		want []string
+	}{
+		{yaml, denied, []string{"check shop.user (shop) and the password from file /etc/quotesync/db-password"}},
+		{fromDSN, denied, []string{"check the user in --dsn (shop) and no password given (--password-file, or the variable QUOTESYNC_DB_PASSWORD)"}},
+		{yaml, noDB, []string{"check shop.database"}},
+		{fromDSN, noDB, []string{"check its name in --dsn"}},
+		{yaml, down, []string{"check shop.addr", "no firewall"}},
+		{fromDSN, down, []string{"check the host and port in --dsn", "bind-address"}},
+	} {
+		if tc.c.fromDSN {
+			tc.c.Password = ""
+		}
+		got := explainConnect(tc.err, tc.c).Error()
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("explainConnect(%v) = %q, want it to say %q", tc.err, got, w)
+			}
+		}
+		if strings.Contains(got, "pw-7f3a") {
+			t.Errorf("explainConnect(%v) shows the password: %q", tc.err, got)
+		}
+	}
+	if fromDSN.Addr != "db.lan:3306" || fromDSN.User != "shop" || fromDSN.Database != "workshop" {
+		t.Errorf("ConfigFromDSN = %+v", fromDSN)
 	}
 }

@@ -71,7 +71,7 @@ func TestQuoteFieldsColumns(t *testing.T) {
 			t.Errorf("QuoteFields with %s: err = %v, want %q", c.query, err, c.want)
 		}
 		var checked bool
-		for _, r := range db.CheckQueries(testContext(t)) {
+		for _, r := range db.CheckQueries(testContext(t), nil, "") {
 			if r.Key == "shop.queries.quote_fields" {
 				checked = true
 				if r.Err == nil || !strings.Contains(r.Err.Error(), c.want) {
@@ -85,7 +85,7 @@ func TestQuoteFieldsColumns(t *testing.T) {
 	}
 	cfg := d.Config()
 	cfg.Queries.QuoteFields = `SELECT job_no AS job, registration AS vehicle FROM jobs WHERE job_no IN (:jobs)`
-	for _, r := range d.Open(t, cfg).CheckQueries(testContext(t)) {
+	for _, r := range d.Open(t, cfg).CheckQueries(testContext(t), nil, "") {
 		if r.Key == "shop.queries.quote_fields" && (r.Err != nil || !cmp.Equal(r.Columns, []string{"job", "vehicle"})) {
 			t.Errorf("check of a good quote_fields: %+v", r)
 		}

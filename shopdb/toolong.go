@@ -1,11 +1,10 @@
 package shopdb
 
-// errDataTooLong is the server's ER_DATA_TOO_LONG: in strict mode (the
-// default of MariaDB and MySQL) a value longer than its column is refused.
-const errDataTooLong = 1406
+import "github.com/quotesync/quotesync/shopdb/internal/server"
 
 // IsTooLong reports whether err is the shop's database refusing a value
-// longer than its column, as find_job or create_job may for a claim number
+// longer than its column (ER_DATA_TOO_LONG, in strict mode: the default of
+// MariaDB and MySQL), as find_job or create_job may for a claim number
 // or another value of a request: a fault of that request's data for that
 // shop, which trying again cannot fix.
-func IsTooLong(err error) bool { return mysqlErrno(err) == errDataTooLong }
+func IsTooLong(err error) bool { return mysqlErrno(err) == server.ErrDataTooLong }

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // The kinds of shop.write_back: one optional statement for each.
@@ -88,22 +90,17 @@ func (db *DB) HasWriteBack(kind string) bool {
 	return ok
 }
 
-// WriteBack runs the write-back statement of d's kind with p, in one
-// transaction with the mark that it ran (see Deliver): it runs once for
-// the event, or not at all, within shop.query_timeout. ErrDelivered when
-// it ran already. A kind
-// whose statement was removed from the mapping since the event is marked
-// done without running anything.
-func (db *DB) WriteBack(ctx context.Context, d Delivery, p WriteBackParams) error {
-	ctx, cancel := db.timeout(ctx) // shop.query_timeout bounds the whole transaction
-	defer cancel()
-	q, ok := db.q.writeBack[d.Kind]
-	return db.deliver(ctx, d.ID, func(ctx context.Context, x queryer) error {
-		if !ok {
-			return nil
-		}
-		return q.exec(ctx, x, p.vals())
-	})
+// WriteBack runs the write-back statement of kind with p on tx: the
+// transaction in which quotesync's store marks the delivery done
+// (store.Deliver), so that it runs once for the event, or not at all. A
+// kind whose statement was removed from the mapping since the event runs
+// nothing. The caller bounds its time (shop.query_timeout).
+func (db *DB) WriteBack(ctx context.Context, tx *sqlx.Tx, kind string, p WriteBackParams) error {
+	q, ok := db.q.writeBack[kind]
+	if !ok {
+		return nil
+	}
+	return q.exec(ctx, tx, p.vals())
 }
 
 // CheckWriteBack has the server prepare every write-back statement (which

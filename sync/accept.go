@@ -7,6 +7,7 @@ import (
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // routeAccept is the route name of the accept call in events and logs.
@@ -16,15 +17,15 @@ const routeAccept = "POST /requests/{id}"
 // calls at a time. It returns the rows that ended the stage accepted (or
 // probably accepted: the first push confirms those), for the push stage of
 // the same pass.
-func (e *Engine) acceptAll(ctx context.Context, p *pass, steps []acceptStep) []shopdb.Request {
-	out := make([]*shopdb.Request, len(steps))
+func (e *Engine) acceptAll(ctx context.Context, p *pass, steps []acceptStep) []store.Request {
+	out := make([]*store.Request, len(steps))
 	p.each(ctx, len(steps), func(ctx context.Context, i int) {
 		pl := planAccept(p.now, steps[i])
 		if r, ok := p.perform(ctx, pl); ok && pl.call.kind == callAccept {
 			out[i] = &r
 		}
 	})
-	var accepted []shopdb.Request
+	var accepted []store.Request
 	for _, r := range out {
 		if r != nil {
 			accepted = append(accepted, *r)
@@ -40,14 +41,14 @@ func (e *Engine) acceptAll(ctx context.Context, p *pass, steps []acceptStep) []s
 // left to it. A request the shop has no job for is recorded waiting
 // (once); one whose job cannot be found or created waits with the reason
 // and a backoff. It returns the reserved row.
-func (e *Engine) reserve(ctx context.Context, p *pass, req remote.Request) (shopdb.Request, bool) {
+func (e *Engine) reserve(ctx context.Context, p *pass, req remote.Request) (store.Request, bool) {
 	nr := newRequestOf(requestRow(req))
 	var (
 		kind  reserveKind
 		tried string // the job number tried
 	)
-	saved, ev, done, err := e.commitTx(ctx, nr, func(ctx context.Context, tx *shopdb.Tx) (change, bool, error) {
-		f, err := readReserveFacts(ctx, tx)
+	saved, ev, done, err := e.commitTx(ctx, nr, func(ctx context.Context, tx *store.Tx, jobs *shopdb.Jobs) (change, bool, error) {
+		f, err := readReserveFacts(ctx, tx, jobs)
 		if err != nil {
 			return change{}, false, err
 		}
@@ -59,37 +60,37 @@ func (e *Engine) reserve(ctx context.Context, p *pass, req remote.Request) (shop
 			ch, ok := decideWaiting(f.cur, req)
 			return ch, ok, nil
 		case reserveCreate:
-			if o.job, err = tx.CreateJob(ctx); err != nil {
+			if o.job, err = jobs.Create(ctx); err != nil {
 				return change{}, false, err
 			}
 			o.created = true
 		}
 		tried = o.job
-		if o.booking, err = tx.BookingDate(ctx, o.job); err != nil {
+		if o.booking, err = jobs.BookingDate(ctx, o.job); err != nil {
 			return change{}, false, err
 		}
 		return decideReserved(f.cur, req, o), true, nil
 	})
 	switch {
 	case err == nil && kind == reserveTaken:
-		return shopdb.Request{}, false
+		return store.Request{}, false
 	case err == nil:
 		if done {
 			p.written(saved, ev)
 		}
 		if kind == reserveWait {
 			p.countWaiting()
-			return shopdb.Request{}, false
+			return store.Request{}, false
 		}
 		return saved, true
 	case ctx.Err() != nil:
-		return shopdb.Request{}, false // shutdown: the next pass tries again
-	case errors.Is(err, shopdb.ErrExists):
-		return shopdb.Request{}, false // another instance recorded it first; its row is authoritative
+		return store.Request{}, false // shutdown: the next pass tries again
+	case errors.Is(err, store.ErrExists):
+		return store.Request{}, false // another instance recorded it first; its row is authoritative
 	case errors.As(err, new(*ErrTransition)):
 		p.fail(err)
-		return shopdb.Request{}, false
-	case errors.Is(err, shopdb.ErrJobInUse):
+		return store.Request{}, false
+	case errors.Is(err, store.ErrJobInUse):
 		if h, herr := e.store.JobHolder(ctx, tried); herr == nil && h.RequestID != "" && (h.RequestID != nr.RequestID || h.Insurer != e.cfg.Insurer) {
 			err = fmt.Errorf("job %s is already linked to request %s of insurer %s: %w", tried, h.RequestID, h.Insurer, err)
 		}
@@ -99,27 +100,28 @@ func (e *Engine) reserve(ctx context.Context, p *pass, req remote.Request) (shop
 		// The shop refuses a value of this request as longer than its
 		// column: a fault of this request's data, rejected (the others go
 		// on), never tried again on its own.
-		e.recordUnreserved(ctx, p, req, func(cur shopdb.Request) change { return decideTooLong(cur, req, err) })
-		return shopdb.Request{}, false
+		e.recordUnreserved(ctx, p, req, func(cur store.Request) change { return decideTooLong(cur, req, err) })
+		return store.Request{}, false
 	}
 	e.deferReserve(ctx, p, req, err)
-	return shopdb.Request{}, false
+	return store.Request{}, false
 }
 
 // readReserveFacts reads in tx what decideReserve needs: the request's
 // row (locked until the transaction ends, in a read-write one) and,
-// unless another writer reserved it first, find_job's answer.
-func readReserveFacts(ctx context.Context, tx *shopdb.Tx) (reserveFacts, error) {
+// unless another writer reserved it first, find_job's answer (jobs, in
+// the same transaction).
+func readReserveFacts(ctx context.Context, tx *store.Tx, jobs *shopdb.Jobs) (reserveFacts, error) {
 	cur, err := tx.Request(ctx)
 	switch {
-	case errors.Is(err, shopdb.ErrNotFound):
-		cur = shopdb.Request{}
+	case errors.Is(err, store.ErrNotFound):
+		cur = store.Request{}
 	case err != nil:
 		return reserveFacts{}, err
 	}
-	f := reserveFacts{cur: cur, canCreate: tx.CanCreateJob()}
+	f := reserveFacts{cur: cur, canCreate: jobs.CanCreate()}
 	if decideReserve(f) != reserveTaken {
-		f.job, err = tx.FindJob(ctx)
+		f.job, err = jobs.Find(ctx)
 	}
 	return f, err
 }
@@ -128,8 +130,9 @@ func readReserveFacts(ctx context.Context, tx *shopdb.Tx) (reserveFacts, error) 
 // decides on the facts read in a read-only transaction (create_job does
 // not run).
 func (e *Engine) reserveAction(ctx context.Context, a Action, req remote.Request) Action {
-	err := e.store.ReadTx(ctx, newRequestOf(requestRow(req)), func(ctx context.Context, tx *shopdb.Tx) error {
-		f, err := readReserveFacts(ctx, tx)
+	nr := newRequestOf(requestRow(req))
+	err := e.store.ReadTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
+		f, err := readReserveFacts(ctx, tx, e.shop.Jobs(tx.SQL(), nr))
 		if err != nil {
 			return err
 		}
@@ -162,7 +165,7 @@ func (e *Engine) reserveAction(ctx context.Context, a Action, req remote.Request
 // deferring at once count every attempt.
 func (e *Engine) deferReserve(ctx context.Context, p *pass, req remote.Request, cause error) {
 	now, jitter := e.Now(), e.Rand()
-	e.recordUnreserved(ctx, p, req, func(cur shopdb.Request) change {
+	e.recordUnreserved(ctx, p, req, func(cur store.Request) change {
 		return decideReserveFailed(e.cfg, now, jitter, cur, req, cause)
 	})
 }
@@ -170,16 +173,16 @@ func (e *Engine) deferReserve(ctx context.Context, p *pass, req remote.Request, 
 // recordUnreserved commits decide's change of a request that could not be
 // reserved (cur is its waiting row, or the zero row when it has none),
 // unless another instance reserved it meanwhile.
-func (e *Engine) recordUnreserved(ctx context.Context, p *pass, req remote.Request, decide func(cur shopdb.Request) change) {
+func (e *Engine) recordUnreserved(ctx context.Context, p *pass, req remote.Request, decide func(cur store.Request) change) {
 	nr := newRequestOf(requestRow(req))
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 	defer cancel()
 	for range 5 { // a row inserted meanwhile by another instance: lock it and decide again
-		saved, ev, done, err := e.commitTx(wctx, nr, func(ctx context.Context, tx *shopdb.Tx) (change, bool, error) {
+		saved, ev, done, err := e.commitTx(wctx, nr, func(ctx context.Context, tx *store.Tx, _ *shopdb.Jobs) (change, bool, error) {
 			cur, err := tx.Request(ctx)
 			switch {
-			case errors.Is(err, shopdb.ErrNotFound):
-				cur = shopdb.Request{}
+			case errors.Is(err, store.ErrNotFound):
+				cur = store.Request{}
 			case err != nil:
 				return change{}, false, err
 			case cur.Phase != PhaseWaiting:
@@ -188,7 +191,7 @@ func (e *Engine) recordUnreserved(ctx context.Context, p *pass, req remote.Reque
 			return decide(cur), true, nil
 		})
 		switch {
-		case errors.Is(err, shopdb.ErrExists):
+		case errors.Is(err, store.ErrExists):
 			continue
 		case err != nil:
 			p.fail(fmt.Errorf("record request %s: %w (it could not be reserved)", req.ID, err))

@@ -7,7 +7,7 @@ import (
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/remote/redact"
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // listPending lists the pending requests. A partial answer (some entries
@@ -44,8 +44,8 @@ func (e *Engine) listPending(ctx context.Context, p *pass) (pendingList, error) 
 		}
 	}
 	for _, r := range pending {
-		if len(r.ID) > shopdb.MaxRequestIDLen || len(r.ClaimNumber) > shopdb.MaxClaimLen {
-			if len(r.ID) <= shopdb.MaxRequestIDLen {
+		if len(r.ID) > store.MaxRequestIDLen || len(r.ClaimNumber) > store.MaxClaimLen {
+			if len(r.ID) <= store.MaxRequestIDLen {
 				l.skipped[r.ID] = true // listed all the same
 			}
 			bad = append(bad, tooLongEntry(e.cfg.Secrets, r))
@@ -103,7 +103,7 @@ func tooLongEntry(set *redact.Secrets, r remote.Request) badEntry {
 		key: fmt.Sprintf("long:%s:%d:%s:%d", id, len(r.ID), claim, len(r.ClaimNumber)),
 		ev: Event{Kind: EventSkipped, Request: id, Claim: claim, Reason: ReasonTooLong,
 			Detail: fmt.Sprintf("the request id (%d bytes) or its claim number (%d bytes) is longer than quotesync keeps (%d and %d bytes): the request is left out, the others go on; ask the insurer",
-				len(r.ID), len(r.ClaimNumber), shopdb.MaxRequestIDLen, shopdb.MaxClaimLen)},
+				len(r.ID), len(r.ClaimNumber), store.MaxRequestIDLen, store.MaxClaimLen)},
 	}
 }
 

@@ -41,7 +41,7 @@ func TestListPendingBlindOnlyWhenNoIDCouldBeRead(t *testing.T) {
 			tt.skipped.Err = errors.New("bad")
 			rem := listRemote{reqs: []remote.Request{{ID: "1"}, {ID: strings.Repeat("9", 65)}},
 				err: &remote.DecodeError{Total: 3, Skipped: []remote.SkippedRequest{tt.skipped}}}
-			e, err := New(DefaultConfig(), rem, fakeStore{}, zap.NewNop())
+			e, err := New(DefaultConfig(), rem, fakeShop{}, fakeStore{}, zap.NewNop())
 			if err != nil {
 				t.Fatal(err)
 			}

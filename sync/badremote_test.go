@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/quotesync/quotesync/remote/emulator"
-	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -108,7 +108,7 @@ func TestBadListEntriesReportedOncePerChange(t *testing.T) {
 		t.Fatalf("%d entries reported, want %d: %+v", len(skipped), len(bad), skipped)
 	}
 	wants := []struct {
-		reason shopdb.Reason
+		reason store.Reason
 		says   []string
 	}{
 		{qsync.ReasonBadEntry, []string{"entry 0 (no readable id)", "field id"}},

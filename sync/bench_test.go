@@ -27,6 +27,7 @@ import (
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -69,7 +70,7 @@ func newBenchWorld(b *testing.B, concurrency int) *benchWorld {
 	w.client = client
 	w.prof = newBenchProfile()
 	w.engine, err = qsync.New(qsync.Config{Concurrency: concurrency, PassTimeout: time.Hour, MaxNewPerPass: -1},
-		timedRemote{client, w.prof}, timedStore{w.db, w.prof}, zap.NewNop())
+		timedRemote{client, w.prof}, timedShop{w.db, w.prof}, timedStore{store.New(w.db), w.prof}, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -203,7 +204,7 @@ FROM jobs j JOIN estimates e ON e.job_id = j.job_id WHERE j.job_no IN (:jobs) GR
 			tc.edit(&cfg)
 			db := w.d.Open(b, cfg)
 			engine, err := qsync.New(qsync.Config{Concurrency: 32, PassTimeout: time.Hour, MaxNewPerPass: -1},
-				timedRemote{w.client, w.prof}, timedStore{db, w.prof}, zap.NewNop())
+				timedRemote{w.client, w.prof}, timedShop{db, w.prof}, timedStore{store.New(db), w.prof}, zap.NewNop())
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -434,43 +435,49 @@ func (p *benchProfile) report(passStart time.Time, requests int) string {
 	return b.String()
 }
 
-// timedStore is the real store, its main calls timed.
-type timedStore struct {
+// timedShop is the real mapping, its main calls timed.
+type timedShop struct {
 	*shopdb.DB
 	p *benchProfile
 }
 
-func (s timedStore) OpenRequests(ctx context.Context, q shopdb.OpenQuery) ([]shopdb.Request, error) {
+// timedStore is the real store, its main calls timed.
+type timedStore struct {
+	*store.Store
+	p *benchProfile
+}
+
+func (s timedStore) OpenRequests(ctx context.Context, q store.OpenQuery) ([]store.Request, error) {
 	defer s.p.since("db.OpenRequests", time.Now())
-	return s.DB.OpenRequests(ctx, q)
+	return s.Store.OpenRequests(ctx, q)
 }
 
-func (s timedStore) InTx(ctx context.Context, nr shopdb.NewRequest, f func(context.Context, *shopdb.Tx) error) error {
+func (s timedStore) InTx(ctx context.Context, requestID string, f func(context.Context, *store.Tx) error) error {
 	defer s.p.since("db.InTx", time.Now())
-	return s.DB.InTx(ctx, nr, f)
+	return s.Store.InTx(ctx, requestID, f)
 }
 
-func (s timedStore) Update(ctx context.Context, cur, next shopdb.Request, ev shopdb.Event) (shopdb.Request, error) {
+func (s timedStore) Update(ctx context.Context, cur, next store.Request, ev store.Event) (store.Request, error) {
 	defer s.p.since("db.Update", time.Now())
-	return s.DB.Update(ctx, cur, next, ev)
+	return s.Store.Update(ctx, cur, next, ev)
 }
 
-func (s timedStore) JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, map[string]error, error) {
+func (s timedShop) JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, map[string]error, error) {
 	defer s.p.since("db.JobStates", time.Now())
 	return s.DB.JobStates(ctx, jobs)
 }
 
-func (s timedStore) LineItems(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error) {
+func (s timedShop) LineItems(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error) {
 	defer s.p.since("db.LineItems", time.Now())
 	return s.DB.LineItems(ctx, jobs)
 }
 
-func (s timedStore) UpdateMarkers(ctx context.Context, us []shopdb.MarkerUpdate) (int, error) {
+func (s timedStore) UpdateMarkers(ctx context.Context, us []store.MarkerUpdate) (int, error) {
 	defer s.p.since("db.UpdateMarkers", time.Now())
-	return s.DB.UpdateMarkers(ctx, us)
+	return s.Store.UpdateMarkers(ctx, us)
 }
 
-func (s timedStore) LineTexts(ctx context.Context, jobs []string, f func(string, []shopdb.LineText)) ([]string, error) {
+func (s timedShop) LineTexts(ctx context.Context, jobs []string, f func(string, []shopdb.LineText)) ([]string, error) {
 	defer s.p.since("db.LineTexts", time.Now())
 	return s.DB.LineTexts(ctx, jobs, f)
 }
@@ -703,7 +710,7 @@ func (m *insurersMeasure) pass(b *testing.B, w *insurersWorld, qd *qsync.Daemon)
 	for i, emu := range w.emus {
 		c0[i] = emu.Calls()
 	}
-	t0, f0, st0, s0 := qd.DB.RoundTrips(), qd.FingerprintStatements(), qd.StatesStatements(), time.Now()
+	t0, f0, st0, s0 := qd.Shop.RoundTrips(), qd.FingerprintStatements(), qd.StatesStatements(), time.Now()
 	cpu0, db0 := processCPU(), serverCPU()
 	by0, ob0 := allocated()
 	sums := passEngines(b, qd)
@@ -713,7 +720,7 @@ func (m *insurersMeasure) pass(b *testing.B, w *insurersWorld, qd *qsync.Daemon)
 	by1, ob1 := allocated()
 	m.bytes += by1 - by0
 	m.objects += ob1 - ob0
-	m.trips += qd.DB.RoundTrips() - t0
+	m.trips += qd.Shop.RoundTrips() - t0
 	m.fpReads += qd.FingerprintStatements() - f0
 	m.stReads += qd.StatesStatements() - st0
 	b.StopTimer()
@@ -731,11 +738,11 @@ func (m *insurersMeasure) pass(b *testing.B, w *insurersWorld, qd *qsync.Daemon)
 		}
 	}
 	for _, e := range qd.Engines {
-		a0 := qd.DB.RoundTrips()
+		a0 := qd.Shop.RoundTrips()
 		if _, err := e.Pass(context.Background()); err != nil {
 			b.Fatal(err)
 		}
-		m.alone += qd.DB.RoundTrips() - a0
+		m.alone += qd.Shop.RoundTrips() - a0
 	}
 	m.ops++
 }

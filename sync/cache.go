@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // What a pass reads from the database, and how an idle pass reads almost
@@ -33,10 +34,10 @@ const cacheMaxAge = 10 * time.Minute
 // some 75 bytes a row, as before, the rows saved those 6 MiB).
 type stateCache struct {
 	fp     shopdb.Fingerprint
-	at     time.Time        // when the rows were read
-	rows   []shopdb.Request // a pass is given a copy
-	listed []string         // the listed ids the rows were read for
-	shop   jobStates        // read while the shop's fingerprint was fp.Shop; never changed once kept
+	at     time.Time       // when the rows were read
+	rows   []store.Request // a pass is given a copy
+	listed []string        // the listed ids the rows were read for
+	shop   jobStates       // read while the shop's fingerprint was fp.Shop; never changed once kept
 }
 
 // jobStates are estimate states as read: valid, invalid, and the jobs the
@@ -63,13 +64,13 @@ type fromCache struct {
 
 // readRows returns the rows a pass works on: those of the last pass when
 // nothing changed since, else read anew.
-func (e *Engine) readRows(ctx context.Context, p *pass, l pendingList) ([]shopdb.Request, error) {
+func (e *Engine) readRows(ctx context.Context, p *pass, l pendingList) ([]store.Request, error) {
 	q := e.openQuery(p.now, l)
 	p.cachedAt = p.now
 	// The engine's last pass has no use for the fingerprint: there is no
 	// next pass to compare it with.
-	if p.keep && e.store.HasShopChanged() {
-		fp, err := e.store.Fingerprint(ctx)
+	if p.keep && e.shop.HasShopChanged() {
+		fp, err := e.shop.Fingerprint(ctx, e.store.StateFingerprint())
 		if err != nil {
 			return nil, fmt.Errorf("read what changed: %w", err)
 		}
@@ -109,7 +110,7 @@ func covers(listed, ids []string) bool {
 // to read ahead (statesAhead); none when it asks for none, so that an
 // idle pass does not read states for nothing.
 func (e *Engine) rememberJobs(p *pass, jobs []string) {
-	if !p.keep || e.store.HasShopChanged() {
+	if !p.keep || e.shop.HasShopChanged() {
 		return
 	}
 	last := strings.Join(jobs, "\x00")
@@ -142,7 +143,7 @@ func (r *statesRun) stop() {
 // needless when nothing changed): the database reads them while the
 // pass lists pending requests and reads its rows. nil when it does not.
 func (e *Engine) statesAhead(ctx context.Context, p *pass) *statesRun {
-	if !p.keep || e.store.HasShopChanged() {
+	if !p.keep || e.shop.HasShopChanged() {
 		return nil
 	}
 	e.mu.Lock()
@@ -167,7 +168,7 @@ func (e *Engine) statesAhead(ctx context.Context, p *pass) *statesRun {
 				r.err = e.recovered(v) // the pass reads them itself
 			}
 		}()
-		r.states, r.bad, r.err = e.store.JobStates(ctx, jobs)
+		r.states, r.bad, r.err = e.shop.JobStates(ctx, jobs)
 	}()
 	return r
 }
@@ -210,7 +211,7 @@ func (e *Engine) aheadStates(ctx context.Context, p *pass, jobs []string) (state
 		}
 	}
 	if len(need) > 0 {
-		got, gotBad, err := e.store.JobStates(ctx, need)
+		got, gotBad, err := e.shop.JobStates(ctx, need)
 		if err != nil {
 			return nil, nil, false, err
 		}
@@ -267,7 +268,7 @@ func (e *Engine) readStates(ctx context.Context, p *pass, jobs []string) (map[st
 		}
 		got, gotBad, ok, err := e.aheadStates(ctx, p, need)
 		if err == nil && !ok {
-			got, gotBad, err = e.store.JobStates(ctx, need)
+			got, gotBad, err = e.shop.JobStates(ctx, need)
 		}
 		if err != nil {
 			return nil, nil, err
@@ -319,7 +320,7 @@ func statesOf(states map[string]shopdb.JobState, bad map[string]error, jobs []st
 // a pass that failed, or the engine's last, leaves nothing to use again.
 // rows are those the pass read (or was given by the cache), ids the listed
 // ids it read them for.
-func (e *Engine) keepCache(p *pass, rows []shopdb.Request, ids []string, err error) {
+func (e *Engine) keepCache(p *pass, rows []store.Request, ids []string, err error) {
 	if p.fp == nil {
 		return
 	}

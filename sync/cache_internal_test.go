@@ -15,16 +15,17 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
-// cacheFormRows are rows that exercise every field of shopdb.Request: every
+// cacheFormRows are rows that exercise every field of store.Request: every
 // field set, zero times, times in other zones and with a monotonic
 // reading, long and unicode strings, hex and almost-hex strings, nil and
 // empty RequestJSON.
-func cacheFormRows() []shopdb.Request {
+func cacheFormRows() []store.Request {
 	berlin := time.FixedZone("CET", 3600)
 	at := time.Date(2026, 11, 25, 6, 45, 12, 123456000, time.UTC)
-	full := shopdb.Request{
+	full := store.Request{
 		RequestID: "req-1", ClaimNumber: "CLM-ÄÖÜ-€-日本", JobNumber: "RO-1001", Phase: "drafted",
 		ResumePhase: "accepted", Reason: "estimate_state", Intent: "push", JobCreated: true,
 		ReleasedJob: "RO-0999", PushedHash: strings.Repeat("0123456789abcdef", 4),
@@ -34,7 +35,7 @@ func cacheFormRows() []shopdb.Request {
 		RequestJSON: json.RawMessage(`{"id":"req-1","claim":"ÄÖÜ"}`), CreatedAt: at, UpdatedAt: at.Add(time.Second),
 		PushedAt: at.Add(2 * time.Second), SubmittedAt: at.Add(3 * time.Second), Version: 1<<40 + 7,
 	}
-	rows := []shopdb.Request{full}
+	rows := []store.Request{full}
 	// The same, one field at a time left zero.
 	for k := range rowTimes(&full) {
 		r := full
@@ -43,41 +44,42 @@ func cacheFormRows() []shopdb.Request {
 		rows = append(rows, r)
 	}
 	rows = append(rows,
-		shopdb.Request{}, // everything zero
-		shopdb.Request{RequestJSON: json.RawMessage{}},    // empty, not nil
-		shopdb.Request{RequestJSON: json.RawMessage("")},  // empty, not nil
-		shopdb.Request{RequestJSON: json.RawMessage(nil)}, // nil
-		shopdb.Request{RequestID: "1000", ClaimNumber: "GEN-0001000", JobNumber: "RO-1000", Phase: "drafted",
+		store.Request{}, // everything zero
+		store.Request{RequestJSON: json.RawMessage{}},    // empty, not nil
+		store.Request{RequestJSON: json.RawMessage("")},  // empty, not nil
+		store.Request{RequestJSON: json.RawMessage(nil)}, // nil
+		store.Request{RequestID: "1000", ClaimNumber: "GEN-0001000", JobNumber: "RO-1000", Phase: "drafted",
 			PushedHash: strings.Repeat("f", 63), PushedMarker: "abc", Attempts: -2, Version: -1,
 			CreatedAt: time.Date(1000, 1, 1, 0, 0, 0, 0, time.UTC), UpdatedAt: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
 			Expiry: time.Unix(-1, 1).UTC(), PushedAt: time.Date(1969, 12, 31, 23, 59, 59, 500, time.UTC)},
 		// Shares a prefix with the row before that ends in hex digits.
-		shopdb.Request{RequestID: "1001", ClaimNumber: "GEN-0001001", JobNumber: "RO-1001", Phase: "drafted",
+		store.Request{RequestID: "1001", ClaimNumber: "GEN-0001001", JobNumber: "RO-1001", Phase: "drafted",
 			PushedHash: strings.Repeat("f", 62) + "e", PushedMarker: "abd", LastError: "ABCDEF", ReleasedJob: "0a",
 			CreatedAt: time.Date(1000, 1, 1, 0, 0, 1, 0, time.UTC)},
 		// Times in zones, with a clock reading.
-		shopdb.Request{RequestID: "zone", JobNumber: "RO-Z", CreatedAt: at.In(berlin), RequestJSON: json.RawMessage(`{}`)},
-		shopdb.Request{RequestID: "utc-zone", UpdatedAt: at.In(time.FixedZone("UTC", 0))},
-		shopdb.Request{RequestID: "monotonic", PushedAt: time.Now()},
-		shopdb.Request{RequestID: "zero-in-zone", SubmittedAt: time.Time{}.In(berlin)},
-		shopdb.Request{RequestID: "local", Expiry: at.Local()},
-		shopdb.Request{RequestID: "1002", ClaimNumber: "GEN-0001002", JobNumber: "RO-1002", Phase: "submitted",
+		store.Request{RequestID: "zone", JobNumber: "RO-Z", CreatedAt: at.In(berlin), RequestJSON: json.RawMessage(`{}`)},
+		store.Request{RequestID: "utc-zone", UpdatedAt: at.In(time.FixedZone("UTC", 0))},
+		store.Request{RequestID: "monotonic", PushedAt: time.Now()},
+		store.Request{RequestID: "zero-in-zone", SubmittedAt: time.Time{}.In(berlin)},
+		store.Request{RequestID: "local", Expiry: at.Local()},
+		store.Request{RequestID: "1002", ClaimNumber: "GEN-0001002", JobNumber: "RO-1002", Phase: "submitted",
 			PushedHash: strings.Repeat("f", 64), PushedMarker: "abd|x", CreatedAt: time.Date(1000, 1, 1, 0, 0, 2, 0, time.UTC)},
 	)
 	return rows
 }
 
 // rowTimes are the times of r.
-func rowTimes(r *shopdb.Request) [7]*time.Time {
+func rowTimes(r *store.Request) [7]*time.Time {
 	return [7]*time.Time{&r.NextAttemptAt, &r.Expiry, &r.BookingDate, &r.CreatedAt, &r.UpdatedAt, &r.PushedAt, &r.SubmittedAt}
 }
 
-// cacheStore is a Store with shop_changed whose fingerprint and reads are
+// cacheStore is a Shop with shop_changed and a Store whose fingerprint and reads are
 // the test's; it counts the reads.
 type cacheStore struct {
+	fakeShop
 	fakeStore
 	fp         shopdb.Fingerprint
-	rows       []shopdb.Request
+	rows       []store.Request
 	states     map[string]shopdb.JobState
 	bad        map[string]error
 	reads      int      // OpenRequests calls
@@ -85,10 +87,10 @@ type cacheStore struct {
 }
 
 func (s *cacheStore) HasShopChanged() bool { return true }
-func (s *cacheStore) Fingerprint(context.Context) (shopdb.Fingerprint, error) {
+func (s *cacheStore) Fingerprint(context.Context, string) (shopdb.Fingerprint, error) {
 	return s.fp, nil
 }
-func (s *cacheStore) OpenRequests(context.Context, shopdb.OpenQuery) ([]shopdb.Request, error) {
+func (s *cacheStore) OpenRequests(context.Context, store.OpenQuery) ([]store.Request, error) {
 	s.reads++
 	// A copy, as a read gives, RequestJSON and all.
 	rows := slices.Clone(s.rows)
@@ -114,7 +116,7 @@ func (s *cacheStore) JobStates(_ context.Context, jobs []string) (map[string]sho
 // cachePass runs what a pass does with the cache, for the listed ids:
 // read the rows, read the states of jobs, keep both. It returns the rows
 // and the states the pass was given.
-func cachePass(t testing.TB, e *Engine, listed []string, jobs []string) ([]shopdb.Request, jobStates) {
+func cachePass(t testing.TB, e *Engine, listed []string, jobs []string) ([]store.Request, jobStates) {
 	t.Helper()
 	ctx := context.Background()
 	p := &pass{e: e, keep: true, now: time.Now()}
@@ -143,7 +145,7 @@ func cachePass(t testing.TB, e *Engine, listed []string, jobs []string) ([]shopd
 // the rows it is given is not seen by the next pass.
 func TestCacheGivesBackWhatWasRead(t *testing.T) {
 	st := &cacheStore{rows: cacheFormRows()}
-	e, err := New(DefaultConfig(), fakeRemote{}, st, zap.NewNop())
+	e, err := New(DefaultConfig(), fakeRemote{}, st, st, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +175,7 @@ func TestCacheGivesBackWhatWasRead(t *testing.T) {
 	}
 	// No rows are given back as none.
 	none := &cacheStore{}
-	e, err = New(DefaultConfig(), fakeRemote{}, none, zap.NewNop())
+	e, err = New(DefaultConfig(), fakeRemote{}, none, none, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +190,7 @@ func TestCacheGivesBackWhatWasRead(t *testing.T) {
 // row's or not; a pass that reads the states of new jobs leaves the
 // cached ones as they are.
 func TestCacheGivesBackTheStatesRead(t *testing.T) {
-	rows := append(cacheFormRows(), shopdb.Request{RequestID: "released", JobNumber: "RO-0999"})
+	rows := append(cacheFormRows(), store.Request{RequestID: "released", JobNumber: "RO-0999"})
 	bad := &shopdb.StateError{Job: "RO-BAD", Column: "final", Reason: "is \"x\""}
 	st := &cacheStore{rows: rows,
 		states: map[string]shopdb.JobState{
@@ -201,7 +203,7 @@ func TestCacheGivesBackTheStatesRead(t *testing.T) {
 		},
 		bad: map[string]error{"RO-BAD": bad},
 	}
-	e, err := New(DefaultConfig(), fakeRemote{}, st, zap.NewNop())
+	e, err := New(DefaultConfig(), fakeRemote{}, st, st, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +262,7 @@ func TestCacheCoversListedIDs(t *testing.T) {
 		{[]string{"1000", "new-1", "req-1", "new-2", "1002", "日本x"}, false},
 	} {
 		st := &cacheStore{rows: cacheFormRows()}
-		e, err := New(DefaultConfig(), fakeRemote{}, st, zap.NewNop())
+		e, err := New(DefaultConfig(), fakeRemote{}, st, st, zap.NewNop())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -278,7 +280,7 @@ func TestCacheCoversListedIDs(t *testing.T) {
 func BenchmarkCacheHit10k(b *testing.B) {
 	rows, s := sampleRows(10000)
 	st := &cacheStore{rows: rows, states: s.states}
-	e, err := New(DefaultConfig(), fakeRemote{}, st, zap.NewNop())
+	e, err := New(DefaultConfig(), fakeRemote{}, st, st, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -299,14 +301,14 @@ func BenchmarkCacheHit10k(b *testing.B) {
 
 // sampleRows are n rows as the sample shop's idle jobs have them, with
 // their estimate states.
-func sampleRows(n int) ([]shopdb.Request, jobStates) {
+func sampleRows(n int) ([]store.Request, jobStates) {
 	at := time.Date(2026, 11, 25, 6, 45, 12, 0, time.UTC)
-	rows := make([]shopdb.Request, n)
+	rows := make([]store.Request, n)
 	s := newJobStates()
 	for i := range rows {
 		ts := at.Add(time.Duration(i) * 1713 * time.Microsecond)
 		marker := fmt.Sprintf("DRAFT|%s|30|%s", ts.Format("2006-01-02 15:04:05.000000"), ts.Format("2006-01-02 15:04:05.000000"))
-		rows[i] = shopdb.Request{RequestID: fmt.Sprint(1000 + i), ClaimNumber: fmt.Sprintf("GEN-%07d", 1000+i),
+		rows[i] = store.Request{RequestID: fmt.Sprint(1000 + i), ClaimNumber: fmt.Sprintf("GEN-%07d", 1000+i),
 			JobNumber: fmt.Sprintf("RO-%d", 1000+i), Phase: "drafted", PushedHash: fmt.Sprintf("%064x", i*7919),
 			PushedMarker: marker, Version: 3, Expiry: ts.Add(72 * time.Hour), CreatedAt: ts, UpdatedAt: ts.Add(time.Second),
 			PushedAt: ts.Add(time.Second)}

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quotesync/quotesync/remote"
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 func TestClassify(t *testing.T) {
@@ -23,7 +23,7 @@ func TestClassify(t *testing.T) {
 		{ID: "8", ClaimNumber: "C8"},                                   // rejected: known, left alone
 		{ID: "12", ClaimNumber: "C12", Expiry: now.Add(5 * time.Hour)}, // accept_unknown, listed again
 	}
-	rows := []shopdb.Request{
+	rows := []store.Request{
 		{RequestID: "5", Phase: PhaseWaiting},
 		{RequestID: "6", Phase: PhaseReserved, JobNumber: "RO-6"},
 		{RequestID: "7", Phase: PhaseReserved, JobNumber: "RO-7", NextAttemptAt: now.Add(time.Minute)},

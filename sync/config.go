@@ -13,6 +13,7 @@ import (
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // Defaults of Config.
@@ -245,7 +246,7 @@ func (c Config) Validate() error {
 	if err := CheckSchedule("sync.schedule", c.Schedule, c.Location); err != nil {
 		errs = append(errs, err)
 	}
-	if err := shopdb.CheckInsurerName(c.Insurer); err != nil {
+	if err := store.CheckInsurerName(c.Insurer); err != nil {
 		errs = append(errs, fmt.Errorf("insurer: %w", err))
 	}
 	if c.Concurrency < 1 || c.Concurrency > 256 {

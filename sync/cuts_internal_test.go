@@ -13,9 +13,11 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // cutSecret is a secret placed across the places where texts are cut.
@@ -78,15 +80,15 @@ func TestSecretStraddlingACut(t *testing.T) {
 
 	t.Run("OutboxLog", func(t *testing.T) {
 		core, logs := observer.New(zap.DebugLevel)
-		store := &cutStore{err: errors.New(straddling(2000))}
-		o, err := NewOutbox(store, NotifyConfig{Secrets: set}, remote.Backoff{Initial: time.Second, Max: time.Minute}, zap.New(core))
+		cs := &cutStore{err: errors.New(straddling(2000))}
+		o, err := NewOutbox(cs, cs, NotifyConfig{Secrets: set}, remote.Backoff{Initial: time.Second, Max: time.Minute}, zap.New(core))
 		if err != nil {
 			t.Fatal(err)
 		}
-		o.deliver(context.Background(), shopdb.Delivery{ID: 1, Target: shopdb.TargetWriteBack, Kind: shopdb.WriteBackAccepted, RequestID: "1"})
+		o.deliver(context.Background(), store.Delivery{ID: 1, Target: store.TargetWriteBack, Kind: shopdb.WriteBackAccepted, RequestID: "1"})
 		assertNoPart(t, "the outbox's log", loggedText(logs))
-		if !strings.Contains(store.cause, cutSecret) {
-			t.Errorf("the failure was cut before the store could redact it whole: %.100q", store.cause)
+		if !strings.Contains(cs.cause, cutSecret) {
+			t.Errorf("the failure was cut before the store could redact it whole: %.100q", cs.cause)
 		}
 	})
 
@@ -130,8 +132,8 @@ func TestSecretStraddlingACut(t *testing.T) {
 	})
 }
 
-// cutStore is an OutboxStore whose write-back fails with err; it keeps
-// the failure it is told.
+// cutStore is an OutboxStore and the WriteBacks whose write-back fails
+// with err; it keeps the failure it is told.
 type cutStore struct {
 	OutboxStore // the methods the test does not reach
 	err         error
@@ -140,7 +142,13 @@ type cutStore struct {
 
 func (s *cutStore) HasWriteBack(string) bool { return true }
 
-func (s *cutStore) WriteBack(context.Context, shopdb.Delivery, shopdb.WriteBackParams) error {
+func (s *cutStore) Config() shopdb.Config { return shopdb.Config{QueryTimeout: time.Minute} }
+
+func (s *cutStore) Deliver(ctx context.Context, _ int64, do func(context.Context, *sqlx.Tx) error) error {
+	return do(ctx, nil)
+}
+
+func (s *cutStore) WriteBack(context.Context, *sqlx.Tx, string, shopdb.WriteBackParams) error {
 	return s.err
 }
 

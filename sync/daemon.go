@@ -14,6 +14,7 @@ import (
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // Settings are everything the daemon is built from: each package's own
@@ -83,13 +84,15 @@ type OpenOptions struct {
 	ObserveCall func(insurer string, ci remote.CallInfo)
 }
 
-// Daemon is quotesync assembled: the shop database, and for each insurer
-// its remote client and its engine. The command, the demo and the tests
-// all build it with Open.
+// Daemon is quotesync assembled: the shop database (its mapping, and
+// quotesync's store on the same pool), and for each insurer its remote
+// client and its engine. The command, the demo and the tests all build it
+// with Open.
 type Daemon struct {
-	DB *shopdb.DB
+	Shop  *shopdb.DB
+	Store *store.Store
 	// Engines work one insurer each, in the order of Settings.Insurers;
-	// they share DB's pool, the single-instance lock (Run, Once) and the
+	// they share the pool, the single-instance lock (Run, Once) and the
 	// Outbox.
 	Engines []*Engine
 	// Engine and Remote are the first insurer's engine and client: the
@@ -127,15 +130,12 @@ func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to the shop database: %w", err)
 	}
-	d := &Daemon{DB: db}
+	d := &Daemon{Shop: db, Store: store.New(db)}
 	if err := d.prepareSchema(ctx, o); err != nil {
 		return nil, errors.Join(err, d.Close())
 	}
-	if err := d.prepareInsurers(ctx, s, o, log.Named("sync")); err != nil {
-		return nil, errors.Join(err, d.Close())
-	}
 	sc := s.Sync.withDefaults()
-	if d.Outbox, err = NewOutbox(db, s.Notify, sc.retryBackoff(), log.Named("outbox")); err != nil {
+	if d.Outbox, err = NewOutbox(d.Store, db, s.Notify, sc.retryBackoff(), log.Named("outbox")); err != nil {
 		return nil, errors.Join(err, d.Close())
 	}
 	d.obs = append(slices.Clone(o.Observers), d.Outbox)
@@ -150,7 +150,11 @@ func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
 			d.Engine, d.Remote = e, client
 		}
 	}
-	d.Outbox.emit = d.emit
+	d.Outbox.record = d.commitNotice
+	// The engines are the executors of the adoption.
+	if err := d.prepareInsurers(ctx, s, o, log.Named("sync")); err != nil {
+		return nil, errors.Join(err, d.Close())
+	}
 	if final, err := db.ReadFinalColumn(ctx); err == nil && !final {
 		log.Named("sync").Warn(msgNoFinal, zap.String(fieldDetail, shopdb.NoFinalWarning))
 	}
@@ -186,26 +190,27 @@ func (d *Daemon) openEngine(s Settings, ins Insurer, o OpenOptions, log *zap.Log
 	if err != nil {
 		return nil, nil, fmt.Errorf("remote of insurer %s: %w", ins.Name, err)
 	}
-	store := d.DB.Insurer(ins.Name)
+	shop := d.Shop.Insurer(ins.Name)
 	if ins.WorkTypes != nil {
-		store = store.WithWorkTypes(ins.WorkTypes, ins.workTypesKey())
+		shop = shop.WithWorkTypes(ins.WorkTypes, ins.workTypesKey())
 	}
 	d.states.engines = len(s.Insurers)
-	e, err := New(cfg, client, sharedStates{sharedStore{store, &d.fps}, &d.states}, log, d.obs...)
+	e, err := New(cfg, client, sharedStates{sharedShop{shop, &d.fps}, &d.states}, d.Store.Insurer(ins.Name), log, d.obs...)
 	if err != nil {
 		return nil, nil, err
 	}
 	return e, client, nil
 }
 
-// emit hands an event that is no engine's own (a notice the outbox
-// recorded) to the observers of its insurer's engine.
-func (d *Daemon) emit(ev Event) {
+// commitNotice records a notice the outbox found (a request close to its
+// expiry, an episode of refused tokens) through the executor of its
+// insurer's engine (Engine.commitNotice), whose observers it reaches.
+func (d *Daemon) commitNotice(ctx context.Context, ev Event, out *store.Outbox) (bool, error) {
 	e := d.Engine
 	if x := d.EngineOf(ev.Insurer); x != nil {
 		e = x
 	}
-	e.emit(ev)
+	return e.commitNotice(ctx, ev, out)
 }
 
 // EngineOf returns the engine of the insurer name, nil when none is
@@ -233,14 +238,14 @@ func (noToken) Invalidate() {}
 // migrated: reading or writing a layout this one does not know could lose
 // state.
 func (d *Daemon) prepareSchema(ctx context.Context, o OpenOptions) error {
-	cfg := d.DB.Config()
+	cfg := d.Shop.Config()
 	if o.Migrate {
-		if err := d.DB.Migrate(ctx); err != nil {
+		if err := d.Store.Migrate(ctx); err != nil {
 			return fmt.Errorf("migrate quotesync's state tables: %w", err)
 		}
 		return nil
 	}
-	cur, latest, err := d.DB.SchemaVersion(ctx)
+	cur, latest, err := d.Store.SchemaVersion(ctx)
 	switch {
 	case err != nil:
 		return fmt.Errorf("read the state schema version: %w", err)
@@ -262,7 +267,7 @@ const UpgradeHint = "a newer quotesync migrated this database: upgrade quotesync
 // SchemaTooNew is the error of a state schema newer than this quotesync.
 func SchemaTooNew(database string, cur, latest int) error {
 	return fmt.Errorf("quotesync's state tables in %s are at version %d, this quotesync knows only up to %d: %s: %w",
-		database, cur, latest, UpgradeHint, shopdb.ErrSchemaTooNew)
+		database, cur, latest, UpgradeHint, store.ErrSchemaTooNew)
 }
 
 // SchemaTooOld is the error of state tables an older quotesync left, not
@@ -275,10 +280,10 @@ func SchemaTooOld(database string, cur, latest int) error {
 
 // Close closes the database.
 func (d *Daemon) Close() error {
-	if d == nil || d.DB == nil {
+	if d == nil || d.Shop == nil {
 		return nil
 	}
-	return d.DB.Close()
+	return d.Shop.Close()
 }
 
 // Lock is the single-instance lock as Run takes it (see acquire).
@@ -296,8 +301,8 @@ func (d *Daemon) Lock() LockFunc {
 // an older quotesync wrote with no insurer meanwhile (adoptLeftovers),
 // before any pass works; when that fails, the lock is given up again.
 // It costs a round trip each time the lock is taken, none per pass.
-func (d *Daemon) acquire(ctx context.Context) (*shopdb.Lock, error) {
-	l, err := d.DB.AcquireLock(ctx)
+func (d *Daemon) acquire(ctx context.Context) (*store.Lock, error) {
+	l, err := d.Store.AcquireLock(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -316,7 +321,7 @@ func (d *Daemon) acquire(ctx context.Context) (*shopdb.Lock, error) {
 }
 
 // Once runs one pass of every engine under the single-instance lock
-// (shopdb.ErrNotLeader when another instance holds it), the insurers'
+// (store.ErrNotLeader when another instance holds it), the insurers'
 // passes at once; they are cancelled when the lock is lost. It is the
 // engines' last: they keep nothing for a next pass (and read no
 // shop_changed fingerprint to compare with one). It returns what the

@@ -10,6 +10,7 @@ import (
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -45,7 +46,7 @@ func TestOpenSchema(t *testing.T) {
 	if err := open(d.Config(), qsync.OpenOptions{}); err != nil {
 		t.Fatalf("Open on current tables: %v", err)
 	}
-	_, latest, err := db.SchemaVersion(ctx)
+	_, latest, err := store.New(db).SchemaVersion(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestOpenSchema(t *testing.T) {
 	}
 	for _, migrate := range []bool{false, true} {
 		err := open(d.Config(), qsync.OpenOptions{Migrate: migrate, AllowNoTables: true})
-		if !errors.Is(err, shopdb.ErrSchemaTooNew) {
+		if !errors.Is(err, store.ErrSchemaTooNew) {
 			t.Fatalf("Open(migrate=%t) on version %d (latest %d) = %v, want ErrSchemaTooNew", migrate, latest+1, latest, err)
 		}
 		for _, w := range []string{"a newer quotesync migrated this database", "upgrade quotesync"} {
@@ -63,7 +64,7 @@ func TestOpenSchema(t *testing.T) {
 			}
 		}
 	}
-	if got, _, err := db.SchemaVersion(ctx); err != nil || got != latest+1 {
+	if got, _, err := store.New(db).SchemaVersion(ctx); err != nil || got != latest+1 {
 		t.Errorf("schema version after the refusals = %d, %v; want %d untouched", got, err, latest+1)
 	}
 }

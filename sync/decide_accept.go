@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/quotesync/quotesync/remote"
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // The accept stage's decisions: pure functions from the pending list, the
@@ -30,8 +30,8 @@ const (
 // acceptStep is one request the accept stage works on.
 type acceptStep struct {
 	kind acceptKind
-	req  remote.Request  // as listed, or built from the row when it is not
-	row  *shopdb.Request // nil for a request seen for the first time
+	req  remote.Request // as listed, or built from the row when it is not
+	row  *store.Request // nil for a request seen for the first time
 }
 
 // pendingList is the remote's pending list as the pass reads it.
@@ -61,7 +61,7 @@ func (l pendingList) ids() []string {
 // classify sorts the pending list and the rows into the accept stage's
 // steps, soonest expiry first. A step whose backoff has not run out is
 // left for a later pass.
-func classify(now time.Time, l pendingList, rows []shopdb.Request) []acceptStep {
+func classify(now time.Time, l pendingList, rows []store.Request) []acceptStep {
 	decoded := make(map[string]remote.Request, len(l.requests))
 	for _, r := range l.requests {
 		decoded[r.ID] = r
@@ -127,12 +127,12 @@ func classify(now time.Time, l pendingList, rows []shopdb.Request) []acceptStep 
 }
 
 // requestOf is the remote request a row stands for.
-func requestOf(r shopdb.Request) remote.Request {
+func requestOf(r store.Request) remote.Request {
 	return remote.Request{ID: r.RequestID, ClaimNumber: r.ClaimNumber, Expiry: r.Expiry, Raw: r.RequestJSON}
 }
 
 // due reports whether a row's backoff has run out.
-func due(now time.Time, r shopdb.Request) bool {
+func due(now time.Time, r store.Request) bool {
 	return r.NextAttemptAt.IsZero() || !now.Before(r.NextAttemptAt)
 }
 
@@ -184,14 +184,14 @@ func planAccept(now time.Time, st acceptStep) plan {
 
 // requestRow is the row a listed request would have: what a plan shows of
 // a request quotesync has no row for.
-func requestRow(req remote.Request) shopdb.Request {
-	return shopdb.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
+func requestRow(req remote.Request) store.Request {
+	return store.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
 }
 
 // decideGoneUnseen records a listed request that expired before quotesync
 // could take it: a gone row, so that it is reported once.
 func decideGoneUnseen(req remote.Request) change {
-	next := shopdb.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Phase: PhaseGone, Reason: ReasonExpired,
+	next := store.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Phase: PhaseGone, Reason: ReasonExpired,
 		Expiry: req.Expiry, RequestJSON: req.Raw,
 		LastError: fmt.Sprintf("the request expired at %s, before quotesync could accept it", req.Expiry.UTC().Format(time.RFC3339))}
 	return change{next: next, ev: Event{Kind: EventGone, Detail: next.LastError}}
@@ -199,7 +199,7 @@ func decideGoneUnseen(req remote.Request) change {
 
 // decideVanished is the change of a waiting row whose request left the
 // pending list: gone, expired or left the list.
-func decideVanished(now time.Time, cur shopdb.Request) change {
+func decideVanished(now time.Time, cur store.Request) change {
 	next := cur
 	next.Phase, next.NextAttemptAt, next.Attempts = PhaseGone, time.Time{}, 0
 	if expired(now, cur.Expiry) {
@@ -215,7 +215,7 @@ func decideVanished(now time.Time, cur shopdb.Request) change {
 // decideRelisted is the change of a request whose accept we took for
 // probably landed and that the remote lists as pending again: our accept
 // did not land; the request is reserved again and its accept is due.
-func decideRelisted(cur shopdb.Request) change {
+func decideRelisted(cur store.Request) change {
 	next := cur
 	next.Phase, next.Reason, next.Intent = PhaseReserved, ReasonNone, IntentAccept
 	next.Attempts, next.NextAttemptAt, next.LastError = 0, time.Time{}, ""
@@ -241,7 +241,7 @@ type acceptFacts struct {
 // repeated to probe one that left the pending list) into a change; ok is
 // false when the answer settles nothing (the pass was cancelled, or the
 // token was refused: the caller stops the pass).
-func decideAccept(cfg Config, cur shopdb.Request, f acceptFacts) (change, bool) {
+func decideAccept(cfg Config, cur store.Request, f acceptFacts) (change, bool) {
 	err := f.err
 	status := statusOf(err)
 	call := Event{Route: routeAccept, Status: status, Attempt: cur.Attempts + 1, Duration: f.d, Err: err}
@@ -331,7 +331,7 @@ func decideAccept(cfg Config, cur shopdb.Request, f acceptFacts) (change, bool) 
 // after MaxConflicts in a row the request is rejected back to waiting
 // without a job number, so that `quotesync retry` looks the job up again
 // after the shop or the mapping is fixed.
-func decideAcceptConflict(cfg Config, cur shopdb.Request, f acceptFacts, call Event) change {
+func decideAcceptConflict(cfg Config, cur store.Request, f acceptFacts, call Event) change {
 	streak := 1
 	if cur.Reason == ReasonAcceptConflict {
 		streak = cur.Attempts + 1
@@ -357,7 +357,7 @@ func decideAcceptConflict(cfg Config, cur shopdb.Request, f acceptFacts, call Ev
 // attempts counted, the error kept, the next attempt pushed back (at least
 // the server's Retry-After; spread by jitter, in [0, 1)). The intent
 // stays: the call may have landed.
-func decideRetrying(cfg Config, now time.Time, jitter float64, cur shopdb.Request, call Event) change {
+func decideRetrying(cfg Config, now time.Time, jitter float64, cur store.Request, call Event) change {
 	var retryAfter time.Duration
 	var re *remote.Error
 	if errors.As(call.Err, &re) {
@@ -375,19 +375,19 @@ func decideRetrying(cfg Config, now time.Time, jitter float64, cur shopdb.Reques
 
 // gone is the change of a request that went away before our accept
 // landed; its job number is given up.
-func gone(cur shopdb.Request, reason shopdb.Reason, why string, call Event) change {
+func gone(cur store.Request, reason store.Reason, why string, call Event) change {
 	return giveUp(cur, PhaseGone, EventGone, reason, why, call)
 }
 
 // takenElsewhere is the change of a request someone else accepted; its job
 // number is given up.
-func takenElsewhere(cur shopdb.Request, reason shopdb.Reason, why string, call Event) change {
+func takenElsewhere(cur store.Request, reason store.Reason, why string, call Event) change {
 	return giveUp(cur, PhaseTakenElsewhere, EventTakenElsewhere, reason, why, call)
 }
 
 // giveUp moves cur to a phase where quotesync no longer works on it,
 // giving its job number up (release_job, in the same transaction).
-func giveUp(cur shopdb.Request, phase shopdb.Phase, kind EventKind, reason shopdb.Reason, why string, call Event) change {
+func giveUp(cur store.Request, phase store.Phase, kind EventKind, reason store.Reason, why string, call Event) change {
 	next := cur
 	next.Phase, next.Reason, next.Intent = phase, reason, IntentNone
 	next.Attempts, next.NextAttemptAt, next.LastError = 0, time.Time{}, why

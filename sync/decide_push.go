@@ -7,6 +7,7 @@ import (
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // The push stage's decisions: pure functions from the rows, the shop's
@@ -22,7 +23,7 @@ const (
 
 // pushJob is one job the push stage looks at.
 type pushJob struct {
-	row      shopdb.Request
+	row      store.Request
 	state    shopdb.JobState
 	stateErr error // estimate_state's row for the job is invalid
 }
@@ -30,7 +31,7 @@ type pushJob struct {
 // pushCandidates are the rows whose jobs the push stage looks at: the
 // accepted (or probably accepted) and drafted ones, and the submitted ones
 // not yet flagged for a supplement.
-func pushCandidates(rows []shopdb.Request) (cands []*shopdb.Request, jobs []string) {
+func pushCandidates(rows []store.Request) (cands []*store.Request, jobs []string) {
 	for i := range rows {
 		r := &rows[i]
 		switch r.Phase {
@@ -53,7 +54,7 @@ func pushCandidates(rows []shopdb.Request) (cands []*shopdb.Request, jobs []stri
 // push of theirs is in flight, or they are held and every held job is to
 // be examined again (after a start or a reload). A job whose backoff has
 // not run out waits; a job with an invalid estimate state is held.
-func choosePush(now time.Time, cands []*shopdb.Request, states map[string]shopdb.JobState, bad map[string]error, examineHeld bool) (work []pushJob, need []string) {
+func choosePush(now time.Time, cands []*store.Request, states map[string]shopdb.JobState, bad map[string]error, examineHeld bool) (work []pushJob, need []string) {
 	for _, rp := range cands {
 		r := *rp
 		if berr, isBad := bad[r.JobNumber]; isBad {
@@ -94,9 +95,9 @@ const (
 // jobDecision is decideJob's answer.
 type jobDecision struct {
 	step    jobStep
-	reason  shopdb.Reason // for jobHold
-	err     error         // for jobHold: what is wrong
-	final   bool          // the estimate is final: submit once the remote holds it
+	reason  store.Reason // for jobHold
+	err     error        // for jobHold: what is wrong
+	final   bool         // the estimate is final: submit once the remote holds it
 	quote   remote.Quote
 	hash    string
 	release bool // the job was held and no longer is
@@ -105,7 +106,7 @@ type jobDecision struct {
 // decideJob decides what to do with one job, given its row, its estimate
 // state and its lines (or the error that makes them invalid), and the
 // quote built from them.
-func decideJob(r shopdb.Request, st shopdb.JobState, lines []shopdb.Line, badErr error, q remote.Quote, hash string) jobDecision {
+func decideJob(r store.Request, st shopdb.JobState, lines []shopdb.Line, badErr error, q remote.Quote, hash string) jobDecision {
 	if badErr == nil && st.Final && len(lines) == 0 && r.Phase != PhaseSubmitted {
 		badErr = fmt.Errorf("job %s: the estimate is final but has no lines; add lines or take it back to draft", r.JobNumber)
 		return jobDecision{step: jobHold, reason: ReasonFinalNoLines, err: badErr}
@@ -138,7 +139,7 @@ func decideJob(r shopdb.Request, st shopdb.JobState, lines []shopdb.Line, badErr
 // planJob is the plan of one job of the push stage, decided by decideJob
 // on its row, estimate state and lines (or what makes them invalid) and
 // the quote built from them; now is the pass's start.
-func planJob(now time.Time, r shopdb.Request, st shopdb.JobState, lines []shopdb.Line, badErr error, q remote.Quote, hash string) plan {
+func planJob(now time.Time, r store.Request, st shopdb.JobState, lines []shopdb.Line, badErr error, q remote.Quote, hash string) plan {
 	d := decideJob(r, st, lines, badErr, q, hash)
 	switch d.step {
 	case jobHold:
@@ -156,7 +157,7 @@ func planJob(now time.Time, r shopdb.Request, st shopdb.JobState, lines []shopdb
 
 // planHold is the plan that holds r back for reason (decideHold: nothing
 // to write when it is held so already).
-func planHold(r shopdb.Request, st shopdb.JobState, reason shopdb.Reason, cause error) plan {
+func planHold(r store.Request, st shopdb.JobState, reason store.Reason, cause error) plan {
 	pl := plan{row: r, do: DoHold, why: fmt.Sprintf("%s: %v", Reason(reason).Words, cause)}
 	if ch, ok := decideHold(r, st, reason, cause); ok {
 		pl.change = &ch
@@ -168,13 +169,13 @@ func planHold(r shopdb.Request, st shopdb.JobState, reason shopdb.Reason, cause 
 // its marker (decideNote). When only the marker changes it is written
 // with the others at the end of the stage, unless the job goes on to its
 // submit (final): then it is written first, on its own.
-func planNote(r shopdb.Request, st shopdb.JobState, final bool) plan {
+func planNote(r store.Request, st shopdb.JobState, final bool) plan {
 	ch, ok := decideNote(r, st)
 	switch {
 	case !ok:
 		return plan{row: r, final: final}
 	case ch.ev.Kind == "" && !final:
-		return plan{row: r, marker: &shopdb.MarkerUpdate{RequestID: r.RequestID, Version: r.Version, Marker: st.Marker}}
+		return plan{row: r, marker: &store.MarkerUpdate{RequestID: r.RequestID, Version: r.Version, Marker: st.Marker}}
 	}
 	return plan{row: r, change: &ch, final: final}
 }
@@ -185,7 +186,7 @@ func planNote(r shopdb.Request, st shopdb.JobState, final bool) plan {
 // recorded first, so that a push whose answer is lost (a kill, a dropped
 // connection) is pushed again by the next pass even if the shop meanwhile
 // went back to what was pushed before.
-func planPush(now time.Time, r shopdb.Request, st shopdb.JobState, d jobDecision) plan {
+func planPush(now time.Time, r store.Request, st shopdb.JobState, d jobDecision) plan {
 	why, kind := "lines changed since the last push", callUpdateDraft
 	switch {
 	case r.Phase == PhaseAcceptUnknown:
@@ -204,7 +205,7 @@ func planPush(now time.Time, r shopdb.Request, st shopdb.JobState, d jobDecision
 
 // planSubmit is the plan that changes the quote's status to Submitted,
 // the submit recorded as in flight first (decideSubmitIntent).
-func planSubmit(now time.Time, r shopdb.Request) plan {
+func planSubmit(now time.Time, r store.Request) plan {
 	pl := plan{row: r, do: DoSubmit, why: "the estimate is final and the remote holds its content", call: call{kind: callSubmit}}
 	if r.SubmittedAt.IsZero() {
 		ch := decideSubmitIntent(r, now)
@@ -219,15 +220,15 @@ func planSubmit(now time.Time, r shopdb.Request) plan {
 // pushed again (the lines change, or a person runs retry): what the
 // remote holds is not known to be what the shop has. Every path to a
 // submit asks this, whether the lines were read in full or only hashed.
-func submitDue(r shopdb.Request, st shopdb.JobState) bool {
+func submitDue(r store.Request, st shopdb.JobState) bool {
 	return st.Final && r.Phase != PhaseSubmitted && r.Reason != ReasonUnreadable
 }
 
 // first reports whether r has no acknowledged Draft yet.
-func first(r shopdb.Request) bool { return r.Phase == PhaseAccepted || r.Phase == PhaseAcceptUnknown }
+func first(r store.Request) bool { return r.Phase == PhaseAccepted || r.Phase == PhaseAcceptUnknown }
 
 // holdReason is the reason a job is held for err.
-func holdReason(err error) shopdb.Reason {
+func holdReason(err error) store.Reason {
 	var re *shopdb.RowError
 	if errors.As(err, &re) {
 		switch re.Kind {
@@ -250,9 +251,9 @@ func holdReason(err error) shopdb.Reason {
 // decideHold is the change that holds r for reason, or ok false when r is
 // held for the same reason with the same marker already. The event is only
 // there when the reason (or its details) changed: a hold is logged once.
-func decideHold(r shopdb.Request, st shopdb.JobState, reason shopdb.Reason, cause error) (change, bool) {
+func decideHold(r store.Request, st shopdb.JobState, reason store.Reason, cause error) (change, bool) {
 	msg := cause.Error()
-	kept := shopdb.CapText(msg) // as last_error keeps it, to compare
+	kept := store.CapText(msg) // as last_error keeps it, to compare
 	if r.Reason == reason && r.LastError == kept && r.PushedMarker == st.Marker {
 		return change{}, false
 	}
@@ -268,7 +269,7 @@ func decideHold(r shopdb.Request, st shopdb.JobState, reason shopdb.Reason, caus
 // decideNote is the change that remembers r's current marker (its lines
 // were examined and need no push), releasing a held job; ok false when
 // nothing changes.
-func decideNote(r shopdb.Request, st shopdb.JobState) (change, bool) {
+func decideNote(r store.Request, st shopdb.JobState) (change, bool) {
 	wasHeld := held(r)
 	if r.PushedMarker == st.Marker && !wasHeld {
 		return change{}, false
@@ -286,7 +287,7 @@ func decideNote(r shopdb.Request, st shopdb.JobState) (change, bool) {
 
 // decideSupplement is the change that flags a submitted job whose lines
 // changed: a supplement is needed, and is never pushed.
-func decideSupplement(r shopdb.Request, st shopdb.JobState) change {
+func decideSupplement(r store.Request, st shopdb.JobState) change {
 	next := r
 	next.SupplementNeeded, next.PushedMarker = true, st.Marker
 	return change{cur: r, next: next, ev: Event{Kind: EventSupplement,
@@ -295,7 +296,7 @@ func decideSupplement(r shopdb.Request, st shopdb.JobState) change {
 
 // decideIntent is the silent change that records a push in flight before
 // it is sent.
-func decideIntent(r shopdb.Request, now time.Time) change {
+func decideIntent(r store.Request, now time.Time) change {
 	next := r
 	next.Intent, next.PushedAt = IntentPush, now
 	return change{cur: r, next: next}
@@ -315,7 +316,7 @@ type pushFacts struct {
 
 // decidePush turns the answer to a Draft push into a change; ok is false
 // when the answer settles nothing (cancelled, or the token was refused).
-func decidePush(cfg Config, cur shopdb.Request, f pushFacts) (change, bool) {
+func decidePush(cfg Config, cur store.Request, f pushFacts) (change, bool) {
 	err := f.err
 	status := statusOf(err)
 	call := Event{Route: f.route, Status: status, Attempt: cur.Attempts + 1, Duration: f.dur, Err: err}
@@ -369,7 +370,7 @@ func decidePush(cfg Config, cur shopdb.Request, f pushFacts) (change, bool) {
 
 // rejected is the change of a request the remote refused for good; retry
 // puts it back into the phase it was refused in.
-func rejected(cur shopdb.Request, reason shopdb.Reason, why string, call Event) change {
+func rejected(cur store.Request, reason store.Reason, why string, call Event) change {
 	next := cur
 	next.Phase, next.ResumePhase, next.Reason = PhaseRejected, cur.Phase, reason
 	next.NextAttemptAt, next.LastError = time.Time{}, why
@@ -381,7 +382,7 @@ func rejected(cur shopdb.Request, reason shopdb.Reason, why string, call Event) 
 // decideSubmitIntent is the silent change that records a submit in flight
 // before it is sent: only a row that says a submit was sent may read a
 // later 409 to a Draft push as "already Submitted".
-func decideSubmitIntent(r shopdb.Request, now time.Time) change {
+func decideSubmitIntent(r store.Request, now time.Time) change {
 	next := r
 	next.SubmittedAt = now
 	return change{cur: r, next: next}
@@ -389,7 +390,7 @@ func decideSubmitIntent(r shopdb.Request, now time.Time) change {
 
 // decideSubmit turns the answer to the status change into a change; ok
 // is false when the answer settles nothing.
-func decideSubmit(cfg Config, cur shopdb.Request, a answer) (change, bool) {
+func decideSubmit(cfg Config, cur store.Request, a answer) (change, bool) {
 	err, now := a.err, a.now
 	status := statusOf(err)
 	call := Event{Route: routeSetStatus, Status: status, Attempt: cur.Attempts + 1, Duration: a.d, Err: err}

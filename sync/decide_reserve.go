@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/quotesync/quotesync/remote"
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // The reservation's decisions: a job number for a request, found by
@@ -18,7 +18,7 @@ import (
 // found none, or was not asked because another writer reserved the
 // request first), and whether create_job is configured.
 type reserveFacts struct {
-	cur       shopdb.Request
+	cur       store.Request
 	job       string
 	canCreate bool
 }
@@ -57,8 +57,8 @@ type reserveOutcome struct {
 // decideReserved is the change that records a request reserved with job
 // o.job (cur has Version 0 when the request had no row): a fresh start on
 // the job, with the intent to accept it.
-func decideReserved(cur shopdb.Request, req remote.Request, o reserveOutcome) change {
-	next := shopdb.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, JobNumber: o.job,
+func decideReserved(cur store.Request, req remote.Request, o reserveOutcome) change {
+	next := store.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, JobNumber: o.job,
 		Phase: PhaseReserved, Intent: IntentAccept, JobCreated: o.created, Expiry: req.Expiry,
 		BookingDate: o.booking, RequestJSON: req.Raw, CreatedAt: cur.CreatedAt}
 	how := "found by find_job"
@@ -70,11 +70,11 @@ func decideReserved(cur shopdb.Request, req remote.Request, o reserveOutcome) ch
 
 // decideWaiting is the change that records a request whose shop has no
 // job yet: a waiting row the first time, nothing after that (ok false).
-func decideWaiting(cur shopdb.Request, req remote.Request) (change, bool) {
+func decideWaiting(cur store.Request, req remote.Request) (change, bool) {
 	if cur.Version != 0 {
 		return change{}, false
 	}
-	next := shopdb.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Phase: PhaseWaiting,
+	next := store.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Phase: PhaseWaiting,
 		Reason: ReasonNoJob, Expiry: req.Expiry, RequestJSON: req.Raw}
 	return change{cur: cur, next: next, ev: Event{Kind: EventWaiting, Detail: Reason(ReasonNoJob).Words}}, true
 }
@@ -83,17 +83,17 @@ func decideWaiting(cur shopdb.Request, req remote.Request) (change, bool) {
 // not be found or created: waiting, with the reason and a backoff (spread
 // by jitter, in [0, 1)); its event is logged only when the reason differs
 // from the one stored.
-func decideReserveFailed(cfg Config, now time.Time, jitter float64, cur shopdb.Request, req remote.Request, cause error) change {
+func decideReserveFailed(cfg Config, now time.Time, jitter float64, cur store.Request, req remote.Request, cause error) change {
 	next := cur
 	if cur.Version == 0 {
-		next = shopdb.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
+		next = store.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
 	}
 	next.Phase, next.Reason = PhaseWaiting, ReasonReserveFailed
 	next.Attempts = cur.Attempts + 1
 	next.LastError = cause.Error()
 	next.NextAttemptAt = now.Add(cfg.retryBackoff().Delay(next.Attempts, 0, jitter))
 	ch := change{cur: cur, next: next}
-	if shopdb.CapText(next.LastError) != cur.LastError || cur.Reason != ReasonReserveFailed {
+	if store.CapText(next.LastError) != cur.LastError || cur.Reason != ReasonReserveFailed {
 		ch.ev = Event{Kind: EventReserveFailed, Attempt: next.Attempts, Next: next.NextAttemptAt, Err: cause}
 	}
 	return ch
@@ -103,10 +103,10 @@ func decideReserveFailed(cfg Config, now time.Time, jitter float64, cur shopdb.R
 // number or another value the shop refused as longer than its column
 // (find_job or create_job): trying again cannot fix it, so it is not tried
 // until a person widens the column and runs retry (back to waiting).
-func decideTooLong(cur shopdb.Request, req remote.Request, cause error) change {
+func decideTooLong(cur store.Request, req remote.Request, cause error) change {
 	next := cur
 	if cur.Version == 0 {
-		next = shopdb.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
+		next = store.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
 	}
 	next.Phase, next.ResumePhase, next.Reason = PhaseRejected, PhaseWaiting, ReasonTooLong
 	next.Attempts, next.NextAttemptAt = 0, time.Time{}

@@ -16,12 +16,17 @@
 // (plan.go); the executor (exec.go) performs them: it checks each change
 // against the table, writes it with its event and its deliveries in one
 // transaction, and hands the event to the observers (the log, the metrics,
-// the outbox, the demo, tests). Every change goes through it, `quotesync
-// retry`'s too. A dry run is the same decisions, their plans printed instead
-// of performed. ARCHITECTURE.md at the top of the repository draws the whole.
+// the outbox, the demo, tests). Every write of a request's state goes
+// through it, `quotesync retry`'s, the moves between insurers, the markers
+// and the notices too. A dry run is the same decisions, their plans printed
+// instead of performed. ARCHITECTURE.md at the top of the repository draws
+// the whole.
 //
-// Open assembles the daemon (database, remote client, engine) for the
-// command, the demo and the tests alike.
+// The engine reads the shop through the integrator's mapping (Shop:
+// package shopdb) and keeps its own state in quotesync's store (Store:
+// package shopdb/store), on the same connection pool. Open assembles the
+// daemon (database, remote clients, engines) for the command, the demo and
+// the tests alike.
 //
 // The package shadows the standard library's sync: import it under an alias
 // such as qsync.

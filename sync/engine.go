@@ -11,8 +11,10 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // Remote is the integration service as the engine uses it;
@@ -32,26 +34,37 @@ type Remote interface {
 	UseStatusForm(form string) error
 }
 
-// Store is the shop database and quotesync's own state; *shopdb.DB
-// implements it.
-type Store interface {
-	OpenRequests(ctx context.Context, q shopdb.OpenQuery) ([]shopdb.Request, error)
-	Request(ctx context.Context, requestID string) (shopdb.Request, error)
-	InTx(ctx context.Context, nr shopdb.NewRequest, f func(ctx context.Context, tx *shopdb.Tx) error) error
-	ReadTx(ctx context.Context, nr shopdb.NewRequest, f func(ctx context.Context, tx *shopdb.Tx) error) error
-	Insert(ctx context.Context, r shopdb.Request, ev shopdb.Event) (shopdb.Request, error)
-	Update(ctx context.Context, cur, next shopdb.Request, ev shopdb.Event) (shopdb.Request, error)
-	Move(ctx context.Context, cur shopdb.Request, to string, ev shopdb.Event) (shopdb.Request, error)
-	JobHolder(ctx context.Context, job string) (shopdb.Request, error)
+// Shop is the integrator's mapping of the shop's tables as the engine
+// reads it; *shopdb.DB implements it. Jobs' statements run in the
+// transaction of quotesync's store (Store.InTx), on its SQL.
+type Shop interface {
+	Jobs(tx *sqlx.Tx, nr shopdb.NewRequest) *shopdb.Jobs
 	JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, map[string]error, error)
 	LineItems(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error)
 	LineTexts(ctx context.Context, jobs []string, f func(job string, lines []shopdb.LineText)) ([]string, error)
 	QuoteFields(ctx context.Context, jobs []string) (map[string]map[string]string, map[string]error, error)
+	HasShopChanged() bool
+	Fingerprint(ctx context.Context, state string) (shopdb.Fingerprint, error)
+}
+
+// Store is quotesync's own tables as the engine reads and writes them;
+// *store.Store implements it. Its writes of a request's state (Insert,
+// Update, a Tx's, Move, UpdateMarkers, RecordOnce) are the executor's
+// alone (exec.go).
+type Store interface {
+	OpenRequests(ctx context.Context, q store.OpenQuery) ([]store.Request, error)
+	Request(ctx context.Context, requestID string) (store.Request, error)
+	InTx(ctx context.Context, requestID string, f func(ctx context.Context, tx *store.Tx) error) error
+	ReadTx(ctx context.Context, requestID string, f func(ctx context.Context, tx *store.Tx) error) error
+	Insert(ctx context.Context, r store.Request, ev store.Event) (store.Request, error)
+	Update(ctx context.Context, cur, next store.Request, ev store.Event) (store.Request, error)
+	Move(ctx context.Context, rows []store.Request, to string, evs []store.Event, rest *store.Rekey) ([]store.Request, store.Adopted, error)
+	RecordOnce(ctx context.Context, ev store.Event) (bool, error)
+	JobHolder(ctx context.Context, job string) (store.Request, error)
 	Setting(ctx context.Context, name string) (string, bool, error)
 	PutSetting(ctx context.Context, name, value string) error
-	HasShopChanged() bool
-	Fingerprint(ctx context.Context) (shopdb.Fingerprint, error)
-	UpdateMarkers(ctx context.Context, us []shopdb.MarkerUpdate) (int, error)
+	StateFingerprint() string
+	UpdateMarkers(ctx context.Context, us []store.MarkerUpdate) (int, error)
 }
 
 // Errors a pass returns that callers branch on.
@@ -78,6 +91,7 @@ const settingStatusForm = "remote.status_form"
 type Engine struct {
 	cfg    Config
 	remote Remote
+	shop   Shop
 	store  Store
 	log    *zap.Logger
 	obs    observers
@@ -112,19 +126,21 @@ type Engine struct {
 	outbox *Outbox // what events queue for delivery; nil: nothing (see Open)
 }
 
-// New returns an engine. cfg is validated; zero fields take their
+// New returns an engine of the service rem, the shop's mapping shop and
+// quotesync's store st. cfg is validated; zero fields take their
 // defaults. Events go to a LogObserver on log, then to obs in order.
-func New(cfg Config, rem Remote, store Store, log *zap.Logger, obs ...Observer) (*Engine, error) {
+func New(cfg Config, rem Remote, shop Shop, st Store, log *zap.Logger, obs ...Observer) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("sync config: %w", err)
 	}
-	if rem == nil || store == nil || log == nil {
-		return nil, errors.New("new engine: remote, store and logger are required")
+	if rem == nil || shop == nil || st == nil || log == nil {
+		return nil, errors.New("new engine: remote, shop, store and logger are required")
 	}
 	return &Engine{
 		cfg:      cfg.withDefaults(),
 		remote:   rem,
-		store:    store,
+		shop:     shop,
+		store:    st,
 		log:      log,
 		obs:      append(observers{NewLogObserver(log, cfg.Secrets)}, obs...),
 		Now:      time.Now,
@@ -275,14 +291,14 @@ type InsurerPlan struct {
 
 // Action is one step a pass would take.
 type Action struct {
-	Insurer string       `json:"insurer"`
-	Request string       `json:"request"`
-	Claim   string       `json:"claim,omitempty"`
-	Job     string       `json:"job,omitempty"`
-	Phase   shopdb.Phase `json:"phase,omitempty"` // the phase now; "" for a new request
-	Do      string       `json:"do"`              // one of the Do… constants
-	Why     string       `json:"why"`
-	Items   int          `json:"items,omitempty"` // quote items, for pushes
+	Insurer string      `json:"insurer"`
+	Request string      `json:"request"`
+	Claim   string      `json:"claim,omitempty"`
+	Job     string      `json:"job,omitempty"`
+	Phase   store.Phase `json:"phase,omitempty"` // the phase now; "" for a new request
+	Do      string      `json:"do"`              // one of the Do… constants
+	Why     string      `json:"why"`
+	Items   int         `json:"items,omitempty"` // quote items, for pushes
 }
 
 // What an Action does.

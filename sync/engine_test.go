@@ -10,6 +10,7 @@ import (
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -60,7 +61,7 @@ func testWorkflow(t *testing.T, shopChanged bool) {
 	// RO-50001: drafted. RO-50002 (final): drafted and submitted in the
 	// same pass. RO-50003 and the new job: no lines, no draft. RO-50005:
 	// held for its NULL price.
-	wantPhases := map[string]shopdb.Phase{reqDraft: qsync.PhaseDrafted, reqFinal: qsync.PhaseSubmitted,
+	wantPhases := map[string]store.Phase{reqDraft: qsync.PhaseDrafted, reqFinal: qsync.PhaseSubmitted,
 		reqNoLines: qsync.PhaseAccepted, reqBad: qsync.PhaseAccepted, reqNew: qsync.PhaseAccepted}
 	for id, want := range wantPhases {
 		if got := r.row(id).Phase; got != want {
@@ -212,7 +213,7 @@ func testWorkflow(t *testing.T, shopChanged bool) {
 			t.Errorf("request %s accepted %d times", id, accepts[id])
 		}
 	}
-	events, err := r.db.Events(r.ctx, reqDraft, 0)
+	events, err := r.st.Events(r.ctx, reqDraft, 0)
 	if err != nil || len(events) < 4 {
 		t.Errorf("events of %s: %d (%v), want the reserve, accept, draft, re-draft, submit trail", reqDraft, len(events), err)
 	}

@@ -3,7 +3,7 @@ package sync
 import (
 	"time"
 
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // EventKind names what happened. A kind that goes with a state change is
@@ -59,8 +59,8 @@ type Event struct {
 	Insurer string
 
 	Request, Claim, Job string
-	From, To            shopdb.Phase // the phase before and after (equal when it did not change)
-	Reason              shopdb.Reason
+	From, To            store.Phase // the phase before and after (equal when it did not change)
+	Reason              store.Reason
 	Detail              string // the reason's details, in words
 
 	Route    string        // a remote call: its route, e.g. "POST /requests/{id}"

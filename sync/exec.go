@@ -8,35 +8,48 @@ import (
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
-// The executor: the one place that writes a request's row. Every state
-// change goes through commit (or commitTx, when what to write is decided
-// on facts read in the same shop transaction): a pass's steps, the
-// reservation of a job number, `quotesync retry`. Each writes the row and
-// its event in one transaction, with the deliveries the event queues in
-// the outbox (write-back, notifications), and then reports the event once
-// to every observer registered at assembly (the log, the metrics, the
-// outbox's deliverer, the demo, tests). No caller writes to a sink itself.
+// The executor: the one place that writes a request's state. Every change
+// goes through commit (or commitTx, when what to write is decided on facts
+// read in the same shop transaction): a pass's steps, the reservation of
+// a job number, `quotesync retry` and `insurers end`; a move to another
+// insurer (`insurers move`, the adoption of the rows written before
+// insurers) through commitMoves, the markers a pass remembers through
+// commitNotes, a notice that is no change of a row (a request close to its
+// expiry, refused tokens) through commitNotice. Each checks the change
+// against the state machine first (ErrTransition, and nothing is written),
+// writes the row (compare-and-set on its version, which it bumps) and its
+// event in one transaction, with the deliveries the event queues in the
+// outbox (write-back, notifications), and then reports the event once to
+// every observer registered at assembly (the log, the metrics, the
+// outbox's deliverer, the demo, tests). No caller writes to a sink itself,
+// and no other file of this package calls the store's writes of a
+// request's state (a test reads the package to keep it so).
 
 // change is one decided state change of one request: the row as read
 // (cur; its Phase is phaseNew and its Version 0 when the request has no row
 // yet), the row to write and the event that reports it. A change whose
 // event has no Kind is written silently: an intent recorded before a call.
 type change struct {
-	cur, next shopdb.Request
+	cur, next store.Request
 	ev        Event
 	// release: run release_job for cur's job number in the transaction
 	// that writes the change (a request taken elsewhere or gone before our
 	// accept landed gives its job number up).
 	release bool
+	// move: the request goes to the insurer of the engine that commits
+	// the change, with its events and deliveries; nothing else changes
+	// (decideMove, decideAdopt).
+	move bool
 }
 
 // rowWriter writes rows and their events: the store, or a transaction of
 // it.
 type rowWriter interface {
-	Insert(ctx context.Context, r shopdb.Request, ev shopdb.Event) (shopdb.Request, error)
-	Update(ctx context.Context, cur, next shopdb.Request, ev shopdb.Event) (shopdb.Request, error)
+	Insert(ctx context.Context, r store.Request, ev store.Event) (store.Request, error)
+	Update(ctx context.Context, cur, next store.Request, ev store.Event) (store.Request, error)
 }
 
 // prepare checks that the state machine allows ch and completes its row
@@ -45,7 +58,10 @@ func prepare(ch change) (change, error) {
 	if ch.cur.RequestID == "" {
 		ch.cur.RequestID = ch.next.RequestID
 	}
-	if !allowedFor(ch.cur.Phase, ch.next.Phase, ch.next.Reason) {
+	if ch.move && (ch.cur.Version == 0 || !allowedMove(ch.cur.Phase, ch.next.Phase)) {
+		return ch, &ErrTransition{Request: ch.cur.RequestID, From: ch.cur.Phase, To: ch.next.Phase, Move: true}
+	}
+	if !ch.move && !allowedFor(ch.cur.Phase, ch.next.Phase, ch.next.Reason) {
 		te := &ErrTransition{Request: ch.cur.RequestID, From: ch.cur.Phase, To: ch.next.Phase}
 		if allowed(ch.cur.Phase, ch.next.Phase) {
 			p, _ := phaseInfo(ch.cur.Phase)
@@ -76,9 +92,16 @@ func prepare(ch change) (change, error) {
 // commit performs ch: it checks it against the state machine (ErrTransition,
 // and nothing is written), writes the row and its event in one
 // transaction (with release_job when ch asks), and reports the change. It
-// returns the stored row and the event as reported; shopdb.ErrStale or
+// returns the stored row and the event as reported; store.ErrStale or
 // ErrExists when the row changed under us.
-func (e *Engine) commit(ctx context.Context, ch change) (shopdb.Request, Event, error) {
+func (e *Engine) commit(ctx context.Context, ch change) (store.Request, Event, error) {
+	if ch.move {
+		saved, _, err := e.commitMoves(ctx, []change{ch}, nil)
+		if err != nil {
+			return ch.cur, ch.ev, err
+		}
+		return saved[0], ch.ev, nil
+	}
 	if ch.release && ch.cur.JobNumber != "" {
 		whole := ch.cur
 		if whole.RequestJSON == nil {
@@ -89,7 +112,7 @@ func (e *Engine) commit(ctx context.Context, ch change) (shopdb.Request, Event, 
 				return ch.cur, ch.ev, err
 			}
 		}
-		saved, ev, _, err := e.commitTx(ctx, newRequestOf(whole), func(context.Context, *shopdb.Tx) (change, bool, error) {
+		saved, ev, _, err := e.commitTx(ctx, newRequestOf(whole), func(context.Context, *store.Tx, *shopdb.Jobs) (change, bool, error) {
 			return ch, true, nil
 		})
 		if err != nil {
@@ -108,15 +131,18 @@ func (e *Engine) commit(ctx context.Context, ch change) (shopdb.Request, Event, 
 	return saved, e.report(saved, ch.ev), nil
 }
 
-// commitTx runs decide in one shop transaction for the request nr: decide
-// reads what it needs there (the row, locked; the mapping's job queries)
-// and returns the change to write, or false for none. The change is
-// written in the same transaction (release_job with it when it asks), and
-// reported after the commit. done is false when nothing was written.
-func (e *Engine) commitTx(ctx context.Context, nr shopdb.NewRequest, decide func(ctx context.Context, tx *shopdb.Tx) (change, bool, error)) (saved shopdb.Request, ev Event, done bool, err error) {
+// commitTx runs decide in one transaction of the shop's database for the
+// request nr: quotesync's store opens it, and the mapping's job statements
+// for nr run in it (jobs, on the store's transaction). decide reads what
+// it needs there (the row, locked; the mapping's job queries) and returns
+// the change to write, or false for none. The change is written in the
+// same transaction (release_job with it when it asks), and reported after
+// the commit. done is false when nothing was written.
+func (e *Engine) commitTx(ctx context.Context, nr shopdb.NewRequest, decide func(ctx context.Context, tx *store.Tx, jobs *shopdb.Jobs) (change, bool, error)) (saved store.Request, ev Event, done bool, err error) {
 	var ch change
-	err = e.store.InTx(ctx, nr, func(ctx context.Context, tx *shopdb.Tx) error {
-		c, do, err := decide(ctx, tx)
+	err = e.store.InTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
+		jobs := e.shop.Jobs(tx.SQL(), nr)
+		c, do, err := decide(ctx, tx, jobs)
 		if err != nil || !do {
 			return err
 		}
@@ -124,7 +150,7 @@ func (e *Engine) commitTx(ctx context.Context, nr shopdb.NewRequest, decide func
 			return err
 		}
 		if c.release && c.next.ReleasedJob != "" {
-			if c, err = releaseJob(ctx, tx, c); err != nil {
+			if c, err = releaseJob(ctx, jobs, c); err != nil {
 				return err
 			}
 		}
@@ -140,9 +166,9 @@ func (e *Engine) commitTx(ctx context.Context, nr shopdb.NewRequest, decide func
 
 // releaseJob runs release_job in tx for the job a prepared change gives
 // up, and says in its event and its row which became of the job.
-func releaseJob(ctx context.Context, tx *shopdb.Tx, ch change) (change, error) {
+func releaseJob(ctx context.Context, jobs *shopdb.Jobs, ch change) (change, error) {
 	job := ch.next.ReleasedJob
-	released, err := tx.ReleaseJob(ctx, job, ch.cur.JobCreated)
+	released, err := jobs.Release(ctx, job, ch.cur.JobCreated)
 	if err != nil {
 		return ch, fmt.Errorf("release job %s: %w", job, err)
 	}
@@ -157,7 +183,7 @@ func releaseJob(ctx context.Context, tx *shopdb.Tx, ch change) (change, error) {
 
 // write writes a prepared change with w: an insert when the request has no
 // row yet, else a compare-and-set update.
-func (e *Engine) write(ctx context.Context, w rowWriter, ch change) (shopdb.Request, error) {
+func (e *Engine) write(ctx context.Context, w rowWriter, ch change) (store.Request, error) {
 	if ch.cur.Version == 0 {
 		return w.Insert(ctx, ch.next, e.stored(ch.ev))
 	}
@@ -166,7 +192,7 @@ func (e *Engine) write(ctx context.Context, w rowWriter, ch change) (shopdb.Requ
 
 // report tells of a change that is durable: the next pass reads the rows
 // anew, and the observers get its event, stamped with the row's time.
-func (e *Engine) report(saved shopdb.Request, ev Event) Event {
+func (e *Engine) report(saved store.Request, ev Event) Event {
 	e.touched()
 	if ev.Kind != "" {
 		ev.At = saved.UpdatedAt
@@ -180,7 +206,7 @@ func (e *Engine) report(saved shopdb.Request, ev Event) Event {
 // recorded. It returns the stored row and true, or cur and false when the
 // row changed under us (left to the next pass) or the write failed (a
 // failure of the pass).
-func (e *Engine) apply(ctx context.Context, p *pass, ch change) (shopdb.Request, bool) {
+func (e *Engine) apply(ctx context.Context, p *pass, ch change) (store.Request, bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 	defer cancel()
 	saved, ev, err := e.commit(ctx, ch)
@@ -195,11 +221,11 @@ func (e *Engine) apply(ctx context.Context, p *pass, ch change) (shopdb.Request,
 // writeFailed sorts the error of a write: a row that changed under us
 // (another instance, a `retry` from the command line) is left to the
 // next pass and reported; anything else fails the pass.
-func (e *Engine) writeFailed(p *pass, cur shopdb.Request, err error) {
+func (e *Engine) writeFailed(p *pass, cur store.Request, err error) {
 	switch {
 	case errors.As(err, new(*ErrTransition)):
 		p.fail(err)
-	case errors.Is(err, shopdb.ErrStale), errors.Is(err, shopdb.ErrExists):
+	case errors.Is(err, store.ErrStale), errors.Is(err, store.ErrExists):
 		e.emit(Event{Kind: EventStale, Request: cur.RequestID, Claim: cur.ClaimNumber, Job: cur.JobNumber,
 			From: cur.Phase, To: cur.Phase})
 	default:
@@ -210,7 +236,7 @@ func (e *Engine) writeFailed(p *pass, cur shopdb.Request, err error) {
 // perform is the executor of a plan: the reservation, the change, the
 // remote call and the change its answer decides, in that order, each only
 // when the one before went through.
-func (e *Engine) perform(ctx context.Context, p *pass, pl plan) (shopdb.Request, bool) {
+func (e *Engine) perform(ctx context.Context, p *pass, pl plan) (store.Request, bool) {
 	r := pl.row
 	if pl.reserve != nil {
 		var ok bool
@@ -219,7 +245,7 @@ func (e *Engine) perform(ctx context.Context, p *pass, pl plan) (shopdb.Request,
 		}
 	}
 	if pl.marker != nil {
-		p.note(*pl.marker)
+		e.note(p, r, *pl.marker)
 	}
 	if pl.change != nil {
 		var ok bool
@@ -249,7 +275,7 @@ func (e *Engine) perform(ctx context.Context, p *pass, pl plan) (shopdb.Request,
 // nothing: the pass was cancelled (the row stays as it is and the next
 // pass repairs whatever happened), or the token was refused (the pass
 // stops).
-func (e *Engine) call(ctx context.Context, p *pass, r shopdb.Request, c call) (change, bool) {
+func (e *Engine) call(ctx context.Context, p *pass, r store.Request, c call) (change, bool) {
 	if !p.acquire(ctx) {
 		return change{}, false
 	}
@@ -279,12 +305,24 @@ func (e *Engine) call(ctx context.Context, p *pass, r shopdb.Request, c call) (c
 	return c.decide(e.cfg, r, answer{now: e.Now(), jitter: e.Rand(), err: err, d: d})
 }
 
-// writeNotes writes the markers of the jobs examined with nothing to push,
-// all in one statement (shopdb.UpdateMarkers; split only past a few
-// megabytes): a shop that touched ten thousand jobs without changing what
-// they would push costs one write, not ten thousand. They are silent
+// note remembers, for commitNotes, the marker of a job examined with
+// nothing to push (r's row, which stays in its phase: the machine must
+// allow that, as for any change).
+func (e *Engine) note(p *pass, r store.Request, u store.MarkerUpdate) {
+	if !allowed(r.Phase, r.Phase) || u.RequestID != r.RequestID || u.Version != r.Version {
+		p.fail(&ErrTransition{Request: r.RequestID, From: r.Phase, To: r.Phase})
+		return
+	}
+	p.note(u)
+}
+
+// commitNotes writes the markers of the jobs examined with nothing to
+// push (note), all in one statement (store.Store.UpdateMarkers; split
+// only past a few megabytes), compare-and-set on each row's version,
+// which it bumps: a shop that touched ten thousand jobs without changing
+// what they would push costs one write, not ten thousand. They are silent
 // changes: no event.
-func (e *Engine) writeNotes(ctx context.Context, p *pass) {
+func (e *Engine) commitNotes(ctx context.Context, p *pass) {
 	if len(p.notes) == 0 {
 		return
 	}
@@ -296,26 +334,69 @@ func (e *Engine) writeNotes(ctx context.Context, p *pass) {
 	e.touched()
 }
 
+// commitMoves moves the requests of chs (each a move: decideMove,
+// decideAdopt) to e's insurer, each with its event, and gives it what
+// rest names besides (the adoption's settings and notice keys), in one
+// transaction: each row compare-and-set on its version (store.ErrStale
+// when one changed meanwhile, and nothing moves), its events and
+// deliveries with it (store.ErrExists when e's insurer tracks one of the
+// ids already). It reports each event, as e's insurer's, once all is
+// durable, and returns the rows as stored and what moved.
+func (e *Engine) commitMoves(ctx context.Context, chs []change, rest *store.Rekey) ([]store.Request, store.Adopted, error) {
+	rows := make([]store.Request, len(chs))
+	evs := make([]store.Event, len(chs))
+	for i := range chs {
+		ch, err := prepare(chs[i])
+		if err != nil {
+			return nil, store.Adopted{}, err
+		}
+		chs[i], rows[i], evs[i] = ch, ch.cur, e.stored(ch.ev)
+	}
+	saved, a, err := e.store.Move(ctx, rows, e.cfg.Insurer, evs, rest)
+	if err != nil {
+		return nil, store.Adopted{}, err
+	}
+	for i := range saved {
+		e.report(saved[i], chs[i].ev)
+	}
+	return saved, a, nil
+}
+
+// commitNotice records ev, a notice that is no change of a row (a
+// request close to its expiry, an episode of refused tokens), with the
+// deliveries out queues, once while out's once key is held; and reports
+// it to the observers as commit reports a change. fresh is false when
+// the key was held and nothing was written.
+func (e *Engine) commitNotice(ctx context.Context, ev Event, out *store.Outbox) (fresh bool, err error) {
+	s := stored(ev)
+	s.Insurer, s.RequestID, s.At, s.Outbox = ev.Insurer, ev.Request, ev.At, out
+	if fresh, err = e.store.RecordOnce(ctx, s); err != nil || !fresh {
+		return false, err
+	}
+	e.emit(ev)
+	return true, nil
+}
+
 // stored is the event log's row of ev. Its message, like a row's
-// last_error, is handed to shopdb whole: shopdb redacts the secrets from
-// the whole text, then cuts it to what its tables keep (a cut here first
-// could leave half of a secret that no longer matches).
-func stored(ev Event) shopdb.Event {
+// last_error, is handed to the store whole: the store redacts the secrets
+// from the whole text, then cuts it to what its tables keep (a cut here
+// first could leave half of a secret that no longer matches).
+func stored(ev Event) store.Event {
 	if ev.Kind == "" {
-		return shopdb.Event{}
+		return store.Event{}
 	}
 	msg := ev.Detail
 	if ev.Err != nil {
 		msg = joinText(msg, ev.Err.Error())
 	}
-	return shopdb.Event{Kind: string(ev.Kind), Job: ev.Job, From: ev.From, To: ev.To, Reason: ev.Reason,
+	return store.Event{Kind: string(ev.Kind), Job: ev.Job, From: ev.From, To: ev.To, Reason: ev.Reason,
 		Route: ev.Route, Status: ev.Status, Attempt: ev.Attempt, Duration: ev.Duration,
 		Items: ev.Items, Hash: ev.Hash, Message: msg}
 }
 
 // stored is the event log's row of ev with the deliveries it queues in the
 // same transaction (write-back, notifications).
-func (e *Engine) stored(ev Event) shopdb.Event {
+func (e *Engine) stored(ev Event) store.Event {
 	s := stored(ev)
 	if s.Kind != "" {
 		s.Outbox = e.outbox.outboxOf(ev)
@@ -336,6 +417,6 @@ func joinText(a, b string) string {
 
 // newRequestOf is what the mapping's queries need to know of a row's
 // request.
-func newRequestOf(r shopdb.Request) shopdb.NewRequest {
+func newRequestOf(r store.Request) shopdb.NewRequest {
 	return shopdb.NewRequest{RequestID: r.RequestID, ClaimNumber: r.ClaimNumber, Expiry: r.Expiry, RequestJSON: r.RequestJSON}
 }

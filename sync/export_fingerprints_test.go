@@ -8,11 +8,11 @@ func (d *Daemon) FingerprintStatements() int64 { return d.fps.statements.Load() 
 // own, as before the engines shared it (to measure what sharing saves).
 func (d *Daemon) UnshareFingerprints() {
 	for _, e := range d.Engines {
-		switch s := e.store.(type) {
+		switch s := e.shop.(type) {
 		case sharedStates:
-			e.store = sharedStates{sharedStore{s.DB, &fingerprints{}}, s.states}
-		case sharedStore:
-			e.store = s.DB
+			e.shop = sharedStates{sharedShop{s.DB, &fingerprints{}}, s.states}
+		case sharedShop:
+			e.shop = s.DB
 		}
 	}
 }

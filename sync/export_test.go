@@ -18,7 +18,7 @@ func (e *Engine) CacheDiff(ctx context.Context) (diff string, used []string, err
 	if c == nil {
 		return "", nil, nil
 	}
-	fp, err := e.store.Fingerprint(ctx)
+	fp, err := e.shop.Fingerprint(ctx, e.store.StateFingerprint())
 	if err != nil {
 		return "", nil, err
 	}
@@ -49,7 +49,7 @@ func (e *Engine) CacheDiff(ctx context.Context) (diff string, used []string, err
 	used = append(used, "states")
 	kept := c.shop
 	_, jobs := pushCandidates(rows)
-	states, bad, err := e.store.JobStates(ctx, jobs)
+	states, bad, err := e.shop.JobStates(ctx, jobs)
 	if err != nil {
 		return "", nil, err
 	}

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // errNotFaked is returned by every method of the fakes: the pure unit
@@ -34,54 +36,60 @@ func (fakeRemote) SetStatus(context.Context, string, string, string) (remote.Quo
 func (fakeRemote) StatusForm() (string, bool) { return "", false }
 func (fakeRemote) UseStatusForm(string) error { return errNotFaked }
 
+// fakeShop is a Shop that refuses every call.
+type fakeShop struct{}
+
+func (fakeShop) Jobs(*sqlx.Tx, shopdb.NewRequest) *shopdb.Jobs { return nil }
+func (fakeShop) JobStates(context.Context, []string) (map[string]shopdb.JobState, map[string]error, error) {
+	return nil, nil, errNotFaked
+}
+func (fakeShop) LineItems(context.Context, []string) (map[string][]shopdb.Line, map[string]error, error) {
+	return nil, nil, errNotFaked
+}
+func (fakeShop) LineTexts(context.Context, []string, func(string, []shopdb.LineText)) ([]string, error) {
+	return nil, errNotFaked
+}
+func (fakeShop) QuoteFields(context.Context, []string) (map[string]map[string]string, map[string]error, error) {
+	return nil, nil, nil
+}
+func (fakeShop) HasShopChanged() bool { return false }
+func (fakeShop) Fingerprint(context.Context, string) (shopdb.Fingerprint, error) {
+	return shopdb.Fingerprint{}, errNotFaked
+}
+
 // fakeStore is a Store that refuses every call.
 type fakeStore struct{}
 
-func (fakeStore) OpenRequests(context.Context, shopdb.OpenQuery) ([]shopdb.Request, error) {
+func (fakeStore) OpenRequests(context.Context, store.OpenQuery) ([]store.Request, error) {
 	return nil, errNotFaked
 }
-func (fakeStore) Request(context.Context, string) (shopdb.Request, error) {
-	return shopdb.Request{}, errNotFaked
+func (fakeStore) Request(context.Context, string) (store.Request, error) {
+	return store.Request{}, errNotFaked
 }
-func (fakeStore) InTx(context.Context, shopdb.NewRequest, func(context.Context, *shopdb.Tx) error) error {
+func (fakeStore) InTx(context.Context, string, func(context.Context, *store.Tx) error) error {
 	return errNotFaked
 }
-func (fakeStore) ReadTx(context.Context, shopdb.NewRequest, func(context.Context, *shopdb.Tx) error) error {
+func (fakeStore) ReadTx(context.Context, string, func(context.Context, *store.Tx) error) error {
 	return errNotFaked
 }
-func (fakeStore) Insert(context.Context, shopdb.Request, shopdb.Event) (shopdb.Request, error) {
-	return shopdb.Request{}, errNotFaked
+func (fakeStore) Insert(context.Context, store.Request, store.Event) (store.Request, error) {
+	return store.Request{}, errNotFaked
 }
-func (fakeStore) Update(context.Context, shopdb.Request, shopdb.Request, shopdb.Event) (shopdb.Request, error) {
-	return shopdb.Request{}, errNotFaked
+func (fakeStore) Update(context.Context, store.Request, store.Request, store.Event) (store.Request, error) {
+	return store.Request{}, errNotFaked
 }
-func (fakeStore) Move(context.Context, shopdb.Request, string, shopdb.Event) (shopdb.Request, error) {
-	return shopdb.Request{}, errNotFaked
+func (fakeStore) Move(context.Context, []store.Request, string, []store.Event, *store.Rekey) ([]store.Request, store.Adopted, error) {
+	return nil, store.Adopted{}, errNotFaked
 }
-
-func (fakeStore) JobHolder(context.Context, string) (shopdb.Request, error) {
-	return shopdb.Request{}, errNotFaked
-}
-func (fakeStore) JobStates(context.Context, []string) (map[string]shopdb.JobState, map[string]error, error) {
-	return nil, nil, errNotFaked
-}
-func (fakeStore) LineItems(context.Context, []string) (map[string][]shopdb.Line, map[string]error, error) {
-	return nil, nil, errNotFaked
-}
-func (fakeStore) LineTexts(context.Context, []string, func(string, []shopdb.LineText)) ([]string, error) {
-	return nil, errNotFaked
-}
-func (fakeStore) QuoteFields(context.Context, []string) (map[string]map[string]string, map[string]error, error) {
-	return nil, nil, nil
+func (fakeStore) RecordOnce(context.Context, store.Event) (bool, error) { return false, errNotFaked }
+func (fakeStore) JobHolder(context.Context, string) (store.Request, error) {
+	return store.Request{}, errNotFaked
 }
 func (fakeStore) Setting(context.Context, string) (string, bool, error) {
 	return "", false, errNotFaked
 }
 func (fakeStore) PutSetting(context.Context, string, string) error { return errNotFaked }
-func (fakeStore) HasShopChanged() bool                             { return false }
-func (fakeStore) Fingerprint(context.Context) (shopdb.Fingerprint, error) {
-	return shopdb.Fingerprint{}, errNotFaked
-}
-func (fakeStore) UpdateMarkers(context.Context, []shopdb.MarkerUpdate) (int, error) {
+func (fakeStore) StateFingerprint() string                         { return "SELECT ''" }
+func (fakeStore) UpdateMarkers(context.Context, []store.MarkerUpdate) (int, error) {
 	return 0, errNotFaked
 }

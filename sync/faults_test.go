@@ -11,6 +11,7 @@ import (
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -186,7 +187,7 @@ func TestUnauthorizedStopsPass(t *testing.T) {
 	if strings.Contains(err.Error(), "wrong-token-0042") {
 		t.Errorf("the token leaked into the error: %v", err)
 	}
-	rows, err := r.db.ListRequests(r.ctx, shopdb.ListQuery{})
+	rows, err := r.st.ListRequests(r.ctx, store.ListQuery{})
 	if err != nil || len(rows) != 0 {
 		t.Errorf("state rows after a refused token: %d (%v)", len(rows), err)
 	}

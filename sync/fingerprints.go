@@ -15,7 +15,7 @@ import (
 // by reading it, and the insurers' passes, on the same schedule, start at
 // the same moment. One read serves them all: the statement binds no
 // insurer (shop_changed takes no parameter) and its state part counts and
-// dates the rows of every insurer (shopdb.DB.Fingerprint), so what one
+// dates the rows of every insurer (store.Store.StateFingerprint), so what one
 // engine reads is what another's own read would have returned.
 //
 // An engine that asks while a read is in flight joins it instead of
@@ -53,7 +53,7 @@ type fingerprints struct {
 // (shopdb bounds it with shop.query_timeout): another engine that joined
 // must not fail because the first one's pass was cancelled. Each caller
 // still stops waiting when its own ctx ends.
-func (f *fingerprints) read(ctx context.Context, db *shopdb.DB) (shopdb.Fingerprint, error) {
+func (f *fingerprints) read(ctx context.Context, db *shopdb.DB, state string) (shopdb.Fingerprint, error) {
 	ch := f.g.DoChan(fingerprintKey, func() (v any, err error) {
 		// DoChan re-panics a panic of fn on a goroutine of its own, where
 		// nothing can recover it: the daemon would stop for every insurer.
@@ -65,7 +65,7 @@ func (f *fingerprints) read(ctx context.Context, db *shopdb.DB) (shopdb.Fingerpr
 			}
 		}()
 		f.statements.Add(1)
-		return db.Fingerprint(context.WithoutCancel(ctx))
+		return db.Fingerprint(context.WithoutCancel(ctx), state)
 	})
 	select {
 	case r := <-ch:
@@ -78,13 +78,14 @@ func (f *fingerprints) read(ctx context.Context, db *shopdb.DB) (shopdb.Fingerpr
 	}
 }
 
-// sharedStore is an insurer's view of the database whose fingerprint reads
-// go through the daemon's fingerprints; everything else is the view's own.
-type sharedStore struct {
+// sharedShop is an insurer's view of the shop's database whose
+// fingerprint reads go through the daemon's fingerprints; everything else
+// is the view's own.
+type sharedShop struct {
 	*shopdb.DB
 	fps *fingerprints
 }
 
-func (s sharedStore) Fingerprint(ctx context.Context) (shopdb.Fingerprint, error) {
-	return s.fps.read(ctx, s.DB)
+func (s sharedShop) Fingerprint(ctx context.Context, state string) (shopdb.Fingerprint, error) {
+	return s.fps.read(ctx, s.DB, state)
 }

@@ -9,19 +9,23 @@ import (
 
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // slowFingerprintPair is a sample shop whose shop_changed takes 300 ms, so
 // that reads asked for a moment apart overlap, and the views of insurers
 // aa and bb on it, sharing one fingerprints.
-func slowFingerprintPair(t *testing.T) (db *shopdb.DB, aa, bb sharedStore, fps *fingerprints) {
+func slowFingerprintPair(t *testing.T) (db *shopdb.DB, aa, bb sharedShop, fps *fingerprints) {
 	t.Helper()
 	d := shopdbtest.NewSampleShop(t)
 	cfg := d.Config()
 	cfg.Queries.ShopChanged += ",\n       SLEEP(0.3) AS slow"
 	db, fps = d.Open(t, cfg), &fingerprints{}
-	return db, sharedStore{db.Insurer("aa"), fps}, sharedStore{db.Insurer("bb"), fps}, fps
+	return db, sharedShop{db.Insurer("aa"), fps}, sharedShop{db.Insurer("bb"), fps}, fps
 }
+
+// stateOf is the state part of the fingerprint of db's quotesync tables.
+func stateOf(db *shopdb.DB) string { return store.New(db).StateFingerprint() }
 
 // fpRead is the outcome of one fingerprint read.
 type fpRead struct {
@@ -30,10 +34,10 @@ type fpRead struct {
 }
 
 // readAsync reads s's fingerprint in a goroutine.
-func readAsync(ctx context.Context, s sharedStore) <-chan fpRead {
+func readAsync(ctx context.Context, s sharedShop) <-chan fpRead {
 	ch := make(chan fpRead, 1)
 	go func() {
-		fp, err := s.Fingerprint(ctx)
+		fp, err := s.Fingerprint(ctx, stateOf(s.DB))
 		ch <- fpRead{fp, err}
 	}()
 	return ch
@@ -54,7 +58,7 @@ func TestFingerprintsShared(t *testing.T) {
 		t0 := db.RoundTrips()
 		ch := readAsync(ctx, aa)
 		time.Sleep(50 * time.Millisecond) // bb asks once aa's read is under way
-		fpb, err := bb.Fingerprint(ctx)
+		fpb, err := bb.Fingerprint(ctx, stateOf(db))
 		ra := <-ch
 		if err != nil || ra.err != nil {
 			t.Fatalf("fingerprints: aa %v, bb %v", ra.err, err)
@@ -71,11 +75,11 @@ func TestFingerprintsShared(t *testing.T) {
 
 	// A read asked for after the last one ended is a read of its own: the
 	// fingerprint of that moment, not a kept one.
-	if _, err := db.Insurer("bb").Insert(ctx, shopdb.Request{RequestID: "7301", ClaimNumber: "CLM-BB-1", Phase: "pending"}, shopdb.Event{}); err != nil {
+	if _, err := store.New(db).Insurer("bb").Insert(ctx, store.Request{RequestID: "7301", ClaimNumber: "CLM-BB-1", Phase: "pending"}, store.Event{}); err != nil {
 		t.Fatal(err)
 	}
 	t0 := db.RoundTrips()
-	fpa2, err := aa.Fingerprint(ctx)
+	fpa2, err := aa.Fingerprint(ctx, stateOf(db))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +91,7 @@ func TestFingerprintsShared(t *testing.T) {
 	if fpa2.State == fpa.State {
 		t.Errorf("aa's state fingerprint %q did not change when bb's rows did: one read cannot serve both", fpa2.State)
 	}
-	if own, err := db.Insurer("aa").Fingerprint(ctx); err != nil || own != fpa2 {
+	if own, err := db.Insurer("aa").Fingerprint(ctx, stateOf(db)); err != nil || own != fpa2 {
 		t.Errorf("aa's own read gives %+v (%v), the shared one %+v", own, err, fpa2)
 	}
 }
@@ -125,7 +129,7 @@ func TestFingerprintsCallerCancelled(t *testing.T) {
 // Fingerprint.)
 func TestFingerprintsPanic(t *testing.T) {
 	var fps fingerprints
-	_, err := fps.read(context.Background(), nil)
+	_, err := fps.read(context.Background(), nil, "SELECT ''")
 	if err == nil || !strings.Contains(err.Error(), "read fingerprint: panic") {
 		t.Fatalf("a read that panics: %v, want an error naming the panic", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // DefaultInsurer is the insurer of a lone remote: section.
@@ -22,7 +23,7 @@ const DefaultInsurer = shopdb.DefaultInsurer
 // of the install: renaming an insurer is a move of its rows (`quotesync
 // insurers move`), not an edit of a label.
 type Insurer struct {
-	// Name is 1 to 32 letters, digits, "-" or "_" (shopdb.CheckInsurerName),
+	// Name is 1 to 32 letters, digits, "-" or "_" (store.CheckInsurerName),
 	// unique among the insurers.
 	Name   string
 	Remote remote.Config
@@ -82,7 +83,7 @@ func (s Settings) validateInsurers() error {
 	}
 	seen := map[string]bool{}
 	for _, ins := range s.Insurers {
-		if err := shopdb.CheckInsurerName(ins.Name); err != nil {
+		if err := store.CheckInsurerName(ins.Name); err != nil {
 			return fmt.Errorf("open the daemon: %w", err)
 		}
 		if seen[ins.Name] {
@@ -123,14 +124,14 @@ func (d *Daemon) prepareInsurers(ctx context.Context, s Settings, o OpenOptions,
 	if o.Maintenance {
 		return nil
 	}
-	if cur, _, err := d.DB.SchemaVersion(ctx); err != nil || cur == 0 {
+	if cur, _, err := d.Store.SchemaVersion(ctx); err != nil || cur == 0 {
 		return err
 	}
 	one := ""
 	if len(s.Insurers) == 1 {
 		one = s.Insurers[0].Name
 	}
-	u, err := d.DB.Unnamed(ctx, one, []string{LegacyStatusFormKey})
+	u, err := d.Store.Unnamed(ctx, one, []string{LegacyStatusFormKey})
 	if err != nil {
 		return err
 	}
@@ -142,11 +143,13 @@ func (d *Daemon) prepareInsurers(ctx context.Context, s Settings, o OpenOptions,
 			Plural(u.Adoptable(), "request"), one)
 	}
 	if o.Migrate && one != "" && u.Any() {
-		if err := adopt(ctx, d.DB, one, log); err != nil {
+		got, err := d.Engine.adopt(ctx, d.Store)
+		if err != nil {
 			return err
 		}
+		logAdopted(log, d.Shop.Config().TablePrefix, one, got)
 	}
-	return CheckStranded(ctx, d.DB, s.Names())
+	return CheckStranded(ctx, d.Store, s.Names())
 }
 
 // errUnnamed refuses n requests written with no insurer while several
@@ -160,16 +163,16 @@ func errUnnamed(n, insurers int) error {
 // adoptRekey is what moves with the rows written with no insurer to the
 // insurer name: the status form found then, and the once keys of the
 // notices recorded then (a lone insurer's, DefaultInsurer's form).
-func adoptRekey(name string) shopdb.Rekey {
-	return shopdb.Rekey{Settings: map[string]string{LegacyStatusFormKey: StatusFormKey(name)}, OnceKeys: onceRekey(DefaultInsurer, name)}
+func adoptRekey(name string) store.Rekey {
+	return store.Rekey{From: "", Settings: map[string]string{LegacyStatusFormKey: StatusFormKey(name)}, OnceKeys: onceRekey(DefaultInsurer, name)}
 }
 
 // moveRekey is what moves with the requests of the insurer from to the
 // insurer to (a rename): its status form, and the once keys of its
 // notices, so that a notice recorded under the old name is not recorded
 // again under the new one.
-func moveRekey(from, to string) shopdb.Rekey {
-	return shopdb.Rekey{Settings: map[string]string{StatusFormKey(from): StatusFormKey(to)}, OnceKeys: onceRekey(from, to)}
+func moveRekey(from, to string) store.Rekey {
+	return store.Rekey{From: from, Settings: map[string]string{StatusFormKey(from): StatusFormKey(to)}, OnceKeys: onceRekey(from, to)}
 }
 
 // onceRekey maps the prefix of the once keys of the insurer from's
@@ -185,27 +188,55 @@ func onceRekey(from, to string) map[string]string {
 	return out
 }
 
-// adopt gives the rows written with no insurer to the insurer name and
-// logs what it did; requests left unadopted (ErrAdoptKept) are logged as
-// an error, and are no failure: the insurer's passes work on its own rows
-// of their ids.
-func adopt(ctx context.Context, db *shopdb.DB, name string, log *zap.Logger) error {
-	got, err := db.Adopt(ctx, name, adoptRekey(name))
-	if err != nil {
-		return fmt.Errorf("give the rows written before insurers to insurer %s: %w", name, err)
+// adoptTries is how many times an adoption reads the rows again when one
+// changed before it could move it (an older quotesync still writing).
+const adoptTries = 3
+
+// adopt gives the rows written with no insurer to e's insurer, through the
+// executor (commitMoves: each row with an event "adopted", in one
+// transaction with what adoptRekey renames), and returns what it gave and
+// the ids it left (Adopted.Kept: e's insurer tracks them already). Rows
+// that change meanwhile are read again. Running it again adopts nothing.
+func (e *Engine) adopt(ctx context.Context, st *store.Store) (store.Adopted, error) {
+	name := e.cfg.Insurer
+	rest := adoptRekey(name)
+	for try := 1; ; try++ {
+		rows, kept, err := st.Adoptable(ctx, name)
+		if err != nil {
+			return store.Adopted{}, fmt.Errorf("adopt the rows written before insurers: %w", err)
+		}
+		chs := make([]change, len(rows))
+		for i, r := range rows {
+			chs[i] = decideAdopt(r, name)
+		}
+		_, a, err := e.commitMoves(ctx, chs, &rest)
+		if try < adoptTries && (errors.Is(err, store.ErrStale) || errors.Is(err, store.ErrExists)) {
+			continue
+		}
+		if err != nil {
+			return store.Adopted{}, fmt.Errorf("adopt the rows written before insurers: %w", err)
+		}
+		a.Kept = kept
+		return a, nil
 	}
+}
+
+// logAdopted logs what an adoption at the start or at the lock gave the
+// insurer name; requests left unadopted (ErrAdoptKept) are logged as an
+// error, and are no failure: the insurer's passes work on its own rows of
+// their ids.
+func logAdopted(log *zap.Logger, prefix, name string, got store.Adopted) {
 	if got.Any() {
 		log.Info(msgAdopted, zap.String(fieldInsurer, name), zap.Int("requests", got.Requests),
 			zap.Int("events", got.Events), zap.Int("deliveries", got.Deliveries))
 	}
 	if len(got.Kept) > 0 {
-		log.Error(msgAdoptKept, zap.String(fieldInsurer, name), zap.Int("requests", len(got.Kept)), zap.Error(keptError(db, name, got.Kept)))
+		log.Error(msgAdoptKept, zap.String(fieldInsurer, name), zap.Int("requests", len(got.Kept)), zap.Error(keptError(prefix, name, got.Kept)))
 	}
-	return nil
 }
 
-// keptError explains the requests Adopt left unadopted and what to do.
-func keptError(db *shopdb.DB, name string, kept []string) error {
+// keptError explains the requests an adoption left unadopted and what to do.
+func keptError(prefix, name string, kept []string) error {
 	n := min(len(kept), maxStrandedShown)
 	ids := make([]string, 0, n)
 	for _, id := range kept[:n] {
@@ -215,7 +246,7 @@ func keptError(db *shopdb.DB, name string, kept []string) error {
 	if len(kept) > len(ids) {
 		more = fmt.Sprintf(" and %d more", len(kept)-len(ids))
 	}
-	table := "`" + db.Config().TablePrefix + "requests`"
+	table := "`" + prefix + "requests`"
 	return fmt.Errorf("%w: insurer %s tracks %s (%s%s) already, and rows with the same ids were written without an insurer "+
 		"(the copies of a quotesync of before insurers that went on running after the upgrade). They were left as they are, "+
 		"with their events and deliveries, the other rows adopted; the daemon works on insurer %s's rows only, "+
@@ -237,7 +268,7 @@ func (d *Daemon) adoptLeftovers(ctx context.Context) error {
 	if len(d.Engines) == 1 {
 		one = d.Engine.cfg.Insurer
 	}
-	u, err := d.DB.Unnamed(ctx, one, []string{LegacyStatusFormKey})
+	u, err := d.Store.Unnamed(ctx, one, []string{LegacyStatusFormKey})
 	switch {
 	case err != nil:
 		return err
@@ -246,21 +277,19 @@ func (d *Daemon) adoptLeftovers(ctx context.Context) error {
 	case !u.Any() || one == "":
 		return nil
 	}
-	if err := adopt(ctx, d.DB, one, d.Engine.log); err != nil {
+	got, err := d.Engine.adopt(ctx, d.Store)
+	if err != nil {
 		return err
 	}
-	// Adopting changes neither a row's updated_at nor the counts per
-	// phase: the state fingerprint stays the same, and a pass would use
-	// rows read before the adoption again.
-	d.Engine.touched()
+	logAdopted(d.Engine.log, d.Shop.Config().TablePrefix, one, got)
 	return nil
 }
 
 // CheckStranded returns an error wrapping ErrStranded that names the live
 // requests (those in an open phase) of insurers not among names, and the
 // fix; nil when there is none.
-func CheckStranded(ctx context.Context, db *shopdb.DB, names []string) error {
-	stranded, err := db.Stranded(ctx, names, openPhases(), maxStrandedShown)
+func CheckStranded(ctx context.Context, st *store.Store, names []string) error {
+	stranded, err := st.Stranded(ctx, names, openPhases(), maxStrandedShown)
 	if err != nil {
 		return fmt.Errorf("look for requests of insurers no longer configured: %w", err)
 	}
@@ -300,7 +329,7 @@ var ErrAmbiguous = errors.New("the request id is tracked for several insurers")
 // EngineFor returns the engine of the request requestID's insurer: the one
 // named (an error when it is not configured), else the only insurer
 // whose rows hold the id (ErrAmbiguous, naming them, when several do;
-// shopdb.ErrNotFound when none does), else with one insurer its engine.
+// store.ErrNotFound when none does), else with one insurer its engine.
 func (d *Daemon) EngineFor(ctx context.Context, insurer, requestID string) (*Engine, error) {
 	if insurer != "" {
 		if e := d.EngineOf(insurer); e != nil {
@@ -315,13 +344,13 @@ func (d *Daemon) EngineFor(ctx context.Context, insurer, requestID string) (*Eng
 	if len(d.Engines) == 1 {
 		return d.Engine, nil
 	}
-	rows, err := d.DB.RequestsByID(ctx, requestID)
+	rows, err := d.Store.RequestsByID(ctx, requestID)
 	if err != nil {
 		return nil, err
 	}
 	switch len(rows) {
 	case 0:
-		return nil, fmt.Errorf("request %s: %w", requestID, shopdb.ErrNotFound)
+		return nil, fmt.Errorf("request %s: %w", requestID, store.ErrNotFound)
 	case 1:
 		return d.EngineFor(ctx, rows[0].Insurer, requestID)
 	}
@@ -335,45 +364,46 @@ func (d *Daemon) EngineFor(ctx context.Context, insurer, requestID string) (*Eng
 // Retry is Engine.Retry on the engine of the request's insurer (see
 // EngineFor): insurer may be "" when the id is tracked for one insurer
 // only.
-func (d *Daemon) Retry(ctx context.Context, insurer, requestID, note string) (before, after shopdb.Request, err error) {
+func (d *Daemon) Retry(ctx context.Context, insurer, requestID, note string) (before, after store.Request, err error) {
 	e, err := d.EngineFor(ctx, insurer, requestID)
 	if err != nil {
-		return shopdb.Request{}, shopdb.Request{}, err
+		return store.Request{}, store.Request{}, err
 	}
 	return e.Retry(ctx, requestID, note)
 }
 
-// RequestsDB is db as the commands that show a request by its id read it
-// (history, the status page): with one insurer, a view of its rows (a
-// lone remote:'s is db itself); with several, db, whose reads by request
-// id are the default insurer's (name one with DB.Insurer, or look an id
-// up under every insurer with DB.RequestsByID). Listing reads see every
-// insurer's rows either way.
-func RequestsDB(db *shopdb.DB, s Settings) *shopdb.DB {
-	if len(s.Insurers) == 1 && s.Insurers[0].Name != db.InsurerName() {
-		return db.Insurer(s.Insurers[0].Name)
+// RequestsStore is st as the commands that show a request by its id read
+// it (history, the status page): with one insurer, a view of its rows (a
+// lone remote:'s is st itself); with several, st, whose reads by request
+// id are the default insurer's (name one with Store.Insurer, or look an
+// id up under every insurer with Store.RequestsByID). Listing reads see
+// every insurer's rows either way.
+func RequestsStore(st *store.Store, s Settings) *store.Store {
+	if len(s.Insurers) == 1 && s.Insurers[0].Name != st.InsurerName() {
+		return st.Insurer(s.Insurers[0].Name)
 	}
-	return db
+	return st
 }
 
-// JobDB is db as the pass that would push job reads it: the view of the
-// insurer whose request holds the job (`quotesync preview`): :insurer
-// bound to its name in quote_fields and booking_date, its lines read with
-// its work types (the shop's merged with its own; the shop's when it is
-// no longer configured). A job no request holds is read as insurer, which
-// must be configured, or as the only insurer when insurer is ""; with
-// several and none named, ErrWhichInsurer. Naming another insurer than
-// the holder's is an error: no pass of that insurer pushes the job.
-func JobDB(ctx context.Context, db *shopdb.DB, s Settings, job, insurer string) (*shopdb.DB, error) {
-	cur, latest, err := db.SchemaVersion(ctx)
+// JobShop is shop as the pass that would push job reads it: the view of
+// the insurer whose request (in st) holds the job (`quotesync preview`):
+// :insurer bound to its name in quote_fields and booking_date, its lines
+// read with its work types (the shop's merged with its own; the shop's
+// when it is no longer configured). A job no request holds is read as
+// insurer, which must be configured, or as the only insurer when insurer
+// is ""; with several and none named, ErrWhichInsurer. Naming another
+// insurer than the holder's is an error: no pass of that insurer pushes
+// the job.
+func JobShop(ctx context.Context, shop *shopdb.DB, st *store.Store, s Settings, job, insurer string) (*shopdb.DB, error) {
+	cur, latest, err := st.SchemaVersion(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var h shopdb.Request
+	var h store.Request
 	if cur > 0 {
 		// Tables an older quotesync left may lack the insurer column:
 		// until they are migrated, as if no request held the job.
-		if h, err = db.JobHolder(ctx, job); err != nil && cur == latest {
+		if h, err = st.JobHolder(ctx, job); err != nil && cur == latest {
 			return nil, err
 		}
 	}
@@ -395,9 +425,9 @@ func JobDB(ctx context.Context, db *shopdb.DB, s Settings, job, insurer string) 
 	}
 	for _, ins := range s.Insurers {
 		if ins.Name == insurer {
-			view, _, _ := insurerView(db, s, ins)
+			view, _, _ := insurerView(shop, s, ins)
 			return view, nil
 		}
 	}
-	return db.Insurer(insurer), nil
+	return shop.Insurer(insurer), nil
 }

@@ -11,7 +11,9 @@ import (
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
+	"go.uber.org/zap/zapcore"
 )
 
 // The rows an older quotesync writes with no insurer (the column's
@@ -107,7 +109,7 @@ func (p *pair) unnamed() int {
 // the insurer's, the notice's once key in its form.
 func TestAdoptAtEachLock(t *testing.T) {
 	p := onePair(t, nil)
-	if _, err := p.qd.DB.Insurer("aa").Insert(p.ctx, shopdb.Request{RequestID: "7302", ClaimNumber: "CLM-OLD-2", Phase: qsync.PhaseGone}, shopdb.Event{Kind: "seen"}); err != nil {
+	if _, err := p.qd.Store.Insurer("aa").Insert(p.ctx, store.Request{RequestID: "7302", ClaimNumber: "CLM-OLD-2", Phase: qsync.PhaseGone}, store.Event{Kind: "seen"}); err != nil {
 		t.Fatal(err)
 	}
 	p.seed("aa", "7301", sampleshop.ClaimDraft)
@@ -122,7 +124,7 @@ func TestAdoptAtEachLock(t *testing.T) {
 	if n := p.unnamed(); n != 0 {
 		t.Errorf("%d rows with no insurer after the pass", n)
 	}
-	rows, err := p.qd.DB.RequestsByID(p.ctx, "7301")
+	rows, err := p.qd.Store.RequestsByID(p.ctx, "7301")
 	if err != nil || len(rows) != 1 || rows[0].Insurer != "aa" {
 		t.Fatalf("rows of 7301: %+v, %v; want aa's alone", rows, err)
 	}
@@ -135,13 +137,13 @@ func TestAdoptAtEachLock(t *testing.T) {
 	if n := p.emu["aa"].Calls()[emulator.RouteAccept]; n != 1 {
 		t.Errorf("%d accepts of 7301, want 1", n)
 	}
-	if evs, err := p.qd.DB.Insurer("aa").Events(p.ctx, "7302", 0); err != nil || len(evs) != 2 {
+	if evs, err := p.qd.Store.Insurer("aa").Events(p.ctx, "7302", 0); err != nil || len(evs) != 2 {
 		t.Errorf("aa's timeline of 7302: %d events, %v; want its own and the one the older quotesync wrote", len(evs), err)
 	}
 	if k := p.text("SELECT once_key FROM quotesync_outbox WHERE request_id = '7301'"); k != "expiring@aa:7301:webhook" {
 		t.Errorf("the once key of the older quotesync's notice: %q, want aa's form", k)
 	}
-	if v, ok, err := p.qd.DB.Setting(p.ctx, qsync.StatusFormKey("aa")); err != nil || !ok || v != "PUT /jobs/{jobId}/quote/status/{status}" {
+	if v, ok, err := p.qd.Store.Setting(p.ctx, qsync.StatusFormKey("aa")); err != nil || !ok || v != "PUT /jobs/{jobId}/quote/status/{status}" {
 		t.Errorf("aa's status form: %q, %v, %v; want the one the older quotesync found", v, ok, err)
 	}
 	if n := p.logs.FilterMessage("rows written before insurers adopted").Len(); n != 1 {
@@ -168,7 +170,7 @@ func TestAdoptWhenRunTakesTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer older.Close()
-	lock, err := older.AcquireLock(p.ctx)
+	lock, err := store.New(older).AcquireLock(p.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +186,7 @@ func TestAdoptWhenRunTakesTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "aa's 7301 drafted", 15*time.Second, func() bool {
-		r, err := p.qd.DB.Insurer("aa").Request(p.ctx, "7301")
+		r, err := p.qd.Store.Insurer("aa").Request(p.ctx, "7301")
 		return err == nil && r.Phase == qsync.PhaseDrafted
 	})
 	cancel()
@@ -211,13 +213,13 @@ func TestAdoptAtLockSeveralInsurers(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "1 request in quotesync's tables") || !strings.Contains(err.Error(), "quotesync insurers adopt NAME") {
 		t.Fatalf("a pass with a request of no insurer and two insurers: %v; want it refused, naming 1 request and the fix", err)
 	}
-	if _, err := p.qd.DB.Insurer("aa").Request(p.ctx, "7401"); !errors.Is(err, shopdb.ErrNotFound) {
+	if _, err := p.qd.Store.Insurer("aa").Request(p.ctx, "7401"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("aa's 7401 has a row (%v): a pass ran", err)
 	}
 	if n := p.emu["aa"].Calls()[emulator.RouteListRequests]; n != 0 {
 		t.Errorf("aa's service was listed %d times: a pass ran", n)
 	}
-	l, err := p.qd.DB.AcquireLock(p.ctx)
+	l, err := p.qd.Store.AcquireLock(p.ctx)
 	if err != nil {
 		t.Fatalf("the lock after the refusal: %v; want it given up", err)
 	}
@@ -241,7 +243,7 @@ func TestAdoptAtLockSeveralInsurers(t *testing.T) {
 // do not migrate.
 func TestAdoptKeepsCollidingRequests(t *testing.T) {
 	p := onePair(t, nil)
-	if _, err := p.qd.DB.Insurer("aa").Insert(p.ctx, shopdb.Request{RequestID: "7305", ClaimNumber: "CLM-5", JobNumber: "RO-A-5", Phase: qsync.PhaseGone}, shopdb.Event{Kind: "seen"}); err != nil {
+	if _, err := p.qd.Store.Insurer("aa").Insert(p.ctx, store.Request{RequestID: "7305", ClaimNumber: "CLM-5", JobNumber: "RO-A-5", Phase: qsync.PhaseGone}, store.Event{Kind: "seen"}); err != nil {
 		t.Fatal(err)
 	}
 	p.oldRequest("7305", "CLM-5", "RO-B-5", "gone", "")
@@ -301,7 +303,7 @@ func TestAdoptKeepsCollidingRequests(t *testing.T) {
 // and its status form unless the new name has one.
 func TestInsurersMoveCarriesKeys(t *testing.T) {
 	p := newPair(t, nil)
-	if _, err := p.qd.DB.Insurer("old").Insert(p.ctx, shopdb.Request{RequestID: "551", Phase: qsync.PhaseWaiting}, shopdb.Event{Kind: "seen"}); err != nil {
+	if _, err := p.qd.Store.Insurer("old").Insert(p.ctx, store.Request{RequestID: "551", Phase: qsync.PhaseWaiting}, store.Event{Kind: "seen"}); err != nil {
 		t.Fatal(err)
 	}
 	p.notice("old", "551", qsync.NoticeExpiring, "expiring@old:551")
@@ -309,12 +311,12 @@ func TestInsurersMoveCarriesKeys(t *testing.T) {
 	p.notice("bb", "", qsync.NoticeAuthFailing, "auth_failing@bb")
 	p.notice("old-2", "", qsync.NoticeAuthFailing, "auth_failing@old-2")
 	for _, s := range [][2]string{{"old", "form of old"}, {"old-2", "form of old-2"}, {"bb", "form of bb"}} {
-		if err := p.qd.DB.PutSetting(p.ctx, qsync.StatusFormKey(s[0]), s[1]); err != nil {
+		if err := p.qd.Store.PutSetting(p.ctx, qsync.StatusFormKey(s[0]), s[1]); err != nil {
 			t.Fatal(err)
 		}
 	}
 
-	if moved, errs, err := p.qd.Move(p.ctx, "old", "aa"); err != nil || len(errs) != 0 || len(moved) != 1 {
+	if moved, errs, err := p.qd.MoveRequests(p.ctx, "old", "aa"); err != nil || len(errs) != 0 || len(moved) != 1 {
 		t.Fatalf("move old -> aa: %d moved, %v, %v", len(moved), errs, err)
 	}
 	if k := p.text("SELECT once_key FROM quotesync_outbox WHERE request_id = '551'"); k != "expiring@aa:551:webhook" {
@@ -326,16 +328,16 @@ func TestInsurersMoveCarriesKeys(t *testing.T) {
 	if n := p.count("SELECT COUNT(*) FROM quotesync_events WHERE insurer = 'old'"); n != 0 {
 		t.Errorf("%d events of old left after the move", n)
 	}
-	if v, ok, _ := p.qd.DB.Setting(p.ctx, qsync.StatusFormKey("aa")); !ok || v != "form of old" {
+	if v, ok, _ := p.qd.Store.Setting(p.ctx, qsync.StatusFormKey("aa")); !ok || v != "form of old" {
 		t.Errorf("aa's status form after the move: %q, %v; want old's", v, ok)
 	}
 
 	// old-2 moved to bb, which has a status form and an episode of its own
 	// open: bb's stay, old-2's key is released (its notice was sent).
-	if _, errs, err := p.qd.Move(p.ctx, "old-2", "bb"); err != nil || len(errs) != 0 {
+	if _, errs, err := p.qd.MoveRequests(p.ctx, "old-2", "bb"); err != nil || len(errs) != 0 {
 		t.Fatalf("move old-2 -> bb: %v, %v", errs, err)
 	}
-	if v, _, _ := p.qd.DB.Setting(p.ctx, qsync.StatusFormKey("bb")); v != "form of bb" {
+	if v, _, _ := p.qd.Store.Setting(p.ctx, qsync.StatusFormKey("bb")); v != "form of bb" {
 		t.Errorf("bb's status form after the move of old-2: %q, want its own", v)
 	}
 	if n := p.count("SELECT COUNT(*) FROM quotesync_outbox WHERE insurer = 'bb' AND once_key = 'auth_failing@bb:webhook'"); n != 1 {
@@ -354,7 +356,7 @@ func TestInsurersMoveCarriesKeys(t *testing.T) {
 func TestAdoptAtLockReadsRowsAnew(t *testing.T) {
 	p := onePair(t, nil)
 	e := p.qd.Engine
-	if !p.qd.DB.HasShopChanged() {
+	if !p.qd.Shop.HasShopChanged() {
 		t.Fatal("the sample mapping has no shop_changed: this test needs the fingerprint")
 	}
 	if _, err := e.Pass(p.ctx); err != nil {
@@ -379,5 +381,42 @@ func TestAdoptAtLockReadsRowsAnew(t *testing.T) {
 	}
 	if after.Tracked != before.Tracked+1 {
 		t.Errorf("the pass after the adoption tracked %d rows, the one before %d: the adopted request was not read", after.Tracked, before.Tracked)
+	}
+}
+
+// TestAdoptIsTheExecutors: an adoption goes through the executor as every
+// change of a request's state does: each row adopted is written
+// compare-and-set with its version bumped and an event "adopted" in its
+// timeline, reported once to every observer (at debug level in the log,
+// the adoption summed up at info), in whatever phase it is (one this
+// quotesync does not know is carried as it is); and a start after it
+// reads them anew.
+func TestAdoptIsTheExecutors(t *testing.T) {
+	p := onePair(t, nil)
+	p.oldRequest("7311", "CLM-11", "RO-A-11", "drafted", "")
+	p.oldRequest("7312", "CLM-12", "", "archived", "")
+	a, err := p.qd.Adopt(p.ctx, "aa")
+	if err != nil || a.Requests != 2 || a.Events != 2 {
+		t.Fatalf("Adopt: %+v, %v; want the 2 requests and their 2 events", a, err)
+	}
+	for id, phase := range map[string]store.Phase{"7311": qsync.PhaseDrafted, "7312": "archived"} {
+		r := p.row("aa", id)
+		if r.Phase != phase || r.Version != 3 {
+			t.Errorf("aa's %s: %s at version %d; want %s at version 3 (the older quotesync's 2, and the adoption)", id, r.Phase, r.Version, phase)
+		}
+		evs, err := p.qd.Store.Insurer("aa").Events(p.ctx, id, 0)
+		if err != nil || len(evs) != 2 || evs[0].Kind != string(qsync.EventAdopted) || evs[0].From != phase || evs[0].To != phase ||
+			!strings.Contains(evs[0].Message, "given to insurer aa") {
+			t.Errorf("aa's timeline of %s: %+v, %v; want the adoption over the older quotesync's event", id, evs, err)
+		}
+	}
+	if got := p.events.of(qsync.EventAdopted); len(got) != 2 || got[0].Insurer != "aa" || got[0].Request != "7311" {
+		t.Errorf("adopted events observed: %+v; want 7311's and 7312's, of aa", got)
+	}
+	if n := p.logs.FilterMessage("request written before insurers given to its insurer").FilterLevelExact(zapcore.DebugLevel).Len(); n != 2 {
+		t.Errorf("%d debug lines of the adopted requests, want 2", n)
+	}
+	if a, err := p.qd.Adopt(p.ctx, "aa"); err != nil || a.Any() || len(p.events.of(qsync.EventAdopted)) != 2 {
+		t.Errorf("a second Adopt: %+v, %v; want nothing adopted, nothing reported", a, err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -149,7 +150,7 @@ pushed_hash, request_json, created_at, updated_at, version) VALUES (?, ?, NULLIF
 		t.Fatalf("Open with one insurer: %v", err)
 	}
 	defer qd.Close()
-	if cur, latest, err := qd.DB.SchemaVersion(ctx); err != nil || cur != latest || cur <= schemaBeforeInsurers {
+	if cur, latest, err := qd.Store.SchemaVersion(ctx); err != nil || cur != latest || cur <= schemaBeforeInsurers {
 		t.Fatalf("schema version %d of %d (%v)", cur, latest, err)
 	}
 	adopted := logs.FilterMessage("rows written before insurers adopted").All()
@@ -161,10 +162,10 @@ pushed_hash, request_json, created_at, updated_at, version) VALUES (?, ?, NULLIF
 			t.Errorf("%d rows of quotesync_%s not aa's after the start", n, table)
 		}
 	}
-	if v, ok, err := qd.DB.Setting(ctx, qsync.StatusFormKey("aa")); err != nil || !ok || v != "PUT /jobs/{jobId}/quote/status/{status}" {
+	if v, ok, err := qd.Store.Setting(ctx, qsync.StatusFormKey("aa")); err != nil || !ok || v != "PUT /jobs/{jobId}/quote/status/{status}" {
 		t.Errorf("aa's status form setting: %q, %v, %v; want the one found before insurers", v, ok, err)
 	}
-	if _, ok, _ := qd.DB.Setting(ctx, qsync.LegacyStatusFormKey); ok {
+	if _, ok, _ := qd.Store.Setting(ctx, qsync.LegacyStatusFormKey); ok {
 		t.Error("the setting of before insurers is still there")
 	}
 	acceptsBefore := emu.Calls()[emulator.RouteAccept]
@@ -172,8 +173,8 @@ pushed_hash, request_json, created_at, updated_at, version) VALUES (?, ?, NULLIF
 	if _, err := qd.Once(ctx); err != nil {
 		t.Fatalf("the first pass after the migration: %v", err)
 	}
-	aa := qd.DB.Insurer("aa")
-	want := map[string]shopdb.Phase{"7301": qsync.PhaseAccepted, "7302": qsync.PhaseAccepted, "7303": qsync.PhaseDrafted,
+	aa := qd.Store.Insurer("aa")
+	want := map[string]store.Phase{"7301": qsync.PhaseAccepted, "7302": qsync.PhaseAccepted, "7303": qsync.PhaseDrafted,
 		"7304": qsync.PhaseDrafted, "7305": qsync.PhaseSubmitted, "7306": qsync.PhaseSubmitted, "7307": qsync.PhaseRejected,
 		"7308": qsync.PhaseGone, "7309": qsync.PhaseTakenElsewhere}
 	for _, r := range rows {

@@ -18,9 +18,9 @@ import (
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/remote/emulator"
-	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -102,9 +102,9 @@ func (p *pair) seed(insurer, id, claim string) {
 }
 
 // row reads insurer's state row of a request.
-func (p *pair) row(insurer, id string) shopdb.Request {
+func (p *pair) row(insurer, id string) store.Request {
 	p.t.Helper()
-	r, err := p.qd.DB.Insurer(insurer).Request(p.ctx, id)
+	r, err := p.qd.Store.Insurer(insurer).Request(p.ctx, id)
 	if err != nil {
 		p.t.Fatalf("read %s's state row %s: %v", insurer, id, err)
 	}
@@ -176,12 +176,12 @@ func TestInsurersCollidingRequestIDs(t *testing.T) {
 	if _, ok := p.quote("bb", a.JobNumber); ok {
 		t.Errorf("aa's job %s reached bb's service", a.JobNumber)
 	}
-	rows, err := p.qd.DB.RequestsByID(p.ctx, "7301")
+	rows, err := p.qd.Store.RequestsByID(p.ctx, "7301")
 	if err != nil || len(rows) != 2 || rows[0].Insurer != "aa" || rows[1].Insurer != "bb" {
 		t.Errorf("RequestsByID(7301) = %d rows, %v; want aa's and bb's", len(rows), err)
 	}
 	for _, ins := range pairNames {
-		evs, err := p.qd.DB.Insurer(ins).Events(p.ctx, "7301", 0)
+		evs, err := p.qd.Store.Insurer(ins).Events(p.ctx, "7301", 0)
 		if err != nil || len(evs) == 0 {
 			t.Fatalf("%s's events of 7301: %d, %v", ins, len(evs), err)
 		}
@@ -324,7 +324,7 @@ func testInsurerDown(t *testing.T, down func(p *pair) func(), want error) {
 				t.Errorf("aa's 7301 is %s (submitted %d times) after pass 3, want Submitted once", q.Status, q.SubmitCount)
 			}
 		}
-		if _, err := p.qd.DB.Insurer("bb").Request(p.ctx, "7301"); !errors.Is(err, shopdb.ErrNotFound) {
+		if _, err := p.qd.Store.Insurer("bb").Request(p.ctx, "7301"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("pass %d: bb's 7301 has a row (%v) while its service cannot be listed", pass, err)
 		}
 	}
@@ -395,10 +395,10 @@ func TestRunInsurersIsolated(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond) // bb's first pass waits for its listing
 	p.seed("aa", "7301", sampleshop.ClaimDraft)
 	waitFor(t, "aa's 7301 drafted while bb's pass waits", 6*time.Second, func() bool {
-		r, err := p.qd.DB.Insurer("aa").Request(p.ctx, "7301")
+		r, err := p.qd.Store.Insurer("aa").Request(p.ctx, "7301")
 		return err == nil && r.Phase == qsync.PhaseDrafted
 	})
-	if _, err := p.qd.DB.Insurer("bb").Request(p.ctx, "9001"); !errors.Is(err, shopdb.ErrNotFound) {
+	if _, err := p.qd.Store.Insurer("bb").Request(p.ctx, "9001"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("bb's 9001 has a row (%v) before bb's slow listing answered", err)
 	}
 	reply := make(chan qsync.NowAnswer, 1)
@@ -407,7 +407,7 @@ func TestRunInsurersIsolated(t *testing.T) {
 		t.Errorf("sync-now while only bb's pass runs: %+v, want started (aa's)", a)
 	}
 	waitFor(t, "bb's slow pass to accept 9001", 20*time.Second, func() bool {
-		r, err := p.qd.DB.Insurer("bb").Request(p.ctx, "9001")
+		r, err := p.qd.Store.Insurer("bb").Request(p.ctx, "9001")
 		return err == nil && r.Phase == qsync.PhaseAccepted
 	})
 	cancel()
@@ -445,9 +445,9 @@ func TestRunInsurersIsolated(t *testing.T) {
 // closed requests do not.
 func TestOpenRefusesStrandedRequests(t *testing.T) {
 	p := newPair(t, nil)
-	old := p.qd.DB.Insurer("old")
-	for i, ph := range []shopdb.Phase{qsync.PhaseAccepted, qsync.PhaseWaiting, qsync.PhaseSubmitted, qsync.PhaseGone} {
-		if _, err := old.Insert(p.ctx, shopdb.Request{RequestID: fmt.Sprint("55", i), Phase: ph}, shopdb.Event{}); err != nil {
+	old := p.qd.Store.Insurer("old")
+	for i, ph := range []store.Phase{qsync.PhaseAccepted, qsync.PhaseWaiting, qsync.PhaseSubmitted, qsync.PhaseGone} {
+		if _, err := old.Insert(p.ctx, store.Request{RequestID: fmt.Sprint("55", i), Phase: ph}, store.Event{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -483,37 +483,37 @@ func TestOpenRefusesStrandedRequests(t *testing.T) {
 // is given; the others free theirs.
 func TestInsurersMoveAndEnd(t *testing.T) {
 	p := newPair(t, nil)
-	old := p.qd.DB.Insurer("old")
-	for _, r := range []shopdb.Request{
+	old := p.qd.Store.Insurer("old")
+	for _, r := range []store.Request{
 		{RequestID: "551", Phase: qsync.PhaseAccepted, JobNumber: "RO-OLD-1"},
 		{RequestID: "552", Phase: qsync.PhaseAccepted, ClaimNumber: sampleshop.ClaimDraft, JobNumber: sampleshop.JobDraft},
 		{RequestID: "553", Phase: qsync.PhaseSubmitted, JobNumber: "RO-OLD-3"},
 	} {
-		if _, err := old.Insert(p.ctx, r, shopdb.Event{Kind: "seen"}); err != nil {
+		if _, err := old.Insert(p.ctx, r, store.Event{Kind: "seen"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := p.qd.DB.Insurer("aa").Insert(p.ctx, shopdb.Request{RequestID: "552", Phase: qsync.PhaseWaiting}, shopdb.Event{}); err != nil {
+	if _, err := p.qd.Store.Insurer("aa").Insert(p.ctx, store.Request{RequestID: "552", Phase: qsync.PhaseWaiting}, store.Event{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := p.qd.Move(p.ctx, "old", "zz"); err == nil {
+	if _, _, err := p.qd.MoveRequests(p.ctx, "old", "zz"); err == nil {
 		t.Error("a move to an insurer not configured went through")
 	}
-	if _, _, err := p.qd.Move(p.ctx, "bb", "aa"); err == nil {
+	if _, _, err := p.qd.MoveRequests(p.ctx, "bb", "aa"); err == nil {
 		t.Error("a move of a configured insurer's requests went through")
 	}
-	moved, errs, err := p.qd.Move(p.ctx, "old", "aa")
+	moved, errs, err := p.qd.MoveRequests(p.ctx, "old", "aa")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(moved) != 2 || len(errs) != 1 || !errors.Is(errs[0], shopdb.ErrExists) {
+	if len(moved) != 2 || len(errs) != 1 || !errors.Is(errs[0], store.ErrExists) {
 		t.Fatalf("move old -> aa: moved %d, errors %v; want 551 and 553 moved, 552 refused (aa tracks a 552)", len(moved), errs)
 	}
 	r := p.row("aa", "551")
 	if r.JobNumber != "RO-OLD-1" || r.Phase != qsync.PhaseAccepted {
 		t.Errorf("aa's 551 after the move: %+v", r)
 	}
-	evs, err := p.qd.DB.Insurer("aa").Events(p.ctx, "551", 0)
+	evs, err := p.qd.Store.Insurer("aa").Events(p.ctx, "551", 0)
 	if err != nil || len(evs) != 2 || evs[0].Kind != string(qsync.EventMoved) || evs[1].Kind != "seen" {
 		t.Errorf("aa's timeline of 551: %+v, %v; want the moved event over the one it had", evs, err)
 	}
@@ -526,14 +526,14 @@ func TestInsurersMoveAndEnd(t *testing.T) {
 
 	// Live requests of old in every open phase: those old's service may
 	// hold accepted with our job number keep it; the others free it.
-	for _, r := range []shopdb.Request{
+	for _, r := range []store.Request{
 		{RequestID: "554", Phase: qsync.PhaseWaiting},
 		{RequestID: "555", Phase: qsync.PhaseReserved, JobNumber: "RO-OLD-5"},
 		{RequestID: "556", Phase: qsync.PhaseReserved, JobNumber: "RO-OLD-6", Intent: qsync.IntentAccept},
 		{RequestID: "557", Phase: qsync.PhaseDrafted, JobNumber: "RO-OLD-7"},
 		{RequestID: "558", Phase: qsync.PhaseAcceptUnknown, JobNumber: "RO-OLD-8"},
 	} {
-		if _, err := old.Insert(p.ctx, r, shopdb.Event{Kind: "seen"}); err != nil {
+		if _, err := old.Insert(p.ctx, r, store.Event{Kind: "seen"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -612,11 +612,11 @@ func TestInsurerWorkTypes(t *testing.T) {
 		t.Errorf("aa's job with a GLASS line: %s %s (%s), want held as unmapped", a.Phase, a.Reason, a.LastError)
 	}
 	for ins, wantHeld := range map[string]bool{"aa": true, "bb": false} {
-		view, err := qsync.JobDB(p.ctx, p.qd.DB, p.set, jobs[ins], "")
+		view, err := qsync.JobShop(p.ctx, p.qd.Shop, p.qd.Store, p.set, jobs[ins], "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		pv, err := qsync.PreviewJob(p.ctx, view, p.set.Sync, jobs[ins])
+		pv, err := qsync.PreviewJob(p.ctx, view, p.qd.Store, p.set.Sync, jobs[ins])
 		if err != nil || (len(pv.Held) > 0) != wantHeld || pv.Insurer != ins {
 			t.Errorf("preview of %s's job %s: held %v (%v), insurer %q; want held %v", ins, jobs[ins], pv.Held, err, pv.Insurer, wantHeld)
 		}

@@ -61,6 +61,7 @@ var logLines = map[EventKind]logLine{
 	EventUnreadable:     {zap.WarnLevel, "the remote took the write but its answer could not be read; not sent again"},
 	EventRetry:          {zap.InfoLevel, "request put back into the flow"},
 	EventMoved:          {zap.InfoLevel, "request moved to another insurer"},
+	EventAdopted:        {zap.DebugLevel, "request written before insurers given to its insurer"},
 	EventSkipped:        {zap.WarnLevel, "pending request skipped"},
 	EventSubmitDeferred: {zap.InfoLevel, "estimate changed while the pass read it; submitting is left to the next pass"},
 	EventStale:          {zap.InfoLevel, "state row changed under us; left to the next pass"},

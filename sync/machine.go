@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // This file is the state machine of one tracked request, as data: its
@@ -22,53 +23,53 @@ const (
 	// PhaseWaiting: the remote lists the request, the shop has no job for
 	// it yet (find_job found none and no create_job is configured, or
 	// finding or creating the job failed and is tried again).
-	PhaseWaiting shopdb.Phase = "waiting"
+	PhaseWaiting store.Phase = "waiting"
 	// PhaseReserved: a job number is allocated and committed locally; the
 	// accept call is due or was sent and its outcome is not known yet.
-	PhaseReserved shopdb.Phase = "reserved"
+	PhaseReserved store.Phase = "reserved"
 	// PhaseAcceptUnknown: our accept may have landed (its answer was lost)
 	// and a repeated accept was refused while the request left the pending
 	// list; probably ours, confirmed by the first Draft push to our job.
-	PhaseAcceptUnknown shopdb.Phase = "accept_unknown"
+	PhaseAcceptUnknown store.Phase = "accept_unknown"
 	// PhaseAccepted: the remote confirmed our accept; no Draft yet.
-	PhaseAccepted shopdb.Phase = "accepted"
+	PhaseAccepted store.Phase = "accepted"
 	// PhaseDrafted: a Draft was pushed; PushedHash is what the remote holds.
-	PhaseDrafted shopdb.Phase = "drafted"
+	PhaseDrafted store.Phase = "drafted"
 	// PhaseSubmitted: the quote is Submitted. Terminal; a later change of
 	// the shop's lines is flagged (SupplementNeeded), never pushed.
-	PhaseSubmitted shopdb.Phase = "submitted"
+	PhaseSubmitted store.Phase = "submitted"
 	// PhaseRejected: the remote refused for a reason retrying cannot fix.
 	// `quotesync retry` puts it back into ResumePhase.
-	PhaseRejected shopdb.Phase = "rejected"
+	PhaseRejected store.Phase = "rejected"
 	// PhaseGone: the request expired, or left the pending list before our
 	// accept landed (declined, withdrawn or taken by someone else).
-	PhaseGone shopdb.Phase = "gone"
+	PhaseGone store.Phase = "gone"
 	// PhaseTakenElsewhere: someone else accepted the request with their own
 	// referenceId; never drafted or submitted under our job.
-	PhaseTakenElsewhere shopdb.Phase = "taken_elsewhere"
+	PhaseTakenElsewhere store.Phase = "taken_elsewhere"
 )
 
 // phaseNew stands for "no row yet" as the origin of a transition.
-const phaseNew shopdb.Phase = ""
+const phaseNew store.Phase = ""
 
 // The intents (the intent column): the remote effect that was sent and
 // whose outcome is not recorded. A submit in flight is SubmittedAt set on a
 // row that is not submitted yet.
 const (
 	// IntentNone: nothing in flight.
-	IntentNone shopdb.Intent = ""
+	IntentNone store.Intent = ""
 	// IntentAccept: the reservation was made in order to accept; an accept
 	// may have been sent. Cleared when the accept's outcome is settled.
-	IntentAccept shopdb.Intent = "accept"
+	IntentAccept store.Intent = "accept"
 	// IntentPush: a Draft push was sent and its answer not recorded: the
 	// remote may hold it, so the next pass pushes the shop's lines again
 	// whatever their hash.
-	IntentPush shopdb.Intent = "push"
+	IntentPush store.Intent = "push"
 )
 
 // PhaseInfo describes one phase.
 type PhaseInfo struct {
-	Phase shopdb.Phase
+	Phase store.Phase
 	// Open: passes work on requests in this phase.
 	Open bool
 	// Words say what the phase means, for people.
@@ -78,49 +79,49 @@ type PhaseInfo struct {
 	WayOut string
 	// Next lists the phases a change may move a request in this phase to
 	// (staying in the phase is always allowed for an open phase).
-	Next []shopdb.Phase
+	Next []store.Phase
 	// Only narrows a move to a phase of Next to the reasons it lists: a
 	// request the insurer accepted with our job number is gone only when
 	// its insurer is ended (quotesync insurers end), never by a pass's
 	// decision, which would make its job look free.
-	Only map[shopdb.Phase][]shopdb.Reason
+	Only map[store.Phase][]store.Reason
 }
 
 // acceptedGone is Only of the phases where the insurer holds our job
 // number as the request's referenceId.
-var acceptedGone = map[shopdb.Phase][]shopdb.Reason{PhaseGone: {ReasonInsurerEnded}}
+var acceptedGone = map[store.Phase][]store.Reason{PhaseGone: {ReasonInsurerEnded}}
 
 // phaseTable is the whole machine. Its order is the order of the phases
 // in `status` and the metrics.
 var phaseTable = []PhaseInfo{
 	{Phase: phaseNew, Words: "not tracked yet",
-		Next: []shopdb.Phase{PhaseWaiting, PhaseReserved, PhaseGone, PhaseRejected}},
+		Next: []store.Phase{PhaseWaiting, PhaseReserved, PhaseGone, PhaseRejected}},
 	{Phase: PhaseWaiting, Open: true, Words: "no job in the shop yet",
 		WayOut: "the shop opens a job for the claim (or create_job is configured, or its failure is fixed); a pass then reserves it",
-		Next:   []shopdb.Phase{PhaseReserved, PhaseGone, PhaseRejected}},
+		Next:   []store.Phase{PhaseReserved, PhaseGone, PhaseRejected}},
 	{Phase: PhaseReserved, Open: true, Words: "job number reserved; accept sent or due",
 		WayOut: "the next pass sends the accept (again, with the same referenceId) and settles it",
-		Next:   []shopdb.Phase{PhaseAccepted, PhaseAcceptUnknown, PhaseRejected, PhaseGone, PhaseTakenElsewhere}},
+		Next:   []store.Phase{PhaseAccepted, PhaseAcceptUnknown, PhaseRejected, PhaseGone, PhaseTakenElsewhere}},
 	{Phase: PhaseAcceptUnknown, Open: true, Words: "accepted by us, probably: the answer to our accept was lost",
 		WayOut: "the first Draft push to our job confirms it (success: ours; not found: someone else's); `quotesync retry` sends the accept again",
-		Next:   []shopdb.Phase{PhaseDrafted, PhaseTakenElsewhere, PhaseRejected, PhaseReserved, PhaseGone}, Only: acceptedGone},
+		Next:   []store.Phase{PhaseDrafted, PhaseTakenElsewhere, PhaseRejected, PhaseReserved, PhaseGone}, Only: acceptedGone},
 	{Phase: PhaseAccepted, Open: true, Words: "accepted; no Draft pushed yet",
 		WayOut: "the first Draft is pushed once the shop's estimate has lines",
-		Next:   []shopdb.Phase{PhaseDrafted, PhaseRejected, PhaseGone}, Only: acceptedGone},
+		Next:   []store.Phase{PhaseDrafted, PhaseRejected, PhaseGone}, Only: acceptedGone},
 	{Phase: PhaseDrafted, Open: true, Words: "Draft pushed",
 		WayOut: "the quote is submitted once the shop marks the estimate final",
-		Next:   []shopdb.Phase{PhaseSubmitted, PhaseRejected, PhaseGone}, Only: acceptedGone},
+		Next:   []store.Phase{PhaseSubmitted, PhaseRejected, PhaseGone}, Only: acceptedGone},
 	{Phase: PhaseSubmitted, Words: "submitted for assessment",
 		WayOut: "done; a change after submission needs a supplement, arranged with the insurer"},
 	{Phase: PhaseRejected, Words: "refused by the remote; needs a person",
 		WayOut: "fix what the reason says, then `quotesync retry REQUEST`",
-		Next:   []shopdb.Phase{PhaseWaiting, PhaseReserved, PhaseAcceptUnknown, PhaseAccepted, PhaseDrafted}},
+		Next:   []store.Phase{PhaseWaiting, PhaseReserved, PhaseAcceptUnknown, PhaseAccepted, PhaseDrafted}},
 	{Phase: PhaseGone, Words: "expired or left the pending list before our accept landed, or ended with its insurer",
 		WayOut: "nothing to do for quotesync; `quotesync retry REQUEST` looks at it again should the insurer list it again",
-		Next:   []shopdb.Phase{PhaseWaiting}},
+		Next:   []store.Phase{PhaseWaiting}},
 	{Phase: PhaseTakenElsewhere, Words: "accepted by someone else",
 		WayOut: "settle it with the insurer; `quotesync retry REQUEST` tries to accept it again",
-		Next:   []shopdb.Phase{PhaseWaiting}},
+		Next:   []store.Phase{PhaseWaiting}},
 }
 
 // Phases returns the phases of the state machine in display order (the
@@ -139,7 +140,7 @@ func Phases() []PhaseInfo {
 
 // phaseInfo returns the table's entry of ph; ok is false for an unknown
 // phase (a row written by a newer quotesync, or by hand).
-func phaseInfo(ph shopdb.Phase) (PhaseInfo, bool) {
+func phaseInfo(ph store.Phase) (PhaseInfo, bool) {
 	for _, p := range phaseTable {
 		if p.Phase == ph {
 			return p, true
@@ -149,20 +150,20 @@ func phaseInfo(ph shopdb.Phase) (PhaseInfo, bool) {
 }
 
 // IsOpen reports whether passes work on requests in phase ph.
-func IsOpen(ph shopdb.Phase) bool {
+func IsOpen(ph store.Phase) bool {
 	p, ok := phaseInfo(ph)
 	return ok && p.Open
 }
 
 // openPhases are the phases passes work on.
-func openPhases() []shopdb.Phase { return filterPhases(true) }
+func openPhases() []store.Phase { return filterPhases(true) }
 
 // ClosedPhases are the phases no pass works on: the ones a listing of
 // open requests hides and `quotesync insurers end` leaves alone.
-func ClosedPhases() []shopdb.Phase { return filterPhases(false) }
+func ClosedPhases() []store.Phase { return filterPhases(false) }
 
-func filterPhases(open bool) []shopdb.Phase {
-	var out []shopdb.Phase
+func filterPhases(open bool) []store.Phase {
+	var out []store.Phase
 	for _, p := range phaseTable {
 		if p.Phase != phaseNew && p.Open == open {
 			out = append(out, p.Phase)
@@ -173,7 +174,7 @@ func filterPhases(open bool) []shopdb.Phase {
 
 // allowed reports whether a change may move a request from phase from to
 // phase to.
-func allowed(from, to shopdb.Phase) bool {
+func allowed(from, to store.Phase) bool {
 	p, ok := phaseInfo(from)
 	if !ok {
 		return false
@@ -187,7 +188,7 @@ func allowed(from, to shopdb.Phase) bool {
 // allowedFor reports whether a change may move a request from phase from
 // to phase to for reason: allowed, and a reason the move is narrowed to
 // (PhaseInfo.Only), if it is.
-func allowedFor(from, to shopdb.Phase, reason shopdb.Reason) bool {
+func allowedFor(from, to store.Phase, reason store.Reason) bool {
 	if !allowed(from, to) {
 		return false
 	}
@@ -196,21 +197,35 @@ func allowedFor(from, to shopdb.Phase, reason shopdb.Reason) bool {
 	return !narrowed || slices.Contains(only, reason)
 }
 
+// allowedMove reports whether a request in phase from may be given to
+// another insurer and be in phase to after: a move (`quotesync insurers
+// move`, the adoption of the rows written before insurers had names)
+// changes whose the request is, never where it stands, and so is allowed
+// in every phase, one this machine does not know included (the move
+// carries the row as it is, whatever a newer quotesync or a person meant
+// by it).
+func allowedMove(from, to store.Phase) bool { return from == to }
+
 // ErrTransition: a change the state machine does not allow; only a bug
 // in a decision produces one, and nothing is written.
 type ErrTransition struct {
 	Request  string
-	From, To shopdb.Phase
+	From, To store.Phase
 	// Reason is the change's, when the move is allowed for other reasons
 	// only (PhaseInfo.Only).
-	Reason shopdb.Reason
-	Only   []shopdb.Reason
+	Reason store.Reason
+	Only   []store.Reason
+	// Move: the change was a move to another insurer (allowedMove).
+	Move bool
 }
 
 func (e *ErrTransition) Error() string {
 	from := string(e.From)
 	if from == "" {
 		from = "new"
+	}
+	if e.Move {
+		return fmt.Sprintf("request %s: the state machine does not allow moving a request from %s to %s to another insurer", e.Request, from, e.To)
 	}
 	if len(e.Only) > 0 {
 		only := make([]string, len(e.Only))
@@ -225,46 +240,46 @@ func (e *ErrTransition) Error() string {
 
 // Reasons (the reason column) and what each means.
 const (
-	ReasonNone shopdb.Reason = ""
+	ReasonNone store.Reason = ""
 
 	// waiting
-	ReasonNoJob         shopdb.Reason = "no_job"
-	ReasonReserveFailed shopdb.Reason = "reserve_failed"
+	ReasonNoJob         store.Reason = "no_job"
+	ReasonReserveFailed store.Reason = "reserve_failed"
 	// temporary: a step is tried again after a backoff
-	ReasonRetrying       shopdb.Reason = "retrying"
-	ReasonAcceptConflict shopdb.Reason = "accept_conflict"
+	ReasonRetrying       store.Reason = "retrying"
+	ReasonAcceptConflict store.Reason = "accept_conflict"
 	// holds: nothing is pushed until the cause is fixed
-	ReasonShopData      shopdb.Reason = "shop_data"
-	ReasonUnmappedCode  shopdb.Reason = "unmapped_code"
-	ReasonCredits       shopdb.Reason = "credits"
-	ReasonOutOfBounds   shopdb.Reason = "out_of_bounds"
-	ReasonEstimateState shopdb.Reason = "estimate_state"
-	ReasonFinalNoLines  shopdb.Reason = "final_no_lines"
+	ReasonShopData      store.Reason = "shop_data"
+	ReasonUnmappedCode  store.Reason = "unmapped_code"
+	ReasonCredits       store.Reason = "credits"
+	ReasonOutOfBounds   store.Reason = "out_of_bounds"
+	ReasonEstimateState store.Reason = "estimate_state"
+	ReasonFinalNoLines  store.Reason = "final_no_lines"
 	// rejected
-	ReasonRefused      shopdb.Reason = "refused"
-	ReasonJobConflict  shopdb.Reason = "job_conflict"
-	ReasonPushConflict shopdb.Reason = "push_conflict"
-	ReasonStatusPath   shopdb.Reason = "status_path"
+	ReasonRefused      store.Reason = "refused"
+	ReasonJobConflict  store.Reason = "job_conflict"
+	ReasonPushConflict store.Reason = "push_conflict"
+	ReasonStatusPath   store.Reason = "status_path"
 	// gone
-	ReasonExpired        shopdb.Reason = "expired"
-	ReasonLeftList       shopdb.Reason = "left_list"
-	ReasonUnknownRequest shopdb.Reason = "unknown_request"
-	ReasonInsurerEnded   shopdb.Reason = "insurer_ended"
+	ReasonExpired        store.Reason = "expired"
+	ReasonLeftList       store.Reason = "left_list"
+	ReasonUnknownRequest store.Reason = "unknown_request"
+	ReasonInsurerEnded   store.Reason = "insurer_ended"
 	// accept outcome unknown
-	ReasonAcceptLost shopdb.Reason = "accept_lost"
+	ReasonAcceptLost store.Reason = "accept_lost"
 	// taken elsewhere
-	ReasonOtherReference shopdb.Reason = "other_reference"
-	ReasonNotOurs        shopdb.Reason = "not_ours"
+	ReasonOtherReference store.Reason = "other_reference"
+	ReasonNotOurs        store.Reason = "not_ours"
 	// the write landed but its answer could not be read
-	ReasonUnreadable shopdb.Reason = "unreadable_answer"
+	ReasonUnreadable store.Reason = "unreadable_answer"
 	// the remote's data cannot be taken as it is
-	ReasonBadEntry shopdb.Reason = "bad_entry"
-	ReasonTooLong  shopdb.Reason = "too_long"
+	ReasonBadEntry store.Reason = "bad_entry"
+	ReasonTooLong  store.Reason = "too_long"
 )
 
 // ReasonInfo describes one reason.
 type ReasonInfo struct {
-	Reason shopdb.Reason
+	Reason store.Reason
 	// Hold: the job is held; nothing is pushed until the cause is fixed.
 	Hold bool
 	// Config: a change of the configuration can lift it, so every job held
@@ -331,7 +346,7 @@ var reasonTable = []ReasonInfo{
 
 // Reason returns the description of r; a reason this quotesync does not
 // know is described as such.
-func Reason(r shopdb.Reason) ReasonInfo {
+func Reason(r store.Reason) ReasonInfo {
 	for _, ri := range reasonTable {
 		if ri.Reason == r {
 			return ri
@@ -341,7 +356,7 @@ func Reason(r shopdb.Reason) ReasonInfo {
 }
 
 // held reports whether r holds a job back.
-func held(r shopdb.Request) bool { return Reason(r.Reason).Hold }
+func held(r store.Request) bool { return Reason(r.Reason).Hold }
 
 // Notices: what the shop's system and people are told of. The event of a
 // change gives at most one notice kind: the shop's write-back statements
@@ -384,15 +399,15 @@ const (
 
 // NeedsPerson reports whether r waits for somebody to act or know: its
 // reason says so, or a supplement is needed.
-func NeedsPerson(r shopdb.Request) bool {
+func NeedsPerson(r store.Request) bool {
 	return r.SupplementNeeded || (r.Reason != ReasonNone && Reason(r.Reason).Person)
 }
 
 // QuietReasons lists the reasons that do not need a person (ReasonNone
 // among them): a request with another reason, or with a supplement
 // flagged, needs one (NeedsPerson).
-func QuietReasons() []shopdb.Reason {
-	out := []shopdb.Reason{ReasonNone}
+func QuietReasons() []store.Reason {
+	out := []store.Reason{ReasonNone}
 	for _, ri := range reasonTable {
 		if !ri.Person {
 			out = append(out, ri.Reason)

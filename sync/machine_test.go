@@ -11,10 +11,12 @@ import (
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
+	"go.uber.org/zap"
 )
 
 // transition is one edge of the state machine.
-type transition struct{ from, to shopdb.Phase }
+type transition struct{ from, to store.Phase }
 
 func (t transition) String() string {
 	from := string(t.from)
@@ -64,28 +66,28 @@ func TestEveryTransitionReachable(t *testing.T) {
 	cfg := DefaultConfig().withDefaults()
 	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 	req := remote.Request{ID: "1", ClaimNumber: "C1", Expiry: now.Add(time.Hour)}
-	row := func(ph shopdb.Phase) shopdb.Request {
-		return shopdb.Request{RequestID: "1", ClaimNumber: "C1", JobNumber: "RO-1", Phase: ph, Version: 3,
+	row := func(ph store.Phase) store.Request {
+		return store.Request{RequestID: "1", ClaimNumber: "C1", JobNumber: "RO-1", Phase: ph, Version: 3,
 			Expiry: now.Add(time.Hour), Intent: IntentAccept}
 	}
 	st := shopdb.JobState{Job: "RO-1", Marker: "m2"}
 	pushed := jobDecision{step: jobPush, hash: "h2"}
 	// The answers are decided as the executor decides them (call.decide),
 	// the clock and the chance given.
-	decided := func(c call, cur shopdb.Request, err error) change {
+	decided := func(c call, cur store.Request, err error) change {
 		ch, ok := c.decide(cfg, cur, answer{now: now, jitter: 0.5, err: err})
 		if !ok {
 			t.Fatalf("the answer %v to call %d on %s settled nothing", err, c.kind, cur.Phase)
 		}
 		return ch
 	}
-	accept := func(cur shopdb.Request, listed, maybe bool, err error) change {
+	accept := func(cur store.Request, listed, maybe bool, err error) change {
 		return decided(call{kind: callAccept, listed: listed, maybeLanded: maybe}, cur, err)
 	}
-	push := func(cur shopdb.Request, err error) change {
+	push := func(cur store.Request, err error) change {
 		return decided(call{kind: callCreateQuote, st: st, d: pushed}, cur, err)
 	}
-	submit := func(cur shopdb.Request, err error) change {
+	submit := func(cur store.Request, err error) change {
 		return decided(call{kind: callSubmit}, cur, err)
 	}
 	// The changes a plan writes before any call, or without one.
@@ -95,43 +97,43 @@ func TestEveryTransitionReachable(t *testing.T) {
 		}
 		return *pl.change
 	}
-	retry := func(cur shopdb.Request) change {
+	retry := func(cur store.Request) change {
 		ch, err := decideRetry(cur, "test")
 		if err != nil {
 			t.Fatalf("decideRetry(%s): %v", cur.Phase, err)
 		}
 		return ch
 	}
-	end := func(cur shopdb.Request) change {
+	end := func(cur store.Request) change {
 		ch, err := decideEnd(cur)
 		if err != nil {
 			t.Fatalf("decideEnd(%s): %v", cur.Phase, err)
 		}
 		return ch
 	}
-	rejectedFrom := func(resume shopdb.Phase) shopdb.Request {
+	rejectedFrom := func(resume store.Phase) store.Request {
 		r := row(PhaseRejected)
 		r.ResumePhase, r.Reason = resume, ReasonRefused
 		return r
 	}
-	withReason := func(r shopdb.Request, reason shopdb.Reason) shopdb.Request {
+	withReason := func(r store.Request, reason store.Reason) store.Request {
 		r.Reason = reason
 		return r
 	}
-	waiting, _ := decideWaiting(shopdb.Request{}, req)
+	waiting, _ := decideWaiting(store.Request{}, req)
 	held := planned(planHold(row(PhaseAccepted), st, ReasonShopData, errors.New("bad line")))
 	unknownHeld := planned(planHold(row(PhaseAcceptUnknown), st, ReasonShopData, errors.New("bad line")))
 	draftedHeld := planned(planHold(row(PhaseDrafted), st, ReasonUnmappedCode, errors.New("bad code")))
 	waitingRow, unknownRow := row(PhaseWaiting), row(PhaseAcceptUnknown)
 	changes := []change{
 		waiting,
-		decideReserveFailed(cfg, now, 0.5, shopdb.Request{}, req, errors.New("create_job failed")),
-		decideReserved(shopdb.Request{}, req, reserveOutcome{job: "RO-1"}),
+		decideReserveFailed(cfg, now, 0.5, store.Request{}, req, errors.New("create_job failed")),
+		decideReserved(store.Request{}, req, reserveOutcome{job: "RO-1"}),
 		planned(planAccept(now, acceptStep{kind: stepExpired, req: req})),
 		decideReserveFailed(cfg, now, 0.5, row(PhaseWaiting), req, errors.New("create_job failed")),
 		decideReserved(row(PhaseWaiting), req, reserveOutcome{job: "RO-1", created: true}),
 		planned(planAccept(now, acceptStep{kind: stepVanished, req: req, row: &waitingRow})),
-		decideTooLong(shopdb.Request{}, req, errors.New("Error 1406: Data too long for column 'claim_number'")),
+		decideTooLong(store.Request{}, req, errors.New("Error 1406: Data too long for column 'claim_number'")),
 		decideTooLong(row(PhaseWaiting), req, errors.New("Error 1406: Data too long for column 'claim_number'")),
 		accept(row(PhaseReserved), true, false, remoteErr(503, "")),
 		accept(row(PhaseReserved), true, false, remoteErr(409, "")),
@@ -202,7 +204,7 @@ func TestEveryTransitionReachable(t *testing.T) {
 			}
 			cur := row(p.Phase)
 			if p.Phase == phaseNew {
-				cur = shopdb.Request{}
+				cur = store.Request{}
 			}
 			next := cur
 			next.Phase = q.Phase
@@ -215,8 +217,8 @@ func TestEveryTransitionReachable(t *testing.T) {
 	// A request the insurer accepted with our job number is gone only
 	// when its insurer is ended: a pass's decision that moved it there
 	// would make its job look free to other requests.
-	for _, ph := range []shopdb.Phase{PhaseAcceptUnknown, PhaseAccepted, PhaseDrafted} {
-		for _, reason := range []shopdb.Reason{ReasonNone, ReasonLeftList, ReasonExpired, ReasonUnknownRequest} {
+	for _, ph := range []store.Phase{PhaseAcceptUnknown, PhaseAccepted, PhaseDrafted} {
+		for _, reason := range []store.Reason{ReasonNone, ReasonLeftList, ReasonExpired, ReasonUnknownRequest} {
 			ch := gone(row(ph), reason, "test", Event{})
 			var te *ErrTransition
 			if _, err := prepare(ch); !errors.As(err, &te) || !strings.Contains(err.Error(), "only for insurer_ended") {
@@ -249,7 +251,7 @@ func TestTablesDescribeEverything(t *testing.T) {
 			t.Errorf("phase %s lacks words or a way out: %+v", p.Phase, p)
 		}
 	}
-	seen := map[shopdb.Reason]bool{}
+	seen := map[store.Reason]bool{}
 	for _, r := range reasonTable {
 		if r.Words == "" || r.Fix == "" {
 			t.Errorf("reason %s lacks words or a fix", r.Reason)
@@ -262,7 +264,7 @@ func TestTablesDescribeEverything(t *testing.T) {
 			t.Errorf("reason %s is lifted by the configuration but holds nothing", r.Reason)
 		}
 	}
-	for _, r := range []shopdb.Reason{ReasonNoJob, ReasonReserveFailed, ReasonRetrying, ReasonAcceptConflict,
+	for _, r := range []store.Reason{ReasonNoJob, ReasonReserveFailed, ReasonRetrying, ReasonAcceptConflict,
 		ReasonShopData, ReasonUnmappedCode, ReasonCredits, ReasonOutOfBounds, ReasonEstimateState, ReasonFinalNoLines,
 		ReasonRefused, ReasonJobConflict, ReasonPushConflict, ReasonStatusPath, ReasonExpired, ReasonLeftList,
 		ReasonUnknownRequest, ReasonInsurerEnded, ReasonAcceptLost, ReasonOtherReference, ReasonNotOurs, ReasonUnreadable,
@@ -273,5 +275,72 @@ func TestTablesDescribeEverything(t *testing.T) {
 	}
 	if got := fmt.Sprint(Reason("made_up").Words); got != "made_up" {
 		t.Errorf("an unknown reason is described as %q", got)
+	}
+}
+
+// TestMovesKeepThePhase: a move to another insurer (decideMove,
+// decideAdopt) passes the executor's check in every phase, one this
+// quotesync does not know included, and only as a move that keeps the
+// phase: one that would also change it, or move a request with no row,
+// is refused, and nothing is written.
+func TestMovesKeepThePhase(t *testing.T) {
+	var phases []store.Phase
+	for _, p := range phaseTable {
+		if p.Phase != phaseNew {
+			phases = append(phases, p.Phase)
+		}
+	}
+	for _, ph := range append(phases, "archived") {
+		cur := store.Request{Insurer: "old", RequestID: "7", Phase: ph, Version: 3}
+		for _, ch := range []change{decideMove(cur, "aa"), decideAdopt(cur, "aa")} {
+			got, err := prepare(ch)
+			if err != nil {
+				t.Errorf("prepare(%s of a %s request) = %v, want it allowed", ch.ev.Kind, ph, err)
+				continue
+			}
+			if got.ev.From != ph || got.ev.To != ph || got.ev.Request != "7" {
+				t.Errorf("%s of a %s request: event %+v, want from and to %s", ch.ev.Kind, ph, got.ev, ph)
+			}
+		}
+	}
+	var te *ErrTransition
+	changed := decideMove(store.Request{RequestID: "7", Phase: PhaseDrafted, Version: 3}, "aa")
+	changed.next.Phase = PhaseSubmitted
+	if _, err := prepare(changed); !errors.As(err, &te) || !te.Move || !strings.Contains(err.Error(), "another insurer") {
+		t.Errorf("a move that changes the phase: %v, want ErrTransition of a move", err)
+	}
+	if _, err := prepare(decideMove(store.Request{RequestID: "7", Phase: PhaseWaiting}, "aa")); !errors.As(err, &te) {
+		t.Errorf("a move of a request with no row: %v, want ErrTransition", err)
+	}
+}
+
+// TestNotesKeepThePhase: the executor remembers a job's marker only for a
+// row the machine lets stay in its phase, and only the row as read; any
+// other note is a bug, refused as a failure of the pass.
+func TestNotesKeepThePhase(t *testing.T) {
+	e, err := New(DefaultConfig(), fakeRemote{}, fakeShop{}, fakeStore{}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		row  store.Request
+		u    store.MarkerUpdate
+		want bool
+	}{
+		{store.Request{RequestID: "1", Phase: PhaseDrafted, Version: 4}, store.MarkerUpdate{RequestID: "1", Version: 4, Marker: "m"}, true},
+		{store.Request{RequestID: "2", Phase: PhaseSubmitted, Version: 4}, store.MarkerUpdate{RequestID: "2", Version: 4, Marker: "m"}, true},
+		{store.Request{RequestID: "3", Phase: PhaseGone, Version: 4}, store.MarkerUpdate{RequestID: "3", Version: 4, Marker: "m"}, false},
+		{store.Request{RequestID: "4", Phase: "archived", Version: 4}, store.MarkerUpdate{RequestID: "4", Version: 4, Marker: "m"}, false},
+		{store.Request{RequestID: "5", Phase: PhaseDrafted, Version: 4}, store.MarkerUpdate{RequestID: "5", Version: 3, Marker: "m"}, false},
+	} {
+		p := &pass{e: e}
+		e.note(p, tc.row, tc.u)
+		var te *ErrTransition
+		switch noted := len(p.notes) == 1; {
+		case noted != tc.want:
+			t.Errorf("note of a %s row (version %d) for version %d: noted %v, want %v", tc.row.Phase, tc.row.Version, tc.u.Version, noted, tc.want)
+		case !tc.want && (len(p.errs) != 1 || !errors.As(p.errs[0], &te)):
+			t.Errorf("a refused note of a %s row: pass errors %v, want one ErrTransition", tc.row.Phase, p.errs)
+		}
 	}
 }

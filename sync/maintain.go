@@ -2,21 +2,38 @@ package sync
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // The maintenance of insurers (`quotesync insurers`): giving the rows
 // written before insurers had names to one, and moving or ending the
-// requests of an insurer no longer configured. Moves and ends go through
-// the executor, request by request, so that every observer sees each.
+// requests of an insurer no longer configured. Each goes through the
+// executor, so that the machine allows it and every observer sees each
+// request's event.
 
-// EventMoved reports a request moved to another insurer.
-const EventMoved EventKind = "moved"
+// Kinds of the events of a request that changes insurer.
+const (
+	EventMoved   EventKind = "moved"   // moved to another insurer (quotesync insurers move)
+	EventAdopted EventKind = "adopted" // written before insurers had names, given to the one insurer
+)
+
+// decideMove is the change that moves cur to the insurer to (a rename):
+// its row, its events and its deliveries; nothing else changes.
+func decideMove(cur store.Request, to string) change {
+	return change{cur: cur, next: cur, move: true, ev: Event{Kind: EventMoved,
+		Detail: fmt.Sprintf("moved from insurer %s to %s (quotesync insurers move)", cur.Insurer, to)}}
+}
+
+// decideAdopt is the change that gives cur, a row written before insurers
+// had names, to the insurer name.
+func decideAdopt(cur store.Request, name string) change {
+	return change{cur: cur, next: cur, move: true, ev: Event{Kind: EventAdopted,
+		Detail: fmt.Sprintf("written before insurers had names; given to insurer %s", name)}}
+}
 
 // decideEnd is the change that ends a live request of an insurer no
 // longer configured: gone, for that reason. release_job never runs: the
@@ -29,7 +46,7 @@ const EventMoved EventKind = "moved"
 // other request, of any insurer, from being given it. The others
 // (waiting; reserved with no accept in flight) free their job for the
 // shop, kept in ReleasedJob for the report.
-func decideEnd(cur shopdb.Request) (change, error) {
+func decideEnd(cur store.Request) (change, error) {
 	if !IsOpen(cur.Phase) {
 		return change{}, fmt.Errorf("end request %s: it is %s already, not live", cur.RequestID, cur.Phase)
 	}
@@ -52,7 +69,7 @@ func decideEnd(cur shopdb.Request) (change, error) {
 // acceptMayHaveLanded reports whether the insurer's service may hold r
 // accepted with r's job number: it confirmed the accept, or may have
 // (the answer was lost), or an accept was sent or is due.
-func acceptMayHaveLanded(r shopdb.Request) bool {
+func acceptMayHaveLanded(r store.Request) bool {
 	switch r.Phase {
 	case PhaseAcceptUnknown, PhaseAccepted, PhaseDrafted:
 		return true
@@ -69,12 +86,12 @@ func (d *Daemon) maintenance(name string) (*Engine, error) {
 	if d.EngineOf(name) != nil {
 		return nil, fmt.Errorf("insurer %s is configured: remove it from remotes: first (the daemon would go on working its requests)", name)
 	}
-	if err := shopdb.CheckInsurerName(name); err != nil {
+	if err := store.CheckInsurerName(name); err != nil {
 		return nil, err
 	}
 	cfg := d.Engine.cfg
 	cfg.Insurer = name
-	e, err := New(cfg, d.Engine.remote, d.DB.Insurer(name), d.Engine.log, d.obs...)
+	e, err := New(cfg, d.Engine.remote, d.Shop.Insurer(name), d.Store.Insurer(name), d.Engine.log, d.obs...)
 	if err != nil {
 		return nil, err
 	}
@@ -83,50 +100,55 @@ func (d *Daemon) maintenance(name string) (*Engine, error) {
 }
 
 // Adopt gives the rows written before insurers had names to the
-// configured insurer name (see shopdb.DB.Adopt), with the status form
-// auto mode found then and the once keys of the notices recorded then.
+// configured insurer name (see Engine.adopt), with the status form auto
+// mode found then and the once keys of the notices recorded then.
 // Requests it leaves unadopted, name tracking their ids already, are an
 // error wrapping ErrAdoptKept that explains them; the rest is adopted.
-func (d *Daemon) Adopt(ctx context.Context, name string) (shopdb.Adopted, error) {
-	if d.EngineOf(name) == nil {
-		return shopdb.Adopted{}, fmt.Errorf("adopt the rows written before insurers: insurer %s is not configured (configured: %s)", name, d.names())
+func (d *Daemon) Adopt(ctx context.Context, name string) (store.Adopted, error) {
+	e := d.EngineOf(name)
+	if e == nil {
+		return store.Adopted{}, fmt.Errorf("adopt the rows written before insurers: insurer %s is not configured (configured: %s)", name, d.names())
 	}
-	a, err := d.DB.Adopt(ctx, name, adoptRekey(name))
+	a, err := e.adopt(ctx, d.Store)
 	if err == nil && len(a.Kept) > 0 {
-		err = keptError(d.DB, name, a.Kept)
+		err = keptError(d.Shop.Config().TablePrefix, name, a.Kept)
 	}
 	return a, err
 }
 
-// Move moves every request of the insurer from, which is not configured,
-// to the configured insurer to (a rename), each with its events and
-// deliveries, through the executor: an event "moved" each. A request id
-// to tracks already is not moved; its error is among errs, and the others
-// go on. Then what is keyed by from beside its requests moves too (see
-// moveRekey; to's own status form wins). It returns the rows as moved.
-func (d *Daemon) Move(ctx context.Context, from, to string) (moved []shopdb.Request, errs []error, err error) {
-	if d.EngineOf(to) == nil {
+// MoveRequests moves every request of the insurer from, which is not
+// configured, to the configured insurer to (a rename), each with its
+// events and deliveries, through the executor of to's engine: an event
+// "moved" each, as to's. A request id to tracks already is not moved; its error is
+// among errs, and the others go on. Then what is keyed by from beside its
+// requests moves too (see moveRekey; to's own status form wins). It
+// returns the rows as moved.
+func (d *Daemon) MoveRequests(ctx context.Context, from, to string) (moved []store.Request, errs []error, err error) {
+	e := d.EngineOf(to)
+	if e == nil {
 		return nil, nil, fmt.Errorf("move requests to insurer %s: it is not configured (configured: %s)", to, d.names())
 	}
-	e, err := d.maintenance(from)
-	if err != nil {
+	if d.EngineOf(from) != nil {
+		return nil, nil, fmt.Errorf("move the requests of insurer %s: insurer %s is configured: remove it from remotes: first (the daemon would go on working its requests)", from, from)
+	}
+	if err := store.CheckInsurerName(from); err != nil {
 		return nil, nil, fmt.Errorf("move the requests of insurer %s: %w", from, err)
 	}
-	rows, err := d.DB.ListRequests(ctx, shopdb.ListQuery{Insurer: from})
+	rows, err := d.Store.ListRequests(ctx, store.ListQuery{Insurer: from})
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, r := range slices.Backward(rows) { // oldest first
-		saved, err := e.move(ctx, r, to)
+		saved, _, err := e.commitMoves(ctx, []change{decideMove(r, to)}, nil)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, err) // it names the request
 			continue
 		}
-		moved = append(moved, saved)
+		moved = append(moved, saved[0])
 	}
 	// What is from's beside its requests: its notices of no request
 	// (auth_failing), the once keys of its notices, its status form.
-	if _, err := d.DB.MoveRest(ctx, from, to, moveRekey(from, to)); err != nil {
+	if _, err := d.Store.MoveRest(ctx, to, moveRekey(from, to)); err != nil {
 		errs = append(errs, err)
 	}
 	return moved, errs, nil
@@ -135,19 +157,19 @@ func (d *Daemon) Move(ctx context.Context, from, to string) (moved []shopdb.Requ
 // End ends every live request of the insurer from, which is not
 // configured (see decideEnd), through the executor. It returns the rows
 // as ended; a row that changed meanwhile is among errs.
-func (d *Daemon) End(ctx context.Context, from string) (ended []shopdb.Request, errs []error, err error) {
+func (d *Daemon) End(ctx context.Context, from string) (ended []store.Request, errs []error, err error) {
 	e, err := d.maintenance(from)
 	if err != nil {
 		return nil, nil, fmt.Errorf("end the requests of insurer %s: %w", from, err)
 	}
-	rows, err := d.DB.ListRequests(ctx, shopdb.ListQuery{Insurer: from, Hide: ClosedPhases()})
+	rows, err := d.Store.ListRequests(ctx, store.ListQuery{Insurer: from, Hide: ClosedPhases()})
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, r := range slices.Backward(rows) {
 		ch, err := decideEnd(r)
 		if err == nil {
-			var saved shopdb.Request
+			var saved store.Request
 			if saved, _, err = e.commit(ctx, ch); err == nil {
 				ended = append(ended, saved)
 				continue
@@ -168,22 +190,4 @@ func (d *Daemon) names() string {
 		out += e.cfg.Insurer
 	}
 	return out
-}
-
-// move is the executor's move of cur to the insurer to: the row, its
-// events and deliveries in one transaction with the event "moved", which
-// is reported as to's.
-func (e *Engine) move(ctx context.Context, cur shopdb.Request, to string) (shopdb.Request, error) {
-	ev := Event{Kind: EventMoved, Insurer: to, Request: cur.RequestID, Claim: cur.ClaimNumber, Job: cur.JobNumber,
-		From: cur.Phase, To: cur.Phase, Reason: cur.Reason,
-		Detail: fmt.Sprintf("moved from insurer %s to %s (quotesync insurers move)", e.cfg.Insurer, to)}
-	saved, err := e.store.Move(ctx, cur, to, stored(ev))
-	if errors.Is(err, shopdb.ErrExists) {
-		return cur, fmt.Errorf("move request %s: %w", cur.RequestID, err)
-	}
-	if err != nil {
-		return cur, err
-	}
-	e.report(saved, ev)
-	return saved, nil
 }

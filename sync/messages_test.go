@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // TestConflictRejectionCounts: with sync.max_conflicts 1, the rejection
@@ -13,7 +13,7 @@ import (
 func TestConflictRejectionCounts(t *testing.T) {
 	cfg := DefaultConfig().withDefaults()
 	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
-	cur := shopdb.Request{RequestID: "1", ClaimNumber: "C1", JobNumber: "RO-1", Phase: PhaseReserved, Version: 3,
+	cur := store.Request{RequestID: "1", ClaimNumber: "C1", JobNumber: "RO-1", Phase: PhaseReserved, Version: 3,
 		Expiry: now.Add(time.Hour), Intent: IntentAccept}
 	for _, tt := range []struct {
 		max  int

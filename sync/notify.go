@@ -17,6 +17,7 @@ import (
 
 	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // Defaults of NotifyConfig.
@@ -123,16 +124,16 @@ type Notice struct {
 	// Insurer is the insurer of the request, or whose token is refused
 	// (auth_failing); "" only for a notice queued before insurers had
 	// names.
-	Insurer string       `json:"insurer,omitempty"`
-	Request string       `json:"request,omitempty"`
-	Claim   string       `json:"claim,omitempty"`
-	Job     string       `json:"job,omitempty"`
-	Phase   shopdb.Phase `json:"phase,omitempty"`
-	Reason  string       `json:"reason,omitempty"` // the reason code
-	Words   string       `json:"words"`            // what happened, in words
-	Fix     string       `json:"fix,omitempty"`    // what to do about it
-	Detail  string       `json:"detail,omitempty"`
-	Time    time.Time    `json:"time"`
+	Insurer string      `json:"insurer,omitempty"`
+	Request string      `json:"request,omitempty"`
+	Claim   string      `json:"claim,omitempty"`
+	Job     string      `json:"job,omitempty"`
+	Phase   store.Phase `json:"phase,omitempty"`
+	Reason  string      `json:"reason,omitempty"` // the reason code
+	Words   string      `json:"words"`            // what happened, in words
+	Fix     string      `json:"fix,omitempty"`    // what to do about it
+	Detail  string      `json:"detail,omitempty"`
+	Time    time.Time   `json:"time"`
 }
 
 // noticeWords say what each notice means and what to do, when its reason
@@ -146,7 +147,7 @@ var noticeWords = map[string][2]string{
 }
 
 // noticeOf is the notice of delivery d.
-func noticeOf(d shopdb.Delivery) Notice {
+func noticeOf(d store.Delivery) Notice {
 	n := Notice{ID: noticeID(d), Event: d.Kind, Insurer: d.Insurer, Request: d.RequestID, Claim: d.Claim,
 		Job: d.Job, Phase: d.Phase, Reason: string(d.Reason), Detail: d.Detail, Time: d.At}
 	w := noticeWords[d.Kind]
@@ -164,7 +165,7 @@ func noticeOf(d shopdb.Delivery) Notice {
 
 // noticeID is the id of d's notice: the one drawn with its event, or for
 // a row queued before quotesync drew them, the id it was sent with then.
-func noticeID(d shopdb.Delivery) string {
+func noticeID(d store.Delivery) string {
 	if d.NoticeID != "" {
 		return d.NoticeID
 	}

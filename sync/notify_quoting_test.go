@@ -13,7 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/quotesync/quotesync/remote"
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -68,13 +68,13 @@ func TestExampleCommandQuotesTheRequest(t *testing.T) {
 		"R-3 $(touch pwned) `touch pwned`",
 		`R-4 "quoted" 'single' * ? [a] ~ & | > pwned \ $HOME`,
 	}
-	o, err := qsync.NewOutbox(r.db, qsync.NotifyConfig{Command: cmd}, remote.Backoff{Initial: time.Minute, Max: time.Hour}, zap.NewNop())
+	o, err := qsync.NewOutbox(r.st, r.db, qsync.NotifyConfig{Command: cmd}, remote.Backoff{Initial: time.Minute, Max: time.Hour}, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range ids {
-		if _, err := r.db.RecordOnce(r.ctx, shopdb.Event{Kind: string(qsync.EventAuthFailing), RequestID: id, Outbox: &shopdb.Outbox{
-			Kind: qsync.NoticeAuthFailing, OnceKey: id, Targets: []string{shopdb.TargetCommand}}}); err != nil {
+		if _, err := r.st.RecordOnce(r.ctx, store.Event{Kind: string(qsync.EventAuthFailing), RequestID: id, Outbox: &store.Outbox{
+			Kind: qsync.NoticeAuthFailing, OnceKey: id, Targets: []string{store.TargetCommand}}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -36,7 +36,7 @@ func TestRunNow(t *testing.T) {
 	ctx, stop := context.WithCancel(r.ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- r.engine.Run(ctx, qsync.RunOptions{Lock: lockFunc(r.db), SkipFirst: true, Now: now})
+		done <- r.engine.Run(ctx, qsync.RunOptions{Lock: lockFunc(r.st), SkipFirst: true, Now: now})
 	}()
 	passes := func() int { return r.seen(qsync.EventPassDone) }
 	lists := func() int { return r.emu.Calls()[emulator.RouteListRequests] }

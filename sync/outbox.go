@@ -14,21 +14,30 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
-// OutboxStore is the outbox as the deliverer uses it; *shopdb.DB
-// implements it.
+// OutboxStore is quotesync's outbox as the deliverer uses it;
+// *store.Store implements it.
 type OutboxStore interface {
-	HasWriteBack(kind string) bool
-	PendingDeliveries(ctx context.Context, limit int) ([]shopdb.Delivery, error)
-	WriteBack(ctx context.Context, d shopdb.Delivery, p shopdb.WriteBackParams) error
-	Deliver(ctx context.Context, id int64, send func(ctx context.Context) error) error
+	PendingDeliveries(ctx context.Context, limit int) ([]store.Delivery, error)
+	Deliver(ctx context.Context, id int64, do func(ctx context.Context, tx *sqlx.Tx) error) error
 	DeliveryFailed(ctx context.Context, id int64, cause string, next time.Time) error
-	RecordOnce(ctx context.Context, ev shopdb.Event) (bool, error)
 	ReleaseOnce(ctx context.Context, key string) error
+}
+
+// WriteBacks are the mapping's write-back statements as the deliverer
+// runs them, each in the transaction that marks its delivery done;
+// *shopdb.DB implements them. Config's QueryTimeout bounds that
+// transaction.
+type WriteBacks interface {
+	HasWriteBack(kind string) bool
+	WriteBack(ctx context.Context, tx *sqlx.Tx, kind string, p shopdb.WriteBackParams) error
+	Config() shopdb.Config
 }
 
 // Log messages of deliveries; docs/logs.md explains each.
@@ -69,12 +78,16 @@ const reasonMax = 250
 // passes' outcomes drive the once-per-episode notice of a refused token.
 type Outbox struct {
 	store   OutboxStore
+	shop    WriteBacks
 	log     *zap.Logger
 	cfg     NotifyConfig
 	retry   remote.Backoff
 	targets map[string]notifier
 	notify  map[string]bool // the notices the notifiers send
-	emit    func(Event)
+	// record records a notice through the executor of its insurer's
+	// engine (Daemon.commitNotice; set when the daemon is assembled):
+	// until it is set, no notice is recorded.
+	record func(ctx context.Context, ev Event, out *store.Outbox) (bool, error)
 
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
@@ -88,7 +101,7 @@ type Outbox struct {
 	mu       gosync.Mutex
 	active   bool                    // this instance leads (or runs alone)
 	auth     map[string]*authEpisode // by insurer
-	expiring []shopdb.Event          // notices to record
+	expiring []notice                // notices to record
 	noticed  map[string]bool         // requests whose expiry was noticed (or found noticed), by onceKey
 	started  bool                    // Work ran once
 }
@@ -115,22 +128,23 @@ func onceKey(kind, insurer, id string) string {
 	return k
 }
 
-// NewOutbox returns the deliverer of store's outbox for the notifiers of
-// cfg; retry is the wait before a failed delivery is tried again.
-func NewOutbox(store OutboxStore, cfg NotifyConfig, retry remote.Backoff, log *zap.Logger) (*Outbox, error) {
+// NewOutbox returns the deliverer of st's outbox for the mapping's
+// write-back statements (shop's) and the notifiers of cfg; retry is the
+// wait before a failed delivery is tried again.
+func NewOutbox(st OutboxStore, shop WriteBacks, cfg NotifyConfig, retry remote.Backoff, log *zap.Logger) (*Outbox, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	o := &Outbox{store: store, log: log, cfg: cfg, retry: retry,
+	o := &Outbox{store: st, shop: shop, log: log, cfg: cfg, retry: retry,
 		targets: make(map[string]notifier), notify: make(map[string]bool),
-		emit: func(Event) {}, Now: time.Now, Rand: rand.Float64, kick: make(chan struct{}, 1), noticed: make(map[string]bool),
+		Now: time.Now, Rand: rand.Float64, kick: make(chan struct{}, 1), noticed: make(map[string]bool),
 		auth: make(map[string]*authEpisode)}
 	if cfg.Webhook.URL != "" {
-		o.targets[shopdb.TargetWebhook] = newWebhook(cfg.Webhook, cfg.Secrets)
+		o.targets[store.TargetWebhook] = newWebhook(cfg.Webhook, cfg.Secrets)
 	}
 	if cfg.Command.Path != "" {
-		o.targets[shopdb.TargetCommand] = &command{cfg: cfg.Command, secrets: cfg.Secrets}
+		o.targets[store.TargetCommand] = &command{cfg: cfg.Command, secrets: cfg.Secrets}
 	}
 	if len(o.targets) > 0 {
 		for _, k := range cfg.Events {
@@ -148,7 +162,7 @@ func (o *Outbox) configured() bool {
 		return true
 	}
 	for _, k := range shopdb.WriteBackKinds() {
-		if o.store.HasWriteBack(k) {
+		if o.shop.HasWriteBack(k) {
 			return true
 		}
 	}
@@ -156,7 +170,7 @@ func (o *Outbox) configured() bool {
 }
 
 // outboxOf is what ev queues: nil when nothing.
-func (o *Outbox) outboxOf(ev Event) *shopdb.Outbox {
+func (o *Outbox) outboxOf(ev Event) *store.Outbox {
 	if o == nil {
 		return nil
 	}
@@ -165,11 +179,11 @@ func (o *Outbox) outboxOf(ev Event) *shopdb.Outbox {
 		return nil
 	}
 	var targets []string
-	if o.store.HasWriteBack(kind) {
-		targets = append(targets, shopdb.TargetWriteBack)
+	if o.shop.HasWriteBack(kind) {
+		targets = append(targets, store.TargetWriteBack)
 	}
 	if o.notify[kind] {
-		for _, t := range []string{shopdb.TargetWebhook, shopdb.TargetCommand} {
+		for _, t := range []string{store.TargetWebhook, store.TargetCommand} {
 			if o.targets[t] != nil {
 				targets = append(targets, t)
 			}
@@ -178,7 +192,7 @@ func (o *Outbox) outboxOf(ev Event) *shopdb.Outbox {
 	if len(targets) == 0 {
 		return nil
 	}
-	return &shopdb.Outbox{Kind: kind, Claim: ev.Claim, Targets: targets}
+	return &store.Outbox{Kind: kind, Claim: ev.Claim, Targets: targets}
 }
 
 // authOf is the episode of insurer; o.mu held.
@@ -263,11 +277,11 @@ func startOutbox(ctx context.Context, o *Outbox, active bool) func() {
 // that is not accepted yet (phase from phases) and expires within
 // NotifyConfig.ExpiryWarning of now, once per request: a request noticed
 // before costs nothing on later passes.
-func (o *Outbox) watchExpiry(insurer string, now time.Time, rows []shopdb.Request, phases map[string]shopdb.Phase) {
+func (o *Outbox) watchExpiry(insurer string, now time.Time, rows []store.Request, phases map[string]store.Phase) {
 	if o == nil || !o.notify[NoticeExpiring] || o.cfg.ExpiryWarning < 0 {
 		return
 	}
-	var add []shopdb.Event
+	var add []notice
 	o.mu.Lock()
 	for _, r := range rows {
 		ph := phases[r.RequestID]
@@ -282,9 +296,10 @@ func (o *Outbox) watchExpiry(insurer string, now time.Time, rows []shopdb.Reques
 		if r.Reason != ReasonNone {
 			detail += ": " + Reason(r.Reason).Words
 		}
-		add = append(add, shopdb.Event{Kind: string(EventExpiring), Insurer: insurer, RequestID: r.RequestID, Job: r.JobNumber,
-			From: ph, To: ph, Reason: r.Reason, Message: detail, At: now,
-			Outbox: &shopdb.Outbox{Kind: NoticeExpiring, Claim: r.ClaimNumber, OnceKey: key}})
+		add = append(add, notice{
+			ev: Event{Kind: EventExpiring, Insurer: insurer, Request: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber,
+				From: ph, To: ph, Reason: r.Reason, Detail: detail, At: now},
+			out: &store.Outbox{Kind: NoticeExpiring, Claim: r.ClaimNumber, OnceKey: key}})
 	}
 	o.expiring = append(o.expiring, add...)
 	o.mu.Unlock()
@@ -293,7 +308,7 @@ func (o *Outbox) watchExpiry(insurer string, now time.Time, rows []shopdb.Reques
 	}
 }
 
-func phaseWords(ph shopdb.Phase) string {
+func phaseWords(ph store.Phase) string {
 	p, _ := phaseInfo(ph)
 	return p.Words
 }
@@ -386,9 +401,9 @@ func (o *Outbox) recordNotices(ctx context.Context) {
 		auth[name] = *a
 	}
 	o.mu.Unlock()
-	for i, ev := range pending {
-		ev.Outbox.Targets = o.notifyTargets()
-		if !o.recordOnce(ctx, ev) {
+	for i, n := range pending {
+		n.out.Targets = o.notifyTargets()
+		if !o.recordOnce(ctx, n) {
 			o.mu.Lock()
 			o.expiring = append(o.expiring, pending[i:]...) // tried again at the next wake
 			o.mu.Unlock()
@@ -409,10 +424,10 @@ func (o *Outbox) recordAuth(ctx context.Context, insurer string, a authEpisode) 
 	key := onceKey(NoticeAuthFailing, insurer, "")
 	switch {
 	case a.fail && a.open != 1:
-		ev := shopdb.Event{Kind: string(EventAuthFailing), Insurer: insurer, At: o.Now(),
-			Message: "the remote refused the token (401/403); every pass of this insurer stops until the token works",
-			Outbox:  &shopdb.Outbox{Kind: NoticeAuthFailing, OnceKey: key, Targets: o.notifyTargets()}}
-		if o.recordOnce(ctx, ev) {
+		n := notice{ev: Event{Kind: EventAuthFailing, Insurer: insurer, At: o.Now(),
+			Detail: "the remote refused the token (401/403); every pass of this insurer stops until the token works"},
+			out: &store.Outbox{Kind: NoticeAuthFailing, OnceKey: key, Targets: o.notifyTargets()}}
+		if o.recordOnce(ctx, n) {
 			o.setAuth(insurer, 1)
 		}
 	case !a.fail && a.open != -1:
@@ -430,19 +445,24 @@ func (o *Outbox) setAuth(insurer string, v int) {
 	o.mu.Unlock()
 }
 
-// recordOnce records a notice's event; false when it could not be written
-// (a database failure, logged).
-func (o *Outbox) recordOnce(ctx context.Context, ev shopdb.Event) bool {
-	fresh, err := o.store.RecordOnce(ctx, ev)
-	if err != nil {
+// notice is an event that is no change of a row, and the deliveries it
+// queues once while out's once key is held.
+type notice struct {
+	ev  Event
+	out *store.Outbox
+}
+
+// recordOnce records n through the executor (record); false when it
+// could not be written (a database failure, logged) or cannot be yet.
+func (o *Outbox) recordOnce(ctx context.Context, n notice) bool {
+	if o.record == nil {
+		return false
+	}
+	if _, err := o.record(ctx, n.ev, n.out); err != nil {
 		if ctx.Err() == nil {
 			o.log.Warn(msgOutboxFailed, zap.Error(err))
 		}
 		return false
-	}
-	if fresh {
-		o.emit(Event{Kind: EventKind(ev.Kind), At: ev.At, Insurer: ev.Insurer, Request: ev.RequestID, Claim: ev.Outbox.Claim, Job: ev.Job,
-			From: ev.From, To: ev.To, Reason: ev.Reason, Detail: ev.Message})
 	}
 	return true
 }
@@ -450,7 +470,7 @@ func (o *Outbox) recordOnce(ctx context.Context, ev shopdb.Event) bool {
 // notifyTargets are the notifiers' targets.
 func (o *Outbox) notifyTargets() []string {
 	var ts []string
-	for _, t := range []string{shopdb.TargetWebhook, shopdb.TargetCommand} {
+	for _, t := range []string{store.TargetWebhook, store.TargetCommand} {
 		if o.targets[t] != nil {
 			ts = append(ts, t)
 		}
@@ -462,10 +482,10 @@ func (o *Outbox) notifyTargets() []string {
 // tried again, and returns that time (zero when it was made). The first
 // failure of a delivery is logged at warn level, the later ones at debug,
 // and the success after failures at info.
-func (o *Outbox) deliver(ctx context.Context, d shopdb.Delivery) time.Time {
+func (o *Outbox) deliver(ctx context.Context, d store.Delivery) time.Time {
 	start := o.Now()
 	err := o.attempt(ctx, d)
-	if errors.Is(err, shopdb.ErrDelivered) {
+	if errors.Is(err, store.ErrDelivered) {
 		return time.Time{}
 	}
 	fields := []zap.Field{zap.String(fieldTarget, d.Target), zap.String(fieldNotice, d.Kind)}
@@ -506,15 +526,20 @@ func (o *Outbox) deliver(ctx context.Context, d shopdb.Delivery) time.Time {
 }
 
 // attempt performs delivery d once.
-func (o *Outbox) attempt(ctx context.Context, d shopdb.Delivery) error {
-	if d.Target == shopdb.TargetWriteBack {
-		return o.store.WriteBack(ctx, d, writeBackParams(o.cfg.Secrets, d))
+func (o *Outbox) attempt(ctx context.Context, d store.Delivery) error {
+	if d.Target == store.TargetWriteBack {
+		// shop.query_timeout bounds the whole transaction.
+		ctx, cancel := context.WithTimeout(ctx, o.shop.Config().QueryTimeout)
+		defer cancel()
+		return o.store.Deliver(ctx, d.ID, func(ctx context.Context, tx *sqlx.Tx) error {
+			return o.shop.WriteBack(ctx, tx, d.Kind, writeBackParams(o.cfg.Secrets, d))
+		})
 	}
 	n := o.targets[d.Target]
 	if n == nil {
 		// The notifier was removed from the configuration since the event:
 		// nothing to send it to.
-		return o.store.Deliver(ctx, d.ID, func(context.Context) error { return nil })
+		return o.store.Deliver(ctx, d.ID, func(context.Context, *sqlx.Tx) error { return nil })
 	}
 	body, err := json.Marshal(noticeOf(d))
 	if err != nil {
@@ -526,11 +551,11 @@ func (o *Outbox) attempt(ctx context.Context, d shopdb.Delivery) error {
 	// The send has its own timeout; this bounds the transaction around it.
 	ctx, cancel := context.WithTimeout(ctx, max(o.cfg.Webhook.Timeout, o.cfg.Command.Timeout)+deliverySlack)
 	defer cancel()
-	return o.store.Deliver(ctx, d.ID, func(ctx context.Context) error { return n.send(ctx, noticeOf(d), body) })
+	return o.store.Deliver(ctx, d.ID, func(ctx context.Context, _ *sqlx.Tx) error { return n.send(ctx, noticeOf(d), body) })
 }
 
 // writeBackParams are the write-back statement's parameters of d.
-func writeBackParams(secrets *redact.Secrets, d shopdb.Delivery) shopdb.WriteBackParams {
+func writeBackParams(secrets *redact.Secrets, d store.Delivery) shopdb.WriteBackParams {
 	reason := d.Detail
 	if d.Reason != ReasonNone {
 		reason = joinText(Reason(d.Reason).Words, d.Detail)

@@ -25,6 +25,7 @@ import (
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -342,7 +343,7 @@ func TestDeliveryRetriedWithBackoff(t *testing.T) {
 	for _, e := range failed.All() {
 		if e.Level == zapcore.WarnLevel {
 			warns++
-			if e.ContextMap()["target"] == shopdb.TargetWebhook {
+			if e.ContextMap()["target"] == store.TargetWebhook {
 				webhookWarns++
 				if msg, _ := e.ContextMap()["error"].(string); !strings.Contains(msg, "500") || strings.Contains(msg, "in-the-query") {
 					t.Errorf("the failure's error = %q, want the status and no query string", msg)
@@ -356,11 +357,11 @@ func TestDeliveryRetriedWithBackoff(t *testing.T) {
 	if n := r.logs.FilterMessage("delivered after failed attempts").Len(); n != 1 {
 		t.Errorf("recovery lines = %d, want 1", n)
 	}
-	st, err := r.db.DeliveryStats(r.ctx)
+	st, err := r.st.DeliveryStats(r.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Pending != 1 || st.Failing != 1 || st.Last.Target != shopdb.TargetWriteBack || !strings.Contains(st.Last.LastError, "insurer_status") {
+	if st.Pending != 1 || st.Failing != 1 || st.Last.Target != store.TargetWriteBack || !strings.Contains(st.Last.LastError, "insurer_status") {
 		t.Errorf("DeliveryStats = %+v, want the write-back of the supplement failing", st)
 	}
 	if line := qsync.DeliveryLine(nil, st); !strings.Contains(line, "1 delivery not made yet, 1 failing") || !strings.Contains(line, "request "+req) {
@@ -459,15 +460,15 @@ func TestNotifierTimeouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	core, logs := observerCore()
-	o, err := qsync.NewOutbox(r.db, qsync.NotifyConfig{
+	o, err := qsync.NewOutbox(r.st, r.db, qsync.NotifyConfig{
 		Webhook: qsync.WebhookConfig{URL: slow.URL, Timeout: 200 * time.Millisecond},
 		Command: qsync.CommandConfig{Path: script, Timeout: 300 * time.Millisecond},
 	}, remote.Backoff{Initial: time.Minute, Max: time.Hour}, core)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.db.RecordOnce(r.ctx, shopdb.Event{Kind: string(qsync.EventAuthFailing), Outbox: &shopdb.Outbox{
-		Kind: qsync.NoticeAuthFailing, OnceKey: qsync.NoticeAuthFailing, Targets: []string{shopdb.TargetWebhook, shopdb.TargetCommand}}}); err != nil {
+	if _, err := r.st.RecordOnce(r.ctx, store.Event{Kind: string(qsync.EventAuthFailing), Outbox: &store.Outbox{
+		Kind: qsync.NoticeAuthFailing, OnceKey: qsync.NoticeAuthFailing, Targets: []string{store.TargetWebhook, store.TargetCommand}}}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -479,13 +480,13 @@ func TestNotifierTimeouts(t *testing.T) {
 	for _, e := range logs.FilterMessage("delivery failed; will retry").All() {
 		errs[e.ContextMap()["target"].(string)], _ = e.ContextMap()["error"].(string)
 	}
-	if !strings.Contains(errs[shopdb.TargetWebhook], "Timeout") {
-		t.Errorf("webhook error = %q, want a timeout", errs[shopdb.TargetWebhook])
+	if !strings.Contains(errs[store.TargetWebhook], "Timeout") {
+		t.Errorf("webhook error = %q, want a timeout", errs[store.TargetWebhook])
 	}
-	if !strings.Contains(errs[shopdb.TargetCommand], "killed after notify.command.timeout") {
-		t.Errorf("command error = %q, want killed after the timeout", errs[shopdb.TargetCommand])
+	if !strings.Contains(errs[store.TargetCommand], "killed after notify.command.timeout") {
+		t.Errorf("command error = %q, want killed after the timeout", errs[store.TargetCommand])
 	}
-	if st, err := r.db.DeliveryStats(r.ctx); err != nil || st.Failing != 2 {
+	if st, err := r.st.DeliveryStats(r.ctx); err != nil || st.Failing != 2 {
 		t.Errorf("DeliveryStats = %+v, %v; want 2 failing", st, err)
 	}
 }
@@ -505,8 +506,8 @@ func TestNoticeIDs(t *testing.T) {
 	for range 2 { // two shops, each with a fresh database
 		r, rc, out := notifyRig(t, nil)
 		for _, id := range []string{"one", "two"} {
-			if _, err := r.db.RecordOnce(r.ctx, shopdb.Event{Kind: string(qsync.EventAuthFailing), Outbox: &shopdb.Outbox{
-				Kind: qsync.NoticeAuthFailing, OnceKey: id, Targets: []string{shopdb.TargetWebhook, shopdb.TargetCommand}}}); err != nil {
+			if _, err := r.st.RecordOnce(r.ctx, store.Event{Kind: string(qsync.EventAuthFailing), Outbox: &store.Outbox{
+				Kind: qsync.NoticeAuthFailing, OnceKey: id, Targets: []string{store.TargetWebhook, store.TargetCommand}}}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -521,8 +522,8 @@ func TestNoticeIDs(t *testing.T) {
 		first = append(first, hook[0].ID)
 
 		// A row as quotesync queued it before the ids.
-		if _, err := r.db.RecordOnce(r.ctx, shopdb.Event{Kind: string(qsync.EventAuthFailing), Outbox: &shopdb.Outbox{
-			Kind: qsync.NoticeAuthFailing, OnceKey: "old", Targets: []string{shopdb.TargetWebhook}}}); err != nil {
+		if _, err := r.st.RecordOnce(r.ctx, store.Event{Kind: string(qsync.EventAuthFailing), Outbox: &store.Outbox{
+			Kind: qsync.NoticeAuthFailing, OnceKey: "old", Targets: []string{store.TargetWebhook}}}); err != nil {
 			t.Fatal(err)
 		}
 		var ev int64
@@ -589,14 +590,14 @@ echo $! > "$1/child"
 				t.Fatal(err)
 			}
 			core, logs := observerCore()
-			o, err := qsync.NewOutbox(r.db, qsync.NotifyConfig{
+			o, err := qsync.NewOutbox(r.st, r.db, qsync.NotifyConfig{
 				Command: qsync.CommandConfig{Path: script, Args: []string{dir}, Timeout: 300 * time.Millisecond, Grace: 300 * time.Millisecond},
 			}, remote.Backoff{Initial: time.Minute, Max: time.Hour}, core)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := r.db.RecordOnce(r.ctx, shopdb.Event{Kind: string(qsync.EventAuthFailing), Outbox: &shopdb.Outbox{
-				Kind: qsync.NoticeAuthFailing, OnceKey: tt.name, Targets: []string{shopdb.TargetCommand}}}); err != nil {
+			if _, err := r.st.RecordOnce(r.ctx, store.Event{Kind: string(qsync.EventAuthFailing), Outbox: &store.Outbox{
+				Kind: qsync.NoticeAuthFailing, OnceKey: tt.name, Targets: []string{store.TargetCommand}}}); err != nil {
 				t.Fatal(err)
 			}
 			start := time.Now()

@@ -130,7 +130,7 @@ func TestInsurerPassPanicsRun(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	p.seed("aa", "7301", sampleshop.ClaimDraft)
 	waitFor(t, "aa's 7301 drafted while bb's passes panic", 10*time.Second, func() bool {
-		r, err := p.qd.DB.Insurer("aa").Request(p.ctx, "7301")
+		r, err := p.qd.Store.Insurer("aa").Request(p.ctx, "7301")
 		return err == nil && r.Phase == qsync.PhaseDrafted
 	})
 	time.Sleep(1500 * time.Millisecond) // bb's start is older than the 2s health_max_age

@@ -42,25 +42,33 @@ func (e *Engine) recovered(v any) error {
 }
 
 // passPanicked ends a pass in which a panic was recovered on the pass's
-// own goroutine: a failed pass, reported as such unless its end was
-// already being reported (the panic came from an observer of it).
+// own goroutine: a failed pass, reported as such by its performer unless
+// its end was already being reported (the panic came from an observer of
+// it).
 func (e *Engine) passPanicked(p *pass, v any) error {
 	err := e.recovered(v)
 	p.mu.Lock()
 	reported := p.reported
 	p.reported = true
+	p.mu.Unlock()
+	if !reported {
+		p.act.panicked(p, err)
+	}
+	return err
+}
+
+// panicked reports the end of a pass the executor performed in which a
+// panic was recovered: a failed pass, in the streak of failed passes.
+func (e *Engine) panicked(p *pass, err error) {
+	p.mu.Lock()
 	s := p.summary
 	p.mu.Unlock()
-	if _, dry := p.act.(printer); reported || dry {
-		return err // a dry run reports nothing
-	}
 	e.mu.Lock()
 	e.failStreak++
 	streak := e.failStreak
 	e.mu.Unlock()
 	s.Duration = e.Now().Sub(p.now)
 	e.emitSafe(Event{Kind: EventPassDone, At: e.Now(), Summary: &s, Err: err, Streak: streak, Duration: s.Duration})
-	return err
 }
 
 // emitSafe is emit for a report made after a panic: an observer that

@@ -10,6 +10,7 @@ import (
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // passKind says what a pass does besides its work.
@@ -34,8 +35,8 @@ type pass struct {
 	mu      gosync.Mutex
 	summary Summary
 	actions []Action
-	phases  map[string]shopdb.Phase // request id → phase after the pass
-	errs    []error                 // pass-level failures
+	phases  map[string]store.Phase // request id → phase after the pass
+	errs    []error                // pass-level failures
 
 	interrupted bool // the caller cancelled the pass (shutdown)
 	reported    bool // its end was handed to the performer (guarded by mu)
@@ -43,12 +44,12 @@ type pass struct {
 
 	soft time.Time // no step starts after it: the rest waits for the next pass
 
-	fp       *shopdb.Fingerprint   // read first, when shop_changed is configured
-	cachedAt time.Time             // when the rows the pass works on were read
-	shop     jobStates             // the estimate states the pass read
-	from     fromCache             // what of the cache the pass used as it was
-	notes    []shopdb.MarkerUpdate // markers to remember, written at once
-	ahead    *statesRun            // estimate states read ahead (statesAhead)
+	fp       *shopdb.Fingerprint  // read first, when shop_changed is configured
+	cachedAt time.Time            // when the rows the pass works on were read
+	shop     jobStates            // the estimate states the pass read
+	from     fromCache            // what of the cache the pass used as it was
+	notes    []store.MarkerUpdate // markers to remember, written at once
+	ahead    *statesRun           // estimate states read ahead (statesAhead)
 }
 
 // countLater counts requests left for the next pass.
@@ -60,7 +61,7 @@ func (p *pass) countLater(n int) {
 
 // note remembers a job's marker to write with the others at the end of the
 // push stage.
-func (p *pass) note(u shopdb.MarkerUpdate) {
+func (p *pass) note(u store.MarkerUpdate) {
 	p.mu.Lock()
 	p.notes = append(p.notes, u)
 	p.mu.Unlock()
@@ -89,7 +90,7 @@ func (p *pass) print(a Action) {
 }
 
 // perform hands pl to the pass's performer.
-func (p *pass) perform(ctx context.Context, pl plan) (shopdb.Request, bool) {
+func (p *pass) perform(ctx context.Context, pl plan) (store.Request, bool) {
 	return p.act.perform(ctx, p, pl)
 }
 
@@ -102,7 +103,7 @@ func (p *pass) fail(err error) {
 
 // written counts a change the executor committed for this pass: the
 // request's phase after the pass, and its event in the summary.
-func (p *pass) written(saved shopdb.Request, ev Event) {
+func (p *pass) written(saved store.Request, ev Event) {
 	p.mu.Lock()
 	p.phases[saved.RequestID] = saved.Phase
 	if ev.Kind != "" {
@@ -112,10 +113,10 @@ func (p *pass) written(saved shopdb.Request, ev Event) {
 }
 
 func (e *Engine) pass(ctx context.Context, kind passKind) (_ *pass, err error) {
-	p := &pass{e: e, act: e, keep: kind == passKeep, now: e.Now(), phases: make(map[string]shopdb.Phase),
+	p := &pass{e: e, act: e, keep: kind == passKeep, now: e.Now(), phases: make(map[string]store.Phase),
 		slots: make(chan struct{}, e.cfg.Concurrency)}
 	if kind == passDry {
-		p.act = printer{e} // the one place a dry run differs: its plans are printed, not performed
+		p.act = printer{e} // the one place a dry run differs: the performer (plan.go)
 	}
 	defer func() { // runs last: the pass's own deferred clean-up is done
 		if v := recover(); v != nil {
@@ -141,8 +142,8 @@ func (e *Engine) pass(ctx context.Context, kind passKind) (_ *pass, err error) {
 	}
 	rows, err := e.readRows(ctx, p, pending)
 	switch {
-	case err != nil && kind == passDry && errors.Is(err, shopdb.ErrNoStateTables):
-		rows = nil // a fresh install: plan as if nothing were tracked
+	case err != nil && p.act.untracked(err):
+		rows = nil // a dry run on a fresh install: plan as if nothing were tracked
 	case err != nil && p.cancelled(ctx):
 		return p, e.finish(p, nil, nil)
 	case err != nil:
@@ -195,10 +196,10 @@ func sliceNew(steps []acceptStep, max int) ([]acceptStep, int) {
 // ones still watched for changes, and those of the listed requests (so
 // that a request quotesync knows, in whatever phase, is never taken for a
 // new one).
-func (e *Engine) openQuery(now time.Time, l pendingList) shopdb.OpenQuery {
-	q := shopdb.OpenQuery{Phases: openPhases(), IDs: l.ids()}
+func (e *Engine) openQuery(now time.Time, l pendingList) store.OpenQuery {
+	q := store.OpenQuery{Phases: openPhases(), IDs: l.ids()}
 	if e.cfg.WatchSubmitted > 0 {
-		q.Recent, q.Since = []shopdb.Phase{PhaseSubmitted}, now.Add(-e.cfg.WatchSubmitted)
+		q.Recent, q.Since = []store.Phase{PhaseSubmitted}, now.Add(-e.cfg.WatchSubmitted)
 	}
 	return q
 }
@@ -279,7 +280,7 @@ func (p *pass) each(ctx context.Context, n int, fn func(ctx context.Context, i i
 
 // finish ends the pass: its outcome, reported by its performer (rows are
 // those it worked on, nil when it stopped early), and returned.
-func (e *Engine) finish(p *pass, rows []shopdb.Request, listErr error) error {
+func (e *Engine) finish(p *pass, rows []store.Request, listErr error) error {
 	p.summary.Duration = e.Now().Sub(p.now)
 	p.summary.Interrupted = p.interrupted
 	errs := p.errs
@@ -297,10 +298,14 @@ func (e *Engine) finish(p *pass, rows []shopdb.Request, listErr error) error {
 	return err
 }
 
+// untracked: the executor's pass fails when quotesync's rows cannot be
+// read, whatever the reason; the tables exist once the daemon started.
+func (e *Engine) untracked(error) bool { return false }
+
 // finished reports the end of a pass the executor performed: the streak
 // of failed passes, EventPassDone, and the notices of requests close to
 // their expiry.
-func (e *Engine) finished(p *pass, rows []shopdb.Request, err error) {
+func (e *Engine) finished(p *pass, rows []store.Request, err error) {
 	e.mu.Lock()
 	streak := e.failStreak
 	switch {

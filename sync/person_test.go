@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // TestQuietReasonsMatchNeedsPerson: the status page filters "needs a
@@ -13,13 +13,13 @@ import (
 // NeedsPerson picks, for every reason, with and without a supplement.
 func TestQuietReasonsMatchNeedsPerson(t *testing.T) {
 	quiet := QuietReasons()
-	reasons := []shopdb.Reason{ReasonNone, "a_reason_of_a_newer_quotesync"}
+	reasons := []store.Reason{ReasonNone, "a_reason_of_a_newer_quotesync"}
 	for _, ri := range reasonTable {
 		reasons = append(reasons, ri.Reason)
 	}
 	for _, r := range reasons {
 		for _, supp := range []bool{false, true} {
-			row := shopdb.Request{Reason: r, SupplementNeeded: supp}
+			row := store.Request{Reason: r, SupplementNeeded: supp}
 			sqlSays := !slices.Contains(quiet, r) || supp
 			if got := NeedsPerson(row); got != sqlSays {
 				t.Errorf("reason %q, supplement %t: NeedsPerson = %t, the SQL filter says %t", r, supp, got, sqlSays)
@@ -31,7 +31,7 @@ func TestQuietReasonsMatchNeedsPerson(t *testing.T) {
 // TestSubmittedEventNamesTheDraft: the submit's event carries the hash of
 // the Draft the remote holds, so that a timeline says which was submitted.
 func TestSubmittedEventNamesTheDraft(t *testing.T) {
-	cur := shopdb.Request{RequestID: "r1", JobNumber: "J1", Phase: PhaseDrafted, PushedHash: "abc123", Version: 3}
+	cur := store.Request{RequestID: "r1", JobNumber: "J1", Phase: PhaseDrafted, PushedHash: "abc123", Version: 3}
 	ch, ok := decideSubmit(DefaultConfig(), cur, answer{now: time.Now()})
 	if !ok {
 		t.Fatal("decideSubmit settled nothing")

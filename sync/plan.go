@@ -2,10 +2,12 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // A pass decides, then acts. For each request a decision (planAccept,
@@ -19,7 +21,7 @@ import (
 // executor performs it: reserve a job number, write change, make call and
 // write the change its answer decides.
 type plan struct {
-	row shopdb.Request // the row as read (a new request's has Version 0 and no phase)
+	row store.Request // the row as read (a new request's has Version 0 and no phase)
 	// do and why are what a dry run prints ("" do: nothing to print).
 	do, why string
 	items   int // a push: its quote items
@@ -30,8 +32,8 @@ type plan struct {
 	// the intent recorded before it.
 	change *change
 	// marker: only the job's change marker is remembered, written with
-	// the others at the end of the push stage (writeNotes).
-	marker *shopdb.MarkerUpdate
+	// the others at the end of the push stage (commitNotes).
+	marker *store.MarkerUpdate
 	call   call
 	// final: the job is ready to submit once the plan is performed.
 	final bool
@@ -72,7 +74,7 @@ type answer struct {
 
 // decide turns the answer to c into a change of cur (decideAccept,
 // decidePush, decideSubmit); ok is false when it settles nothing.
-func (c call) decide(cfg Config, cur shopdb.Request, a answer) (change, bool) {
+func (c call) decide(cfg Config, cur store.Request, a answer) (change, bool) {
 	switch c.kind {
 	case callAccept:
 		return decideAccept(cfg, cur, acceptFacts{now: a.now, jitter: a.jitter, listed: c.listed, maybeLanded: c.maybeLanded,
@@ -93,7 +95,7 @@ func (c call) decide(cfg Config, cur shopdb.Request, a answer) (change, bool) {
 // landed reports whether the change recorded after c is the outcome the
 // pass goes on from: an accept stage's accepted row goes on to the push
 // stage, a final job's readable Draft to its submit.
-func (c call) landed(saved shopdb.Request) bool {
+func (c call) landed(saved store.Request) bool {
 	switch c.kind {
 	case callAccept:
 		return saved.Phase == PhaseAccepted || saved.Phase == PhaseAcceptUnknown
@@ -118,12 +120,20 @@ type performer interface {
 	// perform carries out pl; it returns the row after it, and whether the
 	// pass goes on from it (see call.landed; true for a plan without a
 	// call).
-	perform(ctx context.Context, p *pass, pl plan) (shopdb.Request, bool)
+	perform(ctx context.Context, p *pass, pl plan) (store.Request, bool)
 	// stillFinal keeps the ready jobs that may be submitted now.
 	stillFinal(ctx context.Context, p *pass, ready []pushJob) []pushJob
 	// finished reports the end of p (err is its outcome); rows are those
 	// it worked on, nil when it stopped early.
-	finished(p *pass, rows []shopdb.Request, err error)
+	finished(p *pass, rows []store.Request, err error)
+	// panicked reports the end of p, in which a panic was recovered (err),
+	// unless its end was being reported already (see passPanicked).
+	panicked(p *pass, err error)
+	// untracked reports whether err, of the read of quotesync's rows,
+	// means that nothing is tracked yet and the pass goes on as if so:
+	// for a dry run on a database whose tables do not exist yet (the
+	// first start creates them).
+	untracked(err error) bool
 }
 
 // printer is a dry run's performer: it prints each plan as an Action and
@@ -131,7 +141,7 @@ type performer interface {
 // in a read-only transaction) and writes nowhere.
 type printer struct{ e *Engine }
 
-func (pr printer) perform(ctx context.Context, p *pass, pl plan) (shopdb.Request, bool) {
+func (pr printer) perform(ctx context.Context, p *pass, pl plan) (store.Request, bool) {
 	a := pl.action()
 	if pl.reserve != nil {
 		a = pr.e.reserveAction(ctx, a, *pl.reserve)
@@ -150,4 +160,11 @@ func (pr printer) perform(ctx context.Context, p *pass, pl plan) (shopdb.Request
 func (printer) stillFinal(_ context.Context, _ *pass, ready []pushJob) []pushJob { return ready }
 
 // finished reports nothing: a dry run changed nothing.
-func (printer) finished(*pass, []shopdb.Request, error) {}
+func (printer) finished(*pass, []store.Request, error) {}
+
+// panicked reports nothing: a dry run's failure is its caller's error.
+func (printer) panicked(*pass, error) {}
+
+// untracked: a dry run plans on a database whose tables do not exist yet
+// as on empty ones.
+func (printer) untracked(err error) bool { return errors.Is(err, store.ErrNoStateTables) }

@@ -5,8 +5,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -27,7 +27,7 @@ func TestPlan(t *testing.T) {
 	}
 
 	before := r.emu.Calls()
-	stateBefore, _ := r.db.ListRequests(r.ctx, shopdb.ListQuery{})
+	stateBefore, _ := r.st.ListRequests(r.ctx, store.ListQuery{})
 	trips := r.db.RoundTrips()
 	plan, err := r.engine.Plan(r.ctx)
 	if err != nil {
@@ -52,7 +52,7 @@ func TestPlan(t *testing.T) {
 	if w := r.writes(before); len(w) != 0 {
 		t.Errorf("the dry run wrote to the remote: %v", w)
 	}
-	stateAfter, _ := r.db.ListRequests(r.ctx, shopdb.ListQuery{})
+	stateAfter, _ := r.st.ListRequests(r.ctx, store.ListQuery{})
 	if diff := cmp.Diff(stateBefore, stateAfter); diff != "" {
 		t.Errorf("the dry run changed quotesync's state (-before +after):\n%s", diff)
 	}

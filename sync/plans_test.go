@@ -9,6 +9,7 @@ import (
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // TestPlansAsPrinted walks every step of both stages: the plan each
@@ -20,8 +21,8 @@ func TestPlansAsPrinted(t *testing.T) {
 	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 	later, earlier := now.Add(time.Hour), now.Add(-time.Minute)
 	req := remote.Request{ID: "7", ClaimNumber: "C7", Expiry: later}
-	row := func(ph shopdb.Phase, expiry time.Time) *shopdb.Request {
-		return &shopdb.Request{RequestID: "7", ClaimNumber: "C7", JobNumber: "RO-7", Phase: ph, Version: 2, Expiry: expiry,
+	row := func(ph store.Phase, expiry time.Time) *store.Request {
+		return &store.Request{RequestID: "7", ClaimNumber: "C7", JobNumber: "RO-7", Phase: ph, Version: 2, Expiry: expiry,
 			Intent: IntentAccept}
 	}
 	waiting := row(PhaseWaiting, later)
@@ -44,10 +45,10 @@ func TestPlansAsPrinted(t *testing.T) {
 		changes bool // writes a change before (or without) the call
 		final   bool
 	}
-	act := func(r shopdb.Request, do, why string) Action {
+	act := func(r store.Request, do, why string) Action {
 		return Action{Request: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, Phase: r.Phase, Do: do, Why: why}
 	}
-	pushed := func(r shopdb.Request, why string) Action {
+	pushed := func(r store.Request, why string) Action {
 		a := act(r, DoPushDraft, why)
 		a.Items = 3
 		return a

@@ -14,6 +14,7 @@ import (
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // CheckItem is one line of the checklist `quotesync check` prints.
@@ -55,7 +56,7 @@ func Check(ctx context.Context, s Settings) []CheckItem {
 	s = s.shared()
 	c := checks{secrets: s.Secrets}
 	c.several = len(s.Insurers) > 1
-	db := c.database(ctx, s)
+	db, st := c.database(ctx, s)
 	if db != nil {
 		defer db.Close()
 	}
@@ -69,16 +70,16 @@ func Check(ctx context.Context, s Settings) []CheckItem {
 	if db == nil {
 		return c.items
 	}
-	c.insurers(ctx, db, s)
+	c.insurers(ctx, db, st, s)
 	for i, ins := range s.Insurers {
 		view, workTypes, _ := insurerView(db, s, ins)
-		c.workTypes(ctx, view, c.name("work types", ins.Name), workTypes, pending[i])
+		c.workTypes(ctx, view, st.Insurer(ins.Name), c.name("work types", ins.Name), workTypes, pending[i])
 	}
-	c.realRows(ctx, db, s)
+	c.realRows(ctx, db, st, s)
 	for _, ins := range s.Insurers {
-		c.statusForm(ctx, db, ins)
+		c.statusForm(ctx, st, ins)
 	}
-	c.deliveries(ctx, db, s.Notify)
+	c.deliveries(ctx, db, st, s.Notify)
 	return c.items
 }
 
@@ -143,7 +144,7 @@ func (c *checks) service(check string, ins Insurer) string {
 // start), rows written before insurers are reported (the next start gives
 // them to the one insurer, or needs `quotesync insurers adopt`); with
 // several insurers, the statements without :insurer are listed.
-func (c *checks) insurers(ctx context.Context, db *shopdb.DB, s Settings) {
+func (c *checks) insurers(ctx context.Context, db *shopdb.DB, st *store.Store, s Settings) {
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	const name = "insurers"
@@ -154,7 +155,7 @@ func (c *checks) insurers(ctx context.Context, db *shopdb.DB, s Settings) {
 		c.withoutInsurer(db)
 		return
 	}
-	if err := CheckStranded(ctx, db, s.Names()); err != nil {
+	if err := CheckStranded(ctx, st, s.Names()); err != nil {
 		c.add(CheckFail, name, "%v", err)
 	} else if c.several {
 		c.add(CheckOK, name, "%s configured (%s); no other insurer has live requests", Plural(len(s.Insurers), "insurer"), strings.Join(s.Names(), ", "))
@@ -163,7 +164,7 @@ func (c *checks) insurers(ctx context.Context, db *shopdb.DB, s Settings) {
 	if !c.several {
 		one = s.Insurers[0].Name
 	}
-	switch u, err := db.Unnamed(ctx, one, nil); {
+	switch u, err := st.Unnamed(ctx, one, nil); {
 	case err != nil:
 		c.add(CheckFail, name, "count the requests written before insurers: %v", err)
 	case u.Requests > 0 && c.several:
@@ -196,8 +197,9 @@ func (c *checks) withoutInsurer(db *shopdb.DB) {
 }
 
 // database connects and checks the state schema and the queries; it
-// returns the open database, or nil when the login failed.
-func (c *checks) database(ctx context.Context, s Settings) *shopdb.DB {
+// returns the open database and quotesync's store on it, or nil when the
+// login failed.
+func (c *checks) database(ctx context.Context, s Settings) (*shopdb.DB, *store.Store) {
 	octx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	db, err := shopdb.Open(octx, s.Shop)
@@ -206,7 +208,7 @@ func (c *checks) database(ctx context.Context, s Settings) *shopdb.DB {
 		c.add(CheckSkip, "state schema", "not checked: no database connection")
 		c.add(CheckSkip, "shop.queries", "not checked: no database connection")
 		c.add(CheckSkip, "work types", "not checked: no database connection")
-		return nil
+		return nil, nil
 	}
 	tls := ""
 	if s.Shop.TLSCAFile != "" {
@@ -218,8 +220,9 @@ func (c *checks) database(ctx context.Context, s Settings) *shopdb.DB {
 			"A claim number longer than the shop's column is written cut by create_job (not refused as too_long), and write_back's values are cut too: "+
 			"make those columns wide enough, or add STRICT_TRANS_TABLES to the server's sql_mode if the shop's program allows it", mode)
 	}
+	st := store.New(db)
 
-	cur, latest, err := db.SchemaVersion(octx)
+	cur, latest, err := st.SchemaVersion(octx)
 	c.schema, c.latest, c.schemaErr = cur, latest, err
 	prefix := db.Config().TablePrefix
 	switch {
@@ -238,7 +241,12 @@ func (c *checks) database(ctx context.Context, s Settings) *shopdb.DB {
 	default:
 		c.add(CheckOK, "state schema", "version %d (current)", cur)
 	}
-	for _, q := range db.CheckQueries(ctx) {
+	var jobs []string // EXPLAIN plans the job queries for jobs quotesync tracks
+	state := ""       // the fingerprint reads quotesync's rows beside shop_changed
+	if err == nil && cur == latest {
+		jobs, state = c.someJobs(ctx, st), st.StateFingerprint()
+	}
+	for _, q := range db.CheckQueries(ctx, jobs, state) {
 		if q.Err != nil {
 			c.add(CheckFail, q.Key, "%v", q.Err)
 			continue
@@ -256,7 +264,25 @@ func (c *checks) database(ctx context.Context, s Settings) *shopdb.DB {
 		c.add(CheckInfo, "shop.queries.create_job", "not set: quotesync makes no job; a request whose job find_job does not find waits "+
 			"(status: waiting, reason %s: %s) and is accepted at the first pass after the shop makes the job", ReasonNoJob, Reason(ReasonNoJob).Words)
 	}
-	return db
+	return db, st
+}
+
+// someJobs returns up to 20 job numbers of the newest requests quotesync
+// tracks, for EXPLAIN; none when they cannot be read.
+func (c *checks) someJobs(ctx context.Context, st *store.Store) []string {
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	rows, err := st.RequestsPage(ctx, store.PageQuery{Limit: 20})
+	if err != nil {
+		return nil
+	}
+	var jobs []string
+	for _, r := range rows {
+		if r.JobNumber != "" {
+			jobs = append(jobs, r.JobNumber)
+		}
+	}
+	return jobs
 }
 
 // remote lists the pending requests of an insurer with its token, with
@@ -316,7 +342,7 @@ func explainRemote(err error, tokenFrom, baseURL string) string {
 // it arrives (the job is held, with the line named, until the code is
 // mapped). It also warns about a mapped work type the service's public
 // documentation does not list.
-func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, workTypes map[string]string, pending []remote.Request) {
+func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, name string, workTypes map[string]string, pending []remote.Request) {
 	ctx, cancel := context.WithTimeout(ctx, 2*checkTimeout)
 	defer cancel()
 	if c.schemaErr != nil {
@@ -327,7 +353,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, work
 	var tracked, found int
 	var notes []string
 	if c.schema > 0 && !c.stateOld() {
-		rows, err := db.ListRequests(ctx, shopdb.ListQuery{Hide: ClosedPhases(), Insurer: db.InsurerName()})
+		rows, err := st.ListRequests(ctx, store.ListQuery{Hide: ClosedPhases(), Insurer: st.InsurerName()})
 		if err != nil {
 			c.add(CheckFail, name, "list the tracked requests: %v", err)
 			return
@@ -344,14 +370,14 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, work
 		pending = pending[:maxCheckPending]
 	}
 	for _, req := range pending {
-		if len(req.ID) > shopdb.MaxRequestIDLen || len(req.ClaimNumber) > shopdb.MaxClaimLen {
+		if len(req.ID) > store.MaxRequestIDLen || len(req.ClaimNumber) > store.MaxClaimLen {
 			continue // the daemon leaves it out (reported as too_long)
 		}
 		nr := shopdb.NewRequest{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
 		var job string
-		err := db.ReadTx(ctx, nr, func(ctx context.Context, tx *shopdb.Tx) error {
+		err := st.ReadTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
 			var err error
-			job, err = tx.FindJob(ctx)
+			job, err = db.Jobs(tx.SQL(), nr).Find(ctx)
 			return err
 		})
 		switch {
@@ -427,7 +453,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, name string, work
 
 // statusForm says which status change the daemon sends to an insurer,
 // and what auto mode found before.
-func (c *checks) statusForm(ctx context.Context, db *shopdb.DB, ins Insurer) {
+func (c *checks) statusForm(ctx context.Context, st *store.Store, ins Insurer) {
 	rc, name, key := ins.Remote, c.service("status change", ins), cmp.Or(ins.Key, "remote")
 	client, err := remote.New(rc, remote.StaticToken("unused"))
 	if err != nil {
@@ -438,10 +464,10 @@ func (c *checks) statusForm(ctx context.Context, db *shopdb.DB, ins Insurer) {
 		c.add(CheckOK, name, "%s (%s.status_path; a 404 or 405 to it means the service serves another form: set %s.status_path: auto)", form, key, key)
 		return
 	}
-	found, ok, err := db.Setting(ctx, StatusFormKey(ins.Name))
+	found, ok, err := st.Setting(ctx, StatusFormKey(ins.Name))
 	if err == nil && !ok && !c.several {
 		// Not adopted yet: the form found before insurers had names.
-		found, ok, err = db.Setting(ctx, settingStatusForm)
+		found, ok, err = st.Setting(ctx, settingStatusForm)
 	}
 	switch {
 	case err != nil:

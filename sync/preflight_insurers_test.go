@@ -14,6 +14,7 @@ import (
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -139,7 +140,7 @@ VALUES ('7301', ?, ?, 'accepted', '{}', NOW(6), NOW(6), 1)`, sampleshop.ClaimDra
 		t.Fatal(err)
 	}
 	defer db.Close()
-	_, latest, err := db.SchemaVersion(ctx)
+	_, latest, err := store.New(db).SchemaVersion(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

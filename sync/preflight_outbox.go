@@ -9,13 +9,14 @@ import (
 
 	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // deliveries checks what the outbox delivers, writing nothing: each
 // write-back statement prepared and EXPLAINed (its tables and columns
 // resolved), the notifiers' settings (a command that exists and may be
 // run), and the deliveries not made yet with the last failure.
-func (c *checks) deliveries(ctx context.Context, db *shopdb.DB, n NotifyConfig) {
+func (c *checks) deliveries(ctx context.Context, db *shopdb.DB, st *store.Store, n NotifyConfig) {
 	for _, q := range db.CheckWriteBack(ctx) {
 		if q.Err != nil {
 			c.add(CheckFail, q.Key, "%v", q.Err)
@@ -52,21 +53,21 @@ func (c *checks) deliveries(ctx context.Context, db *shopdb.DB, n NotifyConfig) 
 	if len(parts) > 0 {
 		c.add(CheckOK, "notify", "%s; events: %s", strings.Join(parts, "; "), strings.Join(n.Events, ", "))
 	}
-	st, err := db.DeliveryStats(ctx)
+	ds, err := st.DeliveryStats(ctx)
 	switch {
 	case err != nil:
 		c.add(CheckFail, "deliveries", "%v", err)
-	case st.Failing > 0:
-		c.add(CheckWarn, "deliveries", "%s", DeliveryLine(c.secrets, st))
-	case st.Pending > 0:
-		c.add(CheckOK, "deliveries", "%s", DeliveryLine(c.secrets, st))
+	case ds.Failing > 0:
+		c.add(CheckWarn, "deliveries", "%s", DeliveryLine(c.secrets, ds))
+	case ds.Pending > 0:
+		c.add(CheckOK, "deliveries", "%s", DeliveryLine(c.secrets, ds))
 	}
 }
 
 // DeliveryLine says in one line how the outbox stands: how many
 // deliveries are not made yet, how many of them failed, and the last
 // failure, its text bounded after the secrets of secrets are redacted.
-func DeliveryLine(secrets *redact.Secrets, st shopdb.DeliveryStats) string {
+func DeliveryLine(secrets *redact.Secrets, st store.DeliveryStats) string {
 	s := fmt.Sprintf("%d deliveries not made yet", st.Pending)
 	if st.Pending == 1 {
 		s = "1 delivery not made yet"

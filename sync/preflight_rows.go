@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // Names of the checks on real rows.
@@ -31,7 +32,7 @@ const maxShownJobs = 5
 // its work types; their lines name the insurer when there are several.
 // sample_jobs is read once, line_items once per distinct work types.
 // Everything runs read-only.
-func (c *checks) realRows(ctx context.Context, db *shopdb.DB, s Settings) {
+func (c *checks) realRows(ctx context.Context, db *shopdb.DB, st *store.Store, s Settings) {
 	if !db.HasSampleJobs() {
 		c.add(CheckSkip, checkRowsAll, "not checked: shop.queries.sample_jobs is not set; add it (quotesync init writes one) to prove the mapping on the shop's newest jobs")
 		return
@@ -55,7 +56,7 @@ func (c *checks) realRows(ctx context.Context, db *shopdb.DB, s Settings) {
 	var sharedErr error
 	for _, ins := range s.Insurers {
 		view, _, key := insurerView(db, s, ins)
-		c.rowsFind(ctx, view, c.name(checkRowsFind, ins.Name), samples)
+		c.rowsFind(ctx, view, st, c.name(checkRowsFind, ins.Name), samples)
 		report, err := shared, sharedErr
 		switch {
 		case ins.WorkTypes != nil:
@@ -69,14 +70,16 @@ func (c *checks) realRows(ctx context.Context, db *shopdb.DB, s Settings) {
 	c.rowsState(ctx, db, jobs)
 }
 
-// rowsFind runs find_job, as db's insurer, for each sample.
-func (c *checks) rowsFind(ctx context.Context, db *shopdb.DB, name string, samples []shopdb.SampleJob) {
+// rowsFind runs find_job, as db's insurer, for each sample, in a read-only
+// transaction of st's.
+func (c *checks) rowsFind(ctx context.Context, db *shopdb.DB, st *store.Store, name string, samples []shopdb.SampleJob) {
 	var missed, wrong []string
 	for _, s := range samples {
 		var found string
-		err := db.ReadTx(ctx, db.SampleRequest(s), func(ctx context.Context, tx *shopdb.Tx) error {
+		nr := db.SampleRequest(s)
+		err := st.ReadTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
 			var err error
-			found, err = tx.FindJob(ctx)
+			found, err = db.Jobs(tx.SQL(), nr).Find(ctx)
 			return err
 		})
 		switch {

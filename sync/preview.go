@@ -9,14 +9,21 @@ import (
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
-// PreviewStore is what Preview reads; *shopdb.DB implements it.
-type PreviewStore interface {
+// PreviewShop is what PreviewJob reads of the shop; *shopdb.DB implements
+// it.
+type PreviewShop interface {
 	LineReport(ctx context.Context, jobs []string) (map[string]*shopdb.JobLines, error)
 	JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, map[string]error, error)
 	QuoteFields(ctx context.Context, jobs []string) (map[string]map[string]string, map[string]error, error)
-	JobHolder(ctx context.Context, job string) (shopdb.Request, error)
+}
+
+// JobHolders find the request that holds a job; *store.Store implements
+// it.
+type JobHolders interface {
+	JobHolder(ctx context.Context, job string) (store.Request, error)
 }
 
 // Preview is the quote of one shop job exactly as a pass would build it
@@ -49,7 +56,7 @@ type Preview struct {
 	// whether the remote already holds exactly this quote.
 	Insurer string
 	Request string
-	Phase   shopdb.Phase
+	Phase   store.Phase
 	Pushed  bool
 }
 
@@ -63,19 +70,19 @@ var ErrWhichInsurer = errors.New("no request holds it, and several insurers are 
 var ErrNoSuchJob = errors.New("the shop's queries return no lines and no estimate state for this job")
 
 // PreviewJob reads one job's lines, estimate state and quote fields and
-// builds its quote with the pass's own builder and hash (cfg's quote
+// the request that holds it (holders'), and builds its quote with the pass's own builder and hash (cfg's quote
 // settings). It calls nothing remote and writes nothing.
-func PreviewJob(ctx context.Context, store PreviewStore, cfg Config, job string) (Preview, error) {
+func PreviewJob(ctx context.Context, shop PreviewShop, holders JobHolders, cfg Config, job string) (Preview, error) {
 	cfg = cfg.withDefaults()
 	pv := Preview{Job: job, ByType: map[string]decimal.Decimal{}}
-	report, err := store.LineReport(ctx, []string{job})
+	report, err := shop.LineReport(ctx, []string{job})
 	if err != nil {
 		return pv, fmt.Errorf("read the lines of job %s: %w", job, err)
 	}
 	if jl := report[job]; jl != nil {
 		pv.Lines, pv.Held = jl.Lines, jl.Bad
 	}
-	states, badStates, err := store.JobStates(ctx, []string{job})
+	states, badStates, err := shop.JobStates(ctx, []string{job})
 	if err != nil {
 		return pv, fmt.Errorf("read the estimate state of job %s: %w", job, err)
 	}
@@ -88,7 +95,7 @@ func PreviewJob(ctx context.Context, store PreviewStore, cfg Config, job string)
 	default:
 		pv.NoState = true
 	}
-	fields, badFields, err := store.QuoteFields(ctx, []string{job})
+	fields, badFields, err := shop.QuoteFields(ctx, []string{job})
 	if err != nil {
 		return pv, fmt.Errorf("read the quote fields of job %s: %w", job, err)
 	}
@@ -102,7 +109,7 @@ func PreviewJob(ctx context.Context, store PreviewStore, cfg Config, job string)
 		pv.Total = pv.Total.Add(it.Total)
 		pv.ByType[it.Type] = pv.ByType[it.Type].Add(it.Total)
 	}
-	if r, err := store.JobHolder(ctx, job); err == nil && r.RequestID != "" {
+	if r, err := holders.JobHolder(ctx, job); err == nil && r.RequestID != "" {
 		pv.Insurer, pv.Request, pv.Phase = r.Insurer, r.RequestID, r.Phase
 		pv.Pushed = r.PushedHash != "" && r.PushedHash == pv.Hash
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -23,7 +24,7 @@ func TestPreviewIsWhatThePassPushes(t *testing.T) {
 	if row.PushedHash == "" {
 		t.Fatalf("the pass pushed no Draft: %+v", row)
 	}
-	pv, err := qsync.PreviewJob(r.ctx, r.db, r.set.Sync, sampleshop.JobDraft)
+	pv, err := qsync.PreviewJob(r.ctx, r.db, r.st, r.set.Sync, sampleshop.JobDraft)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func TestPreviewIsWhatThePassPushes(t *testing.T) {
 		Qty: d("1"), UnitPrice: price("120")}); err != nil {
 		t.Fatal(err)
 	}
-	pv, err = qsync.PreviewJob(r.ctx, r.db, r.set.Sync, sampleshop.JobDraft)
+	pv, err = qsync.PreviewJob(r.ctx, r.db, r.st, r.set.Sync, sampleshop.JobDraft)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,14 +57,14 @@ func TestPreviewIsWhatThePassPushes(t *testing.T) {
 func TestPreviewHeldJob(t *testing.T) {
 	_, d := shopdbtest.New(t)
 	db := d.Open(t, d.Config())
-	pv, err := qsync.PreviewJob(context.Background(), db, qsync.Config{}, sampleshop.JobBadLine)
+	pv, err := qsync.PreviewJob(context.Background(), db, store.New(db), qsync.Config{}, sampleshop.JobBadLine)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if pv.Pushable() || len(pv.Held) != 1 || pv.Held[0].Column != "price" || len(pv.Quote.Items) != 1 {
 		t.Errorf("preview of %s: pushable %v, held %v, %d items; want the NULL price holding it and 1 item", sampleshop.JobBadLine, pv.Pushable(), pv.Held, len(pv.Quote.Items))
 	}
-	if _, err := qsync.PreviewJob(context.Background(), db, qsync.Config{}, "RO-99999"); !errors.Is(err, qsync.ErrNoSuchJob) {
+	if _, err := qsync.PreviewJob(context.Background(), db, store.New(db), qsync.Config{}, "RO-99999"); !errors.Is(err, qsync.ErrNoSuchJob) {
 		t.Errorf("preview of an unknown job: %v, want ErrNoSuchJob", err)
 	}
 }
@@ -74,6 +75,7 @@ func TestPreviewHeldJob(t *testing.T) {
 //	go test -run '^$' -bench Preview10k -benchtime 20x ./sync/
 func BenchmarkPreview10k(b *testing.B) {
 	db, d := shopdbtest.New(b)
+	st := store.New(db)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	jobs, err := d.Shop().GenerateJobs(ctx, 10000, 30)
@@ -85,7 +87,7 @@ func BenchmarkPreview10k(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		job := jobs[(i*7919)%len(jobs)]
 		before := db.RoundTrips()
-		pv, err := qsync.PreviewJob(ctx, db, qsync.Config{}, job)
+		pv, err := qsync.PreviewJob(ctx, db, st, qsync.Config{}, job)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -107,7 +109,7 @@ func TestPreviewWithoutEstimateState(t *testing.T) {
 	cfg.Queries.EstimateState = `SELECT j.job_no AS job, 0 AS final FROM jobs j
 WHERE j.job_no IN (:jobs) AND j.job_no <> 'RO-50001' GROUP BY j.job_no`
 	db := d.Open(t, cfg)
-	pv, err := qsync.PreviewJob(context.Background(), db, qsync.Config{}, sampleshop.JobDraft)
+	pv, err := qsync.PreviewJob(context.Background(), db, store.New(db), qsync.Config{}, sampleshop.JobDraft)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // lineItems reads the lines of jobs, none when jobs is empty.
@@ -13,7 +14,7 @@ func (e *Engine) lineItems(ctx context.Context, jobs []string) (map[string][]sho
 	if len(jobs) == 0 {
 		return nil, nil, nil
 	}
-	return e.store.LineItems(ctx, jobs)
+	return e.shop.LineItems(ctx, jobs)
 }
 
 // examineHeld reports whether this pass examines every held job again: the
@@ -51,7 +52,7 @@ const (
 // that did change (or must be pushed whatever their lines), plus the
 // writes; the change markers of jobs examined with nothing to push are
 // written together at the end.
-func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
+func (e *Engine) pushAll(ctx context.Context, p *pass, rows []store.Request) {
 	cands, jobs := pushCandidates(rows)
 	e.rememberJobs(p, jobs)
 	if len(jobs) == 0 {
@@ -124,7 +125,7 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []shopdb.Request) {
 		})
 		ready = append(ready, got...)
 	}
-	e.writeNotes(ctx, p)
+	e.commitNotes(ctx, p)
 	e.submitAll(ctx, p, ready)
 }
 
@@ -158,7 +159,7 @@ func digestable(w pushJob) bool {
 
 // unchanged reports whether a digestable job whose n lines hash to hash
 // has nothing to push: decideJob would answer jobNote.
-func unchanged(r shopdb.Request, st shopdb.JobState, n int, hash string) bool {
+func unchanged(r store.Request, st shopdb.JobState, n int, hash string) bool {
 	if st.Final && n == 0 && r.Phase != PhaseSubmitted {
 		return false // held: final without lines
 	}
@@ -196,7 +197,7 @@ func chunkWork(work []pushJob) []lineWork {
 func (e *Engine) readLines(ctx context.Context, c lineWork) fetchedLines {
 	f := fetchedLines{same: map[string]bool{}}
 	var badFields map[string]error
-	if f.fields, badFields, f.err = e.store.QuoteFields(ctx, append(slices.Clone(c.digest), c.full...)); f.err != nil {
+	if f.fields, badFields, f.err = e.shop.QuoteFields(ctx, append(slices.Clone(c.digest), c.full...)); f.err != nil {
 		return f
 	}
 	full := c.full
@@ -209,7 +210,7 @@ func (e *Engine) readLines(ctx context.Context, c lineWork) fetchedLines {
 		}
 		cw := &canonWriter{}
 		seen := make(map[string]bool, len(c.digest))
-		unsure, err := e.store.LineTexts(ctx, c.digest, func(job string, lines []shopdb.LineText) {
+		unsure, err := e.shop.LineTexts(ctx, c.digest, func(job string, lines []shopdb.LineText) {
 			seen[job] = true
 			w := rows[job]
 			if badFields[job] == nil && unchanged(w.row, w.state, len(lines), e.hashLines(cw, job, lines, f.fields[job])) {
@@ -294,7 +295,7 @@ func (e *Engine) readStillFinal(ctx context.Context, todo []pushJob) ([]pushJob,
 			unmarked = append(unmarked, w.row.JobNumber)
 		}
 	}
-	now, badNow, err := e.store.JobStates(ctx, jobs)
+	now, badNow, err := e.shop.JobStates(ctx, jobs)
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +306,7 @@ func (e *Engine) readStillFinal(ctx context.Context, todo []pushJob) ([]pushJob,
 	var fields map[string]map[string]string
 	var badFields map[string]error
 	if len(unmarked) > 0 {
-		if fields, badFields, err = e.store.QuoteFields(ctx, unmarked); err != nil {
+		if fields, badFields, err = e.shop.QuoteFields(ctx, unmarked); err != nil {
 			return nil, err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
@@ -28,7 +29,7 @@ func sampleLines() []shopdb.Line {
 
 func testEngine(t *testing.T, cfg Config) *Engine {
 	t.Helper()
-	e, err := New(cfg, &fakeRemote{}, &fakeStore{}, zap.NewNop())
+	e, err := New(cfg, &fakeRemote{}, fakeShop{}, fakeStore{}, zap.NewNop())
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -121,7 +122,7 @@ func TestDecisionsBackoff(t *testing.T) {
 	cfg.RetryBackoffMin, cfg.RetryBackoffMax = time.Minute, time.Hour
 	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	req := remote.Request{ID: "1", ClaimNumber: "C1"}
-	cur := shopdb.Request{RequestID: "1", Phase: PhaseReserved, Attempts: 2, Version: 3}
+	cur := store.Request{RequestID: "1", Phase: PhaseReserved, Attempts: 2, Version: 3}
 	call := Event{Kind: EventAccepted, Err: &remote.Error{Method: "POST", Path: "/requests/1", Status: 503, Err: remote.ErrTemporary}}
 	wait := func(ch change) time.Duration { return ch.next.NextAttemptAt.Sub(now) }
 	for range 50 {

@@ -266,7 +266,7 @@ func TestStatusFormFoundAndKept(t *testing.T) {
 		t.Fatalf("pass: %+v, want the final estimate submitted", s)
 	}
 	found := "PUT " + remote.StatusPathQuoteStatus
-	if got, ok, err := r.db.Setting(r.ctx, qsync.StatusFormKey(qsync.DefaultInsurer)); err != nil || !ok || got != found {
+	if got, ok, err := r.st.Setting(r.ctx, qsync.StatusFormKey(qsync.DefaultInsurer)); err != nil || !ok || got != found {
 		t.Fatalf("kept form = %q, %v, %v; want %q", got, ok, err, found)
 	}
 	if evs := r.events.of(qsync.EventStatusForm); len(evs) != 1 || evs[0].Route != found {

@@ -17,11 +17,12 @@ import (
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // The reservation's decisions over the real storage: what the engine's
 // reserve and deferReserve write, and what Retry does, on a real MariaDB.
-// (shopdb's own tests cover the storage half: the transaction, the unique
+// (the store's own tests cover the storage half: the transaction, the unique
 // keys, a connection killed before COMMIT.)
 
 // reserveHarness is an engine on a sample shop, with no remote: the tests
@@ -30,7 +31,7 @@ type reserveHarness struct {
 	t   *testing.T
 	ctx context.Context
 	d   *shopdbtest.Database
-	db  *shopdb.DB
+	db  *store.Store
 	e   *Engine
 	now time.Time
 }
@@ -44,12 +45,13 @@ func newReserveHarness(t *testing.T, edit func(*shopdb.Config)) *reserveHarness 
 	if edit != nil {
 		edit(&cfg)
 	}
-	db := d.Open(t, cfg)
-	e, err := New(DefaultConfig(), fakeRemote{}, db, zap.NewNop())
+	shop := d.Open(t, cfg)
+	st := store.New(shop)
+	e, err := New(DefaultConfig(), fakeRemote{}, shop, st, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &reserveHarness{t: t, ctx: ctx, d: d, db: db, e: e, now: time.Now()}
+	return &reserveHarness{t: t, ctx: ctx, d: d, db: st, e: e, now: time.Now()}
 }
 
 // pendingReq is a listed request for claim, as the client decodes it.
@@ -61,9 +63,9 @@ func pendingReq(id, claim string) remote.Request {
 
 // reserve runs the accept stage's reserve step for req in a pass of its
 // own and returns the pass, and the row when it was reserved.
-func (h *reserveHarness) reserve(e *Engine, req remote.Request) (*pass, shopdb.Request, bool) {
+func (h *reserveHarness) reserve(e *Engine, req remote.Request) (*pass, store.Request, bool) {
 	h.t.Helper()
-	p := &pass{e: e, now: h.now, phases: map[string]shopdb.Phase{}}
+	p := &pass{e: e, now: h.now, phases: map[string]store.Phase{}}
 	r, ok := e.reserve(h.ctx, p, req)
 	if len(p.errs) > 0 {
 		h.t.Fatalf("reserve %s failed the pass: %v", req.ID, errors.Join(p.errs...))
@@ -72,7 +74,7 @@ func (h *reserveHarness) reserve(e *Engine, req remote.Request) (*pass, shopdb.R
 }
 
 // row reads a state row.
-func (h *reserveHarness) row(id string) shopdb.Request {
+func (h *reserveHarness) row(id string) store.Request {
 	h.t.Helper()
 	r, err := h.db.Request(h.ctx, id)
 	if err != nil {
@@ -213,7 +215,7 @@ func TestReserveJobInUse(t *testing.T) {
 func TestDeferReserveCounts(t *testing.T) {
 	h := newReserveHarness(t, nil)
 	req := pendingReq("d1", "CLM-D1")
-	p := &pass{e: h.e, now: h.now, phases: map[string]shopdb.Phase{}}
+	p := &pass{e: h.e, now: h.now, phases: map[string]store.Phase{}}
 	for _, reason := range []string{"create_job failed: deadlock", "create_job failed: deadlock", "job RO-50001 is already linked to request 7"} {
 		h.e.deferReserve(h.ctx, p, req, errors.New(reason))
 	}
@@ -224,7 +226,7 @@ func TestDeferReserveCounts(t *testing.T) {
 		t.Fatal(errors.Join(p.errs...))
 	}
 	r := h.row("d1")
-	if r.Phase != PhaseWaiting || r.Attempts != 5 || r.Version != 5 || r.NextAttemptAt.Before(h.now) || len(r.LastError) > shopdb.MaxTextLen {
+	if r.Phase != PhaseWaiting || r.Attempts != 5 || r.Version != 5 || r.NextAttemptAt.Before(h.now) || len(r.LastError) > store.MaxTextLen {
 		t.Errorf("after 5 failures: %+v", r)
 	}
 	if got := h.events("d1"); len(got) != 3 {
@@ -248,7 +250,8 @@ func TestDeferReserveCounts(t *testing.T) {
 // request without a job is recorded waiting once.
 func TestReserveConcurrent(t *testing.T) {
 	h := newReserveHarness(t, nil)
-	second, err := New(DefaultConfig(), fakeRemote{}, h.d.Open(t, h.d.Config()), zap.NewNop())
+	shop := h.d.Open(t, h.d.Config())
+	second, err := New(DefaultConfig(), fakeRemote{}, shop, store.New(shop), zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +265,7 @@ func TestReserveConcurrent(t *testing.T) {
 			wg.Go(func() {
 				<-start
 				e := engines[k%2]
-				p := &pass{e: e, now: h.now, phases: map[string]shopdb.Phase{}}
+				p := &pass{e: e, now: h.now, phases: map[string]store.Phase{}}
 				e.reserve(h.ctx, p, pendingReq(fmt.Sprint("c", i), fmt.Sprint("CLM-C-", i)))
 				if len(p.errs) > 0 {
 					t.Errorf("racer: %v", errors.Join(p.errs...))
@@ -291,29 +294,29 @@ func TestReserveConcurrent(t *testing.T) {
 // note; a request that is not stuck, or submitted, is refused.
 func TestRetryEveryStuckPhase(t *testing.T) {
 	h := newReserveHarness(t, nil)
-	insert := func(r shopdb.Request) {
+	insert := func(r store.Request) {
 		t.Helper()
-		if _, err := h.db.Insert(h.ctx, r, shopdb.Event{}); err != nil {
+		if _, err := h.db.Insert(h.ctx, r, store.Event{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	later := h.now.Add(time.Hour)
-	insert(shopdb.Request{RequestID: "rej", JobNumber: "RO-1", Phase: PhaseRejected, ResumePhase: PhaseAccepted, Reason: ReasonRefused, Attempts: 4, NextAttemptAt: later, LastError: "400 bad item"})
-	insert(shopdb.Request{RequestID: "rej-nojob", Phase: PhaseRejected, ResumePhase: PhaseReserved, Reason: ReasonJobConflict})
-	insert(shopdb.Request{RequestID: "rej-unset", JobNumber: "RO-2", Phase: PhaseRejected, Reason: ReasonRefused})
-	insert(shopdb.Request{RequestID: "unknown", JobNumber: "RO-3", Phase: PhaseAcceptUnknown, Reason: ReasonAcceptLost})
-	insert(shopdb.Request{RequestID: "gone", JobNumber: "RO-4", Phase: PhaseGone, Reason: ReasonExpired})
-	insert(shopdb.Request{RequestID: "taken", ReleasedJob: "RO-5", Phase: PhaseTakenElsewhere, Reason: ReasonOtherReference})
-	insert(shopdb.Request{RequestID: "held", JobNumber: "RO-6", Phase: PhaseDrafted, Reason: ReasonUnmappedCode, PushedMarker: "m"})
-	insert(shopdb.Request{RequestID: "backoff", JobNumber: "RO-7", Phase: PhaseAccepted, Reason: ReasonRetrying, NextAttemptAt: later})
-	insert(shopdb.Request{RequestID: "fine", JobNumber: "RO-8", Phase: PhaseDrafted})
-	insert(shopdb.Request{RequestID: "done", JobNumber: "RO-9", Phase: PhaseSubmitted, SupplementNeeded: true})
+	insert(store.Request{RequestID: "rej", JobNumber: "RO-1", Phase: PhaseRejected, ResumePhase: PhaseAccepted, Reason: ReasonRefused, Attempts: 4, NextAttemptAt: later, LastError: "400 bad item"})
+	insert(store.Request{RequestID: "rej-nojob", Phase: PhaseRejected, ResumePhase: PhaseReserved, Reason: ReasonJobConflict})
+	insert(store.Request{RequestID: "rej-unset", JobNumber: "RO-2", Phase: PhaseRejected, Reason: ReasonRefused})
+	insert(store.Request{RequestID: "unknown", JobNumber: "RO-3", Phase: PhaseAcceptUnknown, Reason: ReasonAcceptLost})
+	insert(store.Request{RequestID: "gone", JobNumber: "RO-4", Phase: PhaseGone, Reason: ReasonExpired})
+	insert(store.Request{RequestID: "taken", ReleasedJob: "RO-5", Phase: PhaseTakenElsewhere, Reason: ReasonOtherReference})
+	insert(store.Request{RequestID: "held", JobNumber: "RO-6", Phase: PhaseDrafted, Reason: ReasonUnmappedCode, PushedMarker: "m"})
+	insert(store.Request{RequestID: "backoff", JobNumber: "RO-7", Phase: PhaseAccepted, Reason: ReasonRetrying, NextAttemptAt: later})
+	insert(store.Request{RequestID: "fine", JobNumber: "RO-8", Phase: PhaseDrafted})
+	insert(store.Request{RequestID: "done", JobNumber: "RO-9", Phase: PhaseSubmitted, SupplementNeeded: true})
 
 	tests := []struct {
 		id     string
-		phase  shopdb.Phase
+		phase  store.Phase
 		job    string
-		intent shopdb.Intent
+		intent store.Intent
 	}{
 		{"rej", PhaseAccepted, "RO-1", ""},
 		{"rej-nojob", PhaseWaiting, "", ""},
@@ -348,7 +351,7 @@ func TestRetryEveryStuckPhase(t *testing.T) {
 			t.Errorf("Retry(%s) = %v, want ErrNotRetryable", id, err)
 		}
 	}
-	if _, _, err := h.e.Retry(h.ctx, "nope", ""); !errors.Is(err, shopdb.ErrNotFound) {
+	if _, _, err := h.e.Retry(h.ctx, "nope", ""); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Retry of an unknown request = %v, want ErrNotFound", err)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // ErrNotRetryable: the request is in a phase `retry` cannot help
@@ -25,7 +25,7 @@ var ErrNotRetryable = errors.New("nothing to retry")
 //   - an open phase that waits (a backoff, a hold): due now, and a held job
 //     is read again at the next pass;
 //   - submitted, or an open phase that waits for nothing: ErrNotRetryable.
-func decideRetry(cur shopdb.Request, note string) (change, error) {
+func decideRetry(cur store.Request, note string) (change, error) {
 	next := cur
 	next.Attempts, next.NextAttemptAt, next.LastError, next.Reason = 0, time.Time{}, "", ReasonNone
 	switch cur.Phase {
@@ -75,22 +75,22 @@ func decideRetry(cur shopdb.Request, note string) (change, error) {
 // note in its event log, through the executor like every change: its
 // event is logged and reaches every observer, and queues what the notice
 // table gives it. It writes only quotesync's own row (compare and set), so
-// it is safe while the daemon runs: shopdb.ErrStale when the row changed
-// meanwhile, shopdb.ErrNotFound for a request quotesync does not track,
+// it is safe while the daemon runs: store.ErrStale when the row changed
+// meanwhile, store.ErrNotFound for a request quotesync does not track,
 // ErrNotRetryable for a submitted one. It returns the row before and
 // after.
-func (e *Engine) Retry(ctx context.Context, requestID, note string) (before, after shopdb.Request, err error) {
+func (e *Engine) Retry(ctx context.Context, requestID, note string) (before, after store.Request, err error) {
 	cur, err := e.store.Request(ctx, requestID)
 	if err != nil {
-		return shopdb.Request{}, shopdb.Request{}, err
+		return store.Request{}, store.Request{}, err
 	}
 	ch, err := decideRetry(cur, note)
 	if err != nil {
-		return cur, shopdb.Request{}, err
+		return cur, store.Request{}, err
 	}
 	saved, _, err := e.commit(ctx, ch)
 	if err != nil {
-		return cur, shopdb.Request{}, fmt.Errorf("retry request %s: %w", requestID, err)
+		return cur, store.Request{}, fmt.Errorf("retry request %s: %w", requestID, err)
 	}
 	return cur, saved, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -30,7 +31,8 @@ type rig struct {
 	t      *testing.T
 	ctx    context.Context
 	d      *shopdbtest.Database
-	db     *shopdb.DB
+	db     *shopdb.DB   // the shop's mapping
+	st     *store.Store // quotesync's store
 	shop   *sampleshop.Shop
 	emu    *emulator.Emulator
 	url    string
@@ -146,7 +148,7 @@ func (r *rig) open() {
 		r.t.Fatal(err)
 	}
 	r.t.Cleanup(func() { qd.Close() })
-	r.db, r.client, r.engine, r.outbox = qd.DB, qd.Remote, qd.Engine, qd.Outbox
+	r.db, r.st, r.client, r.engine, r.outbox = qd.Shop, qd.Store, qd.Remote, qd.Engine, qd.Outbox
 	r.engine.Now = r.clock.Now
 }
 
@@ -181,9 +183,9 @@ func (r *rig) seed(claims ...string) []string {
 }
 
 // row reads quotesync's state row of a request.
-func (r *rig) row(id string) shopdb.Request {
+func (r *rig) row(id string) store.Request {
 	r.t.Helper()
-	row, err := r.db.Request(r.ctx, id)
+	row, err := r.st.Request(r.ctx, id)
 	if err != nil {
 		r.t.Fatalf("read state row %s: %v", id, err)
 	}

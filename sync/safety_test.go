@@ -74,7 +74,7 @@ func TestUndecodableEntryConcludesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := qsync.New(r.engine.Config(), c, r.db, r.engineLog())
+	e, err := qsync.New(r.engine.Config(), c, r.db, r.st, r.engineLog())
 	if err != nil {
 		t.Fatal(err)
 	}

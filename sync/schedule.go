@@ -10,14 +10,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quotesync/quotesync/shopdb/store"
 	"github.com/robfig/cron/v3"
 	"go.uber.org/zap"
-
-	"github.com/quotesync/quotesync/shopdb"
 )
 
 // Lease is the single-instance lock as the scheduler uses it;
-// *shopdb.Lock implements it.
+// *store.Lock implements it.
 type Lease interface {
 	// Lost is closed when the lock is found gone (its heartbeat checks).
 	Lost() <-chan struct{}
@@ -25,7 +24,7 @@ type Lease interface {
 }
 
 // LockFunc acquires the single-instance lock. It returns an error wrapping
-// shopdb.ErrNotLeader while another instance holds it.
+// store.ErrNotLeader while another instance holds it.
 type LockFunc func(ctx context.Context) (Lease, error)
 
 // RunOptions configures Run.
@@ -294,7 +293,7 @@ func (g *group) lead(ctx context.Context) (Lease, error) {
 	}
 	lease, err := g.opts.Lock(ctx)
 	switch {
-	case errors.Is(err, shopdb.ErrNotLeader):
+	case errors.Is(err, store.ErrNotLeader):
 		g.lockErrs = 0
 		if !g.standby {
 			g.standby = true

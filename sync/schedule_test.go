@@ -9,12 +9,12 @@ import (
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/remote/emulator"
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
-// lockFunc adapts a shopdb.DB's lock to the scheduler, as cmd does.
-func lockFunc(db *shopdb.DB) qsync.LockFunc {
+// lockFunc adapts a store's lock to the scheduler, as cmd does.
+func lockFunc(db *store.Store) qsync.LockFunc {
 	return func(ctx context.Context) (qsync.Lease, error) {
 		l, err := db.AcquireLock(ctx)
 		if err != nil {
@@ -27,7 +27,7 @@ func lockFunc(db *shopdb.DB) qsync.LockFunc {
 // second assembles another daemon on the rig's shop database and
 // emulator, with its own pool, client and events: the other half of an HA
 // pair.
-func (r *rig) second() (*qsync.Engine, *shopdb.DB, *recorder) {
+func (r *rig) second() (*qsync.Engine, *store.Store, *recorder) {
 	r.t.Helper()
 	events := &recorder{}
 	qd, err := qsync.Open(r.ctx, qsync.Settings{Insurers: []qsync.Insurer{{Name: qsync.DefaultInsurer,
@@ -37,7 +37,7 @@ func (r *rig) second() (*qsync.Engine, *shopdb.DB, *recorder) {
 		r.t.Fatal(err)
 	}
 	r.t.Cleanup(func() { qd.Close() })
-	return qd.Engine, qd.DB, events
+	return qd.Engine, qd.Store, events
 }
 
 // interrupted counts the passes that ended interrupted.
@@ -85,7 +85,7 @@ func TestRunLeadership(t *testing.T) {
 	defer stop2()
 	done1, done2 := make(chan error, 1), make(chan error, 1)
 	ticks2 := make(chan qsync.Tick, 100)
-	go func() { done1 <- r.engine.Run(ctx1, qsync.RunOptions{Lock: lockFunc(r.db)}) }()
+	go func() { done1 <- r.engine.Run(ctx1, qsync.RunOptions{Lock: lockFunc(r.st)}) }()
 	waitFor(t, "the first instance to lead", 10*time.Second, func() bool { return r.seen(qsync.EventLeader) == 1 })
 	go func() {
 		done2 <- e2.Run(ctx2, qsync.RunOptions{Lock: lockFunc(db2), OnTick: func(tk qsync.Tick) {
@@ -212,7 +212,7 @@ func TestRunCancel(t *testing.T) {
 				t.Error("no tick of the cancelled pass says it was interrupted")
 			}
 			// The row stays reserved: the next pass repairs it.
-			rows, err := r.db.ListRequests(r.ctx, shopdb.ListQuery{})
+			rows, err := r.st.ListRequests(r.ctx, store.ListQuery{})
 			if err != nil || len(rows) != 1 || rows[0].Phase != qsync.PhaseReserved {
 				t.Fatalf("after cancellation: %v rows (%v)", rows, err)
 			}

@@ -160,10 +160,11 @@ func (b *statesBatch) of(jobs []string) (map[string]shopdb.JobState, map[string]
 	return states, bad, nil
 }
 
-// sharedStates is an insurer's view of the database whose fingerprint and
-// estimate-state reads are shared with the daemon's other engines.
+// sharedStates is an insurer's view of the shop's database whose
+// fingerprint and estimate-state reads are shared with the daemon's other
+// engines.
 type sharedStates struct {
-	sharedStore
+	sharedShop
 	states *stateReads
 }
 

@@ -19,9 +19,11 @@ import (
 // and credentials, reach MariaDB over TCP and the unix socket, listen on
 // loopback, and not write /etc or bind port 80; that Type=notify, reload and
 // the watchdog work; and that a watchdog kill or a panic is restarted while
-// exit status 2 (bad configuration) is not; and that a unit started before
+// exit status 2 (bad configuration) is not; that a unit started before
 // it is configured waits (inactive, with the steps in the journal) instead
-// of failing in a loop.
+// of failing in a loop; and that two sites of quotesync@.service run side
+// by side, each with its own file, token, journal identifier and control
+// socket, and that `systemctl reload 'quotesync@*'` reaches both.
 //
 // It boots a container (about 30 s), so it runs with the soak campaigns:
 // QUOTESYNC_SOAK=1, as root, with systemd-nspawn (package systemd-container,
@@ -121,6 +123,28 @@ func TestUnitUnderSystemd(t *testing.T) {
 		"example.state":    "inactive/success",
 		"example.restarts": "0",
 		"example.message":  "yes",
+
+		// Two sites of quotesync@.service at once, each with its own
+		// file, token, journal identifier and runtime directory; one
+		// reload of the pattern reaches both.
+		"site.north.state":             "active/running",
+		"site.north.args":              "[run --config /etc/quotesync/sites/north.yaml --site north]",
+		"site.north.identifier":        "quotesync@north",
+		"site.north.token":             "own",
+		"site.north.runtime-directory": "/run/quotesync@north",
+		"site.north.control":           "660 quotesync",
+		"site.north.sync-now":          "started exit 0",
+		"site.north.reload":            "1",
+		"site.south.state":             "active/running",
+		"site.south.args":              "[run --config /etc/quotesync/sites/south.yaml --site south]",
+		"site.south.identifier":        "quotesync@south",
+		"site.south.token":             "own",
+		"site.south.runtime-directory": "/run/quotesync@south",
+		"site.south.control":           "660 quotesync",
+		"site.south.reload":            "1",
+		"site.east.state":              "inactive/success",
+		"site.east.message":            "yes",
+		"site.stopped":                 "0",
 	}
 	// The database probes count where this machine has a MariaDB to reach.
 	if _, err := os.Stat("/run/mysqld/mysqld.sock"); err == nil {

@@ -245,16 +245,18 @@ func checkContents(t *testing.T, dpkgDeb, deb, root string) {
 		"./usr/lib/":                   dir,
 		"./usr/lib/systemd/":           dir,
 		"./usr/lib/systemd/system/":    dir,
-		"./usr/lib/systemd/system/quotesync.service": file,
-		"./usr/share/":                            dir,
-		"./usr/share/doc/":                        dir,
-		"./usr/share/doc/quotesync/":              dir,
-		"./usr/share/doc/quotesync/README.Debian": file,
-		"./usr/share/doc/quotesync/copyright":     file,
-		"./usr/share/doc/quotesync/changelog.gz":  file,
-		"./usr/share/man/":                        dir,
-		"./usr/share/man/man8/":                   dir,
-		"./usr/share/man/man8/quotesync.8.gz":     file,
+		"./usr/lib/systemd/system/quotesync.service":  file,
+		"./usr/lib/systemd/system/quotesync@.service": file,
+		"./etc/quotesync/sites/":                      dir,
+		"./usr/share/":                                dir,
+		"./usr/share/doc/":                            dir,
+		"./usr/share/doc/quotesync/":                  dir,
+		"./usr/share/doc/quotesync/README.Debian":     file,
+		"./usr/share/doc/quotesync/copyright":         file,
+		"./usr/share/doc/quotesync/changelog.gz":      file,
+		"./usr/share/man/":                            dir,
+		"./usr/share/man/man8/":                       dir,
+		"./usr/share/man/man8/quotesync.8.gz":         file,
 	}
 	if _, err := os.Stat(filepath.Join(root, "README.md")); err == nil {
 		want["./usr/share/doc/quotesync/README.md"] = file
@@ -325,11 +327,12 @@ func checkFiles(t *testing.T, dpkgDeb, deb, root, bin string, built bool) {
 		t.Fatalf("dpkg-deb --extract: exit %d: %s", code, stderr)
 	}
 	same := map[string]string{
-		"usr/bin/quotesync":                        bin,
-		"etc/quotesync/config.yaml":                configSource(root),
-		"usr/lib/systemd/system/quotesync.service": unitPath,
-		"usr/share/doc/quotesync/copyright":        filepath.Join(root, "LICENSE"),
-		"usr/share/doc/quotesync/README.Debian":    "README.md",
+		"usr/bin/quotesync":                         bin,
+		"etc/quotesync/config.yaml":                 configSource(root),
+		"usr/lib/systemd/system/quotesync.service":  unitPath,
+		"usr/lib/systemd/system/quotesync@.service": templatePath,
+		"usr/share/doc/quotesync/copyright":         filepath.Join(root, "LICENSE"),
+		"usr/share/doc/quotesync/README.Debian":     "README.md",
 	}
 	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {

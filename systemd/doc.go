@@ -3,6 +3,8 @@
 //
 //   - quotesync.service: the hardened systemd unit (Type=notify, watchdog,
 //     LoadCredential= for the token and the database password).
+//   - quotesync@.service: the same unit for many sites on one host, the
+//     instance being the site (/etc/quotesync/sites/%i.yaml, --site %i).
 //   - build-deb, nfpm.yaml, deb/: the .deb (`make deb`), built with nfpm.
 //   - README.md: the install notes, shipped as README.Debian.
 //

@@ -67,21 +67,27 @@ func checkInstall(t *testing.T, deb string) {
 		"install.enabled":     "no",
 		"install.runs":        "yes",
 		"install.verify":      "clean", // systemd-analyze verify on the installed unit
-		// upgrade: a running service moves to the new binary; a stopped one stays stopped.
-		"upgrade.systemctl": "--system daemon-reload;try-restart quotesync.service",
-		// remove: stopped; config and secrets kept.
-		"remove.systemctl": "stop quotesync.service;--system daemon-reload",
-		"remove.status":    "deinstall ok config-files",
-		"remove.binary":    "absent",
-		"remove.config":    "640 root quotesync",
-		"remove.token":     "600 root root",
-		"remove.user":      "quotesync:/nonexistent:/usr/sbin/nologin",
+		"install.sites":       "755 root root",
+		"install.template":    "644 root root",
+		"install.verify-site": "clean", // the installed template, as quotesync@north.service
+		// upgrade: a running service (or site) moves to the new binary; a stopped one stays stopped.
+		"upgrade.systemctl": "--system daemon-reload;try-restart quotesync.service quotesync@*.service",
+		// remove: stopped, every site too; config and secrets kept.
+		"remove.systemctl":   "stop quotesync.service quotesync@*.service;--system daemon-reload",
+		"remove.site-token":  "600 root root",
+		"remove.site-config": "640 root quotesync",
+		"remove.status":      "deinstall ok config-files",
+		"remove.binary":      "absent",
+		"remove.config":      "640 root quotesync",
+		"remove.token":       "600 root root",
+		"remove.user":        "quotesync:/nonexistent:/usr/sbin/nologin",
 		// purge: config, secrets, enablement link, user and group gone.
-		"purge.systemctl": "--system daemon-reload",
-		"purge.etc":       "absent",
-		"purge.enabled":   "no",
-		"purge.user":      "absent",
-		"purge.group":     "absent",
+		"purge.systemctl":    "--system daemon-reload",
+		"purge.etc":          "absent",
+		"purge.enabled":      "no",
+		"purge.enabled-site": "no",
+		"purge.user":         "absent",
+		"purge.group":        "absent",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("install probes (-want +got):\n%s\nstderr of install.sh:\n%s", diff, stderr)

@@ -16,8 +16,20 @@ import (
 )
 
 // unitPath is the unit file, relative to this package's directory (where go
-// test runs).
-const unitPath = "quotesync.service"
+// test runs); templatePath the template unit of many sites, verified as
+// the instance templateInstance.
+const (
+	unitPath         = "quotesync.service"
+	templatePath     = "quotesync@.service"
+	templateInstance = "quotesync@north.service"
+)
+
+// shippedUnits are the unit files the package installs, each with the
+// name it is verified under.
+var shippedUnits = []struct{ path, name string }{
+	{unitPath, unitPath},
+	{templatePath, templateInstance},
+}
 
 // maxExposure is the highest exposure score systemd-analyze security may give
 // the unit (issue 5: "2.0 or lower").
@@ -74,7 +86,14 @@ func MustReadFile(tb testing.TB, path string) string {
 // returns its path.
 func writeUnit(tb testing.TB, text string) string {
 	tb.Helper()
-	path := filepath.Join(tb.TempDir(), "quotesync.service")
+	return writeUnitAs(tb, unitPath, text)
+}
+
+// writeUnitAs writes a unit text under name in a fresh directory and
+// returns its path.
+func writeUnitAs(tb testing.TB, name, text string) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), name)
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		tb.Fatal(err)
 	}
@@ -93,30 +112,34 @@ func TestUnitVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shipped := MustReadFile(t, unitPath)
-	const execStart = "ExecStart=/usr/bin/quotesync "
-	if got, want := strings.Count(shipped, "\n"+execStart), 1; got != want {
-		t.Fatalf("%s has %d lines starting %q, want %d", unitPath, got, execStart, want)
-	}
-	// ExecStart= and ExecCondition= both run the binary.
-	testable := strings.ReplaceAll(shipped, "=/usr/bin/quotesync ", "="+exe+" ")
+	for _, u := range shippedUnits {
+		t.Run(u.path, func(t *testing.T) {
+			shipped := MustReadFile(t, u.path)
+			const execStart = "ExecStart=/usr/bin/quotesync "
+			if got, want := strings.Count(shipped, "\n"+execStart), 1; got != want {
+				t.Fatalf("%s has %d lines starting %q, want %d", u.path, got, execStart, want)
+			}
+			// ExecStart= and ExecCondition= both run the binary.
+			testable := strings.ReplaceAll(shipped, "=/usr/bin/quotesync ", "="+exe+" ")
 
-	tests := []struct {
-		name      string
-		unit      string
-		wantClean bool
-	}{
-		{"Shipped", testable, true},
-		{"UnknownKey", strings.Replace(testable, "[Service]\n", "[Service]\nRestartt=always\n", 1), false},
-		{"BadType", strings.Replace(testable, "\nType=notify\n", "\nType=notifyy\n", 1), false},
-		{"MissingBinary", shipped, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			stdout, stderr, code := run(t, nil, analyze, "verify", writeUnit(t, tt.unit))
-			out := strings.TrimSpace(stdout + stderr)
-			if clean := code == 0 && out == ""; clean != tt.wantClean {
-				t.Fatalf("systemd-analyze verify: exit %d, clean=%v, want clean=%v; output:\n%s", code, clean, tt.wantClean, out)
+			tests := []struct {
+				name      string
+				unit      string
+				wantClean bool
+			}{
+				{"Shipped", testable, true},
+				{"UnknownKey", strings.Replace(testable, "[Service]\n", "[Service]\nRestartt=always\n", 1), false},
+				{"BadType", strings.Replace(testable, "\nType=notify\n", "\nType=notifyy\n", 1), false},
+				{"MissingBinary", shipped, false},
+			}
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					stdout, stderr, code := run(t, nil, analyze, "verify", writeUnitAs(t, u.name, tt.unit))
+					out := strings.TrimSpace(stdout + stderr)
+					if clean := code == 0 && out == ""; clean != tt.wantClean {
+						t.Fatalf("systemd-analyze verify: exit %d, clean=%v, want clean=%v; output:\n%s", code, clean, tt.wantClean, out)
+					}
+				})
 			}
 		})
 	}
@@ -153,6 +176,12 @@ func TestUnitExposure(t *testing.T) {
 	}
 	if score > shippedExposure {
 		t.Errorf("exposure %.1f, above the %.1f the unit had: a change raised it; see systemd-analyze security --offline=yes systemd/%s", score, shippedExposure, unitPath)
+	}
+	// The template is no worse than the single unit, as an instance.
+	site, code := exposure(t, analyze, writeUnitAs(t, templateInstance, MustReadFile(t, templatePath)))
+	t.Logf("exposure of %s as %s: %.1f", templatePath, templateInstance, site)
+	if site > score || code != 0 {
+		t.Errorf("exposure of %s %.1f (exit %d), want at most %s's %.1f", templatePath, site, code, unitPath, score)
 	}
 
 	bare, code := exposure(t, analyze, writeUnit(t, "[Service]\nExecStart=/bin/true\n"))
@@ -237,6 +266,76 @@ func TestUnitContract(t *testing.T) {
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, unit[tt.section][tt.key]); diff != "" {
 			t.Errorf("[%s] %s= mismatch (-want +got):\n%s", tt.section, tt.key, diff)
+		}
+	}
+}
+
+// TestTemplateContract pins what the template unit of many sites adds to
+// the single unit's contract: the instance is the site, its file is
+// /etc/quotesync/sites/%i.yaml and --site %i names it (cmd/quotesync: the
+// log field, the control socket /run/quotesync@%i/control.sock), its
+// secrets come from /etc/quotesync/sites/%i/, its journal lines carry it,
+// and ExecReload= lets `systemctl reload 'quotesync@*'` reach every site.
+func TestTemplateContract(t *testing.T) {
+	unit := parseUnit(t, MustReadFile(t, templatePath))
+	tests := []struct {
+		section, key string
+		want         []string
+	}{
+		{"Unit", "Description", []string{"quotesync: shop database to insurer quote sync, site %i"}},
+		{"Unit", "ConditionFileNotEmpty", []string{"/etc/quotesync/sites/%i/token"}},
+		{"Service", "ExecCondition", []string{"/usr/bin/quotesync configured --config /etc/quotesync/sites/%i.yaml --site %i"}},
+		{"Service", "ExecStart", []string{"/usr/bin/quotesync run --config /etc/quotesync/sites/%i.yaml --site %i"}},
+		{"Service", "ExecReload", []string{"/bin/kill -HUP $MAINPID"}},
+		{"Service", "LoadCredential", []string{
+			"token:/etc/quotesync/sites/%i/token",
+			"db-password:/etc/quotesync/sites/%i/db-password",
+		}},
+		{"Service", "SetCredential", []string{`db-password:\n`}},
+		{"Service", "SyslogIdentifier", []string{"quotesync@%i"}},
+		{"Service", "RuntimeDirectory", []string{"quotesync@%i"}},
+		{"Install", "WantedBy", []string{"multi-user.target"}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, unit[tt.section][tt.key]); diff != "" {
+			t.Errorf("[%s] %s= mismatch (-want +got):\n%s", tt.section, tt.key, diff)
+		}
+	}
+}
+
+// perSite are the directives in which the template differs from the
+// single unit: the paths of one site, and its name.
+var perSite = map[string]bool{
+	"Unit.Description": true, "Unit.ConditionFileNotEmpty": true,
+	"Service.ExecCondition": true, "Service.ExecStart": true, "Service.LoadCredential": true,
+	"Service.SyslogIdentifier": true, "Service.RuntimeDirectory": true,
+}
+
+// TestTemplateSameAsUnit: apart from perSite, the template has exactly
+// the single unit's directives and values (its sandbox, watchdog,
+// restarts, user, ordering): a change to one that is not made to the
+// other fails here.
+func TestTemplateSameAsUnit(t *testing.T) {
+	single := parseUnit(t, MustReadFile(t, unitPath))
+	site := parseUnit(t, MustReadFile(t, templatePath))
+	flat := func(u map[string]map[string][]string) map[string][]string {
+		out := map[string][]string{}
+		for section, keys := range u {
+			for k, v := range keys {
+				if !perSite[section+"."+k] {
+					out[section+"."+k] = v
+				}
+			}
+		}
+		return out
+	}
+	if diff := cmp.Diff(flat(single), flat(site)); diff != "" {
+		t.Errorf("%s differs from %s beyond a site's paths (-%s +%s):\n%s", templatePath, unitPath, unitPath, templatePath, diff)
+	}
+	for key := range perSite {
+		section, k, _ := strings.Cut(key, ".")
+		if len(site[section][k]) == 0 {
+			t.Errorf("%s has no %s= in [%s]", templatePath, k, section)
 		}
 	}
 }

@@ -58,7 +58,7 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 	}()
 	reqs := seedRequests(s, time.Now())
 	printSetup(stdout, s, reqs, o.schedule, time.Since(start))
-	page, err := startPage(cmp.Or(o.pageAddr, DefaultPageAddr), s.db, s.daemon)
+	page, err := startPage(cmp.Or(o.pageAddr, DefaultPageAddr), s.st, s.daemon)
 	if err != nil {
 		fmt.Fprintf(stderr, "quotesync-demo: %v\n", err)
 		return 1

@@ -9,11 +9,12 @@ import (
 
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // TestMarkersOnEmbeddedServer: GMS refuses the syntax of UpdateMarkers'
 // JSON_TABLE statement (its column definitions take no CHARACTER SET or
-// COLLATE), so shopdb writes the markers in CASE statements instead, from
+// COLLATE), so the store writes the markers in CASE statements instead, from
 // the first refusal on; the compare-and-set holds on that path too.
 func TestMarkersOnEmbeddedServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -29,30 +30,31 @@ func TestMarkersOnEmbeddedServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := db.Migrate(ctx); err != nil {
+	st := store.New(db)
+	if err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var us []shopdb.MarkerUpdate
+	var us []store.MarkerUpdate
 	for _, id := range []string{"r1", "r2", `r'3"\`} {
-		r, err := db.Insert(ctx, shopdb.Request{RequestID: id, Phase: "drafted"}, shopdb.Event{})
+		r, err := st.Insert(ctx, store.Request{RequestID: id, Phase: "drafted"}, store.Event{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		us = append(us, shopdb.MarkerUpdate{RequestID: id, Version: r.Version, Marker: "m'" + id + `"\é`})
+		us = append(us, store.MarkerUpdate{RequestID: id, Version: r.Version, Marker: "m'" + id + `"\é`})
 	}
 	// r2 moves on before the markers are written.
-	cur, err := db.Request(ctx, "r2")
+	cur, err := st.Request(ctx, "r2")
 	if err != nil {
 		t.Fatal(err)
 	}
 	next := cur
 	next.Reason = "moved"
-	if _, err := db.Update(ctx, cur, next, shopdb.Event{}); err != nil {
+	if _, err := st.Update(ctx, cur, next, store.Event{}); err != nil {
 		t.Fatal(err)
 	}
 
 	start := db.RoundTrips()
-	written, err := db.UpdateMarkers(ctx, us)
+	written, err := st.UpdateMarkers(ctx, us)
 	if err != nil {
 		t.Fatalf("UpdateMarkers on the embedded server: %v", err)
 	}
@@ -66,7 +68,7 @@ func TestMarkersOnEmbeddedServer(t *testing.T) {
 		marker  string
 		version int64
 	}{{us[0].Marker, 2}, {"", 2}, {us[2].Marker, 2}} {
-		r, err := db.Request(ctx, us[i].RequestID)
+		r, err := st.Request(ctx, us[i].RequestID)
 		if err != nil || r.PushedMarker != want.marker || r.Version != want.version {
 			t.Errorf("%s = marker %q version %d, %v; want %q at version %d", us[i].RequestID, r.PushedMarker, r.Version, err, want.marker, want.version)
 		}
@@ -74,7 +76,7 @@ func TestMarkersOnEmbeddedServer(t *testing.T) {
 
 	us[1].Version = 2
 	start = db.RoundTrips()
-	if written, err := db.UpdateMarkers(ctx, us[1:2]); written != 1 || err != nil {
+	if written, err := st.UpdateMarkers(ctx, us[1:2]); written != 1 || err != nil {
 		t.Errorf("second UpdateMarkers = %d, %v; want 1", written, err)
 	}
 	if got := db.RoundTrips() - start; got != 1 {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/quotesync/quotesync/cmd/internal/statuspage"
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -28,7 +28,7 @@ type pageServer struct {
 
 // startPage serves the status page on addr, reading db, naming the
 // insurers of d.
-func startPage(addr string, db *shopdb.DB, d *qsync.Daemon) (*pageServer, error) {
+func startPage(addr string, st *store.Store, d *qsync.Daemon) (*pageServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("status page: listen on %s: %w", addr, err)
@@ -37,7 +37,7 @@ func startPage(addr string, db *shopdb.DB, d *qsync.Daemon) (*pageServer, error)
 	for i, e := range d.Engines {
 		names[i] = e.Insurer()
 	}
-	h := statuspage.New(statuspage.Options{DB: func() *shopdb.DB { return db }, Insurers: func() []string { return names },
+	h := statuspage.New(statuspage.Options{Store: func() *store.Store { return st }, Insurers: func() []string { return names },
 		Refresh: 5 * time.Second, Version: "demo"})
 	p := &pageServer{url: "http://" + ln.Addr().String() + "/status",
 		srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, done: make(chan struct{})}

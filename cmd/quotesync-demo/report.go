@@ -13,7 +13,7 @@ import (
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/remote/emulator"
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -70,9 +70,9 @@ func checkRequest(ctx context.Context, s *stack, st emulator.State, r sent) (out
 		return o, err
 	}
 	o.Job = job
-	row, err := s.db.Insurer(r.Insurer).Request(ctx, id)
+	row, err := s.st.Insurer(r.Insurer).Request(ctx, id)
 	switch {
-	case errors.Is(err, shopdb.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound):
 		problem("quotesync does not track it")
 	case err != nil:
 		return o, err

@@ -18,6 +18,7 @@ import (
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -46,7 +47,8 @@ type stack struct {
 	tmpDir   string        // holds harbour's token file; removed at Close
 
 	daemon *qsync.Daemon
-	db     *shopdb.DB // the daemon's connections
+	db     *shopdb.DB   // the daemon's connections
+	st     *store.Store // quotesync's store on them
 }
 
 func (s *stack) insurer(name string) *insurerAPI {
@@ -119,8 +121,8 @@ func startStack(ctx context.Context, o stackOptions) (s *stack, err error) {
 	if s.daemon, err = qsync.Open(ctx, set, qsync.OpenOptions{Migrate: true, Log: o.log, Observers: o.observers}); err != nil {
 		return s, err
 	}
-	s.db = s.daemon.DB
-	if s.schema, _, err = s.db.SchemaVersion(ctx); err != nil {
+	s.db, s.st = s.daemon.Shop, s.daemon.Store
+	if s.schema, _, err = s.st.SchemaVersion(ctx); err != nil {
 		return s, fmt.Errorf("read the state schema version: %w", err)
 	}
 	return s, nil

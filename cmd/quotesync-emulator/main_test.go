@@ -332,20 +332,20 @@ func TestHelp(t *testing.T) {
 
 // emuStopBinary sends sig and wants the binary to exit with status 0
 // within 10s.
-func emuStopBinary(t *testing.T, cmd *exec.Cmd, sig os.Signal) {
-	t.Helper()
+func emuStopBinary(tb testing.TB, cmd *exec.Cmd, sig os.Signal) {
+	tb.Helper()
 	if err := cmd.Process.Signal(sig); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	select {
 	case err := <-waited:
 		if err != nil {
-			t.Errorf("binary exited with %v after %v, want status 0", err, sig)
+			tb.Errorf("binary exited with %v after %v, want status 0", err, sig)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatalf("binary did not stop within 10s of %v", sig)
+		tb.Fatalf("binary did not stop within 10s of %v", sig)
 	}
 }
 

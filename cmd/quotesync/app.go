@@ -20,9 +20,58 @@ import (
 // defaultConfigPath is where the package installs the configuration.
 const defaultConfigPath = config.DefaultPath
 
-// commonFlags are the flags every verb that reads the configuration takes.
+// configFlags are --config and --site, which every verb that reads the
+// configuration takes. --site SITE is one of the sites of the template
+// unit (quotesync@SITE.service): the file is config.SitePath(SITE) unless
+// --config names another, every log line carries the site, and the
+// control socket defaults to the site's own.
+type configFlags struct {
+	fs   *flag.FlagSet
+	file string
+	site siteFlag
+}
+
+// registerConfig registers --config and --site on fs.
+func registerConfig(fs *flag.FlagSet) *configFlags {
+	c := &configFlags{fs: fs}
+	fs.StringVar(&c.file, "config", config.DefaultPath, "configuration `file`")
+	fs.Var(&c.site, "site", "the site `SITE` of quotesync@SITE.service: reads "+config.SitePath("SITE")+" (unless --config says otherwise), names the site in the log")
+	return c
+}
+
+// path is the configuration file to read, once fs is parsed.
+func (c *configFlags) path() string {
+	given := false
+	c.fs.Visit(func(f *flag.Flag) { given = given || f.Name == "config" })
+	if c.site != "" && !given {
+		return config.SitePath(string(c.site))
+	}
+	return c.file
+}
+
+// common returns the parsed flags as commonFlags.
+func (c *configFlags) common() commonFlags {
+	return commonFlags{config: c.path(), site: string(c.site)}
+}
+
+// siteFlag is --site; a name no site may have is a flag error.
+type siteFlag string
+
+func (s *siteFlag) String() string { return string(*s) }
+
+func (s *siteFlag) Set(v string) error {
+	if err := config.CheckSiteName(v); err != nil {
+		return err
+	}
+	*s = siteFlag(v)
+	return nil
+}
+
+// commonFlags are the flags every verb that runs the daemon or its parts
+// takes: the configuration and the log's overrides.
 type commonFlags struct {
 	config    string
+	site      string // "" unless --site
 	logFormat string
 	logLevel  string
 	// secrets is the set loadSettings adds the secrets it reads to (the
@@ -30,10 +79,23 @@ type commonFlags struct {
 	secrets *redact.Secrets
 }
 
-func (c *commonFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.config, "config", config.DefaultPath, "configuration `file`")
+// register registers --config, --site and the log's flags on fs; parse
+// fs, then call the returned function to take --config and --site.
+func (c *commonFlags) register(fs *flag.FlagSet) (parsed func()) {
+	cfg := registerConfig(fs)
 	fs.StringVar(&c.logFormat, "log-format", "", "log format, json or console (default: log.format of the file)")
 	fs.StringVar(&c.logLevel, "log-level", "", "log level, debug, info, warn or error (default: log.level of the file)")
+	return func() { c.config, c.site = cfg.path(), string(cfg.site) }
+}
+
+// logger builds the process's logger (newLogger) for these flags: with
+// --site, every line carries the site.
+func (c *commonFlags) logger(level zap.AtomicLevel, format string, w io.Writer, secrets *redact.Secrets) *zap.Logger {
+	log := newLogger(level, format, w, secrets)
+	if c.site != "" {
+		log = log.With(zap.String(fieldSite, c.site))
+	}
+	return log
 }
 
 // loadSettings reads the file, applies the flags' overrides and reads the
@@ -43,6 +105,7 @@ func (c *commonFlags) loadSettings(scope config.Scope) (*config.Settings, error)
 	if err != nil {
 		return nil, err
 	}
+	fc.SetSite(c.site)
 	if c.logFormat != "" {
 		fc.Log.Format = c.logFormat
 	}
@@ -65,7 +128,7 @@ func (c *commonFlags) assemble(ctx context.Context, verb string, scope config.Sc
 		printErr(w, verb, err)
 		return nil, nil, exitUsage
 	}
-	log := newLogger(zap.NewAtomicLevelAt(set.LogLevel), set.LogFormat, w, set.Daemon.Secrets)
+	log := c.logger(zap.NewAtomicLevelAt(set.LogLevel), set.LogFormat, w, set.Daemon.Secrets)
 	o.Log = log
 	if qd, err = qsync.Open(ctx, set.Daemon, o); err != nil {
 		printErr(w, verb, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // newerQuotesync makes the state tables of db look migrated by a newer
@@ -17,7 +18,7 @@ func newerQuotesync(t *testing.T, d *shopdbtest.Database, db *shopdb.DB) (cur, l
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, latest, err := db.SchemaVersion(ctx)
+	_, latest, err := store.New(db).SchemaVersion(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

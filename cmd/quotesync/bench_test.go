@@ -46,30 +46,7 @@ func BenchmarkOnceIdle10k(b *testing.B) {
 	const jobs, lines = 10000, 30
 	e := newE2E(b, e2eOptions{Concurrency: 32, MaxNewPerPass: -1, Schedule: "@every 1h"})
 	b.Run("idle-daemon-empty", func(b *testing.B) { benchDaemon(b, e) })
-	generated, err := e.Shop.GenerateJobs(e.ctx(), jobs, lines)
-	if err != nil {
-		b.Fatal(err)
-	}
-	seeds := make([]emulator.SeedRequest, len(generated))
-	for i, job := range generated {
-		num, err := strconv.ParseInt(strings.TrimPrefix(job, "RO-"), 10, 64)
-		if err != nil {
-			b.Fatal(err)
-		}
-		seeds[i] = emulator.SeedRequest{ClaimNumber: fmt.Sprintf("GEN-%07d", num)}
-	}
-	e.Emu.AddRequests(seeds...)
-	// Accept and draft everything: a loaded machine may take a few
-	// passes (each stops starting steps at 80% of its pass_timeout).
-	for try := 0; ; try++ {
-		before := e.Emu.Calls()
-		res := e.once()
-		if res.Code == 0 && e2eWrites(e2eCallsDiff(before, e.Emu.Calls())) == 0 {
-			break
-		} else if try == 30 {
-			b.Fatalf("setup: quotesync once: exit %d, still working after %d passes\n%s", res.Code, try+1, e2eTail(res.Output, 20))
-		}
-	}
+	benchSyncJobs(b, e, jobs, lines)
 	noShopChanged := func(q map[string]any) { delete(q, "shop_changed") }
 	cases := []struct {
 		name string
@@ -114,6 +91,37 @@ FROM jobs j JOIN estimates e ON e.job_id = j.job_id WHERE j.job_no IN (:jobs) GR
 			}
 		})
 	})
+}
+
+// benchSyncJobs generates jobs of lines each in e's shop, a pending
+// request at the emulator for each, and runs `quotesync once` until a
+// pass writes nothing: every job accepted and drafted.
+func benchSyncJobs(b *testing.B, e *e2eEnv, jobs, lines int) {
+	b.Helper()
+	generated, err := e.Shop.GenerateJobs(e.ctx(), jobs, lines)
+	if err != nil {
+		b.Fatal(err)
+	}
+	seeds := make([]emulator.SeedRequest, len(generated))
+	for i, job := range generated {
+		num, err := strconv.ParseInt(strings.TrimPrefix(job, "RO-"), 10, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		seeds[i] = emulator.SeedRequest{ClaimNumber: fmt.Sprintf("GEN-%07d", num)}
+	}
+	e.Emu.AddRequests(seeds...)
+	// Accept and draft everything: a loaded machine may take a few
+	// passes (each stops starting steps at 80% of its pass_timeout).
+	for try := 0; ; try++ {
+		before := e.Emu.Calls()
+		res := e.once()
+		if res.Code == 0 && e2eWrites(e2eCallsDiff(before, e.Emu.Calls())) == 0 {
+			break
+		} else if try == 30 {
+			b.Fatalf("setup: quotesync once: exit %d, still working after %d passes\n%s", res.Code, try+1, e2eTail(res.Output, 20))
+		}
+	}
 }
 
 // benchOnceCase measures `quotesync once` with e's mapping edited by edit.
@@ -286,23 +294,11 @@ func benchMemoryClasses(b *testing.B, addr string) string {
 // returns the file's path.
 func benchConfig(b *testing.B, e *e2eEnv, edit func(queries map[string]any), logLevel string) string {
 	b.Helper()
-	data, err := os.ReadFile(e.Conf)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var doc map[string]any
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		b.Fatal(err)
-	}
-	edit(doc["shop"].(map[string]any)["queries"].(map[string]any))
-	doc["log"].(map[string]any)["level"] = logLevel
-	if data, err = yaml.Marshal(doc); err != nil {
-		b.Fatal(err)
-	}
 	path := filepath.Join(b.TempDir(), "quotesync.yaml")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		b.Fatal(err)
-	}
+	e2eEditYAML(b, e.Conf, path, func(doc map[string]any) {
+		edit(doc["shop"].(map[string]any)["queries"].(map[string]any))
+		doc["log"].(map[string]any)["level"] = logLevel
+	})
 	return path
 }
 

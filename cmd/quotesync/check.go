@@ -24,6 +24,10 @@ shop query run read-only or only prepared) and never prints a secret.
 
   config file     parses strictly (unknown keys and wrong types are named
                   with their line) and every key is valid
+  other sites     no other configuration of this host (the *.yaml files
+                  beside this one, in sites/ below it, or above it for a
+                  site's file) uses the same state tables or lock on the
+                  same database server; the installed example is left out
   sync.schedule   the next passes it starts; one that never fires or runs
                   more often than every second is refused
   secrets         the token source yields a token; the database password
@@ -113,25 +117,26 @@ func (c *checklist) code() int {
 
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	cfg := registerConfig(fs)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), checkHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	path := cfg.path()
 	cl := &checklist{}
 	// Every secret the checks read joins secrets, and the checklist is
 	// printed with them redacted: its details quote the service's and
 	// the receivers' answers.
 	secrets := redact.New()
-	fc, err := config.Load(*path)
+	fc, err := config.Load(path)
 	if err != nil {
 		cl.configBad = true
 		cl.add(qsync.CheckFail, "config file", "%v", err)
 	} else {
-		checkConfig(ctx, cl, fc, os.Getenv, secrets)
+		checkConfig(ctx, cl, path, fc, os.Getenv, secrets)
 	}
 	out := redacting(stdout, secrets)
-	printChecklist(out, *path, cl)
+	printChecklist(out, path, cl)
 	out.flush()
 	return cl.code()
 }
@@ -171,7 +176,7 @@ func printChecklist(w io.Writer, path string, cl *checklist) {
 
 // checkConfig runs every check after the file parsed: the file's own
 // validity and its secrets here, the rest in the engine (qsync.Check).
-func checkConfig(ctx context.Context, cl *checklist, fc *config.File, getenv func(string) string, secrets *redact.Secrets) {
+func checkConfig(ctx context.Context, cl *checklist, path string, fc *config.File, getenv func(string) string, secrets *redact.Secrets) {
 	plain, err := fc.Build(config.BuildOptions{Getenv: getenv, Scope: config.NoSecrets, UserAgent: userAgent(), Secrets: secrets})
 	if err != nil {
 		cl.configBad = true
@@ -179,6 +184,7 @@ func checkConfig(ctx context.Context, cl *checklist, fc *config.File, getenv fun
 		return
 	}
 	cl.add(qsync.CheckOK, "config file", "parsed strictly; every key is valid")
+	checkSites(cl, path, plain.Daemon.Shop, getenv)
 	checkListener(cl, plain, time.Now())
 	checkItemTypes(cl, fc)
 	cl.items = append(cl.items, qsync.ScheduleItem(plain.Daemon.Sync, time.Now()))

@@ -53,33 +53,34 @@ const configValueWidth = 48
 
 func runConfig(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("config", flag.ContinueOnError)
-	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	cfg := registerConfig(fs)
 	asJSON := fs.Bool("json", false, "print JSON: every entry with its whole value")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), configHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	entries, err := config.Effective(*path, os.Getenv)
+	path := cfg.path()
+	entries, err := config.EffectiveFor(path, string(cfg.site), os.Getenv)
 	if err != nil {
 		printErr(stderr, "config", err)
 		return exitUsage
 	}
 	secrets := redact.New() // what the file's secrets are, as far as they can be read
-	invalid := validateFile(*path, secrets)
+	invalid := validateFile(path, secrets)
 	for i, e := range entries { // whole, before the listing cuts them
 		entries[i].Value, entries[i].Detail = secrets.Redact(e.Value), secrets.Redact(e.Detail)
 	}
 	if *asJSON {
 		err = writeJSON(stdout, entries)
 	} else {
-		err = writeConfigTable(stdout, *path, entries)
+		err = writeConfigTable(stdout, path, entries)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "quotesync config: write: %v\n", err)
 		return exitFailure
 	}
 	if err := invalid; err != nil {
-		fmt.Fprintf(stderr, "quotesync config: %s does not validate ('quotesync check' says more):\n%s\n", *path, termtext.Lines(secrets.Redact(err.Error())))
+		fmt.Fprintf(stderr, "quotesync config: %s does not validate ('quotesync check' says more):\n%s\n", path, termtext.Lines(secrets.Redact(err.Error())))
 		return exitUsage
 	}
 	return exitOK

@@ -27,7 +27,9 @@ Example:
   quotesync configured --config /etc/quotesync/config.yaml
 `
 
-// notConfiguredHelp is what the journal shows under a unit that waits.
+// notConfiguredHelp is what the journal shows under a unit that waits;
+// notConfiguredSiteHelp under a site of the template unit (%[2]s: the
+// site).
 const notConfiguredHelp = `quotesync is installed but %v.
 The service stays stopped (not failed) until then. To configure it:
   1. the insurer's token:  sudo install -m 0600 /dev/null /etc/quotesync/credentials/token && sudoedit /etc/quotesync/credentials/token
@@ -37,19 +39,33 @@ The service stays stopped (not failed) until then. To configure it:
   5. start it:  sudo systemctl enable --now quotesync
 `
 
+const notConfiguredSiteHelp = `quotesync's site %[2]s is %[1]v.
+The service stays stopped (not failed) until then. To configure it:
+  1. the insurer's token:  sudo install -d -m 0700 /etc/quotesync/sites/%[2]s && sudo install -m 0600 /dev/null /etc/quotesync/sites/%[2]s/token && sudoedit /etc/quotesync/sites/%[2]s/token
+  2. the database password, if any:  sudoedit /etc/quotesync/sites/%[2]s/db-password
+  3. the shop's mapping and the insurer's address:  sudoedit /etc/quotesync/sites/%[2]s.yaml
+  4. check it all:  sudo CREDENTIALS_DIRECTORY=/etc/quotesync/sites/%[2]s quotesync check --site %[2]s
+  5. start it:  sudo systemctl enable --now quotesync@%[2]s
+`
+
 func runConfigured(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("configured", flag.ContinueOnError)
-	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	cfg := registerConfig(fs)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), configuredHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	fc, err := config.Load(*path)
+	path := cfg.path()
+	fc, err := config.Load(path)
 	if err != nil {
 		return exitOK // run names it, with exit status 2
 	}
 	if err := fc.Configured(os.Getenv); err != nil {
-		fmt.Fprintf(stdout, notConfiguredHelp, err)
+		if cfg.site != "" {
+			fmt.Fprintf(stdout, notConfiguredSiteHelp, err, cfg.site)
+		} else {
+			fmt.Fprintf(stdout, notConfiguredHelp, err)
+		}
 		return exitFailure
 	}
 	return exitOK

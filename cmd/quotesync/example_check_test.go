@@ -52,7 +52,7 @@ func TestExampleConfigPassesCheck(t *testing.T) {
 	defer cancel()
 
 	cl := &checklist{}
-	checkConfig(ctx, cl, fc, env, redact.New())
+	checkConfig(ctx, cl, filepath.Join(t.TempDir(), "config.yaml"), fc, env, redact.New())
 	lines := checkLines(cl)
 	// On a fresh database (no state tables yet) the jobs of the pending
 	// requests are looked up all the same, and their codes checked.
@@ -81,7 +81,7 @@ func TestExampleConfigPassesCheck(t *testing.T) {
 	// requests are looked up and their lines' codes checked.
 	db.Open(t, db.Config())
 	cl = &checklist{}
-	checkConfig(ctx, cl, fc, env, redact.New())
+	checkConfig(ctx, cl, filepath.Join(t.TempDir(), "config.yaml"), fc, env, redact.New())
 	assertAllPass(t, cl)
 	lines = checkLines(cl)
 	if got := lines["state schema"].Detail; !strings.Contains(got, "(current)") {

@@ -17,6 +17,7 @@ import (
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -107,14 +108,14 @@ func TestEveryPathReachesEveryObserver(t *testing.T) {
 	w := httptest.NewRecorder()
 	m.reg.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
 	metrics := w.Body.String()
-	ds, err := qd.DB.PendingDeliveries(ctx, 100)
+	ds, err := qd.Store.PendingDeliveries(ctx, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
 	queued := func(request, notice string) int {
 		n := 0
 		for _, d := range ds {
-			if d.RequestID == request && d.Kind == notice && d.Target == shopdb.TargetWriteBack {
+			if d.RequestID == request && d.Kind == notice && d.Target == store.TargetWriteBack {
 				n++
 			}
 		}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -21,7 +21,7 @@ const gaugeTimeout = 5 * time.Second
 // It counts on the database the daemon uses now (a reload swaps it).
 type phaseGauges struct {
 	mu       gosync.Mutex
-	db       *shopdb.DB
+	db       *store.Store
 	insurers []string // configured: exported at 0 when they have no row
 
 	phases, held, person, supplements *prometheus.Desc
@@ -57,7 +57,7 @@ func newPhaseGauges() *phaseGauges {
 
 // use makes the gauges count on db (nil: none), each configured insurer
 // of insurers exported even without a row.
-func (g *phaseGauges) use(db *shopdb.DB, insurers []string) {
+func (g *phaseGauges) use(db *store.Store, insurers []string) {
 	g.mu.Lock()
 	g.db, g.insurers = db, insurers
 	g.mu.Unlock()
@@ -87,13 +87,13 @@ func (g *phaseGauges) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	type tally struct {
-		byPhase                   map[shopdb.Phase]int
+		byPhase                   map[store.Phase]int
 		held, person, supplements int
 	}
 	by := map[string]*tally{}
 	of := func(ins string) *tally {
 		if by[ins] == nil {
-			by[ins] = &tally{byPhase: map[shopdb.Phase]int{}}
+			by[ins] = &tally{byPhase: map[store.Phase]int{}}
 		}
 		return by[ins]
 	}

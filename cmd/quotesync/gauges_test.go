@@ -11,8 +11,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -44,8 +44,9 @@ func scrape(t *testing.T, body string) (series map[string]float64, names map[str
 // exists.
 func TestPhaseGaugesEveryState(t *testing.T) {
 	db, _ := shopdbtest.New(t)
+	st := store.New(db)
 	ctx := context.Background()
-	rows := []shopdb.Request{
+	rows := []store.Request{
 		{Phase: qsync.PhaseWaiting, Reason: qsync.ReasonNoJob},
 		{Phase: qsync.PhaseReserved},
 		{Phase: qsync.PhaseAcceptUnknown, Reason: qsync.ReasonAcceptLost},
@@ -62,12 +63,12 @@ func TestPhaseGaugesEveryState(t *testing.T) {
 	}
 	for i, row := range rows {
 		row.RequestID = fmt.Sprint("s", i)
-		if _, err := db.Insert(ctx, row, shopdb.Event{}); err != nil {
+		if _, err := st.Insert(ctx, row, store.Event{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	m := newPromMetrics()
-	m.state.use(db, []string{qsync.DefaultInsurer})
+	m.state.use(st, []string{qsync.DefaultInsurer})
 	m.insurers([]string{qsync.DefaultInsurer})
 	series, names := scrape(t, getMetrics(t, m))
 	phase := func(p string) float64 { return series[`quotesync_requests{insurer="default",phase="`+p+`"}`] }

@@ -11,10 +11,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/statuspage"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 const historyHelp = `Usage: quotesync history [--config FILE] [--json] [--limit N] [--insurer NAME] REQUEST|JOB
@@ -58,7 +57,7 @@ Flags:
 
 func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("history", flag.ContinueOnError)
-	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	cfg := registerConfig(fs)
 	asJSON := fs.Bool("json", false, "print JSON (every field, whole texts) for scripts")
 	limit := fs.Int("limit", statuspage.DefaultTimelineLimit, "show the newest `N` events of each request (0: all)")
 	insurer := fs.String("insurer", "", "the insurer whose request it is (when two insurers' services use the id)")
@@ -72,7 +71,7 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	if *insurer != "" {
-		if err := shopdb.CheckInsurerName(*insurer); err != nil {
+		if err := store.CheckInsurerName(*insurer); err != nil {
 			fmt.Fprintf(stderr, "quotesync history: --insurer: %s\n", termtext.Safe(err.Error()))
 			return exitUsage
 		}
@@ -81,19 +80,19 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if n == 0 {
 		n = math.MaxInt32
 	}
-	db, set, code := openStateDB(ctx, "history", *path, stderr)
-	if db == nil {
+	st, db, set, code := openStateDB(ctx, "history", cfg.common(), stderr)
+	if st == nil {
 		return code
 	}
 	defer db.Close()
 	out := redacting(stdout, set.Daemon.Secrets) // it quotes the errors quotesync kept
 	defer out.flush()
 	stdout = out
-	if cur, _, err := db.SchemaVersion(ctx); err == nil && cur == 0 {
+	if cur, _, err := st.SchemaVersion(ctx); err == nil && cur == 0 {
 		fmt.Fprintf(stderr, "quotesync history: %s is not tracked: quotesync's state tables do not exist yet in %s (the first start of 'quotesync run' or 'once' creates them)\n", termtext.Safe(arg), db.Config().Database)
 		return exitFailure
 	}
-	stories, err := statuspage.FindStories(ctx, db, statuspage.Lookup{Arg: arg, Insurer: *insurer, Configured: set.Daemon.Names(), Limit: n})
+	stories, err := statuspage.FindStories(ctx, st, statuspage.Lookup{Arg: arg, Insurer: *insurer, Configured: set.Daemon.Names(), Limit: n})
 	var amb *statuspage.AmbiguousError
 	switch {
 	case errors.As(err, &amb):

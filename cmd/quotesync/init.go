@@ -8,13 +8,11 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"os"
 	"reflect"
 	"strings"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/google/renameio/v2"
 	"golang.org/x/term"
 
@@ -126,7 +124,7 @@ func runInitWith(ctx context.Context, args []string, in io.Reader, interactive b
 	}
 	ctx, cancel := context.WithTimeout(ctx, initTimeout)
 	defer cancel()
-	db, err := initConnect(ctx, cfg)
+	db, err := shopdb.Connect(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "quotesync init: %v\n", err)
 		return exitFailure
@@ -191,79 +189,38 @@ func parseInitFlags(args []string, stdout, stderr io.Writer) (initOptions, int, 
 // initDSN parses --dsn and adds the password from the file or the
 // environment. A password in the DSN itself is refused: a command line is
 // visible to every user of the machine (ps) and kept in shell histories.
-func initDSN(o initOptions, getenv func(string) string) (*mysql.Config, error) {
-	cfg, err := mysql.ParseDSN(o.dsn)
+func initDSN(o initOptions, getenv func(string) string) (shopdb.Config, error) {
+	cfg, err := shopdb.ConfigFromDSN(o.dsn)
 	if err != nil {
-		return nil, fmt.Errorf("--dsn: %v; write it as user@tcp(host:3306)/shopdb", err)
+		return cfg, fmt.Errorf("--dsn: %v; write it as user@tcp(host:3306)/shopdb", err)
 	}
-	if cfg.Passwd != "" {
-		return nil, errors.New("--dsn holds a password: a command line is visible to every user of the machine and kept in shell histories; " +
+	if cfg.Password != "" {
+		return cfg, errors.New("--dsn holds a password: a command line is visible to every user of the machine and kept in shell histories; " +
 			"remove it and use --password-file FILE or the variable " + initPasswordEnv)
 	}
 	if cfg.User == "" {
-		return nil, errors.New("--dsn names no user: write user@tcp(host:3306)/shopdb")
+		return cfg, errors.New("--dsn names no user: write user@tcp(host:3306)/shopdb")
 	}
-	if cfg.DBName == "" {
-		return nil, errors.New("--dsn names no database: write user@tcp(host:3306)/shopdb")
+	if cfg.Database == "" {
+		return cfg, errors.New("--dsn names no database: write user@tcp(host:3306)/shopdb")
 	}
 	switch {
 	case o.passwordFile != "":
 		b, err := os.ReadFile(o.passwordFile)
 		if err != nil {
-			return nil, fmt.Errorf("--password-file: %w", err) // the *os.PathError names the file
+			return cfg, fmt.Errorf("--password-file: %w", err) // the *os.PathError names the file
 		}
-		cfg.Passwd = strings.TrimSpace(string(b))
-	default:
-		cfg.Passwd = getenv(initPasswordEnv)
+		cfg.Password, cfg.PasswordFrom = strings.TrimSpace(string(b)), "--password-file "+o.passwordFile
+	case getenv(initPasswordEnv) != "":
+		cfg.Password, cfg.PasswordFrom = getenv(initPasswordEnv), "the variable "+initPasswordEnv
 	}
-	cfg.ParseTime = true
-	cfg.Timeout = 10 * time.Second
-	cfg.ReadTimeout = 30 * time.Second
-	cfg.WriteTimeout = 30 * time.Second
 	return cfg, nil
-}
-
-// initConnect opens the database and checks the login, with errors that
-// say what to try.
-func initConnect(ctx context.Context, cfg *mysql.Config) (*sql.DB, error) {
-	conn, err := mysql.NewConnector(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("--dsn: %w", err)
-	}
-	db := sql.OpenDB(conn)
-	db.SetMaxOpenConns(2)
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, explainConnect(cfg, err)
-	}
-	return db, nil
-}
-
-// explainConnect turns a failed login into what to try.
-func explainConnect(cfg *mysql.Config, err error) error {
-	where := fmt.Sprintf("%s %s", cfg.Net, cfg.Addr)
-	var me *mysql.MySQLError
-	var ne net.Error
-	switch {
-	case errors.As(err, &me) && me.Number == 1045:
-		return fmt.Errorf("connect to %s as %s: the server refused the login (%s): check the password (--password-file or $%s) and that %s may log in from this machine",
-			where, cfg.User, me.Message, initPasswordEnv, cfg.User)
-	case errors.As(err, &me) && (me.Number == 1044 || me.Number == 1049):
-		return fmt.Errorf("connect to %s: database %s: %s: check its name in --dsn and that %s has SELECT on it (GRANT SELECT ON `%s`.* TO ...)",
-			where, cfg.DBName, me.Message, cfg.User, cfg.DBName)
-	case shopdb.AuthPluginHint(err, "") != "":
-		return fmt.Errorf("connect to %s as %s: %v\n%s", where, cfg.User, err, shopdb.AuthPluginHint(err, "tls=true in --dsn, or tls=skip-verify for a certificate of the server's own"))
-	case errors.As(err, &ne) || errors.Is(err, mysql.ErrInvalidConn):
-		return fmt.Errorf("connect to %s: %v: the database server did not answer there; check the host and port in --dsn, that the server runs, "+
-			"that it listens on that address (bind-address), and that no firewall is in the way", where, err)
-	}
-	return fmt.Errorf("connect to %s: %w", where, err)
 }
 
 // initSession is one run of init: what it read and decided.
 type initSession struct {
 	o      initOptions
-	cfg    *mysql.Config
+	cfg    shopdb.Config // the connection, from --dsn
 	db     *sql.DB
 	ask    *asker // nil: ask nothing
 	stdout io.Writer
@@ -366,14 +323,14 @@ func (s *initSession) write(ctx context.Context, stderr io.Writer) int {
 func (s *initSession) prepare(ctx context.Context) map[string]string {
 	failed := map[string]string{}
 	cfg := s.shopConfig()
-	cfg.Password = s.cfg.Passwd
+	cfg.Password = s.cfg.Password
 	db, err := shopdb.Open(ctx, cfg)
 	if err != nil {
 		failed["database"] = err.Error()
 		return failed
 	}
 	defer db.Close()
-	for _, c := range db.CheckQueries(ctx) {
+	for _, c := range db.CheckQueries(ctx, nil, "") {
 		if c.Err != nil {
 			failed[strings.TrimPrefix(c.Key, "shop.queries.")] = c.Err.Error()
 		}

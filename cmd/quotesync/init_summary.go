@@ -19,7 +19,7 @@ var checkMarks = regexp.MustCompile(`(?m)^\s*# CHECK:`)
 func (s *initSession) summary(failed map[string]string, text string) {
 	w := s.stdout
 	p := s.p
-	fmt.Fprintf(w, "quotesync init: wrote %s for database %s (%d tables read)\n\n", s.o.output, s.cfg.DBName, len(s.schema.Tables))
+	fmt.Fprintf(w, "quotesync init: wrote %s for database %s (%d tables read)\n\n", s.o.output, s.cfg.Database, len(s.schema.Tables))
 	for _, c := range p.Choices {
 		mark := "ok   "
 		if c.Guess {

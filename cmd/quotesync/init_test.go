@@ -238,9 +238,8 @@ func TestInitDSN(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &initSession{cfg: cfg}
-	if got := s.tls(); got != "preferred" || cfg.Passwd != "from-env" || s.addr() != "db.lan:3306" {
-		t.Errorf("tls %q, password %q, addr %q; want preferred, from-env, db.lan:3306", got, cfg.Passwd, s.addr())
+	if got := (&initSession{cfg: cfg}).shopConfig(); got.TLS != "preferred" || cfg.Password != "from-env" || got.Addr != "db.lan:3306" {
+		t.Errorf("tls %q, password %q, addr %q; want preferred, from-env, db.lan:3306", got.TLS, cfg.Password, got.Addr)
 	}
 	for dsn, want := range map[string]string{
 		"shop:pw@tcp(db.lan:3306)/workshop": "holds a password",

@@ -116,7 +116,7 @@ func wrap(text string, width int) []string {
 func (s *initSession) shopConfig() shopdb.Config {
 	q := s.q
 	cfg := shopdb.Config{
-		Addr: s.addr(), User: s.cfg.User, Database: s.cfg.DBName, TLS: s.tls(),
+		Addr: s.cfg.Addr, User: s.cfg.User, Database: s.cfg.Database, TLS: s.cfg.TLS,
 		Params:    map[string]string{},
 		WorkTypes: map[string]string{},
 		Queries: shopdb.Queries{FindJob: q.FindJob, CreateJob: q.CreateJob, BookingDate: q.BookingDate,
@@ -140,25 +140,12 @@ func (s *initSession) shopConfig() shopdb.Config {
 // init's queries needs.
 var requestPaths = map[string]string{"registration": "vehicle.registration"}
 
-// tls is the DSN's tls parameter as shop.tls takes it: "" for none.
-func (s *initSession) tls() string {
-	switch t := s.cfg.TLSConfig; t {
-	case "true", "skip-verify", "preferred":
-		return t
-	}
-	return ""
-}
-
-// addr is the server's address as shop.addr spells it: host:port, or
-// the socket's path.
-func (s *initSession) addr() string { return s.cfg.Addr }
-
 // render writes the whole configuration file. failed are the queries the
 // server refused, by key: the error goes beside the query.
 func (s *initSession) render(failed map[string]string) string {
 	w := &yamlWriter{}
 	w.comment(0, false, fmt.Sprintf("quotesync configuration written by `quotesync init` on %s from database %s at %s (%s).",
-		time.Now().Format("2006-01-02"), s.cfg.DBName, s.addr(), s.schema.Server))
+		time.Now().Format("2006-01-02"), s.cfg.Database, s.cfg.Addr, s.schema.Server))
 	w.line(0, "#")
 	w.comment(0, false, "Each choice init made is explained beside it, with the runner-up; a line starting \"# CHECK:\" marks a guess to confirm. Then `quotesync check --config FILE` proves the mapping on the shop's own rows, and `quotesync preview --config FILE JOB` shows the quote of one job exactly as a pass would send it. Every key, with its default, is documented in config.example.yaml (installed as /etc/quotesync/config.yaml by the package); `quotesync config` shows them all.")
 	w.blank()
@@ -169,20 +156,20 @@ func (s *initSession) render(failed map[string]string) string {
 	w.line(2, "file: ${CREDENTIALS_DIRECTORY}/token")
 	w.blank()
 	w.line(0, "shop:")
-	w.line(1, "addr: %s", scalar(s.addr()))
+	w.line(1, "addr: %s", scalar(s.cfg.Addr))
 	w.line(1, "user: %s", scalar(s.cfg.User))
 	switch {
 	case s.o.passwordFile != "":
 		w.comment(1, false, "The password, from a file (under systemd, a credential: ${CREDENTIALS_DIRECTORY}/db-password).")
 		w.line(1, "password_file: %s", scalar(s.o.passwordFile))
-	case s.cfg.Passwd != "":
+	case s.cfg.Password != "":
 		w.comment(1, false, "The password, from this variable (under systemd, prefer password_file: ${CREDENTIALS_DIRECTORY}/db-password).")
 		w.line(1, "password_env: %s", initPasswordEnv)
 	default:
 		w.comment(1, false, "No password: the user logged in without one. For one, add password_file: ${CREDENTIALS_DIRECTORY}/db-password (a systemd credential).")
 	}
-	w.line(1, "database: %s", scalar(s.cfg.DBName))
-	if t := s.tls(); t != "" {
+	w.line(1, "database: %s", scalar(s.cfg.Database))
+	if t := s.cfg.TLS; t != "" {
 		w.comment(1, false, "TLS to the server, as --dsn asked for it.")
 		w.line(1, "tls: %s", scalar(t))
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -69,14 +69,14 @@ func runInsurers(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		sub, args = args[0], args[1:]
 	}
 	fs := flag.NewFlagSet("insurers", flag.ContinueOnError)
-	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	cfg := registerConfig(fs)
 	force := fs.Bool("force", false, "move or end: change the requests (without it, list what would change)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), insurersHelp); fs.PrintDefaults() }
 	names, code, ok := parseInsurersArgs(fs, sub, args, stdout, stderr)
 	if !ok {
 		return code
 	}
-	cf := commonFlags{config: *path}
+	cf := cfg.common()
 	qd, done, code := cf.assemble(ctx, "insurers", config.ShopSecrets,
 		qsync.OpenOptions{Migrate: true, StateOnly: true, Maintenance: true}, stderr)
 	if qd == nil {
@@ -142,7 +142,7 @@ func parseInsurersArgs(fs *flag.FlagSet, sub string, args []string, stdout, stde
 // listInsurers prints the configured insurers and those of the tables,
 // with their live and total requests.
 func listInsurers(ctx context.Context, qd *qsync.Daemon, stdout, stderr io.Writer) int {
-	counts, err := qd.DB.PhaseCounts(ctx)
+	counts, err := qd.Store.PhaseCounts(ctx)
 	if err != nil {
 		printErr(stderr, "insurers", err)
 		return exitFailure
@@ -189,11 +189,11 @@ func listInsurers(ctx context.Context, qd *qsync.Daemon, stdout, stderr io.Write
 // configured, or without force lists them.
 func settleInsurer(ctx context.Context, qd *qsync.Daemon, sub string, names []string, force bool, stdout, stderr io.Writer) int {
 	from := names[0]
-	q := shopdb.ListQuery{Insurer: from}
+	q := store.ListQuery{Insurer: from}
 	if sub == "end" {
 		q.Hide = qsync.ClosedPhases()
 	}
-	rows, err := qd.DB.ListRequests(ctx, q)
+	rows, err := qd.Store.ListRequests(ctx, q)
 	if err != nil {
 		printErr(stderr, "insurers "+sub, err)
 		return exitFailure
@@ -207,10 +207,10 @@ func settleInsurer(ctx context.Context, qd *qsync.Daemon, sub string, names []st
 		fmt.Fprintf(stderr, "quotesync insurers %s: nothing changed; add --force to %s them\n", sub, sub)
 		return exitUsage
 	}
-	var done []shopdb.Request
+	var done []store.Request
 	var errs []error
 	if sub == "move" {
-		done, errs, err = qd.Move(ctx, from, names[1])
+		done, errs, err = qd.MoveRequests(ctx, from, names[1])
 	} else {
 		done, errs, err = qd.End(ctx, from)
 	}

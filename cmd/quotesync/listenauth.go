@@ -18,7 +18,7 @@ import (
 
 // scrapePaths are the listener's paths for machines, which
 // metrics.scrape_auth governs; every other path is the page's.
-func scrapePaths() []string { return []string{"/metrics", "/healthz"} }
+func scrapePaths() []string { return []string{"/metrics", "/healthz", "/livez"} }
 
 // listenerAuth is what the listener's login needs from one configuration:
 // who it lets in, and the users file and the certificate as read now.

@@ -31,10 +31,36 @@ const (
 // healthFunc computes /healthz's verdict.
 type healthFunc func(ctx context.Context) (bool, qsync.HealthReport)
 
-// obsHandler serves /metrics (Prometheus text format) and /healthz.
-func obsHandler(m *promMetrics, h healthFunc) http.Handler {
+// liveFunc computes /livez's verdict: the watchdog's question.
+type liveFunc func(now time.Time) (ok bool, why string)
+
+// liveReport is the body of /livez.
+type liveReport struct {
+	Status string `json:"status"` // "ok" or "stuck"
+	Reason string `json:"reason,omitempty"`
+}
+
+// obsHandler serves /metrics (Prometheus text format), /healthz and
+// /livez.
+func obsHandler(m *promMetrics, h healthFunc, live liveFunc) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.reg.Handler())
+	// /livez answers what systemd's watchdog asks, for an orchestrator
+	// that restarts on a failed liveness probe (Kubernetes): whether the
+	// scheduler makes progress, standby or not. Unlike /healthz it stays
+	// 200 while the database or the insurer's service is down, which a
+	// restart does not mend.
+	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, r *http.Request) {
+		ok, why := live(time.Now())
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		rep := liveReport{Status: "ok"}
+		if !ok {
+			rep = liveReport{Status: "stuck", Reason: why}
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		_ = json.NewEncoder(w).Encode(rep)
+	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), healthPingTimeout+time.Second)
 		defer cancel()
@@ -50,7 +76,7 @@ func obsHandler(m *promMetrics, h healthFunc) http.Handler {
 	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "quotesync "+version+": /metrics (Prometheus), /healthz (200 healthy, 503 not), /status (the status page, unless metrics.status_page is false)")
+		fmt.Fprintln(w, "quotesync "+version+": /metrics (Prometheus), /healthz (200 healthy, 503 not), /livez (200 while the scheduler makes progress), /status (the status page, unless metrics.status_page is false)")
 	})
 	return mux
 }

@@ -5,6 +5,7 @@ package main
 const (
 	fieldVersion  = "version"
 	fieldConfig   = "config"
+	fieldSite     = "site" // --site: the site of the template unit this daemon runs
 	fieldSchedule = "schedule"
 	fieldDatabase = "database" // the shop database, as shopdb.Config.String shows it (no password)
 	fieldRemote   = "remote"   // remote.base_url

@@ -78,6 +78,13 @@ func TestConfiguredBinary(t *testing.T) {
 	e.writeSecret("token", cliToken)
 	e.writeConfig(func(fc *config.File) { fc.Remote.BaseURL = "https://api.insurer.example" })
 	notYet("the example's address", "remote.base_url is still the example's")
+	// A site of the template unit: its own paths and unit.
+	r := e.run("configured", "--config", e.Conf, "--site", "north")
+	for _, s := range []string{"site north is not configured yet", "/etc/quotesync/sites/north/token", "quotesync check --site north", "systemctl enable --now quotesync@north"} {
+		if r.Code != exitFailure || !strings.Contains(r.Stdout, s) {
+			t.Errorf("configured --site north: exit %d, output lacks %q:\n%s", r.Code, s, r.Stdout)
+		}
+	}
 
 	if err := os.WriteFile(e.Conf, []byte("remote:\n  base_ulr: x\n"), 0o600); err != nil {
 		t.Fatal(err)

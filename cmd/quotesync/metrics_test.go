@@ -23,8 +23,8 @@ import (
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/remote/redact"
-	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -63,20 +63,21 @@ func TestPromMetrics(t *testing.T) {
 	m.Observe(qsync.Event{Kind: qsync.EventRetrying, Insurer: "aa", From: qsync.PhaseAccepted, To: qsync.PhaseAccepted})
 	m.Observe(qsync.Event{Kind: qsync.EventLeader})
 	db, _ := shopdbtest.New(t)
+	st := store.New(db)
 	ctx := context.Background()
-	for i, row := range []shopdb.Request{
+	for i, row := range []store.Request{
 		{Phase: qsync.PhaseAccepted}, {Phase: qsync.PhaseAccepted, Reason: qsync.ReasonShopData},
 		{Phase: qsync.PhaseRejected, Reason: qsync.ReasonRefused}, {Phase: qsync.PhaseSubmitted, SupplementNeeded: true},
 	} {
 		row.RequestID = fmt.Sprint("g", i)
-		if _, err := db.Insurer("aa").Insert(ctx, row, shopdb.Event{}); err != nil {
+		if _, err := st.Insurer("aa").Insert(ctx, row, store.Event{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := db.Insurer("bb").Insert(ctx, shopdb.Request{RequestID: "g0", Phase: qsync.PhaseAccepted}, shopdb.Event{}); err != nil {
+	if _, err := st.Insurer("bb").Insert(ctx, store.Request{RequestID: "g0", Phase: qsync.PhaseAccepted}, store.Event{}); err != nil {
 		t.Fatal(err)
 	}
-	m.state.use(db, []string{"aa", "bb", "cc"})
+	m.state.use(st, []string{"aa", "bb", "cc"})
 	m.observe("aa", remote.CallInfo{Method: "GET", Route: "GET /requests", Status: 200, Class: remote.ClassOK, Attempt: 1, Duration: 20 * time.Millisecond})
 	m.observe("aa", remote.CallInfo{Method: "POST", Route: "POST /requests/{id}", Status: 503, Class: remote.ClassTemporary, Attempt: 1})
 	m.observe("bb", remote.CallInfo{Method: "GET", Route: "GET /requests", Status: 200, Class: remote.ClassOK, Attempt: 1})
@@ -84,7 +85,7 @@ func TestPromMetrics(t *testing.T) {
 
 	srv := httptest.NewServer(obsHandler(m, func(context.Context) (bool, qsync.HealthReport) {
 		return false, qsync.HealthReport{Status: "unhealthy", Reason: "test"}
-	}))
+	}, func(time.Time) (bool, string) { return true, "" }))
 	defer srv.Close()
 	code, body := httpGet(t, srv.URL+"/metrics")
 	if code != 200 {
@@ -211,7 +212,8 @@ func TestMetricsPageFamilies(t *testing.T) {
 	m.Observe(qsync.Event{Kind: qsync.EventAccepted, Insurer: qsync.DefaultInsurer, From: qsync.PhaseReserved, To: qsync.PhaseAccepted})
 	m.observe(qsync.DefaultInsurer, remote.CallInfo{Method: "GET", Route: "GET /requests", Status: 200, Class: remote.ClassOK, Attempt: 1})
 	db, _ := shopdbtest.New(t)
-	m.state.use(db, []string{qsync.DefaultInsurer})
+	st := store.New(db)
+	m.state.use(st, []string{qsync.DefaultInsurer})
 	types, labels := scrapeFamilies(t, getMetrics(t, m))
 
 	page, err := os.ReadFile("../../docs/metrics.md")
@@ -291,7 +293,7 @@ func TestMetricsPageFamilies(t *testing.T) {
 // getMetrics scrapes m's /metrics over HTTP.
 func getMetrics(t *testing.T, m *promMetrics) string {
 	t.Helper()
-	srv := httptest.NewServer(obsHandler(m, func(context.Context) (bool, qsync.HealthReport) { return true, qsync.HealthReport{} }))
+	srv := httptest.NewServer(obsHandler(m, func(context.Context) (bool, qsync.HealthReport) { return true, qsync.HealthReport{} }, alwaysLive))
 	defer srv.Close()
 	code, body := httpGet(t, srv.URL+"/metrics")
 	if code != 200 {
@@ -397,7 +399,7 @@ func TestRedactAnswers(t *testing.T) {
 // plain when it does not, through the listener's redaction as the daemon
 // serves it.
 func TestMetricsGzip(t *testing.T) {
-	srv := httptest.NewServer(redactAnswers(redact.New("s3cret-value"), obsHandler(newPromMetrics(), func(context.Context) (bool, qsync.HealthReport) { return true, qsync.HealthReport{} })))
+	srv := httptest.NewServer(redactAnswers(redact.New("s3cret-value"), obsHandler(newPromMetrics(), func(context.Context) (bool, qsync.HealthReport) { return true, qsync.HealthReport{} }, alwaysLive)))
 	defer srv.Close()
 	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableCompression: true}}
 	for _, tt := range []struct{ accept, encoding string }{{"gzip", "gzip"}, {"identity", ""}, {"", ""}} {
@@ -423,5 +425,30 @@ func TestMetricsGzip(t *testing.T) {
 		if got := resp.Header.Get("Content-Encoding"); got != tt.encoding || err != nil || !strings.Contains(string(b), "\nquotesync_leader 0\n") {
 			t.Errorf("Accept-Encoding %q: Content-Encoding %q (want %q), %v, body without quotesync_leader:\n%.300s", tt.accept, got, tt.encoding, err, b)
 		}
+	}
+}
+
+// alwaysLive is a /livez verdict for tests that do not look at it.
+func alwaysLive(time.Time) (bool, string) { return true, "" }
+
+// TestLivez: /livez is the scheduler's progress, 503 with the reason when
+// it makes none.
+func TestLivez(t *testing.T) {
+	var stuck atomic.Bool
+	srv := httptest.NewServer(obsHandler(newPromMetrics(), func(context.Context) (bool, qsync.HealthReport) {
+		return false, qsync.HealthReport{Status: "unhealthy"}
+	}, func(time.Time) (bool, string) {
+		if stuck.Load() {
+			return false, "the scheduler has not ticked since 10:00"
+		}
+		return true, ""
+	}))
+	defer srv.Close()
+	if code, body := httpGet(t, srv.URL+"/livez"); code != 200 || strings.TrimSpace(body) != `{"status":"ok"}` {
+		t.Errorf("/livez while live (and /healthz unhealthy): %d %s, want 200 ok", code, body)
+	}
+	stuck.Store(true)
+	if code, body := httpGet(t, srv.URL+"/livez"); code != 503 || !strings.Contains(body, `"status":"stuck"`) || !strings.Contains(body, "has not ticked") {
+		t.Errorf("/livez while stuck: %d %s, want 503 with the reason", code, body)
 	}
 }

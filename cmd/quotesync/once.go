@@ -12,7 +12,7 @@ import (
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	"github.com/quotesync/quotesync/remote/redact"
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -53,13 +53,14 @@ Flags:
 func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("once", flag.ContinueOnError)
 	var cf commonFlags
-	cf.register(fs)
+	parsed := cf.register(fs)
 	dry := fs.Bool("dry-run", false, "print the plan of a pass; write nothing")
 	asJSON := fs.Bool("json", false, "with --dry-run: print the plan as JSON")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), onceHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	parsed()
 	if *asJSON && !*dry {
 		fmt.Fprintln(stderr, "quotesync once: --json prints the plan of a dry run and needs --dry-run; a real pass reports on its log (quotesync once --dry-run --json)")
 		return exitUsage
@@ -101,7 +102,7 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	s, err := qd.Once(ctx)
 	switch {
-	case errors.Is(err, shopdb.ErrNotLeader):
+	case errors.Is(err, store.ErrNotLeader):
 		fmt.Fprintln(stderr, "quotesync once: another quotesync instance holds the lock on this shop database; stop it or let it do the pass")
 		return exitFailure
 	case err != nil:

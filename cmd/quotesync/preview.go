@@ -15,6 +15,7 @@ import (
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -59,7 +60,7 @@ Flags:
 
 func runPreview(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("preview", flag.ContinueOnError)
-	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	cfg := registerConfig(fs)
 	asJSON := fs.Bool("json", false, "print the exact body a Draft push would send")
 	insurer := fs.String("insurer", "", "build the quote as the insurer `NAME`'s pass would (a job no request holds)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), previewHelp); fs.PrintDefaults() }
@@ -68,12 +69,12 @@ func runPreview(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return code
 	}
 	if *insurer != "" {
-		if err := shopdb.CheckInsurerName(*insurer); err != nil {
+		if err := store.CheckInsurerName(*insurer); err != nil {
 			fmt.Fprintf(stderr, "quotesync preview: --insurer: %s\n", termtext.Safe(err.Error()))
 			return exitUsage
 		}
 	}
-	cf := commonFlags{config: *path}
+	cf := cfg.common()
 	set, err := cf.loadSettings(config.ShopSecrets)
 	if err != nil {
 		printErr(stderr, "preview", err)
@@ -86,14 +87,15 @@ func runPreview(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	defer db.Close()
 	var pv qsync.Preview
-	view, err := qsync.JobDB(ctx, db, set.Daemon, job, *insurer)
+	st := store.New(db)
+	view, err := qsync.JobShop(ctx, db, st, set.Daemon, job, *insurer)
 	if errors.Is(err, qsync.ErrWhichInsurer) {
 		fmt.Fprintf(stderr, "quotesync preview: %s: say whose with --insurer NAME (e.g. 'quotesync preview --insurer %s %s')\n",
 			termtext.Lines(err.Error()), set.Daemon.Insurers[0].Name, termtext.Safe(job))
 		return exitFailure
 	}
 	if err == nil {
-		pv, err = qsync.PreviewJob(ctx, view, set.Daemon.Sync, job)
+		pv, err = qsync.PreviewJob(ctx, view, st, set.Daemon.Sync, job)
 	}
 	switch {
 	case errors.Is(err, qsync.ErrNoSuchJob):

@@ -12,7 +12,7 @@ import (
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	"github.com/quotesync/quotesync/remote/redact"
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -62,7 +62,7 @@ Flags:
 
 func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("retry", flag.ContinueOnError)
-	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	cfg := registerConfig(fs)
 	note := fs.String("note", "", "why, for the event log (default: who ran it)")
 	insurer := fs.String("insurer", "", "the insurer whose request it is (with several insurers, when the id is tracked for more than one)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), retryHelp); fs.PrintDefaults() }
@@ -78,7 +78,8 @@ func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	// Assembled as the daemon is, so that the change goes through its
 	// executor: logged, and queued for delivery as its event says.
-	cf := commonFlags{config: *path, secrets: redact.New()}
+	cf := cfg.common()
+	cf.secrets = redact.New()
 	out := redacting(stdout, cf.secrets) // it quotes the error quotesync kept
 	defer out.flush()
 	stdout = out
@@ -88,8 +89,8 @@ func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer done()
 	shown := termtext.Safe(id) // as typed; maybe pasted from a listing
-	if cur, _, err := qd.DB.SchemaVersion(ctx); err == nil && cur == 0 {
-		fmt.Fprintf(stderr, "quotesync retry: request %s is not tracked: quotesync's state tables do not exist yet in %s (quotesync has not run on this database; the first start of 'quotesync run' or 'once' creates them)\n", shown, qd.DB.Config().Database)
+	if cur, _, err := qd.Store.SchemaVersion(ctx); err == nil && cur == 0 {
+		fmt.Fprintf(stderr, "quotesync retry: request %s is not tracked: quotesync's state tables do not exist yet in %s (quotesync has not run on this database; the first start of 'quotesync run' or 'once' creates them)\n", shown, qd.Shop.Config().Database)
 		return exitFailure
 	}
 
@@ -98,10 +99,10 @@ func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case errors.Is(err, qsync.ErrAmbiguous):
 		fmt.Fprintf(stderr, "quotesync retry: %s; say which with --insurer NAME\n", termtext.Safe(err.Error()))
 		return exitFailure
-	case errors.Is(err, shopdb.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound):
 		fmt.Fprintf(stderr, "quotesync retry: request %s is not tracked by quotesync; 'quotesync status --all' lists the requests it knows\n", shown)
 		return exitFailure
-	case errors.Is(err, shopdb.ErrStale):
+	case errors.Is(err, store.ErrStale):
 		fmt.Fprintf(stderr, "quotesync retry: request %s changed while it was being retried; look at 'quotesync status' and run retry again if it is still stuck\n", shown)
 		return exitFailure
 	case err != nil: // ErrNotRetryable among them

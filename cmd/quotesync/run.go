@@ -49,7 +49,8 @@ a pass at once unless one is running; the schedule goes on as before.
 SIGTERM/SIGINT cancel the pass in progress (it records what it already
 did) and exit within 30s; a second signal exits at once.
 
-With metrics.listen set it serves /metrics (Prometheus), /healthz and the
+With metrics.listen set it serves /metrics (Prometheus), /healthz, /livez
+(a liveness probe's question: does the scheduler make progress) and the
 status page, /status (unless metrics.status_page is false). Beyond
 loopback it needs metrics.users_file (a login at /login, HTTP Basic over
 TLS for scrapers) or metrics.auth: none, and refuses to start otherwise.
@@ -80,11 +81,12 @@ const reloadWait = 5 * time.Second
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var cf commonFlags
-	cf.register(fs)
+	parsed := cf.register(fs)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), runHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	parsed()
 	// SIGHUP is caught from the start: its default action would kill us.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -102,7 +104,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	level := zap.NewAtomicLevelAt(set.LogLevel)
-	log := newLogger(level, set.LogFormat, stdout, cf.secrets)
+	log := cf.logger(level, set.LogFormat, stdout, cf.secrets)
 	defer func() { _ = log.Sync() }()
 	d := &daemon{cf: cf, log: log, level: level, notify: notifier{log: log}, metrics: newPromMetrics(),
 		usr1: usr1, now: make(chan qsync.NowRequest), secrets: cf.secrets, sessionKey: webauth.NewKey()}
@@ -171,7 +173,7 @@ func (d *daemon) run(ctx context.Context, set *config.Settings, hup <-chan os.Si
 	d.cur, d.set, d.obs = w.d, w.set, w.obs
 	d.mu.Unlock()
 	d.useMetrics(w)
-	d.warnCluster(ctx, w.d.DB, set.SingleWriter)
+	d.warnCluster(ctx, w.d.Shop, set.SingleWriter)
 	defer func() {
 		d.mu.Lock()
 		defer d.mu.Unlock()
@@ -179,7 +181,7 @@ func (d *daemon) run(ctx context.Context, set *config.Settings, hup <-chan os.Si
 		_ = d.cur.Close()
 	}()
 	d.prog.Restart(time.Now())
-	ctlPath, ctlDefault := set.Control.ControlSocket()
+	ctlPath, ctlDefault := set.Control.SocketFor(set.Site)
 	ctl := startControl(ctlPath, ctlDefault, d)
 	defer ctl.Close()
 	usr1Done := make(chan struct{})
@@ -250,7 +252,7 @@ func (d *daemon) open(ctx context.Context, set *config.Settings, prev *config.Se
 			cert = &webauth.Cert{}
 			cert.Store(w.auth.pair)
 		}
-		guard := d.guarded(redactAnswers(d.secrets, withStatusPage(obsHandler(d.metrics, d.health), d.statusPage(set))), w.auth)
+		guard := d.guarded(redactAnswers(d.secrets, withStatusPage(obsHandler(d.metrics, d.health, d.live), d.statusPage(set))), w.auth)
 		if w.obs, err = d.startListener(set.Metrics.Listen, guard, cert); err != nil {
 			_ = qd.Close()
 			return nil, err
@@ -414,6 +416,16 @@ func (d *daemon) alive(now time.Time) (bool, string) {
 	return d.current().Live(now, &d.prog)
 }
 
+// live answers /livez: the watchdog's question, and "starting" (not
+// live yet) before the first configuration is assembled.
+func (d *daemon) live(now time.Time) (bool, string) {
+	qd := d.current()
+	if qd == nil {
+		return false, "starting"
+	}
+	return qd.Live(now, &d.prog)
+}
+
 // health answers /healthz.
 func (d *daemon) health(ctx context.Context) (bool, qsync.HealthReport) {
 	d.mu.Lock()
@@ -423,7 +435,7 @@ func (d *daemon) health(ctx context.Context) (bool, qsync.HealthReport) {
 		return false, qsync.HealthReport{Status: "unhealthy", Reason: "starting", Role: "starting", Database: "not connected yet"}
 	}
 	pctx, cancel := context.WithTimeout(ctx, healthPingTimeout)
-	dbErr := qd.DB.Ping(pctx)
+	dbErr := qd.Shop.Ping(pctx)
 	cancel()
 	return qd.Health(time.Now(), &d.prog, set.Metrics.HealthMaxAge, dbErr)
 }
@@ -431,7 +443,7 @@ func (d *daemon) health(ctx context.Context) (bool, qsync.HealthReport) {
 // useMetrics makes the metrics count on w's database and insurers.
 func (d *daemon) useMetrics(w *wiring) {
 	names := w.set.Daemon.Names()
-	d.metrics.state.use(w.d.DB, names)
+	d.metrics.state.use(w.d.Store, names)
 	d.metrics.insurers(names)
 }
 

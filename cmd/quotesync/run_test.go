@@ -217,6 +217,10 @@ func TestRunDaemonBinary(t *testing.T) {
 		if !strings.Contains(body, "last successful pass was at") {
 			t.Errorf("503 body: %s", body)
 		}
+		// A liveness probe is not failed by what a restart cannot mend.
+		if code, body := httpGet(t, base+"/livez"); code != 200 || !strings.Contains(body, `"status":"ok"`) {
+			t.Errorf("/livez while /healthz is 503: %d %s, want 200 ok", code, body)
+		}
 		n := sd.count("WATCHDOG=1")
 		must("watchdog pings to go on", 3*time.Second, func() bool { return sd.count("WATCHDOG=1") > n+2 })
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/quotesync/quotesync/cmd/internal/statuspage"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -61,7 +62,7 @@ const statusWrap = 100
 
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	cfg := registerConfig(fs)
 	all := fs.Bool("all", false, "include submitted and gone requests")
 	asJSON := fs.Bool("json", false, "print JSON (every field, whole errors) for scripts")
 	limit := fs.Int("limit", 200, "show at most `N` requests, newest first (0: all); the counts cover all")
@@ -75,13 +76,13 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	if *insurer != "" {
-		if err := shopdb.CheckInsurerName(*insurer); err != nil {
+		if err := store.CheckInsurerName(*insurer); err != nil {
 			fmt.Fprintf(stderr, "quotesync status: --insurer: %s\n", termtext.Safe(err.Error()))
 			return exitUsage
 		}
 	}
-	db, set, code := openStateDB(ctx, "status", *path, stderr)
-	if db == nil {
+	st, db, set, code := openStateDB(ctx, "status", cfg.common(), stderr)
+	if st == nil {
 		return code
 	}
 	defer db.Close()
@@ -89,24 +90,24 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	defer out.flush()
 	stdout = out
 
-	cur, _, err := db.SchemaVersion(ctx)
+	cur, _, err := st.SchemaVersion(ctx)
 	if err != nil {
 		printErr(stderr, "status", err)
 		return exitFailure
 	}
-	var rows []shopdb.Request
+	var rows []store.Request
 	if cur > 0 {
-		q := shopdb.ListQuery{Insurer: *insurer}
+		q := store.ListQuery{Insurer: *insurer}
 		if !*all {
-			q.Hide, q.KeepSupplements = []shopdb.Phase{qsync.PhaseSubmitted, qsync.PhaseGone}, true
+			q.Hide, q.KeepSupplements = []store.Phase{qsync.PhaseSubmitted, qsync.PhaseGone}, true
 		}
-		if rows, err = db.ListRequests(ctx, q); err != nil {
+		if rows, err = st.ListRequests(ctx, q); err != nil {
 			printErr(stderr, "status", err)
 			return exitFailure
 		}
 	}
 	rep := newStatusReport(rows, set.Daemon.Names(), *insurer, *all, *limit)
-	form := statusForm(ctx, db, set)
+	form := statusForm(ctx, st, set)
 	if *asJSON {
 		return writeStatusJSON(stdout, rep, form)
 	}
@@ -116,33 +117,33 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	printStatus(stdout, rep, time.Now())
 	fmt.Fprintf(stdout, "status change: %s\n", form)
-	printDeliveries(ctx, stdout, db, set.Daemon.Secrets)
+	printDeliveries(ctx, stdout, st, set.Daemon.Secrets)
 	return exitOK
 }
 
 // statusForm says which status change the daemon sends, for each insurer
 // (named when there are several).
-func statusForm(ctx context.Context, db *shopdb.DB, set *config.Settings) string {
+func statusForm(ctx context.Context, st *store.Store, set *config.Settings) string {
 	ins := set.Daemon.Insurers
 	if len(ins) == 1 {
-		return insurerStatusForm(ctx, db, ins[0], true)
+		return insurerStatusForm(ctx, st, ins[0], true)
 	}
 	parts := make([]string, len(ins))
 	for i, in := range ins {
-		parts[i] = in.Name + ": " + insurerStatusForm(ctx, db, in, false)
+		parts[i] = in.Name + ": " + insurerStatusForm(ctx, st, in, false)
 	}
 	return strings.Join(parts, "; ")
 }
 
 // insurerStatusForm says which status change the daemon sends to ins;
 // alone, it reads what auto mode found before insurers had names too.
-func insurerStatusForm(ctx context.Context, db *shopdb.DB, ins qsync.Insurer, alone bool) string {
+func insurerStatusForm(ctx context.Context, st *store.Store, ins qsync.Insurer, alone bool) string {
 	rc := ins.Remote
 	switch rc.StatusPath {
 	case "auto":
-		found, ok, err := db.Setting(ctx, qsync.StatusFormKey(ins.Name))
+		found, ok, err := st.Setting(ctx, qsync.StatusFormKey(ins.Name))
 		if err == nil && !ok && alone {
-			found, ok, err = db.Setting(ctx, qsync.LegacyStatusFormKey)
+			found, ok, err = st.Setting(ctx, qsync.LegacyStatusFormKey)
 		}
 		if err == nil && ok {
 			return "auto; found and used: " + termtext.Safe(found)
@@ -158,25 +159,26 @@ func insurerStatusForm(ctx context.Context, db *shopdb.DB, ins qsync.Insurer, al
 	return method + " " + rc.StatusPath
 }
 
-// openStateDB opens the shop database for a verb that reads or edits
-// quotesync's state: only the database password is read. It returns the
-// exit code to use when it returns nil.
-func openStateDB(ctx context.Context, verb, path string, stderr io.Writer) (*shopdb.DB, *config.Settings, int) {
-	cf := commonFlags{config: path}
+// openStateDB opens the shop database for a verb that reads quotesync's
+// state: only the database password is read. It returns quotesync's store
+// (as qsync.RequestsStore reads it) and the database to close, or nil and
+// the exit code to use.
+func openStateDB(ctx context.Context, verb string, cf commonFlags, stderr io.Writer) (*store.Store, *shopdb.DB, *config.Settings, int) {
 	set, err := cf.loadSettings(config.ShopSecrets)
 	if err != nil {
 		printErr(stderr, verb, err)
-		return nil, nil, exitUsage
+		return nil, nil, nil, exitUsage
 	}
 	db, err := shopdb.Open(ctx, set.Daemon.Shop)
 	if err != nil {
 		printErr(stderr, verb, err)
-		return nil, nil, exitFailure
+		return nil, nil, nil, exitFailure
 	}
+	st := store.New(db)
 	// One place for every reader of quotesync's rows: tables another
 	// version left are named as such, never read into a raw "unknown
 	// column" error.
-	cur, latest, err := db.SchemaVersion(ctx)
+	cur, latest, err := st.SchemaVersion(ctx)
 	switch {
 	case err != nil:
 	case cur > latest:
@@ -187,9 +189,9 @@ func openStateDB(ctx context.Context, verb, path string, stderr io.Writer) (*sho
 	if err != nil {
 		printErr(stderr, verb, err)
 		_ = db.Close()
-		return nil, nil, exitFailure
+		return nil, nil, nil, exitFailure
 	}
-	return qsync.RequestsDB(db, set.Daemon), set, exitOK
+	return qsync.RequestsStore(st, set.Daemon), db, set, exitOK
 }
 
 // printStatus writes the table, what needs a person, and the counts.
@@ -204,7 +206,7 @@ func printStatus(w io.Writer, rep statusReport, now time.Time) {
 		head = "INSURER\t" + head
 	}
 	fmt.Fprintln(tw, head)
-	var attention, later []shopdb.Request
+	var attention, later []store.Request
 	for _, r := range rep.rows {
 		phase := string(r.Phase)
 		if r.SupplementNeeded {
@@ -273,7 +275,7 @@ func printNone(w io.Writer, rep statusReport) {
 
 // phaseSummary is "2 requests: 1 reserved, 1 drafted" (the phases in the
 // machine's order), or "no requests".
-func phaseSummary(counts map[shopdb.Phase]int) string {
+func phaseSummary(counts map[store.Phase]int) string {
 	var parts []string
 	total := 0
 	for _, ph := range qsync.Phases() {
@@ -291,11 +293,11 @@ func phaseSummary(counts map[shopdb.Phase]int) string {
 }
 
 // needsPerson reports whether a row waits for somebody to act or know.
-func needsPerson(r shopdb.Request) bool { return qsync.NeedsPerson(r) }
+func needsPerson(r store.Request) bool { return qsync.NeedsPerson(r) }
 
 // printAttention writes what happened to r, its details and the fix,
 // wrapped, never cut; its insurer too when named.
-func printAttention(w io.Writer, r shopdb.Request, named bool) {
+func printAttention(w io.Writer, r store.Request, named bool) {
 	ri := qsync.Reason(r.Reason)
 	head := ri.Words
 	fix := ri.Fix
@@ -319,7 +321,7 @@ const laterShown = 10
 
 // printLater writes, for requests the daemon tries again on its own, the
 // error of the last attempt, whole, and when the next one is due.
-func printLater(w io.Writer, rows []shopdb.Request, named bool, now time.Time) {
+func printLater(w io.Writer, rows []store.Request, named bool, now time.Time) {
 	if len(rows) == 0 {
 		return
 	}
@@ -340,7 +342,7 @@ func printLater(w io.Writer, rows []shopdb.Request, named bool, now time.Time) {
 }
 
 // insurerOf is "insurer NAME, " when named, else "".
-func insurerOf(r shopdb.Request, named bool) string {
+func insurerOf(r store.Request, named bool) string {
 	if !named {
 		return ""
 	}
@@ -348,7 +350,7 @@ func insurerOf(r shopdb.Request, named bool) string {
 }
 
 // jobOf is the job a row holds, or the one it gave up.
-func jobOf(r shopdb.Request) string {
+func jobOf(r store.Request) string {
 	if r.JobNumber != "" {
 		return r.JobNumber
 	}

@@ -7,20 +7,20 @@ import (
 	"time"
 
 	"github.com/quotesync/quotesync/cmd/internal/statuspage"
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // statusReport is what status shows.
 type statusReport struct {
-	rows   []shopdb.Request // newest first, at most --limit of them
-	total  int              // the requests selected, however many are shown
-	counts map[shopdb.Phase]int
+	rows   []store.Request // newest first, at most --limit of them
+	total  int             // the requests selected, however many are shown
+	counts map[store.Phase]int
 	// insurers are the configured insurers, in order, then the others
 	// with requests selected, by name; byInsurer counts each one's
 	// requests by phase.
 	insurers   []string
-	byInsurer  map[string]map[shopdb.Phase]int
+	byInsurer  map[string]map[store.Phase]int
 	configured []string
 	all        bool   // --all: submitted and gone requests too
 	insurer    string // --insurer: that insurer's requests only
@@ -32,8 +32,8 @@ type statusReport struct {
 
 // newStatusReport counts rows (selected with --all and --insurer) and
 // keeps the newest limit of them (0: all).
-func newStatusReport(rows []shopdb.Request, configured []string, insurer string, all bool, limit int) statusReport {
-	rep := statusReport{total: len(rows), counts: map[shopdb.Phase]int{}, byInsurer: map[string]map[shopdb.Phase]int{},
+func newStatusReport(rows []store.Request, configured []string, insurer string, all bool, limit int) statusReport {
+	rep := statusReport{total: len(rows), counts: map[store.Phase]int{}, byInsurer: map[string]map[store.Phase]int{},
 		configured: configured, all: all, insurer: insurer, insurers: slices.Clone(configured)}
 	if insurer != "" {
 		rep.insurers = []string{insurer}
@@ -45,7 +45,7 @@ func newStatusReport(rows []shopdb.Request, configured []string, insurer string,
 			others = append(others, r.Insurer)
 		}
 		if rep.byInsurer[r.Insurer] == nil {
-			rep.byInsurer[r.Insurer] = map[shopdb.Phase]int{}
+			rep.byInsurer[r.Insurer] = map[store.Phase]int{}
 		}
 		rep.byInsurer[r.Insurer][r.Phase]++
 	}
@@ -116,7 +116,7 @@ type insurerCounts struct {
 }
 
 // phaseCounts is counts keyed by the phases' names.
-func phaseCounts(counts map[shopdb.Phase]int) (map[string]int, int) {
+func phaseCounts(counts map[store.Phase]int) (map[string]int, int) {
 	out, total := make(map[string]int, len(counts)), 0
 	for ph, n := range counts {
 		out[string(ph)] = n

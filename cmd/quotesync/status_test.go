@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/quotesync/quotesync/remote/emulator"
-	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -60,11 +60,12 @@ func TestStatusAndRetryBinary(t *testing.T) {
 		t.Fatalf("once: %s", r)
 	}
 	db := e.DB.Open(t, e.DB.Config())
-	rows, err := db.ListRequests(ctx, shopdb.ListQuery{})
+	st := store.New(db)
+	rows, err := st.ListRequests(ctx, store.ListQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rejected shopdb.Request
+	var rejected store.Request
 	for _, row := range rows {
 		if row.Phase == qsync.PhaseRejected {
 			rejected = row
@@ -168,7 +169,7 @@ func TestStatusAndRetryBinary(t *testing.T) {
 			!strings.Contains(r.Stderr, `"from":"rejected"`) {
 			t.Errorf("retry logged no line of its change on standard error:\n%s", r)
 		}
-		evs, err := db.Events(ctx, rejected.RequestID, 0)
+		evs, err := st.Events(ctx, rejected.RequestID, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +184,7 @@ func TestStatusAndRetryBinary(t *testing.T) {
 		}
 		// retry delivers what its event queued before it exits: a daemon
 		// would not be woken by it.
-		if ds, err := db.DeliveryStats(ctx); err != nil || ds.Pending != 0 {
+		if ds, err := st.DeliveryStats(ctx); err != nil || ds.Pending != 0 {
 			t.Errorf("after retry: %d deliveries not made (%v), want 0; last error %q", ds.Pending, err, ds.Last.LastError)
 		}
 		if st, _, err := e.DB.Shop().InsurerStatus(ctx, jobOf(rejected)); err != nil || st != "RETRYING" {
@@ -193,7 +194,7 @@ func TestStatusAndRetryBinary(t *testing.T) {
 		if r := e.run("once", "--config", e.Conf); r.Code != exitOK {
 			t.Fatalf("once after retry: %s", r)
 		}
-		after, err := db.Request(ctx, rejected.RequestID)
+		after, err := st.Request(ctx, rejected.RequestID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/statuspage"
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -25,12 +25,12 @@ func withStatusPage(obs, page http.Handler) http.Handler {
 // configuration's metrics.status_page says so.
 func (d *daemon) statusPage(set *config.Settings) http.Handler {
 	return statuspage.New(statuspage.Options{
-		DB: func() *shopdb.DB {
+		Store: func() *store.Store {
 			d.mu.Lock()
 			qd, set := d.cur, d.set
 			d.mu.Unlock()
 			if qd != nil && set != nil {
-				return qsync.RequestsDB(qd.DB, set.Daemon)
+				return qsync.RequestsStore(qd.Store, set.Daemon)
 			}
 			return nil
 		},

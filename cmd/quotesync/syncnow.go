@@ -49,21 +49,22 @@ Flags:
 
 func runSyncNow(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sync-now", flag.ContinueOnError)
-	path := fs.String("config", config.DefaultPath, "configuration `file`")
+	cfg := registerConfig(fs)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), syncNowHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	path := cfg.path()
 	// Only control.socket matters here: the daemon may still run with an
 	// older, valid file while this one is being edited.
-	fc, err := config.Load(*path)
+	fc, err := config.Load(path)
 	if err != nil {
 		printErr(stderr, "sync-now", err)
 		return exitUsage
 	}
-	sock, _ := fc.Control.ControlSocket()
+	sock, _ := fc.Control.SocketFor(string(cfg.site))
 	if sock == "" {
-		fmt.Fprintf(stderr, "quotesync sync-now: control.socket is off in %s; send the daemon SIGUSR1 instead: systemctl kill -s USR1 quotesync\n", *path)
+		fmt.Fprintf(stderr, "quotesync sync-now: control.socket is off in %s; send the daemon SIGUSR1 instead: systemctl kill -s USR1 quotesync\n", path)
 		return exitFailure
 	}
 	r, err := askSyncNow(sock)

@@ -23,6 +23,7 @@ import (
 	"github.com/quotesync/quotesync/cmd/internal/statuspage"
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -211,10 +212,11 @@ func TestE2EHostileText(t *testing.T) {
 	}
 	assertShows(t, "once (pass 1)", r.Stdout+r.Stderr, "control character U+001B")
 	db := e.DB.Open(t, e.DB.Config())
-	if row, err := db.Request(ctx, hostileID); err == nil {
+	st := store.New(db)
+	if row, err := st.Request(ctx, hostileID); err == nil {
 		t.Errorf("the request of a hostile id is tracked: %+v", row)
 	}
-	row1, err := db.Request(ctx, plainID)
+	row1, err := st.Request(ctx, plainID)
 	if err != nil || row1.JobNumber == "" {
 		t.Fatalf("R1 after pass 1: %+v, %v", row1, err)
 	}

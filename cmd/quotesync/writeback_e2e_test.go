@@ -31,20 +31,27 @@ import (
 // e2eConfigure edits the environment's YAML file as a document.
 func e2eConfigure(e *e2eEnv, edit func(doc map[string]any)) {
 	e.tb.Helper()
-	data, err := os.ReadFile(e.Conf)
+	e2eEditYAML(e.tb, e.Conf, e.Conf, edit)
+}
+
+// e2eEditYAML reads the YAML file from as a document, edits it and writes
+// it to the file to (which may be from).
+func e2eEditYAML(tb testing.TB, from, to string, edit func(doc map[string]any)) {
+	tb.Helper()
+	data, err := os.ReadFile(from)
 	if err != nil {
-		e.tb.Fatal(err)
+		tb.Fatal(err)
 	}
 	doc := map[string]any{}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		e.tb.Fatal(err)
+		tb.Fatal(err)
 	}
 	edit(doc)
 	if data, err = yaml.Marshal(doc); err != nil {
-		e.tb.Fatal(err)
+		tb.Fatal(err)
 	}
-	if err := os.WriteFile(e.Conf, data, 0o600); err != nil {
-		e.tb.Fatal(err)
+	if err := os.WriteFile(to, data, 0o600); err != nil {
+		tb.Fatal(err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/quotesync/quotesync/shopdb/discover"
 	"github.com/quotesync/quotesync/shopdb/discover/testshops"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // TestFlatEstimateTable: one table of lines that repeat the job number,
@@ -53,7 +54,7 @@ func TestFlatEstimateTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for _, c := range db.CheckQueries(ctx) {
+	for _, c := range db.CheckQueries(ctx, nil, "") {
 		if c.Err != nil {
 			t.Errorf("%s: %v", c.Key, c.Err)
 		}
@@ -61,8 +62,9 @@ func TestFlatEstimateTable(t *testing.T) {
 	find := func(claim string) string {
 		t.Helper()
 		var job string
-		err := db.ReadTx(ctx, shopdb.NewRequest{RequestID: "r-" + claim, ClaimNumber: claim, RequestJSON: []byte(`{}`)}, func(ctx context.Context, tx *shopdb.Tx) error {
-			job, err = tx.FindJob(ctx)
+		nr := shopdb.NewRequest{RequestID: "r-" + claim, ClaimNumber: claim, RequestJSON: []byte(`{}`)}
+		err := store.New(db).ReadTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
+			job, err = db.Jobs(tx.SQL(), nr).Find(ctx)
 			return err
 		})
 		if err != nil {

@@ -109,7 +109,7 @@ WHERE j.job_no = ?`, job).Scan(&status, &booking, &reg); err != nil {
 
 func TestMappingFitsSchema(t *testing.T) {
 	db, _ := shopdbtest.New(t)
-	for _, c := range db.CheckQueries(t.Context()) {
+	for _, c := range db.CheckQueries(t.Context(), nil, "") {
 		if c.Err != nil {
 			t.Errorf("%s: %v", c.Key, c.Err)
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 // BuildSchema creates quotesync's tables (prefix quotesync_) as the
-// migrations up to version left them, by applying shopdb's migration
+// migrations up to version left them, by applying the store's migration
 // files, and records them as applied: the tables an older quotesync left
 // behind, for tests of what a newer one does with them.
 func (d *Database) BuildSchema(tb testing.TB, version int) {
@@ -21,7 +21,7 @@ func (d *Database) BuildSchema(tb testing.TB, version int) {
 	if !ok {
 		tb.Fatal("shopdbtest: cannot tell where the migration files are")
 	}
-	files, err := filepath.Glob(filepath.Join(filepath.Dir(here), "..", "migrations", "00*.sql"))
+	files, err := filepath.Glob(filepath.Join(filepath.Dir(here), "..", "store", "migrations", "00*.sql"))
 	if err != nil || len(files) < version {
 		tb.Fatalf("shopdbtest: migration files: %v, %v; want at least %d", files, err, version)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // EnvDSN names the environment variable holding the test server's DSN
@@ -146,7 +147,8 @@ func withSampleShop(tb testing.TB, d *Database) *Database {
 }
 
 // New is the common case: a sample shop database, and a shopdb.DB on it
-// with the sample mapping, opened and migrated.
+// with the sample mapping, opened, with quotesync's tables migrated
+// (store.New on it is their store).
 func New(tb testing.TB) (*shopdb.DB, *Database) {
 	tb.Helper()
 	d := NewSampleShop(tb)
@@ -173,7 +175,8 @@ func (d *Database) Config() shopdb.Config {
 	return cfg
 }
 
-// Open opens cfg and migrates it; the DB is closed in tb.Cleanup.
+// Open opens cfg and migrates quotesync's tables on it; the DB is closed
+// in tb.Cleanup.
 func (d *Database) Open(tb testing.TB, cfg shopdb.Config) *shopdb.DB {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -183,7 +186,7 @@ func (d *Database) Open(tb testing.TB, cfg shopdb.Config) *shopdb.DB {
 		tb.Fatalf("shopdbtest: open: %v", err)
 	}
 	tb.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
+	if err := store.New(db).Migrate(ctx); err != nil {
 		tb.Fatalf("shopdbtest: migrate: %v", err)
 	}
 	return db
@@ -192,6 +195,21 @@ func (d *Database) Open(tb testing.TB, cfg shopdb.Config) *shopdb.DB {
 // Shop returns the sample shop's helper on this database.
 func (d *Database) Shop() *sampleshop.Shop {
 	return sampleshop.New(d.SQL.DB)
+}
+
+// Snapshot counts what a half-written reservation could leave behind,
+// or a check that wrote would: the sample shop's job counter, jobs and
+// estimates, and quotesync's requests and events.
+func (d *Database) Snapshot(tb testing.TB) [5]int {
+	tb.Helper()
+	var out [5]int
+	for i, q := range []string{"SELECT next_val FROM counters WHERE name = 'job'", "SELECT COUNT(*) FROM jobs",
+		"SELECT COUNT(*) FROM estimates", "SELECT COUNT(*) FROM quotesync_requests", "SELECT COUNT(*) FROM quotesync_events"} {
+		if err := d.SQL.Get(&out[i], q); err != nil {
+			tb.Fatalf("shopdbtest: %s: %v", q, err)
+		}
+	}
+	return out
 }
 
 // Kill ends a server session (KILL CONNECTION) from the test's own pool, as

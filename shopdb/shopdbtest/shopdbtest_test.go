@@ -8,6 +8,7 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 func TestNewDatabaseIsFreshAndDropped(t *testing.T) {
@@ -45,7 +46,7 @@ func TestNewDatabaseIsFreshAndDropped(t *testing.T) {
 
 func TestNewOpensMigratedSampleShop(t *testing.T) {
 	db, d := shopdbtest.New(t)
-	cur, latest, err := db.SchemaVersion(t.Context())
+	cur, latest, err := store.New(db).SchemaVersion(t.Context())
 	if err != nil || cur != latest {
 		t.Fatalf("SchemaVersion = %d, %d, %v; want migrated", cur, latest, err)
 	}

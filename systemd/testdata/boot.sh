@@ -3,7 +3,9 @@
 # on a throwaway overlay of /, installs a quotesync .deb there whose binary is
 # testdata/probe, and drives the unit through a start before it is
 # configured, start, reload, a watchdog timeout, a panic, exit statuses 1
-# and 2, and a missing credential file. Run by
+# and 2, and a missing credential file; then two sites of the template
+# quotesync@.service side by side, reloaded together, and a third that
+# waits for its token. Run by
 # TestUnitUnderSystemd as root:
 #
 #   unshare --mount --fork bash boot.sh PACKAGE.deb SCRATCH_DIR NSPAWN CLIENT
@@ -128,6 +130,41 @@ rm /etc/quotesync/credentials/db-password
 timeout 20 systemctl start quotesync 2>/dev/null
 out nocredential.state "$(show ActiveState)"
 systemctl stop quotesync
+
+# Two sites of the template unit, each with its own file and token; a
+# third without its token waits.
+for s in north south; do
+	install -d -m 0700 /etc/quotesync/sites/$s
+	install -m 0600 /dev/null /etc/quotesync/sites/$s/token
+	printf 'token-of-%s' $s >/etc/quotesync/sites/$s/token
+	install -m 0640 -g quotesync /etc/quotesync/config.yaml /etc/quotesync/sites/$s.yaml
+done
+timeout 20 systemctl start quotesync@north quotesync@south
+for s in north south; do
+	site() { systemctl show -P "$1" quotesync@$s; }
+	out site.$s.state "$(site ActiveState)/$(site SubState)"
+	out site.$s.args "$(journalctl -u quotesync@$s -o cat | sed -n 's/^probe\.args: //p')"
+	out site.$s.identifier "$(journalctl _SYSTEMD_UNIT=quotesync@$s.service -o verbose | sed -n 's/^ *SYSLOG_IDENTIFIER=//p' | sort -u | paste -sd,)"
+	want=$(sha256sum /etc/quotesync/sites/$s/token | cut -c1-8)
+	got=$(journalctl -u quotesync@$s -o cat | sed -n 's/^probe\.credential\.token-digest: //p')
+	out site.$s.token "$([[ $got == "$want" ]] && echo own || echo "other ($got, want $want)")"
+	out site.$s.runtime-directory "$(journalctl -u quotesync@$s -o cat | sed -n 's/^probe\.runtime-directory: //p')"
+	out site.$s.control "$(stat -c '%a %U' /run/quotesync@$s/control.sock 2>&1)"
+done
+rc=0
+answer=$(/root/quotesync-client sync-now --site north 2>&1) || rc=$?
+out site.north.sync-now "${answer%%:*} exit $rc"
+systemctl reload 'quotesync@*'
+sleep 1
+for s in north south; do
+	out site.$s.reload "$(journalctl -u quotesync@$s -o cat | grep -c '^probe\.reload: ok')"
+done
+timeout 20 systemctl start quotesync@east || true
+sleep 1
+out site.east.state "$(systemctl show -P ActiveState quotesync@east)/$(systemctl show -P Result quotesync@east)"
+out site.east.message "$(systemctl status quotesync@east 2>&1 | grep -qF 'unmet condition check (ConditionFileNotEmpty=/etc/quotesync/sites/east/token)' && echo yes || echo no)"
+systemctl stop 'quotesync@*'
+out site.stopped "$(systemctl list-units --no-legend --state=active 'quotesync@*' | wc -l)"
 DRIVER
 
 binds=(--bind="$base/results:/results")

@@ -49,7 +49,7 @@ calls() {
 mode_of() { in_root stat -c '%a %U %G' "$1" 2>/dev/null || echo absent; }
 user_of() { in_root getent passwd quotesync | cut -d: -f1,6,7 || echo absent; }
 group_of() { in_root getent group quotesync | cut -d: -f1 || echo absent; }
-enabled() { [[ -L $r/etc/systemd/system/multi-user.target.wants/quotesync.service ]] && echo yes || echo no; }
+enabled() { [[ -L $r/etc/systemd/system/multi-user.target.wants/${1:-quotesync.service} ]] && echo yes || echo no; }
 
 in_root getent passwd quotesync >/dev/null && { echo "install.sh: user quotesync exists before the install" >&2; exit 1; }
 
@@ -68,6 +68,10 @@ probe install.runs "$(in_root /usr/bin/quotesync version >/dev/null 2>&1 && echo
 # The installed unit, as installed: its ExecStart= binary exists now.
 out=$(in_root systemd-analyze verify /usr/lib/systemd/system/quotesync.service 2>&1) && [[ -z $out ]] && out=clean
 probe install.verify "${out//$'\n'/ | }"
+probe install.sites "$(mode_of /etc/quotesync/sites)"
+probe install.template "$(mode_of /usr/lib/systemd/system/quotesync@.service)"
+out=$(in_root systemd-analyze verify quotesync@north.service 2>&1) && [[ -z $out ]] && out=clean
+probe install.verify-site "${out//$'\n'/ | }"
 
 # Same version again: dpkg runs the upgrade path (postinst configure OLD).
 in_root dpkg -i /tmp/quotesync.deb >&2
@@ -77,6 +81,11 @@ probe upgrade.systemctl "$(calls)"
 in_root install -m 0600 /dev/null /etc/quotesync/credentials/token
 mkdir -p "$r/etc/systemd/system/multi-user.target.wants"
 ln -s /usr/lib/systemd/system/quotesync.service "$r/etc/systemd/system/multi-user.target.wants/quotesync.service"
+# A site of the template: its secrets, its file, its enablement link.
+in_root install -d -m 0700 /etc/quotesync/sites/north
+in_root install -m 0600 /dev/null /etc/quotesync/sites/north/token
+in_root install -m 0640 -g quotesync /dev/null /etc/quotesync/sites/north.yaml
+ln -s /usr/lib/systemd/system/quotesync@.service "$r/etc/systemd/system/multi-user.target.wants/quotesync@north.service"
 in_root dpkg -r quotesync >&2
 probe remove.systemctl "$(calls)"
 probe remove.status "$(in_root dpkg-query -W -f='${Status}' quotesync)"
@@ -84,10 +93,13 @@ probe remove.binary "$(mode_of /usr/bin/quotesync)"
 probe remove.config "$(mode_of /etc/quotesync/config.yaml)"
 probe remove.token "$(mode_of /etc/quotesync/credentials/token)"
 probe remove.user "$(user_of)"
+probe remove.site-token "$(mode_of /etc/quotesync/sites/north/token)"
+probe remove.site-config "$(mode_of /etc/quotesync/sites/north.yaml)"
 
 in_root dpkg -P quotesync >&2
 probe purge.systemctl "$(calls)"
 probe purge.etc "$(mode_of /etc/quotesync)"
 probe purge.enabled "$(enabled)"
+probe purge.enabled-site "$(enabled quotesync@north.service)"
 probe purge.user "$(user_of)"
 probe purge.group "$(group_of)"

@@ -36,7 +36,10 @@ type Settings struct {
 	// PATH" or "environment variable NAME"; "" when there is no webhook.
 	WebhookURLFrom string
 	Control        ControlSection
-	SingleWriter   bool // shop.single_writer: every instance writes to one server of a cluster
+	// Site is the site of the template unit the file was read for
+	// (File.SetSite); "" for none.
+	Site         string
+	SingleWriter bool // shop.single_writer: every instance writes to one server of a cluster
 }
 
 // Scope says which secrets Build must read, an error when it cannot
@@ -153,6 +156,7 @@ func (c *File) buildShop(s *Settings, getenv func(string) string, secrets bool) 
 		TablePrefix:        sh.TablePrefix,
 		LockName:           sh.LockName,
 		ConnMaxLifetime:    sh.ConnMaxLifetime,
+		ConnMaxIdleTime:    sh.ConnMaxIdleTime,
 		MaxOpenConns:       sh.MaxOpenConns,
 		QueryTimeout:       sh.QueryTimeout,
 		LockHeartbeat:      sh.LockHeartbeat,

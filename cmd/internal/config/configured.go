@@ -28,9 +28,26 @@ func (c *File) Configured(getenv func(string) string) error {
 	return nil
 }
 
+// StillExample reports whether a remote's address is still the installed
+// example's: a file that no daemon runs with yet.
+func (c *File) StillExample() bool {
+	for _, b := range c.remoteBlocks() {
+		if exampleURL(b.r.BaseURL) {
+			return true
+		}
+	}
+	return false
+}
+
+// exampleURL reports whether base is an address under .example.
+func exampleURL(base string) bool {
+	u, err := url.Parse(base)
+	return err == nil && strings.HasSuffix(u.Hostname(), ".example")
+}
+
 // configuredRemote is Configured for one remote block, under key.
 func configuredRemote(key string, r RemoteSection, getenv func(string) string) error {
-	if u, err := url.Parse(r.BaseURL); err == nil && strings.HasSuffix(u.Hostname(), ".example") {
+	if exampleURL(r.BaseURL) {
 		return fmt.Errorf("%w: %s.base_url is still the example's (%s): write the insurer's address", ErrNotConfigured, key, r.BaseURL)
 	}
 	t := r.Token

@@ -63,6 +63,7 @@ var keyDefaults = map[string]func(f *File) any{
 	"shop.table_prefix":                   fixed(shopdb.DefaultTablePrefix),
 	"shop.lock_name":                      defaultLockName,
 	"shop.conn_max_lifetime":              fixed(shopdb.DefaultConnMaxLifetime),
+	"shop.conn_max_idle_time":             fixed(shopdb.DefaultConnMaxIdleTime),
 	"shop.max_open_conns":                 fixed(shopdb.DefaultMaxOpenConns),
 	"shop.query_timeout":                  fixed(shopdb.DefaultQueryTimeout),
 	"shop.lock_heartbeat":                 fixed(shopdb.DefaultLockHeartbeat),
@@ -79,7 +80,7 @@ var keyDefaults = map[string]func(f *File) any{
 	"quote.type":                          fixed(qsync.DefaultConfig().Quote.Type),
 	"log.level":                           fixed(defaultLogLevel),
 	"log.format":                          fixed(defaultLogFormat),
-	"control.socket":                      fixed(DefaultControlSocket),
+	"control.socket":                      func(f *File) any { return defaultSocket(f.site) },
 	"metrics.listen":                      fixed("off"),
 	"metrics.health_max_age":              fixed("three activations of sync.schedule"),
 	"remote.token.oauth2.endpoint_params": fixed("none"),
@@ -131,6 +132,12 @@ func defaultLockName(f *File) any {
 // ${VAR} in values and the variables *_env keys name. The list follows
 // the file structs, so a key added to them is listed without more code.
 func Effective(path string, getenv func(string) string) ([]Entry, error) {
+	return EffectiveFor(path, "", getenv)
+}
+
+// EffectiveFor is Effective for the file read for site of the template
+// unit (File.SetSite; "" for none).
+func EffectiveFor(path, site string, getenv func(string) string) ([]Entry, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -138,6 +145,7 @@ func Effective(path string, getenv func(string) string) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.SetSite(site)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)

@@ -41,6 +41,9 @@ type File struct {
 	// whatever its value: an empty remote: {} (or a bare remote:) decodes
 	// to nothing, yet beside remotes: it is a mistake to say, not ignore.
 	remoteLine int
+	// site is the site of the template unit the file is read for
+	// (SetSite); "" for none.
+	site string
 }
 
 type RemoteSection struct {
@@ -92,6 +95,7 @@ type ShopSection struct {
 	TablePrefix        string            `yaml:"table_prefix"`
 	LockName           string            `yaml:"lock_name"`
 	ConnMaxLifetime    time.Duration     `yaml:"conn_max_lifetime"`
+	ConnMaxIdleTime    time.Duration     `yaml:"conn_max_idle_time"`
 	MaxOpenConns       int               `yaml:"max_open_conns"`
 	QueryTimeout       time.Duration     `yaml:"query_timeout"`
 	LockHeartbeat      time.Duration     `yaml:"lock_heartbeat"`

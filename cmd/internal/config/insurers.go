@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -90,9 +90,9 @@ func (c *File) buildInsurers(s *Settings, getenv func(string) string, secrets bo
 		ins.Name, ins.Schedule, ins.Concurrency = e.Name, e.Schedule, e.Concurrency
 		switch j, dup := seen[e.Name]; {
 		case e.Name == "":
-			errs = append(errs, fmt.Errorf("%s.name: required: 1 to %d letters, digits, - or _; it keys the insurer's requests in quotesync's tables, so choose it for good", key, shopdb.MaxInsurerLen))
-		case shopdb.CheckInsurerName(e.Name) != nil:
-			errs = append(errs, fmt.Errorf("%s.name: %w", key, shopdb.CheckInsurerName(e.Name)))
+			errs = append(errs, fmt.Errorf("%s.name: required: 1 to %d letters, digits, - or _; it keys the insurer's requests in quotesync's tables, so choose it for good", key, store.MaxInsurerLen))
+		case store.CheckInsurerName(e.Name) != nil:
+			errs = append(errs, fmt.Errorf("%s.name: %w", key, store.CheckInsurerName(e.Name)))
 		case dup:
 			errs = append(errs, fmt.Errorf("%s.name: %q is remotes[%d]'s name too; each insurer needs its own (it keys its state)", key, e.Name, j))
 		default:

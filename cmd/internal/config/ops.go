@@ -28,13 +28,28 @@ const (
 // ControlSocket returns the socket's path ("" when off) and whether it is
 // the default rather than a path of the file.
 func (c ControlSection) ControlSocket() (path string, isDefault bool) {
+	return c.SocketFor("")
+}
+
+// SocketFor is ControlSocket for site of the template unit ("" for
+// none): the default is then SiteControlSocket's.
+func (c ControlSection) SocketFor(site string) (path string, isDefault bool) {
 	switch c.Socket {
 	case "":
-		return DefaultControlSocket, true
+		return defaultSocket(site), true
 	case ControlOff:
 		return "", false
 	}
 	return c.Socket, false
+}
+
+// defaultSocket is control.socket's default: the site's when the file is
+// read for one.
+func defaultSocket(site string) string {
+	if site != "" {
+		return SiteControlSocket(site)
+	}
+	return DefaultControlSocket
 }
 
 // buildOps takes the operators' keys: the control section, and
@@ -42,6 +57,7 @@ func (c ControlSection) ControlSocket() (path string, isDefault bool) {
 func (c *File) buildOps(s *Settings) error {
 	s.SingleWriter = c.Shop.SingleWriter
 	s.Control = c.Control
+	s.Site = c.site
 	p := c.Control.Socket
 	if p == "" || p == ControlOff {
 		return nil

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/quotesync/quotesync/cmd/internal/webauth"
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // Defaults of Options.
@@ -35,9 +35,9 @@ const (
 
 // Options configure the page.
 type Options struct {
-	// DB returns the database to read (the daemon's current one); nil
-	// while there is none yet.
-	DB func() *shopdb.DB
+	// Store returns quotesync's store to read (the daemon's current
+	// one); nil while there is none yet.
+	Store func() *store.Store
 	// Insurers returns the names of the configured insurers, in order
 	// (the daemon's current configuration). Nil: none is known, and the
 	// page names the insurers when it shows several.
@@ -170,7 +170,7 @@ func (h *Handler) configured() []string {
 // the request with an error page.
 func (h *Handler) insurerParam(w http.ResponseWriter, r *http.Request) (name string, ok bool) {
 	name = r.URL.Query().Get("insurer")
-	if name != "" && shopdb.CheckInsurerName(name) != nil {
+	if name != "" && store.CheckInsurerName(name) != nil {
 		h.fail(w, r, http.StatusBadRequest, "Bad insurer name",
 			fmt.Sprintf("insurer=%q is not an insurer name: the list shows each insurer's link.", name))
 		return "", false
@@ -192,7 +192,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := fmt.Sprintf("list %t %d %s %s", f.PersonOnly, f.Page, f.Insurer, strings.Join(f.Configured, ","))
-	data, err := h.load(r.Context(), key, func(ctx context.Context, db *shopdb.DB) (any, error) {
+	data, err := h.load(r.Context(), key, func(ctx context.Context, db *store.Store) (any, error) {
 		return LoadFiltered(ctx, db, f)
 	})
 	if err != nil {
@@ -220,15 +220,15 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request) {
 		if ins, ok = h.insurerParam(w, r); !ok {
 			return
 		}
-	} else if shopdb.CheckInsurerName(ins) != nil {
+	} else if store.CheckInsurerName(ins) != nil {
 		h.fail(w, r, http.StatusNotFound, "Not found", "There is no insurer "+ins+"; the list of requests is at /status.")
 		return
 	}
 	configured := h.configured()
 	key := "request " + ins + " " + id + " " + strings.Join(configured, ",")
-	data, err := h.load(r.Context(), key, func(ctx context.Context, db *shopdb.DB) (any, error) {
+	data, err := h.load(r.Context(), key, func(ctx context.Context, db *store.Store) (any, error) {
 		if ins != "" {
-			return LoadStory(ctx, db, shopdb.RequestKey{Insurer: ins, RequestID: id}, configured, DefaultTimelineLimit)
+			return LoadStory(ctx, db, store.RequestKey{Insurer: ins, RequestID: id}, configured, DefaultTimelineLimit)
 		}
 		st, err := FindStories(ctx, db, Lookup{Arg: id, IDOnly: true, Configured: configured})
 		if err != nil {
@@ -244,7 +244,7 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request) {
 		v.Message = "Several insurers' services sent a request " + id + ": choose one."
 		h.render(w, "find", v)
 		return
-	case errors.Is(err, shopdb.ErrNotFound), errors.Is(err, ErrNotFound):
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, ErrNotFound):
 		of := ""
 		if ins != "" {
 			of = " of insurer " + ins
@@ -284,7 +284,7 @@ func (h *Handler) find(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	configured := h.configured()
-	data, err := h.load(r.Context(), "find "+strings.Join(configured, ",")+" "+q, func(ctx context.Context, db *shopdb.DB) (any, error) {
+	data, err := h.load(r.Context(), "find "+strings.Join(configured, ",")+" "+q, func(ctx context.Context, db *store.Store) (any, error) {
 		st, err := FindStories(ctx, db, Lookup{Arg: q, Configured: configured, Limit: 1})
 		var amb *AmbiguousError
 		switch {
@@ -314,7 +314,7 @@ func (h *Handler) find(w http.ResponseWriter, r *http.Request) {
 
 // load returns the data under key: read again by fn when older than
 // CacheFor, one read at a time.
-func (h *Handler) load(ctx context.Context, key string, fn func(context.Context, *shopdb.DB) (any, error)) (any, error) {
+func (h *Handler) load(ctx context.Context, key string, fn func(context.Context, *store.Store) (any, error)) (any, error) {
 	if d, ok := h.cached(key); ok {
 		return d, nil
 	}
@@ -329,9 +329,9 @@ func (h *Handler) load(ctx context.Context, key string, fn func(context.Context,
 	if d, ok := h.cached(key); ok { // read by the one we waited for
 		return d, nil
 	}
-	var db *shopdb.DB
-	if h.o.DB != nil {
-		db = h.o.DB()
+	var db *store.Store
+	if h.o.Store != nil {
+		db = h.o.Store()
 	}
 	if db == nil {
 		return nil, errNotReady

@@ -6,7 +6,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -75,7 +75,7 @@ type Filter struct {
 
 // LoadFiltered reads the page of the requests f says, newest first, with
 // the count of each phase, of each insurer and of all: three statements.
-func LoadFiltered(ctx context.Context, db *shopdb.DB, f Filter) (List, error) {
+func LoadFiltered(ctx context.Context, db *store.Store, f Filter) (List, error) {
 	size := f.Size
 	if size <= 0 {
 		size = DefaultPageSize
@@ -101,19 +101,19 @@ func LoadFiltered(ctx context.Context, db *shopdb.DB, f Filter) (List, error) {
 		}
 	}
 	l.Pages = max(1, (scope.Shown(f.PersonOnly)+size-1)/size)
-	q := shopdb.PageQuery{Offset: (page - 1) * size, Limit: size, Insurer: f.Insurer}
+	q := store.PageQuery{Offset: (page - 1) * size, Limit: size, Insurer: f.Insurer}
 	if f.PersonOnly {
 		q.Quiet = qsync.QuietReasons()
 	}
 	rows, err := db.RequestsPage(ctx, q)
-	if errors.Is(err, shopdb.ErrNoStateTables) {
+	if errors.Is(err, store.ErrNoStateTables) {
 		l.NoTables = true
 		return l, nil
 	}
 	if err != nil {
 		return List{}, err
 	}
-	keys := make([]shopdb.RequestKey, len(rows))
+	keys := make([]store.RequestKey, len(rows))
 	for i, r := range rows {
 		keys[i] = r.Key()
 	}
@@ -133,9 +133,9 @@ func LoadFiltered(ctx context.Context, db *shopdb.DB, f Filter) (List, error) {
 }
 
 // countOf sums the counts of insurer, or of every insurer when all.
-func countOf(counts []shopdb.PhaseCount, insurer string, all bool) InsurerCount {
+func countOf(counts []store.PhaseCount, insurer string, all bool) InsurerCount {
 	c := InsurerCount{Name: insurer}
-	byPhase := map[shopdb.Phase]int{}
+	byPhase := map[store.Phase]int{}
 	for _, pc := range counts {
 		if !all && pc.Insurer != insurer {
 			continue
@@ -163,7 +163,7 @@ func countOf(counts []shopdb.PhaseCount, insurer string, all bool) InsurerCount 
 // insurerNames are the configured insurers, in order, then the others
 // that have requests, by name (not "": the rows written before insurers
 // had names, which the first start gives to an insurer).
-func insurerNames(configured []string, counts []shopdb.PhaseCount) []string {
+func insurerNames(configured []string, counts []store.PhaseCount) []string {
 	out := slices.Clone(configured)
 	var others []string
 	for _, c := range counts {

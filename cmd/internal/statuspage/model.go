@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -100,7 +100,7 @@ func (r Request) JobShown() string {
 }
 
 // requestOf describes a row, its insurer named when named.
-func requestOf(r shopdb.Request, named bool) Request {
+func requestOf(r store.Request, named bool) Request {
 	out := Request{Insurer: r.Insurer, Named: named, ID: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, ReleasedJob: r.ReleasedJob,
 		Phase: string(r.Phase), Reason: string(r.Reason), Details: r.LastError,
 		Held: qsync.Reason(r.Reason).Hold, NeedsPerson: qsync.NeedsPerson(r), Supplement: r.SupplementNeeded,
@@ -117,7 +117,7 @@ func requestOf(r shopdb.Request, named bool) Request {
 	return out
 }
 
-func phaseWords(ph shopdb.Phase) (words, wayOut string) {
+func phaseWords(ph store.Phase) (words, wayOut string) {
 	for _, p := range qsync.Phases() {
 		if p.Phase == ph {
 			return p.Words, strings.ReplaceAll(p.WayOut, "REQUEST", "the request")
@@ -155,9 +155,9 @@ func (e *AmbiguousError) Error() string {
 
 // LoadStory reads one request, of key's insurer, and its timeline (the
 // newest limit events; <= 0: DefaultTimelineLimit), its insurer named as
-// NameInsurers says for configured. shopdb.ErrNotFound when quotesync
+// NameInsurers says for configured. store.ErrNotFound when quotesync
 // does not track it.
-func LoadStory(ctx context.Context, db *shopdb.DB, key shopdb.RequestKey, configured []string, limit int) (Story, error) {
+func LoadStory(ctx context.Context, db *store.Store, key store.RequestKey, configured []string, limit int) (Story, error) {
 	r, err := db.Insurer(key.Insurer).Request(ctx, key.RequestID)
 	if err != nil {
 		return Story{}, err
@@ -165,7 +165,7 @@ func LoadStory(ctx context.Context, db *shopdb.DB, key shopdb.RequestKey, config
 	return storyOf(ctx, db, r, NameInsurers(configured, r.Insurer), limit)
 }
 
-func storyOf(ctx context.Context, db *shopdb.DB, r shopdb.Request, named bool, limit int) (Story, error) {
+func storyOf(ctx context.Context, db *store.Store, r store.Request, named bool, limit int) (Story, error) {
 	if limit <= 0 {
 		limit = DefaultTimelineLimit
 	}
@@ -207,7 +207,7 @@ type Lookup struct {
 // used again. ErrNotFound when there is none; *AmbiguousError when the
 // id is tracked for several insurers and l names none (a job number is
 // held by one request at most, whatever its insurer).
-func FindStories(ctx context.Context, db *shopdb.DB, l Lookup) ([]Story, error) {
+func FindStories(ctx context.Context, db *store.Store, l Lookup) ([]Story, error) {
 	rows, err := requestsOfID(ctx, db, l)
 	if err != nil {
 		return nil, err
@@ -219,7 +219,7 @@ func FindStories(ctx context.Context, db *shopdb.DB, l Lookup) ([]Story, error) 
 		}
 		for _, j := range byJob {
 			if (l.Insurer == "" || j.Insurer == l.Insurer) &&
-				!slices.ContainsFunc(rows, func(x shopdb.Request) bool { return x.Key() == j.Key() }) {
+				!slices.ContainsFunc(rows, func(x store.Request) bool { return x.Key() == j.Key() }) {
 				rows = append(rows, j)
 			}
 		}
@@ -246,16 +246,16 @@ func FindStories(ctx context.Context, db *shopdb.DB, l Lookup) ([]Story, error) 
 // requestsOfID returns the requests the id l.Arg names: l.Insurer's; with
 // one insurer configured, its request when it has one; else every
 // insurer's, an *AmbiguousError when there are several.
-func requestsOfID(ctx context.Context, db *shopdb.DB, l Lookup) ([]shopdb.Request, error) {
+func requestsOfID(ctx context.Context, db *store.Store, l Lookup) ([]store.Request, error) {
 	if l.Insurer != "" {
 		r, err := db.Insurer(l.Insurer).Request(ctx, l.Arg)
 		switch {
-		case errors.Is(err, shopdb.ErrNotFound):
+		case errors.Is(err, store.ErrNotFound):
 			return nil, nil
 		case err != nil:
 			return nil, err
 		}
-		return []shopdb.Request{r}, nil
+		return []store.Request{r}, nil
 	}
 	rows, err := db.RequestsByID(ctx, l.Arg)
 	if err != nil || len(rows) < 2 {
@@ -264,7 +264,7 @@ func requestsOfID(ctx context.Context, db *shopdb.DB, l Lookup) ([]shopdb.Reques
 	if len(l.Configured) == 1 {
 		for _, r := range rows {
 			if r.Insurer == l.Configured[0] {
-				return []shopdb.Request{r}, nil
+				return []store.Request{r}, nil
 			}
 		}
 	}

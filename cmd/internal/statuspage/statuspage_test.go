@@ -14,6 +14,7 @@ import (
 
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -28,10 +29,10 @@ func testContext(t *testing.T) context.Context {
 // engine would, oldest first: r-done (drafted and submitted), r-held
 // (accepted, then held for an unmapped code), r-draft (accepted,
 // drafted), r-taken (taken elsewhere, its job given up), r-rej (refused).
-func seed(t *testing.T, db *shopdb.DB) {
+func seed(t *testing.T, db *store.Store) {
 	t.Helper()
 	ctx := testContext(t)
-	step := func(r shopdb.Request, mutate func(*shopdb.Request), ev shopdb.Event) shopdb.Request {
+	step := func(r store.Request, mutate func(*store.Request), ev store.Event) store.Request {
 		t.Helper()
 		next := r
 		mutate(&next)
@@ -43,42 +44,42 @@ func seed(t *testing.T, db *shopdb.DB) {
 	}
 	for i, id := range []string{"r-done", "r-held", "r-draft", "r-taken", "r-rej"} {
 		job := fmt.Sprintf("RO-%d", 100+i)
-		r, err := db.Insert(ctx, shopdb.Request{RequestID: id, ClaimNumber: "CLM-" + id, JobNumber: job,
+		r, err := db.Insert(ctx, store.Request{RequestID: id, ClaimNumber: "CLM-" + id, JobNumber: job,
 			Phase: qsync.PhaseReserved, Intent: qsync.IntentAccept, CreatedAt: time.Now().Add(time.Duration(i) * time.Millisecond)},
-			shopdb.Event{Kind: string(qsync.EventReserved), Message: "job " + job + " found by find_job"})
+			store.Event{Kind: string(qsync.EventReserved), Message: "job " + job + " found by find_job"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		switch id {
 		case "r-taken":
-			step(r, func(n *shopdb.Request) {
+			step(r, func(n *store.Request) {
 				n.Phase, n.Intent, n.Reason, n.JobNumber, n.ReleasedJob = qsync.PhaseTakenElsewhere, qsync.IntentNone, qsync.ReasonOtherReference, "", job
 				n.LastError = "the remote says the request was accepted with referenceId OTHER-9, not ours (" + job + ")"
-			}, shopdb.Event{Kind: string(qsync.EventTakenElsewhere), Reason: qsync.ReasonOtherReference, Job: job, Status: 409,
+			}, store.Event{Kind: string(qsync.EventTakenElsewhere), Reason: qsync.ReasonOtherReference, Job: job, Status: 409,
 				Message: "the remote says the request was accepted with referenceId OTHER-9, not ours (" + job + ")"})
 			continue
 		case "r-rej":
-			step(r, func(n *shopdb.Request) {
+			step(r, func(n *store.Request) {
 				n.Phase, n.Intent, n.Reason, n.ResumePhase = qsync.PhaseRejected, qsync.IntentNone, qsync.ReasonRefused, qsync.PhaseReserved
 				n.LastError = "accept request r-rej: 422 claim closed"
-			}, shopdb.Event{Kind: string(qsync.EventRejected), Reason: qsync.ReasonRefused, Status: 422,
+			}, store.Event{Kind: string(qsync.EventRejected), Reason: qsync.ReasonRefused, Status: 422,
 				Message: "accept request r-rej: 422 claim closed"})
 			continue
 		}
-		r = step(r, func(n *shopdb.Request) { n.Phase, n.Intent = qsync.PhaseAccepted, qsync.IntentNone },
-			shopdb.Event{Kind: string(qsync.EventAccepted), Route: "POST /requests/{id}", Status: 201})
+		r = step(r, func(n *store.Request) { n.Phase, n.Intent = qsync.PhaseAccepted, qsync.IntentNone },
+			store.Event{Kind: string(qsync.EventAccepted), Route: "POST /requests/{id}", Status: 201})
 		switch id {
 		case "r-held":
-			step(r, func(n *shopdb.Request) {
+			step(r, func(n *store.Request) {
 				n.Reason, n.LastError = qsync.ReasonUnmappedCode, "line 3: operation code ZZZ is not under shop.work_types"
-			}, shopdb.Event{Kind: string(qsync.EventHeld), Reason: qsync.ReasonUnmappedCode,
+			}, store.Event{Kind: string(qsync.EventHeld), Reason: qsync.ReasonUnmappedCode,
 				Message: "line 3: operation code ZZZ is not under shop.work_types"})
 		default:
-			r = step(r, func(n *shopdb.Request) { n.Phase, n.PushedHash = qsync.PhaseDrafted, "sha-one-0123456789" },
-				shopdb.Event{Kind: string(qsync.EventDrafted), Items: 4, Hash: "sha-one-0123456789", Route: "POST /jobs/{id}/quotes", Status: 201})
+			r = step(r, func(n *store.Request) { n.Phase, n.PushedHash = qsync.PhaseDrafted, "sha-one-0123456789" },
+				store.Event{Kind: string(qsync.EventDrafted), Items: 4, Hash: "sha-one-0123456789", Route: "POST /jobs/{id}/quotes", Status: 201})
 			if id == "r-done" {
-				step(r, func(n *shopdb.Request) { n.Phase, n.SubmittedAt = qsync.PhaseSubmitted, time.Now() },
-					shopdb.Event{Kind: string(qsync.EventSubmitted), Hash: "sha-one-0123456789", Status: 200})
+				step(r, func(n *store.Request) { n.Phase, n.SubmittedAt = qsync.PhaseSubmitted, time.Now() },
+					store.Event{Kind: string(qsync.EventSubmitted), Hash: "sha-one-0123456789", Status: 200})
 			}
 		}
 	}
@@ -108,11 +109,12 @@ func mustContain(t *testing.T, what, body string, wants ...string) {
 // TestPage serves the page on a real database and reads it as a browser
 // would: the list, the filter, a request's timeline, find, errors.
 func TestPage(t *testing.T) {
-	db, _ := shopdbtest.New(t)
+	shop, _ := shopdbtest.New(t)
+	db := store.New(shop)
 	seed(t, db)
 	on := true
 	var mu gosync.Mutex
-	h := New(Options{DB: func() *shopdb.DB { return db }, Version: "v-test",
+	h := New(Options{Store: func() *store.Store { return db }, Version: "v-test",
 		Enabled: func() bool { mu.Lock(); defer mu.Unlock(); return on },
 		Health: func() (bool, string, time.Time) {
 			return false, "the last successful pass was at 08:00; the last one failed: remote refused the token", time.Time{}
@@ -191,11 +193,12 @@ func TestPage(t *testing.T) {
 // once, the database sees one read of a page per CacheFor, and a
 // page is read in a fixed number of round trips.
 func TestPageReadsOnceForManyBrowsers(t *testing.T) {
-	db, _ := shopdbtest.New(t)
+	shop, _ := shopdbtest.New(t)
+	db := store.New(shop)
 	seed(t, db)
-	srv := httptest.NewServer(New(Options{DB: func() *shopdb.DB { return db }, CacheFor: time.Minute}))
+	srv := httptest.NewServer(New(Options{Store: func() *store.Store { return db }, CacheFor: time.Minute}))
 	t.Cleanup(srv.Close)
-	before := db.RoundTrips()
+	before := shop.RoundTrips()
 	var wg gosync.WaitGroup
 	for range 20 {
 		wg.Add(1)
@@ -207,7 +210,7 @@ func TestPageReadsOnceForManyBrowsers(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if got := db.RoundTrips() - before; got != 3 {
+	if got := shop.RoundTrips() - before; got != 3 {
 		t.Errorf("20 browsers at once cost %d round trips, want 3 (counts, the page, the newest events)", got)
 	}
 }
@@ -215,7 +218,7 @@ func TestPageReadsOnceForManyBrowsers(t *testing.T) {
 // TestPageBeforeDatabase: before the daemon has a database, and before
 // its first migration, the page says so instead of failing blankly.
 func TestPageBeforeDatabase(t *testing.T) {
-	srv := httptest.NewServer(New(Options{DB: func() *shopdb.DB { return nil }}))
+	srv := httptest.NewServer(New(Options{Store: func() *store.Store { return nil }}))
 	t.Cleanup(srv.Close)
 	code, body, _ := get(t, srv.URL+"/status")
 	if code != 503 || !strings.Contains(body, "not connected to the database yet") {
@@ -228,7 +231,7 @@ func TestPageBeforeDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	srv2 := httptest.NewServer(New(Options{DB: func() *shopdb.DB { return db }}))
+	srv2 := httptest.NewServer(New(Options{Store: func() *store.Store { return store.New(db) }}))
 	t.Cleanup(srv2.Close)
 	code, body, _ = get(t, srv2.URL+"/status")
 	if code != 200 || !strings.Contains(body, "state tables do not exist yet") {
@@ -239,7 +242,8 @@ func TestPageBeforeDatabase(t *testing.T) {
 // TestListPages: a state larger than a page is shown a page at a time,
 // with links between the pages.
 func TestListPages(t *testing.T) {
-	db, _ := shopdbtest.New(t)
+	shop, _ := shopdbtest.New(t)
+	db := store.New(shop)
 	seed(t, db)
 	ctx := testContext(t)
 	l, err := LoadFiltered(ctx, db, Filter{Page: 2, Size: 2})
@@ -249,7 +253,7 @@ func TestListPages(t *testing.T) {
 	if l.Total != 5 || l.Pages != 3 || len(l.Requests) != 2 || l.Requests[0].ID != "r-draft" || l.Requests[1].ID != "r-held" {
 		t.Errorf("page 2 of 3, 2 to a page: total %d, pages %d, requests %v; want 5, 3, r-draft and r-held", l.Total, l.Pages, l.Requests)
 	}
-	srv := httptest.NewServer(New(Options{DB: func() *shopdb.DB { return db }, PageSize: 2}))
+	srv := httptest.NewServer(New(Options{Store: func() *store.Store { return db }, PageSize: 2}))
 	t.Cleanup(srv.Close)
 	_, body, _ := get(t, srv.URL+"/status")
 	mustContain(t, "page 1", body, `href="/status?page=2" rel="next"`, "page 1 of 3")
@@ -263,7 +267,8 @@ func TestListPages(t *testing.T) {
 // TestListOf10000: a shop with 10,000 tracked jobs (and 30,000 events)
 // is listed a page at a time, in three statements whatever the size.
 func TestListOf10000(t *testing.T) {
-	db, d := shopdbtest.New(t)
+	shop, d := shopdbtest.New(t)
+	db := store.New(shop)
 	ctx := testContext(t)
 	const digits = "(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)"
 	const n = "(SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d + 1 AS i FROM " + digits + " a, " + digits + " b, " + digits + " c, " + digits + " e) n"
@@ -279,13 +284,13 @@ SELECT CONCAT('gen-', LPAD(i, 5, '0')), CONCAT('J', i), k.kind, NOW(6) FROM ` + 
 			t.Fatal(err)
 		}
 	}
-	before, start := db.RoundTrips(), time.Now()
+	before, start := shop.RoundTrips(), time.Now()
 	l, err := LoadFiltered(ctx, db, Filter{PersonOnly: true, Page: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	took := time.Since(start)
-	if got := db.RoundTrips() - before; got != 3 {
+	if got := shop.RoundTrips() - before; got != 3 {
 		t.Errorf("a page of 10,000 took %d round trips, want 3", got)
 	}
 	if l.Total != 10000 || l.Person != 100 || l.Pages != 2 || len(l.Requests) != 50 || l.Requests[0].ID != "gen-05000" {
@@ -300,14 +305,14 @@ SELECT CONCAT('gen-', LPAD(i, 5, '0')), CONCAT('J', i), k.kind, NOW(6) FROM ` + 
 // seedTwo writes request 7301 for two insurers, each with its own claim,
 // job and timeline: aa's drafted (its newest event the older of the two
 // newest), bb's rejected; and cc's 7302, an insurer no longer configured.
-func seedTwo(t *testing.T, db *shopdb.DB) {
+func seedTwo(t *testing.T, db *store.Store) {
 	t.Helper()
 	ctx := testContext(t)
-	write := func(ins, id, claim, job string, steps ...func(*shopdb.Request) shopdb.Event) {
+	write := func(ins, id, claim, job string, steps ...func(*store.Request) store.Event) {
 		t.Helper()
 		idb := db.Insurer(ins)
-		r, err := idb.Insert(ctx, shopdb.Request{RequestID: id, ClaimNumber: claim, JobNumber: job, Phase: qsync.PhaseReserved,
-			Intent: qsync.IntentAccept}, shopdb.Event{Kind: string(qsync.EventReserved)})
+		r, err := idb.Insert(ctx, store.Request{RequestID: id, ClaimNumber: claim, JobNumber: job, Phase: qsync.PhaseReserved,
+			Intent: qsync.IntentAccept}, store.Event{Kind: string(qsync.EventReserved)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -319,18 +324,18 @@ func seedTwo(t *testing.T, db *shopdb.DB) {
 			}
 		}
 	}
-	accept := func(n *shopdb.Request) shopdb.Event {
+	accept := func(n *store.Request) store.Event {
 		n.Phase, n.Intent = qsync.PhaseAccepted, qsync.IntentNone
-		return shopdb.Event{Kind: string(qsync.EventAccepted), Status: 201}
+		return store.Event{Kind: string(qsync.EventAccepted), Status: 201}
 	}
-	write("aa", "7301", "CLM-AA", "RO-AA", accept, func(n *shopdb.Request) shopdb.Event {
+	write("aa", "7301", "CLM-AA", "RO-AA", accept, func(n *store.Request) store.Event {
 		n.Phase, n.PushedHash = qsync.PhaseDrafted, "sha-aa-0123456789"
-		return shopdb.Event{Kind: string(qsync.EventDrafted), Items: 2, Hash: "sha-aa-0123456789"}
+		return store.Event{Kind: string(qsync.EventDrafted), Items: 2, Hash: "sha-aa-0123456789"}
 	})
-	write("bb", "7301", "CLM-BB", "RO-BB", func(n *shopdb.Request) shopdb.Event {
+	write("bb", "7301", "CLM-BB", "RO-BB", func(n *store.Request) store.Event {
 		n.Phase, n.Intent, n.Reason, n.ResumePhase = qsync.PhaseRejected, qsync.IntentNone, qsync.ReasonRefused, qsync.PhaseReserved
 		n.LastError = "accept request 7301: 422 claim closed"
-		return shopdb.Event{Kind: string(qsync.EventRejected), Reason: qsync.ReasonRefused, Status: 422, Message: n.LastError}
+		return store.Event{Kind: string(qsync.EventRejected), Reason: qsync.ReasonRefused, Status: 422, Message: n.LastError}
 	})
 	write("cc", "7302", "CLM-CC", "RO-CC", accept)
 }
@@ -341,11 +346,12 @@ func seedTwo(t *testing.T, db *shopdb.DB) {
 // request's page by insurer, the old address of an id that several
 // insurers track, and find.
 func TestPageInsurers(t *testing.T) {
-	db, _ := shopdbtest.New(t)
+	shop, _ := shopdbtest.New(t)
+	db := store.New(shop)
 	seedTwo(t, db)
 	configured := []string{"aa", "bb"}
 	var mu gosync.Mutex
-	h := New(Options{DB: func() *shopdb.DB { return db }, CacheFor: time.Nanosecond,
+	h := New(Options{Store: func() *store.Store { return db }, CacheFor: time.Nanosecond,
 		Insurers: func() []string { mu.Lock(); defer mu.Unlock(); return configured }})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -445,9 +451,10 @@ func cardOf(t *testing.T, body, anchor string) string {
 // TestPageOneInsurerUnnamed: with one insurer configured and every
 // request its own, the page names no insurer and keeps its addresses.
 func TestPageOneInsurerUnnamed(t *testing.T) {
-	db, _ := shopdbtest.New(t)
+	shop, _ := shopdbtest.New(t)
+	db := store.New(shop)
 	seed(t, db)
-	srv := httptest.NewServer(New(Options{DB: func() *shopdb.DB { return db }, Insurers: func() []string { return []string{"default"} }}))
+	srv := httptest.NewServer(New(Options{Store: func() *store.Store { return db }, Insurers: func() []string { return []string{"default"} }}))
 	t.Cleanup(srv.Close)
 	_, body, _ := get(t, srv.URL+"/status")
 	mustContain(t, "the list", body, `id="request-r-draft"`, `href="/status/requests/r-draft"`)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -32,9 +32,9 @@ type Step struct {
 }
 
 // Timeline turns events (in any order) into steps, oldest first.
-func Timeline(evs []shopdb.Event) []Step {
+func Timeline(evs []store.Event) []Step {
 	evs = slices.Clone(evs)
-	slices.SortFunc(evs, func(a, b shopdb.Event) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(evs, func(a, b store.Event) int { return cmp.Compare(a.ID, b.ID) })
 	out := make([]Step, 0, len(evs))
 	for _, ev := range evs {
 		out = append(out, stepOf(ev))
@@ -43,7 +43,7 @@ func Timeline(evs []shopdb.Event) []Step {
 }
 
 // stepOf describes one event.
-func stepOf(ev shopdb.Event) Step {
+func stepOf(ev store.Event) Step {
 	s := Step{At: ev.At, Kind: ev.Kind, Details: ev.Message, From: string(ev.From), To: string(ev.To),
 		Reason: string(ev.Reason), Job: ev.Job, Items: ev.Items, Hash: ev.Hash, Route: ev.Route,
 		Status: ev.Status, Attempt: ev.Attempt}
@@ -58,7 +58,7 @@ func stepOf(ev shopdb.Event) Step {
 
 // what says in words what ev reports; the reason's words (Step.Words)
 // and the details come beside it.
-func what(ev shopdb.Event) string {
+func what(ev store.Event) string {
 	first := ev.From == "" && ev.To != "" // the request's first event: it was listed
 	job := ev.Job
 	switch qsync.EventKind(ev.Kind) {

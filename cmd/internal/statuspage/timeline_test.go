@@ -3,7 +3,7 @@ package statuspage
 import (
 	"testing"
 
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
@@ -13,7 +13,7 @@ import (
 // details.
 func TestTimelineWords(t *testing.T) {
 	held := qsync.Reason(qsync.ReasonShopData).Words
-	evs := []shopdb.Event{
+	evs := []store.Event{
 		{ID: 3, Kind: string(qsync.EventHeld), From: qsync.PhaseAccepted, To: qsync.PhaseAccepted,
 			Reason: qsync.ReasonShopData, Message: held + "; line 2: price is NULL"},
 		{ID: 1, Kind: string(qsync.EventReserved), To: qsync.PhaseReserved, Job: "J7"},
@@ -46,7 +46,7 @@ func TestTimelineWords(t *testing.T) {
 		qsync.EventRedrafted, qsync.EventSubmitted, qsync.EventSupplement, qsync.EventRejected, qsync.EventGone,
 		qsync.EventHeld, qsync.EventReleased, qsync.EventRetrying, qsync.EventUnreadable, qsync.EventRetry}
 	for _, k := range kinds {
-		if got := what(shopdb.Event{Kind: string(k), From: qsync.PhaseAccepted, To: qsync.PhaseAccepted}); got == string(k) {
+		if got := what(store.Event{Kind: string(k), From: qsync.PhaseAccepted, To: qsync.PhaseAccepted}); got == string(k) {
 			t.Errorf("event kind %s has no words", k)
 		}
 	}

@@ -6,11 +6,14 @@
 // watchdog pings; SIGHUP prints probe.reload; SIGTERM exits 0. It answers
 // "sync-now" on $RUNTIME_DIRECTORY/control.sock as the daemon does. As the
 // unit's start condition (`configured`) it exits 1 while the config still
-// has the example's remote.base_url.
+// has the example's remote.base_url. The config is --config's file
+// (/etc/quotesync/config.yaml without it): a site's under quotesync@.service.
 package main
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -99,6 +102,27 @@ func readable(path string) string {
 	return result(err)
 }
 
+// digest is the start of a file's SHA-256: which file it is, not what.
+func digest(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return result(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:4])
+}
+
+// configPath is the value of --config in the arguments, or the single
+// unit's file.
+func configPath() string {
+	for i, a := range os.Args {
+		if a == "--config" && i+1 < len(os.Args) {
+			return os.Args[i+1]
+		}
+	}
+	return "/etc/quotesync/config.yaml"
+}
+
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "version" {
 		fmt.Println("quotesync probe")
@@ -107,7 +131,7 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "configured" {
 		// The unit's start condition, as quotesync answers it: exit 1 with
 		// a message while remote.base_url is still the example's.
-		b, err := os.ReadFile("/etc/quotesync/config.yaml")
+		b, err := os.ReadFile(configPath())
 		if err == nil && strings.Contains(string(b), "https://api.insurer.example") {
 			fmt.Println("probe.configured: quotesync is installed but not configured yet")
 			os.Exit(1)
@@ -119,8 +143,9 @@ func main() {
 	}
 	p := func(what, res string) { fmt.Printf("probe.%s: %s\n", what, res) }
 	p("args", fmt.Sprint(os.Args[1:]))
-	p("config", readable("/etc/quotesync/config.yaml"))
+	p("config", readable(configPath()))
 	p("credential.token", readable(os.Getenv("CREDENTIALS_DIRECTORY")+"/token"))
+	p("credential.token-digest", digest(os.Getenv("CREDENTIALS_DIRECTORY")+"/token"))
 	p("credential.db-password", readable(os.Getenv("CREDENTIALS_DIRECTORY")+"/db-password"))
 	p("credentials-dir", readable("/etc/quotesync/credentials/token"))
 	p("db.unix", greet("unix", "/run/mysqld/mysqld.sock"))

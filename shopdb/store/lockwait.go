@@ -1,0 +1,138 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// lockHolderTimeout bounds the look for a lock's holder.
+const lockHolderTimeout = 5 * time.Second
+
+// explainWait adds to err, when a statement ran out of time
+// (shop.query_timeout, which ctx carried below parent) or out of the
+// server's lock wait, what held it up: the session holding the lock the
+// statement waited for, as the server's information_schema tells (best
+// effort: it needs the PROCESS privilege), and what to do. "context
+// deadline exceeded" alone names neither the setting nor the holder.
+func (st *Store) explainWait(parent context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	serverTimeout := mysqlErrno(err) == errLockWaitTimeout
+	// A deadline ran out: shop.query_timeout's (the parent still had time)
+	// or the caller's own (a state write's bound, the pass's).
+	ours := errors.Is(err, context.DeadlineExceeded) &&
+		(parent.Err() == nil || errors.Is(parent.Err(), context.DeadlineExceeded))
+	if !serverTimeout && !ours {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), lockHolderTimeout)
+	defer cancel()
+	var holders []lockHolder
+	var herr error
+	if ours {
+		// The abandoned statement still waits on the server (the driver
+		// only closed its connection), so the wait links it to the holder.
+		holders, herr = st.blockers(ctx)
+	} else {
+		// The server gave up and the wait is gone: name the open
+		// transactions that hold locks instead.
+		holders, herr = st.lockingTransactions(ctx)
+	}
+	what := fmt.Sprintf("shop.query_timeout (%s) ran out", st.cfg.QueryTimeout)
+	switch {
+	case serverTimeout:
+		what = "the server's innodb_lock_wait_timeout ran out"
+	case parent.Err() != nil:
+		what = "the time given to this operation ran out"
+	}
+	switch {
+	case herr != nil:
+		return fmt.Errorf("%w: %s; if a lock held the statement up, its holder could not be read (%v): GRANT PROCESS ON *.* TO '%s'@… to have it named here, or look at SHOW PROCESSLIST; raise shop.query_timeout if the statement is only slow",
+			err, what, herr, st.cfg.User)
+	case len(holders) == 0 && ours:
+		return fmt.Errorf("%w: %s before the database answered, and no lock wait is to be seen: a slow statement or a busy server; make the statement faster or raise shop.query_timeout", err, what)
+	case len(holders) == 0:
+		return fmt.Errorf("%w: %s while the statement waited for a lock; the transaction that held it has ended: it goes through at the next attempt", err, what)
+	}
+	descr := make([]string, len(holders))
+	for i, h := range holders {
+		descr[i] = h.String()
+	}
+	held := "a lock held by " + strings.Join(descr, "; ")
+	if !ours {
+		held = "a lock; open transactions holding locks, oldest first: " + strings.Join(descr, "; ")
+	}
+	return fmt.Errorf("%w: %s while the statement waited for %s: end that transaction (commit it, or KILL %d if it is stuck), or raise shop.query_timeout if it is only long",
+		err, what, held, holders[0].ID)
+}
+
+// lockHolder is a server session whose transaction holds locks.
+type lockHolder struct {
+	ID      int64  // the connection id (KILL id)
+	User    string // user@host
+	Command string // what the session does now: Sleep, Query, …
+	Open    int64  // seconds since its transaction started
+	Query   string // the statement it runs, "" when idle
+}
+
+func (h lockHolder) String() string {
+	s := fmt.Sprintf("connection %d (%s, transaction open %ds, ", h.ID, h.User, h.Open)
+	if h.Query == "" {
+		return s + fmt.Sprintf("no statement running (%s): a transaction left open)", h.Command)
+	}
+	return s + fmt.Sprintf("running %q)", h.Query)
+}
+
+// holderColumns are the columns of a holder, the blocking transaction as
+// b and its session as p.
+const holderColumns = `b.trx_mysql_thread_id, CONCAT(COALESCE(p.USER, '?'), '@', COALESCE(p.HOST, '?')),
+	COALESCE(p.COMMAND, ''), COALESCE(TIMESTAMPDIFF(SECOND, b.trx_started, NOW()), 0),
+	COALESCE(LEFT(REPLACE(REPLACE(b.trx_query, '\n', ' '), '\r', ' '), 120), '')`
+
+// blockers returns the sessions holding the locks that sessions of
+// quotesync's database user, in the shop's database, wait for (another
+// application on the same server, even under the same user, is not named).
+func (st *Store) blockers(ctx context.Context) ([]lockHolder, error) {
+	return st.holders(ctx, `SELECT DISTINCT `+holderColumns+`
+FROM information_schema.INNODB_LOCK_WAITS w
+JOIN information_schema.INNODB_TRX b ON b.trx_id = w.blocking_trx_id
+JOIN information_schema.INNODB_TRX r ON r.trx_id = w.requesting_trx_id
+JOIN information_schema.PROCESSLIST rp ON rp.ID = r.trx_mysql_thread_id
+LEFT JOIN information_schema.PROCESSLIST p ON p.ID = b.trx_mysql_thread_id
+WHERE rp.USER = ? AND rp.DB = ?
+ORDER BY 4 DESC
+LIMIT 3`, st.cfg.User, st.cfg.Database)
+}
+
+// lockingTransactions returns the oldest open transactions that hold
+// locks, but for this session's.
+func (st *Store) lockingTransactions(ctx context.Context) ([]lockHolder, error) {
+	return st.holders(ctx, `SELECT `+holderColumns+`
+FROM information_schema.INNODB_TRX b
+LEFT JOIN information_schema.PROCESSLIST p ON p.ID = b.trx_mysql_thread_id
+WHERE b.trx_state <> 'LOCK WAIT' AND (b.trx_rows_locked > 0 OR b.trx_tables_locked > 0)
+  AND b.trx_mysql_thread_id <> CONNECTION_ID()
+ORDER BY 4 DESC
+LIMIT 3`)
+}
+
+func (st *Store) holders(ctx context.Context, query string, args ...any) ([]lockHolder, error) {
+	rows, err := st.x.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []lockHolder
+	for rows.Next() {
+		var h lockHolder
+		if err := rows.Scan(&h.ID, &h.User, &h.Command, &h.Open, &h.Query); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,91 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	"github.com/quotesync/quotesync/shopdb/store"
+)
+
+// TestLockWaitNamesHolder: a statement that waits for a lock the shop's
+// application holds until shop.query_timeout runs out fails naming the
+// setting and the holder's connection, instead of a bare "context
+// deadline exceeded"; a statement that is only slow says so.
+func TestLockWaitNamesHolder(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	d := shopdbtest.NewSampleShop(t)
+	cfg := d.Config()
+	cfg.QueryTimeout = time.Second
+	db := openStore(t, d, cfg)
+
+	// The shop's application: a transaction that locked the job counter
+	// and was left open.
+	shop, err := d.SQL.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shop.Close()
+	var holder int64
+	if err := shop.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&holder); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := shop.ExecContext(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := shop.ExecContext(ctx, "UPDATE counters SET next_val = next_val WHERE name = 'job'"); err != nil {
+		t.Fatal(err)
+	}
+	nr := shopdb.NewRequest{RequestID: "9001", ClaimNumber: "CLM-LOCKED", RequestJSON: []byte(`{"id":"9001"}`)}
+	err = db.InTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
+		jobs := db.shop.Jobs(tx.SQL(), nr)
+		_, err := jobs.Create(ctx)
+		return err
+	})
+	// The caller's own deadline, shorter than shop.query_timeout.
+	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
+	nr2 := nr
+	nr2.RequestID = "9002"
+	errShort := db.InTx(short, nr2.RequestID, func(ctx context.Context, tx *store.Tx) error {
+		jobs := db.shop.Jobs(tx.SQL(), nr2)
+		_, err := jobs.Create(ctx)
+		return err
+	})
+	cancelShort()
+	_, _ = shop.ExecContext(ctx, "ROLLBACK")
+	if !errors.Is(errShort, context.DeadlineExceeded) || !strings.Contains(errShort.Error(), "the time given to this operation ran out") ||
+		!strings.Contains(errShort.Error(), fmt.Sprintf("a lock held by connection %d", holder)) {
+		t.Errorf("create_job behind a held lock, caller's deadline first: %v", errShort)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("create_job behind a held lock: %v, want the deadline", err)
+	}
+	for _, want := range []string{"shop.query_timeout (1s) ran out", fmt.Sprintf("a lock held by connection %d", holder),
+		"no statement running (Sleep): a transaction left open", fmt.Sprintf("KILL %d", holder)} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+
+	// No lock: a statement slower than shop.query_timeout.
+	slow := cfg
+	slow.Queries.FindJob += " AND SLEEP(3) = 0"
+	sdb := openStore(t, d, slow)
+	nr.ClaimNumber = sampleshop.ClaimDraft // a job that exists: the SLEEP runs
+	err = sdb.ReadTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
+		jobs := sdb.shop.Jobs(tx.SQL(), nr)
+		_, err := jobs.Find(ctx)
+		return err
+	})
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no lock wait is to be seen") || !strings.Contains(err.Error(), "raise shop.query_timeout") {
+		t.Errorf("a slow find_job: %v, want the deadline, no lock wait and the setting named", err)
+	}
+}
