@@ -1,12 +1,12 @@
 package emulator
 
 import (
-	"maps"
-	"slices"
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 )
 
