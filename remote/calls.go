@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"time"
 )
 
@@ -17,14 +16,11 @@ import (
 // The list is decoded entry by entry as it is read: an entry that cannot
 // be decoded (a bad expiry, an id of the wrong type, not valid UTF-8,
 // larger than MaxEntryBytes or nested deeper than MaxEntryDepth) does not
-// fail the call: the others are returned together with a *DecodeError
-// listing the skipped ones (errors.As). So a caller that wants the good
-// requests checks for *DecodeError before giving up on err; every other
-// error comes with no requests. The decodable entries may take
-// Config.MaxBodyBytes in all; skipped ones are read through, up to
-// listReadFactor times that. A body that is not a JSON array at all (an
-// HTML page from a proxy, say) is a temporary failure (retried, then
-// ErrTemporary) whose error says what came.
+// fail the call: the others come with a *DecodeError listing the skipped
+// ones. Every other error comes with no requests. The decodable entries
+// may take Config.MaxBodyBytes in all; skipped ones are read through, up
+// to listReadFactor times that. A body that is not a JSON array at all (an
+// HTML page from a proxy, say) is a temporary failure saying what came.
 func (c *Client) ListRequests(ctx context.Context) ([]Request, error) {
 	var (
 		reqs    []Request
@@ -69,11 +65,10 @@ func (c *Client) ListRequests(ctx context.Context) ([]Request, error) {
 // entries included, as a multiple of Config.MaxBodyBytes.
 const listReadFactor = 16
 
-// decodeAnswer decodes the 2xx answer to a write with decode. An answer
-// that cannot be decoded is ErrUnreadable: the write landed, and sending it
-// again would repeat it. A body that is not JSON at all, an HTML page
-// above all, is not the service's answer (a proxy or a login page) and a
-// temporary failure.
+// decodeAnswer decodes the 2xx answer to a write. One that cannot be
+// decoded is ErrUnreadable: the write landed, and sending it again would
+// repeat it; but an HTML page is not the service's answer (a proxy or a
+// login page): a temporary failure.
 func decodeAnswer(a *answer, what string, decode func([]byte) error) error {
 	err := decode(a.body)
 	switch {
@@ -87,13 +82,12 @@ func decodeAnswer(a *answer, what string, decode func([]byte) error) error {
 
 // Accept accepts request requestID with the repairer's referenceID
 // (POST /requests/{id}); a zero bookingDate is left out of the body. Any 2xx
-// is success (the seed says 201). The Job's ID is the answer's id, or
-// referenceID when the answer has none (or no body); Location is the
-// answer's Location header.
+// is success. The Job's ID is the answer's id, or referenceID when the
+// answer has none; Location is the answer's Location header.
 //
 // A retried accept whose earlier attempt landed gets ErrConflict with
-// Error.Attempts > 1: the referenceId is idempotent on the service's side,
-// and the caller tells "accepted by us" from the pending list.
+// Error.Attempts > 1; the caller tells "accepted by us" from the pending
+// list.
 func (c *Client) Accept(ctx context.Context, requestID, referenceID string, bookingDate time.Time) (Job, error) {
 	const route = "POST /requests/{id}"
 	if err := nonEmpty(http.MethodPost, "/requests/{id}", "request id", requestID, "referenceId", referenceID); err != nil {
@@ -155,7 +149,6 @@ func (c *Client) UpdateDraft(ctx context.Context, jobID string, q Quote) (Quote,
 	return c.sendQuote(ctx, http.MethodPost, "/jobs/{id}/quotes", jobID, q)
 }
 
-// sendQuote sends q to template (with {id} and possibly {type}).
 func (c *Client) sendQuote(ctx context.Context, method, template, jobID string, q Quote) (Quote, error) {
 	path := "/jobs/" + segment(jobID) + "/quotes"
 	checks := []string{"job id", jobID}
@@ -203,11 +196,9 @@ func nonEmpty(method, template string, pairs ...string) error {
 	return nil
 }
 
-// QuoteBody is the exact body a Draft push of q sends (POST
-// /jobs/{id}/quotes, or PUT /jobs/{id}/quotes/{type}).
+// QuoteBody is the exact body a Draft push of q sends.
 func QuoteBody(q Quote) ([]byte, error) { return jsonBody(q) }
 
-// jsonBody encodes a request body.
 func jsonBody(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -216,8 +207,4 @@ func jsonBody(v any) ([]byte, error) {
 	return b, nil
 }
 
-// isEmptyBody reports whether a 2xx body carries nothing.
 func isEmptyBody(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
-
-// urlPathEscape escapes s for use as one path segment ("/" becomes %2F).
-func urlPathEscape(s string) string { return url.PathEscape(s) }

@@ -18,6 +18,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -101,17 +102,14 @@ type Config struct {
 	// HTTPClient sends the requests; when nil a client with sane transport
 	// timeouts that does not follow redirects.
 	HTTPClient *http.Client
-	// Secrets is the set every text the client keeps of an answer (an
-	// Error's Body, a header it quotes) is redacted with before it is
-	// cut, and which every token the client sends joins before it is
-	// sent (redact.Secrets.AddFetched). The daemon passes its one set, so
-	// that its log, its tables and its pages redact the same secrets; nil
-	// means a set of the client's own, which holds its tokens only.
+	// Secrets redacts every text the client keeps of an answer (an
+	// Error's Body, a header it quotes) before it is cut, and every token
+	// the client sends joins it first (AddFetched). The daemon passes its
+	// one set; nil means a set of the client's own.
 	Secrets *redact.Secrets
-	// IdleConns is how many idle connections the default client keeps to
-	// the service: as many as calls in flight at once (the daemon sets
-	// sync.concurrency), so that a busy pass neither opens a new
-	// connection per call nor keeps more than it uses. Default 16.
+	// IdleConns is how many idle connections the default client keeps:
+	// as many as calls in flight (the daemon sets sync.concurrency).
+	// Default 16.
 	IdleConns int
 }
 
@@ -133,11 +131,10 @@ type Client struct {
 	secrets *redact.Secrets // cfg.Secrets, or a set of its own
 	http    *http.Client
 	limiter *rate.Limiter
-	// statusForm remembers, in auto mode, the index+1 into statusCandidates
-	// of the form that worked; 0 while unknown.
+	// statusForm is, in auto mode, the index+1 into autoCandidates of the
+	// form that worked; 0 while unknown.
 	statusForm atomic.Int32
-	// sleep, now and rand are time.Sleep-with-context, time.Now and the
-	// backoff's chance (rand.Float64); tests swap them.
+	// sleep, now and rand (the backoff's chance): tests swap them.
 	sleep func(ctxDone <-chan struct{}, d time.Duration) bool
 	now   func() time.Time
 	rand  func() float64
@@ -177,45 +174,50 @@ func New(cfg Config, tokens TokenSource) (*Client, error) {
 	return c, nil
 }
 
-// normalize checks cfg and fills in defaults; it also returns the API root.
-func (cfg Config) normalize() (Config, string, error) {
-	u, err := url.Parse(cfg.BaseURL)
-	switch {
-	case cfg.BaseURL == "":
-		return cfg, "", configError("BaseURL", "required")
-	case err != nil:
-		return cfg, "", configError("BaseURL", "not a URL")
-	case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
-		return cfg, "", configError("BaseURL", "must be an absolute http or https URL, got %q", u.Redacted())
-	case u.User != nil:
-		return cfg, "", configError("BaseURL", "must not carry credentials, got %q", u.Redacted())
-	case u.RawQuery != "" || u.Fragment != "":
-		return cfg, "", configError("BaseURL", "must have no query or fragment, got %q", u.Redacted())
-	}
-	api := strings.TrimRight(cfg.BaseURL, "/") + APIRoot
+// Validate reports every invalid field of cfg, each a *ConfigError
+// (joined), as New does.
+func (cfg Config) Validate() error {
+	_, _, err := cfg.normalize()
+	return err
+}
 
-	durations := []struct {
+// normalize checks cfg (see Validate) and fills in defaults; it also
+// returns the API root.
+func (cfg Config) normalize() (Config, string, error) {
+	var errs []error
+	bad := func(field, format string, args ...any) { errs = append(errs, configError(field, format, args...)) }
+	switch u, err := url.Parse(cfg.BaseURL); {
+	case cfg.BaseURL == "":
+		bad("BaseURL", "required")
+	case err != nil:
+		bad("BaseURL", "not a URL")
+	case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
+		bad("BaseURL", "must be an absolute http or https URL, got %q", u.Redacted())
+	case u.User != nil:
+		bad("BaseURL", "must not carry credentials, got %q", u.Redacted())
+	case u.RawQuery != "" || u.Fragment != "":
+		bad("BaseURL", "must have no query or fragment, got %q", u.Redacted())
+	}
+	for _, d := range []struct {
 		name string
 		v    *time.Duration
 		def  time.Duration
-	}{
-		{"Timeout", &cfg.Timeout, DefaultTimeout},
-		{"BackoffInitial", &cfg.BackoffInitial, DefaultBackoffInitial},
-		{"BackoffMax", &cfg.BackoffMax, DefaultBackoffMax},
-	}
-	for _, d := range durations {
+	}{{"Timeout", &cfg.Timeout, DefaultTimeout}, {"BackoffInitial", &cfg.BackoffInitial, DefaultBackoffInitial}, {"BackoffMax", &cfg.BackoffMax, DefaultBackoffMax}} {
 		if *d.v < 0 {
-			return cfg, "", configError(d.name, "must not be negative, got %s", *d.v)
+			bad(d.name, "%s must not be negative; 0 means the default, %s", *d.v, d.def)
 		}
-		if *d.v == 0 {
-			*d.v = d.def
-		}
+		*d.v = cmp.Or(max(*d.v, 0), d.def)
 	}
 	if cfg.BackoffMax < cfg.BackoffInitial {
-		return cfg, "", configError("BackoffMax", "must be at least BackoffInitial (%s), got %s", cfg.BackoffInitial, cfg.BackoffMax)
+		bad("BackoffMax", "%s is shorter than BackoffInitial (%s)", cfg.BackoffMax, cfg.BackoffInitial)
 	}
-	if cfg.MaxAttempts < 0 || cfg.Burst < 0 || cfg.MaxBodyBytes < 0 {
-		return cfg, "", configError(firstNegative(cfg), "must not be negative")
+	for _, n := range []struct {
+		name   string
+		v, def int64
+	}{{"MaxAttempts", int64(cfg.MaxAttempts), DefaultMaxAttempts}, {"Burst", int64(cfg.Burst), DefaultBurst}, {"MaxBodyBytes", cfg.MaxBodyBytes, DefaultMaxBodyBytes}} {
+		if n.v < 0 {
+			bad(n.name, "%d must not be negative; 0 means the default, %d", n.v, n.def)
+		}
 	}
 	cfg.UserAgent = cmp.Or(cfg.UserAgent, DefaultUserAgent)
 	cfg.MaxAttempts = cmp.Or(cfg.MaxAttempts, DefaultMaxAttempts)
@@ -223,39 +225,20 @@ func (cfg Config) normalize() (Config, string, error) {
 	cfg.MaxBodyBytes = cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
 	cfg.RateLimit = cmp.Or(cfg.RateLimit, DefaultRateLimit)
 	cfg.BookingDateLayout = cmp.Or(cfg.BookingDateLayout, DefaultBookingDateLayout)
-
-	switch cfg.DraftUpdate = cmp.Or(strings.ToLower(cfg.DraftUpdate), DefaultDraftUpdate); cfg.DraftUpdate {
-	case DraftUpdateRepost, DraftUpdatePut:
-	default:
-		return cfg, "", configError("DraftUpdate", "must be %q or %q, got %q", DraftUpdateRepost, DraftUpdatePut, cfg.DraftUpdate)
+	if cfg.DraftUpdate = cmp.Or(strings.ToLower(cfg.DraftUpdate), DefaultDraftUpdate); cfg.DraftUpdate != DraftUpdateRepost && cfg.DraftUpdate != DraftUpdatePut {
+		bad("DraftUpdate", "%q must be %s or %s", cfg.DraftUpdate, DraftUpdateRepost, DraftUpdatePut)
 	}
-	switch cfg.StatusMethod = cmp.Or(strings.ToUpper(cfg.StatusMethod), DefaultStatusMethod); cfg.StatusMethod {
-	case http.MethodPut, http.MethodPost:
-	default:
-		return cfg, "", configError("StatusMethod", "must be PUT or POST, got %q", cfg.StatusMethod)
+	if cfg.StatusMethod = cmp.Or(strings.ToUpper(cfg.StatusMethod), DefaultStatusMethod); cfg.StatusMethod != http.MethodPut && cfg.StatusMethod != http.MethodPost {
+		bad("StatusMethod", "%q must be PUT or POST", cfg.StatusMethod)
 	}
-	cfg.StatusPath = cmp.Or(cfg.StatusPath, DefaultStatusPath)
-	if cfg.StatusPath != StatusPathAuto && !isStatusForm(cfg.StatusPath) {
-		return cfg, "", configError("StatusPath", "must be %q or one of %s, got %q",
-			StatusPathAuto, strings.Join(statusForms(), ", "), cfg.StatusPath)
+	if cfg.StatusPath = cmp.Or(cfg.StatusPath, DefaultStatusPath); cfg.StatusPath != StatusPathAuto && !slices.Contains(statusForms(), cfg.StatusPath) {
+		bad("StatusPath", "%q must be one of %s, %s", cfg.StatusPath, strings.Join(statusForms(), ", "), StatusPathAuto)
 	}
-	return cfg, api, nil
+	return cfg, strings.TrimRight(cfg.BaseURL, "/") + APIRoot, errors.Join(errs...)
 }
 
-// firstNegative names the first negative integer field of cfg.
-func firstNegative(cfg Config) string {
-	switch {
-	case cfg.MaxAttempts < 0:
-		return "MaxAttempts"
-	case cfg.Burst < 0:
-		return "Burst"
-	}
-	return "MaxBodyBytes"
-}
-
-// ConfigError is New's error for an invalid field of Config: Field names
-// it as the struct does ("DraftUpdate"), so that a caller can name it in
-// its own words (a configuration file's key).
+// ConfigError is New's error for an invalid field of Config, named as the
+// struct does ("DraftUpdate"), for a caller to name in its own words.
 type ConfigError struct {
 	Field string
 	Err   error // what is wrong with the value
@@ -267,15 +250,14 @@ func (e *ConfigError) Error() string { return e.Field + ": " + e.Err.Error() }
 // Unwrap returns what is wrong.
 func (e *ConfigError) Unwrap() error { return e.Err }
 
-// configError is a *ConfigError about field.
 func configError(field, format string, args ...any) *ConfigError {
 	return &ConfigError{Field: field, Err: fmt.Errorf(format, args...)}
 }
 
-// defaultHTTPClient is http.DefaultTransport's clone (dial 30s, TLS
-// handshake 10s, idle connections 90s and at most idle of them, proxy from the environment) in a
-// client that returns redirects instead of following them: an API call that
-// is redirected is misconfigured, and following would resend the token.
+// defaultHTTPClient is http.DefaultTransport's clone, keeping at most idle
+// idle connections, in a client that returns redirects instead of
+// following them: a redirected API call is misconfigured, and following
+// would resend the token.
 func defaultHTTPClient(idle int) *http.Client {
 	if idle <= 0 {
 		idle = 16

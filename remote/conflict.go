@@ -42,10 +42,10 @@ func Holder(err error) (referenceID, requestID string) {
 }
 
 // holderIn reads referenceId (and requestId) from one object's members,
-// matching their names without regard to case or underscores.
+// whatever their case and underscores.
 func holderIn(m map[string]json.RawMessage) (ref, req string, ok bool) {
 	for k, raw := range m {
-		switch normalizeKey(k) {
+		switch strings.ToLower(strings.ReplaceAll(k, "_", "")) {
 		case "referenceid":
 			if s, err := decodeID(raw); err == nil && s != "" {
 				ref, ok = s, true
@@ -58,8 +58,4 @@ func holderIn(m map[string]json.RawMessage) (ref, req string, ok bool) {
 		return "", "", false
 	}
 	return ref, req, true
-}
-
-func normalizeKey(k string) string {
-	return strings.ToLower(strings.ReplaceAll(k, "_", ""))
 }

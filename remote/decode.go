@@ -10,14 +10,9 @@ import (
 )
 
 // DecodeError is returned by ListRequests beside the requests it could
-// decode when some entries of the list could not be: one broken request (a
-// bad expiry, an id of the wrong type, an id or claim number holding a
-// control character, an entry nested too deep or too large) must not hide
-// the others from the reconciler. The skipped entries
-// are listed so the caller can report them.
-//
-// DecodeError matches ErrRejected under errors.Is: the service sent data
-// this package refuses, and asking again will not change it.
+// decode when some entries of the list could not be: one broken request
+// must not hide the others from the reconciler. It matches ErrRejected:
+// asking again will not change what the service sent.
 type DecodeError struct {
 	Total   int              // entries in the list
 	Skipped []SkippedRequest // entries not returned, in list order
@@ -41,8 +36,7 @@ type SkippedRequest struct {
 	Err    error  // bounded: never the whole entry or a whole long value
 }
 
-// MaxSkippedIDLen is the longest id a SkippedRequest carries whole. No
-// request quotesync tracks has a longer one.
+// MaxSkippedIDLen is the longest id a SkippedRequest carries whole.
 const MaxSkippedIDLen = 256
 
 // Name names the entry for people: "request 17", or "entry 4 (id
@@ -72,7 +66,7 @@ func (e *DecodeError) Error() string {
 	return fmt.Sprintf("decode requests: skipped %d of %d: %s", len(e.Skipped), e.Total, strings.Join(parts, "; "))
 }
 
-// Is reports whether target is ErrRejected.
+// Is matches ErrRejected.
 func (e *DecodeError) Is(target error) bool { return target == ErrRejected }
 
 // Unwrap returns the errors of the skipped entries.
@@ -86,7 +80,7 @@ func (e *DecodeError) Unwrap() []error {
 
 // Limits of one entry of the pending list. A real request is a few
 // kilobytes and a few levels deep; an entry beyond either is skipped
-// without being decoded, so that it costs neither memory nor stack.
+// undecoded, costing neither memory nor stack.
 const (
 	// MaxEntryBytes is the largest list entry decoded.
 	MaxEntryBytes = 1 << 20
@@ -101,14 +95,12 @@ const (
 	headBytes = 512
 )
 
-// listLimits bound what decodeRequestsFrom reads and keeps.
 type listLimits struct {
 	keep int64 // bytes of decodable entries kept, in all
 	read int64 // bytes read, skipped entries included
 }
 
-// bodyReadError is a failure to read the body (a timeout, a reset): a
-// transport problem, not a decoding one.
+// bodyReadError is a failure to read the body: a transport problem.
 type bodyReadError struct{ err error }
 
 func (e *bodyReadError) Error() string { return "read response body: " + e.err.Error() }
@@ -118,16 +110,13 @@ func (e *bodyReadError) Unwrap() error { return e.err }
 var errNotArray = errors.New("not a JSON array")
 
 // decodeRequestsFrom decodes the body of GET /requests as it is read: a
-// JSON array (null or an empty body is an empty list). It splits the array
-// into its entries without decoding them, then decodes each on its own, so
-// that an entry too large (MaxEntryBytes), nested too deep (MaxEntryDepth),
-// not valid UTF-8 or not a valid request is skipped and reported in
-// skipped while the others are returned. Skipped entries are read through,
-// never kept whole.
+// JSON array (null or an empty body is an empty list), split into its
+// entries, each then decoded on its own; one over the limits, not valid
+// UTF-8 or not a valid request is skipped and reported in skipped.
 //
 // A body that is not an array, is cut short or breaks the limits as a
-// whole is an error (err) with no requests; head is then the start of the
-// body (at most headBytes), for the message.
+// whole is an error with no requests; head is then the start of the body
+// (at most headBytes), for the message.
 func decodeRequestsFrom(r io.Reader, lim listLimits) (reqs []Request, skipped *DecodeError, head []byte, err error) {
 	s := &listScanner{r: bufio.NewReaderSize(io.LimitReader(r, lim.read), 32<<10), limit: lim.read}
 	first, err := s.skipSpace()
@@ -163,11 +152,11 @@ func decodeRequestsFrom(r io.Reader, lim listLimits) (reqs []Request, skipped *D
 		if err != nil {
 			return nil, nil, s.head, s.cut(err)
 		}
-		i := total
+		i, req := total, Request{}
 		total++
 		if sk, ok := checkEntry(i, e); !ok {
 			skipped = addSkip(skipped, sk)
-		} else if req, err := decodeEntry(e.data); err != nil {
+		} else if err := req.UnmarshalJSON(e.data); err != nil {
 			skipped = addSkip(skipped, skippedRequest(i, e.data, err))
 		} else {
 			kept += int64(len(e.data))
@@ -211,16 +200,8 @@ func addSkip(d *DecodeError, s SkippedRequest) *DecodeError {
 	return d
 }
 
-// decodeEntry decodes one entry of the list.
-func decodeEntry(data []byte) (Request, error) {
-	var r Request
-	err := r.UnmarshalJSON(data)
-	return r, err
-}
-
-// rawEntry is one entry of the list as split: its bytes (only the first
-// entryPrefix of them when it is larger than MaxEntryBytes), its size and
-// its deepest nesting.
+// rawEntry is one entry of the list as split: its bytes (the first
+// entryPrefix when oversize), its size and its deepest nesting.
 type rawEntry struct {
 	data     []byte
 	size     int64
@@ -259,8 +240,7 @@ func checkEntry(i int, e rawEntry) (SkippedRequest, bool) {
 	return sk, false
 }
 
-// skippedRequest describes entry i that failed with err, naming its id
-// when that part is readable and the field at fault.
+// skippedRequest describes entry i that failed with err.
 func skippedRequest(i int, raw []byte, err error) SkippedRequest {
 	s := SkippedRequest{Index: i}
 	var fe *FieldError
@@ -276,8 +256,9 @@ func skippedRequest(i int, raw []byte, err error) SkippedRequest {
 }
 
 // listScanner splits a JSON array read from r into its entries, one byte
-// at a time and without recursion, so that nesting costs no stack.
-// Weighed encoding/json's Decoder (Token, then Decode into json.RawMessage): it holds an entry whole before its size can be refused, and one malformed entry ends the whole list.
+// at a time and without recursion. encoding/json's Decoder was weighed: it
+// holds an entry whole before its size can be refused, and one malformed
+// entry ends the whole list.
 type listScanner struct {
 	r     *bufio.Reader
 	limit int64 // bytes r may give: reaching it means the body was cut
@@ -288,7 +269,6 @@ type listScanner struct {
 	buf   []byte // the entry buffer, reused: a decoded Request copies what it keeps
 }
 
-// peek returns the current byte without consuming it.
 func (s *listScanner) peek() (byte, error) {
 	if s.have {
 		return s.c, nil
@@ -309,7 +289,6 @@ func (s *listScanner) peek() (byte, error) {
 	return c, nil
 }
 
-// next consumes the current byte.
 func (s *listScanner) next() {
 	if s.have {
 		s.have = false
@@ -346,8 +325,7 @@ func (s *listScanner) literal() (string, error) {
 	}
 }
 
-// fillHead reads on until head is full or the body ends, for the message
-// about a body that is not an array.
+// fillHead reads on until head is full or the body ends.
 func (s *listScanner) fillHead() {
 	for len(s.head) < headBytes {
 		s.next()
@@ -365,9 +343,8 @@ func (s *listScanner) cut(err error) error {
 	return err
 }
 
-// entry reads one entry: a value, up to the ',' or ']' that follows it
-// (not consumed). Only the structure is checked (strings, brackets); the
-// value itself is decoded later, on its own.
+// entry reads one entry, up to the ',' or ']' that follows it (not
+// consumed), checking only its structure (strings, brackets).
 func (s *listScanner) entry() (rawEntry, error) {
 	e := rawEntry{data: s.buf[:0]}
 	defer func() {

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"bytes"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -13,7 +14,6 @@ import (
 // too (the last member is then cut), needs no valid JSON beyond the
 // brackets and strings, and never recurses.
 
-// member is one member of an object as read by members.
 type member struct {
 	key   []byte // the key's raw text, quotes excluded
 	val   []byte // the value's raw text, possibly cut
@@ -21,49 +21,57 @@ type member struct {
 	depth int    // the deepest nesting within the value (0 for a scalar)
 }
 
-// members splits the object data into its members; nil when data is not
-// an object.
-func members(data []byte) []member {
+// members splits the object data into its members, or, with arrays, the
+// array data into its elements (keys "[0]", "[1]", …); nil when data is
+// neither.
+func members(data []byte, arrays bool) []member {
 	data = bytes.TrimLeft(data, " \t\r\n")
-	if len(data) == 0 || data[0] != '{' {
+	if len(data) == 0 || data[0] != '{' && (!arrays || data[0] != '[') {
 		return nil
 	}
+	obj, closer := data[0] == '{', byte('}')
+	if !obj {
+		closer = ']'
+	}
 	var out []member
-	i := 1
-	for i < len(data) {
-		// the key
-		for i < len(data) && data[i] != '"' && data[i] != '}' {
+	for i := 1; i < len(data); i++ {
+		var m member
+		if obj {
+			for i < len(data) && data[i] != '"' && data[i] != '}' {
+				i++
+			}
+			if i >= len(data) || data[i] == '}' {
+				return out
+			}
+			end := stringEnd(data, i)
+			if end < 0 {
+				return out
+			}
+			m.key, i = data[i+1:end-1], end
+			for i < len(data) && data[i] != ':' {
+				i++
+			}
+			if i >= len(data) {
+				return out
+			}
 			i++
+		} else {
+			m.key = fmt.Appendf(nil, "[%d]", len(out))
 		}
-		if i >= len(data) || data[i] == '}' {
-			return out
-		}
-		end := stringEnd(data, i)
-		if end < 0 {
-			return out
-		}
-		m := member{key: data[i+1 : end-1]}
-		i = end
-		for i < len(data) && data[i] != ':' {
-			i++
-		}
-		if i >= len(data) {
-			return out
-		}
-		i++
 		for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n') {
 			i++
 		}
-		// the value, up to the ',' or '}' at this level
+		if !obj && (i >= len(data) || data[i] == ']') {
+			return out
+		}
 		start := i
 		i, m.depth = valueEnd(data, i)
 		m.val = bytes.TrimRight(data[start:i], " \t\r\n")
 		m.cut = i >= len(data)
 		out = append(out, m)
-		if i < len(data) && data[i] == '}' {
+		if i < len(data) && data[i] == closer {
 			return out
 		}
-		i++
 	}
 	return out
 }
@@ -97,35 +105,6 @@ func valueEnd(data []byte, i int) (end, depth int) {
 	return i, depth
 }
 
-// elements splits the array data into its elements, as members with the
-// keys "[0]", "[1]", …; nil when data is not an array.
-func elements(data []byte) []member {
-	data = bytes.TrimLeft(data, " \t\r\n")
-	if len(data) == 0 || data[0] != '[' {
-		return nil
-	}
-	var out []member
-	for i, n := 1, 0; i < len(data); n++ {
-		for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n') {
-			i++
-		}
-		if i >= len(data) || data[i] == ']' {
-			return out
-		}
-		start := i
-		m := member{key: []byte(fmt.Sprintf("[%d]", n))}
-		i, m.depth = valueEnd(data, i)
-		m.val = bytes.TrimRight(data[start:i], " \t\r\n")
-		m.cut = i >= len(data)
-		out = append(out, m)
-		if i < len(data) && data[i] == ']' {
-			return out
-		}
-		i++
-	}
-	return out
-}
-
 // stringEnd returns the index just past the JSON string starting at
 // data[i] ('"'), or -1 when data ends inside it.
 func stringEnd(data []byte, i int) int {
@@ -148,7 +127,7 @@ func stringEnd(data []byte, i int) int {
 // for people when anything of it could be read (a prefix and its length
 // for a long one); unlike is set for an id of a type no request id has.
 func entryID(data []byte) (id, text string, unlike bool) {
-	for _, m := range members(data) {
+	for _, m := range members(data, false) {
 		if string(m.key) != "id" {
 			continue
 		}
@@ -209,8 +188,7 @@ func boundValue(raw []byte, cut bool) string {
 	return fmt.Sprintf("%s… (%s)", s, n)
 }
 
-// printable reports whether s has no control characters (controlRune)
-// and is valid UTF-8.
+// printable reports whether s is valid UTF-8 without control characters.
 func printable(s string) bool {
 	for _, r := range s {
 		if controlRune(r) || r == utf8.RuneError {
@@ -220,15 +198,11 @@ func printable(s string) bool {
 	return true
 }
 
-// controlRune reports whether r is a control character: C0 (U+0000–
-// U+001F, NUL, tab and newline among them), DEL, C1 (U+0080–U+009F), the
-// bidirectional embeddings, overrides, isolates and marks (U+202A–U+202E,
-// U+2066–U+2069, U+200E, U+200F, U+061C) and the line and paragraph
-// separators (U+2028, U+2029). It is the rule of cmd/internal/termtext,
-// which shows these as escapes (its tests keep the two the same): text
-// that acts on a terminal, reorders what it shows, or stops a program
-// that passes it on (a NUL ends a C string, so a command's environment
-// cannot hold it).
+// controlRune reports whether r is a control character: C0, DEL, C1, the
+// bidirectional embeddings, overrides, isolates and marks, and the line
+// and paragraph separators: text that acts on a terminal, reorders what it
+// shows, or stops a program that passes it on (a NUL ends a C string). It
+// is the rule of cmd/internal/termtext (its tests keep the two the same).
 func controlRune(r rune) bool {
 	return r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) ||
 		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) ||
@@ -236,9 +210,8 @@ func controlRune(r rune) bool {
 }
 
 // checkControl refuses a request's id or claim number that holds a
-// control character (controlRune), naming the first one and where it
-// is: ListRequests skips such an entry (a DecodeError names it), so no
-// id quotesync tracks can stop a notification command (a NUL), break a
+// control character, naming the first: ListRequests skips such an entry,
+// so that no id quotesync tracks can stop a notification command, break a
 // log line or reorder what a terminal shows.
 func checkControl(s string) error {
 	for i, r := range s {
@@ -253,7 +226,7 @@ func checkControl(s string) error {
 // is the largest: the entry ended there).
 func largestMember(data []byte) string {
 	best, size := "", -1
-	for _, m := range members(data) {
+	for _, m := range members(data, false) {
 		if m.cut {
 			return keyName(m.key)
 		}
@@ -267,7 +240,7 @@ func largestMember(data []byte) string {
 // deepestMember names the member whose value is nested deepest.
 func deepestMember(data []byte) string {
 	best, depth := "", 0
-	for _, m := range members(data) {
+	for _, m := range members(data, false) {
 		if m.depth > depth {
 			best, depth = keyName(m.key), m.depth
 		}
@@ -279,9 +252,8 @@ func deepestMember(data []byte) string {
 // UTF-8 or a lone surrogate escape: text a decoder would silently change.
 func badText(raw []byte) bool { return !utf8.Valid(raw) || hasLoneSurrogate(raw) }
 
-// hasLoneSurrogate reports whether raw JSON text holds a \u escape of a
-// UTF-16 surrogate that is not part of a pair (encoding/json replaces it
-// with U+FFFD).
+// hasLoneSurrogate reports whether raw JSON text holds a \u escape of an
+// unpaired UTF-16 surrogate (encoding/json replaces it with U+FFFD).
 func hasLoneSurrogate(raw []byte) bool {
 	inStr := false
 	for i := 0; i < len(raw); i++ {
@@ -319,20 +291,11 @@ func hex4(raw []byte, i int) (rune, bool) {
 	if i+4 > len(raw) {
 		return 0, false
 	}
-	var r rune
-	for _, c := range raw[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
+	var b [2]byte
+	if _, err := hex.Decode(b[:], raw[i:i+4]); err != nil {
+		return 0, false
 	}
-	return r, true
+	return rune(b[0])<<8 | rune(b[1]), true
 }
 
 // badTextMember names the member (a path into nested objects:
@@ -341,11 +304,7 @@ func badTextMember(data []byte) string {
 	path := ""
 	for range MaxEntryDepth {
 		found := false
-		ms := members(data)
-		if ms == nil {
-			ms = elements(data)
-		}
-		for _, m := range ms {
+		for _, m := range members(data, true) {
 			if badText(append(append([]byte{'"'}, m.key...), '"')) {
 				return join(path, keyName(m.key))
 			}

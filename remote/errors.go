@@ -78,15 +78,11 @@ type Error struct {
 // Error formats the error as "METHOD path: cause: status N (K attempts): body".
 func (e *Error) Error() string {
 	var b strings.Builder
-	b.WriteString(e.Method)
-	b.WriteByte(' ')
-	b.WriteString(e.Path)
-	b.WriteString(": ")
-	if e.Err != nil {
-		b.WriteString(e.Err.Error())
-	} else {
-		b.WriteString(sentinelOf(Class(e)).Error())
+	cause := e.Err
+	if cause == nil {
+		cause = sentinelOf(Class(e))
 	}
+	fmt.Fprintf(&b, "%s %s: %v", e.Method, e.Path, cause)
 	if e.Status != 0 {
 		fmt.Fprintf(&b, ": status %d", e.Status)
 		if t := http.StatusText(e.Status); t != "" {
@@ -104,8 +100,7 @@ func (e *Error) Error() string {
 		b.WriteString(" (" + strings.Join(notes, ", ") + ")")
 	}
 	if e.Body != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Body)
+		b.WriteString(": " + e.Body)
 	}
 	return b.String()
 }
@@ -126,6 +121,16 @@ func (e *Error) Is(target error) bool {
 	return target == sentinelOf(classOfStatus(e.Status))
 }
 
+// classes are the classes with their sentinels, in the order an error
+// that matches several is classed.
+var classes = []struct {
+	name string
+	err  error
+}{
+	{ClassUnauthorized, ErrUnauthorized}, {ClassNotFound, ErrNotFound}, {ClassConflict, ErrConflict},
+	{ClassRejected, ErrRejected}, {ClassUnreadable, ErrUnreadable}, {ClassTemporary, ErrTemporary},
+}
+
 // Class returns the class name of err: ClassOK for nil, the class of the
 // sentinel it matches, ClassTemporary for a context error or any other error
 // this package did not classify (trying again later is the safe reading).
@@ -133,34 +138,22 @@ func Class(err error) string {
 	if err == nil {
 		return ClassOK
 	}
-	switch sentinelIn(err) {
-	case ErrUnauthorized:
-		return ClassUnauthorized
-	case ErrNotFound:
-		return ClassNotFound
-	case ErrConflict:
-		return ClassConflict
-	case ErrRejected:
-		return ClassRejected
-	case ErrUnreadable:
-		return ClassUnreadable
+	for _, c := range classes {
+		if errors.Is(err, c.err) {
+			return c.name
+		}
 	}
 	return ClassTemporary
 }
 
-// sentinelIn returns the first sentinel err matches, or nil.
 func sentinelIn(err error) error {
-	for _, s := range []error{ErrUnauthorized, ErrNotFound, ErrConflict, ErrRejected, ErrUnreadable, ErrTemporary} {
-		if errors.Is(err, s) {
-			return s
-		}
+	if c := Class(err); c != ClassTemporary || errors.Is(err, ErrTemporary) {
+		return sentinelOf(c)
 	}
 	return nil
 }
 
-// classOfStatus classifies an HTTP status: 2xx ok; 401/403 the token; 404/410
-// the thing is not there; 409 a conflict; 408, 425, 429 and 5xx worth
-// trying again; any other status (other 4xx, 1xx, 3xx) a refusal.
+// classOfStatus classifies an HTTP status.
 func classOfStatus(status int) string {
 	switch {
 	case status >= 200 && status <= 299:
@@ -181,19 +174,10 @@ func classOfStatus(status int) string {
 
 // sentinelOf maps a class name to its sentinel (nil for ClassOK).
 func sentinelOf(class string) error {
-	switch class {
-	case ClassUnauthorized:
-		return ErrUnauthorized
-	case ClassNotFound:
-		return ErrNotFound
-	case ClassConflict:
-		return ErrConflict
-	case ClassRejected:
-		return ErrRejected
-	case ClassTemporary:
-		return ErrTemporary
-	case ClassUnreadable:
-		return ErrUnreadable
+	for _, c := range classes {
+		if c.name == class {
+			return c.err
+		}
 	}
 	return nil
 }
@@ -210,7 +194,6 @@ func classify(class string, cause error) error {
 	return fmt.Errorf("%w: %w", s, cause)
 }
 
-// isContextErr reports whether err is a cancellation or deadline.
 func isContextErr(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
@@ -225,8 +208,7 @@ func excerpt(secrets *redact.Secrets, body []byte, max int, more bool) string {
 }
 
 // classifyDecode is the error of an attempt whose 2xx answer could not be
-// decoded: err as is when it carries a class already (ErrUnreadable: a
-// write landed, ErrRejected), else a temporary failure.
+// decoded: err as is when it carries a class already, else temporary.
 func classifyDecode(err error) error {
 	if sentinelIn(err) != nil {
 		return err
@@ -235,8 +217,7 @@ func classifyDecode(err error) error {
 }
 
 // redirectCause says what a 3xx answer means: the client never follows a
-// redirect (it would send the token along), so the base URL is wrong or
-// something between quotesync and the service redirects.
+// redirect (it would send the token along).
 func redirectCause(secrets *redact.Secrets, status int, location string) error {
 	what := fmt.Sprintf("the service answered %d %s", status, http.StatusText(status))
 	if strings.TrimSpace(location) == "" {
@@ -257,10 +238,9 @@ func safeLocation(secrets *redact.Secrets, loc string) string {
 	return excerpt(secrets, []byte(loc), 200, false)
 }
 
-// notTheAPI is the error of a 2xx body that is not the JSON the API
-// answers (want says what was expected): the status, the content type and
-// the first bytes, and what it likely means. An HTML page comes from a
-// proxy or a login page, or base_url points at a web site.
+// notTheAPI is the error of a 2xx body that is not the API's JSON (want
+// says what was expected): the status, the content type, the first bytes,
+// and what it likely means.
 func notTheAPI(want string, a *answer) error {
 	ct := a.header.Get("Content-Type")
 	head := bytes.TrimSpace(a.body)
@@ -276,21 +256,12 @@ func notTheAPI(want string, a *answer) error {
 // headShown is how much of an unexpected body a message shows.
 const headShown = 120
 
-// looksHTML reports whether a body is an HTML page.
 func looksHTML(contentType string, head []byte) bool {
 	ct := strings.ToLower(contentType)
 	return strings.Contains(ct, "html") || (len(head) > 0 && head[0] == '<')
 }
 
-// isJSONStart reports whether b (trimmed) can start a JSON value.
 func isJSONStart(b []byte) bool {
 	b = bytes.TrimSpace(b)
-	if len(b) == 0 {
-		return false
-	}
-	switch c := b[0]; {
-	case c == '{', c == '[', c == '"', c == 't', c == 'f', c == 'n', c == '-', c >= '0' && c <= '9':
-		return true
-	}
-	return false
+	return len(b) > 0 && strings.IndexByte(`{["tfn-0123456789`, b[0]) >= 0
 }

@@ -14,10 +14,9 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Wire helpers shared by the Request, Job and Quote codecs. Each field is
-// decoded on its own from the object's raw members, so a bad field gives an
-// error that names it, and tolerance (string or number ids, quoted numbers)
-// lives in one place.
+// Each field is decoded on its own from the object's raw members, so that
+// a bad field gives an error that names it, and tolerance (string or
+// number ids, quoted numbers) lives in one place.
 
 // FieldError is a decoding error naming the JSON field at fault
 // ("expiry", "items[2].price").
@@ -32,8 +31,8 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
 // Unwrap returns the cause.
 func (e *FieldError) Unwrap() error { return e.Err }
 
-// fieldErr wraps err as a FieldError for field, prefixing an inner field
-// name ("items" + "[2].price") when err already is one.
+// fieldErr wraps err as a FieldError for field, prefixing an inner one's
+// name ("items" + "[2].price").
 func fieldErr(field string, err error) error {
 	var fe *FieldError
 	if errors.As(err, &fe) {
@@ -46,13 +45,11 @@ func fieldErr(field string, err error) error {
 	return &FieldError{Field: field, Err: err}
 }
 
-// maxNumberLen bounds the text of one JSON number or id. Real ids, money and
-// quantities are far shorter; a longer one is refused before any parsing
-// whose cost grows with it.
+// maxNumberLen bounds the text of one JSON number or id, refused before
+// any parsing whose cost grows with it.
 const maxNumberLen = 64
 
-// decodeObject splits a JSON object into its members. null is an error:
-// callers that allow it check first.
+// decodeObject splits a JSON object into its members; null is an error.
 func decodeObject(data []byte) (map[string]json.RawMessage, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
@@ -77,7 +74,6 @@ func decodeObject(data []byte) (map[string]json.RawMessage, error) {
 	return m, nil
 }
 
-// isNull reports whether raw is absent or JSON null.
 func isNull(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
 	return len(raw) == 0 || string(raw) == "null"
@@ -105,9 +101,9 @@ func describe(raw []byte) string {
 }
 
 // decodeString decodes a JSON string; null gives "". A string that is not
-// valid UTF-8, or holds an escape that is no character (a lone UTF-16
-// surrogate), is an error: encoding/json would silently replace those
-// bytes, and quotesync never changes the remote's data.
+// valid UTF-8, or holds a lone UTF-16 surrogate escape, is an error:
+// encoding/json would silently replace those, and quotesync never changes
+// the remote's data.
 func decodeString(raw json.RawMessage) (string, error) {
 	if isNull(raw) {
 		return "", nil
@@ -131,15 +127,10 @@ var (
 	errBadEscape   = errors.New("a \\u escape that is no character (a lone UTF-16 surrogate)")
 )
 
-// sendsReplacement reports whether raw spells U+FFFD itself (as the
-// character or as its escape), so that one in the decoded string is data,
-// not a replacement made by the decoder.
+// sendsReplacement reports whether raw spells U+FFFD itself, so that one
+// in the decoded string is data, not the decoder's replacement.
 func sendsReplacement(raw []byte) bool {
-	if bytes.ContainsRune(raw, utf8.RuneError) {
-		return true
-	}
-	lower := bytes.ToLower(raw)
-	return bytes.Contains(lower, []byte(`\ufffd`))
+	return bytes.ContainsRune(raw, utf8.RuneError) || bytes.Contains(bytes.ToLower(raw), []byte(`\ufffd`))
 }
 
 // textOf shows an id or another outside value in a message: whole when it
@@ -151,8 +142,8 @@ func textOf(s string) string {
 	return boundValue([]byte(s), false)
 }
 
-// decodeID decodes an id that may be a JSON string or number. A number keeps
-// its exact text ("12345678901234567890" stays as sent); null gives "".
+// decodeID decodes an id sent as a JSON string or number (its exact text);
+// null gives "".
 func decodeID(raw json.RawMessage) (string, error) {
 	if isNull(raw) {
 		return "", nil
@@ -221,7 +212,6 @@ func decodeBool(raw json.RawMessage) (bool, error) {
 	return b, nil
 }
 
-// clip shortens s for an error message.
 func clip(s string) string {
 	const n = 40
 	if len(s) <= n {
@@ -230,10 +220,9 @@ func clip(s string) string {
 	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
-// parseExpiry parses an ISO-8601 date-time or date. The layouts are tried
-// in order; those without a zone are read as UTC, and a bare date means its
-// first instant (UTC), the earliest moment it can mean, so that an expired
-// request is never taken for a live one.
+// parseExpiry parses an ISO-8601 date-time or date. Without a zone it is
+// UTC, and a bare date means its first instant, the earliest it can mean,
+// so that an expired request is never taken for a live one.
 func parseExpiry(s string) (time.Time, error) {
 	layouts := [...]string{
 		time.RFC3339Nano,                      // 2024-05-01T10:00:00.5+02:00, ...Z
@@ -254,7 +243,6 @@ func parseExpiry(s string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("want an ISO-8601 date-time or date, got %q", clip(s))
 }
 
-// decodeExpiry decodes expiry: null or "" gives the zero time.
 func decodeExpiry(raw json.RawMessage) (time.Time, error) {
 	if isNull(raw) {
 		return time.Time{}, nil
@@ -269,7 +257,6 @@ func decodeExpiry(raw json.RawMessage) (time.Time, error) {
 	return parseExpiry(s)
 }
 
-// rawOrNil returns raw unless it is absent or null.
 func rawOrNil(raw json.RawMessage) json.RawMessage {
 	if isNull(raw) {
 		return nil
@@ -362,7 +349,6 @@ func (j *Job) UnmarshalJSON(data []byte) error {
 }
 
 // MarshalJSON returns Raw when the job was decoded, else {"id": ID}.
-// Location is an HTTP header, not part of the object.
 func (j Job) MarshalJSON() ([]byte, error) {
 	if len(j.Raw) > 0 {
 		return compact(j.Raw)
@@ -372,7 +358,6 @@ func (j Job) MarshalJSON() ([]byte, error) {
 	}{j.ID})
 }
 
-// compact validates raw JSON and returns it without insignificant space.
 func compact(raw []byte) ([]byte, error) {
 	var b bytes.Buffer
 	if err := json.Compact(&b, raw); err != nil {

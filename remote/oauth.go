@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -115,7 +116,7 @@ func (s *ccToken) Token(ctx context.Context) (string, error) {
 	s.cfg.Secrets.AddFetched(tok.AccessToken)
 	s.token, s.refreshAt = tok.AccessToken, time.Time{}
 	if !tok.Expiry.IsZero() {
-		leeway := min(cmpOrDuration(s.cfg.ExpiryLeeway, DefaultExpiryLeeway), tok.Expiry.Sub(s.now())/2)
+		leeway := min(cmp.Or(max(s.cfg.ExpiryLeeway, 0), DefaultExpiryLeeway), tok.Expiry.Sub(s.now())/2)
 		s.refreshAt = tok.Expiry.Add(-leeway)
 	}
 	return s.token, nil
@@ -136,9 +137,8 @@ func (e *errTokenRedirect) Error() string {
 }
 
 // noRedirects returns hc (a client with a DefaultTokenTimeout timeout when
-// nil), made to refuse every redirect: following one would send the client
-// secret (form and Basic header) to wherever the Location points, and use
-// whatever token comes back.
+// nil) refusing every redirect: following one would send the client secret
+// wherever the Location points, and use whatever token comes back.
 func noRedirects(hc *http.Client) *http.Client {
 	c := &http.Client{Timeout: DefaultTokenTimeout}
 	if hc != nil {
@@ -149,14 +149,6 @@ func noRedirects(hc *http.Client) *http.Client {
 		return &errTokenRedirect{location: req.URL.Redacted()}
 	}
 	return c
-}
-
-// cmpOrDuration returns d, or def when d is not positive.
-func cmpOrDuration(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
 }
 
 // fetchError rewrites an error of the oauth2 library so that it names what
@@ -197,19 +189,17 @@ func (s *ccToken) fetchError(ctx context.Context, err error) error {
 	return te
 }
 
-// tokenBodyExcerpt is how much of a token endpoint's refusal an error
-// keeps, when it names no OAuth2 error code.
-const tokenBodyExcerpt = 200
+const (
+	// tokenBodyExcerpt is how much of a token endpoint's refusal an
+	// error keeps, when it names no OAuth2 error code.
+	tokenBodyExcerpt = 200
+	// oauth2BodyLimit is how much of an answer golang.org/x/oauth2 reads:
+	// a body of that size may go on (see excerpt).
+	oauth2BodyLimit = 1 << 20
+)
 
-// oauth2BodyLimit is how much of a token endpoint's answer
-// golang.org/x/oauth2 reads (1 MiB): a body of that size may go on, and
-// a secret at its end may be cut (see excerpt). It is far past what is
-// kept, and past any secret.
-const oauth2BodyLimit = 1 << 20
-
-// tokenError is a token-endpoint failure whose text has been cleaned; it
-// matches its class sentinel and, when the caller's context ended, that
-// context error.
+// tokenError is a token-endpoint failure, its text cleaned; it matches its
+// class sentinel and, when the caller's context ended, that error.
 type tokenError struct {
 	msg    string
 	class  error

@@ -4,19 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/shopspring/decimal"
 )
 
-// Money and quantities travel as JSON numbers written from the decimal's own
-// text, never through float64, and keep their scale: 95.5000 is sent as
-// 95.5000, not 95.5. Decoding accepts numbers and quoted numbers.
+// Money and quantities travel as JSON numbers written from the decimal's
+// own text, never through float64, keeping their scale (95.5000).
+// Decoding accepts numbers and quoted numbers.
 
-// maxDecimalExponent bounds the exponent of a decoded decimal: no price or
-// quantity needs more, and a hostile 1e999999999 must not turn into a
-// billion-digit string when it is sent back.
+// maxDecimalExponent bounds a decoded decimal's exponent: a hostile
+// 1e999999999 must not become a billion digits when it is sent back.
 const maxDecimalExponent = 32
 
 // decodeDecimal decodes a JSON number or quoted number; null gives zero.
@@ -60,16 +58,15 @@ func formatDecimal(d decimal.Decimal) string {
 	return d.String()
 }
 
-// wireDecimal is a decimal that marshals as a JSON number (see formatDecimal).
+// wireDecimal is a decimal that marshals as a JSON number (formatDecimal).
 type wireDecimal decimal.Decimal
 
-// MarshalJSON writes the number without quotes, keeping its scale.
 func (d wireDecimal) MarshalJSON() ([]byte, error) {
 	return []byte(formatDecimal(decimal.Decimal(d))), nil
 }
 
-// quoteKeys are the members of a quote this package models; everything
-// else goes to Quote.Extra.
+// isQuoteKey reports whether k is a member of a quote this package
+// models; everything else goes to Quote.Extra.
 func isQuoteKey(k string) bool {
 	switch k {
 	case "type", "status", "referenceId", "rates", "items":
@@ -121,21 +118,6 @@ func (q *Quote) UnmarshalJSON(data []byte) error {
 // order. Extra members named like a modelled field are not written: the
 // field wins.
 func (q Quote) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	member := func(k string, v any) error {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("encode quote %s: %w", k, err)
-		}
-		if b.Len() > 1 {
-			b.WriteByte(',')
-		}
-		key, _ := json.Marshal(k)
-		b.Write(key)
-		b.WriteByte(':')
-		return json.Compact(&b, raw)
-	}
 	rates, items := q.Rates, q.Items
 	if rates == nil {
 		rates = []Rate{}
@@ -143,37 +125,33 @@ func (q Quote) MarshalJSON() ([]byte, error) {
 	if items == nil {
 		items = []Item{}
 	}
-	if err := member("type", q.Type); err != nil {
-		return nil, err
+	b, err := json.Marshal(struct {
+		Type        string `json:"type"`
+		Status      string `json:"status"`
+		ReferenceID string `json:"referenceId,omitempty"`
+		Rates       []Rate `json:"rates"`
+		Items       []Item `json:"items"`
+	}{q.Type, q.Status, q.ReferenceID, rates, items})
+	if err != nil {
+		return nil, fmt.Errorf("encode quote: %w", err)
 	}
-	if err := member("status", q.Status); err != nil {
-		return nil, err
-	}
-	if q.ReferenceID != "" {
-		if err := member("referenceId", q.ReferenceID); err != nil {
-			return nil, err
-		}
-	}
-	if err := member("rates", rates); err != nil {
-		return nil, err
-	}
-	if err := member("items", items); err != nil {
-		return nil, err
-	}
-	keys := make([]string, 0, len(q.Extra))
+	extra := make(map[string]json.RawMessage)
 	for k, v := range q.Extra {
 		if !isQuoteKey(k) && len(bytes.TrimSpace(v)) > 0 {
-			keys = append(keys, k)
+			if !json.Valid(v) {
+				return nil, fmt.Errorf("encode quote %s: not valid JSON", k)
+			}
+			extra[k] = v
 		}
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if err := member(k, q.Extra[k]); err != nil {
-			return nil, err
-		}
+	if len(extra) == 0 {
+		return b, nil
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	e, err := json.Marshal(extra) // a map's keys are written sorted
+	if err != nil {
+		return nil, fmt.Errorf("encode quote: %w", err)
+	}
+	return append(append(b[:len(b)-1], ','), e[1:]...), nil
 }
 
 // decodeList decodes a JSON array element by element; null gives nil.
@@ -246,7 +224,6 @@ func (it *Item) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// wireItem is the wire form of Item, in the order the members are written.
 type wireItem struct {
 	ID          string            `json:"id,omitempty"`
 	Order       int               `json:"order"`
@@ -327,8 +304,8 @@ func decodeItem(data json.RawMessage) (Item, error) {
 	return it, nil
 }
 
-// decodeMetadata decodes a string → string object. The real service sends
-// strings; other values are kept as their compact JSON text, null as "".
+// decodeMetadata decodes a string → string object; other values are kept
+// as their compact JSON text, null as "".
 func decodeMetadata(raw json.RawMessage) (map[string]string, error) {
 	if isNull(raw) {
 		return nil, nil

@@ -15,14 +15,11 @@ import (
 	"github.com/quotesync/quotesync/remote/redact"
 )
 
-// The retry loop is written out here rather than taken from
-// cenkalti/backoff: one call mixes three rules that library models as one
-// (temporary failures backed off by Backoff and Retry-After, the
-// single immediate retry after a 401 that does not count as a temporary
-// attempt, and decoding inside the attempt so an undecodable 2xx is retried),
-// plus a rate-limit wait and an Observe callback per attempt. Forty lines of
-// loop say that more plainly than wrapping each rule into the library's
-// Permanent/RetryAfter error types.
+// The retry loop is written out rather than taken from cenkalti/backoff:
+// one call mixes rules that library models as one (temporary failures
+// backed off by Backoff and Retry-After, one immediate retry after a 401
+// that does not count, decoding inside the attempt so that an undecodable
+// 2xx is retried), plus a rate-limit wait and an Observe per attempt.
 
 // call is one logical API call, retried as a whole.
 type call struct {
@@ -30,33 +27,27 @@ type call struct {
 	route  string // template for CallInfo: "POST /requests/{id}"
 	path   string // escaped, relative to the API root: "/requests/17"
 	body   []byte // nil for none
-	// decode reads a 2xx answer inside the attempt. Its error makes the
-	// attempt fail with the class the error carries (ErrUnreadable: a write
-	// landed and its answer cannot be read, not retried), else as a
-	// temporary failure, retried.
+	// decode reads a 2xx answer inside the attempt; its error fails the
+	// attempt with the class it carries, else as a temporary failure.
 	decode func(*answer) error
-	// stream, when set, reads a 2xx body itself as it arrives, instead of
-	// decode on the body read whole within MaxBodyBytes: the pending list,
-	// whose oversize entries are read through and never kept. It leaves in
-	// the answer's body what an error should show of it.
+	// stream, when set, reads a 2xx body as it arrives instead (the
+	// pending list), leaving in the answer's body what an error shows.
 	stream func(a *answer, body io.Reader) error
 }
 
 // answer is one HTTP answer, its body read in full (within the cap).
 type answer struct {
-	status int
-	header http.Header
-	body   []byte
-	cut    bool // body is the start of a longer one (a stream's head)
-	// secrets are redacted from whatever is shown of the answer.
-	secrets *redact.Secrets
+	status  int
+	header  http.Header
+	body    []byte
+	cut     bool            // body is the start of a longer one (a stream's head)
+	secrets *redact.Secrets // redacted from whatever is shown of the answer
 }
 
-// maxErrorBody is the most of a non-2xx body read: only an excerpt is kept.
-const maxErrorBody = 64 << 10
-
-// maxRetryAfter bounds a Retry-After the service sends (a week).
-const maxRetryAfter = 7 * 24 * time.Hour
+const (
+	maxErrorBody  = 64 << 10           // the most of a non-2xx body read
+	maxRetryAfter = 7 * 24 * time.Hour // the longest Retry-After taken
+)
 
 // do runs cl until it succeeds, fails for good, runs out of attempts or ctx
 // ends. Every failure is an *Error.
@@ -106,8 +97,8 @@ func (c *Client) do(ctx context.Context, cl call) (*answer, error) {
 	}
 }
 
-// stopped is the error of a call that ctx (or the rate limiter) ended
-// between attempts: the last attempt's error with cause in front of it.
+// stopped is the error of a call ended between attempts (by ctx or the
+// rate limiter): the last attempt's error with cause in front of it.
 func (c *Client) stopped(ctx context.Context, cl call, last *Error, attempts int, cause error) *Error {
 	if ctx.Err() != nil && !errors.Is(cause, ctx.Err()) {
 		cause = fmt.Errorf("%w: %w", ctx.Err(), cause)
@@ -137,8 +128,6 @@ func (c *Client) observe(cl call, attempt int, d time.Duration, ans *answer, e *
 	c.cfg.Observe(info)
 }
 
-// backoff returns the wait before the attempt after the n-th temporary
-// failure, the server's Retry-After at least (see Backoff).
 func (c *Client) backoff(n int, retryAfter time.Duration) time.Duration {
 	return Backoff{Initial: c.cfg.BackoffInitial, Max: c.cfg.BackoffMax}.Delay(n, retryAfter, c.rand())
 }
@@ -236,9 +225,8 @@ func (c *Client) attempt(ctx context.Context, cl call) (*answer, *Error) {
 	return ans, nil
 }
 
-// transportCause turns an error of the HTTP exchange into a cause that says
-// what happened without repeating the URL: the attempt's own timeout, the
-// caller's context, or the network error.
+// transportCause is an error of the HTTP exchange as a cause without the
+// URL: the attempt's own timeout, the caller's context, or the network's.
 func (c *Client) transportCause(ctx, actx context.Context, err error) error {
 	err = unwrapURLError(err)
 	switch {
@@ -253,8 +241,7 @@ func (c *Client) transportCause(ctx, actx context.Context, err error) error {
 	return err
 }
 
-// unwrapURLError drops *url.Error's "Get \"http://…\": " prefix: the Error
-// already names method and path.
+// unwrapURLError drops *url.Error's "Get \"http://…\": " prefix.
 func unwrapURLError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -263,9 +250,8 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-// parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP
-// date. Absent, malformed or past values give 0; values past a week are
-// taken as a week.
+// parseRetryAfter reads a Retry-After header (seconds or an HTTP date):
+// absent, malformed or past gives 0, at most maxRetryAfter.
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {

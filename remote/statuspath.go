@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -25,18 +26,13 @@ const (
 	StatusPathAuto = "auto"
 )
 
-// statusForms returns the four forms.
 func statusForms() []string {
 	return []string{StatusPathQuotesStatus, StatusPathQuoteStatus, StatusPathQuotesID, StatusPathQuoteID}
 }
 
-// isStatusForm reports whether p is one of the four forms.
-func isStatusForm(p string) bool { return slices.Contains(statusForms(), p) }
-
 // statusCandidate is one (method, form) pair.
 type statusCandidate struct{ method, form string }
 
-// String is the pair as "METHOD form".
 func (c statusCandidate) String() string { return c.method + " " + c.form }
 
 // autoCandidates are the pairs auto mode tries, in order: the public
@@ -59,7 +55,7 @@ func (c *Client) statusCandidates() []statusCandidate {
 	if c.cfg.StatusPath != StatusPathAuto {
 		return []statusCandidate{{c.cfg.StatusMethod, c.cfg.StatusPath}}
 	}
-	return slices.Clone(autoCandidates)
+	return autoCandidates
 }
 
 // StatusForm returns the status change the client sends, as "METHOD
@@ -94,13 +90,8 @@ func (c *Client) UseStatusForm(form string) error {
 	return fmt.Errorf("use status form %q: not a form auto mode tries", form)
 }
 
-// expandStatusPath fills form's placeholders with escaped segments.
 func expandStatusPath(form, jobID, quoteID, status string) string {
-	return strings.NewReplacer(
-		"{jobId}", segment(jobID),
-		"{quoteId}", segment(quoteID),
-		"{status}", segment(status),
-	).Replace(form)
+	return strings.NewReplacer("{jobId}", segment(jobID), "{quoteId}", segment(quoteID), "{status}", segment(status)).Replace(form)
 }
 
 // segment escapes s as one path segment. "." and ".." are escaped too, so a
@@ -109,7 +100,7 @@ func segment(s string) string {
 	if s == "." || s == ".." {
 		return strings.ReplaceAll(s, ".", "%2E")
 	}
-	return urlPathEscape(s)
+	return url.PathEscape(s)
 }
 
 // SetStatus changes the status of the quote of type quoteType on job jobID
@@ -151,8 +142,9 @@ func (c *Client) SetStatus(ctx context.Context, jobID, quoteType, status string)
 		}
 		_, err := c.do(ctx, cl)
 		if err == nil || !tryNextForm(err) {
-			if c.cfg.StatusPath == StatusPathAuto && (err == nil || !errors.Is(err, ErrUnauthorized) && !errors.Is(err, ErrTemporary)) {
-				c.remember(cand)
+			if i := slices.Index(autoCandidates, cand); c.cfg.StatusPath == StatusPathAuto && i >= 0 &&
+				(err == nil || !errors.Is(err, ErrUnauthorized) && !errors.Is(err, ErrTemporary)) {
+				c.statusForm.Store(int32(i + 1))
 			}
 			return q, err
 		}
@@ -161,16 +153,7 @@ func (c *Client) SetStatus(ctx context.Context, jobID, quoteType, status string)
 	return Quote{}, lastErr
 }
 
-// tryNextForm reports whether err says the route itself is unknown.
 func tryNextForm(err error) bool {
 	var e *Error
 	return errors.As(err, &e) && (e.Status == http.StatusNotFound || e.Status == http.StatusMethodNotAllowed)
-}
-
-// remember stores cand as the pair auto mode uses from now on.
-func (c *Client) remember(cand statusCandidate) {
-	i := slices.Index(autoCandidates, cand)
-	if i >= 0 {
-		c.statusForm.Store(int32(i + 1))
-	}
 }

@@ -26,8 +26,8 @@ type TokenSource interface {
 	Invalidate()
 }
 
-// StaticToken returns a TokenSource that always gives token. Invalidate has
-// nothing to refresh; an empty token is an error at the first call.
+// StaticToken returns a TokenSource that always gives token; an empty one
+// is an error at the first call.
 func StaticToken(token string) TokenSource { return staticToken(token) }
 
 type staticToken string
@@ -42,9 +42,8 @@ func (s staticToken) Token(context.Context) (string, error) {
 func (staticToken) Invalidate() {}
 
 // EnvToken returns a TokenSource that reads the environment variable name
-// through getenv (nil: os.Getenv) at every call, surrounding space
-// trimmed. An unset or empty variable is an error naming the variable,
-// never a token.
+// through getenv (nil: os.Getenv) at every call, trimmed; unset or empty
+// is an error.
 func EnvToken(name string, getenv func(string) string) TokenSource {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -66,14 +65,11 @@ func (e envToken) Token(context.Context) (string, error) {
 
 func (envToken) Invalidate() {}
 
-// maxTokenFile bounds the size of a token file.
 const maxTokenFile = 64 << 10
 
-// FileToken returns a TokenSource that reads the token from the file at path
-// (for systemd LoadCredential=: $CREDENTIALS_DIRECTORY/<name>), trimmed of
-// surrounding space. The file is read again when its modification time or
-// size changes, and after Invalidate. Errors name the file, never its
-// content; an empty file is an error.
+// FileToken returns a TokenSource that reads the token from the file at
+// path (systemd's LoadCredential=), trimmed; again when its modification
+// time or size changes, and after Invalidate. An empty file is an error.
 func FileToken(path string) TokenSource { return &fileToken{path: path} }
 
 type fileToken struct {
@@ -110,7 +106,6 @@ func (f *fileToken) Invalidate() {
 	f.mu.Unlock()
 }
 
-// readTokenFile reads and trims one token file.
 func readTokenFile(path string) (string, error) {
 	fh, err := os.Open(path)
 	if err != nil {

@@ -18,12 +18,9 @@ const (
 const QuoteTypeEstimate = "Estimate"
 
 // Request is one pending quote request as listed by GET /requests.
-//
-// Decoding is tolerant where the seed specification and the public docs of
-// the real service disagree: ID may arrive as a JSON string or number,
-// ClaimNumber as claim_number or claimNumber. Instructions, Accident and
-// Vehicle are kept as raw JSON for the shop mapping; Raw holds the whole
-// object exactly as received (unknown fields included).
+// Decoding is tolerant where the seed specification and the service's
+// public documentation disagree (see UnmarshalJSON); Raw holds the whole
+// object exactly as received.
 type Request struct {
 	ID           string          // request id, always as a string ("1234")
 	ClaimNumber  string          // claim_number or claimNumber

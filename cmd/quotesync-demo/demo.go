@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -18,14 +19,14 @@ import (
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
-// DefaultTimeout bounds the demo: what has not converged by then is
-// reported, and the demo exits 1.
-const DefaultTimeout = 60 * time.Second
+const (
+	// DefaultTimeout bounds the demo: what has not converged by then is
+	// reported, and the demo exits 1.
+	DefaultTimeout = 60 * time.Second
+	// verifyTimeout bounds the final read-back of every side.
+	verifyTimeout = 15 * time.Second
+)
 
-// verifyTimeout bounds the final read-back of every side.
-const verifyTimeout = 15 * time.Second
-
-// demoOptions configures runDemo.
 type demoOptions struct {
 	timeout   time.Duration
 	verbose   bool   // the daemon's JSON log lines to stderr too
@@ -35,9 +36,7 @@ type demoOptions struct {
 	serve     time.Duration // keep serving the status page this long after the run
 }
 
-// runDemo runs the whole demo and returns the exit code: 0 when every
-// request reached Submitted on its insurer's remote with exactly the
-// shop's final lines, 1 otherwise.
+// runDemo runs the whole demo and returns the exit code.
 func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 	start := time.Now()
 	tl := newTimeline(stdout, start)
@@ -153,8 +152,7 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 }
 
 // newDemoLogger is the daemon's logger: with verbose, the JSON lines
-// `quotesync run` writes (to w); else none (the timeline observes the
-// daemon's events).
+// `quotesync run` writes; else none (the timeline observes the events).
 func newDemoLogger(verbose bool, w io.Writer) *zap.Logger {
 	if !verbose {
 		return zap.NewNop()
@@ -182,9 +180,9 @@ func printSetup(w io.Writer, s *stack, reqs []sent, schedule string, took time.D
 		fmt.Fprintf(tw, "  insurer %s\temulator in %s mode on %s with %s;\n", a.name, a.mode, a.url, qsync.Plural(n, "pending quote request"))
 		fmt.Fprintf(tw, "  \ttoken: %s; status change: %s\n", a.tokenFrom, a.status)
 	}
-	names := make([]string, len(s.insurers))
-	for i, a := range s.insurers {
-		names[i] = a.name
+	var names []string
+	for _, a := range s.insurers {
+		names = append(names, a.name)
 	}
 	fmt.Fprintf(tw, "  daemon\tthe real daemon, one engine per insurer of remotes: (%s), passes %s each,\n", strings.Join(names, ", "), schedule)
 	fmt.Fprintln(tw, "  \tsingle-instance lock (GET_LOCK), production timeouts, retries and rate limits")
@@ -224,19 +222,12 @@ func (p *passCount) add(insurer string) int {
 func (p *passCount) round(n int) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.n) < n {
+	if len(p.n) < n || len(p.n) == 0 {
 		return 0
 	}
-	fewest := -1
-	for _, c := range p.n {
-		if fewest < 0 || c < fewest {
-			fewest = c
-		}
-	}
-	return max(fewest, 0)
+	return slices.Min(slices.Collect(maps.Values(p.n)))
 }
 
-// snapshot returns the counts so far.
 func (p *passCount) snapshot() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()

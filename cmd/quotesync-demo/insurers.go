@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -26,11 +25,7 @@ const (
 // how its remotes: entry is written.
 type insurerSpec struct {
 	name string
-	// mode is the emulator's: ModeDocumented (the service as its public
-	// documentation describes it: OAuth2 client credentials, the two
-	// documented status forms) or ModeSpec (a static bearer token, every
-	// status form).
-	mode string
+	mode string // the emulator's
 	// statusMethod and statusPath are its status change; "" keeps the
 	// example's (the documented form, POST).
 	statusMethod, statusPath string
@@ -38,8 +33,8 @@ type insurerSpec struct {
 
 // demoInsurers are the insurers the demo plays, in the order of its
 // remotes:. acme is the service as documented, with the example's status
-// form; harbour takes a bearer token from a file and another status
-// form, which the documented service does not serve.
+// form; harbour takes a bearer token from a file and a status form the
+// documented service does not serve.
 func demoInsurers() []insurerSpec {
 	return []insurerSpec{
 		{name: insurerAcme, mode: emulator.ModeDocumented},
@@ -47,21 +42,20 @@ func demoInsurers() []insurerSpec {
 	}
 }
 
-// acmeClientID is the OAuth2 client id the demo registers at acme.
-const acmeClientID = "workshop-demo"
-
-// acmeSecretEnv is the variable acme's remotes: entry names for the
-// client secret; the demo hands its value to the build, not to the
-// environment.
-const acmeSecretEnv = "QUOTESYNC_DEMO_ACME_SECRET"
-
-// acmeRedirectURI is the redirect_uri acme's token endpoint asks for, as
-// the service's documented flow does; nothing is ever sent to it.
-const acmeRedirectURI = "http://127.0.0.1/quotesync-demo/callback"
-
-// harbourTokenFile is the name of the file, in the demo's temporary
-// directory, that holds harbour's bearer token.
-const harbourTokenFile = "harbour-token"
+const (
+	// acmeClientID is the OAuth2 client id the demo registers at acme.
+	acmeClientID = "workshop-demo"
+	// acmeSecretEnv is the variable acme's remotes: entry names for the
+	// client secret; the demo hands its value to the build, not to the
+	// environment.
+	acmeSecretEnv = "QUOTESYNC_DEMO_ACME_SECRET"
+	// acmeRedirectURI is the redirect_uri acme's token endpoint asks for,
+	// as the documented flow does; nothing is ever sent to it.
+	acmeRedirectURI = "http://127.0.0.1/quotesync-demo/callback"
+	// harbourTokenFile holds harbour's token, in the demo's temporary
+	// directory.
+	harbourTokenFile = "harbour-token"
+)
 
 // insurerAPI is one insurer's emulator, served on a loopback listener.
 type insurerAPI struct {
@@ -114,9 +108,8 @@ func startInsurer(spec insurerSpec, secret, dir string) (*insurerAPI, error) {
 	return a, nil
 }
 
-// countRefused counts the answers 401 of h: each insurer's emulator
-// knows only its own credentials, so none means every call carried the
-// insurer's own.
+// countRefused counts the answers 401 of h: none means every call
+// carried the insurer's own credentials.
 func (a *insurerAPI) countRefused(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w}
@@ -127,7 +120,6 @@ func (a *insurerAPI) countRefused(h http.Handler) http.Handler {
 	})
 }
 
-// statusRecorder remembers the status code of an answer.
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
@@ -169,13 +161,4 @@ func (a *insurerAPI) entry(example config.RemoteSection) config.RemoteEntry {
 		e.StatusMethod, e.StatusPath = a.statusMethod, a.statusPath
 	}
 	return e
-}
-
-// closeInsurers stops every insurer's emulator.
-func closeInsurers(apis []*insurerAPI) error {
-	var errs []error
-	for _, a := range apis {
-		errs = append(errs, a.close())
-	}
-	return errors.Join(errs...)
 }

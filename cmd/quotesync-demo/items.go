@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -17,14 +16,14 @@ import (
 // quote can both be put in and compared. Amounts compare as numbers
 // (95.5 equals 95.5000).
 type item struct {
-	ID          string
-	Order       int
-	Type        string
-	Description string
-	PartNumber  string
-	Quantity    decimal.Decimal
-	Price       decimal.Decimal
-	Total       decimal.Decimal
+	ID          string          `json:"-"`
+	Order       int             `json:"order"`
+	Type        string          `json:"type"`
+	Description string          `json:"description"`
+	PartNumber  string          `json:"partNumber"`
+	Quantity    decimal.Decimal `json:"quantity"`
+	Price       decimal.Decimal `json:"price"`
+	Total       decimal.Decimal `json:"total"`
 }
 
 // shopItems is what the remote must hold for the shop's live lines,
@@ -54,48 +53,24 @@ func shopItems(lines []sampleshop.Line, workTypes map[string]string) ([]item, er
 	return out, nil
 }
 
-// wireItem is an item of a quote body as the emulator stores it.
-type wireItem struct {
-	ID          json.RawMessage `json:"id"`
-	Order       int             `json:"order"`
-	Type        string          `json:"type"`
-	Description string          `json:"description"`
-	PartNumber  string          `json:"partNumber"`
-	Quantity    json.Number     `json:"quantity"`
-	Price       json.Number     `json:"price"`
-	Total       json.Number     `json:"total"`
-}
-
-// quoteItems decodes the items of a quote body, numbers exactly.
+// quoteItems decodes the items of a quote body, numbers exactly (a
+// decimal decodes a JSON number from its text).
 func quoteItems(body []byte) ([]item, error) {
 	var q struct {
-		Items []wireItem `json:"items"`
+		Items []struct {
+			ID json.RawMessage `json:"id"`
+			item
+		} `json:"items"`
 	}
-	d := json.NewDecoder(bytes.NewReader(body))
-	d.UseNumber()
-	if err := d.Decode(&q); err != nil {
+	if err := json.Unmarshal(body, &q); err != nil {
 		return nil, fmt.Errorf("decode the remote quote: %w", err)
 	}
-	out := make([]item, 0, len(q.Items))
+	out := make([]item, len(q.Items))
 	for i, w := range q.Items {
-		it := item{Order: w.Order, Type: w.Type, Description: w.Description, PartNumber: w.PartNumber}
-		var id string
-		if err := json.Unmarshal(w.ID, &id); err != nil {
-			id = string(w.ID) // a numeric id
+		out[i] = w.item
+		if json.Unmarshal(w.ID, &out[i].ID) != nil {
+			out[i].ID = string(w.ID) // a numeric id
 		}
-		it.ID = id
-		for _, n := range []struct {
-			dst *decimal.Decimal
-			src json.Number
-			key string
-		}{{&it.Quantity, w.Quantity, "quantity"}, {&it.Price, w.Price, "price"}, {&it.Total, w.Total, "total"}} {
-			v, err := decimal.NewFromString(n.src.String())
-			if err != nil {
-				return nil, fmt.Errorf("remote quote item %d: %s %q: %w", i, n.key, n.src, err)
-			}
-			*n.dst = v
-		}
-		out = append(out, it)
 	}
 	return out, nil
 }

@@ -4,34 +4,24 @@
 //	go -C cmd/quotesync-demo run . [--verbose] [--timeout 60s] [--serve 2m]
 //
 // It starts an embedded MySQL-compatible server (dolthub/go-mysql-server,
-// in memory, on loopback) loaded with the sample shop, and the emulators
-// of two insurers' integration APIs, three pending quote requests each:
-// acme as the service's public documentation describes it (OAuth2 client
-// credentials, the documented status form) and harbour as the seed
-// specification does (a bearer token from a file, another status form).
-// Both send a request 7301, each for a claim of its own. On them it runs
-// the daemon's real code, wired as `quotesync run` wires it from a file
-// with remotes:: shopdb with the sample mapping and migrated state tables,
-// one remote client and engine per insurer, and the daemon's scheduler
-// (Daemon.Run, with the single-instance lock) on a one-second schedule.
-// Meanwhile it plays the shop's part on a script: it writes lines on the
-// jobs that have none, edits one line, fills in a missing price and marks
-// the estimates final one by one.
+// in memory, on loopback) holding the sample shop, and the emulators of
+// two insurers' APIs, three pending requests each: acme as the service's
+// public documentation describes it (OAuth2, the documented status form),
+// harbour as the seed specification does (a token file, another status
+// form); both send a request 7301. On them it runs the daemon's real code,
+// wired as `quotesync run` wires a file with remotes:, on a one-second
+// schedule, while it plays the shop's part on a script (script.go).
 //
-// It prints a timeline built from the daemon's own log entries, each
-// naming its insurer, interleaved with the shop's actions, then a summary
-// table read back from each insurer's emulator, quotesync's state tables
-// and the shop, and each insurer's totals and remote call counts. It exits
-// 0 only when every request reached Submitted on its insurer's remote,
-// once, holding exactly the shop's final lines (checked item by item), and
-// 1 otherwise, saying what did not converge.
+// It prints a timeline of the daemon's events and the shop's actions, then
+// a summary read back from the emulators, quotesync's tables and the shop.
+// It exits 0 only when every request reached Submitted on its insurer's
+// remote, once, holding exactly the shop's final lines, and 1 otherwise,
+// saying what did not converge. docs/development.md says what it shows.
 //
 // The embedded server is a stand-in, not MariaDB: it serialises sessions
-// (see serialize.go) and is no place for performance figures. EMBEDDED-SERVER.md
-// says what it can and cannot do; docs/development.md says what the demo shows.
-//
-// The demo lives in its own binary so that the production binary,
-// cmd/quotesync, does not carry the embedded server.
+// (serialize.go) and is no place for performance figures; EMBEDDED-SERVER.md
+// says what it can and cannot do. The demo is a module of its own so that
+// the daemon's does not require the embedded server.
 package main
 
 import (
@@ -78,8 +68,7 @@ Example:
 Flags:
 `
 
-// run is main without the process: it parses args, runs the demo (or
-// serves the embedded server) and returns the exit code.
+// run is main without the process; it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("quotesync-demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -1,10 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	gosql "database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -23,11 +23,12 @@ import (
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 )
 
-// Defaults of mysqlConfig.
+// Of the embedded server.
 const (
 	// DefaultMySQLAddr listens on a free loopback port.
 	DefaultMySQLAddr = "127.0.0.1:0"
-	// DefaultMySQLUser is the account the daemon logs in with.
+	// DefaultMySQLUser is the account the daemon logs in with, with a
+	// random password.
 	DefaultMySQLUser = "quotesync"
 	// DefaultMySQLDatabase is the in-memory database created at start.
 	DefaultMySQLDatabase = "shop"
@@ -41,58 +42,26 @@ type mysqlConfig struct {
 	// Addr is the TCP listen address; DefaultMySQLAddr when empty. Keep it on
 	// loopback: the server holds no real data but accepts any SQL.
 	Addr string
-	// User is the account name; DefaultMySQLUser when empty.
-	User string
-	// Password of User; a random one when empty (read it back from the DSN).
-	Password string
-	// Database is created empty at start; DefaultMySQLDatabase when empty.
-	Database string
 	// LockWaitTimeout: see turnHandler; DefaultLockWaitTimeout when zero.
 	// Negative serves raw go-mysql-server, whose concurrent transactions lose
 	// writes (only the probes that pin that behaviour want it).
 	LockWaitTimeout time.Duration
-	// Log receives go-mysql-server's own log lines (logrus, one global
-	// logger: setting it affects the whole process); nil discards them.
-	Log io.Writer
-}
-
-// withDefaults fills the zero fields of c.
-func (c mysqlConfig) withDefaults() (mysqlConfig, error) {
-	if c.Addr == "" {
-		c.Addr = DefaultMySQLAddr
-	}
-	if c.User == "" {
-		c.User = DefaultMySQLUser
-	}
-	if c.Database == "" {
-		c.Database = DefaultMySQLDatabase
-	}
-	if c.LockWaitTimeout == 0 {
-		c.LockWaitTimeout = DefaultLockWaitTimeout
-	}
-	if c.Password == "" {
-		b := make([]byte, 12)
-		if _, err := rand.Read(b); err != nil {
-			return c, fmt.Errorf("generate password: %w", err)
-		}
-		c.Password = hex.EncodeToString(b)
-	}
-	return c, nil
 }
 
 // startMySQL starts go-mysql-server in-process with one empty in-memory
 // database and one superuser, listening on cfg.Addr, with whole transactions
-// serialised (turnHandler). It returns the DSN for go-sql-driver/mysql
-// (parseTime=true, the database selected) and a stop func that closes the
-// listener and every open session; stop is idempotent. The listener is bound
-// before startMySQL returns, so the DSN can be used at once.
+// serialised (turnHandler). It returns the DSN (parseTime=true, the database
+// selected), usable at once, and an idempotent stop func that closes the
+// listener and every open session.
 func startMySQL(cfg mysqlConfig) (dsn string, stop func() error, err error) {
-	cfg, err = cfg.withDefaults()
-	if err != nil {
-		return "", nil, err
-	}
-	quietLogrus(cfg.Log)
-	engine, pro := newEngine(cfg)
+	cfg.Addr = cmp.Or(cfg.Addr, DefaultMySQLAddr)
+	cfg.LockWaitTimeout = cmp.Or(cfg.LockWaitTimeout, DefaultLockWaitTimeout)
+	password := rand.Text()
+	// go-mysql-server and its vitess fork log through logrus's standard
+	// logger: the demo shows none of it.
+	logrus.SetOutput(io.Discard)
+	logrus.SetLevel(logrus.PanicLevel)
+	engine, pro := newEngine(password)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -144,16 +113,19 @@ func startMySQL(cfg mysqlConfig) (dsn string, stop func() error, err error) {
 		})
 		return stopErr
 	}
-	return formatDSN(cfg, ln.Addr().String()), stop, nil
+	mc := mysql.NewConfig()
+	mc.User, mc.Passwd, mc.Net, mc.Addr = DefaultMySQLUser, password, "tcp", ln.Addr().String()
+	mc.DBName, mc.ParseTime = DefaultMySQLDatabase, true
+	return mc.FormatDSN(), stop, nil
 }
 
-// newEngine builds the engine: one empty in-memory database and cfg's user.
-func newEngine(cfg mysqlConfig) (*sqle.Engine, *memory.DbProvider) {
+// newEngine builds the engine: one empty in-memory database and the user.
+func newEngine(password string) (*sqle.Engine, *memory.DbProvider) {
 	// Primary keys are indexes (later GMS versions always do this; there
 	// these two calls no longer exist). Without them a FOREIGN KEY to a
 	// primary key fails: "missing index for foreign key … on the referenced
 	// table …". The option covers databases made by CREATE DATABASE.
-	db := memory.NewDatabase(cfg.Database)
+	db := memory.NewDatabase(DefaultMySQLDatabase)
 	db.BaseDatabase.EnablePrimaryKeyIndexes()
 	pro := memory.NewDBProvider(db)
 	pro.WithOption(memory.NativeIndexProvider(true))
@@ -163,32 +135,8 @@ func newEngine(cfg mysqlConfig) (*sqle.Engine, *memory.DbProvider) {
 	ed := mdb.Editor()
 	defer ed.Close()
 	// "localhost" matches every loopback client (GMS maps 127.0.0.1 and ::1 to it).
-	mdb.AddSuperUser(ed, cfg.User, "localhost", cfg.Password)
+	mdb.AddSuperUser(ed, DefaultMySQLUser, "localhost", password)
 	return engine, pro
-}
-
-// formatDSN returns the go-sql-driver/mysql DSN of the server at addr.
-func formatDSN(cfg mysqlConfig, addr string) string {
-	mc := mysql.NewConfig()
-	mc.User = cfg.User
-	mc.Passwd = cfg.Password
-	mc.Net = "tcp"
-	mc.Addr = addr
-	mc.DBName = cfg.Database
-	mc.ParseTime = true
-	return mc.FormatDSN()
-}
-
-// quietLogrus points logrus's standard logger, which go-mysql-server and its
-// vitess fork log through, at w (nil: discard) at warning level.
-func quietLogrus(w io.Writer) {
-	if w == nil {
-		logrus.SetOutput(io.Discard)
-		logrus.SetLevel(logrus.PanicLevel)
-		return
-	}
-	logrus.SetOutput(w)
-	logrus.SetLevel(logrus.WarnLevel)
 }
 
 // serveMySQL starts the embedded server with the sample shop loaded,

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -22,7 +23,6 @@ type outcome struct {
 	Insurer             string
 	Request, Claim, Job string
 	Phase               string    // quotesync's state; "" when not tracked
-	Remote              string    // the request's status on the remote
 	Quote               string    // the remote quote's status; "" when none
 	Items               int       // items of the remote quote
 	Drafts              int       // Draft writes of the remote quote
@@ -64,7 +64,7 @@ func checkRequest(ctx context.Context, s *stack, st emulator.State, r sent) (out
 		problem("the remote of %s does not know the request", r.Insurer)
 		return o, nil
 	}
-	o.Claim, o.Remote = rs.ClaimNumber, rs.Status
+	o.Claim = rs.ClaimNumber
 	job, err := s.shop.FindJob(ctx, rs.ClaimNumber)
 	if err != nil {
 		return o, err
@@ -212,37 +212,25 @@ func printSummary(w io.Writer, tl *timeline, outs []outcome, apis []*insurerAPI,
 		if r := a.refused.Load(); r > 0 {
 			refused = fmt.Sprintf("%d refused (401)", r)
 		}
+		list, total := callList(calls)
 		fmt.Fprintf(tw, "  %s\t%d of %d requests Submitted, in %s\n", a.name, done, n, qsync.Plural(passes[a.name], "pass"))
-		fmt.Fprintf(tw, "  \t%s, %s: %s\n", qsync.Plural(total(calls), "remote call"), refused, callList(calls))
+		fmt.Fprintf(tw, "  \t%s, %s: %s\n", qsync.Plural(total, "remote call"), refused, list)
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "quotesync: %d statements sent to the shop database\n", trips)
 }
 
-// total adds up call counts.
-func total(calls map[string]int) int {
-	n := 0
-	for _, c := range calls {
-		n += c
-	}
-	return n
-}
-
-// callList lists call counts by route, in the order of the routes' names.
-func callList(calls map[string]int) string {
-	routes := make([]string, 0, len(calls))
-	for r := range calls {
-		routes = append(routes, r)
-	}
-	sort.Strings(routes)
-	parts := make([]string, 0, len(routes))
-	for _, r := range routes {
+// callList lists call counts by route, in the order of the routes'
+// names, and their total.
+func callList(calls map[string]int) (list string, total int) {
+	var parts []string
+	for _, r := range slices.Sorted(maps.Keys(calls)) {
 		parts = append(parts, fmt.Sprintf("%s ×%d", r, calls[r]))
+		total += calls[r]
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, ", "), total
 }
 
-// dash stands in for an empty cell.
 func dash(s string) string {
 	if s == "" {
 		return "-"
@@ -255,7 +243,7 @@ func problems(outs []outcome) []string {
 	var out []string
 	for _, o := range outs {
 		if len(o.Problems) > 0 {
-			out = append(out, fmt.Sprintf("%s's request %s (claim %s, job %s): %s", o.Insurer, o.Request, o.Claim, dash(o.Job), joinProblems(o.Problems)))
+			out = append(out, fmt.Sprintf("%s's request %s (claim %s, job %s): %s", o.Insurer, o.Request, o.Claim, dash(o.Job), strings.Join(o.Problems, "; ")))
 		}
 	}
 	return out

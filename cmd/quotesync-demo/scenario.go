@@ -102,10 +102,7 @@ func insurerOfClaim(claim string) string {
 	return ""
 }
 
-// dec parses a decimal literal of the script.
-func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
-
-// price is a non-NULL unit price.
+func dec(s string) decimal.Decimal       { return decimal.RequireFromString(s) }
 func price(s string) decimal.NullDecimal { return decimal.NewNullDecimal(dec(s)) }
 
 // newLines are the lines the shop writes on the jobs that have none.

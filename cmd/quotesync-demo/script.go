@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
+	"slices"
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/remote/emulator"
@@ -53,7 +53,6 @@ func (sc *script) advance(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// finished reports whether every step ran.
 func (sc *script) finished() bool { return sc.next >= len(sc.list) }
 
 // waiting says which step the script waits to run, "" when finished.
@@ -130,17 +129,14 @@ func (sc *script) inSync(claims ...string) func(context.Context) (bool, error) {
 	}
 }
 
-// requestOfClaim finds the remote request of a claim.
 func requestOfClaim(st emulator.State, claim string) (emulator.RequestState, bool) {
-	for _, r := range st.Requests {
-		if r.ClaimNumber == claim {
-			return r, true
-		}
+	i := slices.IndexFunc(st.Requests, func(r emulator.RequestState) bool { return r.ClaimNumber == claim })
+	if i < 0 {
+		return emulator.RequestState{}, false
 	}
-	return emulator.RequestState{}, false
+	return st.Requests[i], true
 }
 
-// remoteQuote returns the Estimate quote the remote holds for a job.
 func remoteQuote(st emulator.State, job string) (emulator.QuoteState, bool) {
 	j, ok := st.Job(job)
 	if !ok {
@@ -166,6 +162,3 @@ func compareLines(ctx context.Context, shop *sampleshop.Shop, job string, body [
 	}
 	return diffItems(want, got), nil
 }
-
-// joinProblems formats a list of problems on one line.
-func joinProblems(ps []string) string { return strings.Join(ps, "; ") }

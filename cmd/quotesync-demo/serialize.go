@@ -143,7 +143,6 @@ func (h *turnHandler) leave(c *mysql.Conn) {
 	}
 }
 
-// release gives the turn back if connID holds it.
 func (h *turnHandler) release(connID uint32) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

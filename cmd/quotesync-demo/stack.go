@@ -5,10 +5,10 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -24,8 +24,6 @@ import (
 
 // Defaults of the demo's wiring.
 const (
-	// DefaultSchedule is the demo's pass schedule (production: "@every 1m"
-	// or a cron spec).
 	DefaultSchedule = "@every 1s"
 	// DefaultRetryBackoffMin and DefaultRetryBackoffMax bound the engine's
 	// wait before retrying a failed remote call (production: 1m and 1h),
@@ -34,12 +32,10 @@ const (
 	DefaultRetryBackoffMax = 4 * time.Second
 )
 
-// stack is the demo's running parts: the embedded MySQL-compatible server
-// holding the sample shop, one emulator per insurer on loopback
-// listeners, and quotesync assembled by qsync.Open from config.example.yaml
-// (the mapping a user starts from) with the demo's addresses and
-// credentials under remotes:, the way `quotesync run` assembles it from a
-// user's file.
+// stack is the demo's running parts: the embedded server holding the
+// sample shop, one emulator per insurer, and quotesync assembled by
+// qsync.Open from config.example.yaml (the mapping a user starts from)
+// with the demo's addresses and credentials under remotes:.
 type stack struct {
 	mysqlAddr string
 	stopMySQL func() error
@@ -55,17 +51,10 @@ type stack struct {
 	st     *store.Store // quotesync's store on them
 }
 
-// insurer returns the emulator of the insurer name; nil when none.
 func (s *stack) insurer(name string) *insurerAPI {
-	for _, a := range s.insurers {
-		if a.name == name {
-			return a
-		}
-	}
-	return nil
+	return s.insurers[slices.IndexFunc(s.insurers, func(a *insurerAPI) bool { return a.name == name })]
 }
 
-// remoteStates reads the state of every insurer's emulator, by insurer.
 func (s *stack) remoteStates() map[string]emulator.State {
 	out := make(map[string]emulator.State, len(s.insurers))
 	for _, a := range s.insurers {
@@ -74,11 +63,10 @@ func (s *stack) remoteStates() map[string]emulator.State {
 	return out
 }
 
-// stackOptions configures startStack.
 type stackOptions struct {
-	mysqlAddr string      // listen address of the embedded server
-	schedule  string      // the engine's cron spec
-	log       *zap.Logger // the daemon's logger
+	mysqlAddr string // listen address of the embedded server
+	schedule  string
+	log       *zap.Logger
 	observers []qsync.Observer
 }
 
@@ -117,11 +105,8 @@ func startStack(ctx context.Context, o stackOptions) (s *stack, err error) {
 		return s, fmt.Errorf("make the demo's temporary directory: %w", err)
 	}
 	for _, spec := range demoInsurers() {
-		secret, err := newToken()
-		if err != nil {
-			return s, err
-		}
-		a, err := startInsurer(spec, secret, s.tmpDir)
+		// A random token (or client secret) for this run, never shown.
+		a, err := startInsurer(spec, "demo-"+rand.Text(), s.tmpDir)
 		if a != nil {
 			s.insurers = append(s.insurers, a)
 		}
@@ -146,8 +131,7 @@ func startStack(ctx context.Context, o stackOptions) (s *stack, err error) {
 // demoSettings loads config.example.yaml as a user's file is loaded, with
 // the demo's database, its insurers under remotes: (each the example's
 // remote: block with the insurer's emulator, credentials and status
-// form), a one-second schedule and short retry backoffs (production: 1m
-// to 1h) so that a transient failure does not outlast the demo.
+// form), its schedule and short retry backoffs.
 func demoSettings(mc *mysql.Config, apis []*insurerAPI, schedule string) (qsync.Settings, error) {
 	fc, err := config.Parse(bytes.NewReader(config.Example))
 	if err != nil {
@@ -183,20 +167,13 @@ func demoSettings(mc *mysql.Config, apis []*insurerAPI, schedule string) (qsync.
 	return set.Daemon, nil
 }
 
-// newToken returns a random token (a bearer token, or a client secret)
-// for this run; it is never shown.
-func newToken() (string, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("generate the demo token: %w", err)
-	}
-	return "demo-" + hex.EncodeToString(b), nil
-}
-
 // Close stops everything in reverse order of start; safe on a partial
 // stack.
 func (s *stack) Close() error {
-	errs := []error{closeInsurers(s.insurers)}
+	var errs []error
+	for _, a := range s.insurers {
+		errs = append(errs, a.close())
+	}
 	if s.daemon != nil {
 		errs = append(errs, s.daemon.Close())
 	}

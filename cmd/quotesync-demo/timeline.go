@@ -23,9 +23,6 @@ type ref struct {
 	Insurer, Request, Claim, Job string
 }
 
-// insurerWidth is the width of the timeline's insurer column.
-const insurerWidth = 9
-
 // timeline prints the demo's story, one line per event, stamped with the
 // time since the demo started. It is safe for concurrent use: the
 // engine's goroutines and the shop's script print to it at once.
@@ -54,7 +51,7 @@ func (t *timeline) line(at time.Time, actor string, r ref, text string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s  %-9s  ", t.elapsed(at), actor)
 	if r != (ref{}) {
-		fmt.Fprintf(&b, "%-*s", insurerWidth, r.Insurer)
+		fmt.Fprintf(&b, "%-9s", r.Insurer)
 	}
 	if r.Request != "" || r.Claim != "" || r.Job != "" {
 		col := func(label, v string, width int) {
@@ -74,14 +71,11 @@ func (t *timeline) line(at time.Time, actor string, r ref, text string) {
 	fmt.Fprintln(t.w, strings.TrimRight(b.String(), " "))
 }
 
-// shop prints one of the shop's actions on a job, for a claim of
-// insurer.
 func (t *timeline) shop(insurer, claim, job, format string, args ...any) {
 	t.line(time.Now(), actorShop, ref{Insurer: insurer, Claim: claim, Job: job}, fmt.Sprintf(format, args...))
 }
 
-// pass prints the outcome of one scheduled tick of an insurer's engine,
-// its n-th.
+// pass prints the outcome of the n-th tick of an insurer's engine.
 func (t *timeline) pass(n int, tick qsync.Tick) {
 	now := time.Now()
 	r := ref{Insurer: tick.Insurer}
@@ -97,7 +91,6 @@ func (t *timeline) pass(n int, tick qsync.Tick) {
 	}
 }
 
-// round shortens a duration for the timeline.
 func round(d time.Duration) string {
 	if d < time.Second {
 		return d.Round(time.Millisecond).String()
@@ -178,7 +171,6 @@ func (t *timeline) Observe(ev qsync.Event) {
 	t.line(at, actorDaemon, r, text)
 }
 
-// errText is what an event says went wrong, or its details.
 func errText(ev qsync.Event) string {
 	if ev.Err != nil {
 		return ev.Err.Error()
@@ -186,8 +178,7 @@ func errText(ev qsync.Event) string {
 	return ev.Detail
 }
 
-// release forgets that the request of r was held; it reports whether it
-// was.
+// release forgets that the request of r was held, reporting whether it was.
 func (t *timeline) release(r ref) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()

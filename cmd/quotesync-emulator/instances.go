@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,7 +30,6 @@ type emulatorInstance struct {
 	token        string // resolved; never printed
 }
 
-// label prefixes the instance's lines and errors.
 func (in emulatorInstance) label() string {
 	if in.name == "" {
 		return "quotesync-emulator"
@@ -37,19 +37,19 @@ func (in emulatorInstance) label() string {
 	return "quotesync-emulator " + in.name
 }
 
-// instanceKeys are the keys of an --instance spec, in the help's order.
-var instanceKeys = []string{"name", "listen", "mode", "token-file", "token-env", "client-id", "token-ttl", "seed-requests", "state"}
-
-// instanceOnlyFlags are the single-instance flags an --instance spec
-// replaces, with the keys that say the same.
-var instanceOnlyFlags = map[string]string{
-	"listen": "listen=…", "token": "token-file=… or token-env=…", "token-file": "token-file=…",
-	"mode": "mode=…", "client-id": "client-id=…", "token-ttl": "token-ttl=…",
-	"seed-requests": "seed-requests=…", "state": "state=…",
-}
-
-// instanceName is what a name may hold: it labels the instance's output.
-var instanceName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var (
+	// instanceKeys are the keys of an --instance spec, in the help's order.
+	instanceKeys = []string{"name", "listen", "mode", "token-file", "token-env", "client-id", "token-ttl", "seed-requests", "state"}
+	// instanceOnlyFlags are the single-instance flags an --instance spec
+	// replaces, with the keys that say the same.
+	instanceOnlyFlags = map[string]string{
+		"listen": "listen=…", "token": "token-file=… or token-env=…", "token-file": "token-file=…",
+		"mode": "mode=…", "client-id": "client-id=…", "token-ttl": "token-ttl=…",
+		"seed-requests": "seed-requests=…", "state": "state=…",
+	}
+	// instanceName is what a name may hold: it labels the instance's output.
+	instanceName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+)
 
 // instancesFromSpecs parses every --instance spec, refuses the
 // single-instance flags beside them, and checks that no two instances
@@ -88,11 +88,8 @@ func instancesFromSpecs(fs *flag.FlagSet, specs []string) ([]emulatorInstance, e
 }
 
 // parseInstance reads the n-th --instance spec (key=value,key=value) and
-// resolves its token.
-//
-// A hand-written split: encoding/csv (for quoted values) was weighed and
-// lost, as quotes inside a shell-quoted flag confuse more than a path
-// without commas does.
+// resolves its token. encoding/csv (for quoted values) was weighed: quotes
+// inside a shell-quoted flag confuse more than a path without commas does.
 func parseInstance(n int, spec string) (emulatorInstance, error) {
 	kv := make(map[string]string)
 	label := fmt.Sprintf("--instance #%d", n)
@@ -127,9 +124,7 @@ func parseInstance(n int, spec string) (emulatorInstance, error) {
 	if _, _, err := net.SplitHostPort(in.listen); err != nil {
 		return in, fmt.Errorf("%s: listen %q: want HOST:PORT, e.g. 127.0.0.1:8099", label, in.listen)
 	}
-	if in.mode == "" {
-		in.mode = emulator.ModeSpec
-	}
+	in.mode = cmp.Or(in.mode, emulator.ModeSpec)
 	if in.mode != emulator.ModeSpec && in.mode != emulator.ModeDocumented {
 		return in, fmt.Errorf("%s: mode %q: must be %s or %s", label, in.mode, emulator.ModeSpec, emulator.ModeDocumented)
 	}
@@ -151,8 +146,7 @@ func parseInstance(n int, spec string) (emulatorInstance, error) {
 	return in, nil
 }
 
-// parseDocumentedKeys reads client-id and token-ttl, which only the
-// documented mode has.
+// parseDocumentedKeys reads client-id and token-ttl, the documented mode's.
 func parseDocumentedKeys(in *emulatorInstance, kv map[string]string) error {
 	for _, k := range []string{"client-id", "token-ttl"} {
 		if _, ok := kv[k]; ok && in.mode != emulator.ModeDocumented {
@@ -196,7 +190,6 @@ func instanceToken(file, env string) (string, error) {
 	return "", fmt.Errorf("no token: add token-file=FILE or token-env=VAR, or set $%s", emulatorTokenEnv)
 }
 
-// sameFile reports whether two state paths name one file.
 func sameFile(a, b string) bool {
 	if b == "" {
 		return false

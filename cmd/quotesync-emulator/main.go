@@ -21,21 +21,16 @@ import (
 	"github.com/quotesync/quotesync/remote/emulator"
 )
 
-// Exit codes, as quotesync's.
 const (
 	exitOK      = 0 // served until interrupted
 	exitFailure = 1 // an emulator could not be created, listen or serve
 	exitUsage   = 2 // bad command line
-)
 
-// Defaults of the emulator.
-const (
 	defaultEmulatorListen   = "127.0.0.1:8099"
 	emulatorTokenEnv        = "QUOTESYNC_EMULATOR_TOKEN"
 	emulatorShutdownTimeout = 5 * time.Second
 )
 
-// emulatorUsage is printed by 'quotesync-emulator --help'.
 const emulatorUsage = `Usage: quotesync-emulator [flags]
 
 Serve the in-memory emulator of the Repairer Quotation Integration Service
@@ -98,7 +93,6 @@ func main() {
 	os.Exit(code)
 }
 
-// emulatorFlags are the parsed flags.
 type emulatorFlags struct {
 	listen, token, tokenFile, state string
 	mode, clientID                  string
@@ -157,8 +151,6 @@ func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	return serveEmulators(ctx, served, stdout, stderr)
 }
 
-// instanceFromFlags checks the single-instance flags and resolves the
-// token.
 func instanceFromFlags(f emulatorFlags) ([]emulatorInstance, error) {
 	if f.seedRequests < 0 || f.seedRequests > emulator.MaxRandomRequests {
 		return nil, fmt.Errorf("--seed-requests: must be 0 to %d", emulator.MaxRandomRequests)
@@ -195,7 +187,6 @@ func emulatorToken(f emulatorFlags) (string, error) {
 	return "", fmt.Errorf("no token: set --token-file, $%s or --token", emulatorTokenEnv)
 }
 
-// readEmulatorToken reads a token file; surrounding whitespace is ignored.
 func readEmulatorToken(path string) (string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -208,7 +199,6 @@ func readEmulatorToken(path string) (string, error) {
 	return tok, nil
 }
 
-// servedEmulator is one emulator and the address it is to listen on.
 type servedEmulator struct {
 	label  string // "quotesync-emulator" or "quotesync-emulator NAME"
 	named  bool   // from --instance: the start line names the mode
@@ -272,8 +262,7 @@ func serveEmulators(ctx context.Context, list []servedEmulator, stdout, stderr i
 	return code
 }
 
-// announceEmulator prints where s serves and in which mode; the line of
-// an unnamed emulator is the one the single-instance flags always printed.
+// announceEmulator prints where s serves, and in which mode when named.
 func announceEmulator(s servedEmulator, a net.Addr, stdout, stderr io.Writer) {
 	addr := a.String()
 	mode := ""
@@ -291,9 +280,8 @@ func announceEmulator(s servedEmulator, a net.Addr, stdout, stderr io.Writer) {
 }
 
 // parseFlags parses the flags; it returns the exit code to use when the
-// program should stop (help asked for, or bad flags). Help asked for goes
-// to standard output, a flag error and the usage after it to standard
-// error, as quotesync's verbs do.
+// program should stop (help asked for, to standard output, or bad flags,
+// to standard error, as quotesync's verbs do).
 func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (int, bool) {
 	fs.SetOutput(stderr)
 	for _, a := range args {
@@ -316,7 +304,6 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (int,
 	return 0, true
 }
 
-// listFlag collects a repeated flag.
 type listFlag []string
 
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }

@@ -10,9 +10,7 @@ import (
 	"time"
 )
 
-// serveAdmin serves the admin API under AdminPrefix. It needs no token and
-// answers 403 to peers that are not on a loopback address unless
-// Options.AllowRemoteAdmin is set.
+// serveAdmin serves the admin API under AdminPrefix.
 func (e *Emulator) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	if !e.opts.AllowRemoteAdmin && !isLoopback(r.RemoteAddr) {
 		writeError(w, newError(http.StatusForbidden, CodeForbidden,
@@ -70,7 +68,6 @@ func (e *Emulator) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// isLoopback reports whether a RemoteAddr is on a loopback address.
 func isLoopback(remoteAddr string) bool {
 	host, _, err := net.SplitHostPort(remoteAddr)
 	if err != nil {
@@ -291,17 +288,7 @@ func (e *Emulator) adminTake(w http.ResponseWriter, r *http.Request, id string) 
 		writeError(w, aerr)
 		return
 	}
-	if aerr := checkReferenceID(in.ReferenceID); aerr != nil {
-		writeError(w, aerr)
-		return
-	}
-	e.mu.Lock()
-	_, aerr := e.acceptLocked(id, in.ReferenceID, "")
-	e.mu.Unlock()
-	if aerr == nil {
-		aerr = e.commit()
-	}
-	if aerr != nil {
+	if aerr := e.takeElsewhere(id, in.ReferenceID); aerr != nil {
 		writeError(w, aerr)
 		return
 	}

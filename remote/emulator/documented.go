@@ -12,36 +12,22 @@ import (
 	"time"
 )
 
-// Modes of the emulator (Options.Mode).
+// Modes of the emulator (Options.Mode): the seed specification's (the
+// default) and the public documentation's; see the package documentation.
 const (
-	// ModeSpec follows the seed specification: numeric request ids,
-	// claim_number, UTC expiry, a static bearer token, JSON error bodies,
-	// 409 on a repeated accept, the four status path forms with PUT and
-	// POST, any item type. It is the default.
-	ModeSpec = "spec"
-	// ModeDocumented behaves as the service's public documentation
-	// describes it: string request ids, claimNumber, expiry with a local
-	// UTC offset, OAuth2 client-credentials tokens that expire, plain-text
-	// error bodies, "400 request already accepted" on a repeated accept,
-	// only the two documented status forms, only the six documented item
-	// types, quote type optional.
+	ModeSpec       = "spec"
 	ModeDocumented = "documented"
 )
 
-// Defaults of the documented mode.
+// Of the documented mode: the defaults of Options.ClientID and
+// Options.TokenTTL, and the OAuth2 token endpoint (not under APIPrefix).
 const (
-	// DefaultClientID is the OAuth2 client id when Options.ClientID is "".
 	DefaultClientID = "quotesync-emulator"
-	// DefaultTokenTTL is the lifetime of an access token when
-	// Options.TokenTTL is zero.
 	DefaultTokenTTL = 5 * time.Minute
-	// TokenPath is the OAuth2 token endpoint of the documented mode (not
-	// under APIPrefix).
-	TokenPath = "/oauth2/token"
+	TokenPath       = "/oauth2/token"
 )
 
-// documentedZone is the UTC offset the documented mode writes request
-// expiries with (the service's local time).
+// documentedZone is the documented mode's offset of request expiries.
 var documentedZone = time.FixedZone("+10:00", 10*60*60)
 
 // ErrMode is returned by New when Options.Mode is not a known mode.
@@ -55,14 +41,11 @@ func DocumentedItemTypes() []string {
 
 // documentedStatusRoutes are the status-change routes the documentation
 // shows: its worked example and the form of its prose.
-func documentedStatusRoutes() []string {
-	return []string{
-		http.MethodPost + " " + StatusPaths()[3], // POST /jobs/{jobId}/quotes/status/{status}
-		http.MethodPut + " " + StatusPaths()[2],  // PUT /jobs/{jobId}/quote/status/{status}
-	}
+var documentedStatusRoutes = []string{
+	"POST /jobs/{jobId}/quotes/status/{status}",
+	"PUT /jobs/{jobId}/quote/status/{status}",
 }
 
-// documented reports whether the emulator runs in ModeDocumented.
 func (e *Emulator) documented() bool { return e.opts.Mode == ModeDocumented }
 
 // Mode returns the emulator's mode, ModeSpec or ModeDocumented.
@@ -73,13 +56,12 @@ func (e *Emulator) served(rt *route) bool {
 	if rt == nil || !e.documented() || !slices.Contains(StatusPaths(), strings.SplitN(rt.name, " ", 2)[1]) {
 		return true
 	}
-	return slices.Contains(documentedStatusRoutes(), rt.name)
+	return slices.Contains(documentedStatusRoutes, rt.name)
 }
 
-// writeError answers with aerr in the body shape of the emulator's mode:
-// the JSON error body in ModeSpec; in ModeDocumented the message as plain
-// text (the documentation gives no error shape), or aerr's own JSON body
-// when it carries one (the 409 naming another party's referenceId).
+// writeError answers aerr in the mode's shape: the JSON error body, or in
+// ModeDocumented plain text (the documentation gives no error shape) or
+// aerr's own JSON body (the 409 naming another party's referenceId).
 func (e *Emulator) writeError(w http.ResponseWriter, aerr *apiError) {
 	if !e.documented() {
 		writeError(w, aerr)
@@ -102,11 +84,8 @@ func (e *Emulator) writeError(w http.ResponseWriter, aerr *apiError) {
 	_, _ = w.Write([]byte(msg + "\n"))
 }
 
-// alreadyAccepted is the answer to an accept of a request that holds
-// referenceId held. In ModeSpec: 409 request_already_accepted naming it.
-// In ModeDocumented: 400 "request already accepted" when the accept
-// repeats that referenceId (a re-sent accept), else 409 with a JSON body
-// naming the other party's referenceId.
+// alreadyAccepted answers an accept (with ref) of request id, which holds
+// referenceId held: see the package documentation's Modes.
 func (e *Emulator) alreadyAccepted(id, ref, held string) *apiError {
 	if e.documented() && ref == held {
 		aerr := newError(http.StatusBadRequest, CodeRequestAlreadyAccepted, "request %s was already accepted with referenceId %q", id, held)
@@ -117,40 +96,40 @@ func (e *Emulator) alreadyAccepted(id, ref, held string) *apiError {
 		"request %s was already accepted with referenceId %q", id, held)
 	aerr.detail.Field, aerr.detail.ReferenceID, aerr.detail.RequestID = "referenceId", held, id
 	if e.documented() {
-		var w jsonWriter
-		w.open()
-		w.value("message", "request already accepted by another party")
-		w.value("referenceId", held)
-		w.value("requestId", id)
-		w.close()
-		aerr.body = w.buf.Bytes()
+		aerr.body, _ = marshal(struct {
+			Message     string `json:"message"`
+			ReferenceID string `json:"referenceId"`
+			RequestID   string `json:"requestId"`
+		}{"request already accepted by another party", held, id})
 	}
 	return aerr
 }
 
 // TakeElsewhere has another party (another workshop system, the insurer's
 // portal) accept pending request id with its own referenceId ref, as if
-// through the API: the request leaves the pending list and a job ref is
-// created; a later accept of ours is answered with the conflict of the
-// emulator's mode naming ref. It works in both modes.
+// through the API; a later accept of ours gets the mode's conflict naming
+// ref.
 func (e *Emulator) TakeElsewhere(id, ref string) error {
-	if aerr := checkReferenceID(ref); aerr != nil {
-		return fmt.Errorf("take request %s elsewhere: %s", id, aerr.detail.Message)
-	}
-	e.mu.Lock()
-	_, aerr := e.acceptLocked(id, ref, "")
-	e.mu.Unlock()
-	if aerr == nil {
-		aerr = e.commit()
-	}
-	if aerr != nil {
+	if aerr := e.takeElsewhere(id, ref); aerr != nil {
 		return fmt.Errorf("take request %s elsewhere: %s", id, aerr.detail.Message)
 	}
 	return nil
 }
 
-// checkDocumentedQuote applies the documented mode's rules to a decoded
-// quote: type defaults to Estimate, items have a documented type.
+func (e *Emulator) takeElsewhere(id, ref string) *apiError {
+	if aerr := checkReferenceID(ref); aerr != nil {
+		return aerr
+	}
+	e.mu.Lock()
+	_, aerr := e.acceptLocked(id, ref, "")
+	e.mu.Unlock()
+	if aerr != nil {
+		return aerr
+	}
+	return e.commit()
+}
+
+// checkDocumentedQuote applies the documented mode's rules to a quote.
 func (e *Emulator) checkDocumentedQuote(q *quote) *apiError {
 	if !e.documented() {
 		return nil
@@ -168,11 +147,8 @@ func (e *Emulator) checkDocumentedQuote(q *quote) *apiError {
 	return nil
 }
 
-// serveToken serves the OAuth2 client-credentials token endpoint of the
-// documented mode (RFC 6749 section 4.4): a form POST with grant_type
-// client_credentials and redirect_uri, the client authenticated by HTTP
-// Basic or by client_id and client_secret in the form. Errors are the
-// OAuth2 JSON shape ({"error":"invalid_client"}).
+// serveToken serves the documented mode's OAuth2 client-credentials token
+// endpoint (RFC 6749 section 4.4); errors have the OAuth2 JSON shape.
 func (e *Emulator) serveToken(w http.ResponseWriter, r *http.Request) {
 	e.mu.Lock()
 	e.tokenCalls++
@@ -184,7 +160,6 @@ func (e *Emulator) serveToken(w http.ResponseWriter, r *http.Request) {
 	e.issueToken(w, r)
 }
 
-// issueToken is the token endpoint's answer to r.
 func (e *Emulator) issueToken(w http.ResponseWriter, r *http.Request) {
 	oauthErr := func(status int, code, desc string) {
 		if status == http.StatusUnauthorized {
@@ -231,8 +206,7 @@ func (e *Emulator) issueToken(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// validToken reports whether tok was issued by the token endpoint and has
-// not expired.
+// validToken reports whether tok was issued and has not expired.
 func (e *Emulator) validToken(tok string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -244,17 +218,15 @@ func (e *Emulator) validToken(tok string) bool {
 	return ok
 }
 
-// ExpireTokens makes every access token issued so far expire now: the
-// next API call with one of them is answered 401 (documented mode).
+// ExpireTokens makes every access token issued so far expire now.
 func (e *Emulator) ExpireTokens() {
 	e.mu.Lock()
 	clear(e.tokens)
 	e.mu.Unlock()
 }
 
-// IssuedTokens returns every access token the token endpoint issued
-// since New or Reset, expired ones too, oldest first: tests look for
-// them where the client keeps or shows text.
+// IssuedTokens returns every access token issued since New or Reset,
+// oldest first: tests look for them where the client keeps or shows text.
 func (e *Emulator) IssuedTokens() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -262,7 +234,7 @@ func (e *Emulator) IssuedTokens() []string {
 }
 
 // TokenCalls returns how many calls the token endpoint has received since
-// New or Reset, whatever their outcome.
+// New or Reset.
 func (e *Emulator) TokenCalls() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()

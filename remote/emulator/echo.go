@@ -10,14 +10,11 @@ import (
 )
 
 // echoBody is the body of an "echo" fault: every credential r carries
-// (its Authorization header whole and the credential in it, decoded
-// when Basic; the client_secret of a token request's form) and the
-// emulator's secret (Options.Token: the spec mode's bearer token, the
-// documented mode's client secret), each in every form of EchoForms, one
-// per line, as a careless service quotes a request back in its error.
-// The lines go form by form, each answer starting one form later than
-// the last: a client that keeps the start of an answer (an excerpt)
-// meets every form first within len(EchoForms) answers.
+// (the Authorization header, the credential in it, decoded when Basic; a
+// form's client_secret) and Options.Token, each in every form of
+// EchoForms, one per line. Each answer starts one form later than the
+// last, so that a client that keeps only the start of an answer (an
+// excerpt) meets every form first within len(EchoForms) answers.
 func (e *Emulator) echoBody(r *http.Request) string {
 	values := []string{}
 	if h := r.Header.Get("Authorization"); h != "" {
@@ -40,16 +37,12 @@ func (e *Emulator) echoBody(r *http.Request) string {
 	first := e.echoes
 	e.echoes++
 	e.mu.Unlock()
-	forms := make([][]EchoForm, len(values))
-	for i, v := range values {
-		forms[i] = EchoForms(v)
-	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "echo: the request's credentials, as a careless service quotes them back\n")
-	n := len(forms[0])
+	n := len(EchoForms(""))
 	for k := range n {
-		for i := range values {
-			f := forms[i][(first+k)%n]
+		for i, v := range values {
+			f := EchoForms(v)[(first+k)%n]
 			fmt.Fprintf(&b, "credential %d %s: %s\n", i, f.Name, f.Text)
 		}
 	}
@@ -60,14 +53,14 @@ func (e *Emulator) echoBody(r *http.Request) string {
 type EchoForm struct{ Name, Text string }
 
 // EchoForms are v as a service may echo it: as sent, URL-encoded (query
-// and path escaping, upper- and lower-case hex), JSON-escaped (Go's, with
-// "/" as \/ and as \u002f), in base64 and base64url with and without
+// and path escaping, upper- and lower-case hex), JSON-escaped (with "/"
+// as is, \/ and \u002f), in base64 and base64url with and without
 // padding. Tests look for each of them where quotesync keeps or shows
 // text.
 func EchoForms(v string) []EchoForm {
 	js, _ := json.Marshal(v)
 	j := strings.Trim(string(js), `"`)
-	forms := []EchoForm{
+	return []EchoForm{
 		{"as sent", v},
 		{"query-escaped", url.QueryEscape(v)},
 		{"query-escaped lower-case hex", lowerHex(url.QueryEscape(v))},
@@ -81,7 +74,6 @@ func EchoForms(v string) []EchoForm {
 		{"base64url", base64.URLEncoding.EncodeToString([]byte(v))},
 		{"base64url unpadded", base64.RawURLEncoding.EncodeToString([]byte(v))},
 	}
-	return forms
 }
 
 // lowerHex lowers the hex digits of each %XX in s.

@@ -1,9 +1,11 @@
 package emulator
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -13,7 +15,6 @@ import (
 	"github.com/google/renameio/v2"
 )
 
-// Defaults of Options.
 const (
 	// DefaultMaxBodyBytes caps a request body; larger bodies get 413.
 	DefaultMaxBodyBytes = 1 << 20
@@ -21,14 +22,11 @@ const (
 	DefaultRequestTTL = 72 * time.Hour
 	// DefaultMaxHang bounds a "land_then_hang" fault without Latency.
 	DefaultMaxHang = 5 * time.Minute
+	// APIPrefix is the root of the integration API.
+	APIPrefix = "/integrations/repairer"
+	// AdminPrefix is the root of the admin API.
+	AdminPrefix = "/_emulator/"
 )
-
-// APIPrefix is the root of the integration API; every route of the seed is
-// relative to it.
-const APIPrefix = "/integrations/repairer"
-
-// AdminPrefix is the reserved root of the admin API.
-const AdminPrefix = "/_emulator/"
 
 // ErrNoToken is returned by New when Options.Token is empty.
 var ErrNoToken = errors.New("emulator: Options.Token is required")
@@ -68,18 +66,17 @@ type Emulator struct {
 	now    func() time.Time
 	routes []route // the routing table; read-only after New
 
-	mu     sync.Mutex // guards everything below
-	st     *store
-	calls  map[string]int
-	faults []*faultState
-	nextF  int
-	rng    *rand.Rand
-	dirty  uint64               // state version, bumped by every change
-	tokens map[string]time.Time // ModeDocumented: access token → expiry
-	// tokenCalls counts the calls of the token endpoint (ModeDocumented).
-	tokenCalls int
-	issued     []string // every access token issued (IssuedTokens)
-	echoes     int      // "echo" answers given: the first form each one quotes first
+	mu         sync.Mutex // guards everything below
+	st         *store
+	calls      map[string]int
+	faults     []*faultState
+	nextF      int
+	rng        *rand.Rand
+	dirty      uint64               // state version, bumped by every change
+	tokens     map[string]time.Time // ModeDocumented: access token → expiry
+	tokenCalls int                  // calls of the token endpoint
+	issued     []string             // every access token issued (IssuedTokens)
+	echoes     int                  // "echo" answers given: the form each one quotes first
 
 	saveMu sync.Mutex // serialises writes of StatePath
 	saved  uint64     // state version last written
@@ -101,17 +98,15 @@ func New(opts Options) (*Emulator, error) {
 	default:
 		return nil, fmt.Errorf("%w, got %q", ErrMode, opts.Mode)
 	}
-	if opts.ClientID == "" {
-		opts.ClientID = DefaultClientID
-	}
+	opts.ClientID = cmp.Or(opts.ClientID, DefaultClientID)
 	if opts.TokenTTL <= 0 {
 		opts.TokenTTL = DefaultTokenTTL
 	}
-	e := &Emulator{opts: opts, now: opts.Now, routes: routeTable(), st: newStore(), calls: make(map[string]int),
-		tokens: make(map[string]time.Time)}
+	e := &Emulator{opts: opts, now: opts.Now, routes: routeTable()}
 	if e.now == nil {
 		e.now = time.Now
 	}
+	e.resetLocked()
 	e.SetSeed(opts.Seed)
 	if opts.StatePath != "" {
 		st, err := loadStore(opts.StatePath)
@@ -211,11 +206,7 @@ func (e *Emulator) authorized(r *http.Request) bool {
 func (e *Emulator) Calls() map[string]int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make(map[string]int, len(e.calls))
-	for k, v := range e.calls {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(e.calls)
 }
 
 // State returns a deep copy of the requests, jobs, quotes and history.
@@ -230,20 +221,16 @@ func (e *Emulator) State() State {
 // overwritten with the empty state).
 func (e *Emulator) Reset() {
 	e.mu.Lock()
-	e.st = newStore()
-	e.calls = make(map[string]int)
-	e.faults = nil
-	e.tokens = make(map[string]time.Time)
-	e.tokenCalls = 0
-	e.issued, e.echoes = nil, 0
+	e.resetLocked()
 	e.dirty++
 	e.mu.Unlock()
 	_ = e.save()
 }
 
-// changed marks the state as modified; the caller holds e.mu and calls
-// e.save after unlocking.
-func (e *Emulator) changed() { e.dirty++ }
+func (e *Emulator) resetLocked() {
+	e.st, e.calls, e.faults = newStore(), make(map[string]int), nil
+	e.tokens, e.tokenCalls, e.issued, e.echoes = make(map[string]time.Time), 0, nil, 0
+}
 
 // save writes the state to StatePath when it changed since the last write.
 // It must be called without e.mu held.
@@ -264,9 +251,7 @@ func (e *Emulator) save() error {
 	if err != nil {
 		return fmt.Errorf("encode emulator state: %w", err)
 	}
-	// renameio: a temporary file beside it, synced, renamed over the
-	// path (the directory synced too): a crash leaves the old state or
-	// the new, never half of one.
+	// renameio: a crash leaves the old state or the new, never half.
 	if err := renameio.WriteFile(e.opts.StatePath, data, 0o600); err != nil {
 		return fmt.Errorf("save emulator state: %w", err)
 	}

@@ -8,9 +8,7 @@ import (
 	"net/http"
 )
 
-// Error codes of the error body. Every error answer of the emulator carries
-// one of them in error.code; see the package documentation for the status
-// code that goes with each.
+// Error codes of the error body (error.code), with their statuses.
 const (
 	CodeInvalidBody            = "invalid_body"             // 400: not a JSON object, empty, trailing data
 	CodeMissingField           = "missing_field"            // 400: a required field is absent
@@ -53,7 +51,6 @@ type ErrorDetail struct {
 	RequestID   string `json:"requestId,omitempty"`
 }
 
-// apiError is an error answer on its way out.
 type apiError struct {
 	status int
 	detail ErrorDetail
@@ -65,30 +62,24 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("%d %s: %s", e.status, e.detail.Code, e.detail.Message)
 }
 
-// newError builds an error answer.
 func newError(status int, code, format string, args ...any) *apiError {
 	return &apiError{status: status, detail: ErrorDetail{Code: code, Message: fmt.Sprintf(format, args...)}}
 }
 
-// fieldError builds a 400 answer naming a body field.
 func fieldError(code, field, format string, args ...any) *apiError {
 	e := newError(http.StatusBadRequest, code, format, args...)
 	e.detail.Field = field
 	return e
 }
 
-// writeJSON answers status with v encoded as JSON.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	body, err := marshal(v)
-	if err != nil {
-		// Only our own types are encoded here; this is a programming error.
-		status = http.StatusInternalServerError
-		body = []byte(`{"error":{"code":"internal","message":"encode answer"}}`)
+	if err != nil { // only the package's own types are encoded
+		panic("emulator: encode answer: " + err.Error())
 	}
 	writeRawJSON(w, status, body)
 }
 
-// writeRawJSON answers status with an already encoded JSON body.
 func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", fmt.Sprint(len(body)+1))
@@ -97,7 +88,6 @@ func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write([]byte("\n"))
 }
 
-// writeError answers with the error body of e.
 func writeError(w http.ResponseWriter, e *apiError) {
 	if e.status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="quotesync-emulator"`)
@@ -105,8 +95,6 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	writeJSON(w, e.status, ErrorBody{Error: e.detail})
 }
 
-// isJSONContentType reports whether the Content-Type header names JSON
-// (application/json with any parameters).
 func isJSONContentType(h http.Header) bool {
 	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
 	return err == nil && mt == "application/json"

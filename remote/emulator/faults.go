@@ -7,26 +7,27 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 )
 
-// Fault actions.
+// Fault actions: see the package documentation.
 const (
-	FaultStatus       = "status"         // answer Status with the error body, apply nothing
-	FaultLatency      = "latency"        // wait Latency, then serve normally
-	FaultDrop         = "drop"           // close the connection without answering, apply nothing
-	FaultGarbage      = "garbage"        // answer 200 with a body that is not JSON, apply nothing
-	FaultLandThenDrop = "land_then_drop" // apply the call, then close the connection without answering
-	FaultLandThenHang = "land_then_hang" // apply the call, then hold the connection Latency, then close it
-	FaultEcho         = "echo"           // answer Status (default 400) quoting the call's credentials in every form, apply nothing
+	FaultStatus       = "status"
+	FaultLatency      = "latency"
+	FaultDrop         = "drop"
+	FaultGarbage      = "garbage"
+	FaultLandThenDrop = "land_then_drop"
+	FaultLandThenHang = "land_then_hang"
+	FaultEcho         = "echo"
 )
 
-// DefaultEchoStatus is the status of an "echo" fault that names none.
-const DefaultEchoStatus = http.StatusBadRequest
-
-// DefaultFaultStatus is the status of a "status" fault that names none.
-const DefaultFaultStatus = http.StatusServiceUnavailable
+// The statuses of "echo" and "status" faults that name none.
+const (
+	DefaultEchoStatus  = http.StatusBadRequest
+	DefaultFaultStatus = http.StatusServiceUnavailable
+)
 
 // Fault is a failure injected on API calls, in the style of WireMock
 // scenarios and the LocalStack chaos API. The first active fault (in the
@@ -90,7 +91,6 @@ func (f Fault) Validate() error {
 	return nil
 }
 
-// faultState is an added fault.
 type faultState struct {
 	id    string
 	f     Fault
@@ -106,10 +106,9 @@ func (e *Emulator) AddFault(f Fault) string {
 	if err := f.Validate(); err != nil {
 		panic("emulator: AddFault: " + err.Error())
 	}
-	if f.Action == FaultStatus && f.Status == 0 {
+	if f.Status == 0 && f.Action == FaultStatus {
 		f.Status = DefaultFaultStatus
-	}
-	if f.Action == FaultEcho && f.Status == 0 {
+	} else if f.Status == 0 && f.Action == FaultEcho {
 		f.Status = DefaultEchoStatus
 	}
 	e.mu.Lock()
@@ -124,13 +123,9 @@ func (e *Emulator) AddFault(f Fault) string {
 func (e *Emulator) RemoveFault(id string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for i, fs := range e.faults {
-		if fs.id == id {
-			e.faults = append(e.faults[:i], e.faults[i+1:]...)
-			return true
-		}
-	}
-	return false
+	n := len(e.faults)
+	e.faults = slices.DeleteFunc(e.faults, func(fs *faultState) bool { return fs.id == id })
+	return len(e.faults) < n
 }
 
 // ClearFaults removes every fault.
@@ -211,13 +206,10 @@ func (e *Emulator) applyFault(w http.ResponseWriter, r *http.Request, f Fault, s
 }
 
 // readAhead reads the request body (up to MaxBodyBytes+1 bytes) before a
-// fault waits, and puts it back for the handler. net/http watches the
-// connection for a departed client only once the body has been read to
-// its end; without this, a client that gives up during the wait of a call
-// with a body (or whose handler answers without reading it) would leave
-// the handler sleeping the full wait, and Server.Close blocked on it. A
-// body over the cap is put back whole (the handler answers 413); the wait
-// then cannot notice a departed client.
+// fault waits, and puts it back for the handler: net/http notices a
+// departed client only once the body has been read to its end, and a wait
+// that cannot notice would block Server.Close. A body over the cap is put
+// back whole (the handler answers 413).
 func (e *Emulator) readAhead(r *http.Request) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return
@@ -227,19 +219,15 @@ func (e *Emulator) readAhead(r *http.Request) {
 	if err != nil {
 		rest = errReader{err}
 	}
-	// The server closes the original body itself; the handler's Close of
-	// this one has nothing to release.
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(buf), rest))
 }
 
-// errReader fails every read with err, so the handler sees the read error
-// the read-ahead met (a 400, as without the fault).
+// errReader gives the handler the read error the read-ahead met.
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
-// wait sleeps d; it returns false early when the client goes away. It
-// holds no lock.
+// wait sleeps d; false when the client goes away first.
 func wait(r *http.Request, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -26,14 +28,28 @@ func decodeObject(data []byte, field string) (object, *apiError) {
 	if err := dec.Decode(&obj); err != nil {
 		return nil, newError(http.StatusBadRequest, CodeInvalidBody, "body is not valid JSON: %v", err)
 	}
-	var extra json.RawMessage
-	if err := dec.Decode(&extra); err != io.EOF {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, newError(http.StatusBadRequest, CodeInvalidBody, "body has data after the JSON object")
 	}
 	return obj, nil
 }
 
-// joinField names a member of the object at path.
+// members decodes the object raw at path (see decodeObject) and calls f
+// with each member, in key order, its field's name and its value, up to
+// the first error.
+func members(raw json.RawMessage, path string, f func(name, field string, v json.RawMessage) *apiError) (object, *apiError) {
+	obj, aerr := decodeObject(raw, path)
+	if aerr != nil {
+		return nil, aerr
+	}
+	for _, name := range slices.Sorted(maps.Keys(obj)) {
+		if aerr := f(name, joinField(path, name), obj[name]); aerr != nil {
+			return nil, aerr
+		}
+	}
+	return obj, nil
+}
+
 func joinField(path, name string) string {
 	if path == "" {
 		return name
@@ -81,7 +97,6 @@ func asString(raw json.RawMessage, field string) (string, *apiError) {
 	return s, nil
 }
 
-// asNumber returns a JSON number member exactly as sent (no float64).
 func asNumber(raw json.RawMessage, field string) (json.Number, *apiError) {
 	if kind(raw) != "number" {
 		return "", wrongType(field, "a number", raw)
@@ -101,7 +116,6 @@ func asInteger(raw json.RawMessage, field string) (json.Number, *apiError) {
 	return n, nil
 }
 
-// asBool decodes a JSON boolean member.
 func asBool(raw json.RawMessage, field string) (bool, *apiError) {
 	if kind(raw) != "boolean" {
 		return false, wrongType(field, "a boolean", raw)
@@ -111,17 +125,12 @@ func asBool(raw json.RawMessage, field string) (bool, *apiError) {
 
 // asStringMap decodes an object whose members are all strings.
 func asStringMap(raw json.RawMessage, field string) (map[string]string, *apiError) {
-	obj, err := decodeObject(raw, field)
-	if err != nil {
-		return nil, err
-	}
-	m := make(map[string]string, len(obj))
-	for k, v := range obj {
-		s, err := asString(v, joinField(field, k))
-		if err != nil {
-			return nil, err
-		}
-		m[k] = s
+	m := map[string]string{}
+	if _, aerr := members(raw, field, func(name, f string, v json.RawMessage) (aerr *apiError) {
+		m[name], aerr = asString(v, f)
+		return aerr
+	}); aerr != nil {
+		return nil, aerr
 	}
 	return m, nil
 }
@@ -138,8 +147,6 @@ func asArray(raw json.RawMessage, field string) ([]json.RawMessage, *apiError) {
 	return elems, nil
 }
 
-// compactRaw returns raw without insignificant whitespace; it leaves the
-// text of numbers and strings untouched.
 func compactRaw(raw json.RawMessage) json.RawMessage {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
@@ -148,41 +155,9 @@ func compactRaw(raw json.RawMessage) json.RawMessage {
 	return buf.Bytes()
 }
 
-// jsonWriter builds a JSON object member by member in a fixed order.
-type jsonWriter struct {
-	buf   bytes.Buffer
-	first bool
-}
-
-func (w *jsonWriter) open()  { w.buf.WriteByte('{'); w.first = true }
-func (w *jsonWriter) close() { w.buf.WriteByte('}') }
-
-// raw writes one member whose value is already JSON.
-func (w *jsonWriter) raw(name string, value []byte) {
-	if !w.first {
-		w.buf.WriteByte(',')
-	}
-	w.first = false
-	key, _ := marshal(name)
-	w.buf.Write(key)
-	w.buf.WriteByte(':')
-	w.buf.Write(value)
-}
-
-// value writes one member, encoding value with encoding/json.
-func (w *jsonWriter) value(name string, value any) {
-	b, err := marshal(value)
-	if err != nil {
-		b = []byte("null")
-	}
-	w.raw(name, b)
-}
-
-// marshal is json.Marshal without HTML escaping, so that "R&R" stays
-// "R&R" on the wire.
+// marshal is json.Marshal without HTML escaping: "R&R" stays "R&R".
 func marshal(v any) ([]byte, error) { return marshalIndent(v, "") }
 
-// marshalIndent is marshal with indentation.
 func marshalIndent(v any, indent string) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

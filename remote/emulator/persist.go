@@ -12,8 +12,6 @@ import (
 // stateFormat is the version of the StatePath file layout.
 const stateFormat = 1
 
-// persistedState is the StatePath file: the State of the emulator (calls
-// and faults are not kept).
 type persistedState struct {
 	Format int   `json:"format"`
 	State  State `json:"state"`
@@ -46,11 +44,9 @@ func storeFromState(st State) (*store, error) {
 		if r.ID == "" || s.requests[r.ID] != nil {
 			return nil, fmt.Errorf("request %q: empty or repeated id", r.ID)
 		}
-		s.requests[r.ID] = &request{
-			id: r.ID, claimNumber: r.ClaimNumber, expiry: r.Expiry.UTC(),
-			instructions: objectOrNil(r.Instructions), vehicle: objectOrNil(r.Vehicle), accident: objectOrNil(r.Accident),
-			referenceID: r.ReferenceID, bookingDate: r.BookingDate, acceptedAt: r.AcceptedAt,
-		}
+		r.Expiry, r.Status = r.Expiry.UTC(), ""
+		r.Instructions, r.Vehicle, r.Accident = objectOrNil(r.Instructions), objectOrNil(r.Vehicle), objectOrNil(r.Accident)
+		s.requests[r.ID] = &r
 		s.reqOrder = append(s.reqOrder, r.ID)
 		if n, err := strconv.ParseInt(r.ID, 10, 64); err == nil && n > s.nextRequestID {
 			s.nextRequestID = n
@@ -60,8 +56,8 @@ func storeFromState(st State) (*store, error) {
 		if js.ID == "" || s.jobs[js.ID] != nil {
 			return nil, fmt.Errorf("job %q: empty or repeated id", js.ID)
 		}
-		j := &job{id: js.ID, requestID: js.RequestID, claimNumber: js.ClaimNumber, bookingDate: js.BookingDate,
-			createdAt: js.CreatedAt, nextItemID: js.NextItemID, quotes: make(map[string]*storedQuote)}
+		j := &job{JobState: js, quotes: make(map[string]*storedQuote)}
+		j.Quotes = nil
 		for _, qs := range js.Quotes {
 			q, aerr := decodeQuote(qs.Body, true, true)
 			if aerr != nil {
@@ -70,8 +66,8 @@ func storeFromState(st State) (*store, error) {
 			if q.Type != qs.Type || j.quotes[q.Type] != nil {
 				return nil, fmt.Errorf("job %s quote %s: type mismatch or repeated", js.ID, qs.Type)
 			}
-			j.quotes[q.Type] = &storedQuote{quote: q, submitCount: qs.SubmitCount, writes: qs.Writes,
-				createdAt: qs.CreatedAt, updatedAt: qs.UpdatedAt, submittedAt: qs.SubmittedAt}
+			qs.Body = nil
+			j.quotes[q.Type] = &storedQuote{QuoteState: qs, quote: q}
 			j.quoteOrder = append(j.quoteOrder, q.Type)
 		}
 		s.jobs[js.ID] = j

@@ -3,8 +3,6 @@ package emulator
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 )
 
 // Quote statuses of the seed.
@@ -31,38 +29,34 @@ type quote struct {
 
 // rate is one Rate of a quote.
 type rate struct {
-	Type string
-	Rate json.Number
+	Type string      `json:"type"`
+	Rate json.Number `json:"rate"`
 }
 
-// item is one Quote item. ID is empty until the emulator assigns one;
-// IDNumeric says whether it travels as a JSON number.
+// item is one Quote item, in the order it is written. ID is empty until
+// the emulator assigns one; IDNumeric says whether it travels as a JSON
+// number.
 type item struct {
-	ID          string
-	IDNumeric   bool
-	Order       json.Number // "" when absent
-	Type        string
-	Description string
-	Quantity    json.Number
-	Price       json.Number
-	Total       json.Number
-	Metadata    map[string]string // nil when absent
-	PartNumber  *string
-	Markup      json.Number // "" when absent
-	IsOnReport  *bool
+	ID          string            `json:"-"`
+	IDNumeric   bool              `json:"-"`
+	Order       json.Number       `json:"order,omitempty"`
+	Type        string            `json:"type"`
+	Description string            `json:"description"`
+	Quantity    json.Number       `json:"quantity"`
+	Price       json.Number       `json:"price"`
+	Total       json.Number       `json:"total"`
+	Metadata    map[string]string `json:"metadata,omitzero"`
+	PartNumber  *string           `json:"partNumber,omitempty"`
+	Markup      json.Number       `json:"markup,omitempty"`
+	IsOnReport  *bool             `json:"isOnReport,omitempty"`
 }
 
 // decodeQuote parses and validates a Quote body. With typeRequired unset
 // (PUT /jobs/{id}/quotes/{type}) type may be absent; with statusRequired
 // unset status may be absent. Absent fields are left zero.
 func decodeQuote(body []byte, typeRequired, statusRequired bool) (quote, *apiError) {
-	obj, aerr := decodeObject(body, "")
-	if aerr != nil {
-		return quote{}, aerr
-	}
 	var q quote
-	for _, name := range slices.Sorted(maps.Keys(obj)) {
-		raw := obj[name]
+	_, aerr := members(body, "", func(name, _ string, raw json.RawMessage) (aerr *apiError) {
 		switch name {
 		case "type":
 			q.Type, aerr = asString(raw, name)
@@ -89,9 +83,10 @@ func decodeQuote(body []byte, typeRequired, statusRequired bool) (quote, *apiErr
 			}
 			q.Extra[name] = compactRaw(raw)
 		}
-		if aerr != nil {
-			return quote{}, aerr
-		}
+		return aerr
+	})
+	if aerr != nil {
+		return quote{}, aerr
 	}
 	if typeRequired && q.Type == "" {
 		return quote{}, fieldError(CodeMissingField, "type", "type is required")
@@ -111,13 +106,8 @@ func decodeRates(raw json.RawMessage) ([]rate, *apiError) {
 	rates := make([]rate, 0, len(elems))
 	for i, e := range elems {
 		path := fmt.Sprintf("rates[%d]", i)
-		obj, aerr := decodeObject(e, path)
-		if aerr != nil {
-			return nil, aerr
-		}
 		var r rate
-		for _, name := range slices.Sorted(maps.Keys(obj)) {
-			v, f := obj[name], joinField(path, name)
+		if _, aerr := members(e, path, func(name, f string, v json.RawMessage) (aerr *apiError) {
 			switch name {
 			case "type":
 				r.Type, aerr = asString(v, f)
@@ -126,9 +116,9 @@ func decodeRates(raw json.RawMessage) ([]rate, *apiError) {
 			default:
 				aerr = fieldError(CodeUnknownField, f, "unknown field %s; a rate has type and rate", f)
 			}
-			if aerr != nil {
-				return nil, aerr
-			}
+			return aerr
+		}); aerr != nil {
+			return nil, aerr
 		}
 		if r.Type == "" {
 			return nil, fieldError(CodeMissingField, path+".type", "%s.type is required", path)
@@ -169,13 +159,8 @@ func decodeItems(raw json.RawMessage) ([]item, *apiError) {
 
 // decodeItem parses one Quote item at path.
 func decodeItem(raw json.RawMessage, path string) (item, *apiError) {
-	obj, aerr := decodeObject(raw, path)
-	if aerr != nil {
-		return item{}, aerr
-	}
 	var it item
-	for _, name := range slices.Sorted(maps.Keys(obj)) {
-		v, f := obj[name], joinField(path, name)
+	obj, aerr := members(raw, path, func(name, f string, v json.RawMessage) (aerr *apiError) {
 		switch name {
 		case "id":
 			aerr = it.decodeID(v, f)
@@ -210,9 +195,10 @@ func decodeItem(raw json.RawMessage, path string) (item, *apiError) {
 			aerr = fieldError(CodeUnknownField, f, "unknown field %s; an item has id, order, type, "+
 				"description, quantity, price, total, metadata, partNumber, markup and isOnReport", f)
 		}
-		if aerr != nil {
-			return item{}, aerr
-		}
+		return aerr
+	})
+	if aerr != nil {
+		return item{}, aerr
 	}
 	for _, req := range []struct {
 		name    string

@@ -2,92 +2,49 @@ package emulator
 
 import (
 	"encoding/json"
-	"maps"
-	"slices"
 	"strconv"
 )
 
-// render encodes the quote as the emulator answers it: known fields first in
-// a fixed order, unknown fields after them in key order, numbers as the
-// exact text the client sent. rates and items are always present (empty
-// arrays when the client sent none).
+// render encodes the quote as the emulator answers it: the known fields
+// in a fixed order, then the unknown ones in key order, numbers as the
+// exact text the client sent; rates and items always (empty arrays when
+// the client sent none).
 func (q quote) render() json.RawMessage {
-	var w jsonWriter
-	w.open()
-	w.value("type", q.Type)
-	w.value("status", q.Status)
-	if q.ReferenceID != nil {
-		w.value("referenceId", *q.ReferenceID)
+	rates, items := q.Rates, q.Items
+	if rates == nil {
+		rates = []rate{}
 	}
-	w.raw("rates", renderList(q.Rates, rate.render))
-	w.raw("items", renderList(q.Items, item.render))
-	writeExtra(&w, q.Extra)
-	w.close()
-	return w.buf.Bytes()
+	if items == nil {
+		items = []item{}
+	}
+	known, _ := marshal(struct {
+		Type        string  `json:"type"`
+		Status      string  `json:"status"`
+		ReferenceID *string `json:"referenceId,omitempty"`
+		Rates       []rate  `json:"rates"`
+		Items       []item  `json:"items"`
+	}{q.Type, q.Status, q.ReferenceID, rates, items})
+	if len(q.Extra) == 0 {
+		return known
+	}
+	extra, _ := marshal(q.Extra) // a map's keys are written sorted
+	return append(append(known[:len(known)-1], ','), extra[1:]...)
 }
 
-// render encodes one rate.
-func (r rate) render() []byte {
-	var w jsonWriter
-	w.open()
-	w.value("type", r.Type)
-	w.raw("rate", []byte(r.Rate))
-	w.close()
-	return w.buf.Bytes()
-}
-
-// render encodes one item.
-func (it item) render() []byte {
-	var w jsonWriter
-	w.open()
-	if it.ID != "" {
-		if it.IDNumeric {
-			w.raw("id", []byte(it.ID))
-		} else {
-			w.value("id", it.ID)
-		}
+// MarshalJSON writes an item's id as a JSON number when it is numeric.
+func (it item) MarshalJSON() ([]byte, error) {
+	type plain item
+	var id json.RawMessage
+	switch {
+	case it.IDNumeric:
+		id = json.RawMessage(it.ID)
+	case it.ID != "":
+		id, _ = marshal(it.ID)
 	}
-	if it.Order != "" {
-		w.raw("order", []byte(it.Order))
-	}
-	w.value("type", it.Type)
-	w.value("description", it.Description)
-	w.raw("quantity", []byte(it.Quantity))
-	w.raw("price", []byte(it.Price))
-	w.raw("total", []byte(it.Total))
-	if it.Metadata != nil {
-		w.value("metadata", it.Metadata)
-	}
-	if it.PartNumber != nil {
-		w.value("partNumber", *it.PartNumber)
-	}
-	if it.Markup != "" {
-		w.raw("markup", []byte(it.Markup))
-	}
-	if it.IsOnReport != nil {
-		w.value("isOnReport", *it.IsOnReport)
-	}
-	w.close()
-	return w.buf.Bytes()
-}
-
-// renderList encodes a JSON array of rendered elements.
-func renderList[T any](elems []T, render func(T) []byte) []byte {
-	buf := []byte{'['}
-	for i, e := range elems {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, render(e)...)
-	}
-	return append(buf, ']')
-}
-
-// writeExtra writes the unknown members in key order.
-func writeExtra(w *jsonWriter, extra map[string]json.RawMessage) {
-	for _, k := range slices.Sorted(maps.Keys(extra)) {
-		w.raw(k, extra[k])
-	}
+	return marshal(struct {
+		ID json.RawMessage `json:"id,omitempty"`
+		plain
+	}{id, plain(it)})
 }
 
 // assignItemIDs gives every item without an id a numeric id unique within
@@ -110,8 +67,8 @@ func (j *job) assignItemIDs(q *quote, replacing string) {
 			continue
 		}
 		for {
-			j.nextItemID++
-			id := strconv.FormatInt(j.nextItemID, 10)
+			j.NextItemID++
+			id := strconv.FormatInt(j.NextItemID, 10)
 			if !used[id] {
 				q.Items[i].ID, q.Items[i].IDNumeric = id, true
 				used[id] = true

@@ -1,9 +1,8 @@
 package emulator
 
 import (
-	"maps"
+	"encoding/json"
 	"net/http"
-	"slices"
 	"time"
 )
 
@@ -104,27 +103,27 @@ func (e *Emulator) writeQuoteLocked(p params, q quote, update bool) (int, []byte
 		kind = HistoryQuoteUpdate
 	case sq == nil:
 		status, kind = http.StatusCreated, HistoryQuoteCreate
-		sq = &storedQuote{createdAt: now}
+		sq = &storedQuote{QuoteState: QuoteState{CreatedAt: now}}
 		j.quotes[q.Type] = sq
 		j.quoteOrder = append(j.quoteOrder, q.Type)
 	}
 	sq.quote = q
 	sq.touch(now)
 	out := q.render()
-	e.st.record(HistoryEntry{Time: now, Kind: kind, Route: p.route, RequestID: j.requestID, JobID: jobID,
+	e.st.record(HistoryEntry{Time: now, Kind: kind, Route: p.route, RequestID: j.RequestID, JobID: jobID,
 		QuoteType: q.Type, QuoteStatus: q.Status, Body: out})
-	e.changed()
+	e.dirty++
 	return status, out, nil
 }
 
 // touch counts a write made at now, and a submission when the quote is now
 // Submitted.
 func (sq *storedQuote) touch(now time.Time) {
-	sq.writes++
-	sq.updatedAt = now
+	sq.Writes++
+	sq.UpdatedAt = now
 	if sq.quote.Status == StatusSubmitted {
-		sq.submitCount++
-		sq.submittedAt = now
+		sq.SubmitCount++
+		sq.SubmittedAt = now
 	}
 }
 
@@ -160,18 +159,15 @@ func decodeStatusBody(body []byte, pathStatus string) (string, *apiError) {
 		}
 		return pathStatus, nil
 	}
-	obj, aerr := decodeObject(body, "")
-	if aerr != nil {
-		return "", aerr
-	}
 	var status string
-	for _, name := range slices.Sorted(maps.Keys(obj)) {
+	if _, aerr := members(body, "", func(name, _ string, raw json.RawMessage) (aerr *apiError) {
 		if name != "status" {
-			return "", fieldError(CodeUnknownField, name, "unknown field %q; the status body has status only", name)
+			return fieldError(CodeUnknownField, name, "unknown field %q; the status body has status only", name)
 		}
-		if status, aerr = asString(obj[name], name); aerr != nil {
-			return "", aerr
-		}
+		status, aerr = asString(raw, name)
+		return aerr
+	}); aerr != nil {
+		return "", aerr
 	}
 	switch {
 	case status == "" && pathStatus == "":
@@ -212,8 +208,8 @@ func (e *Emulator) submitLocked(p params) ([]byte, *apiError) {
 	sq.quote.Status = StatusSubmitted
 	sq.touch(now)
 	out := sq.quote.render()
-	e.st.record(HistoryEntry{Time: now, Kind: HistoryStatusChange, Route: p.route, RequestID: j.requestID,
+	e.st.record(HistoryEntry{Time: now, Kind: HistoryStatusChange, Route: p.route, RequestID: j.RequestID,
 		JobID: jobID, QuoteType: typ, QuoteStatus: StatusSubmitted, Body: out})
-	e.changed()
+	e.dirty++
 	return out, nil
 }

@@ -1,12 +1,10 @@
 package emulator
 
 import (
-	"bytes"
+	"cmp"
 	"encoding/json"
-	"maps"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"time"
 	"unicode"
@@ -43,7 +41,7 @@ func (e *Emulator) AddRequests(reqs ...SeedRequest) []string {
 	for _, sr := range reqs {
 		ids = append(ids, e.st.addRequest(sr, now))
 	}
-	e.changed()
+	e.dirty++
 	e.mu.Unlock()
 	_ = e.save()
 	return ids
@@ -65,20 +63,17 @@ func (s *store) addRequest(sr SeedRequest, now time.Time) string {
 	}
 	r := s.requests[id]
 	if r == nil {
-		r = &request{id: id}
+		r = &RequestState{ID: id}
 		s.requests[id] = r
 		s.reqOrder = append(s.reqOrder, id)
 	}
-	r.claimNumber = sr.ClaimNumber
-	if r.claimNumber == "" {
-		r.claimNumber = "CLM-" + id
+	r.ClaimNumber = cmp.Or(sr.ClaimNumber, "CLM-"+id)
+	r.Expiry = sr.Expiry
+	if r.Expiry.IsZero() {
+		r.Expiry = now.Add(DefaultRequestTTL)
 	}
-	r.expiry = sr.Expiry
-	if r.expiry.IsZero() {
-		r.expiry = now.Add(DefaultRequestTTL)
-	}
-	r.expiry = r.expiry.UTC().Truncate(time.Second)
-	r.vehicle, r.accident, r.instructions = objectOrNil(sr.Vehicle), objectOrNil(sr.Accident), objectOrNil(sr.Instructions)
+	r.Expiry = r.Expiry.UTC().Truncate(time.Second)
+	r.Vehicle, r.Accident, r.Instructions = objectOrNil(sr.Vehicle), objectOrNil(sr.Accident), objectOrNil(sr.Instructions)
 	return id
 }
 
@@ -91,10 +86,10 @@ func objectOrNil(raw json.RawMessage) json.RawMessage {
 }
 
 // idJSON encodes an id as a JSON number when it is a canonical decimal
-// integer, else as a JSON string.
-func idJSON(id string) []byte {
-	if n, err := strconv.ParseUint(id, 10, 63); err == nil && strconv.FormatUint(n, 10) == id {
-		return []byte(id)
+// integer, else (and in the documented mode) as a JSON string.
+func idJSON(id string, documented bool) json.RawMessage {
+	if n, err := strconv.ParseUint(id, 10, 63); err == nil && strconv.FormatUint(n, 10) == id && !documented {
+		return json.RawMessage(id)
 	}
 	b, _ := json.Marshal(id)
 	return b
@@ -102,74 +97,55 @@ func idJSON(id string) []byte {
 
 // render encodes a request as GET /requests lists it; documented gives
 // the documented mode's form (string id, local expiry, claimNumber).
-func (r *request) render(documented bool) []byte {
-	var w jsonWriter
-	w.open()
+func (r *RequestState) render(documented bool) []byte {
+	w := struct {
+		ID           json.RawMessage `json:"id"`
+		Expiry       string          `json:"expiry"`
+		Claim        *string         `json:"claim_number,omitempty"`
+		ClaimDoc     *string         `json:"claimNumber,omitempty"`
+		Instructions json.RawMessage `json:"instructions"`
+		Vehicle      json.RawMessage `json:"vehicle,omitempty"`
+		Accident     json.RawMessage `json:"accident,omitempty"`
+	}{ID: idJSON(r.ID, documented), Expiry: r.Expiry.UTC().Format(time.RFC3339), Claim: &r.ClaimNumber,
+		Instructions: r.Instructions, Vehicle: r.Vehicle, Accident: r.Accident}
 	if documented {
-		w.value("id", r.id)
-		w.value("expiry", r.expiry.In(documentedZone).Format(time.RFC3339))
-		w.value("claimNumber", r.claimNumber)
-	} else {
-		w.raw("id", idJSON(r.id))
-		w.value("expiry", r.expiry.UTC().Format(time.RFC3339))
-		w.value("claim_number", r.claimNumber)
+		w.Expiry, w.Claim, w.ClaimDoc = r.Expiry.In(documentedZone).Format(time.RFC3339), nil, &r.ClaimNumber
 	}
-	if r.instructions != nil {
-		w.raw("instructions", r.instructions)
-	} else {
-		w.raw("instructions", []byte("{}"))
+	if w.Instructions == nil {
+		w.Instructions = json.RawMessage("{}")
 	}
-	if r.vehicle != nil {
-		w.raw("vehicle", r.vehicle)
-	}
-	if r.accident != nil {
-		w.raw("accident", r.accident)
-	}
-	w.close()
-	return w.buf.Bytes()
+	b, _ := marshal(w)
+	return b
 }
 
 // render encodes a job as the accept answers it; documented gives the
 // documented mode's form (string requestId, claimNumber).
 func (j *job) render(documented bool) []byte {
-	var w jsonWriter
-	w.open()
-	w.value("id", j.id)
+	w := struct {
+		ID          string          `json:"id"`
+		RequestID   json.RawMessage `json:"requestId"`
+		Claim       *string         `json:"claim_number,omitempty"`
+		ClaimDoc    *string         `json:"claimNumber,omitempty"`
+		BookingDate string          `json:"bookingDate,omitempty"`
+	}{j.ID, idJSON(j.RequestID, documented), &j.ClaimNumber, nil, j.BookingDate}
 	if documented {
-		w.value("requestId", j.requestID)
-		w.value("claimNumber", j.claimNumber)
-	} else {
-		w.raw("requestId", idJSON(j.requestID))
-		w.value("claim_number", j.claimNumber)
+		w.Claim, w.ClaimDoc = nil, &j.ClaimNumber
 	}
-	if j.bookingDate != "" {
-		w.value("bookingDate", j.bookingDate)
-	}
-	w.close()
-	return w.buf.Bytes()
+	b, _ := marshal(w)
+	return b
 }
 
 // listRequests serves GET /requests: pending, non-expired requests.
 func (e *Emulator) listRequests(w http.ResponseWriter, _ *http.Request, _ params) {
 	e.mu.Lock()
-	now := e.now()
-	var buf bytes.Buffer
-	buf.WriteByte('[')
-	n := 0
+	now, list := e.now(), []json.RawMessage{}
 	for _, id := range e.st.reqOrder {
-		r := e.st.requests[id]
-		if r.status(now) != RequestPending {
-			continue
+		if r := e.st.requests[id]; r.status(now) == RequestPending {
+			list = append(list, r.render(e.documented()))
 		}
-		if n > 0 {
-			buf.WriteByte(',')
-		}
-		buf.Write(r.render(e.documented()))
-		n++
 	}
-	buf.WriteByte(']')
 	e.mu.Unlock()
-	writeRawJSON(w, http.StatusOK, buf.Bytes())
+	writeJSON(w, http.StatusOK, list)
 }
 
 // accept serves POST /requests/{id}.
@@ -209,55 +185,51 @@ func (e *Emulator) acceptLocked(id, ref, booking string) (*job, *apiError) {
 	switch {
 	case req == nil:
 		return nil, newError(http.StatusNotFound, CodeRequestNotFound, "request %s does not exist", id)
-	case req.referenceID != "":
-		return nil, e.alreadyAccepted(id, ref, req.referenceID)
+	case req.ReferenceID != "":
+		return nil, e.alreadyAccepted(id, ref, req.ReferenceID)
 	case req.status(now) == RequestExpired:
 		return nil, newError(http.StatusGone, CodeRequestExpired,
-			"request %s expired at %s", id, req.expiry.Format(time.RFC3339))
+			"request %s expired at %s", id, req.Expiry.Format(time.RFC3339))
 	}
 	if other := e.st.jobs[ref]; other != nil {
 		aerr := newError(http.StatusConflict, CodeReferenceInUse,
-			"referenceId %q is already used by request %s", ref, other.requestID)
-		aerr.detail.Field, aerr.detail.ReferenceID, aerr.detail.RequestID = "referenceId", ref, other.requestID
+			"referenceId %q is already used by request %s", ref, other.RequestID)
+		aerr.detail.Field, aerr.detail.ReferenceID, aerr.detail.RequestID = "referenceId", ref, other.RequestID
 		return nil, aerr
 	}
-	j := &job{id: ref, requestID: id, claimNumber: req.claimNumber, bookingDate: booking,
-		createdAt: now, quotes: make(map[string]*storedQuote)}
+	j := &job{JobState: JobState{ID: ref, RequestID: id, ClaimNumber: req.ClaimNumber, BookingDate: booking, CreatedAt: now},
+		quotes: make(map[string]*storedQuote)}
 	e.st.jobs[ref] = j
 	e.st.jobOrder = append(e.st.jobOrder, ref)
-	req.referenceID, req.bookingDate, req.acceptedAt = ref, booking, now
+	req.ReferenceID, req.BookingDate, req.AcceptedAt = ref, booking, now
 	e.st.record(HistoryEntry{Time: now, Kind: HistoryAccept, Route: RouteAccept,
 		RequestID: id, JobID: ref, Body: j.render(e.documented())})
-	e.changed()
+	e.dirty++
 	return j, nil
 }
 
 // decodeAccept parses the accept body {"referenceId":…,"bookingDate":…}.
 func decodeAccept(body []byte) (ref, booking string, aerr *apiError) {
-	obj, aerr := decodeObject(body, "")
-	if aerr != nil {
-		return "", "", aerr
-	}
-	for _, name := range slices.Sorted(maps.Keys(obj)) {
-		raw := obj[name]
+	obj, aerr := members(body, "", func(name, _ string, raw json.RawMessage) (aerr *apiError) {
 		switch name {
 		case "referenceId":
-			if ref, aerr = asString(raw, name); aerr != nil {
-				return "", "", aerr
-			}
-			if aerr = checkReferenceID(ref); aerr != nil {
-				return "", "", aerr
+			if ref, aerr = asString(raw, name); aerr == nil {
+				aerr = checkReferenceID(ref)
 			}
 		case "bookingDate":
 			if booking, aerr = asString(raw, name); aerr != nil {
-				return "", "", aerr
+				return aerr
 			}
 			if _, err := time.Parse(time.DateOnly, booking); err != nil {
-				return "", "", fieldError(CodeInvalidField, name, "bookingDate must be a date YYYY-MM-DD, got %q", booking)
+				aerr = fieldError(CodeInvalidField, name, "bookingDate must be a date YYYY-MM-DD, got %q", booking)
 			}
 		default:
-			return "", "", fieldError(CodeUnknownField, name, "unknown field %q; the accept body has referenceId and bookingDate", name)
+			aerr = fieldError(CodeUnknownField, name, "unknown field %q; the accept body has referenceId and bookingDate", name)
 		}
+		return aerr
+	})
+	if aerr != nil {
+		return "", "", aerr
 	}
 	if _, ok := obj["referenceId"]; !ok {
 		return "", "", fieldError(CodeMissingField, "referenceId", "referenceId is required")

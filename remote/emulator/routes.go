@@ -40,10 +40,8 @@ type params struct {
 	vals  map[string]string
 }
 
-// get returns the path parameter name ("" when the route has none).
 func (p params) get(name string) string { return p.vals[name] }
 
-// route is one entry of the routing table.
 type route struct {
 	method string
 	segs   []string // "{name}" segments are parameters
@@ -90,10 +88,7 @@ func Routes() []string {
 	return names
 }
 
-// isRoute reports whether name is a route name of Routes.
-func isRoute(name string) bool {
-	return slices.Contains(Routes(), name)
-}
+func isRoute(name string) bool { return slices.Contains(Routes(), name) }
 
 // matchRoute finds the route of method and rel (the escaped path below
 // APIPrefix) in table. When the path exists with other methods only, it

@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -82,37 +83,32 @@ type HistoryEntry struct {
 
 // Request returns the request with the given id.
 func (s State) Request(id string) (RequestState, bool) {
-	for _, r := range s.Requests {
-		if r.ID == id {
-			return r, true
-		}
-	}
-	return RequestState{}, false
+	return find(s.Requests, func(r RequestState) bool { return r.ID == id })
 }
 
 // Job returns the job with the given id (referenceId).
 func (s State) Job(id string) (JobState, bool) {
-	for _, j := range s.Jobs {
-		if j.ID == id {
-			return j, true
-		}
-	}
-	return JobState{}, false
+	return find(s.Jobs, func(j JobState) bool { return j.ID == id })
 }
 
 // Quote returns the job's quote of the given type.
 func (j JobState) Quote(typ string) (QuoteState, bool) {
-	for _, q := range j.Quotes {
-		if q.Type == typ {
-			return q, true
-		}
-	}
-	return QuoteState{}, false
+	return find(j.Quotes, func(q QuoteState) bool { return q.Type == typ })
 }
 
-// store is the emulator's mutable data; the Emulator's mutex guards it.
+func find[T any](list []T, match func(T) bool) (T, bool) {
+	if i := slices.IndexFunc(list, match); i >= 0 {
+		return list[i], true
+	}
+	var zero T
+	return zero, false
+}
+
+// store is the emulator's data; the Emulator's mutex guards it. Its
+// records are the State's own types, their derived fields (a request's
+// Status, a job's Quotes, a quote's Body) filled in by snapshot.
 type store struct {
-	requests      map[string]*request
+	requests      map[string]*RequestState
 	reqOrder      []string
 	jobs          map[string]*job
 	jobOrder      []string
@@ -120,60 +116,35 @@ type store struct {
 	nextRequestID int64
 }
 
-// request is one stored quote request.
-type request struct {
-	id           string
-	claimNumber  string
-	expiry       time.Time
-	instructions json.RawMessage
-	vehicle      json.RawMessage
-	accident     json.RawMessage
-	referenceID  string // "" while not accepted
-	bookingDate  string
-	acceptedAt   time.Time
-}
-
-// job is one stored job with its quotes by type.
 type job struct {
-	id          string
-	requestID   string
-	claimNumber string
-	bookingDate string
-	createdAt   time.Time
-	nextItemID  int64
-	quotes      map[string]*storedQuote
-	quoteOrder  []string
+	JobState
+	quotes     map[string]*storedQuote
+	quoteOrder []string
 }
 
-// storedQuote is one quote with its bookkeeping.
 type storedQuote struct {
-	quote       quote
-	submitCount int
-	writes      int
-	createdAt   time.Time
-	updatedAt   time.Time
-	submittedAt time.Time
+	QuoteState
+	quote quote
 }
 
 func newStore() *store {
-	return &store{requests: make(map[string]*request), jobs: make(map[string]*job), nextRequestID: 1000}
+	return &store{requests: make(map[string]*RequestState), jobs: make(map[string]*job), nextRequestID: 1000}
 }
 
 // status is the request's state at now.
-func (r *request) status(now time.Time) string {
+func (r *RequestState) status(now time.Time) string {
 	switch {
-	case r.referenceID != "":
+	case r.ReferenceID != "":
 		return RequestAccepted
-	case !now.Before(r.expiry):
+	case !now.Before(r.Expiry):
 		return RequestExpired
 	default:
 		return RequestPending
 	}
 }
 
-// record appends a history entry, numbering it.
 func (s *store) record(h HistoryEntry) {
-	h.Seq = int64(len(s.history)) + 1
+	h.Seq = 1
 	if n := len(s.history); n > 0 {
 		h.Seq = s.history[n-1].Seq + 1
 	}
@@ -184,23 +155,19 @@ func (s *store) record(h HistoryEntry) {
 func (s *store) snapshot(now time.Time) State {
 	st := State{Now: now, Requests: []RequestState{}, Jobs: []JobState{}, History: []HistoryEntry{}}
 	for _, id := range s.reqOrder {
-		r := s.requests[id]
-		st.Requests = append(st.Requests, RequestState{
-			ID: r.id, ClaimNumber: r.claimNumber, Expiry: r.expiry,
-			Instructions: cloneRaw(r.instructions), Vehicle: cloneRaw(r.vehicle), Accident: cloneRaw(r.accident),
-			Status: r.status(now), ReferenceID: r.referenceID, BookingDate: r.bookingDate, AcceptedAt: r.acceptedAt,
-		})
+		r := *s.requests[id]
+		r.Instructions, r.Vehicle, r.Accident = cloneRaw(r.Instructions), cloneRaw(r.Vehicle), cloneRaw(r.Accident)
+		r.Status = r.status(now)
+		st.Requests = append(st.Requests, r)
 	}
 	for _, id := range s.jobOrder {
 		j := s.jobs[id]
-		js := JobState{ID: j.id, RequestID: j.requestID, ClaimNumber: j.claimNumber, BookingDate: j.bookingDate,
-			CreatedAt: j.createdAt, NextItemID: j.nextItemID, Quotes: []QuoteState{}}
+		js := j.JobState
+		js.Quotes = []QuoteState{}
 		for _, typ := range j.quoteOrder {
-			q := j.quotes[typ]
-			js.Quotes = append(js.Quotes, QuoteState{
-				Type: typ, Status: q.quote.Status, SubmitCount: q.submitCount, Writes: q.writes,
-				CreatedAt: q.createdAt, UpdatedAt: q.updatedAt, SubmittedAt: q.submittedAt, Body: q.quote.render(),
-			})
+			q := j.quotes[typ].QuoteState
+			q.Type, q.Status, q.Body = typ, j.quotes[typ].quote.Status, j.quotes[typ].quote.render()
+			js.Quotes = append(js.Quotes, q)
 		}
 		st.Jobs = append(st.Jobs, js)
 	}
@@ -211,10 +178,4 @@ func (s *store) snapshot(now time.Time) State {
 	return st
 }
 
-// cloneRaw copies raw JSON (nil stays nil).
-func cloneRaw(raw json.RawMessage) json.RawMessage {
-	if raw == nil {
-		return nil
-	}
-	return append(json.RawMessage(nil), raw...)
-}
+func cloneRaw(raw json.RawMessage) json.RawMessage { return slices.Clone(raw) }

@@ -137,12 +137,8 @@ func (p *Proposal) flatQueries() Queries {
 	if p.Registration != nil {
 		cols = append(cols, "MAX("+col(aLine, p.Registration)+") AS registration")
 	}
-	cond := claim + " IS NOT NULL"
-	if isText(p.Claim) {
-		cond += " AND " + claim + " <> ''"
-	}
 	q.SampleJobs = fmt.Sprintf("SELECT %s\nFROM %s\nWHERE %s\nGROUP BY %s\nORDER BY MAX(%s) DESC\nLIMIT 20",
-		strings.Join(cols, ", "), t, cond, jobNo, p.newestLine())
+		strings.Join(cols, ", "), t, p.hasClaim(claim), jobNo, p.newestLine())
 	return q
 }
 
@@ -177,11 +173,7 @@ func (p *Proposal) flatEstimateState(q *Queries) string {
 		}
 	}
 	if p.markerOK() {
-		id := p.LineIDExpr
-		if p.LineID != nil {
-			id = col(aLine, p.LineID)
-		}
-		cols = append(cols, fmt.Sprintf("CONCAT_WS('|', COUNT(%s), MAX(%s)) AS marker", id, col(aLine, p.LineUpdated)))
+		cols = append(cols, p.marker())
 		q.note("estimate_state", false, "marker: the number of lines and the newest %s (kept current by the server, on a change of status too), so an idle pass reads no lines", p.LineUpdated.Name)
 	} else {
 		q.note("estimate_state", false, "no marker (no change time the server keeps current on %s): quotesync derives one from line_items' rows, computed by the database", p.Lines.Name)

@@ -733,12 +733,8 @@ func counterRow(rows [][]sql.NullString, named bool, maxNum int64) ([]sql.NullSt
 		return rows[0], "its only row"
 	}
 	for _, r := range rows {
-		for _, w := range tokens(r[1].String) {
-			for _, jw := range jobCounterRowWords {
-				if w == jw {
-					return r, "named for jobs"
-				}
-			}
+		if slices.ContainsFunc(tokens(r[1].String), func(w string) bool { return slices.Contains(jobCounterRowWords, w) }) {
+			return r, "named for jobs"
 		}
 	}
 	if maxNum < 0 {
@@ -751,10 +747,7 @@ func counterRow(rows [][]sql.NullString, named bool, maxNum int64) ([]sql.NullSt
 		if err != nil {
 			continue
 		}
-		d := v - maxNum
-		if d < 0 {
-			d = -d
-		}
+		d := max(v-maxNum, maxNum-v)
 		if bestDist < 0 || d < bestDist {
 			best, bestDist = r, d
 		}

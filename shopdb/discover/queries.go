@@ -85,12 +85,8 @@ func (p *Proposal) Queries() Queries {
 		if p.Registration != nil {
 			cols = append(cols, col(aJob, p.Registration)+" AS registration")
 		}
-		cond := col(aJob, p.Claim) + " IS NOT NULL"
-		if isText(p.Claim) {
-			cond += " AND " + col(aJob, p.Claim) + " <> ''"
-		}
 		q.SampleJobs = fmt.Sprintf("SELECT %s\nFROM %s %s\nWHERE %s\nORDER BY %s DESC\nLIMIT 20",
-			strings.Join(cols, ", "), Ident(p.Job.Name), aJob, cond, order)
+			strings.Join(cols, ", "), Ident(p.Job.Name), aJob, p.hasClaim(col(aJob, p.Claim)), order)
 	}
 	return q
 }
@@ -139,7 +135,6 @@ func (p *Proposal) from(lineJoin string, extra string) (string, string) {
 	}
 }
 
-// denormalised reports whether the lines carry the job number itself.
 func (p *Proposal) denormalised() bool {
 	return len(p.Path) == 1 && p.Path[0].ToCol == p.JobNumber
 }
@@ -155,11 +150,7 @@ func (p *Proposal) lineItems(q *Queries) string {
 		jobExpr = col(aLine, p.Path[0].FromCol)
 	}
 	add(jobExpr, "job")
-	if p.LineID != nil {
-		add(col(aLine, p.LineID), "line_id")
-	} else {
-		add(p.LineIDExpr, "line_id")
-	}
+	add(p.lineIDExpr(), "line_id")
 	if p.LineNo != nil {
 		add(col(aLine, p.LineNo), "line_no")
 	} else {
@@ -208,7 +199,6 @@ func (p *Proposal) lineItems(q *Queries) string {
 	return fmt.Sprintf("SELECT %s\nFROM %s\nWHERE %s", strings.Join(cols, ",\n       "), from, where)
 }
 
-// finalValues writes the confirmed final values as an IN list.
 func (p *Proposal) finalValues() string {
 	lits := make([]string, len(p.Final))
 	for i, v := range p.Final {
@@ -233,6 +223,29 @@ func (p *Proposal) statusExpr() string {
 // so a marker from it moves with every edit and soft delete.
 func (p *Proposal) markerOK() bool { return p.LineUpdated != nil && p.LineUpdated.OnUpdate }
 
+// marker is estimate_state's marker column: the number of lines and the
+// newest change time.
+func (p *Proposal) marker() string {
+	return fmt.Sprintf("CONCAT_WS('|', COUNT(%s), MAX(%s)) AS marker", p.lineIDExpr(), col(aLine, p.LineUpdated))
+}
+
+// lineIDExpr is the line id: its column, or the composite key's columns.
+func (p *Proposal) lineIDExpr() string {
+	if p.LineID != nil {
+		return col(aLine, p.LineID)
+	}
+	return p.LineIDExpr
+}
+
+// hasClaim is the condition that the claim (claim, in the statement's
+// aliases) is set.
+func (p *Proposal) hasClaim(claim string) string {
+	if isText(p.Claim) {
+		return claim + " IS NOT NULL AND " + claim + " <> ''"
+	}
+	return claim + " IS NOT NULL"
+}
+
 func (p *Proposal) estimateState(q *Queries) string {
 	jobNo := col(aJob, p.JobNumber)
 	cols := []string{jobNo + " AS job"}
@@ -249,11 +262,7 @@ func (p *Proposal) estimateState(q *Queries) string {
 	}
 	lineJoin := ""
 	if p.markerOK() {
-		id := p.LineIDExpr
-		if p.LineID != nil {
-			id = col(aLine, p.LineID)
-		}
-		cols = append(cols, fmt.Sprintf("CONCAT_WS('|', COUNT(%s), MAX(%s)) AS marker", id, col(aLine, p.LineUpdated)))
+		cols = append(cols, p.marker())
 		q.note("estimate_state", false, "marker: the number of lines and the newest %s.%s (kept current by the server), so an idle pass reads no lines", p.Lines.Name, p.LineUpdated.Name)
 		lineJoin = "LEFT JOIN"
 	} else {
@@ -379,15 +388,14 @@ func (p *Proposal) createJob(q *Queries) []string {
 	}
 	var stmts []string
 	// newJob is the FROM … WHERE that finds the job just made, in later
-	// statements (alias j).
-	var newJob, number string
+	// statements (alias j); where picks the counter's row.
+	var newJob, number, where string
+	if n.Method == "counter" && n.NameCol != nil {
+		where = fmt.Sprintf(" WHERE %s.%s = %s", aCtr, Ident(n.NameCol.Name), Literal(n.NameValue))
+	}
 	switch n.Method {
 	case "counter":
 		ctr, val := Ident(n.Table.Name), Ident(n.ValueCol.Name)
-		where := ""
-		if n.NameCol != nil {
-			where = fmt.Sprintf(" WHERE %s.%s = %s", aCtr, Ident(n.NameCol.Name), Literal(n.NameValue))
-		}
 		v := aCtr + "." + val
 		if n.HoldsNext {
 			v += " - 1"
@@ -460,10 +468,6 @@ func (p *Proposal) createJob(q *Queries) []string {
 	}
 	p.noteNonTransactional(q)
 	if number != "" && n.Method == "counter" {
-		where := ""
-		if n.NameCol != nil {
-			where = fmt.Sprintf(" WHERE %s.%s = %s", aCtr, Ident(n.NameCol.Name), Literal(n.NameValue))
-		}
 		stmts = append(stmts, fmt.Sprintf("SELECT %s AS job FROM %s %s%s", number, Ident(n.Table.Name), aCtr, where))
 	} else {
 		stmts = append(stmts, fmt.Sprintf("SELECT %s AS job %s", jobNo, newJob))

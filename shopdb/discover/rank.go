@@ -2,12 +2,13 @@ package discover
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
 
 // candidate is a table or column that could play a role, with its score
-// and the evidence for it.
+// and the evidence.
 type candidate struct {
 	table *Table
 	col   *Column
@@ -64,19 +65,7 @@ func sortCandidates(cs []candidate) {
 
 // except leaves out the columns already given another role.
 func except(cs []candidate, used ...*Column) []candidate {
-	out := cs[:0:0]
-	for _, c := range cs {
-		taken := false
-		for _, u := range used {
-			if u != nil && c.col == u {
-				taken = true
-			}
-		}
-		if !taken {
-			out = append(out, c)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(cs), func(c candidate) bool { return c.col != nil && slices.Contains(used, c.col) })
 }
 
 // jobNumberCols ranks the columns of a table that could be its job
@@ -113,13 +102,8 @@ func claimCols(t *Table) []candidate {
 	})
 }
 
-func registrationCols(t *Table) []candidate {
-	return rankCols(t, registrationNames, isText, nil)
-}
-
-func bookingCols(t *Table) []candidate {
-	return rankCols(t, bookingNames, isTime, nil)
-}
+func registrationCols(t *Table) []candidate { return rankCols(t, registrationNames, isText, nil) }
+func bookingCols(t *Table) []candidate      { return rankCols(t, bookingNames, isTime, nil) }
 
 // jobTable is a ranked job table with its best columns.
 type jobTable struct {
@@ -175,12 +159,7 @@ func rankJobTables(s *Schema) []jobTable {
 		}
 		out = append(out, jt)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].score != out[j].score {
-			return out[i].score > out[j].score
-		}
-		return out[i].table.Name < out[j].table.Name
-	})
+	sortByScore(out, func(t jobTable) candidate { return t.candidate })
 	return out
 }
 
@@ -204,8 +183,7 @@ func (j Join) String() string {
 	return fmt.Sprintf("%s.%s = %s.%s (%s)", j.From.Name, j.FromCol.Name, j.To.Name, j.ToCol.Name, how)
 }
 
-// compatible reports whether two key columns can be joined: both whole
-// numbers, or both text.
+// compatible reports whether two key columns can be joined.
 func compatible(a, b *Column) bool {
 	return (isInteger(a) && isInteger(b)) || (isText(a) && isText(b)) || a.DataType == b.DataType
 }
@@ -254,8 +232,8 @@ func directJoins(from, to *Table) []struct {
 			switch {
 			case strings.EqualFold(fc.Name, k.Name) && !(len(kw) == 1 && kw[0] == "id"):
 				out = append(out, scored{Join{From: from, FromCol: fc, To: to, ToCol: k, ByName: true}, 3})
-			case len(toWords) > 0 && (equalWords(fw, append(append([]string{}, toWords...), kw...)) ||
-				equalWords(fw, append([]string{toWords[0]}, kw...))):
+			case len(toWords) > 0 && (slices.Equal(fw, slices.Concat(toWords, kw)) ||
+				slices.Equal(fw, slices.Concat(toWords[:1], kw))):
 				out = append(out, scored{Join{From: from, FromCol: fc, To: to, ToCol: k, ByName: true}, 3})
 			}
 		}
@@ -364,13 +342,19 @@ func rankLineTables(s *Schema, jobs *Table) []lineTable {
 		}
 		out = append(out, lt)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].score != out[j].score {
-			return out[i].score > out[j].score
-		}
-		return out[i].table.Name < out[j].table.Name
-	})
+	sortByScore(out, func(t lineTable) candidate { return t.candidate })
 	return out
+}
+
+// sortByScore sorts ranked tables best first, then by name.
+func sortByScore[T any](ts []T, c func(T) candidate) {
+	sort.SliceStable(ts, func(i, j int) bool {
+		a, b := c(ts[i]), c(ts[j])
+		if a.score != b.score {
+			return a.score > b.score
+		}
+		return a.table.Name < b.table.Name
+	})
 }
 
 func descriptionCols(t *Table) []candidate {

@@ -8,13 +8,13 @@ import (
 	"time"
 )
 
-// DefaultSampleTimeout bounds each sample statement on the server.
-const DefaultSampleTimeout = 5 * time.Second
-
-// sampleWindow is how many of a table's newest rows the value counts
-// look at: enough to see every status and code in use, bounded however
-// large the table is.
-const sampleWindow = 5000
+const (
+	// DefaultSampleTimeout bounds each sample statement on the server.
+	DefaultSampleTimeout = 5 * time.Second
+	// sampleWindow is how many of a table's newest rows the value counts
+	// look at: enough to see every status and code in use.
+	sampleWindow = 5000
+)
 
 // ValueCount is one distinct value of a column and how often it occurs
 // (in the rows looked at).
@@ -57,7 +57,6 @@ func (s *Sampler) Close() error {
 	return s.tx.Rollback()
 }
 
-// bounded wraps a SELECT in the server's statement time limit.
 func (s *Sampler) bounded(query string) string {
 	if s.mariadb {
 		return fmt.Sprintf("SET STATEMENT max_statement_time=%g FOR %s", s.limit.Seconds(), query)
@@ -130,11 +129,7 @@ func (s *Sampler) Distinct(ctx context.Context, t *Table, c *Column, limit int) 
 // Rows returns up to limit of the table's newest rows, the columns cols
 // of each as text (NULL as not Valid).
 func (s *Sampler) Rows(ctx context.Context, t *Table, cols []*Column, limit int) ([][]sql.NullString, error) {
-	names := make([]string, len(cols))
-	for i, c := range cols {
-		names[i] = c.Name
-	}
-	key := fmt.Sprintf("rows %s %s %d", t.Name, strings.Join(names, ","), limit)
+	key := fmt.Sprintf("rows %s %v %d", t.Name, cols, limit)
 	if v, ok := s.cache[key]; ok {
 		return v.([][]sql.NullString), nil
 	}

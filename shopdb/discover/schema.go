@@ -17,7 +17,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -33,13 +32,11 @@ type Schema struct {
 type Table struct {
 	Name string
 	View bool
-	// Rows is information_schema.TABLES.TABLE_ROWS: an estimate for InnoDB,
-	// fine for ranking, not for counting.
+	// Rows is information_schema.TABLES.TABLE_ROWS: an estimate for InnoDB.
 	Rows int64
-	// Engine is the table's storage engine (InnoDB, MyISAM …), "" for a
-	// view; NonTransactional says that it ignores transactions (MyISAM,
-	// Aria, MEMORY: information_schema.ENGINES.TRANSACTIONS is not YES):
-	// what a statement wrote stays when the transaction rolls back.
+	// Engine is the table's storage engine, "" for a view;
+	// NonTransactional says that it ignores transactions (MyISAM, Aria,
+	// MEMORY): what a statement wrote stays when the transaction rolls back.
 	Engine           string
 	NonTransactional bool
 	Columns          []*Column
@@ -54,13 +51,12 @@ type Table struct {
 	ForeignKeys []ForeignKey
 	byName      map[string]*Column
 	ws          []string // tokens(Name), once asked for
-	// numeric caches the ranked quantity and price columns (they do not
-	// depend on the job table).
+	// The ranked quantity and price columns, which do not depend on the
+	// job table, once asked for.
 	qty, price []candidate
 	numericSet bool
 }
 
-// words returns tokens(t.Name), split once.
 func (t *Table) words() []string {
 	if t.ws == nil {
 		t.ws = tokens(t.Name)
@@ -78,8 +74,8 @@ type Column struct {
 	ColumnType string
 	Nullable   bool
 	HasDefault bool
-	// AutoIncrement and OnUpdate come from EXTRA: auto_increment, and
-	// "on update current_timestamp" (the server keeps it current).
+	// AutoIncrement and OnUpdate ("on update current_timestamp": the
+	// server keeps it current) come from EXTRA.
 	AutoIncrement bool
 	OnUpdate      bool
 	Generated     bool
@@ -89,7 +85,6 @@ type Column struct {
 	ws            []string // tokens(Name), once asked for
 }
 
-// words returns tokens(c.Name), split once.
 func (c *Column) words() []string {
 	if c.ws == nil {
 		c.ws = tokens(c.Name)
@@ -245,21 +240,16 @@ func Read(ctx context.Context, db *sql.DB, o Options) (*Schema, error) {
 	}
 	// Tables without a visible column (a privilege on the table but none
 	// of its columns) are of no use to a mapping.
-	kept := s.Tables[:0]
-	for _, t := range s.Tables {
-		if len(t.Columns) > 0 {
-			kept = append(kept, t)
-		} else {
+	s.Tables = slices.DeleteFunc(s.Tables, func(t *Table) bool {
+		if len(t.Columns) == 0 {
 			delete(s.byName, t.Name)
 		}
-	}
-	s.Tables = kept
-	sort.Slice(s.Tables, func(i, j int) bool { return s.Tables[i].Name < s.Tables[j].Name })
+		return len(t.Columns) == 0
+	})
+	slices.SortFunc(s.Tables, func(a, b *Table) int { return strings.Compare(a.Name, b.Name) })
 	return s, nil
 }
 
-// readIndexes fills each table's primary key, unique indexes and indexed
-// columns.
 func readIndexes(ctx context.Context, db *sql.DB, s *Schema) error {
 	type key struct{ table, index string }
 	cols := map[key][]string{}
@@ -298,7 +288,6 @@ func readIndexes(ctx context.Context, db *sql.DB, s *Schema) error {
 	return nil
 }
 
-// each runs query and calls row for every row with its Scan.
 func each(ctx context.Context, db *sql.DB, query string, row func(scan func(...any) error) error) error {
 	rows, err := db.QueryContext(ctx, query)
 	if err != nil {

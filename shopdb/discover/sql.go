@@ -12,13 +12,7 @@ import (
 // backquotes (reserved words such as order or desc, mixed case, spaces,
 // non-ASCII letters). A colon is doubled: the mapping's named-parameter
 // syntax reads ":name" anywhere in the text, and "::" is a literal colon.
-func Ident(name string) string {
-	if plainIdent(name) && !reserved[strings.ToUpper(name)] {
-		return name
-	}
-	q := "`" + strings.ReplaceAll(name, "`", "``") + "`"
-	return strings.ReplaceAll(q, ":", "::")
-}
+func Ident(name string) string { return strings.ReplaceAll(quoteIdent(name), ":", "::") }
 
 // plainIdent: lower-case ASCII letters, digits and "_", not starting with a
 // digit.
@@ -36,11 +30,9 @@ func plainIdent(name string) bool {
 }
 
 // usableIdent reports whether a name can be written into the mapping at
-// all: the mapping's binder takes any "?" for a parameter, so a name with
-// one cannot be; and a name holding a control character, a line or
-// paragraph separator (which YAML readers take for line breaks: the name
-// would end the block scalar it is written in) or a character that is not
-// printable is left alone.
+// all: not with a "?" (the mapping's binder takes any for a parameter),
+// a control character, a line or paragraph separator (YAML readers take
+// them for line breaks) or a character that is not printable.
 func usableIdent(name string) bool {
 	for _, r := range name {
 		if r == '?' || r == utf8.RuneError || unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || !unicode.IsPrint(r) && r != ' ' {
@@ -87,7 +79,7 @@ func Literal(v string) string {
 // a column named like one must be quoted.
 var reserved = func() map[string]bool {
 	m := map[string]bool{}
-	for _, w := range strings.Fields(reservedWords) {
+	for w := range strings.FieldsSeq(reservedWords) {
 		m[w] = true
 	}
 	return m

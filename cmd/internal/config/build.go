@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -41,9 +42,8 @@ type Settings struct {
 	SingleWriter bool // shop.single_writer: every instance writes to one server of a cluster
 }
 
-// Scope says which secrets Build must read, an error when it cannot:
-// status and retry need the database password only, and check reports
-// the file and its secrets separately. The redaction set
+// Scope says which secrets Build must read, an error when it cannot
+// (status and retry need the database password only). The redaction set
 // (Daemon.Secrets) gets every secret Build can read, whatever the scope.
 type Scope uint8
 
@@ -98,18 +98,11 @@ func (c *File) Build(o BuildOptions) (*Settings, error) {
 	c.addSecrets(s, getenv)
 	s.Daemon.Shop.Redact = s.Daemon.Secrets // also for a verb that opens shopdb alone
 
-	s.LogFormat = strings.ToLower(c.Log.Format)
-	if s.LogFormat == "" {
-		s.LogFormat = defaultLogFormat
-	}
+	s.LogFormat = cmp.Or(strings.ToLower(c.Log.Format), defaultLogFormat)
 	if s.LogFormat != "json" && s.LogFormat != "console" {
 		add(fmt.Errorf("log.format: %q is not a format; use json (for journald) or console", c.Log.Format))
 	}
-	level := c.Log.Level
-	if level == "" {
-		level = defaultLogLevel
-	}
-	if err := s.LogLevel.UnmarshalText([]byte(strings.ToLower(level))); err != nil || s.LogLevel > zapcore.ErrorLevel {
+	if err := s.LogLevel.UnmarshalText([]byte(strings.ToLower(cmp.Or(c.Log.Level, defaultLogLevel)))); err != nil || s.LogLevel > zapcore.ErrorLevel {
 		add(fmt.Errorf("log.level: %q is not a level; use debug, info, warn or error", c.Log.Level))
 	}
 	s.Metrics = c.Metrics
@@ -188,15 +181,23 @@ func (c *File) buildShop(s *Settings, getenv func(string) string, secrets bool) 
 	return s.Daemon.Shop.Validate()
 }
 
+// location is sync.time_zone's; time.Local on error.
+func (sy SyncSection) location() (*time.Location, error) {
+	if sy.TimeZone == "" || sy.TimeZone == "Local" {
+		return time.Local, nil
+	}
+	l, err := time.LoadLocation(sy.TimeZone)
+	if err != nil {
+		return time.Local, err
+	}
+	return l, nil
+}
+
 func (c *File) buildSync(s *Settings) error {
 	sy := c.Sync
-	loc := time.Local
-	if sy.TimeZone != "" && sy.TimeZone != "Local" {
-		l, err := time.LoadLocation(sy.TimeZone)
-		if err != nil {
-			return fmt.Errorf("sync.time_zone: %q is not a time zone; use an IANA name such as Europe/London, or Local", sy.TimeZone)
-		}
-		loc = l
+	loc, err := sy.location()
+	if err != nil {
+		return fmt.Errorf("sync.time_zone: %q is not a time zone; use an IANA name such as Europe/London, or Local", sy.TimeZone)
 	}
 	rates := make(map[string]decimal.Decimal, len(c.Quote.Rates))
 	for k, v := range c.Quote.Rates {
@@ -224,7 +225,7 @@ func (c *File) buildSync(s *Settings) error {
 // readSecret reads a secret from a file (trimmed) or an environment
 // variable; key names the setting in errors, which never hold the secret.
 // allowEmpty accepts an empty file (a database user that logs in by
-// unix_socket has no password, but systemd's LoadCredential= needs a file).
+// unix_socket has no password, but LoadCredential= needs a file).
 func readSecret(key, file, env string, getenv func(string) string, allowEmpty bool) (string, error) {
 	switch {
 	case file != "" && env != "":
@@ -256,11 +257,9 @@ func readSecret(key, file, env string, getenv func(string) string, allowEmpty bo
 	return "", fmt.Errorf("%s: set %s_file or %s_env", key, key, key)
 }
 
-// maxSecretFile caps the size of a secret file: a password or a client
-// secret is one line, and a file of another kind is not read whole.
+// maxSecretFile caps the size of a secret file: a secret is one line.
 const maxSecretFile = 64 << 10
 
-// errTooLarge: a file is larger than its cap.
 var errTooLarge = errors.New("file too large")
 
 // readSmall reads a file of at most limit bytes; errTooLarge when it is

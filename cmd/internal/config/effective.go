@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"reflect"
@@ -118,11 +119,7 @@ func defaultLockName(f *File) any {
 	if f.Shop.Database == "" {
 		return ""
 	}
-	prefix := f.Shop.TablePrefix
-	if prefix == "" {
-		prefix = shopdb.DefaultTablePrefix
-	}
-	name := "quotesync." + f.Shop.Database + "." + prefix
+	name := "quotesync." + f.Shop.Database + "." + cmp.Or(f.Shop.TablePrefix, shopdb.DefaultTablePrefix)
 	if len(name) > 64 {
 		return "a hash of " + name + " (64 characters at most)"
 	}
@@ -131,10 +128,9 @@ func defaultLockName(f *File) any {
 
 // Effective lists every key of the file at path as the daemon sees it:
 // the value set, or the default; where each comes from; and, for each
-// secret, only where it is read from (a file, a variable). getenv reads
-// the environment (os.Getenv when nil): ${VAR} in values and whether the
-// variables a *_env key names are set. The list follows the file
-// structs, so a key added to them is listed without more code.
+// secret, only where it is read from. getenv (os.Getenv when nil) reads
+// ${VAR} in values and the variables *_env keys name. The list follows
+// the file structs, so a key added to them is listed without more code.
 func Effective(path string, getenv func(string) string) ([]Entry, error) {
 	return EffectiveFor(path, "", getenv)
 }
@@ -181,8 +177,7 @@ func EffectiveFor(path, site string, getenv func(string) string) ([]Entry, error
 var remotesIndex = regexp.MustCompile(`remotes\[\d+\]`)
 
 // defaultKey is the key of keyDefaults that holds path's default: an
-// insurer of remotes: has its own ("remotes.schedule"), else those of
-// remote:.
+// insurer of remotes: has its own ("remotes.schedule"), else remote:'s.
 func defaultKey(path string) string {
 	m := remotesIndex.FindString(path)
 	if m == "" || !strings.HasPrefix(path, m) {
@@ -311,7 +306,7 @@ func (w *effWalk) leaf(v reflect.Value, path string) {
 }
 
 // secretSource adds the secret a *_file or *_env key (or a section's
-// file/env) names: where it is read from, never its value.
+// file/env) names: where it is read from.
 func (w *effWalk) secretSource(path, name string, v reflect.Value) {
 	s, ok := v.Interface().(string)
 	if !ok || s == "" || path == "metrics.tls_cert_file" { // a certificate is public
@@ -362,14 +357,12 @@ func (w *effWalk) expansion(s string) string {
 
 func (w *effWalk) add(e Entry) { w.out = append(w.out, e) }
 
-// isSecretSource reports whether a key names where a secret comes from.
 func isSecretSource(name string) bool {
 	return name == "file" || name == "env" || strings.HasSuffix(name, "_file") || strings.HasSuffix(name, "_env")
 }
 
 // isSecretName reports whether a key holds a secret itself (the refused
-// keys, and any such key added later); *_file and *_env keys only say
-// where a secret is.
+// keys, and any such key added later).
 func isSecretName(name string) bool {
 	switch name {
 	case "value", "password", "secret", "client_secret", "token":
@@ -383,7 +376,6 @@ func isSecretName(name string) bool {
 	return false
 }
 
-// shown renders a value as the daemon reads it.
 func shown(v reflect.Value) string {
 	if s, ok := v.Interface().(fmt.Stringer); ok {
 		return s.String()

@@ -196,13 +196,12 @@ func (d *Decimal) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// MaxFileBytes caps the size of a configuration file: a real one is a
-// few kilobytes, and reading a huge file whole would only waste memory.
+// MaxFileBytes caps the size of a configuration file (a real one is a
+// few kilobytes).
 const MaxFileBytes = 1 << 20
 
 // Parse decodes one YAML document strictly: unknown keys and type errors
-// are reported with their line. An empty document means defaults. A
-// document larger than MaxFileBytes is refused.
+// are reported with their line. An empty document means defaults.
 func Parse(r io.Reader) (*File, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
 	if err != nil {
@@ -228,8 +227,8 @@ func Parse(r io.Reader) (*File, error) {
 	return cfg, nil
 }
 
-// keyLine is the line of the top-level key of a document Parse decoded,
-// whatever its value (null too); 0 when the key is not there.
+// keyLine is the line of a top-level key, whatever its value (null too);
+// 0 when the key is not there.
 func keyLine(data []byte, key string) int {
 	var doc yaml.Node
 	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
@@ -34,23 +33,21 @@ type RemoteEntry struct {
 // counts as none).
 func (c *File) remoteSet() bool { return !reflect.ValueOf(c.Remote).IsZero() }
 
+type remoteBlock struct {
+	key string
+	r   RemoteSection
+}
+
 // remoteBlocks are the file's remote blocks, each with the key it is
 // configured under: the lone remote: ("remote"), or each of remotes:
 // ("remotes[1]").
-func (c *File) remoteBlocks() []struct {
-	key string
-	r   RemoteSection
-} {
-	type block = struct {
-		key string
-		r   RemoteSection
-	}
+func (c *File) remoteBlocks() []remoteBlock {
 	if len(c.Remotes) == 0 {
-		return []block{{"remote", c.Remote}}
+		return []remoteBlock{{"remote", c.Remote}}
 	}
-	out := make([]block, len(c.Remotes))
+	out := make([]remoteBlock, len(c.Remotes))
 	for i, e := range c.Remotes {
-		out[i] = block{fmt.Sprintf("remotes[%d]", i), e.RemoteSection}
+		out[i] = remoteBlock{fmt.Sprintf("remotes[%d]", i), e.RemoteSection}
 	}
 	return out
 }
@@ -83,12 +80,7 @@ func (c *File) buildInsurers(s *Settings, getenv func(string) string, secrets bo
 		s.Daemon.Insurers, s.TokenFrom = []qsync.Insurer{ins}, ins.TokenFrom
 		return err
 	}
-	loc := time.Local
-	if tz := c.Sync.TimeZone; tz != "" && tz != "Local" {
-		if l, err := time.LoadLocation(tz); err == nil {
-			loc = l // a bad zone is sync.time_zone's error
-		}
-	}
+	loc, _ := c.Sync.location() // a bad zone is sync.time_zone's error
 	var errs []error
 	seen := map[string]int{}
 	for i, e := range c.Remotes {
@@ -113,10 +105,8 @@ func (c *File) buildInsurers(s *Settings, getenv func(string) string, secrets bo
 			errs = append(errs, fmt.Errorf("%s.concurrency: %d is out of range; use 1 to 256, or 0 (no key) for sync.concurrency", key, e.Concurrency))
 		}
 		if len(e.WorkTypes) > 0 {
-			ins.WorkTypes = maps.Clone(c.Shop.WorkTypes)
-			if ins.WorkTypes == nil {
-				ins.WorkTypes = map[string]string{}
-			}
+			ins.WorkTypes = map[string]string{}
+			maps.Copy(ins.WorkTypes, c.Shop.WorkTypes)
 			for _, code := range slices.Sorted(maps.Keys(e.WorkTypes)) {
 				if strings.TrimSpace(code) == "" || strings.TrimSpace(e.WorkTypes[code]) == "" {
 					errs = append(errs, fmt.Errorf("%s.work_types.%s: code and work type must both be non-empty", key, code))

@@ -2,6 +2,8 @@ package config
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/quotesync/quotesync/shopdb"
@@ -23,17 +25,13 @@ type WriteBackSection struct {
 
 // statements are the set statements by kind (shopdb.WriteBackKinds).
 func (w WriteBackSection) statements() map[string]string {
-	m := map[string]string{}
-	for k, v := range map[string]string{
+	m := map[string]string{
 		shopdb.WriteBackAccepted: w.Accepted, shopdb.WriteBackDraftPushed: w.DraftPushed,
 		shopdb.WriteBackSubmitted: w.Submitted, shopdb.WriteBackRejected: w.Rejected,
 		shopdb.WriteBackTakenElsewhere: w.TakenElsewhere, shopdb.WriteBackSupplementNeeded: w.SupplementNeeded,
 		shopdb.WriteBackGone: w.Gone, shopdb.WriteBackRetried: w.Retried,
-	} {
-		if v != "" {
-			m[k] = v
-		}
 	}
+	maps.DeleteFunc(m, func(_, v string) bool { return v == "" })
 	return m
 }
 
@@ -81,12 +79,7 @@ func (c *File) buildNotify(s *Settings, getenv func(string) string, scope Scope)
 		return errors.New("notify.webhook.secret: a secret must not be written in the YAML; use notify.webhook.secret_file (e.g. ${CREDENTIALS_DIRECTORY}/webhook-secret) or secret_env")
 	}
 	hasSecret := w.SecretFile != "" || w.SecretEnv != ""
-	urls := 0
-	for _, v := range []string{w.URL, w.URLFile, w.URLEnv} {
-		if v != "" {
-			urls++
-		}
-	}
+	urls := len(slices.DeleteFunc([]string{w.URL, w.URLFile, w.URLEnv}, func(v string) bool { return v == "" }))
 	switch {
 	case urls > 1:
 		return errors.New("notify.webhook.url, url_file and url_env: set one (url_file or url_env keep the URL's key out of the YAML)")

@@ -14,16 +14,16 @@ type ControlSection struct {
 	Socket string `yaml:"socket"`
 }
 
-// DefaultControlSocket is control.socket's default: systemd creates
-// /run/quotesync for the service (RuntimeDirectory=quotesync).
-const DefaultControlSocket = "/run/quotesync/control.sock"
-
-// ControlOff is the control.socket value that disables the socket.
-const ControlOff = "off"
-
-// maxSocketPath is the longest path a unix socket address holds
-// (sun_path is 108 bytes with its NUL).
-const maxSocketPath = 107
+const (
+	// DefaultControlSocket is control.socket's default: systemd creates
+	// /run/quotesync for the service (RuntimeDirectory=quotesync).
+	DefaultControlSocket = "/run/quotesync/control.sock"
+	// ControlOff is the control.socket value that disables the socket.
+	ControlOff = "off"
+	// maxSocketPath is the longest path a unix socket address holds
+	// (sun_path is 108 bytes with its NUL).
+	maxSocketPath = 107
+)
 
 // ControlSocket returns the socket's path ("" when off) and whether it is
 // the default rather than a path of the file.

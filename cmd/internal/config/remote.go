@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,9 +37,8 @@ var remoteKeys = map[string]string{
 // buildRemote checks one remote block, configured under key ("remote",
 // "remotes[1]"), and turns it into remote.Config and a token source (when
 // secrets is set; an OAuth2 source adds its client secret and tokens to
-// set) and says where the token comes from. Every invalid key
-// is reported by its name in the file, so that a bad value stops every
-// verb with exit status 2 before anything is migrated or called.
+// set), saying where the token comes from. Every invalid key is reported
+// by its name in the file.
 func buildRemote(key string, r RemoteSection, getenv func(string) string, secrets bool, userAgent string, set *redact.Secrets) (qsync.Insurer, error) {
 	ins := qsync.Insurer{Key: key, Remote: remote.Config{
 		BaseURL:           r.BaseURL,
@@ -55,12 +55,16 @@ func buildRemote(key string, r RemoteSection, getenv func(string) string, secret
 		StatusPath:        r.StatusPath,
 		BookingDateLayout: r.BookingDateLayout,
 	}}
+	// remote.Config.Validate is the authority on its Config: its errors
+	// by their keys, but where the file's own words said it already.
 	errs := validateRemote(key, r)
-	if len(errs) == 0 {
-		// remote.New is the authority on its Config: a check it adds
-		// later still stops the file here, in the file's words.
-		if _, err := remote.New(ins.Remote, remote.StaticToken("")); err != nil {
-			errs = append(errs, remoteConfigError(key, err))
+	if err, ok := ins.Remote.Validate().(interface{ Unwrap() []error }); ok {
+		for _, e := range err.Unwrap() {
+			e = remoteConfigError(key, e)
+			field, _, _ := strings.Cut(e.Error(), ":")
+			if !slices.ContainsFunc(errs, func(x error) bool { return strings.HasPrefix(x.Error(), field+":") }) {
+				errs = append(errs, e)
+			}
 		}
 	}
 	tokens, from, err := buildToken(key, r.Token, getenv, secrets, set)
@@ -69,9 +73,8 @@ func buildRemote(key string, r RemoteSection, getenv func(string) string, secret
 	return ins, errors.Join(errs...)
 }
 
-// validateRemote checks every key of a remote block (configured under
-// key: "remote", "remotes[1]") but the token, naming each key and its
-// fix.
+// validateRemote checks what remote.New cannot say in the file's words:
+// base_url, the backoff's order, rate_limit and booking_date_layout.
 func validateRemote(key string, r RemoteSection) []error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(key+"."+format, args...)) }
@@ -86,48 +89,12 @@ func validateRemote(key string, r RemoteSection) []error {
 	} else if err := inClear(u, "the token"); err != nil {
 		add("base_url: %w", err)
 	}
-	durations := []struct {
-		key string
-		v   time.Duration
-		def time.Duration
-	}{
-		{"timeout", r.Timeout, remote.DefaultTimeout},
-		{"backoff_initial", r.BackoffInitial, remote.DefaultBackoffInitial},
-		{"backoff_max", r.BackoffMax, remote.DefaultBackoffMax},
-	}
-	for _, d := range durations {
-		if d.v < 0 {
-			add("%s: %s must not be negative; 0 or no key means the default, %s", d.key, d.v, d.def)
-		}
-	}
 	initial, maxWait := cmp.Or(r.BackoffInitial, remote.DefaultBackoffInitial), cmp.Or(r.BackoffMax, remote.DefaultBackoffMax)
 	if r.BackoffInitial >= 0 && r.BackoffMax >= 0 && maxWait < initial {
 		add("backoff_max: %s is shorter than %s.backoff_initial (%s); raise backoff_max or lower backoff_initial", maxWait, key, initial)
 	}
-	if r.MaxAttempts < 0 {
-		add("max_attempts: %d must not be negative; 1 means no retry, 0 or no key the default, %d", r.MaxAttempts, remote.DefaultMaxAttempts)
-	}
 	if math.IsNaN(r.RateLimit) {
 		add("rate_limit: must be a number of calls per second (negative: unlimited; 0 or no key: the default, %d)", remote.DefaultRateLimit)
-	}
-	if r.Burst < 0 {
-		add("burst: %d must not be negative; 0 or no key means the default, %d", r.Burst, remote.DefaultBurst)
-	}
-	if r.MaxBodyBytes < 0 {
-		add("max_body_bytes: %d must not be negative; 0 or no key means the default, %d", r.MaxBodyBytes, remote.DefaultMaxBodyBytes)
-	}
-	switch strings.ToLower(r.DraftUpdate) {
-	case "", remote.DraftUpdateRepost, remote.DraftUpdatePut:
-	default:
-		add("draft_update: %q must be %s or %s", r.DraftUpdate, remote.DraftUpdateRepost, remote.DraftUpdatePut)
-	}
-	switch strings.ToUpper(r.StatusMethod) {
-	case "", "PUT", "POST":
-	default:
-		add("status_method: %q must be PUT or POST", r.StatusMethod)
-	}
-	if err := validateStatusPath(r.StatusPath); err != nil {
-		add("%w", err)
 	}
 	if err := validateDateLayout(r.BookingDateLayout); err != nil {
 		add("%w", err)
@@ -136,9 +103,7 @@ func validateRemote(key string, r RemoteSection) []error {
 }
 
 // inClear refuses an http:// URL to a host beyond loopback: what goes
-// there (what, e.g. "the token") would cross the network in clear, for
-// anyone on the way to read. Loopback (127.0.0.0/8, ::1, localhost) is
-// allowed: the emulator, a local TLS-terminating proxy, the tests.
+// there (what, e.g. "the token") would cross the network in clear.
 func inClear(u *url.URL, what string) error {
 	if u.Scheme != "http" || loopbackHost(u.Hostname()) {
 		return nil
@@ -147,31 +112,12 @@ func inClear(u *url.URL, what string) error {
 		u.Redacted(), what, u.Host+u.EscapedPath())
 }
 
-// loopbackHost reports whether host (no port) is a loopback address or
-// localhost.
 func loopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// statusPaths are the values remote.status_path takes.
-var statusPaths = []string{remote.StatusPathQuotesID, remote.StatusPathQuoteID,
-	remote.StatusPathQuotesStatus, remote.StatusPathQuoteStatus, remote.StatusPathAuto}
-
-// validateStatusPath checks remote.status_path.
-func validateStatusPath(p string) error {
-	if p == "" {
-		return nil
-	}
-	for _, ok := range statusPaths {
-		if p == ok {
-			return nil
-		}
-	}
-	return fmt.Errorf("status_path: %q must be one of %s", p, strings.Join(statusPaths, ", "))
 }
 
 // validateDateLayout checks that remote.booking_date_layout writes a whole
@@ -188,9 +134,8 @@ func validateDateLayout(layout string) error {
 	return nil
 }
 
-// remoteConfigError rewrites an error of remote.New about a field of
-// remote.Config (a *remote.ConfigError) to name the field's key in the
-// remote block configured under key.
+// remoteConfigError names the key of the field an error of remote.New is
+// about, in the remote block configured under key.
 func remoteConfigError(key string, err error) error {
 	var ce *remote.ConfigError
 	if errors.As(err, &ce) {
@@ -202,7 +147,7 @@ func remoteConfigError(key string, err error) error {
 }
 
 // redactURL hides the user information of a URL that does not parse well
-// enough for url.Redacted: what precedes the last "@" of the authority.
+// enough for url.Redacted.
 func redactURL(s string) string {
 	scheme, rest, ok := strings.Cut(s, "://")
 	if !ok {
@@ -221,21 +166,13 @@ func redactURL(s string) string {
 }
 
 // buildToken checks the token section of the remote block configured
-// under key and, when secrets is set, makes the token source (a file or a
-// variable is read when the token is used; the remote client adds each
-// token it sends to the set, an OAuth2 source its client secret too).
+// under key and, when secrets is set, makes the token source.
 func buildToken(key string, t TokenSection, getenv func(string) string, secrets bool, set *redact.Secrets) (remote.TokenSource, string, error) {
 	key += ".token"
 	if t.Value != "" {
 		return nil, "", fmt.Errorf("%s.value: the token must not be written in the YAML; put it in a file (%s.file, e.g. ${CREDENTIALS_DIRECTORY}/token) or an environment variable (%s.env)", key, key, key)
 	}
-	n := 0
-	for _, set := range []bool{t.File != "", t.Env != "", t.OAuth2 != nil} {
-		if set {
-			n++
-		}
-	}
-	if n != 1 {
+	if n := len(slices.DeleteFunc([]bool{t.File != "", t.Env != "", t.OAuth2 != nil}, func(set bool) bool { return !set })); n != 1 {
 		return nil, "", fmt.Errorf("%s: set exactly one of file (e.g. ${CREDENTIALS_DIRECTORY}/token), env (a variable name) or oauth2", key)
 	}
 	switch {
@@ -291,8 +228,7 @@ func buildToken(key string, t TokenSection, getenv func(string) string, secrets 
 		Scopes: o.Scopes, EndpointParams: params, ExpiryLeeway: o.ExpiryLeeway, Secrets: set,
 	}
 	if o.ClientSecretFile != "" {
-		// Read at every token fetch: a secret fixed on disk after a
-		// refusal is used at the next attempt, without a reload.
+		// Read at every fetch: one fixed on disk is used without a reload.
 		cc.SecretFunc = func() (string, error) {
 			return readSecret(key+".client_secret", o.ClientSecretFile, "", getenv, false)
 		}

@@ -6,9 +6,4 @@ const DefaultStatusPage = true
 
 // StatusPageOn reports whether the listener serves the status page
 // (metrics.status_page, default DefaultStatusPage).
-func (m MetricsSection) StatusPageOn() bool {
-	if m.StatusPage == nil {
-		return DefaultStatusPage
-	}
-	return *m.StatusPage
-}
+func (m MetricsSection) StatusPageOn() bool { return m.StatusPage == nil || *m.StatusPage }

@@ -1,6 +1,7 @@
 package statuspage
 
 import (
+	"cmp"
 	"context"
 	_ "embed" // the style sheet
 	"errors"
@@ -90,21 +91,11 @@ type cached struct {
 // that tracks the id, or lets a person choose) and GET /status/find?q=
 // (a request id or job number).
 func New(o Options) *Handler {
-	if o.Location == nil {
-		o.Location = time.UTC
-	}
-	if o.Refresh <= 0 {
-		o.Refresh = DefaultRefresh
-	}
-	if o.PageSize <= 0 {
-		o.PageSize = DefaultPageSize
-	}
-	if o.CacheFor <= 0 {
-		o.CacheFor = DefaultCacheFor
-	}
-	if o.ReadTimeout <= 0 {
-		o.ReadTimeout = DefaultReadTimeout
-	}
+	o.Location = cmp.Or(o.Location, time.UTC)
+	o.Refresh = cmp.Or(max(o.Refresh, 0), DefaultRefresh)
+	o.PageSize = cmp.Or(max(o.PageSize, 0), DefaultPageSize)
+	o.CacheFor = cmp.Or(max(o.CacheFor, 0), DefaultCacheFor)
+	o.ReadTimeout = cmp.Or(max(o.ReadTimeout, 0), DefaultReadTimeout)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -168,8 +159,6 @@ func (h *Handler) view(r *http.Request, title string) view {
 	return v
 }
 
-// configured is the configured insurers' names, in order; nil when
-// not known.
 func (h *Handler) configured() []string {
 	if h.o.Insurers == nil {
 		return nil
@@ -276,7 +265,6 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request) {
 	h.render(w, "request", v)
 }
 
-// storiesOf are requests as stories without a timeline.
 func storiesOf(rs []Request) []Story {
 	out := make([]Story, len(rs))
 	for i, r := range rs {
@@ -371,8 +359,8 @@ func (h *Handler) cached(key string) (any, bool) {
 	return c.data, true
 }
 
-// found is what find found: ambiguous when the stories are the
-// requests of several insurers with the id asked for.
+// found is what find found: ambiguous when the stories are several
+// insurers' requests with the id asked for.
 type found struct {
 	stories   []Story
 	ambiguous bool
@@ -380,13 +368,11 @@ type found struct {
 
 var errNotReady = errors.New("the daemon has not connected to the database yet")
 
-// failRead answers a read that failed.
 func (h *Handler) failRead(w http.ResponseWriter, r *http.Request, err error) {
 	h.fail(w, r, http.StatusServiceUnavailable, "The state could not be read",
 		"quotesync's state could not be read from the database: "+err.Error()+". The page tries again at its next refresh.")
 }
 
-// fail answers with an error page.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, code int, title, msg string) {
 	v := h.view(r, title)
 	v.Message = msg

@@ -117,7 +117,6 @@ func requestOf(r store.Request, named bool) Request {
 	return out
 }
 
-// phaseWords are the state machine's words for ph and its way out.
 func phaseWords(ph store.Phase) (words, wayOut string) {
 	for _, p := range qsync.Phases() {
 		if p.Phase == ph {
@@ -166,7 +165,6 @@ func LoadStory(ctx context.Context, db *store.Store, key store.RequestKey, confi
 	return storyOf(ctx, db, r, NameInsurers(configured, r.Insurer), limit)
 }
 
-// storyOf reads the timeline of r (its insurer's events).
 func storyOf(ctx context.Context, db *store.Store, r store.Request, named bool, limit int) (Story, error) {
 	if limit <= 0 {
 		limit = DefaultTimelineLimit
@@ -229,7 +227,11 @@ func FindStories(ctx context.Context, db *store.Store, l Lookup) ([]Story, error
 	if len(rows) == 0 {
 		return nil, ErrNotFound
 	}
-	named := NameInsurers(l.Configured, insurersOf(rows)...)
+	var insurers []string
+	for _, r := range rows {
+		insurers = append(insurers, r.Insurer)
+	}
+	named := NameInsurers(l.Configured, insurers...)
 	out := make([]Story, 0, len(rows))
 	for _, r := range rows {
 		st, err := storyOf(ctx, db, r, named, l.Limit)
@@ -271,12 +273,4 @@ func requestsOfID(ctx context.Context, db *store.Store, l Lookup) ([]store.Reque
 		amb.Matches = append(amb.Matches, requestOf(r, true))
 	}
 	return nil, amb
-}
-
-func insurersOf(rows []store.Request) []string {
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		out[i] = r.Insurer
-	}
-	return out
 }

@@ -31,15 +31,6 @@ type Step struct {
 	Attempt int    `json:"attempt,omitempty"`
 }
 
-// ShortHash is the first twelve characters of the hash (enough to tell
-// two Drafts apart on a screen).
-func (s Step) ShortHash() string {
-	if len(s.Hash) > 12 {
-		return s.Hash[:12]
-	}
-	return s.Hash
-}
-
 // Timeline turns events (in any order) into steps, oldest first.
 func Timeline(evs []store.Event) []Step {
 	evs = slices.Clone(evs)
@@ -58,8 +49,7 @@ func stepOf(ev store.Event) Step {
 		Status: ev.Status, Attempt: ev.Attempt}
 	if ev.Reason != qsync.ReasonNone {
 		s.Words = qsync.Reason(ev.Reason).Words
-		// The engine stores the reason's words ahead of the cause: say
-		// them once.
+		// The engine stores the words ahead of the cause: say them once.
 		s.Details = strings.TrimPrefix(strings.TrimPrefix(s.Details, s.Words), "; ")
 	}
 	s.What = what(ev)
@@ -96,9 +86,9 @@ func what(ev store.Event) string {
 	case qsync.EventTakenElsewhere:
 		return "taken by someone else"
 	case qsync.EventDrafted:
-		return fmt.Sprintf("Draft pushed: %s, hash %s", lines(ev.Items), short(ev.Hash))
+		return fmt.Sprintf("Draft pushed: %s, hash %s", qsync.Plural(ev.Items, "line"), short(ev.Hash))
 	case qsync.EventRedrafted:
-		return fmt.Sprintf("Draft pushed again after a change: %s, hash %s", lines(ev.Items), short(ev.Hash))
+		return fmt.Sprintf("Draft pushed again after a change: %s, hash %s", qsync.Plural(ev.Items, "line"), short(ev.Hash))
 	case qsync.EventSubmitted:
 		if ev.Hash != "" {
 			return fmt.Sprintf("Submitted for assessment (the Draft with hash %s)", short(ev.Hash))
@@ -127,15 +117,8 @@ func what(ev store.Event) string {
 	return ev.Kind
 }
 
-// lines is "1 line", "3 lines".
-func lines(n int) string {
-	if n == 1 {
-		return "1 line"
-	}
-	return fmt.Sprintf("%d lines", n)
-}
-
-// short is the first twelve characters of a hash, "-" for none.
+// short is the first twelve characters of a hash (enough to tell two
+// Drafts apart on a screen), "-" for none.
 func short(h string) string {
 	switch {
 	case h == "":

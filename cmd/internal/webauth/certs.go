@@ -5,7 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"sync/atomic"
 	"time"
@@ -19,9 +19,8 @@ type Cert struct {
 
 // LoadKeyPair reads a PEM certificate (chain) and its key, and parses the
 // leaf; its errors name the files, never the key. A key file that every
-// user of the machine may read (the "other" read bit) is refused, with
-// the fix: whoever reads it can pose as the listener. The group may read
-// it: the service's own group is how the key is given to the service.
+// user may read is refused, with the fix: whoever reads it can pose as the
+// listener (the group may: that is how the service is given the key).
 func LoadKeyPair(certFile, keyFile string) (*tls.Certificate, error) {
 	certPEM, err := os.ReadFile(certFile)
 	if err != nil {
@@ -43,34 +42,18 @@ func LoadKeyPair(certFile, keyFile string) (*tls.Certificate, error) {
 	return &pair, nil
 }
 
-// errKeyReadable is the cause of a refused key file that every user may
-// read.
 var errKeyReadable = errors.New("readable by every user of this machine")
 
-// readPrivate reads the key file at path, refusing it (ErrKeyReadable,
-// its mode and the fix) when its mode lets every user read it; the mode
-// is that of the file opened, not of a name that may change after.
+// readPrivate reads the key file at path, refusing it (errKeyReadable,
+// its mode and the fix) when its mode lets every user read it.
 func readPrivate(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, unwrapPath(err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, unwrapPath(err)
-	}
-	if perm := fi.Mode().Perm(); perm&0o004 != 0 {
-		return nil, fmt.Errorf("%w (mode %04o): chmod 600 %s (or 640 with the group of the user quotesync runs as), then reload", errKeyReadable, perm, path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxKeyBytes+1))
-	if err != nil {
-		return nil, unwrapPath(err)
-	}
-	if len(data) > maxKeyBytes {
-		return nil, fmt.Errorf("larger than %d KiB: is this the right file?", maxKeyBytes>>10)
-	}
-	return data, nil
+	data, _, err := readSmall(path, maxKeyBytes, func(perm fs.FileMode) error {
+		if perm&0o004 != 0 {
+			return fmt.Errorf("%w (mode %04o): chmod 600 %s (or 640 with the group of the user quotesync runs as), then reload", errKeyReadable, perm, path)
+		}
+		return nil
+	})
+	return data, err
 }
 
 // maxKeyBytes caps a key file: a PEM key is a few kilobytes.

@@ -6,6 +6,7 @@
 package webauth
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"net/url"
@@ -20,13 +21,11 @@ import (
 // Policy is who a Guard lets in. The daemon builds one from its
 // configuration and swaps it in on reload (SetPolicy).
 type Policy struct {
-	// Users may log in. Nil means nobody can: every path that needs a
-	// login is refused.
+	// Users may log in; nil means nobody can.
 	Users *Users
-	// Page says every path but Options.ScrapePaths needs a login.
-	Page bool
-	// Scrape says Options.ScrapePaths need one.
-	Scrape bool
+	// Page says every path but Options.ScrapePaths needs a login; Scrape
+	// says Options.ScrapePaths need one.
+	Page, Scrape bool
 	// SessionLifetime is how long a login lasts; 0 means
 	// DefaultSessionLifetime.
 	SessionLifetime time.Duration
@@ -67,15 +66,9 @@ type Guard struct {
 
 // New returns a Guard of next under p.
 func New(next http.Handler, p Policy, o Options) *Guard {
-	if o.Home == "" {
-		o.Home = "/"
-	}
-	if o.FailBurst <= 0 {
-		o.FailBurst = DefaultFailBurst
-	}
-	if o.FailEvery <= 0 {
-		o.FailEvery = DefaultFailEvery
-	}
+	o.Home = cmp.Or(o.Home, "/")
+	o.FailBurst = cmp.Or(max(o.FailBurst, 0), DefaultFailBurst)
+	o.FailEvery = cmp.Or(max(o.FailEvery, 0), DefaultFailEvery)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -86,9 +79,7 @@ func New(next http.Handler, p Policy, o Options) *Guard {
 
 // SetPolicy puts p in force for the requests that follow.
 func (g *Guard) SetPolicy(p Policy) {
-	if p.SessionLifetime <= 0 {
-		p.SessionLifetime = DefaultSessionLifetime
-	}
+	p.SessionLifetime = cmp.Or(max(p.SessionLifetime, 0), DefaultSessionLifetime)
 	g.policy.Store(&p)
 }
 
@@ -141,7 +132,6 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.refuse(w, r, http.StatusUnauthorized, "log in at "+LoginPath+", or send HTTP Basic credentials over TLS")
 }
 
-// pass serves the request as user.
 func (g *Guard) pass(w http.ResponseWriter, r *http.Request, user string) {
 	g.next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))
 }
@@ -155,9 +145,9 @@ func (g *Guard) session(r *http.Request, p *Policy) (string, bool) {
 	return verify(g.o.Key, c.Value, p.Users, g.o.Now(), p.SessionLifetime)
 }
 
-// serveBasic admits a request by its HTTP Basic credentials: only from an
-// address that has not used up its failed logins (a scraper set up wrong
-// is logged a few times, then refused quietly), and only over TLS.
+// serveBasic admits a request by its HTTP Basic credentials: only over
+// TLS, and from an address that has not used up its failed logins (a
+// scraper set up wrong is logged a few times, then refused quietly).
 func (g *Guard) serveBasic(w http.ResponseWriter, r *http.Request, p *Policy) {
 	if d := g.limit.begin(clientKey(r.RemoteAddr), g.o.Now()); d > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
@@ -177,9 +167,8 @@ func (g *Guard) serveBasic(w http.ResponseWriter, r *http.Request, p *Policy) {
 		g.challenge(w, r, "malformed Authorization header")
 		return
 	}
-	known, good := p.Users.Check(user, password)
-	if !good {
-		g.failed(r, knownName(user, known), reasonFor(known))
+	if known, good := p.Users.Check(user, password); !good {
+		g.failedCheck(r, user, known)
 		g.challenge(w, r, "wrong user name or password")
 		return
 	}
@@ -188,13 +177,11 @@ func (g *Guard) serveBasic(w http.ResponseWriter, r *http.Request, p *Policy) {
 	g.pass(w, r, user)
 }
 
-// challenge answers 401 asking for HTTP Basic credentials.
 func (g *Guard) challenge(w http.ResponseWriter, r *http.Request, why string) {
 	w.Header().Set("WWW-Authenticate", `Basic realm="quotesync", charset="UTF-8"`)
 	g.refuse(w, r, http.StatusUnauthorized, why)
 }
 
-// refuse answers code with why in plain text.
 func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, code int, why string) {
 	if r.TLS != nil && code == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
 		w.Header().Set("WWW-Authenticate", `Basic realm="quotesync", charset="UTF-8"`)
@@ -205,8 +192,7 @@ func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, code int, why str
 
 // failed ends a login attempt that the limit admitted (begin) as a
 // failure, counted and logged: the client, the user when the name is a
-// user (a name that is not might be a password typed in the wrong box),
-// why; never the password.
+// user's (another might be a password typed in the wrong box), why.
 func (g *Guard) failed(r *http.Request, user, reason string) {
 	key, now := clientKey(r.RemoteAddr), g.o.Now()
 	limited := g.limit.end(key, now, true)
@@ -220,23 +206,17 @@ func (g *Guard) failed(r *http.Request, user, reason string) {
 	}
 }
 
-// succeeded ends a login attempt that the limit admitted (begin) as a
-// success: it counts against nothing.
+// succeeded ends a login attempt that the limit admitted as a success.
 func (g *Guard) succeeded(r *http.Request) {
 	g.limit.end(clientKey(r.RemoteAddr), g.o.Now(), false)
 }
 
-// knownName is user when it is a user's name, else "".
-func knownName(user string, known bool) string {
+// failedCheck is failed for a wrong password, naming user only when it
+// is a user's name.
+func (g *Guard) failedCheck(r *http.Request, user string, known bool) {
 	if known {
-		return user
+		g.failed(r, user, reasonWrongPassword)
+	} else {
+		g.failed(r, "", reasonUnknownUser)
 	}
-	return ""
-}
-
-func reasonFor(known bool) string {
-	if known {
-		return reasonWrongPassword
-	}
-	return reasonUnknownUser
 }

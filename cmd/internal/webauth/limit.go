@@ -22,19 +22,16 @@ const (
 )
 
 // failLimiter counts failed logins per client address (an IPv6 address
-// by its /64, which one host usually holds whole): each failure takes a
-// token of the address's bucket. A check of a password is admitted
-// (begin) only while the address has a token for it beyond the checks
-// of its still under way, so that guesses sent at once are limited as
-// those sent one after another; an address without one is refused
-// before its password is even looked at.
+// by its /64): each failure takes a token of the address's bucket. A check
+// of a password is admitted (begin) only while the address has a token
+// for it beyond its checks still under way, so that guesses sent at once
+// are limited as those sent one after another.
 //
 // It remembers at most maxLimited addresses; when full, it forgets the
 // one whose last failure is the oldest, so that failures from many
-// addresses (the /64s of one IPv6 /48) never refuse an address that did
-// not fail. Finding it is a scan of the table, microseconds beside a
-// bcrypt check: hashicorp/golang-lru was weighed, a dependency for one
-// loop.
+// addresses never refuse one that did not fail. Finding it is a scan,
+// microseconds beside a bcrypt check (hashicorp/golang-lru was weighed: a
+// dependency for one loop).
 type failLimiter struct {
 	burst int
 	every time.Duration
@@ -44,7 +41,6 @@ type failLimiter struct {
 	checks map[netip.Prefix]int         // checks under way, by address
 }
 
-// failBucket is an address's failures.
 type failBucket struct {
 	lim  *rate.Limiter
 	last time.Time // of the last failure
@@ -112,8 +108,6 @@ func (l *failLimiter) end(key netip.Prefix, now time.Time, failed bool) (limited
 	return before >= 1 && b.lim.TokensAt(now) < 1
 }
 
-// wait says how long the address must wait before its next try; 0 when
-// it may try now.
 func (l *failLimiter) wait(key netip.Prefix, now time.Time) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -138,13 +132,11 @@ func (l *failLimiter) waitLocked(key netip.Prefix, now time.Time) time.Duration 
 
 // evictOldest forgets the address whose last failure is the oldest.
 func (l *failLimiter) evictOldest() {
-	var oldest netip.Prefix
-	var at time.Time
-	first := true
+	var oldest *netip.Prefix
 	for k, b := range l.m {
-		if first || b.last.Before(at) {
-			oldest, at, first = k, b.last, false
+		if oldest == nil || b.last.Before(l.m[*oldest].last) {
+			oldest = &k
 		}
 	}
-	delete(l.m, oldest)
+	delete(l.m, *oldest)
 }

@@ -46,7 +46,6 @@ const maxFormBytes = 8 << 10
 //go:embed templates/login.html
 var templates embed.FS
 
-// loginPage is the login form; parsed once, it is never changed after.
 var loginPage = template.Must(template.ParseFS(templates, "templates/login.html"))
 
 // loginView is what the login form shows.
@@ -75,9 +74,8 @@ func (g *Guard) serveLogin(w http.ResponseWriter, r *http.Request, p *Policy) {
 }
 
 // login checks the form's user and password and sets the session cookie.
-// The form is protected from cross-site requests twice: the browser's
-// Sec-Fetch-Site or Origin must name this site (net/http's
-// CrossOriginProtection), and the session cookie is SameSite=Strict.
+// Cross-site requests are refused twice: by net/http's
+// CrossOriginProtection, and by the cookie's SameSite=Strict.
 func (g *Guard) login(w http.ResponseWriter, r *http.Request, p *Policy) {
 	if !g.sameOrigin(w, r) {
 		return
@@ -98,9 +96,8 @@ func (g *Guard) login(w http.ResponseWriter, r *http.Request, p *Policy) {
 		return
 	}
 	user, password := r.PostForm.Get("user"), r.PostForm.Get("password")
-	known, ok := p.Users.Check(user, password)
-	if !ok {
-		g.failed(r, knownName(user, known), reasonFor(known))
+	if known, ok := p.Users.Check(user, password); !ok {
+		g.failedCheck(r, user, known)
 		view.Message = "Wrong user name or password."
 		g.form(w, r, http.StatusUnauthorized, view)
 		return
@@ -113,7 +110,7 @@ func (g *Guard) login(w http.ResponseWriter, r *http.Request, p *Policy) {
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
-// serveLogout ends the browser's session (POST) and shows the form again.
+// serveLogout ends the browser's session (POST).
 func (g *Guard) serveLogout(w http.ResponseWriter, r *http.Request, p *Policy) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
@@ -142,7 +139,6 @@ func (g *Guard) sameOrigin(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// form answers code with the login form.
 func (g *Guard) form(w http.ResponseWriter, r *http.Request, code int, v loginView) {
 	v.TLS = r.TLS != nil
 	var buf bytes.Buffer
@@ -171,7 +167,6 @@ func (g *Guard) nextPath(next string) string {
 	return next
 }
 
-// clientIP is the request's client address without its port.
 func clientIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {

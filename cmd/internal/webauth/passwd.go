@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/google/renameio/v2"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -33,10 +34,9 @@ func CheckPassword(password []byte) error {
 }
 
 // SetPassword adds user with password to the users file at path, or
-// changes their password, keeping every other line as it is. It writes
-// a new file beside the old one (mode 0600, the old file's owner and
-// group) and renames it over the old one, so a reader sees the old file
-// or the new, never half of one. It reports whether the user is new.
+// changes their password, keeping every other line as it is, and reports
+// whether the user is new. A reader sees the old file or the new, never
+// half of one (writeAtomic).
 func SetPassword(path, user string, password []byte) (added bool, err error) {
 	if err := CheckUserName(user); err != nil {
 		return false, err
@@ -48,12 +48,9 @@ func SetPassword(path, user string, password []byte) (added bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("hash the password: %w", err)
 	}
-	old, err := os.ReadFile(path)
+	old, _, err := readSmall(path, MaxUsersFileBytes, nil)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, fmt.Errorf("read users file %s: %w", path, unwrapPath(err))
-	}
-	if len(old) > MaxUsersFileBytes {
-		return false, fmt.Errorf("read users file %s: larger than %d KiB: is this the right file?", path, MaxUsersFileBytes>>10)
+		return false, fmt.Errorf("read users file %s: %w", path, err)
 	}
 	content, added := withUser(old, user, string(hash))
 	if err := writeAtomic(path, content); err != nil {
@@ -90,45 +87,28 @@ func withUser(old []byte, user, hash string) ([]byte, bool) {
 	return []byte(strings.Join(out, "")), added
 }
 
-// writeAtomic replaces path by content: a temporary file in the same
-// directory, mode 0600 and the old file's owner, synced, then renamed.
+// writeAtomic replaces path by content (renameio: a temporary file in the
+// same directory, synced, renamed), mode 0600 and the old file's owner.
 func writeAtomic(path string, content []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".new-*")
+	t, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithStaticPermissions(0o600))
 	if err != nil {
 		return unwrapPath(err)
 	}
-	done := false
-	defer func() {
-		if !done {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return err
-	}
+	defer func() { _ = t.Cleanup() }()
 	if fi, err := os.Stat(path); err == nil {
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok && (int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid()) {
-			if err := tmp.Chown(int(st.Uid), int(st.Gid)); err != nil {
+			if err := t.Chown(int(st.Uid), int(st.Gid)); err != nil {
 				return fmt.Errorf("keep the file's owner (uid %d, gid %d; run as root or as that user): %w", st.Uid, st.Gid, unwrapPath(err))
 			}
 		}
 	}
-	if _, err := tmp.Write(content); err != nil {
+	if _, err := t.Write(content); err != nil {
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := t.CloseAtomicallyReplace(); err != nil {
 		return unwrapPath(err)
 	}
-	done = true
-	if d, err := os.Open(dir); err == nil { // the rename itself on disk
+	if d, err := os.Open(filepath.Dir(path)); err == nil { // the rename itself on disk
 		_ = d.Sync()
 		_ = d.Close()
 	}

@@ -29,8 +29,6 @@ const (
 	cookieNameTLS = "__Host-quotesync_session"
 )
 
-// sessionCookieName is the cookie's name on a connection with or without
-// TLS.
 func sessionCookieName(tls bool) string {
 	if tls {
 		return cookieNameTLS
@@ -39,19 +37,15 @@ func sessionCookieName(tls bool) string {
 }
 
 // A session is a cookie "user.issued.expiry.mac": the user name
-// (base64url), when it was issued and when it expires (Unix seconds), and
-// an HMAC-SHA256 under the key of those and of the user's stored hash, so
-// that a changed password or a removed user ends every session of
-// theirs. It is valid until its expiry, and no longer than the session
-// lifetime in force (a reload may shorten it) after its issue. Nothing is
-// kept on the server: a logout removes the browser's cookie, nothing
-// else. gorilla/securecookie and alexedwards/scs were weighed: the one
-// encodes and encrypts values with gob for what is a name and two times
-// here, the other keeps sessions in a store; neither signs over the
-// stored hash.
+// (base64url), its issue and expiry (Unix seconds), and an HMAC-SHA256 of
+// those and of the user's stored hash, so that a changed password or a
+// removed user ends every session of theirs. It is valid until its
+// expiry, and no longer than the session lifetime in force after its
+// issue. Nothing is kept on the server. gorilla/securecookie and
+// alexedwards/scs were weighed: the one gob-encodes and encrypts what is
+// a name and two times here, the other keeps sessions in a store; neither
+// signs over the stored hash.
 
-// sign returns the cookie value of user's session from issued until
-// expires.
 func sign(key []byte, user string, hash []byte, issued, expires time.Time) string {
 	name := base64.RawURLEncoding.EncodeToString([]byte(user))
 	iss, exp := strconv.FormatInt(issued.Unix(), 10), strconv.FormatInt(expires.Unix(), 10)

@@ -17,22 +17,18 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// MaxUsersFileBytes caps a users file: a line is about 70 bytes, so this
-// holds thousands of users.
-const MaxUsersFileBytes = 1 << 20
-
-// maxUserName caps a user name, in bytes.
-const maxUserName = 64
-
-// dummyHash is checked against when there are no users (a bcrypt hash of
-// a random string, cost 10 as `quotesync passwd` writes them).
-const dummyHash = "$2a$10$w8xp.a0Q6m73fUDjAK4xheoY2baiV1NcQiYFnrqIXZNNXJCQfZ1YK"
-
-// GoodCost is the lowest bcrypt cost of a users file's hash that is not
-// warned about: the cost `quotesync passwd` writes (bcrypt.DefaultCost);
-// `htpasswd -B` writes 5 unless given -C 10. A cheaper hash is cracked
-// faster by whoever gets the file.
-const GoodCost = bcrypt.DefaultCost
+const (
+	// MaxUsersFileBytes caps a users file: thousands of users.
+	MaxUsersFileBytes = 1 << 20
+	maxUserName       = 64 // bytes
+	// dummyHash is checked against when there are no users (a bcrypt
+	// hash of a random string, cost 10 as `quotesync passwd` writes them).
+	dummyHash = "$2a$10$w8xp.a0Q6m73fUDjAK4xheoY2baiV1NcQiYFnrqIXZNNXJCQfZ1YK"
+	// GoodCost is the lowest bcrypt cost of a users file's hash that is
+	// not warned about: the cost `quotesync passwd` writes; `htpasswd -B`
+	// writes 5 unless given -C 10.
+	GoodCost = bcrypt.DefaultCost
+)
 
 // Users are the users of a users file: names and their bcrypt hashes.
 type Users struct {
@@ -46,12 +42,9 @@ type Users struct {
 	// pad holds, for each cost from the file's cheapest to level, a
 	// hash of a random string. An unknown user is compared against
 	// pad[level]; a user whose hash costs c < level, after their own
-	// hash, against pad[c], pad[c+1], … pad[level-1]: bcrypt's work
-	// doubles with each cost, so 2^c + 2^c + 2^(c+1) + … + 2^(level-1)
-	// is 2^level, the work of one comparison at level. A wrong password
-	// is refused as slowly for every name, known at any cost or not:
-	// the time of an answer does not tell which names are users, nor
-	// whose hash is cheap to crack.
+	// hash, against pad[c] … pad[level-1]: bcrypt's work doubles with each
+	// cost, so 2^c + 2^c + … + 2^(level-1) is 2^level. The time of an
+	// answer tells neither which names are users nor whose hash is cheap.
 	pad map[int][]byte
 	// compare is bcrypt.CompareHashAndPassword; a test counts its work.
 	compare func(hash, password []byte) error
@@ -63,27 +56,15 @@ type Users struct {
 // starting with # are skipped. An empty file has no users: nobody can
 // log in.
 func LoadUsers(path string) (*Users, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read users file %s: %w", path, unwrapPath(err))
+	data, mode, err := readSmall(path, MaxUsersFileBytes, nil)
+	var u *Users
+	if err == nil {
+		u, err = parseUsers(data)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("read users file %s: %w", path, unwrapPath(err))
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxUsersFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read users file %s: %w", path, unwrapPath(err))
-	}
-	if len(data) > MaxUsersFileBytes {
-		return nil, fmt.Errorf("read users file %s: larger than %d KiB: is this the right file?", path, MaxUsersFileBytes>>10)
-	}
-	u, err := parseUsers(data)
 	if err != nil {
 		return nil, fmt.Errorf("read users file %s: %w", path, err)
 	}
-	u.path, u.mode = path, fi.Mode().Perm()
+	u.path, u.mode = path, mode
 	return u, nil
 }
 
@@ -169,10 +150,10 @@ func (u *Users) Check(name, password string) (known, ok bool) {
 
 // Weak returns the users whose hash's cost is below GoodCost, sorted.
 func (u *Users) Weak() []string {
-	var out []string
 	if u == nil {
 		return nil
 	}
+	var out []string
 	for name, c := range u.costs {
 		if c < GoodCost {
 			out = append(out, name)
@@ -182,10 +163,9 @@ func (u *Users) Weak() []string {
 	return out
 }
 
-// OpenToOthers reports whether the file, as read, may be read or written
-// by anyone but its owner (any group or other permission bit), and its
-// permissions: the hashes are the passwords' stand-ins, and whoever may
-// write the file may add a user.
+// OpenToOthers returns the file's permissions, as read, and whether any
+// group or other bit is set: the hashes stand in for the passwords, and
+// whoever may write the file may add a user.
 func (u *Users) OpenToOthers() (fs.FileMode, bool) {
 	if u == nil {
 		return 0, false
@@ -203,11 +183,9 @@ func (u *Users) hash(name string) []byte {
 }
 
 // CheckUserName says what is wrong with a user name: empty, longer than
-// 64 bytes, not UTF-8, starting with # (a comment line of the users
-// file, which parseUsers skips), or holding a colon, a space or a
-// control character (the file's separators, and what a log or a page
-// could not show plainly): every name it accepts is read back from the
-// line SetPassword writes.
+// 64 bytes, not UTF-8, starting with # (a comment line), or holding a
+// colon, a space or a control character: every name it accepts is read
+// back from the line SetPassword writes.
 func CheckUserName(name string) error {
 	switch {
 	case name == "":
@@ -225,6 +203,31 @@ func CheckUserName(name string) error {
 		}
 	}
 	return nil
+}
+
+// readSmall reads the file at path, of at most limit bytes, after check
+// (nil: none) of its permissions: those of the file opened, not of a name
+// that may change after. Its errors do not name the file: the caller does.
+func readSmall(path string, limit int64, check func(fs.FileMode) error) ([]byte, fs.FileMode, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, unwrapPath(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, unwrapPath(err)
+	}
+	if check != nil {
+		if err := check(fi.Mode().Perm()); err != nil {
+			return nil, 0, err
+		}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(data)) > limit {
+		err = fmt.Errorf("larger than %d KiB: is this the right file?", limit>>10)
+	}
+	return data, fi.Mode().Perm(), unwrapPath(err)
 }
 
 // unwrapPath drops the path of an *os.PathError; the caller names it.

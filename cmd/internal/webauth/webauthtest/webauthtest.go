@@ -10,11 +10,12 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"maps"
 	"math/big"
 	"net"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,13 +33,8 @@ func WriteUsers(tb testing.TB, path string, users map[string]string) {
 // WriteUsersAtCost is WriteUsers with hashes of the given bcrypt cost.
 func WriteUsersAtCost(tb testing.TB, path string, users map[string]string, cost int) {
 	tb.Helper()
-	names := make([]string, 0, len(users))
-	for n := range users {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var b strings.Builder
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(users)) {
 		h, err := bcrypt.GenerateFromPassword([]byte(users[n]), cost)
 		if err != nil {
 			tb.Fatal(err)
