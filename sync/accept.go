@@ -96,6 +96,13 @@ func (e *Engine) reserve(ctx context.Context, p *pass, req remote.Request) (stor
 		}
 	}
 	err = fmt.Errorf("reserve request %s: %w", nr.RequestID, err)
+	if errors.Is(err, store.ErrLockWait) {
+		// A lock another session holds (the shop's program): this
+		// request waits for the next pass, and the pass goes on with
+		// the others instead of queueing behind the lock.
+		e.recordUnreserved(ctx, p, req, func(cur store.Request) change { return decideShopLocked(cur, req, err) })
+		return store.Request{}, false
+	}
 	if shopdb.IsTooLong(err) {
 		// The shop refuses a value of this request as longer than its
 		// column: a fault of this request's data, rejected (the others go

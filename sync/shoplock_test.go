@@ -1,0 +1,74 @@
+package sync
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quotesync/quotesync/shopdb"
+)
+
+// TestReserveBehindShopLock: while the shop's program holds the job
+// counter in an open transaction, a reservation that needs create_job
+// gives up after shop.lock_wait: the request waits (reason shop_lock),
+// its attempt counted, its error naming the holder's connection, due
+// again at the next pass, with one event however many passes it stays
+// behind the lock, and nothing of create_job kept. Once the lock is
+// released the next reservation creates exactly one job.
+func TestReserveBehindShopLock(t *testing.T) {
+	t.Parallel()
+	h := newReserveHarness(t, func(c *shopdb.Config) { c.LockWait = time.Second })
+	before := h.counter()
+	shop, err := h.d.SQL.Conn(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shop.Close()
+	var holder int64
+	if err := shop.QueryRowContext(h.ctx, "SELECT CONNECTION_ID()").Scan(&holder); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := shop.ExecContext(h.ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := shop.ExecContext(h.ctx, "SELECT next_val FROM counters WHERE name = 'job' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	req := pendingReq("301", "CLM-SHOPLOCK")
+	for attempt := 1; attempt <= 2; attempt++ {
+		start := time.Now()
+		if _, r, ok := h.reserve(h.e, req); ok {
+			t.Fatalf("attempt %d: reserved %+v behind the shop's lock", attempt, r)
+		}
+		if waited := time.Since(start); waited > 5*time.Second {
+			t.Errorf("attempt %d waited %s, want about shop.lock_wait (1s)", attempt, waited.Round(time.Millisecond))
+		}
+		r := h.row("301")
+		if r.Phase != PhaseWaiting || r.Reason != ReasonShopLock || r.Attempts != attempt || !r.NextAttemptAt.IsZero() {
+			t.Errorf("attempt %d: row %s/%s, %d attempts, next %v; want waiting/shop_lock, %d, at the next pass",
+				attempt, r.Phase, r.Reason, r.Attempts, r.NextAttemptAt, attempt)
+		}
+		for _, want := range []string{fmt.Sprintf("connection %d (", holder), "shop.lock_wait (1s) ran out", fmt.Sprintf("KILL %d", holder)} {
+			if !strings.Contains(r.LastError, want) {
+				t.Errorf("attempt %d: last error %q lacks %q", attempt, r.LastError, want)
+			}
+		}
+	}
+	if got := h.events("301"); len(got) != 1 || got[0] != string(EventReserveFailed) {
+		t.Errorf("events %v, want one reserve_failed however many passes the lock lasts", got)
+	}
+	if _, err := shop.ExecContext(h.ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.counter(); got != before {
+		t.Errorf("counter %d behind the lock, want %d: nothing of create_job kept", got, before)
+	}
+	_, r, ok := h.reserve(h.e, req)
+	if !ok || r.Phase != PhaseReserved || !r.JobCreated || r.Attempts != 0 || r.LastError != "" {
+		t.Fatalf("reserve after the lock was released: %+v, %v; want reserved with a created job, the error cleared", r, ok)
+	}
+	if got, n := h.counter(), h.count("SELECT COUNT(*) FROM jobs WHERE claim_number = ?", "CLM-SHOPLOCK"); got != before+1 || n != 1 {
+		t.Errorf("after the release: counter %d (was %d), %d jobs for the claim; want one job", got, before, n)
+	}
+}
