@@ -50,6 +50,10 @@ type pass struct {
 	from     fromCache            // what of the cache the pass used as it was
 	notes    []store.MarkerUpdate // markers to remember, written at once
 	ahead    *statesRun           // estimate states read ahead (statesAhead)
+	// counterLocked is create_job's first lock wait in this pass (guarded
+	// by mu): the reservations after it that need create_job wait for the
+	// next pass without queueing behind the same lock.
+	counterLocked error
 }
 
 // countLater counts requests left for the next pass.

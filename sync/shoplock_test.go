@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // TestReserveBehindShopLock: while the shop's program holds the job
@@ -36,7 +37,8 @@ func TestReserveBehindShopLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := pendingReq("301", "CLM-SHOPLOCK")
-	for attempt := 1; attempt <= 2; attempt++ {
+	for attempt := 1; attempt <= 2; attempt++ { // two passes
+
 		start := time.Now()
 		if _, r, ok := h.reserve(h.e, req); ok {
 			t.Fatalf("attempt %d: reserved %+v behind the shop's lock", attempt, r)
@@ -54,6 +56,23 @@ func TestReserveBehindShopLock(t *testing.T) {
 				t.Errorf("attempt %d: last error %q lacks %q", attempt, r.LastError, want)
 			}
 		}
+	}
+	// A second request that needs create_job in the same pass does not
+	// queue behind the same lock: it waits for the next pass at once,
+	// named the same way.
+	p := &pass{e: h.e, now: h.now, phases: map[string]store.Phase{}}
+	if _, ok := h.e.reserve(h.ctx, p, req); ok {
+		t.Fatal("reserved behind the shop's lock")
+	}
+	start := time.Now()
+	if _, ok := h.e.reserve(h.ctx, p, pendingReq("302", "CLM-SHOPLOCK-2")); ok {
+		t.Fatal("a second request reserved behind the shop's lock")
+	}
+	if waited := time.Since(start); waited > 500*time.Millisecond {
+		t.Errorf("the second create_job of the pass waited %s, want no wait behind the lock the first met", waited.Round(time.Millisecond))
+	}
+	if r := h.row("302"); r.Phase != PhaseWaiting || r.Reason != ReasonShopLock || !strings.Contains(r.LastError, fmt.Sprintf("connection %d (", holder)) {
+		t.Errorf("second request: %s/%s, last error %q; want waiting/shop_lock naming connection %d", r.Phase, r.Reason, r.LastError, holder)
 	}
 	if got := h.events("301"); len(got) != 1 || got[0] != string(EventReserveFailed) {
 		t.Errorf("events %v, want one reserve_failed however many passes the lock lasts", got)
