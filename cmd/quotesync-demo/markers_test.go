@@ -25,6 +25,7 @@ func TestMarkersOnEmbeddedServer(t *testing.T) {
 	}
 	cfg := sampleshop.Mapping()
 	cfg.Addr, cfg.User, cfg.Password, cfg.Database = mc.Addr, mc.User, mc.Passwd, mc.DBName
+	cfg.LockWait = -time.Second // the embedded server keeps no lock wait per session
 	db, err := shopdb.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
