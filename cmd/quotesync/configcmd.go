@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -52,10 +51,9 @@ Flags:
 const configValueWidth = 48
 
 func runConfig(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("config", flag.ContinueOnError)
+	fs := verbFlags("config", configHelp)
 	cfg := registerConfig(fs)
 	asJSON := fs.Bool("json", false, "print JSON: every entry with its whole value")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), configHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}

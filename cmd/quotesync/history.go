@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -56,13 +55,12 @@ Flags:
 `
 
 func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("history", flag.ContinueOnError)
+	fs := verbFlags("history", historyHelp)
 	cfg := registerConfig(fs)
 	asJSON := fs.Bool("json", false, "print JSON (every field, whole texts) for scripts")
 	limit := fs.Int("limit", statuspage.DefaultTimelineLimit, "show the newest `N` events of each request (0: all)")
 	insurer := fs.String("insurer", "", "the insurer whose request it is (when two insurers' services use the id)")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), historyHelp); fs.PrintDefaults() }
-	arg, code, ok := parseOneArg(fs, "history", "a request id or a job number", args, stdout, stderr)
+	arg, code, ok := parseOneArg(fs, "a request id or a job number", args, stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -204,31 +202,4 @@ func printAmbiguous(stdout, stderr io.Writer, amb *statuspage.AmbiguousError, as
 	}
 	_ = tw.Flush()
 	return exitFailure
-}
-
-// parseOneArg parses flags before and after the one argument of verb
-// (what names it in messages).
-func parseOneArg(fs *flag.FlagSet, verb, what string, args []string, stdout, stderr io.Writer) (arg string, code int, ok bool) {
-	if wantsHelp(args) {
-		fs.SetOutput(stdout)
-		fs.Usage()
-		return "", exitOK, false
-	}
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		return "", exitUsage, false
-	}
-	if fs.NArg() == 0 {
-		fmt.Fprintf(stderr, "quotesync %s: %s is missing; run 'quotesync %s --help'\n", verb, what, verb)
-		return "", exitUsage, false
-	}
-	arg = strings.TrimSpace(fs.Arg(0))
-	if err := fs.Parse(fs.Args()[1:]); err != nil {
-		return "", exitUsage, false
-	}
-	if fs.NArg() > 0 || arg == "" {
-		fmt.Fprintf(stderr, "quotesync %s: one argument, %s, please; unexpected %q\n", verb, what, strings.Join(fs.Args(), " "))
-		return "", exitUsage, false
-	}
-	return arg, exitOK, true
 }

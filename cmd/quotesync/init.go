@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -143,7 +142,7 @@ func runInitWith(ctx context.Context, args []string, in io.Reader, interactive b
 
 func parseInitFlags(args []string, stdout, stderr io.Writer) (initOptions, int, bool) {
 	o := initOptions{workTypes: map[string]string{}, choose: map[string]string{}}
-	fs := flag.NewFlagSet("init", flag.ContinueOnError)
+	fs := verbFlags("init", initHelp)
 	fs.StringVar(&o.dsn, "dsn", "", "the shop `database`: user@tcp(host:3306)/shopdb")
 	fs.StringVar(&o.output, "output", "quotesync.yaml", "the configuration `file` to write")
 	fs.StringVar(&o.passwordFile, "password-file", "", "read the database password from `file` (else $"+initPasswordEnv+")")
@@ -153,7 +152,6 @@ func parseInitFlags(args []string, stdout, stderr io.Writer) (initOptions, int, 
 	var workTypes, choose listFlag
 	fs.Var(&workTypes, "work-type", "map an operation code to a work type: `CODE=TYPE` (repeatable)")
 	fs.Var(&choose, "choose", "fix one choice: `ROLE=NAME` (repeatable)")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), initHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return o, code, false
 	}

@@ -68,10 +68,9 @@ func runInsurers(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		sub, args = args[0], args[1:]
 	}
-	fs := flag.NewFlagSet("insurers", flag.ContinueOnError)
+	fs := verbFlags("insurers", insurersHelp)
 	cfg := registerConfig(fs)
 	force := fs.Bool("force", false, "move or end: change the requests (without it, list what would change)")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), insurersHelp); fs.PrintDefaults() }
 	names, code, ok := parseInsurersArgs(fs, sub, args, stdout, stderr)
 	if !ok {
 		return code
@@ -106,30 +105,17 @@ func runInsurers(ctx context.Context, args []string, stdout, stderr io.Writer) i
 // parseInsurersArgs parses the flags, before and after the names, and
 // checks the names a sub-command takes.
 func parseInsurersArgs(fs *flag.FlagSet, sub string, args []string, stdout, stderr io.Writer) ([]string, int, bool) {
-	want := map[string]int{"": 0, "adopt": 1, "move": 2, "end": 1}
-	n, known := want[sub]
 	if wantsHelp(args) || sub == "help" {
-		fs.SetOutput(stdout)
-		fs.Usage()
-		return nil, exitOK, false
+		sub, args = "", []string{"--help"}
 	}
-	fs.SetOutput(stderr)
+	n, known := map[string]int{"": 0, "adopt": 1, "move": 2, "end": 1}[sub]
 	if !known {
 		fmt.Fprintf(stderr, "quotesync insurers: unknown sub-command %q; use adopt, move or end (or none, to list)\n", termtext.Safe(sub))
 		return nil, exitUsage, false
 	}
-	var names []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, exitOK, false
-			}
-			return nil, exitUsage, false
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		names, args = append(names, fs.Arg(0)), fs.Args()[1:]
+	names, code, ok := parseArgs(fs, args, stdout, stderr)
+	if !ok {
+		return nil, code, false
 	}
 	if len(names) != n {
 		fmt.Fprintf(stderr, "quotesync insurers %s: %s, got %d; run 'quotesync insurers --help'\n", sub,

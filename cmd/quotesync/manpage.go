@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -31,8 +30,7 @@ Example:
 `
 
 func runManpage(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("manpage", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), manpageHelp) }
+	fs := verbFlags("manpage", manpageHelp)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -51,12 +50,11 @@ Flags:
 `
 
 func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("once", flag.ContinueOnError)
+	fs := verbFlags("once", onceHelp)
 	var cf commonFlags
 	parsed := cf.register(fs)
 	dry := fs.Bool("dry-run", false, "print the plan of a pass; write nothing")
 	asJSON := fs.Bool("json", false, "with --dry-run: print the plan as JSON")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), onceHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}

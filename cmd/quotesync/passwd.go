@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -51,10 +50,9 @@ Flags:
 const maxPasswordLine = 1 << 10
 
 func runPasswd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("passwd", flag.ContinueOnError)
+	fs := verbFlags("passwd", passwdHelp)
 	file := fs.String("file", config.DefaultUsersFile, "the users `file` (metrics.users_file)")
-	fs.Usage = func() { _, _ = io.WriteString(fs.Output(), passwdHelp); fs.PrintDefaults() }
-	user, code, ok := parseOneArg(fs, "passwd", "the user name", args, stdout, stderr)
+	user, code, ok := parseOneArg(fs, "the user name", args, stdout, stderr)
 	if !ok {
 		return code
 	}

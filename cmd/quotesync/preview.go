@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -59,12 +58,11 @@ Flags:
 `
 
 func runPreview(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("preview", flag.ContinueOnError)
+	fs := verbFlags("preview", previewHelp)
 	cfg := registerConfig(fs)
 	asJSON := fs.Bool("json", false, "print the exact body a Draft push would send")
 	insurer := fs.String("insurer", "", "build the quote as the insurer `NAME`'s pass would (a job no request holds)")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), previewHelp); fs.PrintDefaults() }
-	job, code, ok := parseOneArg(fs, "preview", "a job number", args, stdout, stderr)
+	job, code, ok := parseOneArg(fs, "a job number", args, stdout, stderr)
 	if !ok {
 		return code
 	}

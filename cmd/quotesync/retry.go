@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -61,15 +60,22 @@ Flags:
 `
 
 func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("retry", flag.ContinueOnError)
+	fs := verbFlags("retry", retryHelp)
 	cfg := registerConfig(fs)
 	note := fs.String("note", "", "why, for the event log (default: who ran it)")
 	insurer := fs.String("insurer", "", "the insurer whose request it is (with several insurers, when the id is tracked for more than one)")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), retryHelp); fs.PrintDefaults() }
-	id, code, ok := parseRetryArgs(fs, args, stdout, stderr)
-	if !ok {
+	ids, code, ok := parseArgs(fs, args, stdout, stderr)
+	switch {
+	case !ok:
 		return code
+	case len(ids) == 0:
+		fmt.Fprintln(stderr, "quotesync retry: the request id is missing; 'quotesync status' lists the stuck ones\nExample: quotesync retry 1234")
+		return exitUsage
+	case len(ids) > 1 || strings.TrimSpace(ids[0]) == "":
+		fmt.Fprintf(stderr, "quotesync retry: one request id, please; unexpected %q\n", strings.Join(ids[1:], " "))
+		return exitUsage
 	}
+	id := strings.TrimSpace(ids[0])
 	if *note == "" {
 		*note = "retry requested from the command line"
 		if u := os.Getenv("USER"); u != "" {
@@ -116,36 +122,4 @@ func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stdout, "it was %s because: %s\n", before.Phase, termtext.Lines(before.LastError))
 	}
 	return exitOK
-}
-
-// parseRetryArgs parses flags before and after the request id.
-func parseRetryArgs(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (id string, code int, ok bool) {
-	if wantsHelp(args) {
-		fs.SetOutput(stdout)
-		fs.Usage()
-		return "", exitOK, false
-	}
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return "", exitOK, false
-		}
-		return "", exitUsage, false
-	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "quotesync retry: the request id is missing; 'quotesync status' lists the stuck ones\nExample: quotesync retry 1234")
-		return "", exitUsage, false
-	}
-	id = strings.TrimSpace(fs.Arg(0))
-	if err := fs.Parse(fs.Args()[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return "", exitOK, false
-		}
-		return "", exitUsage, false
-	}
-	if fs.NArg() > 0 || id == "" {
-		fmt.Fprintf(stderr, "quotesync retry: one request id, please; unexpected %q\n", strings.Join(fs.Args(), " "))
-		return "", exitUsage, false
-	}
-	return id, exitOK, true
 }

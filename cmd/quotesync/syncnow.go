@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -48,9 +47,8 @@ Flags:
 `
 
 func runSyncNow(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sync-now", flag.ContinueOnError)
+	fs := verbFlags("sync-now", syncNowHelp)
 	cfg := registerConfig(fs)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), syncNowHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
