@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -203,11 +204,7 @@ func (s *initSession) renderWorkTypes(w *yamlWriter) {
 	codeCol := p.Lines.Name + "." + p.Code.Name
 	w.comment(1, false, fmt.Sprintf("The shop's operation codes (%s) → the service's work types (%s). A line whose code is not here holds its job back until it is added; `quotesync check` lists unmapped codes.",
 		codeCol, strings.Join(qsync.DocumentedWorkTypes, ", ")))
-	codes := make([]string, 0, len(s.workTypes))
-	for c := range s.workTypes {
-		codes = append(codes, c)
-	}
-	slices.Sort(codes)
+	codes := slices.Sorted(maps.Keys(s.workTypes))
 	mapped := 0
 	for _, c := range codes {
 		if s.workTypes[c].Type != "" {

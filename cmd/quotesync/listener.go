@@ -44,7 +44,7 @@ type liveReport struct {
 // /livez.
 func obsHandler(m *promMetrics, h healthFunc, live liveFunc) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", m.reg.Handler())
+	mux.Handle("GET /metrics", m.handler)
 	// /livez answers what systemd's watchdog asks, for an orchestrator
 	// that restarts on a failed liveness probe (Kubernetes): whether the
 	// scheduler makes progress, standby or not. Unlike /healthz it stays

@@ -5,7 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -63,12 +64,7 @@ func manPage(ctx context.Context) string {
 	b.WriteString(roffLiteral(usageText.String()))
 	w(".fi")
 	w(".SH COMMANDS")
-	names := make([]string, 0, len(verbs))
-	for name := range verbs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(verbs)) {
 		var help bytes.Buffer
 		verbs[name].run(ctx, []string{"--help"}, &help, io.Discard)
 		w(`.SS "quotesync %s"`, roffEscape(name))

@@ -198,7 +198,7 @@ func (d *daemon) run(ctx context.Context, set *config.Settings, hup <-chan os.Si
 	wdCtx, wdCancel := context.WithCancel(context.Background())
 	defer wdCancel()
 	if interval > 0 {
-		go runWatchdog(wdCtx, interval, d.notify, d.alive)
+		go runWatchdog(wdCtx, interval, d.notify, d.live)
 	}
 
 	skipFirst := false
@@ -408,13 +408,9 @@ func (d *daemon) onTick(t qsync.Tick) {
 	}
 }
 
-// alive is the watchdog's question: does the scheduler make progress?
-func (d *daemon) alive(now time.Time) (bool, string) {
-	return d.current().Live(now, &d.prog)
-}
-
-// live answers /livez: the watchdog's question, and "starting" (not
-// live yet) before the first configuration is assembled.
+// live is the watchdog's question, and /livez's: does the scheduler make
+// progress? "starting" (not live yet) before the first configuration is
+// assembled.
 func (d *daemon) live(now time.Time) (bool, string) {
 	qd := d.current()
 	if qd == nil {

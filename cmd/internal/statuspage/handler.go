@@ -388,13 +388,13 @@ func (h *Handler) when(t time.Time) string {
 	s := t.In(h.o.Location).Format("2006-01-02 15:04:05 MST")
 	d := h.o.Now().Sub(t)
 	if d < 0 {
-		return s + " (in " + span(-d) + ")"
+		return s + " (in " + Span(-d) + ")"
 	}
-	return s + " (" + span(d) + " ago)"
+	return s + " (" + Span(d) + " ago)"
 }
 
-// span is a duration as people say it: 45s, 12m, 3h, 5d.
-func span(d time.Duration) string {
+// Span is a duration as people say it: 45s, 12m, 3h, 5d.
+func Span(d time.Duration) string {
 	switch {
 	case d < time.Minute:
 		return fmt.Sprintf("%ds", int(d/time.Second))
