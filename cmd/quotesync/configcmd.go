@@ -58,7 +58,7 @@ func runConfig(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	path := cfg.path()
-	entries, err := config.EffectiveFor(path, string(cfg.site), os.Getenv)
+	entries, err := config.Effective(path, string(cfg.site), os.Getenv)
 	if err != nil {
 		printErr(stderr, "config", err)
 		return exitUsage
