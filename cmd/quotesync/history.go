@@ -65,13 +65,11 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return code
 	}
 	if *limit < 0 {
-		fmt.Fprintln(stderr, "quotesync history: --limit must be 0 (all) or more")
-		return exitUsage
+		return failf(stderr, exitUsage, "quotesync history: --limit must be 0 (all) or more")
 	}
 	if *insurer != "" {
 		if err := store.CheckInsurerName(*insurer); err != nil {
-			fmt.Fprintf(stderr, "quotesync history: --insurer: %s\n", termtext.Safe(err.Error()))
-			return exitUsage
+			return failf(stderr, exitUsage, "quotesync history: --insurer: %s", termtext.Safe(err.Error()))
 		}
 	}
 	n := *limit
@@ -87,8 +85,7 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	defer out.flush()
 	stdout = out
 	if cur, _, err := st.SchemaVersion(ctx); err == nil && cur == 0 {
-		fmt.Fprintf(stderr, "quotesync history: %s is not tracked: quotesync's state tables do not exist yet in %s (the first start of 'quotesync run' or 'once' creates them)\n", termtext.Safe(arg), db.Config().Database)
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync history: %s is not tracked: quotesync's state tables do not exist yet in %s (the first start of 'quotesync run' or 'once' creates them)", termtext.Safe(arg), db.Config().Database)
 	}
 	stories, err := statuspage.FindStories(ctx, st, statuspage.Lookup{Arg: arg, Insurer: *insurer, Configured: set.Daemon.Names(), Limit: n})
 	var amb *statuspage.AmbiguousError
@@ -96,14 +93,11 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	case errors.As(err, &amb):
 		return printAmbiguous(stdout, stderr, amb, *asJSON)
 	case errors.Is(err, statuspage.ErrNotFound) && *insurer != "":
-		fmt.Fprintf(stderr, "quotesync history: insurer %s has no tracked request with the id or the job number %q; 'quotesync status --all --insurer %s' lists its requests\n", *insurer, arg, *insurer)
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync history: insurer %s has no tracked request with the id or the job number %q; 'quotesync status --all --insurer %s' lists its requests", *insurer, arg, *insurer)
 	case errors.Is(err, statuspage.ErrNotFound):
-		fmt.Fprintf(stderr, "quotesync history: no tracked request has the id or the job number %q; 'quotesync status --all' lists the requests quotesync knows\n", arg)
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync history: no tracked request has the id or the job number %q; 'quotesync status --all' lists the requests quotesync knows", arg)
 	case err != nil:
-		printErr(stderr, "history", err)
-		return exitFailure
+		return fail(stderr, exitFailure, "history", err)
 	}
 	if *asJSON {
 		if err := writeJSON(stdout, struct {

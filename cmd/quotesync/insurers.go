@@ -88,14 +88,12 @@ func runInsurers(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	case "adopt":
 		a, err := qd.Adopt(ctx, names[0])
 		if err != nil && !errors.Is(err, qsync.ErrAdoptKept) {
-			printErr(stderr, "insurers adopt", err)
-			return exitFailure
+			return fail(stderr, exitFailure, "insurers adopt", err)
 		}
 		fmt.Fprintf(stdout, "insurer %s adopted %s, %s and %s written before insurers had names\n", names[0],
 			qsync.Plural(a.Requests, "request"), qsync.Plural(a.Events, "event"), qsync.Plural(a.Deliveries, "delivery"))
 		if err != nil { // some were left: each id is tracked by the insurer already
-			printErr(stderr, "insurers adopt", err)
-			return exitFailure
+			return fail(stderr, exitFailure, "insurers adopt", err)
 		}
 		return exitOK
 	}
@@ -130,8 +128,7 @@ func parseInsurersArgs(fs *flag.FlagSet, sub string, args []string, stdout, stde
 func listInsurers(ctx context.Context, qd *qsync.Daemon, stdout, stderr io.Writer) int {
 	counts, err := qd.Store.PhaseCounts(ctx)
 	if err != nil {
-		printErr(stderr, "insurers", err)
-		return exitFailure
+		return fail(stderr, exitFailure, "insurers", err)
 	}
 	type tally struct{ live, all int }
 	by := map[string]*tally{}
@@ -181,8 +178,7 @@ func settleInsurer(ctx context.Context, qd *qsync.Daemon, sub string, names []st
 	}
 	rows, err := qd.Store.ListRequests(ctx, q)
 	if err != nil {
-		printErr(stderr, "insurers "+sub, err)
-		return exitFailure
+		return fail(stderr, exitFailure, "insurers "+sub, err)
 	}
 	if !force {
 		what := map[string]string{"move": "move to insurer " + termtext.Safe(strings.Join(names[1:], "")), "end": "end"}[sub]
@@ -190,8 +186,7 @@ func settleInsurer(ctx context.Context, qd *qsync.Daemon, sub string, names []st
 		for _, r := range slices.Backward(rows) {
 			fmt.Fprintf(stdout, "  %s (claim %s, job %s, %s)\n", termtext.Safe(r.RequestID), dash(termtext.Safe(r.ClaimNumber)), dash(termtext.Safe(r.JobNumber)), r.Phase)
 		}
-		fmt.Fprintf(stderr, "quotesync insurers %s: nothing changed; add --force to %s them\n", sub, sub)
-		return exitUsage
+		return failf(stderr, exitUsage, "quotesync insurers %s: nothing changed; add --force to %s them", sub, sub)
 	}
 	var done []store.Request
 	var errs []error
@@ -201,8 +196,7 @@ func settleInsurer(ctx context.Context, qd *qsync.Daemon, sub string, names []st
 		done, errs, err = qd.End(ctx, from)
 	}
 	if err != nil {
-		printErr(stderr, "insurers "+sub, err)
-		return exitFailure
+		return fail(stderr, exitFailure, "insurers "+sub, err)
 	}
 	verb := map[string]string{"move": "moved to insurer " + termtext.Safe(strings.Join(names[1:], "")), "end": "ended"}[sub]
 	fmt.Fprintf(stdout, "%s of insurer %s %s\n", qsync.Plural(len(done), "request"), termtext.Safe(from), verb)

@@ -68,8 +68,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		v, ok = internalVerbs[args[0]] // not listed in the help
 	}
 	if !ok {
-		fmt.Fprintf(stderr, "quotesync: unknown command %q; run 'quotesync --help' for the list\n", args[0])
-		return exitUsage
+		return failf(stderr, exitUsage, "quotesync: unknown command %q; run 'quotesync --help' for the list", args[0])
 	}
 	return v.run(ctx, args[1:], stdout, stderr)
 }

@@ -36,8 +36,7 @@ func runManpage(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return code
 	}
 	if _, err := io.WriteString(stdout, manPage(ctx)); err != nil {
-		fmt.Fprintf(stderr, "quotesync manpage: %v\n", err)
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync manpage: %v", err)
 	}
 	return exitOK
 }

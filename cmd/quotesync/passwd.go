@@ -57,23 +57,19 @@ func runPasswd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return code
 	}
 	if err := webauth.CheckUserName(user); err != nil {
-		printErr(stderr, "passwd", err)
-		return exitUsage
+		return fail(stderr, exitUsage, "passwd", err)
 	}
 	password, err := readNewPassword(os.Stdin, stderr, user)
 	if err != nil {
-		printErr(stderr, "passwd", err)
-		return exitUsage
+		return fail(stderr, exitUsage, "passwd", err)
 	}
 	if err := webauth.CheckPassword(password); err != nil {
-		printErr(stderr, "passwd", err)
-		return exitUsage
+		return fail(stderr, exitUsage, "passwd", err)
 	}
 	added, err := webauth.SetPassword(*file, user, password)
 	clear(password)
 	if err != nil {
-		printErr(stderr, "passwd", err)
-		return exitFailure
+		return fail(stderr, exitFailure, "passwd", err)
 	}
 	what := "changed the password of"
 	if added {

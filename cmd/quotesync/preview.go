@@ -68,20 +68,17 @@ func runPreview(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	if *insurer != "" {
 		if err := store.CheckInsurerName(*insurer); err != nil {
-			fmt.Fprintf(stderr, "quotesync preview: --insurer: %s\n", termtext.Safe(err.Error()))
-			return exitUsage
+			return failf(stderr, exitUsage, "quotesync preview: --insurer: %s", termtext.Safe(err.Error()))
 		}
 	}
 	cf := cfg.common()
 	set, err := cf.loadSettings(config.ShopSecrets)
 	if err != nil {
-		printErr(stderr, "preview", err)
-		return exitUsage
+		return fail(stderr, exitUsage, "preview", err)
 	}
 	db, err := shopdb.Open(ctx, set.Daemon.Shop)
 	if err != nil {
-		printErr(stderr, "preview", err)
-		return exitFailure
+		return fail(stderr, exitFailure, "preview", err)
 	}
 	defer db.Close()
 	var pv qsync.Preview
@@ -97,21 +94,17 @@ func runPreview(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	switch {
 	case errors.Is(err, qsync.ErrNoSuchJob):
-		fmt.Fprintf(stderr, "quotesync preview: %s\n", termtext.Lines(err.Error()))
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync preview: %s", termtext.Lines(err.Error()))
 	case err != nil:
-		printErr(stderr, "preview", err)
-		return exitFailure
+		return fail(stderr, exitFailure, "preview", err)
 	}
 	if *asJSON {
 		if !pv.Pushable() {
-			fmt.Fprintf(stderr, "quotesync preview: a pass would push nothing for job %s: %s\n", termtext.Safe(job), termtext.Lines(heldWhy(pv)))
-			return exitFailure
+			return failf(stderr, exitFailure, "quotesync preview: a pass would push nothing for job %s: %s", termtext.Safe(job), termtext.Lines(heldWhy(pv)))
 		}
 		body, err := remote.QuoteBody(pv.Quote)
 		if err != nil {
-			printErr(stderr, "preview", err)
-			return exitFailure
+			return fail(stderr, exitFailure, "preview", err)
 		}
 		_, _ = stdout.Write(append(termtext.JSON(body), '\n'))
 		return exitOK

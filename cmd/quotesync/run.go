@@ -97,8 +97,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cf.secrets = redact.New()
 	set, err := cf.loadSettings(config.AllSecrets)
 	if err != nil {
-		printErr(stderr, "run", err)
-		return exitUsage
+		return fail(stderr, exitUsage, "run", err)
 	}
 	level := zap.NewAtomicLevelAt(set.LogLevel)
 	log := cf.logger(level, set.LogFormat, stdout, cf.secrets)

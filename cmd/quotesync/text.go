@@ -103,6 +103,19 @@ func printErr(w io.Writer, verb string, err error) {
 	fmt.Fprintf(w, "quotesync %s: %s\n", verb, termtext.Lines(err.Error()))
 }
 
+// fail is printErr, for a verb that stops with the exit status code.
+func fail(w io.Writer, code int, verb string, err error) int {
+	printErr(w, verb, err)
+	return code
+}
+
+// failf writes a line of its own on w for a verb that stops with the exit
+// status code.
+func failf(w io.Writer, code int, format string, args ...any) int {
+	fmt.Fprintf(w, format+"\n", args...)
+	return code
+}
+
 // writeJSON writes v as indented JSON for --json, with no character a
 // terminal acts on left raw (termtext.JSON): the values decode exactly, and
 // a person may read the output on a terminal.
