@@ -261,7 +261,7 @@ func (d *daemon) open(ctx context.Context, set *config.Settings, prev *config.Se
 // closed; its result arrives on the returned channel. The insurers of
 // resume (their pass was cut short by the reload) pass at once.
 func (d *daemon) start(ctx context.Context, drain chan struct{}, skipFirst bool, resume []string) <-chan error {
-	qd := d.current()
+	qd, _ := d.current()
 	done := make(chan error, 1)
 	go func() {
 		done <- qd.Run(ctx, qsync.RunOptions{
@@ -336,9 +336,7 @@ func (d *daemon) prepareReload(ctx context.Context) *wiring {
 	if err != nil {
 		return reject(err)
 	}
-	d.mu.Lock()
-	prev := d.set
-	d.mu.Unlock()
+	_, prev := d.current()
 	if set.LogFormat != prev.LogFormat {
 		d.log.Warn(msgLogFormatKept, zap.String(fieldRunning, prev.LogFormat))
 	}
@@ -374,11 +372,12 @@ func (d *daemon) swap(w *wiring) {
 	d.notify.send(sdReady, sdStatus("ready; configuration reloaded; schedule %s", spec))
 }
 
-// current returns the running daemon's parts.
-func (d *daemon) current() *qsync.Daemon {
+// current returns the running daemon's parts and the settings they were
+// built from; nil before the first configuration is assembled.
+func (d *daemon) current() (*qsync.Daemon, *config.Settings) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.cur
+	return d.cur, d.set
 }
 
 // onTick records the scheduler's progress and tells systemd about it.
@@ -411,7 +410,7 @@ func (d *daemon) onTick(t qsync.Tick) {
 // progress? "starting" (not live yet) before the first configuration is
 // assembled.
 func (d *daemon) live(now time.Time) (bool, string) {
-	qd := d.current()
+	qd, _ := d.current()
 	if qd == nil {
 		return false, "starting"
 	}
@@ -420,9 +419,7 @@ func (d *daemon) live(now time.Time) (bool, string) {
 
 // health answers /healthz.
 func (d *daemon) health(ctx context.Context) (bool, qsync.HealthReport) {
-	d.mu.Lock()
-	qd, set := d.cur, d.set
-	d.mu.Unlock()
+	qd, set := d.current()
 	if qd == nil {
 		return false, qsync.HealthReport{Status: "unhealthy", Reason: "starting", Role: "starting", Database: "not connected yet"}
 	}
