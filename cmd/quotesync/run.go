@@ -103,10 +103,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	log := cf.logger(level, set.LogFormat, stdout, cf.secrets)
 	defer func() { _ = log.Sync() }()
 	d := &daemon{cf: cf, log: log, level: level, notify: notifier{log: log}, metrics: newPromMetrics(),
-		usr1: usr1, now: make(chan qsync.NowRequest), secrets: cf.secrets, sessionKey: webauth.NewKey()}
+		usr1: usr1, now: make(chan qsync.NowRequest), sessionKey: webauth.NewKey()}
 	code := d.run(ctx, set, hup)
 	if code == exitFailure && d.startErr != nil {
-		printErr(stderr, "run", errors.New(d.secrets.Redact(d.startErr.Error())))
+		printErr(stderr, "run", errors.New(d.cf.secrets.Redact(d.startErr.Error())))
 	}
 	return code
 }
@@ -114,6 +114,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // daemon is the running `quotesync run`: the current wiring, swapped by
 // reloads, and what the watchdog and /healthz read.
 type daemon struct {
+	// cf.secrets is the process's one set: the secrets of the first
+	// configuration and of every reload after it, and every token sent;
+	// removed from the log, the kept texts, the listener's answers and
+	// sd_notify.
 	cf      commonFlags
 	log     *zap.Logger
 	level   zap.AtomicLevel
@@ -131,11 +135,6 @@ type daemon struct {
 
 	cutMu gosync.Mutex
 	cut   []string // insurers whose pass was interrupted (see cutShort)
-	// secrets is the process's one set (cf.secrets): the secrets of the
-	// first configuration and of every reload after it, and every token
-	// sent; removed from the log, the kept texts, the listener's answers
-	// and sd_notify.
-	secrets *redact.Secrets
 
 	mu  gosync.Mutex // guards the wiring below
 	cur *qsync.Daemon
@@ -248,7 +247,7 @@ func (d *daemon) open(ctx context.Context, set *config.Settings, prev *config.Se
 			cert = &webauth.Cert{}
 			cert.Store(w.auth.pair)
 		}
-		guard := d.guarded(redactAnswers(d.secrets, withStatusPage(obsHandler(d.metrics, d.health, d.live), d.statusPage(set))), w.auth)
+		guard := d.guarded(redactAnswers(d.cf.secrets, withStatusPage(obsHandler(d.metrics, d.health, d.live), d.statusPage(set))), w.auth)
 		if w.obs, err = d.startListener(set.Metrics.Listen, guard, cert); err != nil {
 			_ = qd.Close()
 			return nil, err
@@ -384,7 +383,7 @@ func (d *daemon) current() (*qsync.Daemon, *config.Settings) {
 // The pass's error is recorded redacted: /healthz, the status page's
 // health line and sd_notify show it.
 func (d *daemon) onTick(t qsync.Tick) {
-	t.Err = redactErr(d.secrets, t.Err)
+	t.Err = redactErr(d.cf.secrets, t.Err)
 	d.prog.Tick(t, time.Now())
 	// Summary.Interrupted, not ErrInterrupted: a pass cut short that also
 	// failed a step reports that failure.
