@@ -40,7 +40,7 @@ func (st *Store) RequestsPage(ctx context.Context, q PageQuery) ([]Request, erro
 	var args []any
 	if len(q.Quiet) > 0 {
 		where = append(where, "(reason NOT IN (?) OR supplement_needed = 1)")
-		args = append(args, reasonStrings(q.Quiet))
+		args = append(args, strs(q.Quiet))
 	}
 	if q.Insurer != "" {
 		where = append(where, "insurer = ?")
@@ -57,14 +57,7 @@ func (st *Store) RequestsPage(ctx context.Context, q PageQuery) ([]Request, erro
 	if err != nil {
 		return nil, fmt.Errorf("read requests page: %w", err)
 	}
-	rs, err := st.queryRequests(ctx, st.x, text, args...)
-	if mysqlErrno(err) == errNoSuchTable {
-		err = ErrNoStateTables
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read requests page: %w", err)
-	}
-	return rs, nil
+	return st.selectRequests(ctx, "read requests page", nil, text, args...)
 }
 
 // RequestsOfJob returns the rows that hold job's number, or gave it up
@@ -73,15 +66,8 @@ func (st *Store) RequestsPage(ctx context.Context, q PageQuery) ([]Request, erro
 func (st *Store) RequestsOfJob(ctx context.Context, job string) ([]Request, error) {
 	ctx, cancel := st.timeout(ctx)
 	defer cancel()
-	rs, err := st.queryRequests(ctx, st.x, "SELECT "+lightColumns+" FROM "+st.t.requests+
+	return st.selectRequests(ctx, "read requests of job "+job, nil, "SELECT "+lightColumns+" FROM "+st.t.requests+
 		" WHERE job_number = ? OR released_job = ? ORDER BY created_at DESC, request_id DESC LIMIT 100", job, job)
-	if mysqlErrno(err) == errNoSuchTable {
-		err = ErrNoStateTables
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read requests of job %s: %w", job, err)
-	}
-	return rs, nil
 }
 
 // RequestKey names one request: its insurer and its id (two insurers'
@@ -118,12 +104,4 @@ func (st *Store) LatestEvents(ctx context.Context, keys []RequestKey) (map[Reque
 		out[RequestKey{Insurer: ev.Insurer, RequestID: ev.RequestID}] = ev
 	}
 	return out, nil
-}
-
-func reasonStrings(rs []Reason) []string {
-	out := make([]string, len(rs))
-	for i, r := range rs {
-		out[i] = string(r)
-	}
-	return out
 }

@@ -142,7 +142,7 @@ func (st *Store) OpenRequests(ctx context.Context, q OpenQuery) ([]Request, erro
 	var args []any
 	if len(q.Phases) > 0 {
 		where = append(where, "phase IN (?)")
-		args = append(args, phaseStrings(q.Phases))
+		args = append(args, strs(q.Phases))
 	}
 	if len(q.Recent) > 0 {
 		since := q.Since
@@ -150,7 +150,7 @@ func (st *Store) OpenRequests(ctx context.Context, q OpenQuery) ([]Request, erro
 			since = time.Date(1000, 1, 1, 0, 0, 0, 0, time.UTC)
 		}
 		where = append(where, "(phase IN (?) AND updated_at >= ?)")
-		args = append(args, phaseStrings(q.Recent), normTime(since))
+		args = append(args, strs(q.Recent), normTime(since))
 	}
 	if len(q.IDs) > 0 {
 		where = append(where, "request_id IN (?)")
@@ -165,21 +165,30 @@ func (st *Store) OpenRequests(ctx context.Context, q OpenQuery) ([]Request, erro
 		return nil, fmt.Errorf("read open requests: %w", err)
 	}
 	// Sized as the last read, so that an idle pass reads into one slice.
-	rs, err := queryRequestsInto(ctx, st.x, make([]Request, 0, st.openRows.Load()), text, args...)
+	rs, err := st.selectRequests(ctx, "read open requests", make([]Request, 0, st.openRows.Load()), text, args...)
 	st.openRows.Store(int64(len(rs)))
+	return rs, err
+}
+
+// selectRequests reads the rows of query on the pool into out (see
+// queryRequestsInto); missing tables are ErrNoStateTables, and what names
+// the read in the error.
+func (st *Store) selectRequests(ctx context.Context, what string, out []Request, query string, args ...any) ([]Request, error) {
+	out, err := queryRequestsInto(ctx, st.x, out, query, args...)
 	if mysqlErrno(err) == errNoSuchTable {
 		err = ErrNoStateTables
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read open requests: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return rs, nil
+	return out, nil
 }
 
-func phaseStrings(ps []Phase) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = string(p)
+// strs is xs as strings, for sqlx.In.
+func strs[T ~string](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
 	}
 	return out
 }
@@ -206,7 +215,7 @@ func (st *Store) ListRequests(ctx context.Context, q ListQuery) ([]Request, erro
 	var args []any
 	if len(q.Hide) > 0 {
 		w := "phase NOT IN (?)"
-		args = append(args, phaseStrings(q.Hide))
+		args = append(args, strs(q.Hide))
 		if q.KeepSupplements {
 			w = "(" + w + " OR supplement_needed = 1)"
 		}
@@ -478,25 +487,11 @@ type PhaseCount struct {
 func (st *Store) PhaseCounts(ctx context.Context) ([]PhaseCount, error) {
 	ctx, cancel := st.timeout(ctx)
 	defer cancel()
-	rows, err := st.x.QueryContext(ctx, "SELECT insurer, phase, reason, COUNT(*), SUM(supplement_needed) FROM "+st.t.requests+
-		" GROUP BY insurer, phase, reason")
+	var out []PhaseCount
+	err := st.x.SelectContext(ctx, &out, "SELECT insurer, phase, reason, COUNT(*) AS n, SUM(supplement_needed) AS supplements FROM "+
+		st.t.requests+" GROUP BY insurer, phase, reason")
 	if mysqlErrno(err) == errNoSuchTable {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("count requests by phase: %w", err)
-	}
-	defer rows.Close()
-	var out []PhaseCount
-	for rows.Next() {
-		var c PhaseCount
-		if err := rows.Scan(&c.Insurer, &c.Phase, &c.Reason, &c.N, &c.Supplements); err != nil {
-			return nil, fmt.Errorf("count requests by phase: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("count requests by phase: %w", err)
-	}
-	return out, nil
+	return out, wrapErr("count requests by phase", err)
 }
