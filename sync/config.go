@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"sort"
@@ -116,39 +117,19 @@ func (c Config) retryBackoff() remote.Backoff {
 // withDefaults fills zero fields with their defaults.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
-	if c.Insurer == "" {
-		c.Insurer = shopdb.DefaultInsurer
-	}
-	if c.Schedule == "" {
-		c.Schedule = d.Schedule
-	}
+	c.Insurer = cmp.Or(c.Insurer, shopdb.DefaultInsurer)
+	c.Schedule = cmp.Or(c.Schedule, d.Schedule)
 	if c.Location == nil {
 		c.Location = d.Location
 	}
-	if c.Concurrency == 0 {
-		c.Concurrency = d.Concurrency
-	}
-	if c.PassTimeout == 0 {
-		c.PassTimeout = d.PassTimeout
-	}
-	if c.RetryBackoffMin == 0 {
-		c.RetryBackoffMin = d.RetryBackoffMin
-	}
-	if c.RetryBackoffMax == 0 {
-		c.RetryBackoffMax = d.RetryBackoffMax
-	}
-	if c.MaxConflicts == 0 {
-		c.MaxConflicts = d.MaxConflicts
-	}
-	if c.WatchSubmitted == 0 {
-		c.WatchSubmitted = d.WatchSubmitted
-	}
-	if c.MaxNewPerPass == 0 {
-		c.MaxNewPerPass = d.MaxNewPerPass
-	}
-	if c.Quote.Type == "" {
-		c.Quote.Type = d.Quote.Type
-	}
+	c.Concurrency = cmp.Or(c.Concurrency, d.Concurrency)
+	c.PassTimeout = cmp.Or(c.PassTimeout, d.PassTimeout)
+	c.RetryBackoffMin = cmp.Or(c.RetryBackoffMin, d.RetryBackoffMin)
+	c.RetryBackoffMax = cmp.Or(c.RetryBackoffMax, d.RetryBackoffMax)
+	c.MaxConflicts = cmp.Or(c.MaxConflicts, d.MaxConflicts)
+	c.WatchSubmitted = cmp.Or(c.WatchSubmitted, d.WatchSubmitted)
+	c.MaxNewPerPass = cmp.Or(c.MaxNewPerPass, d.MaxNewPerPass)
+	c.Quote.Type = cmp.Or(c.Quote.Type, d.Quote.Type)
 	return c
 }
 

@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -196,10 +197,7 @@ func (e *Emulator) applyFault(w http.ResponseWriter, r *http.Request, f Fault, s
 	case FaultLandThenHang:
 		e.readAhead(r)
 		serve(&discardWriter{header: make(http.Header)})
-		hang := f.Latency
-		if hang == 0 {
-			hang = DefaultMaxHang
-		}
+		hang := cmp.Or(f.Latency, DefaultMaxHang)
 		wait(r, hang)
 		dropConnection(w)
 	}

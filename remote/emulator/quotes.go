@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -53,9 +54,7 @@ func (e *Emulator) updateQuote(w http.ResponseWriter, r *http.Request, p params)
 		return
 	}
 	q.Type = typ
-	if q.Status == "" {
-		q.Status = StatusDraft
-	}
+	q.Status = cmp.Or(q.Status, StatusDraft)
 	e.mu.Lock()
 	status, out, aerr := e.writeQuoteLocked(p, q, true)
 	e.mu.Unlock()

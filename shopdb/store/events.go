@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -26,9 +27,7 @@ func (st *Store) eventArgs(ev *Event) ([]any, error) {
 	if ev.At.IsZero() {
 		ev.At = now()
 	}
-	if ev.Insurer == "" {
-		ev.Insurer = st.insurer
-	}
+	ev.Insurer = cmp.Or(ev.Insurer, st.insurer)
 	return []any{ev.Insurer, ev.RequestID, ev.Job, ev.Kind, ev.From, ev.To, ev.Reason, ev.Route, ev.Status, ev.Attempt,
 		ev.Duration.Milliseconds(), ev.Items, ev.Hash, st.keepText(ev.Message), normTime(ev.At)}, nil
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -454,15 +455,9 @@ func (st *Store) recordEvent(ctx context.Context, x queryer, ev Event, cur, next
 // eventOf is ev with what the rows of its change from cur to next say:
 // the request, the insurer, the job, the phases, the time.
 func eventOf(ev Event, cur, next Request) Event {
-	if ev.RequestID == "" {
-		ev.RequestID = next.RequestID
-	}
-	if ev.Insurer == "" {
-		ev.Insurer = next.Insurer
-	}
-	if ev.Job == "" {
-		ev.Job = next.JobNumber
-	}
+	ev.RequestID = cmp.Or(ev.RequestID, next.RequestID)
+	ev.Insurer = cmp.Or(ev.Insurer, next.Insurer)
+	ev.Job = cmp.Or(ev.Job, next.JobNumber)
 	if ev.From == "" && ev.To == "" && cur.Phase != next.Phase {
 		ev.From, ev.To = cur.Phase, next.Phase
 	}
