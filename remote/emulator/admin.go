@@ -214,10 +214,9 @@ func decodeSeeds(body []byte) ([]SeedRequest, *apiError) {
 	return seeds, nil
 }
 
-// faultJSON is a Fault in the admin API; durations are Go duration
-// strings ("250ms", "2s").
-type faultJSON struct {
-	ID          string  `json:"id,omitempty"`
+// faultSpec is a Fault as the admin API takes it; durations are Go
+// duration strings ("250ms", "2s").
+type faultSpec struct {
 	Route       string  `json:"route"`
 	Action      string  `json:"action"`
 	Status      int     `json:"status,omitempty"`
@@ -225,13 +224,19 @@ type faultJSON struct {
 	Latency     string  `json:"latency,omitempty"`
 	Count       int     `json:"count,omitempty"`
 	Probability float64 `json:"probability,omitempty"`
-	Fired       int     `json:"fired"`
-	Active      bool    `json:"active"`
+}
+
+// faultJSON is a Fault in the admin API's list.
+type faultJSON struct {
+	ID string `json:"id,omitempty"`
+	faultSpec
+	Fired  int  `json:"fired"`
+	Active bool `json:"active"`
 }
 
 func toFaultJSON(fi FaultInfo) faultJSON {
-	fj := faultJSON{ID: fi.ID, Route: fi.Fault.Route, Action: fi.Fault.Action, Status: fi.Fault.Status,
-		Count: fi.Fault.Count, Probability: fi.Fault.Probability, Fired: fi.Fired, Active: fi.Active}
+	fj := faultJSON{ID: fi.ID, faultSpec: faultSpec{Route: fi.Fault.Route, Action: fi.Fault.Action, Status: fi.Fault.Status,
+		Count: fi.Fault.Count, Probability: fi.Fault.Probability}, Fired: fi.Fired, Active: fi.Active}
 	if fi.Fault.RetryAfter > 0 {
 		fj.RetryAfter = fi.Fault.RetryAfter.String()
 	}
@@ -243,15 +248,7 @@ func toFaultJSON(fi FaultInfo) faultJSON {
 
 // adminAddFault serves POST /_emulator/faults.
 func (e *Emulator) adminAddFault(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		Route       string  `json:"route"`
-		Action      string  `json:"action"`
-		Status      int     `json:"status"`
-		RetryAfter  string  `json:"retryAfter"`
-		Latency     string  `json:"latency"`
-		Count       int     `json:"count"`
-		Probability float64 `json:"probability"`
-	}
+	var in faultSpec
 	if aerr := decodeAdmin(w, r, &in); aerr != nil {
 		writeError(w, aerr)
 		return
