@@ -119,9 +119,7 @@ func (c Config) withDefaults() Config {
 	d := DefaultConfig()
 	c.Insurer = cmp.Or(c.Insurer, shopdb.DefaultInsurer)
 	c.Schedule = cmp.Or(c.Schedule, d.Schedule)
-	if c.Location == nil {
-		c.Location = d.Location
-	}
+	c.Location = cmp.Or(c.Location, d.Location)
 	c.Concurrency = cmp.Or(c.Concurrency, d.Concurrency)
 	c.PassTimeout = cmp.Or(c.PassTimeout, d.PassTimeout)
 	c.RetryBackoffMin = cmp.Or(c.RetryBackoffMin, d.RetryBackoffMin)
@@ -173,9 +171,7 @@ func CheckSchedule(key, spec string, loc *time.Location) error {
 			return fmt.Errorf("%s: %q is not a whole number of seconds, which is all cron counts; write e.g. \"@every %s\"", key, spec, d.Round(time.Second))
 		}
 	}
-	if loc == nil {
-		loc = time.Local
-	}
+	loc = cmp.Or(loc, time.Local)
 	if s.Next(time.Now().In(loc)).IsZero() {
 		return fmt.Errorf("%s: %q never fires (no such date within five years); use a date that exists, e.g. \"0 9 * * 1-5\"", key, spec)
 	}
