@@ -3,8 +3,9 @@ package shopdb
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -368,11 +369,4 @@ func (c Config) String() string {
 // GoString is String, so that %#v does not print the password either.
 func (c Config) GoString() string { return "shopdb.Config{" + c.String() + "}" }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -363,23 +363,15 @@ func scanJob(rows *sql.Rows, key string) (string, error) {
 		return "", err
 	}
 	var jobs []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return "", fmt.Errorf("read %s: %w", key, err)
-		}
+	if err := scanRows(rows, key, func(vals []any) error {
 		s, ok := text(vals[idx])
 		if !ok || strings.TrimSpace(s) == "" {
-			return "", fmt.Errorf("%s returned a NULL or empty job", key)
+			return fmt.Errorf("%s returned a NULL or empty job", key)
 		}
 		jobs = append(jobs, s)
-	}
-	if err := rows.Err(); err != nil {
-		return "", fmt.Errorf("read %s: %w", key, err)
+		return nil
+	}); err != nil {
+		return "", err
 	}
 	switch len(jobs) {
 	case 0:
