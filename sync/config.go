@@ -4,7 +4,8 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -238,11 +239,7 @@ func (c Config) Validate() error {
 	if c.MaxConflicts < 1 {
 		errs = append(errs, fmt.Errorf("sync.max_conflicts: %d must be at least 1", c.MaxConflicts))
 	}
-	types := make([]string, 0, len(c.Quote.Rates))
-	for t := range c.Quote.Rates {
-		types = append(types, t)
-	}
-	sort.Strings(types)
+	types := slices.Sorted(maps.Keys(c.Quote.Rates))
 	for _, t := range types {
 		if t == "" {
 			errs = append(errs, errors.New("quote.rates: a rate has an empty work type; name the work type, e.g. RepairLabour: 95.50"))

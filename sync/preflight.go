@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -389,11 +388,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 			found++
 		}
 	}
-	list := make([]string, 0, len(jobs))
-	for j := range jobs {
-		list = append(list, j)
-	}
-	sort.Strings(list)
+	list := slices.Sorted(maps.Keys(jobs))
 	lines, bad, err := db.LineItems(ctx, list)
 	if err != nil {
 		c.add(CheckFail, name, "run shop.queries.line_items over %s: %v", Plural(len(list), "job"), err)
