@@ -245,7 +245,18 @@ func (c *checks) database(ctx context.Context, s Settings) (*shopdb.DB, *store.S
 	if err == nil && cur == latest {
 		jobs, state = c.someJobs(ctx, st), st.StateFingerprint()
 	}
-	for _, q := range db.CheckQueries(ctx, jobs, state) {
+	c.queries(db.CheckQueries(ctx, jobs, state))
+	if len(s.Shop.Queries.CreateJob) == 0 {
+		c.add(CheckInfo, "shop.queries.create_job", "not set: quotesync makes no job; a request whose job find_job does not find waits "+
+			"(status: waiting, reason %s: %s) and is accepted at the first pass after the shop makes the job", ReasonNoJob, Reason(ReasonNoJob).Words)
+	}
+	return db, st
+}
+
+// queries adds the verdict on each checked statement: its failure, or what
+// was checked (with the columns it returned) and any warning.
+func (c *checks) queries(qs []shopdb.QueryCheck) {
+	for _, q := range qs {
 		if q.Err != nil {
 			c.add(CheckFail, q.Key, "%v", q.Err)
 			continue
@@ -259,11 +270,6 @@ func (c *checks) database(ctx context.Context, s Settings) (*shopdb.DB, *store.S
 			c.add(CheckWarn, q.Key, "%s", q.Warn)
 		}
 	}
-	if len(s.Shop.Queries.CreateJob) == 0 {
-		c.add(CheckInfo, "shop.queries.create_job", "not set: quotesync makes no job; a request whose job find_job does not find waits "+
-			"(status: waiting, reason %s: %s) and is accepted at the first pass after the shop makes the job", ReasonNoJob, Reason(ReasonNoJob).Words)
-	}
-	return db, st
 }
 
 // someJobs returns up to 20 job numbers of the newest requests quotesync
