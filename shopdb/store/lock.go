@@ -161,10 +161,7 @@ func (l *Lock) Release() error {
 		cancel()
 	}
 	l.markLost()
-	if err != nil {
-		return fmt.Errorf("release lock %s: %w", l.name, err)
-	}
-	return nil
+	return wrapf(err, "release lock %s", l.name)
 }
 
 // drop closes the pinned connection for good.

@@ -238,10 +238,7 @@ func (st *Store) ListRequests(ctx context.Context, q ListQuery) ([]Request, erro
 		return nil, fmt.Errorf("list requests: %w", err)
 	}
 	rs, err := st.queryRequests(ctx, st.x, text, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list requests: %w", err)
-	}
-	return rs, nil
+	return rs, wrapf(err, "list requests")
 }
 
 // Request returns the row of one request of db's insurer; ErrNotFound
@@ -488,5 +485,5 @@ func (st *Store) PhaseCounts(ctx context.Context) ([]PhaseCount, error) {
 	if mysqlErrno(err) == errNoSuchTable {
 		return nil, nil
 	}
-	return out, wrapErr("count requests by phase", err)
+	return out, wrapf(err, "count requests by phase")
 }

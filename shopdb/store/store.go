@@ -103,10 +103,7 @@ func (st *Store) inTx(ctx context.Context, f func(tx *sqlx.Tx) error) error {
 		_ = tx.Rollback()
 		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+	return wrapf(tx.Commit(), "commit")
 }
 
 // queryer is what the store's statements run on: the pool or a
