@@ -127,17 +127,15 @@ func (sq *storedQuote) touch(now time.Time) {
 func (e *Emulator) changeStatus(w http.ResponseWriter, r *http.Request, p params) {
 	pathStatus := p.get("status")
 	body, aerr := readBody(w, r, e.opts.MaxBodyBytes, pathStatus == "")
+	var want string
+	if aerr == nil {
+		want, aerr = decodeStatusBody(body, pathStatus)
+	}
+	if aerr == nil && want != StatusSubmitted {
+		aerr = fieldError(CodeInvalidField, "status", "status can only be changed to %q, got %q", StatusSubmitted, want)
+	}
 	if aerr != nil {
 		e.writeError(w, aerr)
-		return
-	}
-	want, aerr := decodeStatusBody(body, pathStatus)
-	if aerr != nil {
-		e.writeError(w, aerr)
-		return
-	}
-	if want != StatusSubmitted {
-		e.writeError(w, fieldError(CodeInvalidField, "status", "status can only be changed to %q, got %q", StatusSubmitted, want))
 		return
 	}
 	e.mu.Lock()
