@@ -3,10 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // The reads of the status page and `quotesync history`: bounded slices of
@@ -33,31 +30,13 @@ func (st *Store) RequestsPage(ctx context.Context, q PageQuery) ([]Request, erro
 	if q.Limit <= 0 || q.Offset < 0 {
 		return nil, fmt.Errorf("read requests page: limit %d, offset %d: want limit > 0 and offset >= 0", q.Limit, q.Offset)
 	}
-	ctx, cancel := st.timeout(ctx)
-	defer cancel()
-	query := "SELECT " + lightColumns + " FROM " + st.t.requests
 	var where []string
 	var args []any
 	if len(q.Quiet) > 0 {
 		where = append(where, "(reason NOT IN (?) OR supplement_needed = 1)")
 		args = append(args, strs(q.Quiet))
 	}
-	if q.Insurer != "" {
-		where = append(where, "insurer = ?")
-		args = append(args, q.Insurer)
-	}
-	if len(where) > 0 {
-		query += " WHERE " + strings.Join(where, " AND ")
-	}
-	query += " ORDER BY created_at DESC, request_id DESC LIMIT " + strconv.Itoa(q.Limit)
-	if q.Offset > 0 {
-		query += " OFFSET " + strconv.Itoa(q.Offset)
-	}
-	text, args, err := sqlx.In(query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read requests page: %w", err)
-	}
-	return st.selectRequests(ctx, "read requests page", nil, text, args...)
+	return st.newest(ctx, "read requests page", lightColumns, where, args, q.Insurer, q.Limit, q.Offset)
 }
 
 // RequestsOfJob returns the rows that hold job's number, or gave it up

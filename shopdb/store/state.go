@@ -209,9 +209,6 @@ type ListQuery struct {
 // ListRequests returns the rows q selects, of every insurer (unless
 // q.Insurer says one), newest first.
 func (st *Store) ListRequests(ctx context.Context, q ListQuery) ([]Request, error) {
-	ctx, cancel := st.timeout(ctx)
-	defer cancel()
-	query := "SELECT " + requestColumns + " FROM " + st.t.requests
 	var where []string
 	var args []any
 	if len(q.Hide) > 0 {
@@ -222,23 +219,34 @@ func (st *Store) ListRequests(ctx context.Context, q ListQuery) ([]Request, erro
 		}
 		where = append(where, w)
 	}
-	if q.Insurer != "" {
-		where = append(where, "insurer = ?")
-		args = append(args, q.Insurer)
+	return st.newest(ctx, "list requests", requestColumns, where, args, q.Insurer, q.Limit, 0)
+}
+
+// newest reads the rows of columns that meet every condition of where
+// (with args; sqlx.In expands a slice) and are insurer's, when set,
+// newest first: from offset on, at most limit (<= 0: every row).
+func (st *Store) newest(ctx context.Context, what, columns string, where []string, args []any, insurer string, limit, offset int) ([]Request, error) {
+	ctx, cancel := st.timeout(ctx)
+	defer cancel()
+	if insurer != "" {
+		where, args = append(where, "insurer = ?"), append(args, insurer)
 	}
+	query := "SELECT " + columns + " FROM " + st.t.requests
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
 	query += " ORDER BY created_at DESC, request_id DESC"
-	if q.Limit > 0 {
-		query += " LIMIT " + strconv.Itoa(q.Limit)
+	if limit > 0 {
+		query += " LIMIT " + strconv.Itoa(limit)
+	}
+	if offset > 0 {
+		query += " OFFSET " + strconv.Itoa(offset)
 	}
 	text, args, err := sqlx.In(query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list requests: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	rs, err := st.queryRequests(ctx, st.x, text, args...)
-	return rs, wrapf(err, "list requests")
+	return st.selectRequests(ctx, what, nil, text, args...)
 }
 
 // Request returns the row of one request of db's insurer; ErrNotFound
