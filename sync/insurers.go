@@ -332,11 +332,7 @@ func (d *Daemon) EngineFor(ctx context.Context, insurer, requestID string) (*Eng
 		if e := d.EngineOf(insurer); e != nil {
 			return e, nil
 		}
-		names := make([]string, len(d.Engines))
-		for i, e := range d.Engines {
-			names[i] = e.cfg.Insurer
-		}
-		return nil, fmt.Errorf("insurer %s is not configured (configured: %s)", insurer, strings.Join(names, ", "))
+		return nil, fmt.Errorf("insurer %s is not configured (configured: %s)", insurer, d.names())
 	}
 	if len(d.Engines) == 1 {
 		return d.Engine, nil
