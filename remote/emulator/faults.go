@@ -197,8 +197,7 @@ func (e *Emulator) applyFault(w http.ResponseWriter, r *http.Request, f Fault, s
 	case FaultLandThenHang:
 		e.readAhead(r)
 		serve(&discardWriter{header: make(http.Header)})
-		hang := cmp.Or(f.Latency, DefaultMaxHang)
-		wait(r, hang)
+		wait(r, cmp.Or(f.Latency, DefaultMaxHang))
 		dropConnection(w)
 	}
 }
