@@ -1,6 +1,7 @@
 package shopdb
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/shopspring/decimal"
@@ -50,9 +51,7 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxPrice.IsZero() {
 		l.MaxPrice = DefaultMaxPrice
 	}
-	if l.MaxDigits == 0 {
-		l.MaxDigits = DefaultMaxDigits
-	}
+	l.MaxDigits = cmp.Or(l.MaxDigits, DefaultMaxDigits)
 	return l
 }
 
