@@ -120,6 +120,20 @@ func (e *Engine) reserve(ctx context.Context, p *pass, req remote.Request) (stor
 	return store.Request{}, false
 }
 
+// behindShopLock takes the reservations of requests that waited behind a
+// shop lock at their last attempt (reason shop_lock) out of steps, in
+// order: the pass tries them after its push stage.
+func behindShopLock(steps []acceptStep) (rest, behind []acceptStep) {
+	for _, st := range steps {
+		if st.kind == stepReserve && st.row != nil && st.row.Reason == ReasonShopLock {
+			behind = append(behind, st)
+		} else {
+			rest = append(rest, st)
+		}
+	}
+	return rest, behind
+}
+
 // lockedBefore is the error of a reservation whose create_job was not run
 // because an earlier one of the same pass waited shop.lock_wait for a lock
 // on it (the job counter): it would only wait again. It is

@@ -91,3 +91,41 @@ func TestReserveBehindShopLock(t *testing.T) {
 		t.Errorf("after the release: counter %d (was %d), %d jobs for the claim; want one job", got, before, n)
 	}
 }
+
+// TestBehindShopLockLast: the reservations of requests that waited behind
+// a shop lock at their last attempt are taken out of the accept stage, in
+// order, for the pass to try after its pushes; every other step stays.
+func TestBehindShopLockLast(t *testing.T) {
+	locked := store.Request{RequestID: "1", Phase: PhaseWaiting, Reason: ReasonShopLock}
+	failed := store.Request{RequestID: "2", Phase: PhaseWaiting, Reason: ReasonReserveFailed}
+	locked2 := store.Request{RequestID: "3", Phase: PhaseWaiting, Reason: ReasonShopLock}
+	reserved := store.Request{RequestID: "4", Phase: PhaseReserved}
+	steps := []acceptStep{
+		{kind: stepReserve, row: &locked},
+		{kind: stepReserve}, // new
+		{kind: stepReserve, row: &failed},
+		{kind: stepVanished, row: &locked2}, // left the list: no reservation
+		{kind: stepReserve, row: &locked2},
+		{kind: stepAccept, row: &reserved},
+	}
+	rest, behind := behindShopLock(steps)
+	ids := func(sts []acceptStep) []string {
+		var out []string
+		for _, st := range sts {
+			id := "new"
+			if st.row != nil {
+				id = st.row.RequestID
+			}
+			out = append(out, fmt.Sprintf("%d:%s", st.kind, id))
+		}
+		return out
+	}
+	wantRest := []string{fmt.Sprintf("%d:new", stepReserve), fmt.Sprintf("%d:2", stepReserve), fmt.Sprintf("%d:3", stepVanished), fmt.Sprintf("%d:4", stepAccept)}
+	wantBehind := []string{fmt.Sprintf("%d:1", stepReserve), fmt.Sprintf("%d:3", stepReserve)}
+	if got := ids(rest); strings.Join(got, " ") != strings.Join(wantRest, " ") {
+		t.Errorf("accept stage %v, want %v", got, wantRest)
+	}
+	if got := ids(behind); strings.Join(got, " ") != strings.Join(wantBehind, " ") {
+		t.Errorf("after the pushes %v, want %v", got, wantBehind)
+	}
+}
