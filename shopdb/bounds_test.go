@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 )
 
 // TestLineItemsBounds: amounts no repair estimate has, or with more digits
@@ -49,11 +50,11 @@ FROM fixture_lines WHERE job IN (:jobs) ORDER BY seq`
 		c.edit(&row)
 		insertFixture(t, d, job, row)
 	}
-	_, bad, err := db.LineItems(testContext(t), jobs)
+	_, bad, err := shopdbtest.LineItems(testContext(t), db, jobs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, badRaised, err := raised.LineItems(testContext(t), jobs)
+	_, badRaised, err := shopdbtest.LineItems(testContext(t), raised, jobs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,9 +35,6 @@ type pool struct {
 	trips *atomic.Int64
 	q     queries
 	lim   bounds // cfg.Limits, ready; see limits
-	// lineHint is what the last LineTexts read per job (lineHint), to
-	// size the next one's buffers at once.
-	lineHint lineHint
 	// digest derives change markers when estimate_state has none
 	// (linedigest.go).
 	digest lineDigest

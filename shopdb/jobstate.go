@@ -57,7 +57,7 @@ func (db *DB) JobStates(ctx context.Context, jobs []string) (states map[string]J
 	hasMarker, colsSeen := false, false
 	// Raw values: a row's texts are read where the driver has them, and
 	// only the marker is copied.
-	err = db.scanJobRowsAs(ctx, &db.q.estimateState, set, stateColumnsReq, stateColumnsOpt, bad, true, func(job string, idx map[string]int, _ []string, vals []any) error {
+	err = db.scanJobRows(ctx, &db.q.estimateState, set, stateColumnsReq, stateColumnsOpt, bad, func(job string, idx map[string]int, vals []any) error {
 		if !colsSeen {
 			_, final := idx["final"]
 			db.sawFinalColumn(final)

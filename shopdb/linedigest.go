@@ -164,8 +164,8 @@ func (db *DB) joinedStates(ctx context.Context, q *namedQuery, set jobSet) (map[
 			if len(parts) > 1 {
 				part = newJobSet(jobs)
 			}
-			a.err = db.scanJobRowsAs(ctx, q, part, stateColumnsReq, joinedColumnsOpt, a.bad, true,
-				func(job string, idx map[string]int, _ []string, vals []any) error {
+			a.err = db.scanJobRows(ctx, q, part, stateColumnsReq, joinedColumnsOpt, a.bad,
+				func(job string, idx map[string]int, vals []any) error {
 					if kind, _ := text(vals[idx[joinedPartColumn]]); kind == "d" {
 						return addSums(a.sums, job, vals[idx[joinedSumsColumn]])
 					}

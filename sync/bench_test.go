@@ -467,19 +467,14 @@ func (s timedShop) JobStates(ctx context.Context, jobs []string) (map[string]sho
 	return s.DB.JobStates(ctx, jobs)
 }
 
-func (s timedShop) LineItems(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error) {
-	defer s.p.since("db.LineItems", time.Now())
-	return s.DB.LineItems(ctx, jobs)
+func (s timedShop) Lines(ctx context.Context, jobs []string) (map[string]shopdb.JobLines, error) {
+	defer s.p.since("db.Lines", time.Now())
+	return s.DB.Lines(ctx, jobs)
 }
 
 func (s timedStore) UpdateMarkers(ctx context.Context, us []store.MarkerUpdate) (int, error) {
 	defer s.p.since("db.UpdateMarkers", time.Now())
 	return s.Store.UpdateMarkers(ctx, us)
-}
-
-func (s timedShop) LineTexts(ctx context.Context, jobs []string, f func(string, []shopdb.LineText)) ([]string, error) {
-	defer s.p.since("db.LineTexts", time.Now())
-	return s.DB.LineTexts(ctx, jobs, f)
 }
 
 // timedRemote is the real client, its calls timed.

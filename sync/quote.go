@@ -71,41 +71,6 @@ func hashQuote(q remote.Quote) string {
 	return w.sum()
 }
 
-// hashLines is hashQuote(e.buildQuote(job, lines, fields)) for lines read
-// as text (shopdb.LineTexts): the same bytes, written into w's buffer,
-// without building the quote (TestHashLinesIsHashQuote).
-func (e *Engine) hashLines(w *canonWriter, job string, lines []shopdb.LineText, fields map[string]string) string {
-	q := e.buildQuote(job, nil, fields)
-	w.buf = w.buf[:0]
-	w.head(q)
-	w.int(len(lines))
-	for _, l := range lines {
-		w.str(l.LineID)
-		w.int(l.Order)
-		w.str(l.WorkType)
-		w.str(l.Description)
-		w.str(l.Quantity) // a decimal is written as its canonical text
-		w.str(l.Price)
-		w.str(l.Total)
-		w.str(l.PartNumber)
-		if l.Markup != "" {
-			w.str("markup")
-			w.str(l.Markup)
-		}
-		if l.OnReport != "" {
-			w.str("onreport")
-			w.str(l.OnReport)
-		}
-		w.int(len(l.Metadata)) // ordered by key, as item writes them
-		for _, m := range l.Metadata {
-			w.str(m.Key)
-			w.str(m.Value)
-		}
-	}
-	w.tail(q)
-	return w.sum()
-}
-
 // head writes the fields of q before its items.
 func (c *canonWriter) head(q remote.Quote) {
 	c.str(q.Type)

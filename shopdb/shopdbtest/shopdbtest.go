@@ -220,3 +220,22 @@ func (d *Database) Kill(tb testing.TB, connectionID int64) {
 		tb.Fatalf("shopdbtest: kill connection %d: %v", connectionID, err)
 	}
 }
+
+// LineItems reads jobs' lines with shopdb.DB.Lines as a pass holds them:
+// the lines of each job without a bad row, and the first bad row of each
+// job with one.
+func LineItems(ctx context.Context, db *shopdb.DB, jobs []string) (map[string][]shopdb.Line, map[string]error, error) {
+	all, err := db.Lines(ctx, jobs)
+	if err != nil {
+		return nil, nil, err
+	}
+	lines, bad := map[string][]shopdb.Line{}, map[string]error{}
+	for job, jl := range all {
+		if err := jl.Err(); err != nil {
+			bad[job] = err
+		} else {
+			lines[job] = jl.Lines
+		}
+	}
+	return lines, bad, nil
+}
