@@ -690,4 +690,3 @@ func lineNumber(s string) (int, bool) {
 	}
 	return int(n.IntPart()), true
 }
-
