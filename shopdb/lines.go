@@ -547,19 +547,23 @@ func (r *lineRow) parse(job string, c []cell) (Line, *RowError) {
 		r.ends = append(r.ends, len(r.buf))
 	}
 	texts := string(r.buf)
-	l := Line{Job: job}
-	e := &RowError{Job: job, Line: "NULL", LineID: "NULL"}
-	start := 0
-	for k, col := range lineColumns {
-		v, null := texts[start:r.ends[k]], r.at[k] < 0 || c[r.at[k]].null
-		start = r.ends[k]
-		switch {
-		case null:
-		case col.name == "line_id":
-			e.LineID = v
-		case col.name == "line_no":
-			e.Line = v
+	value := func(k int) (string, bool) {
+		start := 0
+		if k > 0 {
+			start = r.ends[k-1]
 		}
+		return texts[start:r.ends[k]], r.at[k] < 0 || c[r.at[k]].null
+	}
+	e := &RowError{Job: job, Line: "NULL", LineID: "NULL"}
+	if v, null := value(0); !null { // line_id
+		e.LineID = v
+	}
+	if v, null := value(1); !null { // line_no
+		e.Line = v
+	}
+	l := Line{Job: job}
+	for k, col := range lineColumns {
+		v, null := value(k)
 		if problem, kind := col.read(r, &l, v, null); problem != "" {
 			e.Column, e.Reason, e.Kind = col.name, problem, kind
 			if kind == RowUnmapped {
