@@ -172,6 +172,7 @@ func (d *Database) Config() shopdb.Config {
 	cfg.Database = d.Name
 	cfg.LockHeartbeat = 200 * time.Millisecond
 	cfg.LockSessionTimeout = 2 * time.Second
+	cfg.Connector = &Trips{} // RoundTrips counts what its pools send
 	return cfg
 }
 
@@ -181,6 +182,9 @@ func (d *Database) Open(tb testing.TB, cfg shopdb.Config) *shopdb.DB {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if _, ok := cfg.Connector.(*Trips); ok || cfg.Connector == nil {
+		cfg.Connector = &Trips{} // a count of this pool's own
+	}
 	db, err := shopdb.Open(ctx, cfg)
 	if err != nil {
 		tb.Fatalf("shopdbtest: open: %v", err)
