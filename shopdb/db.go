@@ -59,7 +59,8 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	sdb.SetMaxIdleConns(cfg.MaxOpenConns)
 	sdb.SetConnMaxLifetime(cfg.ConnMaxLifetime)
 	sdb.SetConnMaxIdleTime(cfg.ConnMaxIdleTime)
-	return &DB{pool: &pool{cfg: cfg, x: sqlx.NewDb(sdb, "mysql"), q: qs, lim: newBounds(cfg.Limits)},
+	return &DB{pool: &pool{cfg: cfg, x: sqlx.NewDb(sdb, "mysql"), q: qs, lim: newBounds(cfg.Limits),
+		digest: lineDigest{forms: digestForms[:], split: digestSplit}},
 		insurer: DefaultInsurer, workTypes: cfg.WorkTypes, workKey: workTypesKey}, nil
 }
 

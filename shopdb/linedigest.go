@@ -58,17 +58,19 @@ import (
 // derivedMarkerPrefix starts every derived marker.
 const derivedMarkerPrefix = "qs-lines:"
 
-// digestForms are the per-line sums the database may compute, best
-// first; %[1]s is one line as text.
-var digestForms = []struct{ name, sums string }{
+// digestForm is a per-line sum the database may compute; %[1]s in sums
+// is one line as text.
+type digestForm struct{ name, sums string }
+
+// digestForms are the forms, best first.
+var digestForms = [...]digestForm{
 	{"CRC32", "SUM(CRC32(%[1]s))"},
 	{"MD5", "SUM(CAST(CONV(LEFT(MD5(%[1]s), 16), 16, 10) AS UNSIGNED))"},
 }
 
 // digestSplit is how many jobs make the sums worth reading in two
 // statements at once: the database works on each on a core of its own.
-// A variable for tests.
-var digestSplit = 2000
+const digestSplit = 2000
 
 // errNullSums is a form the server runs but answers NULL to (a function
 // it does not really have): refused like one it does not run.
@@ -78,8 +80,10 @@ var errNullSums = errors.New("the sums are NULL")
 // why it does not.
 type lineDigest struct {
 	mu    sync.Mutex
-	names []string // line_items' columns, once read
-	form  int      // index in digestForms
+	forms []digestForm // digestForms (a test's own in its place)
+	split int          // digestSplit (a test's own in its place)
+	names []string     // line_items' columns, once read
+	form  int          // index in forms
 	q     *namedQuery
 	off   string // why nothing is derived; "" while it may be
 	// joined is estimate_state and the sums in one statement, built when
@@ -138,12 +142,12 @@ const (
 var joinedColumnsOpt = []string{"final", joinedSumsColumn, joinedPartColumn}
 
 // joinedStates runs q (newJoinedQuery) for the jobs of set, in two
-// statements at once for more than digestSplit jobs, into JobStates'
+// statements at once for more than its split of jobs, into JobStates'
 // states and bad, each state's Marker derived from its sums as
 // deriveMarkers does.
 func (db *DB) joinedStates(ctx context.Context, q *namedQuery, set jobSet) (map[string]JobState, map[string]error, error) {
 	parts := [][]string{set.list}
-	if len(set.list) > digestSplit {
+	if len(set.list) > db.digest.split {
 		half := len(set.list) / 2
 		parts = [][]string{set.list[:half], set.list[half:]}
 	}
@@ -292,7 +296,7 @@ func (db *DB) DerivedMarkers() (form, why string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.q != nil {
-		return digestForms[d.form].name, ""
+		return d.forms[d.form].name, ""
 	}
 	return "", d.off
 }
@@ -318,9 +322,9 @@ func (db *DB) deriveMarkers(ctx context.Context, set jobSet, states map[string]J
 		}
 		d.names = names
 	}
-	for d.form < len(digestForms) {
+	for d.form < len(d.forms) {
 		if d.q == nil {
-			q, err := newDigestQuery(db.q.lineItems, d.names, d.form)
+			q, err := newDigestQuery(db.q.lineItems, d.names, d.forms[d.form])
 			if err != nil {
 				d.off = err.Error()
 				return nil
@@ -346,7 +350,7 @@ func (db *DB) deriveMarkers(ctx context.Context, set jobSet, states map[string]J
 		// The server refused this form: try the next.
 		d.q, d.joined = nil, nil
 		d.form++
-		if d.form == len(digestForms) {
+		if d.form == len(d.forms) {
 			d.off = fmt.Sprintf("the database refused every form of the statement (%v)", err)
 		}
 	}
@@ -374,8 +378,8 @@ func (db *DB) lineColumns(ctx context.Context, job string) ([]string, error) {
 }
 
 // newDigestQuery wraps line_items, whose columns are names, into the
-// statement of digestForms[form].
-func newDigestQuery(lineItems namedQuery, names []string, form int) (namedQuery, error) {
+// statement of form.
+func newDigestQuery(lineItems namedQuery, names []string, form digestForm) (namedQuery, error) {
 	col := func(n string) string { return "qs_l.`" + strings.ReplaceAll(n, "`", "``") + "`" }
 	job := ""
 	var vals, nulls []string
@@ -393,16 +397,16 @@ func newDigestQuery(lineItems namedQuery, names []string, form int) (namedQuery,
 	// CHAR(31) is a binary string, so every column is taken as its bytes:
 	// no mix of character sets to refuse.
 	line := "CONCAT_WS(CHAR(31), " + strings.Join(vals, ", ") + ", CONCAT(" + strings.Join(nulls, ", ") + "))"
-	text := "SELECT " + job + " AS job, CONCAT(COUNT(*), '::', " + fmt.Sprintf(digestForms[form].sums, line) +
+	text := "SELECT " + job + " AS job, CONCAT(COUNT(*), '::', " + fmt.Sprintf(form.sums, line) +
 		") AS sums FROM (\n" + lineItems.text + "\n) AS qs_l GROUP BY " + job
 	return compileJobsQuery(lineItems.key+" (sums)", text)
 }
 
 // readDigests runs q for the jobs of set and returns each job's sums:
-// in two statements at once for more than digestSplit jobs.
+// in two statements at once for more than its split of jobs.
 func (db *DB) readDigests(ctx context.Context, q *namedQuery, set jobSet) (map[string]string, error) {
 	sums := make(map[string]string, len(set.list))
-	if len(set.list) <= digestSplit {
+	if len(set.list) <= db.digest.split {
 		return sums, db.readDigestPart(ctx, q, set, set.list, sums)
 	}
 	half := len(set.list) / 2

@@ -84,16 +84,16 @@ func TestDerivedMarkersFollowTheLines(t *testing.T) {
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.split > 0 {
-				shopdb.SetDigestSplit(t, tc.split)
-			}
-			testDerivedMarkersFollowTheLines(t, tc.edit, tc.joined)
+			testDerivedMarkersFollowTheLines(t, tc.edit, tc.joined, tc.split)
 		})
 	}
 }
 
-func testDerivedMarkersFollowTheLines(t *testing.T, edit func(*shopdb.Config), joined bool) {
+func testDerivedMarkersFollowTheLines(t *testing.T, edit func(*shopdb.Config), joined bool, split int) {
 	d, db, jobs := derivedShop(t, edit)
+	if split > 0 {
+		shopdb.SetDigestSplit(db, split)
+	}
 	m := markers(t, db, jobs)
 	if form, why := db.DerivedMarkers(); form != "CRC32" {
 		t.Fatalf("derived markers: form %q (%s), want CRC32 on MariaDB 10.11", form, why)
@@ -198,9 +198,8 @@ func TestDerivedMarkersOnlyWithoutMarker(t *testing.T) {
 func TestDerivedMarkersFallBack(t *testing.T) {
 	for _, c := range []struct{ name, sums string }{{"NextForm", "NO_SUCH_FUNCTION(%[1]s)"}, {"NullSums", "NULL"}} {
 		t.Run(c.name, func(t *testing.T) {
-			restore := shopdb.ReplaceDigestForms(1, c.sums)
-			defer restore()
 			d, db, jobs := derivedShop(t, nil)
+			shopdb.ReplaceDigestForms(db, 1, c.sums)
 			m := markers(t, db, jobs)
 			if form, why := db.DerivedMarkers(); form != "MD5" {
 				t.Fatalf("form %q (%s), want MD5 after the first is refused", form, why)
@@ -213,9 +212,8 @@ func TestDerivedMarkersFallBack(t *testing.T) {
 		})
 	}
 	t.Run("None", func(t *testing.T) {
-		restore := shopdb.ReplaceDigestForms(2, "NO_SUCH_FUNCTION(%[1]s)")
-		defer restore()
 		_, db, jobs := derivedShop(t, nil)
+		shopdb.ReplaceDigestForms(db, 2, "NO_SUCH_FUNCTION(%[1]s)")
 		for round := range 2 {
 			for j, m := range markers(t, db, jobs) {
 				if m != "" {
@@ -277,9 +275,8 @@ func TestCheckSaysHowChangesAreSeen(t *testing.T) {
 		}
 	})
 	t.Run("Refused", func(t *testing.T) {
-		restore := shopdb.ReplaceDigestForms(2, "NO_SUCH_FUNCTION(%[1]s)")
-		defer restore()
 		_, db, jobs := derivedShop(t, nil)
+		shopdb.ReplaceDigestForms(db, 2, "NO_SUCH_FUNCTION(%[1]s)")
 		markers(t, db, jobs) // a pass found it cannot derive
 		if c := find(t, db); !strings.Contains(c.Warn, "cannot derive one") || !strings.Contains(c.Warn, "NO_SUCH_FUNCTION") {
 			t.Errorf("warn %q; want the refusal named", c.Warn)
