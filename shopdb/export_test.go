@@ -16,14 +16,6 @@ func ReplaceDigestForms(db *DB, n int, sums string) {
 	}
 }
 
-// JoinedStates is how many JobStates calls ran estimate_state joined
-// with the sums, and why the join is off ("" while it is not).
-func JoinedStates(db *DB) (calls int, off string) {
-	db.digest.mu.Lock()
-	defer db.digest.mu.Unlock()
-	return db.digest.joinedUsed, db.digest.joinOff
-}
-
 // SetDigestSplit sets how many jobs make db's JobStates read in two
 // statements at once; before its first.
 func SetDigestSplit(db *DB, n int) { db.digest.split = n }
@@ -35,7 +27,7 @@ func SetDigestSplit(db *DB, n int) { db.digest.split = n }
 func (db *DB) FinalColumn() (present, known bool) {
 	db.digest.mu.Lock()
 	defer db.digest.mu.Unlock()
-	return db.digest.hasFinal, db.digest.finalKnown
+	return db.digest.hasFinal, db.digest.known
 }
 
 // SessionStatus reads a status variable of one of the pool's sessions

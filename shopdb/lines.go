@@ -129,28 +129,29 @@ func scanRowsAs(rows *sql.Rows, key string, raw bool, f func(vals []any) error) 
 
 // scanJobRows runs q (estimate_state, or it joined with the sums) for the
 // jobs of set in one statement, checks its columns against required and
-// optional, and calls f for each row that names a job asked for and not
-// already in bad; a []byte value f is given is valid only until f returns
-// (see scanRowsAs). Rows with a NULL job are an error for the query as a
-// whole.
+// optional (and gives them to cols), and calls f for each row that names
+// a job asked for and not already in bad; a []byte value f is given is
+// valid only until f returns (see scanRowsAs). Rows with a NULL job are
+// an error for the query as a whole.
 func (db *DB) scanJobRows(ctx context.Context, q *namedQuery, set jobSet, required, optional []string, bad map[string]error,
-	f func(job string, idx map[string]int, vals []any) error) error {
+	cols func(idx map[string]int), f func(job string, idx map[string]int, vals []any) error) error {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
 	rows, err := q.query(ctx, db.x, map[string]any{ParamJobs: set.list})
 	if err != nil {
 		return err
 	}
-	cols, err := rows.Columns()
+	names, err := rows.Columns()
 	if err != nil {
 		rows.Close()
 		return fmt.Errorf("read columns of %s: %w", q.key, err)
 	}
-	idx, err := columnIndex(q.key, cols, required, optional)
+	idx, err := columnIndex(q.key, names, required, optional)
 	if err != nil {
 		rows.Close()
 		return err
 	}
+	cols(idx)
 	jobCol := idx["job"]
 	return scanRowsAs(rows, q.key, true, func(vals []any) error {
 		var job string
