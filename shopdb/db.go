@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -35,6 +36,9 @@ type pool struct {
 	// digest derives change markers when estimate_state has none
 	// (linedigest.go).
 	digest lineDigest
+	// linesPerJob is how many lines a job had in the last Lines call, on
+	// average: the next call makes each job's slice that big at once.
+	linesPerJob atomic.Int64
 }
 
 // Open validates cfg, connects and pings. quotesync's own tables are

@@ -289,6 +289,7 @@ func (db *DB) Lines(ctx context.Context, jobs []string) (map[string]JobLines, er
 		index[j] = int32(i)
 	}
 	got := make([]JobLines, len(set.list))
+	rowCount, jobCount := 0, 0
 	type lineKey struct {
 		job int32
 		id  string
@@ -330,18 +331,28 @@ func (db *DB) Lines(ctx context.Context, jobs []string) (map[string]JobLines, er
 			got[j].Bad = append(got[j].Bad, rerr)
 			continue
 		}
+		if got[j].Lines == nil {
+			got[j].Lines = make([]Line, 0, max(1, db.linesPerJob.Load()))
+		}
 		got[j].Lines = append(got[j].Lines, l)
+		rowCount++
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read %s: %w", key, err)
 	}
 	for j, jl := range got {
+		if jl.Lines != nil {
+			jobCount++
+		}
 		if jl.Lines != nil || jl.Bad != nil {
 			if !slices.IsSortedFunc(jl.Lines, compareLines) {
 				slices.SortStableFunc(jl.Lines, compareLines)
 			}
 			out[set.list[j]] = jl
 		}
+	}
+	if jobCount > 0 {
+		db.linesPerJob.Store(int64((rowCount + jobCount - 1) / jobCount))
 	}
 	return out, nil
 }
@@ -438,7 +449,7 @@ var lineColumns = []lineColumn{
 	{"total", false, func(r *lineRow, l *Line, v string, null bool) (string, string) {
 		if null {
 			l.Total = l.Quantity.Mul(l.Price).Round(2)
-			if canon := l.Total.String(); !within(r.lim, amountTotal, canon) {
+			if canon, ok := r.within(amountTotal, l.Total); !ok {
 				return r.lim.problem(amountTotal, canon+" (quantity × price)", canon), RowBounds
 			}
 			return "", ""
@@ -447,7 +458,7 @@ var lineColumns = []lineColumn{
 		if l.Total, err = decimal.NewFromString(strings.TrimSpace(v)); err != nil {
 			return fmt.Sprintf("is %q, which is not a number; return a number or NULL (quotesync then computes quantity × price)", v), ""
 		}
-		if canon := l.Total.String(); !within(r.lim, amountTotal, canon) {
+		if canon, ok := r.within(amountTotal, l.Total); !ok {
 			return r.lim.problem(amountTotal, v, canon), RowBounds
 		}
 		return "", ""
@@ -530,12 +541,13 @@ func isMetaColumn(name string) bool {
 
 // lineRow reads the rows of one statement of line_items.
 type lineRow struct {
-	db   *DB
-	lim  bounds
-	at   []int // the index of each of lineColumns in the row, -1 when absent
-	meta []metaCol
-	buf  []byte
-	ends []int
+	db    *DB
+	lim   bounds
+	at    []int // the index of each of lineColumns in the row, -1 when absent
+	meta  []metaCol
+	buf   []byte
+	ends  []int
+	canon []byte
 }
 
 // parse validates one row of job: its texts are one string, cut.
@@ -600,10 +612,20 @@ func (r *lineRow) amount(d *decimal.Decimal, kind int, v string, null bool, need
 	if d.IsNegative() && !r.db.cfg.AllowCredits {
 		return fmt.Sprintf("is %s: negative, and shop.allow_credits is false; set it to true to accept credit lines", v), RowCredit
 	}
-	if canon := d.String(); !within(r.lim, kind, canon) {
+	if canon, ok := r.within(kind, *d); !ok {
 		return r.lim.problem(kind, v, canon), RowBounds
 	}
 	return "", ""
+}
+
+// within reports whether d is within the bounds of kind; canon is its
+// canonical text when it is not.
+func (r *lineRow) within(kind int, d decimal.Decimal) (canon string, ok bool) {
+	r.canon = AppendAmount(r.canon[:0], d)
+	if within(r.lim, kind, r.canon) {
+		return "", true
+	}
+	return string(r.canon), false
 }
 
 // compareLines orders a job's lines by Order (line_no), then by LineID, so
