@@ -75,9 +75,36 @@ func columnIndex(key string, cols, required, optional []string) (map[string]int,
 	return idx, nil
 }
 
-// scanRows calls f with the values of every row (the slice is reused).
+// scanRows calls f with the values of every row (the slice is reused): a
+// []byte value is the driver's buffer, valid only until f returns (a read
+// of ten thousand rows copies none of the values it does not keep).
 func scanRows(rows *sql.Rows, key string, f func(vals []any) error) error {
-	return scanRowsAs(rows, key, false, f)
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return fmt.Errorf("read columns of %s: %w", key, err)
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	dvs := make([]driverValue, len(cols))
+	for i := range ptrs {
+		ptrs[i] = &dvs[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return fmt.Errorf("read %s: %w", key, err)
+		}
+		for i := range dvs {
+			vals[i] = dvs[i].v
+		}
+		if err := f(vals); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", key, err)
+	}
+	return nil
 }
 
 // driverValue is a scan destination that keeps the driver's value as it
@@ -90,48 +117,11 @@ func (d *driverValue) Scan(src any) error {
 	return nil
 }
 
-// scanRowsAs is scanRows; with raw set a []byte value is the driver's
-// buffer, valid only until f returns (a read of ten thousand rows copies
-// none of the values it does not keep).
-func scanRowsAs(rows *sql.Rows, key string, raw bool, f func(vals []any) error) error {
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return fmt.Errorf("read columns of %s: %w", key, err)
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	dvs := make([]driverValue, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-		if raw {
-			ptrs[i] = &dvs[i]
-		}
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return fmt.Errorf("read %s: %w", key, err)
-		}
-		if raw {
-			for i := range dvs {
-				vals[i] = dvs[i].v
-			}
-		}
-		if err := f(vals); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read %s: %w", key, err)
-	}
-	return nil
-}
-
 // scanJobRows runs q (estimate_state, or it joined with the sums) for the
 // jobs of set in one statement, checks its columns against required and
 // optional (and gives them to cols), and calls f for each row that names
 // a job asked for and not already in bad; a []byte value f is given is
-// valid only until f returns (see scanRowsAs). Rows with a NULL job are
+// valid only until f returns (see scanRows). Rows with a NULL job are
 // an error for the query as a whole.
 func (db *DB) scanJobRows(ctx context.Context, q *namedQuery, set jobSet, required, optional []string, bad map[string]error,
 	cols func(idx map[string]int), f func(job string, idx map[string]int, vals []any) error) error {
@@ -153,7 +143,7 @@ func (db *DB) scanJobRows(ctx context.Context, q *namedQuery, set jobSet, requir
 	}
 	cols(idx)
 	jobCol := idx["job"]
-	return scanRowsAs(rows, q.key, true, func(vals []any) error {
+	return scanRows(rows, q.key, func(vals []any) error {
 		var job string
 		var ok bool
 		if b, isBytes := vals[jobCol].([]byte); isBytes {
