@@ -280,11 +280,6 @@ func (db *DB) Lines(ctx context.Context, jobs []string) (map[string]JobLines, er
 	}
 	got := make([]JobLines, len(set.list))
 	rowCount, jobCount := 0, 0
-	type lineKey struct {
-		job int32
-		id  string
-	}
-	seen := map[lineKey]bool{}
 	cells := make([]cell, len(names))
 	ptrs := make([]any, len(names))
 	for i := range cells {
@@ -309,13 +304,11 @@ func (db *DB) Lines(ctx context.Context, jobs []string) (map[string]JobLines, er
 		}
 		job := set.list[j]
 		l, rerr := r.parse(job, cells)
-		if rerr == nil {
-			k := lineKey{j, l.LineID}
-			if seen[k] {
-				rerr = &RowError{Job: job, Line: fmt.Sprint(l.Order), LineID: l.LineID, Column: "line_id",
-					Reason: "appears twice; line ids must be unique within a job"}
-			}
-			seen[k] = true
+		if rerr == nil && slices.ContainsFunc(got[j].Lines, func(o Line) bool { return o.LineID == l.LineID }) {
+			// A job's few lines compared one by one: no map of every
+			// line of the statement.
+			rerr = &RowError{Job: job, Line: fmt.Sprint(l.Order), LineID: l.LineID, Column: "line_id",
+				Reason: "appears twice; line ids must be unique within a job"}
 		}
 		if rerr != nil {
 			got[j].Bad = append(got[j].Bad, rerr)
