@@ -65,7 +65,9 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []store.Request) {
 					ch <- fetchedLines{err: e.recovered(v)}
 				}
 			}()
-			ch <- e.readLines(ctx, c)
+			var f fetchedLines
+			f.lines, f.fields, f.bad, f.err = e.lines(ctx, c.read)
+			ch <- f
 		}()
 		return ch
 	}
@@ -148,13 +150,6 @@ func chunkWork(work []pushJob) []lineWork {
 		start = end
 	}
 	return out
-}
-
-// readLines reads one chunk's lines and quote fields.
-func (e *Engine) readLines(ctx context.Context, c lineWork) fetchedLines {
-	var f fetchedLines
-	f.lines, f.fields, f.bad, f.err = e.lines(ctx, c.read)
-	return f
 }
 
 // lines reads the lines and quote fields of jobs, none when jobs is
