@@ -2,6 +2,7 @@ package remote
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -117,9 +118,7 @@ func (c *Client) Accept(ctx context.Context, requestID, referenceID string, book
 					return err
 				}
 			}
-			if job.ID == "" {
-				job.ID = referenceID
-			}
+			job.ID = cmp.Or(job.ID, referenceID)
 			job.Location = a.header.Get("Location")
 			return nil
 		},

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -295,9 +296,7 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 		if err != nil {
 			return fail(key, err)
 		}
-		if out.ClaimNumber == "" {
-			out.ClaimNumber = s
-		}
+		out.ClaimNumber = cmp.Or(out.ClaimNumber, s)
 	}
 	if out.Expiry, err = decodeExpiry(m["expiry"]); err != nil {
 		return fail("expiry", err)

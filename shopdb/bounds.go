@@ -2,6 +2,7 @@ package shopdb
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"strconv"
 
@@ -52,9 +53,7 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxPrice.IsZero() {
 		l.MaxPrice = DefaultMaxPrice
 	}
-	if l.MaxDigits == 0 {
-		l.MaxDigits = DefaultMaxDigits
-	}
+	l.MaxDigits = cmp.Or(l.MaxDigits, DefaultMaxDigits)
 	return l
 }
 

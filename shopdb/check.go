@@ -51,24 +51,23 @@ func (db *DB) CheckQueries(ctx context.Context, jobs []string, state string) []Q
 	for name := range db.cfg.Params {
 		vals[name] = nil
 	}
-	var out []QueryCheck
-	if q := db.q.findJob; q != nil {
-		out = append(out, db.checkQuery(ctx, q, vals, func(cols []string) error {
+	returnsJob := func(q *namedQuery) func([]string) error {
+		return func(cols []string) error {
 			_, err := jobColumn(cols, q.key)
 			return err
-		}))
+		}
+	}
+	var out []QueryCheck
+	if q := db.q.findJob; q != nil {
+		out = append(out, db.checkQuery(ctx, q, vals, returnsJob(q)))
 	}
 	for i := range db.q.createJob {
 		q := &db.q.createJob[i]
-		var c QueryCheck
-		if i < len(db.q.createJob)-1 {
-			c = db.checkQuery(ctx, q, vals, nil)
-		} else {
-			c = db.checkQuery(ctx, q, vals, func(cols []string) error {
-				_, err := jobColumn(cols, q.key)
-				return err
-			})
+		var cols func([]string) error // the statements before the last are prepared only
+		if i == len(db.q.createJob)-1 {
+			cols = returnsJob(q)
 		}
+		c := db.checkQuery(ctx, q, vals, cols)
 		db.warnNonTransactional(ctx, &c, q.text, nonTxCreateJob)
 		out = append(out, c)
 	}
@@ -144,10 +143,8 @@ func (db *DB) CheckQueries(ctx context.Context, jobs []string, state string) []Q
 // lines (tried on jobs), or by reading every job's lines, which is a
 // warning.
 func (db *DB) checkDerived(ctx context.Context, c *QueryCheck, jobs []string) {
-	for _, col := range c.Columns {
-		if strings.EqualFold(col, "marker") {
-			return
-		}
+	if slices.ContainsFunc(c.Columns, func(col string) bool { return strings.EqualFold(col, "marker") }) {
+		return
 	}
 	slow := "; every pass reads every tracked job's lines: return a marker column that changes with the lines"
 	if db.q.quoteFields != nil {

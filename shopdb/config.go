@@ -1,10 +1,12 @@
 package shopdb
 
 import (
+	"cmp"
 	"database/sql/driver"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -244,33 +246,17 @@ type Queries struct {
 
 // withDefaults returns c with every zero tunable set to its default.
 func (c Config) withDefaults() Config {
-	if c.Addr == "" {
-		c.Addr = DefaultAddr
-	}
-	if c.TablePrefix == "" {
-		c.TablePrefix = DefaultTablePrefix
-	}
+	c.Addr = cmp.Or(c.Addr, DefaultAddr)
+	c.TablePrefix = cmp.Or(c.TablePrefix, DefaultTablePrefix)
 	if c.LockName == "" && c.Database != "" {
 		c.LockName = server.LockName("quotesync." + c.Database + "." + c.TablePrefix)
 	}
-	if c.ConnMaxLifetime == 0 {
-		c.ConnMaxLifetime = DefaultConnMaxLifetime
-	}
-	if c.ConnMaxIdleTime == 0 {
-		c.ConnMaxIdleTime = DefaultConnMaxIdleTime
-	}
-	if c.MaxOpenConns == 0 {
-		c.MaxOpenConns = DefaultMaxOpenConns
-	}
-	if c.QueryTimeout == 0 {
-		c.QueryTimeout = DefaultQueryTimeout
-	}
-	if c.LockHeartbeat == 0 {
-		c.LockHeartbeat = DefaultLockHeartbeat
-	}
-	if c.LockSessionTimeout == 0 {
-		c.LockSessionTimeout = DefaultLockSessionTimeout
-	}
+	c.ConnMaxLifetime = cmp.Or(c.ConnMaxLifetime, DefaultConnMaxLifetime)
+	c.ConnMaxIdleTime = cmp.Or(c.ConnMaxIdleTime, DefaultConnMaxIdleTime)
+	c.MaxOpenConns = cmp.Or(c.MaxOpenConns, DefaultMaxOpenConns)
+	c.QueryTimeout = cmp.Or(c.QueryTimeout, DefaultQueryTimeout)
+	c.LockHeartbeat = cmp.Or(c.LockHeartbeat, DefaultLockHeartbeat)
+	c.LockSessionTimeout = cmp.Or(c.LockSessionTimeout, DefaultLockSessionTimeout)
 	return c
 }
 
@@ -389,11 +375,4 @@ func (c Config) String() string {
 // GoString is String, so that %#v does not print the password either.
 func (c Config) GoString() string { return "shopdb.Config{" + c.String() + "}" }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -3,6 +3,7 @@ package shopdb
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -250,20 +251,11 @@ func eachTop(toks []sqlToken, i int, f func(i int) (int, bool)) int {
 func dedupe(s []string) []string {
 	var out []string
 	for _, x := range s {
-		if x != "" && !containsFold(out, x) {
+		if x != "" && !slices.ContainsFunc(out, func(y string) bool { return strings.EqualFold(x, y) }) {
 			out = append(out, x)
 		}
 	}
 	return out
-}
-
-func containsFold(list []string, s string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // sqlToken is one token of a statement: a word or name (ident, maybe

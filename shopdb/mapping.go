@@ -76,12 +76,17 @@ func compileQueries(c Config) (queries, error) {
 	if strings.TrimSpace(q.FindJob) == "" && len(q.CreateJob) == 0 {
 		return qs, fmt.Errorf("shop.queries: set find_job, create_job or both, so that a request can get a job")
 	}
-	if strings.TrimSpace(q.FindJob) != "" {
-		nq, err := compileNamed("shop.queries.find_job", q.FindJob, reqParams)
-		if err != nil {
-			return qs, err
+	// optional compiles an optional statement: nil when it is not set.
+	optional := func(name, text string, params []string) (*namedQuery, error) {
+		if strings.TrimSpace(text) == "" {
+			return nil, nil
 		}
-		qs.findJob = &nq
+		nq, err := compileNamed("shop.queries."+name, text, params)
+		return &nq, err
+	}
+	var err error
+	if qs.findJob, err = optional("find_job", q.FindJob, reqParams); err != nil {
+		return qs, err
 	}
 	for i, text := range q.CreateJob {
 		nq, err := compileNamed(fmt.Sprintf("shop.queries.create_job[%d]", i), text, reqParams)
@@ -90,12 +95,8 @@ func compileQueries(c Config) (queries, error) {
 		}
 		qs.createJob = append(qs.createJob, nq)
 	}
-	if strings.TrimSpace(q.BookingDate) != "" {
-		nq, err := compileNamed("shop.queries.booking_date", q.BookingDate, append([]string{ParamJob}, reqParams...))
-		if err != nil {
-			return qs, err
-		}
-		qs.bookingDate = &nq
+	if qs.bookingDate, err = optional("booking_date", q.BookingDate, append([]string{ParamJob}, reqParams...)); err != nil {
+		return qs, err
 	}
 	for i, text := range q.ReleaseJob {
 		nq, err := compileNamed(fmt.Sprintf("shop.queries.release_job[%d]", i), text,
@@ -105,19 +106,14 @@ func compileQueries(c Config) (queries, error) {
 		}
 		qs.releaseJob = append(qs.releaseJob, nq)
 	}
-	var err error
 	if qs.lineItems, err = compileJobsQuery("shop.queries.line_items", q.LineItems); err != nil {
 		return qs, err
 	}
 	if qs.estimateState, err = compileJobsQuery("shop.queries.estimate_state", q.EstimateState); err != nil {
 		return qs, err
 	}
-	if strings.TrimSpace(q.ShopChanged) != "" {
-		nq, err := compileNamed("shop.queries.shop_changed", q.ShopChanged, nil)
-		if err != nil {
-			return qs, err
-		}
-		qs.shopChanged = &nq
+	if qs.shopChanged, err = optional("shop_changed", q.ShopChanged, nil); err != nil {
+		return qs, err
 	}
 	if strings.TrimSpace(q.QuoteFields) != "" {
 		nq, err := compileJobsQuery("shop.queries.quote_fields", q.QuoteFields, ParamInsurer)
@@ -126,12 +122,8 @@ func compileQueries(c Config) (queries, error) {
 		}
 		qs.quoteFields = &nq
 	}
-	if strings.TrimSpace(q.SampleJobs) != "" {
-		nq, err := compileNamed("shop.queries.sample_jobs", q.SampleJobs, nil)
-		if err != nil {
-			return qs, err
-		}
-		qs.sampleJobs = &nq
+	if qs.sampleJobs, err = optional("sample_jobs", q.SampleJobs, nil); err != nil {
+		return qs, err
 	}
 	if qs.writeBack, err = compileWriteBack(c.WriteBack); err != nil {
 		return qs, err
@@ -363,23 +355,15 @@ func scanJob(rows *sql.Rows, key string) (string, error) {
 		return "", err
 	}
 	var jobs []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return "", fmt.Errorf("read %s: %w", key, err)
-		}
+	if err := scanRows(rows, key, func(vals []any) error {
 		s, ok := text(vals[idx])
 		if !ok || strings.TrimSpace(s) == "" {
-			return "", fmt.Errorf("%s returned a NULL or empty job", key)
+			return fmt.Errorf("%s returned a NULL or empty job", key)
 		}
 		jobs = append(jobs, s)
-	}
-	if err := rows.Err(); err != nil {
-		return "", fmt.Errorf("read %s: %w", key, err)
+		return nil
+	}); err != nil {
+		return "", err
 	}
 	switch len(jobs) {
 	case 0:

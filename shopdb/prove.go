@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -54,14 +55,10 @@ func (db *DB) SampleJobs(ctx context.Context) ([]SampleJob, error) {
 		return nil, err
 	}
 	var out []SampleJob
-	for rows.Next() && len(out) < MaxSampleJobs {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, fmt.Errorf("read %s: %w", q.key, err)
+	enough := errors.New("enough sample jobs")
+	err = scanRows(rows, q.key, func(vals []any) error {
+		if len(out) == MaxSampleJobs {
+			return enough
 		}
 		s := SampleJob{Values: map[string]string{}}
 		s.Job, _ = text(vals[idx["job"]])
@@ -76,9 +73,10 @@ func (db *DB) SampleJobs(ctx context.Context) ([]SampleJob, error) {
 		if strings.TrimSpace(s.Job) != "" {
 			out = append(out, s)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", q.key, err)
+		return nil
+	})
+	if err != nil && err != enough {
+		return nil, err
 	}
 	return out, nil
 }

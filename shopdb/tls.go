@@ -3,6 +3,7 @@ package shopdb
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"net"
@@ -138,7 +139,7 @@ func (v verifier) verify(cs tls.ConnectionState) error {
 	if _, err := leaf.Verify(x509.VerifyOptions{Roots: v.roots, Intermediates: inter}); err != nil {
 		return &TLSError{Key: "shop.tls_ca_file", Err: err, Reason: fmt.Sprintf(
 			"the server's certificate (%s, issued by %s) is not signed by the CA in %s: put the certificate of the CA that signed it there "+
-				"(for MySQL 8's own certificate, ca.pem of the server's data directory)", subject(leaf), issuer(leaf), v.caFile)}
+				"(for MySQL 8's own certificate, ca.pem of the server's data directory)", certName(leaf.Subject), certName(leaf.Issuer), v.caFile)}
 	}
 	if err := leaf.VerifyHostname(v.name); err == nil {
 		return nil
@@ -174,16 +175,11 @@ func (v verifier) nameFix(leaf *x509.Certificate) string {
 	return fmt.Sprintf("the server's certificate is for %s, not %s (%s): %s", strings.Join(names, ", "), v.name, what, fix)
 }
 
-func subject(c *x509.Certificate) string {
-	if c.Subject.CommonName != "" {
-		return "CN=" + c.Subject.CommonName
+// certName is a certificate's subject or issuer, by its Common Name when
+// it has one.
+func certName(n pkix.Name) string {
+	if n.CommonName != "" {
+		return "CN=" + n.CommonName
 	}
-	return c.Subject.String()
-}
-
-func issuer(c *x509.Certificate) string {
-	if c.Issuer.CommonName != "" {
-		return "CN=" + c.Issuer.CommonName
-	}
-	return c.Issuer.String()
+	return n.String()
 }

@@ -3,8 +3,8 @@ package shopdb
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -63,11 +63,7 @@ func (p WriteBackParams) vals() map[string]any {
 func compileWriteBack(m map[string]string) (map[string]namedQuery, error) {
 	out := make(map[string]namedQuery, len(m))
 	kinds := WriteBackKinds()
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	for _, k := range keys {
 		if !slices.Contains(kinds, k) {
 			return nil, fmt.Errorf("shop.write_back.%s: not an event kind; use one of %s", k, strings.Join(kinds, ", "))

@@ -1,9 +1,11 @@
 package sync
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -116,39 +118,17 @@ func (c Config) retryBackoff() remote.Backoff {
 // withDefaults fills zero fields with their defaults.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
-	if c.Insurer == "" {
-		c.Insurer = shopdb.DefaultInsurer
-	}
-	if c.Schedule == "" {
-		c.Schedule = d.Schedule
-	}
-	if c.Location == nil {
-		c.Location = d.Location
-	}
-	if c.Concurrency == 0 {
-		c.Concurrency = d.Concurrency
-	}
-	if c.PassTimeout == 0 {
-		c.PassTimeout = d.PassTimeout
-	}
-	if c.RetryBackoffMin == 0 {
-		c.RetryBackoffMin = d.RetryBackoffMin
-	}
-	if c.RetryBackoffMax == 0 {
-		c.RetryBackoffMax = d.RetryBackoffMax
-	}
-	if c.MaxConflicts == 0 {
-		c.MaxConflicts = d.MaxConflicts
-	}
-	if c.WatchSubmitted == 0 {
-		c.WatchSubmitted = d.WatchSubmitted
-	}
-	if c.MaxNewPerPass == 0 {
-		c.MaxNewPerPass = d.MaxNewPerPass
-	}
-	if c.Quote.Type == "" {
-		c.Quote.Type = d.Quote.Type
-	}
+	c.Insurer = cmp.Or(c.Insurer, shopdb.DefaultInsurer)
+	c.Schedule = cmp.Or(c.Schedule, d.Schedule)
+	c.Location = cmp.Or(c.Location, d.Location)
+	c.Concurrency = cmp.Or(c.Concurrency, d.Concurrency)
+	c.PassTimeout = cmp.Or(c.PassTimeout, d.PassTimeout)
+	c.RetryBackoffMin = cmp.Or(c.RetryBackoffMin, d.RetryBackoffMin)
+	c.RetryBackoffMax = cmp.Or(c.RetryBackoffMax, d.RetryBackoffMax)
+	c.MaxConflicts = cmp.Or(c.MaxConflicts, d.MaxConflicts)
+	c.WatchSubmitted = cmp.Or(c.WatchSubmitted, d.WatchSubmitted)
+	c.MaxNewPerPass = cmp.Or(c.MaxNewPerPass, d.MaxNewPerPass)
+	c.Quote.Type = cmp.Or(c.Quote.Type, d.Quote.Type)
 	return c
 }
 
@@ -192,9 +172,7 @@ func CheckSchedule(key, spec string, loc *time.Location) error {
 			return fmt.Errorf("%s: %q is not a whole number of seconds, which is all cron counts; write e.g. \"@every %s\"", key, spec, d.Round(time.Second))
 		}
 	}
-	if loc == nil {
-		loc = time.Local
-	}
+	loc = cmp.Or(loc, time.Local)
 	if s.Next(time.Now().In(loc)).IsZero() {
 		return fmt.Errorf("%s: %q never fires (no such date within five years); use a date that exists, e.g. \"0 9 * * 1-5\"", key, spec)
 	}
@@ -261,11 +239,7 @@ func (c Config) Validate() error {
 	if c.MaxConflicts < 1 {
 		errs = append(errs, fmt.Errorf("sync.max_conflicts: %d must be at least 1", c.MaxConflicts))
 	}
-	types := make([]string, 0, len(c.Quote.Rates))
-	for t := range c.Quote.Rates {
-		types = append(types, t)
-	}
-	sort.Strings(types)
+	types := slices.Sorted(maps.Keys(c.Quote.Rates))
 	for _, t := range types {
 		if t == "" {
 			errs = append(errs, errors.New("quote.rates: a rate has an empty work type; name the work type, e.g. RepairLabour: 95.50"))

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -165,9 +166,7 @@ func (e *Engine) Busy() (since time.Time, ok bool) {
 // emit hands ev to the observers, stamped with the time and the
 // engine's insurer.
 func (e *Engine) emit(ev Event) {
-	if ev.Insurer == "" {
-		ev.Insurer = e.cfg.Insurer
-	}
+	ev.Insurer = cmp.Or(ev.Insurer, e.cfg.Insurer)
 	e.emitDaemon(ev)
 }
 

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,9 +56,7 @@ type rowWriter interface {
 // prepare checks that the state machine allows ch and completes its row
 // and its event from what ch says; an error only when a decision is wrong.
 func prepare(ch change) (change, error) {
-	if ch.cur.RequestID == "" {
-		ch.cur.RequestID = ch.next.RequestID
-	}
+	ch.cur.RequestID = cmp.Or(ch.cur.RequestID, ch.next.RequestID)
 	if ch.move && (ch.cur.Version == 0 || !allowedMove(ch.cur.Phase, ch.next.Phase)) {
 		return ch, &ErrTransition{Request: ch.cur.RequestID, From: ch.cur.Phase, To: ch.next.Phase, Move: true}
 	}
@@ -74,13 +73,9 @@ func prepare(ch change) (change, error) {
 	}
 	if ch.ev.Kind != "" {
 		ch.ev.Request, ch.ev.Claim = ch.next.RequestID, ch.next.ClaimNumber
-		if ch.ev.Job == "" {
-			ch.ev.Job = ch.next.JobNumber
-		}
+		ch.ev.Job = cmp.Or(ch.ev.Job, ch.next.JobNumber)
 		ch.ev.From, ch.ev.To = ch.cur.Phase, ch.next.Phase
-		if ch.ev.Reason == "" {
-			ch.ev.Reason = ch.next.Reason
-		}
+		ch.ev.Reason = cmp.Or(ch.ev.Reason, ch.next.Reason)
 	}
 	if ch.release {
 		// The row keeps the number it gives up, for the report.

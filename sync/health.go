@@ -38,11 +38,7 @@ func scheduleOf(cfg Config) schedule {
 	if err != nil {
 		s = cron.Every(DefaultPassTimeout) // unreachable: Validate refuses it
 	}
-	loc := cfg.Location
-	if loc == nil {
-		loc = time.Local
-	}
-	return schedule{spec: cfg.Schedule, s: s, loc: loc}
+	return schedule{spec: cfg.Schedule, s: s, loc: cmp.Or(cfg.Location, time.Local)}
 }
 
 // next returns the n-th activation after t (n >= 1).

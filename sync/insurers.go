@@ -237,23 +237,28 @@ func logAdopted(log *zap.Logger, prefix, name string, got store.Adopted) {
 
 // keptError explains the requests an adoption left unadopted and what to do.
 func keptError(prefix, name string, kept []string) error {
-	n := min(len(kept), maxStrandedShown)
-	ids := make([]string, 0, n)
-	for _, id := range kept[:n] {
-		ids = append(ids, boundText(nil, id, maxShownID)) // quotesync's own keys
-	}
-	more := ""
-	if len(kept) > len(ids) {
-		more = fmt.Sprintf(" and %d more", len(kept)-len(ids))
-	}
 	table := "`" + prefix + "requests`"
-	return fmt.Errorf("%w: insurer %s tracks %s (%s%s) already, and rows with the same ids were written without an insurer "+
+	return fmt.Errorf("%w: insurer %s tracks %s (%s) already, and rows with the same ids were written without an insurer "+
 		"(the copies of a quotesync of before insurers that went on running after the upgrade). They were left as they are, "+
 		"with their events and deliveries, the other rows adopted; the daemon works on insurer %s's rows only, "+
 		"and a job number a copy holds stays held. Compare each copy (SELECT * FROM %s WHERE insurer = '' AND request_id = 'ID') "+
 		"with 'quotesync history --insurer %s ID', settle with the insurer what the copy did that %s's row lacks (another job, an accept), "+
-		"then delete the copy: the next start adopts its events", ErrAdoptKept, name, Plural(len(kept), "request"), strings.Join(ids, ", "), more,
-		name, table, name, name)
+		"then delete the copy: the next start adopts its events", ErrAdoptKept, name, Plural(len(kept), "request"),
+		shownIDs(kept[:min(len(kept), maxStrandedShown)], len(kept)), name, table, name, name)
+}
+
+// shownIDs lists ids, the first of total, for a message: each bounded,
+// and how many more there are.
+func shownIDs(ids []string, total int) string {
+	shown := make([]string, len(ids))
+	for i, id := range ids {
+		shown[i] = boundText(nil, id, maxShownID) // quotesync's own keys
+	}
+	s := strings.Join(shown, ", ")
+	if total > len(ids) {
+		s += fmt.Sprintf(" and %d more", total-len(ids))
+	}
+	return s
 }
 
 // adoptLeftovers runs once this instance holds the single-instance lock,
@@ -298,15 +303,7 @@ func CheckStranded(ctx context.Context, st *store.Store, names []string) error {
 	}
 	var parts []string
 	for _, g := range stranded {
-		ids := make([]string, len(g.Requests))
-		for i, id := range g.Requests {
-			ids[i] = boundText(nil, id, maxShownID) // quotesync's own keys
-		}
-		more := ""
-		if g.Count > len(ids) {
-			more = fmt.Sprintf(" and %d more", g.Count-len(ids))
-		}
-		parts = append(parts, fmt.Sprintf("insurer %s: %s (%s%s)", g.Insurer, Plural(g.Count, "live request"), strings.Join(ids, ", "), more))
+		parts = append(parts, fmt.Sprintf("insurer %s: %s (%s)", g.Insurer, Plural(g.Count, "live request"), shownIDs(g.Requests, g.Count)))
 	}
 	return fmt.Errorf("%w: %s; configured: %s. Put the insurer back under remotes:, or move its requests to its new name "+
 		"('quotesync insurers move OLD NEW --force') or end them ('quotesync insurers end OLD --force')",
@@ -335,11 +332,7 @@ func (d *Daemon) EngineFor(ctx context.Context, insurer, requestID string) (*Eng
 		if e := d.EngineOf(insurer); e != nil {
 			return e, nil
 		}
-		names := make([]string, len(d.Engines))
-		for i, e := range d.Engines {
-			names[i] = e.cfg.Insurer
-		}
-		return nil, fmt.Errorf("insurer %s is not configured (configured: %s)", insurer, strings.Join(names, ", "))
+		return nil, fmt.Errorf("insurer %s is not configured (configured: %s)", insurer, d.names())
 	}
 	if len(d.Engines) == 1 {
 		return d.Engine, nil

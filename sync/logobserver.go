@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"errors"
 	gosync "sync"
 	"time"
@@ -136,10 +137,7 @@ func eventFields(secrets *redact.Secrets, ev Event) []zap.Field {
 	str(fieldClaim, boundText(secrets, ev.Claim, 80))
 	str(fieldJob, ev.Job)
 	if ev.From != ev.To {
-		from := string(ev.From)
-		if from == "" {
-			from = "new"
-		}
+		from := cmp.Or(string(ev.From), "new")
 		str(fieldFrom, from)
 	}
 	str(fieldReason, string(ev.Reason))

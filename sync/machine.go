@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -220,10 +221,7 @@ type ErrTransition struct {
 }
 
 func (e *ErrTransition) Error() string {
-	from := string(e.From)
-	if from == "" {
-		from = "new"
-	}
+	from := cmp.Or(string(e.From), "new")
 	if e.Move {
 		return fmt.Sprintf("request %s: the state machine does not allow moving a request from %s to %s to another insurer", e.Request, from, e.To)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/quotesync/quotesync/shopdb/store"
@@ -182,12 +183,9 @@ func (d *Daemon) End(ctx context.Context, from string) (ended []store.Request, e
 
 // names lists the configured insurers, for messages.
 func (d *Daemon) names() string {
-	var out string
+	names := make([]string, len(d.Engines))
 	for i, e := range d.Engines {
-		if i > 0 {
-			out += ", "
-		}
-		out += e.cfg.Insurer
+		names[i] = e.cfg.Insurer
 	}
-	return out
+	return strings.Join(names, ", ")
 }

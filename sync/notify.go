@@ -2,6 +2,7 @@ package sync
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,18 +78,10 @@ func (c NotifyConfig) withDefaults() NotifyConfig {
 	if c.Events == nil {
 		c.Events = NotifyKinds()
 	}
-	if c.ExpiryWarning == 0 {
-		c.ExpiryWarning = DefaultExpiryWarning
-	}
-	if c.Webhook.Timeout == 0 {
-		c.Webhook.Timeout = DefaultWebhookTimeout
-	}
-	if c.Command.Timeout == 0 {
-		c.Command.Timeout = DefaultCommandTimeout
-	}
-	if c.Command.Grace == 0 {
-		c.Command.Grace = DefaultCommandGrace
-	}
+	c.ExpiryWarning = cmp.Or(c.ExpiryWarning, DefaultExpiryWarning)
+	c.Webhook.Timeout = cmp.Or(c.Webhook.Timeout, DefaultWebhookTimeout)
+	c.Command.Timeout = cmp.Or(c.Command.Timeout, DefaultCommandTimeout)
+	c.Command.Grace = cmp.Or(c.Command.Grace, DefaultCommandGrace)
 	return c
 }
 
@@ -157,9 +150,7 @@ func noticeOf(d store.Delivery) Notice {
 			n.Words, n.Fix = ri.Words, ri.Fix
 		}
 	}
-	if n.Words == "" {
-		n.Words = d.Kind
-	}
+	n.Words = cmp.Or(n.Words, d.Kind)
 	return n
 }
 

@@ -183,11 +183,7 @@ func (o *Outbox) outboxOf(ev Event) *store.Outbox {
 		targets = append(targets, store.TargetWriteBack)
 	}
 	if o.notify[kind] {
-		for _, t := range []string{store.TargetWebhook, store.TargetCommand} {
-			if o.targets[t] != nil {
-				targets = append(targets, t)
-			}
-		}
+		targets = append(targets, o.notifyTargets()...)
 	}
 	if len(targets) == 0 {
 		return nil

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -246,7 +245,18 @@ func (c *checks) database(ctx context.Context, s Settings) (*shopdb.DB, *store.S
 	if err == nil && cur == latest {
 		jobs, state = c.someJobs(ctx, st), st.StateFingerprint()
 	}
-	for _, q := range db.CheckQueries(ctx, jobs, state) {
+	c.queries(db.CheckQueries(ctx, jobs, state))
+	if len(s.Shop.Queries.CreateJob) == 0 {
+		c.add(CheckInfo, "shop.queries.create_job", "not set: quotesync makes no job; a request whose job find_job does not find waits "+
+			"(status: waiting, reason %s: %s) and is accepted at the first pass after the shop makes the job", ReasonNoJob, Reason(ReasonNoJob).Words)
+	}
+	return db, st
+}
+
+// queries adds the verdict on each checked statement: its failure, or what
+// was checked (with the columns it returned) and any warning.
+func (c *checks) queries(qs []shopdb.QueryCheck) {
+	for _, q := range qs {
 		if q.Err != nil {
 			c.add(CheckFail, q.Key, "%v", q.Err)
 			continue
@@ -260,11 +270,6 @@ func (c *checks) database(ctx context.Context, s Settings) (*shopdb.DB, *store.S
 			c.add(CheckWarn, q.Key, "%s", q.Warn)
 		}
 	}
-	if len(s.Shop.Queries.CreateJob) == 0 {
-		c.add(CheckInfo, "shop.queries.create_job", "not set: quotesync makes no job; a request whose job find_job does not find waits "+
-			"(status: waiting, reason %s: %s) and is accepted at the first pass after the shop makes the job", ReasonNoJob, Reason(ReasonNoJob).Words)
-	}
-	return db, st
 }
 
 // someJobs returns up to 20 job numbers of the newest requests quotesync
@@ -389,11 +394,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 			found++
 		}
 	}
-	list := make([]string, 0, len(jobs))
-	for j := range jobs {
-		list = append(list, j)
-	}
-	sort.Strings(list)
+	list := slices.Sorted(maps.Keys(jobs))
 	lines, err := db.Lines(ctx, list)
 	if err != nil {
 		c.add(CheckFail, name, "run shop.queries.line_items over %s: %v", Plural(len(list), "job"), err)

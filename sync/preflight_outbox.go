@@ -17,16 +17,7 @@ import (
 // resolved), the notifiers' settings (a command that exists and may be
 // run), and the deliveries not made yet with the last failure.
 func (c *checks) deliveries(ctx context.Context, db *shopdb.DB, st *store.Store, n NotifyConfig) {
-	for _, q := range db.CheckWriteBack(ctx) {
-		if q.Err != nil {
-			c.add(CheckFail, q.Key, "%v", q.Err)
-			continue
-		}
-		c.add(CheckOK, q.Key, "%s", q.Note)
-		if q.Warn != "" {
-			c.add(CheckWarn, q.Key, "%s", q.Warn)
-		}
-	}
+	c.queries(db.CheckWriteBack(ctx))
 	n = n.withDefaults()
 	var parts []string
 	if n.Webhook.URL != "" {

@@ -1,8 +1,6 @@
 package sync
 
-import (
-	"context"
-)
+import "context"
 
 // The status change has several path forms in use (remote.status_path).
 // With "auto" the client finds the one the service serves by trying them;
@@ -27,9 +25,9 @@ func (e *Engine) loadStatusForm(ctx context.Context) {
 	if _, found := e.remote.StatusForm(); found {
 		return
 	}
-	if err := e.remote.UseStatusForm(form); err != nil {
-		return // a form this client does not know (an older quotesync): found again
-	}
+	// A form this client does not know (an older quotesync's) is found
+	// again.
+	_ = e.remote.UseStatusForm(form)
 }
 
 // keepStatusForm stores, after a successful submit, the form auto mode

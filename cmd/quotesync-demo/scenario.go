@@ -185,76 +185,74 @@ func (sc *script) finalStep(claim string) step {
 	}
 }
 
-// addLines appends lines to the claim's job.
-func (sc *script) addLines(ctx context.Context, claim string, lines []sampleshop.Line) error {
+// onJob runs do on the claim's job and puts what it did, as do says it,
+// on the timeline.
+func (sc *script) onJob(ctx context.Context, claim string, do func(job string) (string, error)) error {
 	job, err := sc.job(ctx, claim)
 	if err != nil {
 		return err
 	}
-	for _, l := range lines {
-		if _, err := sc.shop.AddLine(ctx, job, l); err != nil {
-			return err
-		}
+	what, err := do(job)
+	if err != nil {
+		return err
 	}
-	sc.tl.shop(insurerOfClaim(claim), claim, job, "added %s to the estimate", qsync.Plural(len(lines), "line"))
+	sc.tl.shop(insurerOfClaim(claim), claim, job, "%s", what)
 	return nil
+}
+
+// addLines appends lines to the claim's job.
+func (sc *script) addLines(ctx context.Context, claim string, lines []sampleshop.Line) error {
+	return sc.onJob(ctx, claim, func(job string) (string, error) {
+		for _, l := range lines {
+			if _, err := sc.shop.AddLine(ctx, job, l); err != nil {
+				return "", err
+			}
+		}
+		return "added " + qsync.Plural(len(lines), "line") + " to the estimate", nil
+	})
 }
 
 // editLine changes the line numbered lineNo of the claim's job; change
 // returns what the timeline says about it.
 func (sc *script) editLine(ctx context.Context, claim string, lineNo int, change func(*sampleshop.Line) string) error {
-	job, l, err := sc.line(ctx, claim, lineNo)
-	if err != nil {
-		return err
-	}
-	what := change(&l)
-	if err := sc.shop.EditLine(ctx, l); err != nil {
-		return err
-	}
-	sc.tl.shop(insurerOfClaim(claim), claim, job, "edited line %d: %s", lineNo, what)
-	return nil
+	return sc.onJob(ctx, claim, func(job string) (string, error) {
+		l, err := sc.line(ctx, job, lineNo)
+		if err != nil {
+			return "", err
+		}
+		what := change(&l)
+		return fmt.Sprintf("edited line %d: %s", lineNo, what), sc.shop.EditLine(ctx, l)
+	})
 }
 
 // deleteLine soft-deletes the line numbered lineNo of the claim's job.
 func (sc *script) deleteLine(ctx context.Context, claim string, lineNo int, why string) error {
-	job, l, err := sc.line(ctx, claim, lineNo)
-	if err != nil {
-		return err
-	}
-	if err := sc.shop.DeleteLine(ctx, l.LineID); err != nil {
-		return err
-	}
-	sc.tl.shop(insurerOfClaim(claim), claim, job, "deleted line %d (%s): %s", lineNo, l.Description, why)
-	return nil
+	return sc.onJob(ctx, claim, func(job string) (string, error) {
+		l, err := sc.line(ctx, job, lineNo)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("deleted line %d (%s): %s", lineNo, l.Description, why), sc.shop.DeleteLine(ctx, l.LineID)
+	})
 }
 
 // setFinal marks the claim's estimate final.
 func (sc *script) setFinal(ctx context.Context, claim string) error {
-	job, err := sc.job(ctx, claim)
-	if err != nil {
-		return err
-	}
-	if err := sc.shop.SetFinal(ctx, job, true); err != nil {
-		return err
-	}
-	sc.tl.shop(insurerOfClaim(claim), claim, job, "marked the estimate FINAL")
-	return nil
+	return sc.onJob(ctx, claim, func(job string) (string, error) {
+		return "marked the estimate FINAL", sc.shop.SetFinal(ctx, job, true)
+	})
 }
 
-// line returns the live line numbered lineNo of the claim's job.
-func (sc *script) line(ctx context.Context, claim string, lineNo int) (string, sampleshop.Line, error) {
-	job, err := sc.job(ctx, claim)
-	if err != nil {
-		return "", sampleshop.Line{}, err
-	}
+// line returns the live line numbered lineNo of job.
+func (sc *script) line(ctx context.Context, job string, lineNo int) (sampleshop.Line, error) {
 	lines, err := sc.shop.Lines(ctx, job)
 	if err != nil {
-		return "", sampleshop.Line{}, err
+		return sampleshop.Line{}, err
 	}
 	for _, l := range lines {
 		if l.LineNo == lineNo {
-			return job, l, nil
+			return l, nil
 		}
 	}
-	return "", sampleshop.Line{}, fmt.Errorf("find line %d of %s: %w", lineNo, job, sampleshop.ErrNoSuchJob)
+	return sampleshop.Line{}, fmt.Errorf("find line %d of %s: %w", lineNo, job, sampleshop.ErrNoSuchJob)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -242,26 +243,62 @@ func wantsHelp(args []string) bool {
 	return false
 }
 
-// parseFlags parses a verb's flags; it returns the exit code to use when
-// the verb should stop (help asked for, or bad flags). Help asked for goes
-// to standard output (it is the answer, and pipes into a pager); a flag
-// error and the usage that follows it go to standard error.
-func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (int, bool) {
+// verbFlags is the flag set of a verb; its usage is help, then the flags.
+func verbFlags(name, help string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), help); fs.PrintDefaults() }
+	return fs
+}
+
+// parseArgs parses a verb's flags, before and after its arguments, and
+// returns the arguments; ok is false when the verb should stop with code.
+// Help asked for goes to standard output (it is the answer, and pipes
+// into a pager); a flag error and the usage that follows it go to
+// standard error.
+func parseArgs(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (rest []string, code int, ok bool) {
 	if wantsHelp(args) {
 		fs.SetOutput(stdout)
 		fs.Usage()
-		return exitOK, false
+		return nil, exitOK, false
 	}
 	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK, false
+	for {
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			return nil, exitOK, false
+		} else if err != nil {
+			return nil, exitUsage, false
 		}
+		if fs.NArg() == 0 {
+			return rest, exitOK, true
+		}
+		rest, args = append(rest, fs.Arg(0)), fs.Args()[1:]
+	}
+}
+
+// parseFlags is parseArgs for a verb that takes no argument.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (int, bool) {
+	rest, code, ok := parseArgs(fs, args, stdout, stderr)
+	if ok && len(rest) > 0 {
+		fmt.Fprintf(stderr, "quotesync %s: unexpected argument %q; run 'quotesync %s --help'\n", fs.Name(), rest[0], fs.Name())
 		return exitUsage, false
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "quotesync %s: unexpected argument %q; run 'quotesync %s --help'\n", fs.Name(), fs.Arg(0), fs.Name())
-		return exitUsage, false
+	return code, ok
+}
+
+// parseOneArg is parseArgs for a verb that takes one argument, what (as
+// messages name it).
+func parseOneArg(fs *flag.FlagSet, what string, args []string, stdout, stderr io.Writer) (arg string, code int, ok bool) {
+	rest, code, ok := parseArgs(fs, args, stdout, stderr)
+	switch {
+	case !ok:
+		return "", code, false
+	case len(rest) == 0:
+		fmt.Fprintf(stderr, "quotesync %s: %s is missing; %s\n", fs.Name(), what, "run 'quotesync "+fs.Name()+" --help'")
+		return "", exitUsage, false
 	}
-	return 0, true
+	if arg = strings.TrimSpace(rest[0]); len(rest) > 1 || arg == "" {
+		fmt.Fprintf(stderr, "quotesync %s: one argument, %s, please; unexpected %q\n", fs.Name(), what, strings.Join(rest[1:], " "))
+		return "", exitUsage, false
+	}
+	return arg, exitOK, true
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -52,18 +51,16 @@ Flags:
 const configValueWidth = 48
 
 func runConfig(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("config", flag.ContinueOnError)
+	fs := verbFlags("config", configHelp)
 	cfg := registerConfig(fs)
 	asJSON := fs.Bool("json", false, "print JSON: every entry with its whole value")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), configHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	path := cfg.path()
-	entries, err := config.EffectiveFor(path, string(cfg.site), os.Getenv)
+	entries, err := config.Effective(path, string(cfg.site), os.Getenv)
 	if err != nil {
-		printErr(stderr, "config", err)
-		return exitUsage
+		return fail(stderr, exitUsage, "config", err)
 	}
 	secrets := redact.New() // what the file's secrets are, as far as they can be read
 	invalid := validateFile(path, secrets)
@@ -76,12 +73,10 @@ func runConfig(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		err = writeConfigTable(stdout, path, entries)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync config: write: %v\n", err)
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync config: write: %v", err)
 	}
 	if err := invalid; err != nil {
-		fmt.Fprintf(stderr, "quotesync config: %s does not validate ('quotesync check' says more):\n%s\n", path, termtext.Lines(secrets.Redact(err.Error())))
-		return exitUsage
+		return failf(stderr, exitUsage, "quotesync config: %s does not validate ('quotesync check' says more):\n%s", path, termtext.Lines(secrets.Redact(err.Error())))
 	}
 	return exitOK
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -49,9 +48,8 @@ The service stays stopped (not failed) until then. To configure it:
 `
 
 func runConfigured(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("configured", flag.ContinueOnError)
+	fs := verbFlags("configured", configuredHelp)
 	cfg := registerConfig(fs)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), configuredHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}

@@ -106,7 +106,7 @@ func TestEveryPathReachesEveryObserver(t *testing.T) {
 	}
 
 	w := httptest.NewRecorder()
-	m.reg.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	m.handler.ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
 	metrics := w.Body.String()
 	ds, err := qd.Store.PendingDeliveries(ctx, 100)
 	if err != nil {

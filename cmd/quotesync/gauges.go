@@ -28,30 +28,18 @@ type phaseGauges struct {
 	scrapeErrors                      prometheus.Counter
 }
 
-// Names and help of the gauges.
-const (
-	phasesName       = metricsNamespace + "_requests"
-	phasesHelp       = "Tracked requests by phase, from quotesync's state."
-	heldName         = metricsNamespace + "_requests_held"
-	heldHelp         = "Jobs held back (invalid shop data, or a mapping that does not allow the push)."
-	personName       = metricsNamespace + "_requests_needing_person"
-	personHelp       = "Requests that need a person (rejected, taken elsewhere, accept outcome unknown, held, supplement needed, …)."
-	supplementsName  = metricsNamespace + "_requests_supplement_needed"
-	supplementsHelp  = "Submitted quotes whose lines changed after submission."
-	scrapeErrorsName = metricsNamespace + "_state_scrape_errors_total"
-	scrapeErrorsHelp = "Scrapes whose count of the state failed (the database did not answer in time)."
-)
-
 func newPhaseGauges() *phaseGauges {
 	desc := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc(name, help, labels, nil)
+		return prometheus.NewDesc(metricsNamespace+name, help, labels, nil)
 	}
 	return &phaseGauges{
-		phases:       desc(phasesName, phasesHelp, labelInsurer, "phase"),
-		held:         desc(heldName, heldHelp, labelInsurer),
-		person:       desc(personName, personHelp, labelInsurer),
-		supplements:  desc(supplementsName, supplementsHelp, labelInsurer),
-		scrapeErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: scrapeErrorsName, Help: scrapeErrorsHelp}),
+		phases: desc("_requests", "Tracked requests by phase, from quotesync's state.", labelInsurer, "phase"),
+		held:   desc("_requests_held", "Jobs held back (invalid shop data, or a mapping that does not allow the push).", labelInsurer),
+		person: desc("_requests_needing_person",
+			"Requests that need a person (rejected, taken elsewhere, accept outcome unknown, held, supplement needed, …).", labelInsurer),
+		supplements: desc("_requests_supplement_needed", "Submitted quotes whose lines changed after submission.", labelInsurer),
+		scrapeErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: metricsNamespace + "_state_scrape_errors_total",
+			Help: "Scrapes whose count of the state failed (the database did not answer in time)."}),
 	}
 }
 

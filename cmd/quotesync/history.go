@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -56,24 +55,21 @@ Flags:
 `
 
 func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("history", flag.ContinueOnError)
+	fs := verbFlags("history", historyHelp)
 	cfg := registerConfig(fs)
 	asJSON := fs.Bool("json", false, "print JSON (every field, whole texts) for scripts")
 	limit := fs.Int("limit", statuspage.DefaultTimelineLimit, "show the newest `N` events of each request (0: all)")
 	insurer := fs.String("insurer", "", "the insurer whose request it is (when two insurers' services use the id)")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), historyHelp); fs.PrintDefaults() }
-	arg, code, ok := parseOneArg(fs, "history", "a request id or a job number", args, stdout, stderr)
+	arg, code, ok := parseOneArg(fs, "a request id or a job number", args, stdout, stderr)
 	if !ok {
 		return code
 	}
 	if *limit < 0 {
-		fmt.Fprintln(stderr, "quotesync history: --limit must be 0 (all) or more")
-		return exitUsage
+		return failf(stderr, exitUsage, "quotesync history: --limit must be 0 (all) or more")
 	}
 	if *insurer != "" {
 		if err := store.CheckInsurerName(*insurer); err != nil {
-			fmt.Fprintf(stderr, "quotesync history: --insurer: %s\n", termtext.Safe(err.Error()))
-			return exitUsage
+			return failf(stderr, exitUsage, "quotesync history: --insurer: %s", termtext.Safe(err.Error()))
 		}
 	}
 	n := *limit
@@ -89,8 +85,7 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	defer out.flush()
 	stdout = out
 	if cur, _, err := st.SchemaVersion(ctx); err == nil && cur == 0 {
-		fmt.Fprintf(stderr, "quotesync history: %s is not tracked: quotesync's state tables do not exist yet in %s (the first start of 'quotesync run' or 'once' creates them)\n", termtext.Safe(arg), db.Config().Database)
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync history: %s is not tracked: quotesync's state tables do not exist yet in %s (the first start of 'quotesync run' or 'once' creates them)", termtext.Safe(arg), db.Config().Database)
 	}
 	stories, err := statuspage.FindStories(ctx, st, statuspage.Lookup{Arg: arg, Insurer: *insurer, Configured: set.Daemon.Names(), Limit: n})
 	var amb *statuspage.AmbiguousError
@@ -98,14 +93,11 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	case errors.As(err, &amb):
 		return printAmbiguous(stdout, stderr, amb, *asJSON)
 	case errors.Is(err, statuspage.ErrNotFound) && *insurer != "":
-		fmt.Fprintf(stderr, "quotesync history: insurer %s has no tracked request with the id or the job number %q; 'quotesync status --all --insurer %s' lists its requests\n", *insurer, arg, *insurer)
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync history: insurer %s has no tracked request with the id or the job number %q; 'quotesync status --all --insurer %s' lists its requests", *insurer, arg, *insurer)
 	case errors.Is(err, statuspage.ErrNotFound):
-		fmt.Fprintf(stderr, "quotesync history: no tracked request has the id or the job number %q; 'quotesync status --all' lists the requests quotesync knows\n", arg)
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync history: no tracked request has the id or the job number %q; 'quotesync status --all' lists the requests quotesync knows", arg)
 	case err != nil:
-		printErr(stderr, "history", err)
-		return exitFailure
+		return fail(stderr, exitFailure, "history", err)
 	}
 	if *asJSON {
 		if err := writeJSON(stdout, struct {
@@ -204,31 +196,4 @@ func printAmbiguous(stdout, stderr io.Writer, amb *statuspage.AmbiguousError, as
 	}
 	_ = tw.Flush()
 	return exitFailure
-}
-
-// parseOneArg parses flags before and after the one argument of verb
-// (what names it in messages).
-func parseOneArg(fs *flag.FlagSet, verb, what string, args []string, stdout, stderr io.Writer) (arg string, code int, ok bool) {
-	if wantsHelp(args) {
-		fs.SetOutput(stdout)
-		fs.Usage()
-		return "", exitOK, false
-	}
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		return "", exitUsage, false
-	}
-	if fs.NArg() == 0 {
-		fmt.Fprintf(stderr, "quotesync %s: %s is missing; run 'quotesync %s --help'\n", verb, what, verb)
-		return "", exitUsage, false
-	}
-	arg = strings.TrimSpace(fs.Arg(0))
-	if err := fs.Parse(fs.Args()[1:]); err != nil {
-		return "", exitUsage, false
-	}
-	if fs.NArg() > 0 || arg == "" {
-		fmt.Fprintf(stderr, "quotesync %s: one argument, %s, please; unexpected %q\n", verb, what, strings.Join(fs.Args(), " "))
-		return "", exitUsage, false
-	}
-	return arg, exitOK, true
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -114,20 +113,17 @@ func runInitWith(ctx context.Context, args []string, in io.Reader, interactive b
 		return code
 	}
 	if _, err := os.Stat(o.output); err == nil && !o.force {
-		fmt.Fprintf(stderr, "quotesync init: %s exists; pass --force to replace it, or --output another file\n", o.output)
-		return exitUsage
+		return failf(stderr, exitUsage, "quotesync init: %s exists; pass --force to replace it, or --output another file", o.output)
 	}
 	cfg, err := initDSN(o, getenv)
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync init: %v\n", err)
-		return exitUsage
+		return failf(stderr, exitUsage, "quotesync init: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, initTimeout)
 	defer cancel()
 	db, err := shopdb.Connect(ctx, cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync init: %v\n", err)
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync init: %v", err)
 	}
 	defer db.Close()
 	s := &initSession{o: o, cfg: cfg, db: db, stdout: stdout}
@@ -135,15 +131,14 @@ func runInitWith(ctx context.Context, args []string, in io.Reader, interactive b
 		s.ask = newAsker(in, stdout)
 	}
 	if err := s.discover(ctx); err != nil {
-		fmt.Fprintf(stderr, "quotesync init: %s\n", termtext.Lines(err.Error()))
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync init: %s", termtext.Lines(err.Error()))
 	}
 	return s.write(ctx, stderr)
 }
 
 func parseInitFlags(args []string, stdout, stderr io.Writer) (initOptions, int, bool) {
 	o := initOptions{workTypes: map[string]string{}, choose: map[string]string{}}
-	fs := flag.NewFlagSet("init", flag.ContinueOnError)
+	fs := verbFlags("init", initHelp)
 	fs.StringVar(&o.dsn, "dsn", "", "the shop `database`: user@tcp(host:3306)/shopdb")
 	fs.StringVar(&o.output, "output", "quotesync.yaml", "the configuration `file` to write")
 	fs.StringVar(&o.passwordFile, "password-file", "", "read the database password from `file` (else $"+initPasswordEnv+")")
@@ -153,7 +148,6 @@ func parseInitFlags(args []string, stdout, stderr io.Writer) (initOptions, int, 
 	var workTypes, choose listFlag
 	fs.Var(&workTypes, "work-type", "map an operation code to a work type: `CODE=TYPE` (repeatable)")
 	fs.Var(&choose, "choose", "fix one choice: `ROLE=NAME` (repeatable)")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), initHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return o, code, false
 	}
@@ -301,14 +295,12 @@ func (s *initSession) write(ctx context.Context, stderr io.Writer) int {
 	failed := s.prepare(ctx)
 	text := s.render(failed)
 	if err := s.validateRendered(text); err != nil {
-		fmt.Fprintf(stderr, "quotesync init: the configuration written does not parse (%v): please report this as a bug\n", err)
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync init: the configuration written does not parse (%v): please report this as a bug", err)
 	}
 	// renameio writes a temporary file beside it, syncs it and renames it
 	// over the path: a reader never sees half a file.
 	if err := renameio.WriteFile(s.o.output, []byte(text), 0o644); err != nil {
-		fmt.Fprintf(stderr, "quotesync init: write %s: %v\n", s.o.output, err)
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync init: write %s: %v", s.o.output, err)
 	}
 	s.summary(failed, text)
 	if len(failed) > 0 {

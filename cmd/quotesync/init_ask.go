@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -107,11 +108,7 @@ func (a *asker) final(p *discover.Proposal) []string {
 // workTypes asks the work type of each code in use, the proposal (or
 // none) as the default.
 func (a *asker) workTypes(p *discover.Proposal, wts map[string]workTypeChoice) {
-	codes := make([]string, 0, len(wts))
-	for c := range wts {
-		codes = append(codes, c)
-	}
-	slices.Sort(codes)
+	codes := slices.Sorted(maps.Keys(wts))
 	if len(codes) == 0 {
 		return
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -64,12 +65,7 @@ func (s *initSession) summary(failed map[string]string, text string) {
 	if len(unmapped) > 0 {
 		fmt.Fprintf(w, "CHECK  %-30s %s: not mapped; their lines hold their jobs\n", "work types", termtext.Safe(strings.Join(unmapped, ", ")))
 	}
-	keys := make([]string, 0, len(failed))
-	for k := range failed {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(failed)) {
 		fmt.Fprintf(w, "FAIL   %-30s %s\n", k, termtext.Safe(failed[k]))
 	}
 	if len(failed) == 0 {

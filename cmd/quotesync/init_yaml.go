@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,9 +29,11 @@ func (w *yamlWriter) line(indent int, format string, a ...any) {
 }
 
 // comment writes text as comment lines at indent, wrapped at 78 columns;
-// check marks it "CHECK:".
+// check marks it "CHECK:". Text from the shop's data stays on its line:
+// termtext.Safe escapes line breaks, and the line and paragraph
+// separators, which YAML 1.1 readers take for line breaks.
 func (w *yamlWriter) comment(indent int, check bool, text string) {
-	text = commentSafe(text)
+	text = termtext.Safe(text)
 	if check {
 		text = "CHECK: " + text
 	}
@@ -81,15 +84,6 @@ func (w *yamlWriter) block(indent int, key, sql string) {
 	for _, l := range strings.Split(sql, "\n") {
 		w.line(indent+1, "%s", l)
 	}
-}
-
-// commentSafe keeps text from the shop's data on one comment line: what
-// termtext.Safe escapes for a terminal (line breaks among it), and the
-// line and paragraph separators, which YAML 1.1 readers take for line
-// breaks.
-func commentSafe(s string) string {
-	s = termtext.Safe(s)
-	return strings.NewReplacer("\u2028", `\u2028`, "\u2029", `\u2029`).Replace(s)
 }
 
 // wrap splits text into lines of at most width runes at spaces.
@@ -203,11 +197,7 @@ func (s *initSession) renderWorkTypes(w *yamlWriter) {
 	codeCol := p.Lines.Name + "." + p.Code.Name
 	w.comment(1, false, fmt.Sprintf("The shop's operation codes (%s) → the service's work types (%s). A line whose code is not here holds its job back until it is added; `quotesync check` lists unmapped codes.",
 		codeCol, strings.Join(qsync.DocumentedWorkTypes, ", ")))
-	codes := make([]string, 0, len(s.workTypes))
-	for c := range s.workTypes {
-		codes = append(codes, c)
-	}
-	slices.Sort(codes)
+	codes := slices.Sorted(maps.Keys(s.workTypes))
 	mapped := 0
 	for _, c := range codes {
 		if s.workTypes[c].Type != "" {

@@ -68,10 +68,9 @@ func runInsurers(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		sub, args = args[0], args[1:]
 	}
-	fs := flag.NewFlagSet("insurers", flag.ContinueOnError)
+	fs := verbFlags("insurers", insurersHelp)
 	cfg := registerConfig(fs)
 	force := fs.Bool("force", false, "move or end: change the requests (without it, list what would change)")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), insurersHelp); fs.PrintDefaults() }
 	names, code, ok := parseInsurersArgs(fs, sub, args, stdout, stderr)
 	if !ok {
 		return code
@@ -89,14 +88,12 @@ func runInsurers(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	case "adopt":
 		a, err := qd.Adopt(ctx, names[0])
 		if err != nil && !errors.Is(err, qsync.ErrAdoptKept) {
-			printErr(stderr, "insurers adopt", err)
-			return exitFailure
+			return fail(stderr, exitFailure, "insurers adopt", err)
 		}
 		fmt.Fprintf(stdout, "insurer %s adopted %s, %s and %s written before insurers had names\n", names[0],
 			qsync.Plural(a.Requests, "request"), qsync.Plural(a.Events, "event"), qsync.Plural(a.Deliveries, "delivery"))
 		if err != nil { // some were left: each id is tracked by the insurer already
-			printErr(stderr, "insurers adopt", err)
-			return exitFailure
+			return fail(stderr, exitFailure, "insurers adopt", err)
 		}
 		return exitOK
 	}
@@ -106,30 +103,17 @@ func runInsurers(ctx context.Context, args []string, stdout, stderr io.Writer) i
 // parseInsurersArgs parses the flags, before and after the names, and
 // checks the names a sub-command takes.
 func parseInsurersArgs(fs *flag.FlagSet, sub string, args []string, stdout, stderr io.Writer) ([]string, int, bool) {
-	want := map[string]int{"": 0, "adopt": 1, "move": 2, "end": 1}
-	n, known := want[sub]
 	if wantsHelp(args) || sub == "help" {
-		fs.SetOutput(stdout)
-		fs.Usage()
-		return nil, exitOK, false
+		sub, args = "", []string{"--help"}
 	}
-	fs.SetOutput(stderr)
+	n, known := map[string]int{"": 0, "adopt": 1, "move": 2, "end": 1}[sub]
 	if !known {
 		fmt.Fprintf(stderr, "quotesync insurers: unknown sub-command %q; use adopt, move or end (or none, to list)\n", termtext.Safe(sub))
 		return nil, exitUsage, false
 	}
-	var names []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, exitOK, false
-			}
-			return nil, exitUsage, false
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		names, args = append(names, fs.Arg(0)), fs.Args()[1:]
+	names, code, ok := parseArgs(fs, args, stdout, stderr)
+	if !ok {
+		return nil, code, false
 	}
 	if len(names) != n {
 		fmt.Fprintf(stderr, "quotesync insurers %s: %s, got %d; run 'quotesync insurers --help'\n", sub,
@@ -144,8 +128,7 @@ func parseInsurersArgs(fs *flag.FlagSet, sub string, args []string, stdout, stde
 func listInsurers(ctx context.Context, qd *qsync.Daemon, stdout, stderr io.Writer) int {
 	counts, err := qd.Store.PhaseCounts(ctx)
 	if err != nil {
-		printErr(stderr, "insurers", err)
-		return exitFailure
+		return fail(stderr, exitFailure, "insurers", err)
 	}
 	type tally struct{ live, all int }
 	by := map[string]*tally{}
@@ -195,8 +178,7 @@ func settleInsurer(ctx context.Context, qd *qsync.Daemon, sub string, names []st
 	}
 	rows, err := qd.Store.ListRequests(ctx, q)
 	if err != nil {
-		printErr(stderr, "insurers "+sub, err)
-		return exitFailure
+		return fail(stderr, exitFailure, "insurers "+sub, err)
 	}
 	if !force {
 		what := map[string]string{"move": "move to insurer " + termtext.Safe(strings.Join(names[1:], "")), "end": "end"}[sub]
@@ -204,8 +186,7 @@ func settleInsurer(ctx context.Context, qd *qsync.Daemon, sub string, names []st
 		for _, r := range slices.Backward(rows) {
 			fmt.Fprintf(stdout, "  %s (claim %s, job %s, %s)\n", termtext.Safe(r.RequestID), dash(termtext.Safe(r.ClaimNumber)), dash(termtext.Safe(r.JobNumber)), r.Phase)
 		}
-		fmt.Fprintf(stderr, "quotesync insurers %s: nothing changed; add --force to %s them\n", sub, sub)
-		return exitUsage
+		return failf(stderr, exitUsage, "quotesync insurers %s: nothing changed; add --force to %s them", sub, sub)
 	}
 	var done []store.Request
 	var errs []error
@@ -215,8 +196,7 @@ func settleInsurer(ctx context.Context, qd *qsync.Daemon, sub string, names []st
 		done, errs, err = qd.End(ctx, from)
 	}
 	if err != nil {
-		printErr(stderr, "insurers "+sub, err)
-		return exitFailure
+		return fail(stderr, exitFailure, "insurers "+sub, err)
 	}
 	verb := map[string]string{"move": "moved to insurer " + termtext.Safe(strings.Join(names[1:], "")), "end": "ended"}[sub]
 	fmt.Fprintf(stdout, "%s of insurer %s %s\n", qsync.Plural(len(done), "request"), termtext.Safe(from), verb)

@@ -17,26 +17,15 @@ import (
 // inherited the variable but writes elsewhere (a pipe, a file, a
 // terminal) does not match, so its lines stay plain.
 func toJournal(w io.Writer) bool {
-	switch w := w.(type) {
-	case *journalErrors:
-		return true // made only for the journal's stream
-	case *os.File:
-		return toJournalFile(w)
-	}
-	return false
-}
-
-// toJournalFile reports whether f is standard output or error and the
-// journal's stream.
-func toJournalFile(f *os.File) bool {
 	var is func() (bool, error)
-	switch f {
+	switch w {
 	case os.Stdout:
 		is = journal.StdoutIsJournalStream
 	case os.Stderr:
 		is = journal.StderrIsJournalStream
 	default:
-		return false
+		_, ok := w.(*journalErrors) // made only for the journal's stream
+		return ok
 	}
 	ok, err := is() // err: a malformed $JOURNAL_STREAM, which names no stream
 	return ok && err == nil

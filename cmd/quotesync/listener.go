@@ -44,41 +44,43 @@ type liveReport struct {
 // /livez.
 func obsHandler(m *promMetrics, h healthFunc, live liveFunc) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", m.reg.Handler())
+	mux.Handle("GET /metrics", m.handler)
 	// /livez answers what systemd's watchdog asks, for an orchestrator
 	// that restarts on a failed liveness probe (Kubernetes): whether the
 	// scheduler makes progress, standby or not. Unlike /healthz it stays
 	// 200 while the database or the insurer's service is down, which a
 	// restart does not mend.
 	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, r *http.Request) {
-		ok, why := live(time.Now())
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		rep := liveReport{Status: "ok"}
-		if !ok {
-			rep = liveReport{Status: "stuck", Reason: why}
-			w.WriteHeader(http.StatusServiceUnavailable)
+		if ok, why := live(time.Now()); !ok {
+			verdict(w, false, liveReport{Status: "stuck", Reason: why}, "")
+		} else {
+			verdict(w, true, liveReport{Status: "ok"}, "")
 		}
-		_ = json.NewEncoder(w).Encode(rep)
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), healthPingTimeout+time.Second)
 		defer cancel()
 		ok, rep := h(ctx)
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		if !ok {
-			w.WriteHeader(http.StatusServiceUnavailable)
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(rep)
+		verdict(w, ok, rep, "  ")
 	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "quotesync "+version+": /metrics (Prometheus), /healthz (200 healthy, 503 not), /livez (200 while the scheduler makes progress), /status (the status page, unless metrics.status_page is false)")
 	})
 	return mux
+}
+
+// verdict answers a probe: rep as JSON (indented by indent), with 503
+// when not ok.
+func verdict(w http.ResponseWriter, ok bool, rep any, indent string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if !ok {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", indent)
+	_ = enc.Encode(rep)
 }
 
 // obsServer is the running metrics listener.

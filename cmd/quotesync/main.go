@@ -7,9 +7,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
-	"sort"
+	"slices"
 	"syscall"
 )
 
@@ -66,20 +67,14 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		v, ok = internalVerbs[args[0]] // not listed in the help
 	}
 	if !ok {
-		fmt.Fprintf(stderr, "quotesync: unknown command %q; run 'quotesync --help' for the list\n", args[0])
-		return exitUsage
+		return failf(stderr, exitUsage, "quotesync: unknown command %q; run 'quotesync --help' for the list", args[0])
 	}
 	return v.run(ctx, args[1:], stdout, stderr)
 }
 
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "Usage: quotesync <command> [flags]\n\nCommands:\n")
-	names := make([]string, 0, len(verbs))
-	for name := range verbs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(verbs)) {
 		fmt.Fprintf(w, "  %-10s %s\n", name, verbs[name].summary)
 	}
 	fmt.Fprintf(w, "\nEvery command that reads the configuration takes --config FILE (default %s).\n", defaultConfigPath)

@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -31,14 +31,12 @@ Example:
 `
 
 func runManpage(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("manpage", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), manpageHelp) }
+	fs := verbFlags("manpage", manpageHelp)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	if _, err := io.WriteString(stdout, manPage(ctx)); err != nil {
-		fmt.Fprintf(stderr, "quotesync manpage: %v\n", err)
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync manpage: %v", err)
 	}
 	return exitOK
 }
@@ -65,12 +63,7 @@ func manPage(ctx context.Context) string {
 	b.WriteString(roffLiteral(usageText.String()))
 	w(".fi")
 	w(".SH COMMANDS")
-	names := make([]string, 0, len(verbs))
-	for name := range verbs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(verbs)) {
 		var help bytes.Buffer
 		verbs[name].run(ctx, []string{"--help"}, &help, io.Discard)
 		w(`.SS "quotesync %s"`, roffEscape(name))

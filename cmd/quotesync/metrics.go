@@ -59,7 +59,7 @@ var eventErrorKinds = map[qsync.EventKind]string{
 // process: a reload hands the same one to the new engines, so counters
 // never go back.
 type promMetrics struct {
-	reg metricsRegistry
+	handler http.Handler // serves /metrics, gzipped when the scraper accepts it
 
 	passes         *prometheus.CounterVec
 	passDuration   *prometheus.HistogramVec
@@ -77,13 +77,6 @@ type promMetrics struct {
 // labelInsurer is the label of the series of one insurer's requests and
 // passes; "" on an error of the daemon as a whole (the lock).
 const labelInsurer = "insurer"
-
-// metricsRegistry is what /metrics serves.
-type metricsRegistry struct{ handler http.Handler }
-
-// Handler serves the metrics in the format the scraper asks for (gzipped
-// when it accepts that; name[] parameters choose families).
-func (r metricsRegistry) Handler() http.Handler { return r.handler }
 
 // newPromMetrics registers quotesync's metrics, the Go runtime's and the
 // process's on a registry of their own (never the global default one).
@@ -134,7 +127,7 @@ func newPromMetrics() *promMetrics {
 	reg.MustRegister(m.passes, m.passDuration, m.transitions, m.errors, m.leader,
 		m.lastSuccess, m.remoteCalls, m.remoteDuration, m.reloads, m.pending, m.state, info,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m.reg.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg, ErrorHandling: promhttp.ContinueOnError})
+	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg, ErrorHandling: promhttp.ContinueOnError})
 	for _, o := range []string{outcomeOK, outcomeFailed} {
 		m.reloads.WithLabelValues(o)
 	}

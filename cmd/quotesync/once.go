@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -51,19 +50,17 @@ Flags:
 `
 
 func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("once", flag.ContinueOnError)
+	fs := verbFlags("once", onceHelp)
 	var cf commonFlags
 	parsed := cf.register(fs)
 	dry := fs.Bool("dry-run", false, "print the plan of a pass; write nothing")
 	asJSON := fs.Bool("json", false, "with --dry-run: print the plan as JSON")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), onceHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	parsed()
 	if *asJSON && !*dry {
-		fmt.Fprintln(stderr, "quotesync once: --json prints the plan of a dry run and needs --dry-run; a real pass reports on its log (quotesync once --dry-run --json)")
-		return exitUsage
+		return failf(stderr, exitUsage, "quotesync once: --json prints the plan of a dry run and needs --dry-run; a real pass reports on its log (quotesync once --dry-run --json)")
 	}
 	cf.secrets = redact.New()
 	out := redacting(stdout, cf.secrets) // the plan quotes the service's answers
@@ -80,8 +77,7 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		failed := insurerErrors(err)
 		if err != nil && len(failed) == 0 {
 			// One insurer's plan failed, or something that is no insurer's.
-			printErr(stderr, "once --dry-run", err)
-			return exitFailure
+			return fail(stderr, exitFailure, "once --dry-run", err)
 		}
 		// With several insurers, one failing leaves the others' plans to
 		// show; the failure is named after them, and the exit status says it.
@@ -103,12 +99,10 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	s, err := qd.Once(ctx)
 	switch {
 	case errors.Is(err, store.ErrNotLeader):
-		fmt.Fprintln(stderr, "quotesync once: another quotesync instance holds the lock on this shop database; stop it or let it do the pass")
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync once: another quotesync instance holds the lock on this shop database; stop it or let it do the pass")
 	case err != nil:
 		// The engine logged the error with its context; this is the verdict.
-		fmt.Fprintln(stderr, "quotesync once: the pass failed; the log above says why")
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync once: the pass failed; the log above says why")
 	}
 	if n := s.Rejected + s.TakenElsewhere + s.AcceptUnknown; n > 0 {
 		fmt.Fprintf(stderr, "quotesync once: the pass succeeded; %s now %s a person (rejected %d, taken elsewhere %d, accept outcome unknown %d): see quotesync status\n",

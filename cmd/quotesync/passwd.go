@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -51,31 +50,26 @@ Flags:
 const maxPasswordLine = 1 << 10
 
 func runPasswd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("passwd", flag.ContinueOnError)
+	fs := verbFlags("passwd", passwdHelp)
 	file := fs.String("file", config.DefaultUsersFile, "the users `file` (metrics.users_file)")
-	fs.Usage = func() { _, _ = io.WriteString(fs.Output(), passwdHelp); fs.PrintDefaults() }
-	user, code, ok := parseOneArg(fs, "passwd", "the user name", args, stdout, stderr)
+	user, code, ok := parseOneArg(fs, "the user name", args, stdout, stderr)
 	if !ok {
 		return code
 	}
 	if err := webauth.CheckUserName(user); err != nil {
-		printErr(stderr, "passwd", err)
-		return exitUsage
+		return fail(stderr, exitUsage, "passwd", err)
 	}
 	password, err := readNewPassword(os.Stdin, stderr, user)
 	if err != nil {
-		printErr(stderr, "passwd", err)
-		return exitUsage
+		return fail(stderr, exitUsage, "passwd", err)
 	}
 	if err := webauth.CheckPassword(password); err != nil {
-		printErr(stderr, "passwd", err)
-		return exitUsage
+		return fail(stderr, exitUsage, "passwd", err)
 	}
 	added, err := webauth.SetPassword(*file, user, password)
 	clear(password)
 	if err != nil {
-		printErr(stderr, "passwd", err)
-		return exitFailure
+		return fail(stderr, exitFailure, "passwd", err)
 	}
 	what := "changed the password of"
 	if added {

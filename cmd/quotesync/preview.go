@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -59,31 +58,27 @@ Flags:
 `
 
 func runPreview(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("preview", flag.ContinueOnError)
+	fs := verbFlags("preview", previewHelp)
 	cfg := registerConfig(fs)
 	asJSON := fs.Bool("json", false, "print the exact body a Draft push would send")
 	insurer := fs.String("insurer", "", "build the quote as the insurer `NAME`'s pass would (a job no request holds)")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), previewHelp); fs.PrintDefaults() }
-	job, code, ok := parseOneArg(fs, "preview", "a job number", args, stdout, stderr)
+	job, code, ok := parseOneArg(fs, "a job number", args, stdout, stderr)
 	if !ok {
 		return code
 	}
 	if *insurer != "" {
 		if err := store.CheckInsurerName(*insurer); err != nil {
-			fmt.Fprintf(stderr, "quotesync preview: --insurer: %s\n", termtext.Safe(err.Error()))
-			return exitUsage
+			return failf(stderr, exitUsage, "quotesync preview: --insurer: %s", termtext.Safe(err.Error()))
 		}
 	}
 	cf := cfg.common()
 	set, err := cf.loadSettings(config.ShopSecrets)
 	if err != nil {
-		printErr(stderr, "preview", err)
-		return exitUsage
+		return fail(stderr, exitUsage, "preview", err)
 	}
 	db, err := shopdb.Open(ctx, set.Daemon.Shop)
 	if err != nil {
-		printErr(stderr, "preview", err)
-		return exitFailure
+		return fail(stderr, exitFailure, "preview", err)
 	}
 	defer db.Close()
 	var pv qsync.Preview
@@ -99,21 +94,17 @@ func runPreview(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	switch {
 	case errors.Is(err, qsync.ErrNoSuchJob):
-		fmt.Fprintf(stderr, "quotesync preview: %s\n", termtext.Lines(err.Error()))
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync preview: %s", termtext.Lines(err.Error()))
 	case err != nil:
-		printErr(stderr, "preview", err)
-		return exitFailure
+		return fail(stderr, exitFailure, "preview", err)
 	}
 	if *asJSON {
 		if !pv.Pushable() {
-			fmt.Fprintf(stderr, "quotesync preview: a pass would push nothing for job %s: %s\n", termtext.Safe(job), termtext.Lines(heldWhy(pv)))
-			return exitFailure
+			return failf(stderr, exitFailure, "quotesync preview: a pass would push nothing for job %s: %s", termtext.Safe(job), termtext.Lines(heldWhy(pv)))
 		}
 		body, err := remote.QuoteBody(pv.Quote)
 		if err != nil {
-			printErr(stderr, "preview", err)
-			return exitFailure
+			return fail(stderr, exitFailure, "preview", err)
 		}
 		_, _ = stdout.Write(append(termtext.JSON(body), '\n'))
 		return exitOK

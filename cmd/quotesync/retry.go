@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -61,15 +60,20 @@ Flags:
 `
 
 func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("retry", flag.ContinueOnError)
+	fs := verbFlags("retry", retryHelp)
 	cfg := registerConfig(fs)
 	note := fs.String("note", "", "why, for the event log (default: who ran it)")
 	insurer := fs.String("insurer", "", "the insurer whose request it is (with several insurers, when the id is tracked for more than one)")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), retryHelp); fs.PrintDefaults() }
-	id, code, ok := parseRetryArgs(fs, args, stdout, stderr)
-	if !ok {
+	ids, code, ok := parseArgs(fs, args, stdout, stderr)
+	switch {
+	case !ok:
 		return code
+	case len(ids) == 0:
+		return failf(stderr, exitUsage, "quotesync retry: the request id is missing; 'quotesync status' lists the stuck ones\nExample: quotesync retry 1234")
+	case len(ids) > 1 || strings.TrimSpace(ids[0]) == "":
+		return failf(stderr, exitUsage, "quotesync retry: one request id, please; unexpected %q", strings.Join(ids[1:], " "))
 	}
+	id := strings.TrimSpace(ids[0])
 	if *note == "" {
 		*note = "retry requested from the command line"
 		if u := os.Getenv("USER"); u != "" {
@@ -90,24 +94,19 @@ func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	defer done()
 	shown := termtext.Safe(id) // as typed; maybe pasted from a listing
 	if cur, _, err := qd.Store.SchemaVersion(ctx); err == nil && cur == 0 {
-		fmt.Fprintf(stderr, "quotesync retry: request %s is not tracked: quotesync's state tables do not exist yet in %s (quotesync has not run on this database; the first start of 'quotesync run' or 'once' creates them)\n", shown, qd.Shop.Config().Database)
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync retry: request %s is not tracked: quotesync's state tables do not exist yet in %s (quotesync has not run on this database; the first start of 'quotesync run' or 'once' creates them)", shown, qd.Shop.Config().Database)
 	}
 
 	before, after, err := qd.Retry(ctx, *insurer, id, *note)
 	switch {
 	case errors.Is(err, qsync.ErrAmbiguous):
-		fmt.Fprintf(stderr, "quotesync retry: %s; say which with --insurer NAME\n", termtext.Safe(err.Error()))
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync retry: %s; say which with --insurer NAME", termtext.Safe(err.Error()))
 	case errors.Is(err, store.ErrNotFound):
-		fmt.Fprintf(stderr, "quotesync retry: request %s is not tracked by quotesync; 'quotesync status --all' lists the requests it knows\n", shown)
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync retry: request %s is not tracked by quotesync; 'quotesync status --all' lists the requests it knows", shown)
 	case errors.Is(err, store.ErrStale):
-		fmt.Fprintf(stderr, "quotesync retry: request %s changed while it was being retried; look at 'quotesync status' and run retry again if it is still stuck\n", shown)
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync retry: request %s changed while it was being retried; look at 'quotesync status' and run retry again if it is still stuck", shown)
 	case err != nil: // ErrNotRetryable among them
-		printErr(stderr, "retry", err)
-		return exitFailure
+		return fail(stderr, exitFailure, "retry", err)
 	}
 	qd.Deliver(ctx) // the write-back and notifications of the change
 	fmt.Fprintf(stdout, "request %s (claim %s, job %s): %s -> %s; the next pass takes it up again\n",
@@ -116,36 +115,4 @@ func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stdout, "it was %s because: %s\n", before.Phase, termtext.Lines(before.LastError))
 	}
 	return exitOK
-}
-
-// parseRetryArgs parses flags before and after the request id.
-func parseRetryArgs(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (id string, code int, ok bool) {
-	if wantsHelp(args) {
-		fs.SetOutput(stdout)
-		fs.Usage()
-		return "", exitOK, false
-	}
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return "", exitOK, false
-		}
-		return "", exitUsage, false
-	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "quotesync retry: the request id is missing; 'quotesync status' lists the stuck ones\nExample: quotesync retry 1234")
-		return "", exitUsage, false
-	}
-	id = strings.TrimSpace(fs.Arg(0))
-	if err := fs.Parse(fs.Args()[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return "", exitOK, false
-		}
-		return "", exitUsage, false
-	}
-	if fs.NArg() > 0 || id == "" {
-		fmt.Fprintf(stderr, "quotesync retry: one request id, please; unexpected %q\n", strings.Join(fs.Args(), " "))
-		return "", exitUsage, false
-	}
-	return id, exitOK, true
 }

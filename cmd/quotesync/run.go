@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -79,10 +77,9 @@ const stopTimeout = 30 * time.Second
 const reloadWait = 5 * time.Second
 
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs := verbFlags("run", runHelp)
 	var cf commonFlags
 	parsed := cf.register(fs)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), runHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -100,17 +97,16 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cf.secrets = redact.New()
 	set, err := cf.loadSettings(config.AllSecrets)
 	if err != nil {
-		printErr(stderr, "run", err)
-		return exitUsage
+		return fail(stderr, exitUsage, "run", err)
 	}
 	level := zap.NewAtomicLevelAt(set.LogLevel)
 	log := cf.logger(level, set.LogFormat, stdout, cf.secrets)
 	defer func() { _ = log.Sync() }()
 	d := &daemon{cf: cf, log: log, level: level, notify: notifier{log: log}, metrics: newPromMetrics(),
-		usr1: usr1, now: make(chan qsync.NowRequest), secrets: cf.secrets, sessionKey: webauth.NewKey()}
+		usr1: usr1, now: make(chan qsync.NowRequest), sessionKey: webauth.NewKey()}
 	code := d.run(ctx, set, hup)
 	if code == exitFailure && d.startErr != nil {
-		printErr(stderr, "run", errors.New(d.secrets.Redact(d.startErr.Error())))
+		printErr(stderr, "run", errors.New(d.cf.secrets.Redact(d.startErr.Error())))
 	}
 	return code
 }
@@ -118,6 +114,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // daemon is the running `quotesync run`: the current wiring, swapped by
 // reloads, and what the watchdog and /healthz read.
 type daemon struct {
+	// cf.secrets is the process's one set: the secrets of the first
+	// configuration and of every reload after it, and every token sent;
+	// removed from the log, the kept texts, the listener's answers and
+	// sd_notify.
 	cf      commonFlags
 	log     *zap.Logger
 	level   zap.AtomicLevel
@@ -134,11 +134,6 @@ type daemon struct {
 
 	cutMu gosync.Mutex
 	cut   []string // insurers whose pass was interrupted (see cutShort)
-	// secrets is the process's one set (cf.secrets): the secrets of the
-	// first configuration and of every reload after it, and every token
-	// sent; removed from the log, the kept texts, the listener's answers
-	// and sd_notify.
-	secrets *redact.Secrets
 
 	mu  gosync.Mutex // guards the wiring below
 	cur *qsync.Daemon
@@ -200,7 +195,7 @@ func (d *daemon) run(ctx context.Context, set *config.Settings, hup <-chan os.Si
 	wdCtx, wdCancel := context.WithCancel(context.Background())
 	defer wdCancel()
 	if interval > 0 {
-		go runWatchdog(wdCtx, interval, d.notify, d.alive)
+		go runWatchdog(wdCtx, interval, d.notify, d.live)
 	}
 
 	skipFirst := false
@@ -251,7 +246,7 @@ func (d *daemon) open(ctx context.Context, set *config.Settings, prev *config.Se
 			cert = &webauth.Cert{}
 			cert.Store(w.auth.pair)
 		}
-		guard := d.guarded(redactAnswers(d.secrets, withStatusPage(obsHandler(d.metrics, d.health, d.live), d.statusPage(set))), w.auth)
+		guard := d.guarded(redactAnswers(d.cf.secrets, withStatusPage(obsHandler(d.metrics, d.health, d.live), d.statusPage(set))), w.auth)
 		if w.obs, err = d.startListener(set.Metrics.Listen, guard, cert); err != nil {
 			_ = qd.Close()
 			return nil, err
@@ -264,7 +259,7 @@ func (d *daemon) open(ctx context.Context, set *config.Settings, prev *config.Se
 // closed; its result arrives on the returned channel. The insurers of
 // resume (their pass was cut short by the reload) pass at once.
 func (d *daemon) start(ctx context.Context, drain chan struct{}, skipFirst bool, resume []string) <-chan error {
-	qd := d.current()
+	qd, _ := d.current()
 	done := make(chan error, 1)
 	go func() {
 		done <- qd.Run(ctx, qsync.RunOptions{
@@ -339,9 +334,7 @@ func (d *daemon) prepareReload(ctx context.Context) *wiring {
 	if err != nil {
 		return reject(err)
 	}
-	d.mu.Lock()
-	prev := d.set
-	d.mu.Unlock()
+	_, prev := d.current()
 	if set.LogFormat != prev.LogFormat {
 		d.log.Warn(msgLogFormatKept, zap.String(fieldRunning, prev.LogFormat))
 	}
@@ -377,18 +370,19 @@ func (d *daemon) swap(w *wiring) {
 	d.notify.send(sdReady, sdStatus("ready; configuration reloaded; schedule %s", spec))
 }
 
-// current returns the running daemon's parts.
-func (d *daemon) current() *qsync.Daemon {
+// current returns the running daemon's parts and the settings they were
+// built from; nil before the first configuration is assembled.
+func (d *daemon) current() (*qsync.Daemon, *config.Settings) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.cur
+	return d.cur, d.set
 }
 
 // onTick records the scheduler's progress and tells systemd about it.
 // The pass's error is recorded redacted: /healthz, the status page's
 // health line and sd_notify show it.
 func (d *daemon) onTick(t qsync.Tick) {
-	t.Err = redactErr(d.secrets, t.Err)
+	t.Err = redactErr(d.cf.secrets, t.Err)
 	d.prog.Tick(t, time.Now())
 	// Summary.Interrupted, not ErrInterrupted: a pass cut short that also
 	// failed a step reports that failure.
@@ -410,15 +404,11 @@ func (d *daemon) onTick(t qsync.Tick) {
 	}
 }
 
-// alive is the watchdog's question: does the scheduler make progress?
-func (d *daemon) alive(now time.Time) (bool, string) {
-	return d.current().Live(now, &d.prog)
-}
-
-// live answers /livez: the watchdog's question, and "starting" (not
-// live yet) before the first configuration is assembled.
+// live is the watchdog's question, and /livez's: does the scheduler make
+// progress? "starting" (not live yet) before the first configuration is
+// assembled.
 func (d *daemon) live(now time.Time) (bool, string) {
-	qd := d.current()
+	qd, _ := d.current()
 	if qd == nil {
 		return false, "starting"
 	}
@@ -427,9 +417,7 @@ func (d *daemon) live(now time.Time) (bool, string) {
 
 // health answers /healthz.
 func (d *daemon) health(ctx context.Context) (bool, qsync.HealthReport) {
-	d.mu.Lock()
-	qd, set := d.cur, d.set
-	d.mu.Unlock()
+	qd, set := d.current()
 	if qd == nil {
 		return false, qsync.HealthReport{Status: "unhealthy", Reason: "starting", Role: "starting", Database: "not connected yet"}
 	}

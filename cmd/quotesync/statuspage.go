@@ -26,29 +26,22 @@ func withStatusPage(obs, page http.Handler) http.Handler {
 func (d *daemon) statusPage(set *config.Settings) http.Handler {
 	return statuspage.New(statuspage.Options{
 		Store: func() *store.Store {
-			d.mu.Lock()
-			qd, set := d.cur, d.set
-			d.mu.Unlock()
-			if qd != nil && set != nil {
+			if qd, set := d.current(); qd != nil && set != nil {
 				return qsync.RequestsStore(qd.Store, set.Daemon)
 			}
 			return nil
 		},
 		Insurers: func() []string {
-			d.mu.Lock()
-			defer d.mu.Unlock()
-			if d.set == nil {
-				return set.Daemon.Names()
+			if _, cur := d.current(); cur != nil {
+				return cur.Daemon.Names()
 			}
-			return d.set.Daemon.Names()
+			return set.Daemon.Names()
 		},
 		Enabled: func() bool {
-			d.mu.Lock()
-			defer d.mu.Unlock()
-			if d.set == nil {
-				return set.Metrics.StatusPageOn()
+			if _, cur := d.current(); cur != nil {
+				return cur.Metrics.StatusPageOn()
 			}
-			return d.set.Metrics.StatusPageOn()
+			return set.Metrics.StatusPageOn()
 		},
 		Health:   d.pageHealth,
 		Location: set.Daemon.Sync.Location,
@@ -59,9 +52,7 @@ func (d *daemon) statusPage(set *config.Settings) http.Handler {
 // pageHealth is /healthz's verdict for the page, without the database
 // ping (the page's own reads say whether the database answers).
 func (d *daemon) pageHealth() (bool, string, time.Time) {
-	d.mu.Lock()
-	qd, set := d.cur, d.set
-	d.mu.Unlock()
+	qd, set := d.current()
 	if qd == nil || set == nil {
 		return false, "starting", time.Time{}
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -48,9 +47,8 @@ Flags:
 `
 
 func runSyncNow(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sync-now", flag.ContinueOnError)
+	fs := verbFlags("sync-now", syncNowHelp)
 	cfg := registerConfig(fs)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), syncNowHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -59,18 +57,15 @@ func runSyncNow(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	// older, valid file while this one is being edited.
 	fc, err := config.Load(path)
 	if err != nil {
-		printErr(stderr, "sync-now", err)
-		return exitUsage
+		return fail(stderr, exitUsage, "sync-now", err)
 	}
 	sock, _ := fc.Control.SocketFor(string(cfg.site))
 	if sock == "" {
-		fmt.Fprintf(stderr, "quotesync sync-now: control.socket is off in %s; send the daemon SIGUSR1 instead: systemctl kill -s USR1 quotesync\n", path)
-		return exitFailure
+		return failf(stderr, exitFailure, "quotesync sync-now: control.socket is off in %s; send the daemon SIGUSR1 instead: systemctl kill -s USR1 quotesync", path)
 	}
 	r, err := askSyncNow(sock)
 	if err != nil {
-		printErr(stderr, "sync-now", err)
-		return exitFailure
+		return fail(stderr, exitFailure, "sync-now", err)
 	}
 	switch qsync.NowOutcome(r.Outcome) {
 	case qsync.NowStarted:

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/quotesync/quotesync/cmd/internal/statuspage"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	"github.com/quotesync/quotesync/remote/redact"
 )
@@ -88,19 +89,7 @@ func ago(now, t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
-	d := now.Sub(t)
-	switch {
-	case d < 0:
-		return "0s"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	default:
-		return fmt.Sprintf("%dd", int(d.Hours()/24))
-	}
+	return statuspage.Span(max(now.Sub(t), 0))
 }
 
 // flat puts a message quotesync composed around values from outside (an
@@ -112,6 +101,19 @@ func flat(s string) string { return strings.Join(strings.Fields(termtext.Lines(s
 // terminal: it may quote the service's answer or the shop's data.
 func printErr(w io.Writer, verb string, err error) {
 	fmt.Fprintf(w, "quotesync %s: %s\n", verb, termtext.Lines(err.Error()))
+}
+
+// fail is printErr, for a verb that stops with the exit status code.
+func fail(w io.Writer, code int, verb string, err error) int {
+	printErr(w, verb, err)
+	return code
+}
+
+// failf writes a line of its own on w for a verb that stops with the exit
+// status code.
+func failf(w io.Writer, code int, format string, args ...any) int {
+	fmt.Fprintf(w, format+"\n", args...)
+	return code
 }
 
 // writeJSON writes v as indented JSON for --json, with no character a

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"runtime"
@@ -27,8 +26,7 @@ Example:
 `
 
 func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("version", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), versionHelp) }
+	fs := verbFlags("version", versionHelp)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}

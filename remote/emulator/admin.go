@@ -12,10 +12,15 @@ import (
 
 // serveAdmin serves the admin API under AdminPrefix.
 func (e *Emulator) serveAdmin(w http.ResponseWriter, r *http.Request) {
+	if aerr := e.admin(w, r); aerr != nil {
+		writeError(w, aerr)
+	}
+}
+
+// admin serves one call of the admin API; a refused one is its error.
+func (e *Emulator) admin(w http.ResponseWriter, r *http.Request) *apiError {
 	if !e.opts.AllowRemoteAdmin && !isLoopback(r.RemoteAddr) {
-		writeError(w, newError(http.StatusForbidden, CodeForbidden,
-			"the admin API answers loopback clients only"))
-		return
+		return newError(http.StatusForbidden, CodeForbidden, "the admin API answers loopback clients only")
 	}
 	path := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, AdminPrefix), "/")
 	switch {
@@ -26,7 +31,7 @@ func (e *Emulator) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	case path == "routes" && r.Method == http.MethodGet:
 		writeJSON(w, http.StatusOK, Routes())
 	case path == "requests" && r.Method == http.MethodPost:
-		e.adminSeed(w, r)
+		return e.adminSeed(w, r)
 	case path == "faults" && r.Method == http.MethodGet:
 		infos := e.Faults()
 		out := make([]faultJSON, len(infos))
@@ -35,18 +40,17 @@ func (e *Emulator) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, http.StatusOK, out)
 	case path == "faults" && r.Method == http.MethodPost:
-		e.adminAddFault(w, r)
+		return e.adminAddFault(w, r)
 	case path == "faults" && r.Method == http.MethodDelete:
 		e.ClearFaults()
 		w.WriteHeader(http.StatusNoContent)
 	case strings.HasPrefix(path, "faults/") && r.Method == http.MethodDelete:
 		if !e.RemoveFault(strings.TrimPrefix(path, "faults/")) {
-			writeError(w, newError(http.StatusNotFound, CodeFaultNotFound, "no fault %s", strings.TrimPrefix(path, "faults/")))
-			return
+			return newError(http.StatusNotFound, CodeFaultNotFound, "no fault %s", strings.TrimPrefix(path, "faults/"))
 		}
 		w.WriteHeader(http.StatusNoContent)
 	case strings.HasPrefix(path, "requests/") && strings.HasSuffix(path, "/take") && r.Method == http.MethodPost:
-		e.adminTake(w, r, strings.TrimSuffix(strings.TrimPrefix(path, "requests/"), "/take"))
+		return e.adminTake(w, r, strings.TrimSuffix(strings.TrimPrefix(path, "requests/"), "/take"))
 	case path == "tokens/expire" && r.Method == http.MethodPost:
 		e.ExpireTokens()
 		w.WriteHeader(http.StatusNoContent)
@@ -58,14 +62,14 @@ func (e *Emulator) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			Seed uint64 `json:"seed"`
 		}
 		if aerr := decodeAdmin(w, r, &in); aerr != nil {
-			writeError(w, aerr)
-			return
+			return aerr
 		}
 		e.SetSeed(in.Seed)
 		w.WriteHeader(http.StatusNoContent)
 	default:
-		writeError(w, newError(http.StatusNotFound, CodeRouteNotFound, "no admin route %s %s", r.Method, r.URL.Path))
+		return newError(http.StatusNotFound, CodeRouteNotFound, "no admin route %s %s", r.Method, r.URL.Path)
 	}
+	return nil
 }
 
 func isLoopback(remoteAddr string) bool {
@@ -148,42 +152,37 @@ func (s seedJSON) toSeed(field string) (SeedRequest, *apiError) {
 
 // adminSeed serves POST /_emulator/requests: an array of requests, one
 // request object, or {"count":N} for N random requests.
-func (e *Emulator) adminSeed(w http.ResponseWriter, r *http.Request) {
+func (e *Emulator) adminSeed(w http.ResponseWriter, r *http.Request) *apiError {
 	body, aerr := readAll(w, r, DefaultMaxBodyBytes*8)
 	if aerr != nil {
-		writeError(w, aerr)
-		return
+		return aerr
 	}
 	var ids []string
 	if obj, _ := decodeObject(body, ""); obj != nil && obj["count"] != nil {
 		if len(obj) != 1 {
-			writeError(w, newError(http.StatusBadRequest, CodeInvalidBody, `{"count":N} takes no other field`))
-			return
+			return newError(http.StatusBadRequest, CodeInvalidBody, `{"count":N} takes no other field`)
 		}
 		n, aerr := asInteger(obj["count"], "count")
 		if aerr != nil {
-			writeError(w, aerr)
-			return
+			return aerr
 		}
 		count, err := strconv.Atoi(string(n))
 		if err != nil || count < 0 || count > MaxRandomRequests {
-			writeError(w, fieldError(CodeInvalidField, "count", "count must be 0 to %d", MaxRandomRequests))
-			return
+			return fieldError(CodeInvalidField, "count", "count must be 0 to %d", MaxRandomRequests)
 		}
 		ids = e.AddRandomRequests(count)
 	} else {
 		seeds, aerr := decodeSeeds(body)
 		if aerr != nil {
-			writeError(w, aerr)
-			return
+			return aerr
 		}
 		ids = e.AddRequests(seeds...)
 	}
 	if aerr := e.commit(); aerr != nil {
-		writeError(w, aerr)
-		return
+		return aerr
 	}
 	writeJSON(w, http.StatusCreated, map[string][]string{"ids": ids})
+	return nil
 }
 
 // decodeSeeds decodes an array of seed requests or a single one.
@@ -214,10 +213,9 @@ func decodeSeeds(body []byte) ([]SeedRequest, *apiError) {
 	return seeds, nil
 }
 
-// faultJSON is a Fault in the admin API; durations are Go duration
-// strings ("250ms", "2s").
-type faultJSON struct {
-	ID          string  `json:"id,omitempty"`
+// faultSpec is a Fault as the admin API takes it; durations are Go
+// duration strings ("250ms", "2s").
+type faultSpec struct {
 	Route       string  `json:"route"`
 	Action      string  `json:"action"`
 	Status      int     `json:"status,omitempty"`
@@ -225,13 +223,19 @@ type faultJSON struct {
 	Latency     string  `json:"latency,omitempty"`
 	Count       int     `json:"count,omitempty"`
 	Probability float64 `json:"probability,omitempty"`
-	Fired       int     `json:"fired"`
-	Active      bool    `json:"active"`
+}
+
+// faultJSON is a Fault in the admin API's list.
+type faultJSON struct {
+	ID string `json:"id,omitempty"`
+	faultSpec
+	Fired  int  `json:"fired"`
+	Active bool `json:"active"`
 }
 
 func toFaultJSON(fi FaultInfo) faultJSON {
-	fj := faultJSON{ID: fi.ID, Route: fi.Fault.Route, Action: fi.Fault.Action, Status: fi.Fault.Status,
-		Count: fi.Fault.Count, Probability: fi.Fault.Probability, Fired: fi.Fired, Active: fi.Active}
+	fj := faultJSON{ID: fi.ID, faultSpec: faultSpec{Route: fi.Fault.Route, Action: fi.Fault.Action, Status: fi.Fault.Status,
+		Count: fi.Fault.Count, Probability: fi.Fault.Probability}, Fired: fi.Fired, Active: fi.Active}
 	if fi.Fault.RetryAfter > 0 {
 		fj.RetryAfter = fi.Fault.RetryAfter.String()
 	}
@@ -242,19 +246,10 @@ func toFaultJSON(fi FaultInfo) faultJSON {
 }
 
 // adminAddFault serves POST /_emulator/faults.
-func (e *Emulator) adminAddFault(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		Route       string  `json:"route"`
-		Action      string  `json:"action"`
-		Status      int     `json:"status"`
-		RetryAfter  string  `json:"retryAfter"`
-		Latency     string  `json:"latency"`
-		Count       int     `json:"count"`
-		Probability float64 `json:"probability"`
-	}
+func (e *Emulator) adminAddFault(w http.ResponseWriter, r *http.Request) *apiError {
+	var in faultSpec
 	if aerr := decodeAdmin(w, r, &in); aerr != nil {
-		writeError(w, aerr)
-		return
+		return aerr
 	}
 	f := Fault{Route: in.Route, Action: in.Action, Status: in.Status, Count: in.Count, Probability: in.Probability}
 	for _, d := range []struct {
@@ -266,31 +261,29 @@ func (e *Emulator) adminAddFault(w http.ResponseWriter, r *http.Request) {
 		}
 		v, err := time.ParseDuration(d.text)
 		if err != nil {
-			writeError(w, fieldError(CodeInvalidField, d.name, "%s must be a duration such as \"2s\": %v", d.name, err))
-			return
+			return fieldError(CodeInvalidField, d.name, "%s must be a duration such as \"2s\": %v", d.name, err)
 		}
 		*d.dst = v
 	}
 	if err := f.Validate(); err != nil {
-		writeError(w, newError(http.StatusBadRequest, CodeInvalidField, "%v", err))
-		return
+		return newError(http.StatusBadRequest, CodeInvalidField, "%v", err)
 	}
 	writeJSON(w, http.StatusCreated, map[string]string{"id": e.AddFault(f)})
+	return nil
 }
 
 // adminTake serves POST /_emulator/requests/{id}/take {"referenceId":"…"}:
 // another party accepts request id with its own referenceId.
-func (e *Emulator) adminTake(w http.ResponseWriter, r *http.Request, id string) {
+func (e *Emulator) adminTake(w http.ResponseWriter, r *http.Request, id string) *apiError {
 	var in struct {
 		ReferenceID string `json:"referenceId"`
 	}
-	if aerr := decodeAdmin(w, r, &in); aerr != nil {
-		writeError(w, aerr)
-		return
+	aerr := decodeAdmin(w, r, &in)
+	if aerr == nil {
+		aerr = e.takeElsewhere(id, in.ReferenceID)
 	}
-	if aerr := e.takeElsewhere(id, in.ReferenceID); aerr != nil {
-		writeError(w, aerr)
-		return
+	if aerr == nil {
+		w.WriteHeader(http.StatusNoContent)
 	}
-	w.WriteHeader(http.StatusNoContent)
+	return aerr
 }

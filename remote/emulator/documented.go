@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"cmp"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -134,9 +135,7 @@ func (e *Emulator) checkDocumentedQuote(q *quote) *apiError {
 	if !e.documented() {
 		return nil
 	}
-	if q.Type == "" {
-		q.Type = quoteTypeEstimate
-	}
+	q.Type = cmp.Or(q.Type, quoteTypeEstimate)
 	for i, it := range q.Items {
 		if !slices.Contains(DocumentedItemTypes(), it.Type) {
 			return fieldError(CodeInvalidField, fmt.Sprintf("items[%d].type", i),

@@ -104,23 +104,22 @@ func isJSONContentType(h http.Header) bool {
 // the body must be declared JSON; otherwise an empty body is accepted with
 // any Content-Type and a non-empty one must be declared JSON.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64, required bool) ([]byte, *apiError) {
-	if required && !isJSONContentType(r.Header) {
-		return nil, newError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType,
-			"Content-Type must be application/json, got %q", r.Header.Get("Content-Type"))
+	declared := isJSONContentType(r.Header)
+	var body []byte
+	var aerr *apiError
+	if declared || !required {
+		body, aerr = readCapped(w, r, limit)
 	}
-	body, aerr := readCapped(w, r, limit)
-	if aerr != nil {
+	switch {
+	case aerr != nil:
 		return nil, aerr
-	}
-	if len(body) == 0 {
-		if required {
-			return nil, newError(http.StatusBadRequest, CodeInvalidBody, "body is empty; a JSON object is required")
-		}
-		return nil, nil
-	}
-	if !required && !isJSONContentType(r.Header) {
+	case !declared && (required || len(body) > 0):
 		return nil, newError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType,
 			"Content-Type must be application/json, got %q", r.Header.Get("Content-Type"))
+	case len(body) == 0 && required:
+		return nil, newError(http.StatusBadRequest, CodeInvalidBody, "body is empty; a JSON object is required")
+	case len(body) == 0:
+		return nil, nil
 	}
 	return body, nil
 }

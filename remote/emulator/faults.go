@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -196,11 +197,7 @@ func (e *Emulator) applyFault(w http.ResponseWriter, r *http.Request, f Fault, s
 	case FaultLandThenHang:
 		e.readAhead(r)
 		serve(&discardWriter{header: make(http.Header)})
-		hang := f.Latency
-		if hang == 0 {
-			hang = DefaultMaxHang
-		}
-		wait(r, hang)
+		wait(r, cmp.Or(f.Latency, DefaultMaxHang))
 		dropConnection(w)
 	}
 }

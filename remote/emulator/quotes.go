@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -9,17 +10,8 @@ import (
 // createQuote serves POST /jobs/{id}/quotes: create a quote (201) or
 // replace the Draft of the same type (200).
 func (e *Emulator) createQuote(w http.ResponseWriter, r *http.Request, p params) {
-	body, aerr := readBody(w, r, e.opts.MaxBodyBytes, true)
-	if aerr != nil {
-		e.writeError(w, aerr)
-		return
-	}
-	q, aerr := decodeQuote(body, !e.documented(), true)
-	if aerr == nil {
-		aerr = e.checkDocumentedQuote(&q)
-	}
-	if aerr != nil {
-		e.writeError(w, aerr)
+	q, ok := e.readQuote(w, r, p, !e.documented(), true)
+	if !ok {
 		return
 	}
 	e.mu.Lock()
@@ -31,20 +23,8 @@ func (e *Emulator) createQuote(w http.ResponseWriter, r *http.Request, p params)
 // updateQuote serves PUT /jobs/{id}/quotes/{type}: update an existing
 // Draft. type may be left out of the body; status defaults to Draft.
 func (e *Emulator) updateQuote(w http.ResponseWriter, r *http.Request, p params) {
-	body, aerr := readBody(w, r, e.opts.MaxBodyBytes, true)
-	if aerr != nil {
-		e.writeError(w, aerr)
-		return
-	}
-	q, aerr := decodeQuote(body, false, false)
-	if aerr == nil && q.Type == "" {
-		q.Type = p.get("type")
-	}
-	if aerr == nil {
-		aerr = e.checkDocumentedQuote(&q)
-	}
-	if aerr != nil {
-		e.writeError(w, aerr)
+	q, ok := e.readQuote(w, r, p, false, false)
+	if !ok {
 		return
 	}
 	typ := p.get("type")
@@ -53,13 +33,29 @@ func (e *Emulator) updateQuote(w http.ResponseWriter, r *http.Request, p params)
 		return
 	}
 	q.Type = typ
-	if q.Status == "" {
-		q.Status = StatusDraft
-	}
+	q.Status = cmp.Or(q.Status, StatusDraft)
 	e.mu.Lock()
 	status, out, aerr := e.writeQuoteLocked(p, q, true)
 	e.mu.Unlock()
 	e.answerChange(w, status, out, aerr)
+}
+
+// readQuote reads and checks the Quote body of a quote route (see
+// decodeQuote); a type absent from it is the path's, if any. When the body
+// is refused it writes the error and ok is false.
+func (e *Emulator) readQuote(w http.ResponseWriter, r *http.Request, p params, typeRequired, statusRequired bool) (q quote, ok bool) {
+	body, aerr := readBody(w, r, e.opts.MaxBodyBytes, true)
+	if aerr == nil {
+		q, aerr = decodeQuote(body, typeRequired, statusRequired)
+	}
+	if aerr == nil {
+		q.Type = cmp.Or(q.Type, p.get("type"))
+		aerr = e.checkDocumentedQuote(&q)
+	}
+	if aerr != nil {
+		e.writeError(w, aerr)
+	}
+	return q, aerr == nil
 }
 
 // answerChange saves a change and answers it.
@@ -131,17 +127,15 @@ func (sq *storedQuote) touch(now time.Time) {
 func (e *Emulator) changeStatus(w http.ResponseWriter, r *http.Request, p params) {
 	pathStatus := p.get("status")
 	body, aerr := readBody(w, r, e.opts.MaxBodyBytes, pathStatus == "")
+	var want string
+	if aerr == nil {
+		want, aerr = decodeStatusBody(body, pathStatus)
+	}
+	if aerr == nil && want != StatusSubmitted {
+		aerr = fieldError(CodeInvalidField, "status", "status can only be changed to %q, got %q", StatusSubmitted, want)
+	}
 	if aerr != nil {
 		e.writeError(w, aerr)
-		return
-	}
-	want, aerr := decodeStatusBody(body, pathStatus)
-	if aerr != nil {
-		e.writeError(w, aerr)
-		return
-	}
-	if want != StatusSubmitted {
-		e.writeError(w, fieldError(CodeInvalidField, "status", "status can only be changed to %q, got %q", StatusSubmitted, want))
 		return
 	}
 	e.mu.Lock()

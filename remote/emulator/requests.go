@@ -151,11 +151,10 @@ func (e *Emulator) listRequests(w http.ResponseWriter, _ *http.Request, _ params
 // accept serves POST /requests/{id}.
 func (e *Emulator) accept(w http.ResponseWriter, r *http.Request, p params) {
 	body, aerr := readBody(w, r, e.opts.MaxBodyBytes, true)
-	if aerr != nil {
-		e.writeError(w, aerr)
-		return
+	var ref, booking string
+	if aerr == nil {
+		ref, booking, aerr = decodeAccept(body)
 	}
-	ref, booking, aerr := decodeAccept(body)
 	if aerr != nil {
 		e.writeError(w, aerr)
 		return

@@ -160,7 +160,7 @@ func (p *Proposal) flatEstimateState(q *Queries) string {
 	case p.Status != nil:
 		q.note("estimate_state", true, "which value of %s.%s means final was not confirmed, so this returns no final column and quotesync submits nothing: "+
 			"add MIN(CASE WHEN %s IN ('VALUE') THEN 1 ELSE 0 END) AS final (values seen: %s)",
-			p.Lines.Name, p.Status.Name, p.statusExpr(), valueList(p.StatusValues))
+			p.Lines.Name, p.Status.Name, p.statusExpr(), ValueList(p.StatusValues))
 	default:
 		q.note("estimate_state", true, "no status column was found, so this returns no final column and quotesync submits nothing: add a final column (1 when the estimate is final)")
 	}

@@ -449,35 +449,28 @@ func (p *Proposal) lineColumns(lt lineTable, overrides map[string]string) error 
 		}
 	}
 	used = append(used, p.LineID)
-	if p.Quantity, err = p.pick(RoleQuantity, "quantity column", l, except(lt.quantity, used...), overrides, false); err != nil {
-		return err
-	}
-	used = append(used, p.Quantity)
-	if p.Price, err = p.pick(RolePrice, "unit price column", l, except(lt.price, used...), overrides, false); err != nil {
-		return err
-	}
-	used = append(used, p.Price)
-	if p.Total, err = p.pick(RoleTotal, "line total column", l, except(numericCols(l, totalNames), used...), overrides, true); err != nil {
-		return err
-	}
-	used = append(used, p.Total)
-	if p.Description, err = p.pick(RoleDescription, "description column", l, except(descriptionCols(l), used...), overrides, false); err != nil {
-		return err
-	}
-	used = append(used, p.Description)
 	parts := rankCols(l, partNumberNames, isText, nil)
-	codes := rankCols(l, codeNames, shortText, nil)
-	if p.Code, err = p.pick(RoleCode, "operation code column", l, except(codes, append(used, firstCol(parts))...), overrides, false); err != nil {
-		return err
-	}
-	used = append(used, p.Code)
-	if p.PartNumber, err = p.pick(RolePartNumber, "part number column", l, except(parts, used...), overrides, true); err != nil {
-		return err
-	}
-	used = append(used, p.PartNumber)
-	lineNos := rankCols(l, lineNoNames, isNumeric, nil)
-	if p.LineNo, err = p.pick(RoleLineNo, "line number column", l, except(lineNos, used...), overrides, true); err != nil {
-		return err
+	// Each role in turn, among the columns no earlier role took; the best
+	// part number column is no operation code.
+	for _, r := range []struct {
+		role, label string
+		dst         **Column
+		cands       []candidate
+		optional    bool
+		notUsed     *Column
+	}{
+		{RoleQuantity, "quantity column", &p.Quantity, lt.quantity, false, nil},
+		{RolePrice, "unit price column", &p.Price, lt.price, false, nil},
+		{RoleTotal, "line total column", &p.Total, numericCols(l, totalNames), true, nil},
+		{RoleDescription, "description column", &p.Description, descriptionCols(l), false, nil},
+		{RoleCode, "operation code column", &p.Code, rankCols(l, codeNames, shortText, nil), false, firstCol(parts)},
+		{RolePartNumber, "part number column", &p.PartNumber, parts, true, nil},
+		{RoleLineNo, "line number column", &p.LineNo, rankCols(l, lineNoNames, isNumeric, nil), true, nil},
+	} {
+		if *r.dst, err = p.pick(r.role, r.label, l, except(r.cands, append(used, r.notUsed)...), overrides, r.optional); err != nil {
+			return err
+		}
+		used = append(used, *r.dst)
 	}
 	if p.LineNo == nil {
 		c := &p.Choices[len(p.Choices)-1]
@@ -491,7 +484,6 @@ func (p *Proposal) lineColumns(lt lineTable, overrides map[string]string) error 
 			c.Why = "no line number column: items are ordered by their line id"
 		}
 	}
-	used = append(used, p.LineNo)
 	soft := rankCols(l, softDeleteNames, func(c *Column) bool { return isBoolish(c) || isTime(c) }, nil)
 	if p.SoftDelete, err = p.pick(RoleSoftDelete, "soft-delete flag", l, except(soft, used...), overrides, true); err != nil {
 		return err

@@ -183,7 +183,7 @@ func (p *Proposal) lineItems(q *Queries) string {
 		where += " AND " + live
 		switch {
 		case isText(p.SoftDelete):
-			q.note("line_items", true, "soft-deleted lines (%s of Y, 1 or T) are left out; values seen: %s", p.SoftDelete.Name, valueList(p.SoftDeleteValues))
+			q.note("line_items", true, "soft-deleted lines (%s of Y, 1 or T) are left out; values seen: %s", p.SoftDelete.Name, ValueList(p.SoftDeleteValues))
 		default:
 			q.note("line_items", false, "soft-deleted lines (%s) are left out", p.SoftDelete.Name)
 		}
@@ -256,7 +256,7 @@ func (p *Proposal) estimateState(q *Queries) string {
 	case p.Status != nil:
 		q.note("estimate_state", true, "which value of %s.%s means final was not confirmed, so this returns no final column and quotesync submits nothing: "+
 			"add MAX(CASE WHEN %s IN ('VALUE') THEN 1 ELSE 0 END) AS final (values seen: %s)",
-			p.StatusTable.Name, p.Status.Name, p.statusExpr(), valueList(p.StatusValues))
+			p.StatusTable.Name, p.Status.Name, p.statusExpr(), ValueList(p.StatusValues))
 	default:
 		q.note("estimate_state", true, "no status column was found, so this returns no final column and quotesync submits nothing: add a final column (1 when the estimate is final)")
 	}
@@ -316,8 +316,8 @@ func (p *Proposal) shopChanged(q *Queries) string {
 	return "SELECT " + strings.Join(parts, ",\n       ")
 }
 
-// valueList writes "DRAFT ×12, FINAL ×3".
-func valueList(vs []ValueCount) string {
+// ValueList writes values with their counts: "DRAFT ×12, FINAL ×3".
+func ValueList(vs []ValueCount) string {
 	if len(vs) == 0 {
 		return "none"
 	}
@@ -334,9 +334,6 @@ func valueList(vs []ValueCount) string {
 	}
 	return strings.Join(out, ", ")
 }
-
-// ValueList writes values with their counts: "DRAFT ×12, FINAL ×3".
-func ValueList(vs []ValueCount) string { return valueList(vs) }
 
 // numberExpr writes the job number made from the counter's value v (an
 // SQL expression): its prefix and zero padding, when it has them.

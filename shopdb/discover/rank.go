@@ -192,22 +192,15 @@ func compatible(a, b *Column) bool {
 // then columns named as a key of to (to's primary key or a unique
 // column, by the same name or by to's name and the key's: ro_id →
 // ro_header.id). Each comes with its score.
-func directJoins(from, to *Table) []struct {
-	Join
-	score float64
-} {
-	type scored = struct {
-		Join
-		score float64
-	}
-	var out []scored
+func directJoins(from, to *Table) []scoredJoin {
+	var out []scoredJoin
 	for _, fk := range from.ForeignKeys {
 		if fk.RefTable != to.Name {
 			continue
 		}
 		fc, tc := from.Column(fk.Column), to.Column(fk.RefColumn)
 		if fc != nil && tc != nil {
-			out = append(out, scored{Join{From: from, FromCol: fc, To: to, ToCol: tc}, 4})
+			out = append(out, scoredJoin{Join{From: from, FromCol: fc, To: to, ToCol: tc}, 4})
 		}
 	}
 	if len(out) > 0 {
@@ -229,16 +222,19 @@ func directJoins(from, to *Table) []struct {
 				continue
 			}
 			fw := fc.words()
-			switch {
-			case strings.EqualFold(fc.Name, k.Name) && !(len(kw) == 1 && kw[0] == "id"):
-				out = append(out, scored{Join{From: from, FromCol: fc, To: to, ToCol: k, ByName: true}, 3})
-			case len(toWords) > 0 && (slices.Equal(fw, slices.Concat(toWords, kw)) ||
-				slices.Equal(fw, slices.Concat(toWords[:1], kw))):
-				out = append(out, scored{Join{From: from, FromCol: fc, To: to, ToCol: k, ByName: true}, 3})
+			if strings.EqualFold(fc.Name, k.Name) && !(len(kw) == 1 && kw[0] == "id") ||
+				len(toWords) > 0 && (slices.Equal(fw, slices.Concat(toWords, kw)) || slices.Equal(fw, slices.Concat(toWords[:1], kw))) {
+				out = append(out, scoredJoin{Join{From: from, FromCol: fc, To: to, ToCol: k, ByName: true}, 3})
 			}
 		}
 	}
 	return out
+}
+
+// scoredJoin is a Join with how sure directJoins is of it.
+type scoredJoin struct {
+	Join
+	score float64
 }
 
 // path is a way from the line table to the job table, one or two joins.

@@ -1,6 +1,7 @@
 package sampleshop
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -120,9 +121,7 @@ WHERE j.job_no = ? GROUP BY e.estimate_id`, job).Scan(&estimate, &last)
 	if err != nil {
 		return l, fmt.Errorf("add line to %s: %w", job, err)
 	}
-	if l.LineNo == 0 {
-		l.LineNo = last + 1
-	}
+	l.LineNo = cmp.Or(l.LineNo, last+1)
 	res, err := tx.ExecContext(ctx, `INSERT INTO estimate_lines
 (estimate_id, line_no, op_code, description, part_no, qty, unit_price, line_total, markup, on_report, supplier, deleted, updated_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NOW(6))`,

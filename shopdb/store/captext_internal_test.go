@@ -9,7 +9,7 @@ import (
 func TestCapText(t *testing.T) {
 	for _, in := range []string{"", "short", strings.Repeat("a", 4000), strings.Repeat("a", 4001), strings.Repeat("€", 2000),
 		strings.Repeat("€", 1e6), "accept request 7: " + strings.Repeat("x", 9000) + ": status 400: bookingDate is in the past"} {
-		got := capText(in)
+		got := CapText(in)
 		if len(got) > MaxTextLen || !utf8.ValidString(got) {
 			t.Errorf("capText(%d bytes) = %d bytes, valid UTF-8 %v", len(in), len(got), utf8.ValidString(got))
 		}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -26,9 +27,7 @@ func (st *Store) eventArgs(ev *Event) ([]any, error) {
 	if ev.At.IsZero() {
 		ev.At = now()
 	}
-	if ev.Insurer == "" {
-		ev.Insurer = st.insurer
-	}
+	ev.Insurer = cmp.Or(ev.Insurer, st.insurer)
 	return []any{ev.Insurer, ev.RequestID, ev.Job, ev.Kind, ev.From, ev.To, ev.Reason, ev.Route, ev.Status, ev.Attempt,
 		ev.Duration.Milliseconds(), ev.Items, ev.Hash, st.keepText(ev.Message), normTime(ev.At)}, nil
 }
@@ -78,10 +77,8 @@ func (st *Store) insertEvents(ctx context.Context, x queryer, evs []Event) error
 	if n == 0 {
 		return nil
 	}
-	if _, err := x.ExecContext(ctx, "INSERT INTO "+st.t.events+eventInsert+" VALUES "+placeholders(n, eventValues), args...); err != nil {
-		return fmt.Errorf("record %d events: %w", n, err)
-	}
-	return nil
+	_, err := x.ExecContext(ctx, "INSERT INTO "+st.t.events+eventInsert+" VALUES "+placeholders(n, eventValues), args...)
+	return wrapf(err, "record %d events", n)
 }
 
 // Events returns the newest events first, at most limit (<= 0: no limit),
@@ -101,10 +98,7 @@ func (st *Store) Events(ctx context.Context, requestID string, limit int) ([]Eve
 		q += " LIMIT " + strconv.Itoa(limit)
 	}
 	out, err := st.queryEvents(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read events: %w", err)
-	}
-	return out, nil
+	return out, wrapf(err, "read events")
 }
 
 // queryEvents runs query, which selects eventColumns, and scans its rows.

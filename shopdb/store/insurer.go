@@ -106,33 +106,22 @@ func (st *Store) Stranded(ctx context.Context, names []string, phases []Phase, l
 	if len(names) == 0 || len(phases) == 0 {
 		return nil, errors.New("read the requests of insurers no longer configured: no insurer or no phase given")
 	}
-	text, args, err := sqlx.In("SELECT insurer, COUNT(*) FROM "+st.t.requests+
-		" WHERE phase IN (?) AND insurer NOT IN (?) AND insurer <> '' GROUP BY insurer ORDER BY insurer", phaseStrings(phases), names)
+	text, args, err := sqlx.In("SELECT insurer, COUNT(*) AS count FROM "+st.t.requests+
+		" WHERE phase IN (?) AND insurer NOT IN (?) AND insurer <> '' GROUP BY insurer ORDER BY insurer", strs(phases), names)
 	if err != nil {
 		return nil, err
 	}
 	var out []StrandedInsurer
-	rows, err := st.x.QueryContext(ctx, text, args...)
+	err = st.x.SelectContext(ctx, &out, text, args...)
 	if mysqlErrno(err) == errNoSuchTable {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var s StrandedInsurer
-		if err := rows.Scan(&s.Insurer, &s.Count); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
 	for i := range out {
 		text, args, err := sqlx.In("SELECT request_id FROM "+st.t.requests+" WHERE insurer = ? AND phase IN (?)"+
-			" ORDER BY created_at, request_id LIMIT "+strconv.Itoa(max(limit, 1)), out[i].Insurer, phaseStrings(phases))
+			" ORDER BY created_at, request_id LIMIT "+strconv.Itoa(max(limit, 1)), out[i].Insurer, strs(phases))
 		if err != nil {
 			return nil, err
 		}
@@ -149,13 +138,6 @@ func (st *Store) Stranded(ctx context.Context, names []string, phases []Phase, l
 func (st *Store) RequestsByID(ctx context.Context, requestID string) ([]Request, error) {
 	ctx, cancel := st.timeout(ctx)
 	defer cancel()
-	rs, err := st.queryRequests(ctx, st.x, "SELECT "+requestColumns+" FROM "+st.t.requests+
+	return st.selectRequests(ctx, "read request "+requestID, nil, "SELECT "+requestColumns+" FROM "+st.t.requests+
 		" WHERE request_id = ? ORDER BY insurer", requestID)
-	if mysqlErrno(err) == errNoSuchTable {
-		err = ErrNoStateTables
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read request %s: %w", requestID, err)
-	}
-	return rs, nil
 }

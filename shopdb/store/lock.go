@@ -127,7 +127,7 @@ func (l *Lock) Check(ctx context.Context) error {
 	return fmt.Errorf("check lock %s: no longer held by this session: %w", l.name, ErrLeaseLost)
 }
 
-// markLost closes Lost() and drops the connection; l.mu is held.
+// markLost closes Lost() and drops the connection (once); l.mu is held.
 func (l *Lock) markLost() {
 	l.lostOnce.Do(func() {
 		close(l.lost)
@@ -160,14 +160,8 @@ func (l *Lock) Release() error {
 		err = l.conn.QueryRowContext(ctx, "SELECT RELEASE_LOCK(?)", l.name).Scan(&freed)
 		cancel()
 	}
-	l.lostOnce.Do(func() {
-		close(l.lost)
-		l.drop()
-	})
-	if err != nil {
-		return fmt.Errorf("release lock %s: %w", l.name, err)
-	}
-	return nil
+	l.markLost()
+	return wrapf(err, "release lock %s", l.name)
 }
 
 // drop closes the pinned connection for good.

@@ -133,22 +133,35 @@ func (st *Store) moveRows(ctx context.Context, tx *sqlx.Tx, rows []Request, to s
 		}
 		return fmt.Errorf("%d of %d rows changed since they were read: %w", len(rows)-n, len(rows), ErrStale)
 	}
-	for _, u := range []struct {
-		table string
-		n     *int
-	}{{st.t.events, &a.Events}, {st.t.outbox, &a.Deliveries}} {
-		res, err := tx.ExecContext(ctx, "UPDATE "+u.table+" SET insurer = ? WHERE (insurer, request_id) IN ("+
-			placeholders(len(rows), "(?, ?)")+")", append([]any{to}, pairs...)...)
-		if err != nil {
+	for _, u := range a.moved(st) {
+		if err := execAdd(ctx, tx, u.n, "UPDATE "+u.table+" SET insurer = ? WHERE (insurer, request_id) IN ("+
+			placeholders(len(rows), "(?, ?)")+")", append([]any{to}, pairs...)...); err != nil {
 			return fmt.Errorf("give the rows of %s to insurer %s: %w", u.table, to, err)
 		}
-		n, err := affected(res)
-		if err != nil {
-			return err
-		}
-		*u.n += n
 	}
 	return nil
+}
+
+// moved pairs the tables whose rows move with a request with a's counts
+// of them.
+func (a *Adopted) moved(st *Store) []tableCount {
+	return []tableCount{{st.t.events, &a.Events}, {st.t.outbox, &a.Deliveries}}
+}
+
+type tableCount struct {
+	table string
+	n     *int
+}
+
+// execAdd runs query in tx and adds the rows it changed to *n.
+func execAdd(ctx context.Context, tx *sqlx.Tx, n *int, query string, args ...any) error {
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	k, err := affected(res)
+	*n += k
+	return err
 }
 
 // placeholders is n copies of one, comma-separated.
@@ -184,20 +197,11 @@ func (st *Store) MoveRest(ctx context.Context, to string, rk Rekey) (Adopted, er
 // and the settings rk names.
 func (st *Store) rekey(ctx context.Context, tx *sqlx.Tx, to string, rk Rekey, a *Adopted) error {
 	from := rk.From
-	for _, u := range []struct {
-		table string
-		n     *int
-	}{{st.t.events, &a.Events}, {st.t.outbox, &a.Deliveries}} {
-		res, err := tx.ExecContext(ctx, "UPDATE "+u.table+" x SET insurer = ? WHERE insurer = ? AND NOT EXISTS (SELECT 1 FROM "+
-			st.t.requests+" r WHERE r.insurer = ? AND r.request_id = x.request_id)", to, from, from)
-		if err != nil {
+	for _, u := range a.moved(st) {
+		if err := execAdd(ctx, tx, u.n, "UPDATE "+u.table+" x SET insurer = ? WHERE insurer = ? AND NOT EXISTS (SELECT 1 FROM "+
+			st.t.requests+" r WHERE r.insurer = ? AND r.request_id = x.request_id)", to, from, from); err != nil {
 			return fmt.Errorf("give the rows of %s to insurer %s: %w", u.table, to, err)
 		}
-		n, err := affected(res)
-		if err != nil {
-			return err
-		}
-		*u.n += n
 	}
 	for _, old := range slices.Sorted(maps.Keys(rk.OnceKeys)) {
 		// The prefixes are ASCII: LEFT and SUBSTRING count characters.
@@ -212,15 +216,9 @@ func (st *Store) rekey(ctx context.Context, tx *sqlx.Tx, to string, rk Rekey, a 
 		}
 	}
 	for _, old := range slices.Sorted(maps.Keys(rk.Settings)) {
-		res, err := tx.ExecContext(ctx, "UPDATE IGNORE "+st.t.settings+" SET name = ? WHERE name = ?", rk.Settings[old], old)
-		if err != nil {
+		if err := execAdd(ctx, tx, &a.Settings, "UPDATE IGNORE "+st.t.settings+" SET name = ? WHERE name = ?", rk.Settings[old], old); err != nil {
 			return fmt.Errorf("rename setting %s: %w", old, err)
 		}
-		n, err := affected(res)
-		if err != nil {
-			return err
-		}
-		a.Settings += n
 	}
 	return nil
 }

@@ -131,10 +131,7 @@ func (st *Store) ReleaseOnce(ctx context.Context, key string) error {
 	// key+";" (";" follows ":"), which the unique index finds.
 	_, err := st.x.ExecContext(ctx, "UPDATE "+st.t.outbox+" SET once_key = NULL WHERE once_key >= ? AND once_key < ?",
 		key+":", key+";")
-	if err != nil {
-		return fmt.Errorf("release notice key %s: %w", key, err)
-	}
-	return nil
+	return wrapf(err, "release notice key %s", key)
 }
 
 // PendingDeliveries returns up to limit deliveries not made yet, the
@@ -210,10 +207,7 @@ func (st *Store) Deliver(ctx context.Context, id int64, do func(ctx context.Cont
 			return err
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit delivery %d: %w", id, err)
-	}
-	return nil
+	return wrapf(tx.Commit(), "commit delivery %d", id)
 }
 
 // DeliveryFailed records a failed attempt of delivery id: its error and
@@ -223,10 +217,7 @@ func (st *Store) DeliveryFailed(ctx context.Context, id int64, cause string, nex
 	defer cancel()
 	_, err := st.x.ExecContext(ctx, "UPDATE "+st.t.outbox+" SET attempts = attempts + 1, last_error = ?, failed_at = ?,"+
 		" next_attempt_at = ? WHERE id = ? AND done_at IS NULL", st.keepText(cause), now(), normTime(next), id)
-	if err != nil {
-		return fmt.Errorf("record the failure of delivery %d: %w", id, err)
-	}
-	return nil
+	return wrapf(err, "record the failure of delivery %d", id)
 }
 
 // DeliveryStats is how the outbox stands.
@@ -251,19 +242,20 @@ func (st *Store) DeliveryStats(ctx context.Context) (DeliveryStats, error) {
 		return DeliveryStats{}, nil
 	}
 	if err != nil || s.Failing == 0 {
-		return s, wrapErr("count the outbox", err)
+		return s, wrapf(err, "count the outbox")
 	}
 	var lastErr sql.NullString
 	err = st.x.QueryRowContext(ctx, "SELECT target, kind, insurer, request_id, job, attempts, last_error, failed_at FROM "+st.t.outbox+
 		" WHERE done_at IS NULL AND attempts > 0 ORDER BY failed_at DESC, id DESC LIMIT 1").
 		Scan(&s.Last.Target, &s.Last.Kind, &s.Last.Insurer, &s.Last.RequestID, &s.Last.Job, &s.Last.Attempts, &lastErr, &s.FailedAt)
 	s.Last.LastError, s.FailedAt = lastErr.String, s.FailedAt.UTC()
-	return s, wrapErr("read the last failed delivery", err)
+	return s, wrapf(err, "read the last failed delivery")
 }
 
-func wrapErr(what string, err error) error {
+// wrapf is err prefixed with what format and args say, or nil.
+func wrapf(err error, format string, args ...any) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%s: %w", what, err)
+	return fmt.Errorf(format+": %w", append(args, err)...)
 }

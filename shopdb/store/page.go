@@ -3,10 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // The reads of the status page and `quotesync history`: bounded slices of
@@ -33,38 +30,13 @@ func (st *Store) RequestsPage(ctx context.Context, q PageQuery) ([]Request, erro
 	if q.Limit <= 0 || q.Offset < 0 {
 		return nil, fmt.Errorf("read requests page: limit %d, offset %d: want limit > 0 and offset >= 0", q.Limit, q.Offset)
 	}
-	ctx, cancel := st.timeout(ctx)
-	defer cancel()
-	query := "SELECT " + lightColumns + " FROM " + st.t.requests
 	var where []string
 	var args []any
 	if len(q.Quiet) > 0 {
 		where = append(where, "(reason NOT IN (?) OR supplement_needed = 1)")
-		args = append(args, reasonStrings(q.Quiet))
+		args = append(args, strs(q.Quiet))
 	}
-	if q.Insurer != "" {
-		where = append(where, "insurer = ?")
-		args = append(args, q.Insurer)
-	}
-	if len(where) > 0 {
-		query += " WHERE " + strings.Join(where, " AND ")
-	}
-	query += " ORDER BY created_at DESC, request_id DESC LIMIT " + strconv.Itoa(q.Limit)
-	if q.Offset > 0 {
-		query += " OFFSET " + strconv.Itoa(q.Offset)
-	}
-	text, args, err := sqlx.In(query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read requests page: %w", err)
-	}
-	rs, err := st.queryRequests(ctx, st.x, text, args...)
-	if mysqlErrno(err) == errNoSuchTable {
-		err = ErrNoStateTables
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read requests page: %w", err)
-	}
-	return rs, nil
+	return st.newest(ctx, "read requests page", lightColumns, where, args, q.Insurer, q.Limit, q.Offset)
 }
 
 // RequestsOfJob returns the rows that hold job's number, or gave it up
@@ -73,15 +45,8 @@ func (st *Store) RequestsPage(ctx context.Context, q PageQuery) ([]Request, erro
 func (st *Store) RequestsOfJob(ctx context.Context, job string) ([]Request, error) {
 	ctx, cancel := st.timeout(ctx)
 	defer cancel()
-	rs, err := st.queryRequests(ctx, st.x, "SELECT "+lightColumns+" FROM "+st.t.requests+
+	return st.selectRequests(ctx, "read requests of job "+job, nil, "SELECT "+lightColumns+" FROM "+st.t.requests+
 		" WHERE job_number = ? OR released_job = ? ORDER BY created_at DESC, request_id DESC LIMIT 100", job, job)
-	if mysqlErrno(err) == errNoSuchTable {
-		err = ErrNoStateTables
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read requests of job %s: %w", job, err)
-	}
-	return rs, nil
 }
 
 // RequestKey names one request: its insurer and its id (two insurers'
@@ -118,12 +83,4 @@ func (st *Store) LatestEvents(ctx context.Context, keys []RequestKey) (map[Reque
 		out[RequestKey{Insurer: ev.Insurer, RequestID: ev.RequestID}] = ev
 	}
 	return out, nil
-}
-
-func reasonStrings(rs []Reason) []string {
-	out := make([]string, len(rs))
-	for i, r := range rs {
-		out[i] = string(r)
-	}
-	return out
 }

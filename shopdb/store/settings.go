@@ -28,10 +28,7 @@ func (st *Store) PutSetting(ctx context.Context, name, value string) error {
 	defer cancel()
 	_, err := st.x.ExecContext(ctx, "INSERT INTO "+st.t.settings+" (name, value, updated_at) VALUES (?, ?, ?)"+
 		" ON DUPLICATE KEY UPDATE value = VALUES(value), updated_at = VALUES(updated_at)", name, value, now())
-	if err != nil {
-		return fmt.Errorf("store setting %s: %w", name, err)
-	}
-	return nil
+	return wrapf(err, "store setting %s", name)
 }
 
 // JobHolder returns the row (without its RequestJSON) that holds job,

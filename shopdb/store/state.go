@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -142,7 +143,7 @@ func (st *Store) OpenRequests(ctx context.Context, q OpenQuery) ([]Request, erro
 	var args []any
 	if len(q.Phases) > 0 {
 		where = append(where, "phase IN (?)")
-		args = append(args, phaseStrings(q.Phases))
+		args = append(args, strs(q.Phases))
 	}
 	if len(q.Recent) > 0 {
 		since := q.Since
@@ -150,7 +151,7 @@ func (st *Store) OpenRequests(ctx context.Context, q OpenQuery) ([]Request, erro
 			since = time.Date(1000, 1, 1, 0, 0, 0, 0, time.UTC)
 		}
 		where = append(where, "(phase IN (?) AND updated_at >= ?)")
-		args = append(args, phaseStrings(q.Recent), normTime(since))
+		args = append(args, strs(q.Recent), normTime(since))
 	}
 	if len(q.IDs) > 0 {
 		where = append(where, "request_id IN (?)")
@@ -165,21 +166,30 @@ func (st *Store) OpenRequests(ctx context.Context, q OpenQuery) ([]Request, erro
 		return nil, fmt.Errorf("read open requests: %w", err)
 	}
 	// Sized as the last read, so that an idle pass reads into one slice.
-	rs, err := queryRequestsInto(ctx, st.x, make([]Request, 0, st.openRows.Load()), text, args...)
+	rs, err := st.selectRequests(ctx, "read open requests", make([]Request, 0, st.openRows.Load()), text, args...)
 	st.openRows.Store(int64(len(rs)))
+	return rs, err
+}
+
+// selectRequests reads the rows of query on the pool into out (see
+// queryRequestsInto); missing tables are ErrNoStateTables, and what names
+// the read in the error.
+func (st *Store) selectRequests(ctx context.Context, what string, out []Request, query string, args ...any) ([]Request, error) {
+	out, err := queryRequestsInto(ctx, st.x, out, query, args...)
 	if mysqlErrno(err) == errNoSuchTable {
 		err = ErrNoStateTables
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read open requests: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return rs, nil
+	return out, nil
 }
 
-func phaseStrings(ps []Phase) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = string(p)
+// strs is xs as strings, for sqlx.In.
+func strs[T ~string](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
 	}
 	return out
 }
@@ -199,39 +209,44 @@ type ListQuery struct {
 // ListRequests returns the rows q selects, of every insurer (unless
 // q.Insurer says one), newest first.
 func (st *Store) ListRequests(ctx context.Context, q ListQuery) ([]Request, error) {
-	ctx, cancel := st.timeout(ctx)
-	defer cancel()
-	query := "SELECT " + requestColumns + " FROM " + st.t.requests
 	var where []string
 	var args []any
 	if len(q.Hide) > 0 {
 		w := "phase NOT IN (?)"
-		args = append(args, phaseStrings(q.Hide))
+		args = append(args, strs(q.Hide))
 		if q.KeepSupplements {
 			w = "(" + w + " OR supplement_needed = 1)"
 		}
 		where = append(where, w)
 	}
-	if q.Insurer != "" {
-		where = append(where, "insurer = ?")
-		args = append(args, q.Insurer)
+	return st.newest(ctx, "list requests", requestColumns, where, args, q.Insurer, q.Limit, 0)
+}
+
+// newest reads the rows of columns that meet every condition of where
+// (with args; sqlx.In expands a slice) and are insurer's, when set,
+// newest first: from offset on, at most limit (<= 0: every row).
+func (st *Store) newest(ctx context.Context, what, columns string, where []string, args []any, insurer string, limit, offset int) ([]Request, error) {
+	ctx, cancel := st.timeout(ctx)
+	defer cancel()
+	if insurer != "" {
+		where, args = append(where, "insurer = ?"), append(args, insurer)
 	}
+	query := "SELECT " + columns + " FROM " + st.t.requests
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
 	query += " ORDER BY created_at DESC, request_id DESC"
-	if q.Limit > 0 {
-		query += " LIMIT " + strconv.Itoa(q.Limit)
+	if limit > 0 {
+		query += " LIMIT " + strconv.Itoa(limit)
+	}
+	if offset > 0 {
+		query += " OFFSET " + strconv.Itoa(offset)
 	}
 	text, args, err := sqlx.In(query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list requests: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	rs, err := st.queryRequests(ctx, st.x, text, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list requests: %w", err)
-	}
-	return rs, nil
+	return st.selectRequests(ctx, what, nil, text, args...)
 }
 
 // Request returns the row of one request of db's insurer; ErrNotFound
@@ -445,15 +460,9 @@ func (st *Store) recordEvent(ctx context.Context, x queryer, ev Event, cur, next
 // eventOf is ev with what the rows of its change from cur to next say:
 // the request, the insurer, the job, the phases, the time.
 func eventOf(ev Event, cur, next Request) Event {
-	if ev.RequestID == "" {
-		ev.RequestID = next.RequestID
-	}
-	if ev.Insurer == "" {
-		ev.Insurer = next.Insurer
-	}
-	if ev.Job == "" {
-		ev.Job = next.JobNumber
-	}
+	ev.RequestID = cmp.Or(ev.RequestID, next.RequestID)
+	ev.Insurer = cmp.Or(ev.Insurer, next.Insurer)
+	ev.Job = cmp.Or(ev.Job, next.JobNumber)
 	if ev.From == "" && ev.To == "" && cur.Phase != next.Phase {
 		ev.From, ev.To = cur.Phase, next.Phase
 	}
@@ -478,25 +487,11 @@ type PhaseCount struct {
 func (st *Store) PhaseCounts(ctx context.Context) ([]PhaseCount, error) {
 	ctx, cancel := st.timeout(ctx)
 	defer cancel()
-	rows, err := st.x.QueryContext(ctx, "SELECT insurer, phase, reason, COUNT(*), SUM(supplement_needed) FROM "+st.t.requests+
-		" GROUP BY insurer, phase, reason")
+	var out []PhaseCount
+	err := st.x.SelectContext(ctx, &out, "SELECT insurer, phase, reason, COUNT(*) AS n, SUM(supplement_needed) AS supplements FROM "+
+		st.t.requests+" GROUP BY insurer, phase, reason")
 	if mysqlErrno(err) == errNoSuchTable {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("count requests by phase: %w", err)
-	}
-	defer rows.Close()
-	var out []PhaseCount
-	for rows.Next() {
-		var c PhaseCount
-		if err := rows.Scan(&c.Insurer, &c.Phase, &c.Reason, &c.N, &c.Supplements); err != nil {
-			return nil, fmt.Errorf("count requests by phase: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("count requests by phase: %w", err)
-	}
-	return out, nil
+	return out, wrapf(err, "count requests by phase")
 }

@@ -103,10 +103,7 @@ func (st *Store) inTx(ctx context.Context, f func(tx *sqlx.Tx) error) error {
 		_ = tx.Rollback()
 		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+	return wrapf(tx.Commit(), "commit")
 }
 
 // queryer is what the store's statements run on: the pool or a
@@ -150,22 +147,7 @@ const MaxTextLen = 4000
 // the beginning (which names the request, job or call) and the end (an
 // error's wrapped cause, the decisive part), and says how much of the
 // middle went.
-func CapText(s string) string { return capText(s) }
-
-// keepText is s as the state tables keep it: the secrets of
-// shopdb.Config.Redact removed, cut to MaxTextLen.
-func (st *Store) keepText(text string) string {
-	if st.cfg.Redact != nil {
-		text = st.cfg.Redact.Redact(text)
-	}
-	return capText(text)
-}
-
-// capHead is how much of the beginning capText keeps; the end gets the rest.
-const capHead = 1000
-
-// capText cuts s to at most MaxTextLen bytes; see CapText.
-func capText(s string) string {
+func CapText(s string) string {
 	if len(s) <= MaxTextLen {
 		return s
 	}
@@ -181,6 +163,18 @@ func capText(s string) string {
 	}
 	return s[:head] + fmt.Sprintf(" … [%d bytes cut] … ", tail-head) + s[tail:]
 }
+
+// keepText is s as the state tables keep it: the secrets of
+// shopdb.Config.Redact removed, cut to MaxTextLen.
+func (st *Store) keepText(text string) string {
+	if st.cfg.Redact != nil {
+		text = st.cfg.Redact.Redact(text)
+	}
+	return CapText(text)
+}
+
+// capHead is how much of the beginning CapText keeps; the end gets the rest.
+const capHead = 1000
 
 // dbTime is t as stored: UTC, microseconds; nil (NULL) for the zero time.
 func dbTime(t time.Time) any {

@@ -128,16 +128,11 @@ func defaultLockName(f *File) any {
 
 // Effective lists every key of the file at path as the daemon sees it:
 // the value set, or the default; where each comes from; and, for each
-// secret, only where it is read from. getenv (os.Getenv when nil) reads
-// ${VAR} in values and the variables *_env keys name. The list follows
-// the file structs, so a key added to them is listed without more code.
-func Effective(path string, getenv func(string) string) ([]Entry, error) {
-	return EffectiveFor(path, "", getenv)
-}
-
-// EffectiveFor is Effective for the file read for site of the template
-// unit (File.SetSite; "" for none).
-func EffectiveFor(path, site string, getenv func(string) string) ([]Entry, error) {
+// secret, only where it is read from, for site of the template unit
+// (File.SetSite; "" for none). getenv (os.Getenv when nil) reads ${VAR}
+// in values and the variables *_env keys name. The list follows the file
+// structs, so a key added to them is listed without more code.
+func Effective(path, site string, getenv func(string) string) ([]Entry, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}

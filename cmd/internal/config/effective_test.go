@@ -66,7 +66,7 @@ sync:
   time_zone: Europe/London
 `)
 	env := map[string]string{"QS_TOKEN": tok, "CREDENTIALS_DIRECTORY": "/run/credentials/quotesync.service"}
-	es, err := Effective(path, func(k string) string { return env[k] })
+	es, err := Effective(path, "", func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,14 +95,14 @@ sync:
 		}
 	}
 	env["QS_TOKEN"] = ""
-	es, _ = Effective(path, func(k string) string { return env[k] })
+	es, _ = Effective(path, "", func(k string) string { return env[k] })
 	if e := entryMap(es)["remote.token"]; !strings.Contains(e.Detail, "not set in this environment") {
 		t.Errorf("remote.token with QS_TOKEN unset: %+v", e)
 	}
 
 	t.Run("LiteralSecretsHidden", func(t *testing.T) {
 		path := writeFile(t, "remote:\n  token: {value: "+tok+"}\nshop:\n  password: "+pw+"\n")
-		es, err := Effective(path, func(string) string { return "" })
+		es, err := Effective(path, "", func(string) string { return "" })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ sync:
 // listing of the example configuration (keys added later included), and
 // every default names a key that exists.
 func TestEffectiveListsEveryKey(t *testing.T) {
-	es, err := Effective(exampleConfigPath, func(string) string { return "/creds" })
+	es, err := Effective(exampleConfigPath, "", func(string) string { return "/creds" })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,7 +133,7 @@ func TestInsurersInvalid(t *testing.T) {
 // leaves out; the lone form keeps remote.* and shows no remotes.
 func TestEffectiveRemotes(t *testing.T) {
 	path := writeFile(t, shopYAML+twoRemotes)
-	es, err := Effective(path, func(k string) string { return "" })
+	es, err := Effective(path, "", func(k string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestEffectiveRemotes(t *testing.T) {
 			t.Errorf("%s listed: the file uses remotes:, each insurer by its name", k)
 		}
 	}
-	lone, err := Effective(writeFile(t, baseYAML+"  token: {env: T}\n"), nil)
+	lone, err := Effective(writeFile(t, baseYAML+"  token: {env: T}\n"), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -102,7 +102,7 @@ metrics:
   tls_cert_file: /etc/quotesync/tls/cert.pem
   tls_key_file: /etc/quotesync/tls/key.pem
 `)
-	es, err := Effective(path, func(string) string { return "" })
+	es, err := Effective(path, "", func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ metrics:
 	if _, ok := got["metrics.tls_cert"]; ok {
 		t.Error("the certificate is listed as a secret")
 	}
-	es, err = Effective(writeFile(t, "metrics:\n  listen: 127.0.0.1:9464\n"), nil)
+	es, err = Effective(writeFile(t, "metrics:\n  listen: 127.0.0.1:9464\n"), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

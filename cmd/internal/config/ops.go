@@ -25,14 +25,9 @@ const (
 	maxSocketPath = 107
 )
 
-// ControlSocket returns the socket's path ("" when off) and whether it is
-// the default rather than a path of the file.
-func (c ControlSection) ControlSocket() (path string, isDefault bool) {
-	return c.SocketFor("")
-}
-
-// SocketFor is ControlSocket for site of the template unit ("" for
-// none): the default is then SiteControlSocket's.
+// SocketFor returns the socket's path ("" when off) for site of the
+// template unit ("" for none; the default is then SiteControlSocket's),
+// and whether it is the default rather than a path of the file.
 func (c ControlSection) SocketFor(site string) (path string, isDefault bool) {
 	switch c.Socket {
 	case "":

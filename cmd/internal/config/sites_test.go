@@ -37,7 +37,7 @@ func TestSiteDefaults(t *testing.T) {
 	if got, def := c.SocketFor("north"); got != "/run/x.sock" || def {
 		t.Errorf("SocketFor with control.socket set = %q, %v; want the file's", got, def)
 	}
-	es, err := EffectiveFor(writeFile(t, ""), "north", func(string) string { return "" })
+	es, err := Effective(writeFile(t, ""), "north", func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}

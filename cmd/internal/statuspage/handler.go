@@ -239,10 +239,7 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request) {
 	var amb *AmbiguousError
 	switch {
 	case errors.As(err, &amb):
-		v := h.view(r, "Request "+id)
-		v.Query, v.Found = id, storiesOf(amb.Matches)
-		v.Message = "Several insurers' services sent a request " + id + ": choose one."
-		h.render(w, "find", v)
+		h.renderFound(w, r, "Request "+id, id, found{stories: storiesOf(amb.Matches), ambiguous: true})
 		return
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, ErrNotFound):
 		of := ""
@@ -304,7 +301,13 @@ func (h *Handler) find(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, f.stories[0].URL(), http.StatusSeeOther)
 		return
 	}
-	v := h.view(r, "Find "+q)
+	h.renderFound(w, r, "Find "+q, q, f)
+}
+
+// renderFound shows what a find for q found, asking a person to choose
+// when it is several insurers' requests with the id q.
+func (h *Handler) renderFound(w http.ResponseWriter, r *http.Request, title, q string, f found) {
+	v := h.view(r, title)
 	v.Query, v.Found = q, f.stories
 	if f.ambiguous {
 		v.Message = "Several insurers' services sent a request " + q + ": choose one."
@@ -388,13 +391,13 @@ func (h *Handler) when(t time.Time) string {
 	s := t.In(h.o.Location).Format("2006-01-02 15:04:05 MST")
 	d := h.o.Now().Sub(t)
 	if d < 0 {
-		return s + " (in " + span(-d) + ")"
+		return s + " (in " + Span(-d) + ")"
 	}
-	return s + " (" + span(d) + " ago)"
+	return s + " (" + Span(d) + " ago)"
 }
 
-// span is a duration as people say it: 45s, 12m, 3h, 5d.
-func span(d time.Duration) string {
+// Span is a duration as people say it: 45s, 12m, 3h, 5d.
+func Span(d time.Duration) string {
 	switch {
 	case d < time.Minute:
 		return fmt.Sprintf("%ds", int(d/time.Second))

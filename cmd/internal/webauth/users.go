@@ -32,7 +32,6 @@ const (
 
 // Users are the users of a users file: names and their bcrypt hashes.
 type Users struct {
-	path   string
 	mode   fs.FileMode // the file's permissions, as read
 	hashes map[string][]byte
 	costs  map[string]int // each user's hash's cost
@@ -64,7 +63,7 @@ func LoadUsers(path string) (*Users, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read users file %s: %w", path, err)
 	}
-	u.path, u.mode = path, mode
+	u.mode = mode
 	return u, nil
 }
 
@@ -119,9 +118,6 @@ func parseUsers(data []byte) (*Users, error) {
 	}
 	return u, nil
 }
-
-// Path is the file the users were read from.
-func (u *Users) Path() string { return u.path }
 
 // Len is the number of users.
 func (u *Users) Len() int { return len(u.hashes) }

@@ -3,24 +3,19 @@
 package webauthtest
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"maps"
 	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 )
 
 // WriteUsers writes a users file of users (name to password) at path,
@@ -60,52 +55,19 @@ func (c Cert) ClientConfig() *tls.Config {
 	return &tls.Config{RootCAs: c.Pool, MinVersion: tls.VersionTLS12}
 }
 
-// WriteCert writes a self-signed certificate for 127.0.0.1, ::1 and
-// localhost, valid for a day, and its key, into dir as NAME.pem and
-// NAME-key.pem.
+// WriteCert writes a certificate for 127.0.0.1, ::1 and localhost,
+// valid for a day and signed by a CA of its own (which Pool trusts), and
+// its key, into dir as NAME.pem and NAME-key.pem.
 func WriteCert(tb testing.TB, dir, name string) Cert {
 	tb.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca := shopdbtest.NewCA(tb, "quotesync test CA "+name)
+	c := Cert{CertFile: filepath.Join(dir, name+".pem"), KeyFile: filepath.Join(dir, name+"-key.pem"), Pool: x509.NewCertPool()}
+	ca.Issue(tb, "quotesync test "+name, []string{"127.0.0.1", "::1", "localhost"}, c.CertFile, c.KeyFile)
+	pair, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "quotesync test " + name},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		DNSNames:              []string{"localhost"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	c := Cert{CertFile: filepath.Join(dir, name+".pem"), KeyFile: filepath.Join(dir, name+"-key.pem"), Serial: serial}
-	if err := os.WriteFile(c.CertFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(c.KeyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	c.Pool = x509.NewCertPool()
-	c.Pool.AddCert(leaf)
+	c.Pool.AppendCertsFromPEM(ca.PEM)
+	c.Serial = pair.Leaf.SerialNumber
 	return c
 }
