@@ -1,8 +1,10 @@
 package shopdb
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
+	"strconv"
 
 	"github.com/shopspring/decimal"
 )
@@ -127,28 +129,44 @@ func (db *DB) limits() bounds {
 	return db.lim
 }
 
-// checkBounds returns the RowError of the first amount of l outside the
-// bounds, or nil. texts are the amounts as the shop returned them ("" for
-// a total quotesync computed).
-func (db *DB) checkBounds(l Line, e *RowError, qty, price, total string) *RowError {
-	lim := db.limits()
-	for _, a := range [...]struct {
-		kind int
-		col  string
-		text string
-		d    decimal.Decimal
-	}{{amountQuantity, "quantity", qty, l.Quantity}, {amountPrice, "price", price, l.Price}, {amountTotal, "total", total, l.Total}} {
-		canon := a.d.String()
-		if within(lim, a.kind, canon) {
-			continue
-		}
-		if a.text == "" {
-			a.text = canon + " (quantity × price)"
-		}
-		e.Column, e.Reason, e.Kind = a.col, lim.problem(a.kind, a.text, canon), RowBounds
-		return e
+// AppendAmount appends d as its String writes it, the canonical text of
+// an amount ("95.5000" is "95.5"), without a string of its own when its
+// coefficient fits in an int64 (an amount in a quote's hash, or checked
+// against its bounds, is written hundreds of thousands of times a pass).
+func AppendAmount(b []byte, d decimal.Decimal) []byte {
+	e := d.Exponent()
+	if !decimal.TrimTrailingZeros || decimal.UseScientificNotation || e > 64 || e < -64 || d.NumDigits() > 18 {
+		return append(b, d.String()...)
 	}
-	return nil
+	v := d.CoefficientInt64()
+	if e >= 0 {
+		b = strconv.AppendInt(b, v, 10)
+		for i := int32(0); i < e && v != 0; i++ {
+			b = append(b, '0')
+		}
+		return b
+	}
+	if v < 0 {
+		b, v = append(b, '-'), -v
+	}
+	var tmp [20]byte
+	digits := strconv.AppendInt(tmp[:0], v, 10)
+	frac, zeros := digits, int(-e)-len(digits)
+	if zeros < 0 {
+		b = append(b, digits[:-zeros]...)
+		frac, zeros = digits[-zeros:], 0
+	} else {
+		b = append(b, '0')
+	}
+	frac = bytes.TrimRight(frac, "0")
+	if len(frac) == 0 {
+		return b
+	}
+	b = append(b, '.')
+	for range zeros {
+		b = append(b, '0')
+	}
+	return append(b, frac...)
 }
 
 // sigDigits counts the significant digits of a canonical amount: its

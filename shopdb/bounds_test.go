@@ -3,11 +3,13 @@ package shopdb_test
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 )
 
 // TestLineItemsBounds: amounts no repair estimate has, or with more digits
@@ -49,11 +51,11 @@ FROM fixture_lines WHERE job IN (:jobs) ORDER BY seq`
 		c.edit(&row)
 		insertFixture(t, d, job, row)
 	}
-	_, bad, err := db.LineItems(testContext(t), jobs)
+	_, bad, err := shopdbtest.LineItems(testContext(t), db, jobs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, badRaised, err := raised.LineItems(testContext(t), jobs)
+	_, badRaised, err := shopdbtest.LineItems(testContext(t), raised, jobs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,4 +102,31 @@ func TestLimitsValidate(t *testing.T) {
 			t.Errorf("Validate(%+v) = %v, want %q", c.l, err, c.want)
 		}
 	}
+}
+
+// FuzzAppendAmount: AppendAmount writes what decimal's String writes, the
+// text a quote's hash is made of, for any amount: those a shop returns,
+// the totals quotesync computes, and random ones of every exponent.
+func FuzzAppendAmount(f *testing.F) {
+	for _, s := range []string{"0", "-0.00", "95.5000", "0012.340", "-1.5", "1e30", "0.0001", "1e3", "-5e-2", "1200",
+		".5", "-0.05", "99999.9999", "1e-70", "123456789012345678", "1234567890123456789", "9223372036854775807",
+		"-9223372036854775808", "-9223372036854775809", "5e64", "5e65", "5e-64", "5e-65"} {
+		f.Add(s)
+	}
+	check := func(t testing.TB, d decimal.Decimal) {
+		if got, want := string(shopdb.AppendAmount([]byte("x"), d)), "x"+d.String(); got != want {
+			t.Fatalf("AppendAmount(%s) = %q, want %q", d, got, want)
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		d := decimal.New(r.Int64N(1<<62)-1<<61, int32(r.IntN(80)-40))
+		check(f, d)
+		check(f, d.Mul(decimal.New(r.Int64N(2000), -3)).Round(2))
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if d, err := decimal.NewFromString(s); err == nil {
+			check(t, d)
+		}
+	})
 }

@@ -151,13 +151,13 @@ func (db *DB) checkDerived(ctx context.Context, c *QueryCheck, jobs []string) {
 		c.Warn = strings.TrimPrefix(c.Warn+"; no marker column, and quote_fields is set (derived markers do not cover it)"+slow, "; ")
 		return
 	}
-	// One state is enough to have the sums' statement run (for a probe
-	// job, on a fresh install: it finds no lines, but the server runs it).
-	set := newJobSet(jobs)
-	if len(set.list) == 0 {
-		set = newJobSet([]string{probe})
+	// One job is enough to have the sums' statement run (a probe job, on a
+	// fresh install: it finds no lines, but the server runs it).
+	job := probe
+	if set := newJobSet(jobs); len(set.list) > 0 {
+		job = set.list[0]
 	}
-	if err := db.deriveMarkers(ctx, set, map[string]JobState{set.list[0]: {Job: set.list[0]}}); err != nil {
+	if _, _, err := db.JobStates(ctx, []string{job}); err != nil {
 		c.Warn = strings.TrimPrefix(c.Warn+"; no marker column, and deriving one failed ("+err.Error()+")"+slow, "; ")
 		return
 	}

@@ -2,6 +2,7 @@ package shopdb
 
 import (
 	"cmp"
+	"database/sql/driver"
 	"fmt"
 	"maps"
 	"regexp"
@@ -144,6 +145,11 @@ type Config struct {
 	// tables keep, the whole text before it is cut: errors, event
 	// messages, the outbox's details and failures. nil: none is.
 	Redact Redacter
+	// Connector, when set, wraps the driver's connector of the pool Open
+	// makes: a test's hook (shopdbtest.Trips counts round trips with it).
+	Connector interface {
+		Wrap(driver.Connector) driver.Connector
+	}
 
 	// fromDSN: the connection settings came from a DSN (ConfigFromDSN),
 	// and messages name it, not the keys of shop:.

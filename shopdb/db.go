@@ -3,7 +3,6 @@ package shopdb
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -30,17 +29,16 @@ type DB struct {
 
 // pool is what the DBs of one Open share.
 type pool struct {
-	cfg   Config
-	x     *sqlx.DB
-	trips *atomic.Int64
-	q     queries
-	lim   bounds // cfg.Limits, ready; see limits
-	// lineHint is what the last LineTexts read per job (lineHint), to
-	// size the next one's buffers at once.
-	lineHint lineHint
+	cfg Config
+	x   *sqlx.DB
+	q   queries
+	lim bounds // cfg.Limits, ready; see limits
 	// digest derives change markers when estimate_state has none
 	// (linedigest.go).
 	digest lineDigest
+	// linesPerJob is how many lines a job had in the last Lines call, on
+	// average: the next call makes each job's slice that big at once.
+	linesPerJob atomic.Int64
 }
 
 // Open validates cfg, connects and pings. quotesync's own tables are
@@ -57,8 +55,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	trips := new(atomic.Int64)
-	sdb, err := connect(ctx, cfg, func(c driver.Connector) driver.Connector { return &countingConnector{inner: c, n: trips} })
+	sdb, err := connect(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +63,8 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	sdb.SetMaxIdleConns(cfg.MaxOpenConns)
 	sdb.SetConnMaxLifetime(cfg.ConnMaxLifetime)
 	sdb.SetConnMaxIdleTime(cfg.ConnMaxIdleTime)
-	return &DB{pool: &pool{cfg: cfg, x: sqlx.NewDb(sdb, "mysql"), trips: trips, q: qs, lim: newBounds(cfg.Limits)},
+	return &DB{pool: &pool{cfg: cfg, x: sqlx.NewDb(sdb, "mysql"), q: qs, lim: newBounds(cfg.Limits),
+		digest: lineDigest{forms: digestForms[:], split: digestSplit}},
 		insurer: DefaultInsurer, workTypes: cfg.WorkTypes, workKey: workTypesKey}, nil
 }
 
@@ -78,7 +76,7 @@ func Connect(ctx context.Context, cfg Config) (*sql.DB, error) {
 	if cfg.User == "" || cfg.Database == "" {
 		return nil, fmt.Errorf("connect to %s: a user and a database are required", cfg)
 	}
-	sdb, err := connect(ctx, cfg.withDefaults(), nil)
+	sdb, err := connect(ctx, cfg.withDefaults())
 	if err != nil {
 		return nil, err
 	}
@@ -86,9 +84,9 @@ func Connect(ctx context.Context, cfg Config) (*sql.DB, error) {
 	return sdb, nil
 }
 
-// connect opens a pool on cfg (defaults applied), its driver's connector
-// wrapped by wrap when set, and pings it within cfg.QueryTimeout.
-func connect(ctx context.Context, cfg Config, wrap func(driver.Connector) driver.Connector) (*sql.DB, error) {
+// connect opens a pool on cfg (defaults applied), each connection's
+// session set up (sessionInit), and pings it within cfg.QueryTimeout.
+func connect(ctx context.Context, cfg Config) (*sql.DB, error) {
 	mc := cfg.mysqlConfig()
 	var err error
 	if mc.TLS, err = cfg.tlsConfig(); err != nil {
@@ -98,10 +96,10 @@ func connect(ctx context.Context, cfg Config, wrap func(driver.Connector) driver
 	if err != nil {
 		return nil, fmt.Errorf("configure driver for %s: %w", cfg, err)
 	}
-	if wrap != nil {
-		connector = wrap(connector)
+	if cfg.Connector != nil {
+		connector = cfg.Connector.Wrap(connector)
 	}
-	sdb := sql.OpenDB(connector)
+	sdb := sql.OpenDB(sessionConnector{connector})
 	ctx, cancel := context.WithTimeout(ctx, cfg.QueryTimeout)
 	defer cancel()
 	if err := sdb.PingContext(ctx); err != nil {
@@ -125,13 +123,6 @@ func (db *DB) Ping(ctx context.Context) error {
 		return fmt.Errorf("connect to %s: %w", db.cfg, explainConnect(err, db.cfg))
 	}
 	return nil
-}
-
-// RoundTrips is the number of commands sent to the server that waited for
-// its answer (statements, BEGIN/COMMIT/ROLLBACK, pings, the per-connection
-// session set-up) since Open.
-func (db *DB) RoundTrips() int64 {
-	return db.trips.Load()
 }
 
 // SQL is the connection pool, for quotesync's store (package store), whose

@@ -8,8 +8,8 @@
 // (package store), on the pool Open makes; shopdb knows nothing of them.
 //
 // Batched reads cost one statement whatever the number of jobs: JobStates
-// and LineItems each send one query, so an idle pass over 10,000 jobs
-// costs a constant number of round trips (RoundTrips counts them).
+// and Lines each send one query, so an idle pass over 10,000 jobs costs a
+// constant number of round trips (shopdbtest.Trips counts them in tests).
 // Arguments are interpolated by the driver, so there is no prepare round
 // trip and no 65,535-placeholder limit on "IN (:jobs)".
 //

@@ -2,35 +2,23 @@ package shopdb
 
 import (
 	"context"
+	"slices"
 	"testing"
 )
 
-// ReplaceDigestForms makes the first n forms of the derived markers'
-// statement sums (a function no server has, NULL), until restore is
-// called.
-func ReplaceDigestForms(n int, sums string) (restore func()) {
-	saved := append(digestForms[:0:0], digestForms...)
+// ReplaceDigestForms makes the first n forms of db's derived markers'
+// statement sums (a function no server has, NULL); before db's first
+// JobStates.
+func ReplaceDigestForms(db *DB, n int, sums string) {
+	db.digest.forms = slices.Clone(db.digest.forms)
 	for i := range n {
-		digestForms[i].sums = sums
+		db.digest.forms[i].sums = sums
 	}
-	return func() { copy(digestForms, saved) }
 }
 
-// JoinedStates is how many JobStates calls ran estimate_state joined
-// with the sums, and why the join is off ("" while it is not).
-func JoinedStates(db *DB) (calls int, off string) {
-	db.digest.mu.Lock()
-	defer db.digest.mu.Unlock()
-	return db.digest.joinedUsed, db.digest.joinOff
-}
-
-// SetDigestSplit sets how many jobs make JobStates read in two statements
-// at once, until the test ends.
-func SetDigestSplit(tb testing.TB, n int) {
-	saved := digestSplit
-	digestSplit = n
-	tb.Cleanup(func() { digestSplit = saved })
-}
+// SetDigestSplit sets how many jobs make db's JobStates read in two
+// statements at once; before its first.
+func SetDigestSplit(db *DB, n int) { db.digest.split = n }
 
 // FinalColumn says whether estimate_state returns a final column, as
 // the last call that returned a row saw it; known is false until one
@@ -39,7 +27,7 @@ func SetDigestSplit(tb testing.TB, n int) {
 func (db *DB) FinalColumn() (present, known bool) {
 	db.digest.mu.Lock()
 	defer db.digest.mu.Unlock()
-	return db.digest.hasFinal, db.digest.finalKnown
+	return db.digest.hasFinal, db.digest.known
 }
 
 // SessionStatus reads a status variable of one of the pool's sessions

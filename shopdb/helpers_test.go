@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 )
 
 func testContext(tb testing.TB) context.Context {
@@ -17,6 +18,6 @@ func testContext(tb testing.TB) context.Context {
 
 // trips returns a function giving the round trips since trips was called.
 func trips(db *shopdb.DB) func() int64 {
-	start := db.RoundTrips()
-	return func() int64 { return db.RoundTrips() - start }
+	start := shopdbtest.RoundTrips(db)
+	return func() int64 { return shopdbtest.RoundTrips(db) - start }
 }

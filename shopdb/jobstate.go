@@ -3,7 +3,9 @@ package shopdb
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
+	gosync "sync"
 
 	"github.com/shopspring/decimal"
 )
@@ -30,63 +32,33 @@ func (e *StateError) Error() string {
 // columns that do not fit.
 //
 // When estimate_state returns no marker column, each state's Marker is
-// derived from the sums of the job's lines (linedigest.go): the first call
-// runs one more statement (and one more small one), the next ones run
-// estimate_state and the sums as one statement, two at once over many
-// jobs.
+// derived from the sums of the job's lines, in the same statement
+// (linedigest.go): two at once over many jobs.
 func (db *DB) JobStates(ctx context.Context, jobs []string) (states map[string]JobState, bad map[string]error, err error) {
 	set := newJobSet(jobs)
 	if len(set.list) == 0 {
 		return map[string]JobState{}, map[string]error{}, nil
 	}
-	if q := db.joinedQuery(); q != nil {
-		states, bad, err := db.joinedStates(ctx, q, set)
-		switch {
-		case err == nil:
-			db.joinServed()
-			return states, bad, nil
-		case ctx.Err() != nil:
-			return nil, nil, err
-		}
-		// Refused (a mix of collations, say), or failed (a timeout the
-		// two apart may each fit in): the two apart, for this call and,
-		// when refused, from now on.
-		db.joinFailed(q, err)
-	}
-	states, bad = make(map[string]JobState, len(set.list)), map[string]error{}
-	hasMarker, colsSeen := false, false
-	// Raw values: a row's texts are read where the driver has them, and
-	// only the marker is copied.
-	err = db.scanJobRowsAs(ctx, &db.q.estimateState, set, stateColumnsReq, stateColumnsOpt, bad, true, func(job string, idx map[string]int, _ []string, vals []any) error {
-		if !colsSeen {
-			_, final := idx["final"]
-			db.sawFinalColumn(final)
-			colsSeen = true
-		}
-		st, ok := stateRow(job, idx, vals, states, bad)
-		if !ok {
-			return nil
-		}
-		if i, ok := idx["marker"]; ok {
-			st.Marker, _ = text(vals[i])
-			hasMarker = true
-		}
-		states[job] = st
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	if !hasMarker {
-		if err := db.deriveMarkers(ctx, set, states); err != nil {
+	for {
+		q, err := db.statesQuery(ctx)
+		if err != nil {
 			return nil, nil, fmt.Errorf("derive change markers from %s: %w", db.q.lineItems.key, err)
 		}
+		states, bad, again, err := db.readStates(ctx, q, set)
+		switch {
+		case err != nil && q != &db.q.estimateState && ctx.Err() == nil && refusedStatement(err):
+			db.refused(q, err) // the next form, or estimate_state alone
+		case err != nil:
+			return nil, nil, err
+		case !again:
+			return states, bad, nil
+		}
 	}
-	return states, bad, nil
 }
 
 // ReadFinalColumn runs estimate_state for no real job (one round trip)
-// to learn whether it returns a final column (JobStates learns it too).
+// to learn its columns: whether it returns a final column, and a marker
+// (JobStates learns them too).
 func (db *DB) ReadFinalColumn(ctx context.Context) (bool, error) {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
@@ -99,18 +71,86 @@ func (db *DB) ReadFinalColumn(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("read columns of %s: %w", db.q.estimateState.key, err)
 	}
-	present := false
-	for _, c := range cols {
-		present = present || strings.EqualFold(c, "final")
+	idx := map[string]int{}
+	for i, c := range cols {
+		idx[strings.ToLower(c)] = i
 	}
-	db.sawFinalColumn(present)
-	return present, rows.Close()
+	db.sawColumns(idx)
+	_, final := idx["final"]
+	return final, rows.Close()
 }
 
-func (db *DB) sawFinalColumn(present bool) {
-	db.digest.mu.Lock()
-	defer db.digest.mu.Unlock()
-	db.digest.hasFinal, db.digest.finalKnown = present, true
+// readStates runs q, estimate_state or it joined with the sums of the
+// lines, for the jobs of set: in two statements at once for more than
+// the digest's split of jobs when joined. again: q is estimate_state,
+// whose first call showed that it returns no marker, and the sums can be
+// derived: the caller runs the joined statement instead.
+func (db *DB) readStates(ctx context.Context, q *namedQuery, set jobSet) (states map[string]JobState, bad map[string]error, again bool, err error) {
+	joined := q != &db.q.estimateState
+	parts := [][]string{set.list}
+	if joined && len(set.list) > db.digest.split {
+		half := len(set.list) / 2
+		parts = [][]string{set.list[:half], set.list[half:]}
+	}
+	type answer struct {
+		states map[string]JobState
+		bad    map[string]error
+		sums   map[string]string
+		err    error
+	}
+	answers := make([]answer, len(parts))
+	opt := stateColumnsOpt
+	if joined {
+		opt = joinedColumnsOpt
+	}
+	var wg gosync.WaitGroup
+	for i, jobs := range parts {
+		wg.Go(func() {
+			a := answer{states: make(map[string]JobState, len(jobs)), bad: map[string]error{}, sums: map[string]string{}}
+			part := set
+			if len(parts) > 1 {
+				part = newJobSet(jobs)
+			}
+			a.err = db.scanJobRows(ctx, q, part, stateColumnsReq, opt, a.bad, func(idx map[string]int) {
+				if !joined && db.sawColumns(idx) {
+					again = true
+				}
+			}, func(job string, idx map[string]int, vals []any) error {
+				if k, ok := idx[joinedPartColumn]; ok {
+					if kind, _ := text(vals[k]); kind == "d" {
+						return addSums(a.sums, job, vals[idx[joinedSumsColumn]])
+					}
+				}
+				st, ok := stateRow(job, idx, vals, a.states, a.bad)
+				if !ok {
+					return nil
+				}
+				if k, ok := idx["marker"]; ok {
+					st.Marker, _ = text(vals[k])
+				}
+				a.states[job] = st
+				return nil
+			})
+			answers[i] = a
+		})
+	}
+	wg.Wait()
+	for _, a := range answers {
+		if a.err != nil {
+			return nil, nil, false, a.err
+		}
+	}
+	states, bad = answers[0].states, answers[0].bad
+	for _, a := range answers[1:] {
+		maps.Copy(states, a.states)
+		maps.Copy(bad, a.bad)
+	}
+	if joined {
+		for _, a := range answers {
+			setMarkers(states, a.sums, a.states)
+		}
+	}
+	return states, bad, again, nil
 }
 
 // stateRow reads job's estimate_state row but for the marker. ok is

@@ -124,7 +124,7 @@ func TestTenThousandJobsOneStatementEach(t *testing.T) {
 		t.Errorf("JobStates returned %d jobs, %d bad; want 10000 and 0", len(st), len(bad))
 	}
 	n = trips(db)
-	lines, bad, err := db.LineItems(ctx, jobs)
+	lines, bad, err := shopdbtest.LineItems(ctx, db, jobs)
 	if err != nil {
 		t.Fatal(err)
 	}

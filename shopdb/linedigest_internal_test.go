@@ -31,33 +31,25 @@ func TestRefusedStatement(t *testing.T) {
 	}
 }
 
-// TestJoinFailed: failures of the moment turn the joined statement off
-// only after joinedFailuresOff calls in a row; one it answers in between
-// starts the count again; a refusal turns it off at once.
-func TestJoinFailed(t *testing.T) {
-	db := &DB{pool: &pool{}}
+// TestRefused: a refusal of the joined statement moves to the next form,
+// and past the last turns deriving off; a refusal of a statement that is
+// no longer the one in use changes nothing.
+func TestRefused(t *testing.T) {
+	db := &DB{pool: &pool{digest: lineDigest{forms: digestForms[:], known: true}}}
 	q := &namedQuery{key: "joined"}
 	db.digest.joined = q
-	timeout := fmt.Errorf("read: %w", context.DeadlineExceeded)
-	for i := 1; i < joinedFailuresOff; i++ {
-		db.joinFailed(q, timeout)
+	db.refused(&namedQuery{key: "older"}, errNullSums)
+	if db.digest.joined != q || db.digest.form != 0 {
+		t.Fatalf("a refusal of an older statement changed the one in use")
 	}
-	db.joinServed()
-	for i := 1; i < joinedFailuresOff; i++ {
-		db.joinFailed(q, timeout)
-		if db.joinedQuery() != q {
-			t.Fatalf("off after %d failures of the moment in a row (the last call it answered reset the count): %q", i, db.digest.joinOff)
-		}
+	refusal := &mysql.MySQLError{Number: 1305, Message: "FUNCTION CRC32 does not exist"}
+	db.refused(q, refusal)
+	if db.digest.joined != nil || db.digest.form != 1 || !db.derives() {
+		t.Fatalf("after one refusal: form %d, joined %v, derives %v; want the next form, to be built", db.digest.form, db.digest.joined, db.derives())
 	}
-	db.joinFailed(q, timeout)
-	if db.joinedQuery() != nil {
-		t.Fatalf("still on after %d failures in a row", joinedFailuresOff)
-	}
-
-	refused := &DB{pool: &pool{}}
-	refused.digest.joined = q
-	refused.joinFailed(q, &mysql.MySQLError{Number: 1267, Message: "Illegal mix of collations"})
-	if refused.joinedQuery() != nil {
-		t.Fatal("still on after the server refused the statement")
+	db.digest.joined = q
+	db.refused(q, refusal)
+	if form, why := db.DerivedMarkers(); db.derives() || form != "" || why == "" {
+		t.Fatalf("after every form was refused: derives %v, form %q, why %q; want off, and why", db.derives(), form, why)
 	}
 }

@@ -58,42 +58,42 @@ func markers(t *testing.T, db *shopdb.DB, jobs []string) map[string]string {
 // lines, and a new one on every kind of change to what line_items returns,
 // that job's only.
 //
-// Run three ways: estimate_state joined with the sums in one statement
-// (from the second call on), the same split in two statements at once
-// (as over many jobs), the same with the job spelled otherwise by
-// estimate_state, and the two apart, when the server refuses the
-// statement (here, two explicit collations of the job).
+// Each call is one statement, estimate_state joined with the sums; run
+// four ways: as it is, split in two statements at once (as over many
+// jobs), the same with the job spelled otherwise by estimate_state, and
+// with two explicit collations of the job, which the statement compares
+// as bytes.
 func TestDerivedMarkersFollowTheLines(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		split  int
-		edit   func(*shopdb.Config)
-		joined bool
+		name       string
+		split      int
+		edit       func(*shopdb.Config)
+		statements int64 // round trips of a call
 	}{
-		{"joined", 0, nil, true},
-		{"joined in two", 2, nil, true},
+		{"joined", 0, nil, 1},
+		{"joined in two", 2, nil, 2},
 		// estimate_state spells the jobs otherwise than line_items, in
 		// bytes that compare case-sensitively: each job's sums still
 		// reach its state (quotesync matches them, not the database).
 		{"joined, jobs spelled apart", 2, func(c *shopdb.Config) {
 			c.Queries.EstimateState = strings.Replace(noMarkerState, "j.job_no AS job", "CAST(LOWER(j.job_no) AS BINARY) AS job", 1)
-		}, true},
-		{"apart", 0, func(c *shopdb.Config) {
+		}, 2},
+		{"two collations", 0, func(c *shopdb.Config) {
 			c.Queries.EstimateState = strings.Replace(noMarkerState, "j.job_no AS job", "j.job_no COLLATE utf8mb4_bin AS job", 1)
 			c.Queries.LineItems = strings.Replace(c.Queries.LineItems, "j.job_no AS job", "j.job_no COLLATE utf8mb4_unicode_ci AS job", 1)
-		}, false},
+		}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.split > 0 {
-				shopdb.SetDigestSplit(t, tc.split)
-			}
-			testDerivedMarkersFollowTheLines(t, tc.edit, tc.joined)
+			testDerivedMarkersFollowTheLines(t, tc.edit, tc.statements, tc.split)
 		})
 	}
 }
 
-func testDerivedMarkersFollowTheLines(t *testing.T, edit func(*shopdb.Config), joined bool) {
+func testDerivedMarkersFollowTheLines(t *testing.T, edit func(*shopdb.Config), statements int64, split int) {
 	d, db, jobs := derivedShop(t, edit)
+	if split > 0 {
+		shopdb.SetDigestSplit(db, split)
+	}
 	m := markers(t, db, jobs)
 	if form, why := db.DerivedMarkers(); form != "CRC32" {
 		t.Fatalf("derived markers: form %q (%s), want CRC32 on MariaDB 10.11", form, why)
@@ -138,7 +138,11 @@ func testDerivedMarkersFollowTheLines(t *testing.T, edit func(*shopdb.Config), j
 		for _, q := range c.sql {
 			shopExec(t, d, q)
 		}
+		n := trips(db)
 		now := markers(t, db, jobs)
+		if got := n(); got != statements {
+			t.Errorf("%s: JobStates cost %d round trips, want %d", c.name, got, statements)
+		}
 		for _, other := range jobs[1:] {
 			if now[other] != m[other] {
 				t.Errorf("%s: job %s's marker moved (%q → %q), its lines did not", c.name, other, m[other], now[other])
@@ -158,15 +162,6 @@ func testDerivedMarkersFollowTheLines(t *testing.T, edit func(*shopdb.Config), j
 	// The same lines as at the start read the same marker again.
 	if again := markers(t, db, jobs); again[job] != m[job] {
 		t.Errorf("marker not stable: %q then %q", m[job], again[job])
-	}
-	// Every call after the first ran estimate_state joined with the sums:
-	// the changes above were seen that way. Or none did, the join refused.
-	calls, off := shopdb.JoinedStates(db)
-	switch {
-	case joined && (calls != len(changes)+1 || off != ""):
-		t.Errorf("%d calls ran the join (off: %q), want %d (all but the first)", calls, off, len(changes)+1)
-	case !joined && (calls != 0 || !strings.Contains(off, "Illegal mix of collations")):
-		t.Errorf("%d calls ran the join (off: %q), want none, refused for the collations", calls, off)
 	}
 }
 
@@ -198,9 +193,8 @@ func TestDerivedMarkersOnlyWithoutMarker(t *testing.T) {
 func TestDerivedMarkersFallBack(t *testing.T) {
 	for _, c := range []struct{ name, sums string }{{"NextForm", "NO_SUCH_FUNCTION(%[1]s)"}, {"NullSums", "NULL"}} {
 		t.Run(c.name, func(t *testing.T) {
-			restore := shopdb.ReplaceDigestForms(1, c.sums)
-			defer restore()
 			d, db, jobs := derivedShop(t, nil)
+			shopdb.ReplaceDigestForms(db, 1, c.sums)
 			m := markers(t, db, jobs)
 			if form, why := db.DerivedMarkers(); form != "MD5" {
 				t.Fatalf("form %q (%s), want MD5 after the first is refused", form, why)
@@ -213,9 +207,8 @@ func TestDerivedMarkersFallBack(t *testing.T) {
 		})
 	}
 	t.Run("None", func(t *testing.T) {
-		restore := shopdb.ReplaceDigestForms(2, "NO_SUCH_FUNCTION(%[1]s)")
-		defer restore()
 		_, db, jobs := derivedShop(t, nil)
+		shopdb.ReplaceDigestForms(db, 2, "NO_SUCH_FUNCTION(%[1]s)")
 		for round := range 2 {
 			for j, m := range markers(t, db, jobs) {
 				if m != "" {
@@ -277,9 +270,8 @@ func TestCheckSaysHowChangesAreSeen(t *testing.T) {
 		}
 	})
 	t.Run("Refused", func(t *testing.T) {
-		restore := shopdb.ReplaceDigestForms(2, "NO_SUCH_FUNCTION(%[1]s)")
-		defer restore()
 		_, db, jobs := derivedShop(t, nil)
+		shopdb.ReplaceDigestForms(db, 2, "NO_SUCH_FUNCTION(%[1]s)")
 		markers(t, db, jobs) // a pass found it cannot derive
 		if c := find(t, db); !strings.Contains(c.Warn, "cannot derive one") || !strings.Contains(c.Warn, "NO_SUCH_FUNCTION") {
 			t.Errorf("warn %q; want the refusal named", c.Warn)

@@ -3,8 +3,6 @@ package shopdb_test
 import (
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -42,8 +40,7 @@ colour AS meta_Colour, supplier AS META_supplier FROM extra_lines WHERE job IN (
 // TestLineExtras reads markup, is_on_report and meta_ columns from a real
 // server: NULL leaves a field out, values arrive as written (trimmed,
 // amounts in any form), an invalid one holds its job with the line and
-// column named, and LineTexts (the hashing reader) agrees with LineItems
-// on every job.
+// column named.
 func TestLineExtras(t *testing.T) {
 	d := shopdbtest.NewSampleShop(t)
 	if _, err := d.SQL.Exec(`CREATE TABLE extra_lines (job VARCHAR(20) PRIMARY KEY, markup VARCHAR(40),
@@ -95,12 +92,7 @@ on_report VARCHAR(10), flag TINYINT(1), colour VARCHAR(20), supplier VARCHAR(20)
 	for _, typed := range []bool{false, true} {
 		for _, credits := range []bool{false, true} {
 			db := extraDB(t, d, credits, typed)
-			lines, bad, err := db.LineItems(testContext(t), jobs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fast := map[string][]shopdb.LineText{}
-			unsure, err := db.LineTexts(testContext(t), jobs, func(job string, ls []shopdb.LineText) { fast[job] = slices.Clone(ls) })
+			lines, bad, err := shopdbtest.LineItems(testContext(t), db, jobs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,9 +128,6 @@ on_report VARCHAR(10), flag TINYINT(1), colour VARCHAR(20), supplier VARCHAR(20)
 						if re.Kind != w.kind {
 							t.Errorf("kind = %q, want %q", re.Kind, w.kind)
 						}
-						if !slices.Contains(unsure, job) {
-							t.Errorf("LineTexts is not unsure of job %s, which LineItems refuses", job)
-						}
 						return
 					}
 					if bad[job] != nil || len(lines[job]) != 1 {
@@ -153,19 +142,6 @@ on_report VARCHAR(10), flag TINYINT(1), colour VARCHAR(20), supplier VARCHAR(20)
 					}
 					if !cmp.Equal(l.Metadata, w.meta) {
 						t.Errorf("Metadata = %v, want %v", l.Metadata, w.meta)
-					}
-					wantText := shopdb.LineText{LineID: l.LineID, WorkType: l.WorkType, Description: l.Description, Order: l.Order,
-						Quantity: l.Quantity.String(), Price: l.Price.String(), Total: l.Total.String(), Markup: w.markup}
-					if w.onReport != nil {
-						wantText.OnReport = strconv.FormatBool(*w.onReport)
-					}
-					for _, k := range []string{"Colour", "supplier"} {
-						if v, ok := w.meta[k]; ok {
-							wantText.Metadata = append(wantText.Metadata, shopdb.MetaValue{Key: k, Value: v})
-						}
-					}
-					if diff := cmp.Diff([]shopdb.LineText{wantText}, fast[job]); diff != "" {
-						t.Errorf("LineTexts (-want +got):\n%s", diff)
 					}
 				})
 			}
@@ -190,9 +166,9 @@ func TestLineExtraColumns(t *testing.T) {
 	} {
 		cfg := d.Config()
 		cfg.Queries.LineItems = c.query
-		_, _, err := d.Open(t, cfg).LineItems(testContext(t), []string{"RO-1"})
+		_, err := d.Open(t, cfg).Lines(testContext(t), []string{"RO-1"})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("LineItems with %s: err = %v, want it to contain %q", c.query, err, c.want)
+			t.Errorf("Lines with %s: err = %v, want it to contain %q", c.query, err, c.want)
 		}
 	}
 	cfg := d.Config()

@@ -6,18 +6,17 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	gosync "sync"
 
 	"github.com/shopspring/decimal"
 )
 
-// Columns of line_items and estimate_state.
+// Columns of estimate_state.
 var (
-	lineColumnsRequired = []string{"job", "line_id", "line_no", "code", "description", "quantity", "price"}
-	lineColumnsOptional = []string{"part_number", "total", colMarkup, colOnReport, metaPattern}
-	stateColumnsReq     = []string{"job"}
-	stateColumnsOpt     = []string{"final", "marker"}
+	stateColumnsReq = []string{"job"}
+	stateColumnsOpt = []string{"final", "marker"}
 )
 
 // RowError is an invalid estimate line: the job it belongs to is skipped
@@ -76,9 +75,36 @@ func columnIndex(key string, cols, required, optional []string) (map[string]int,
 	return idx, nil
 }
 
-// scanRows calls f with the values of every row (the slice is reused).
+// scanRows calls f with the values of every row (the slice is reused): a
+// []byte value is the driver's buffer, valid only until f returns (a read
+// of ten thousand rows copies none of the values it does not keep).
 func scanRows(rows *sql.Rows, key string, f func(vals []any) error) error {
-	return scanRowsAs(rows, key, false, f)
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return fmt.Errorf("read columns of %s: %w", key, err)
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	dvs := make([]driverValue, len(cols))
+	for i := range ptrs {
+		ptrs[i] = &dvs[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return fmt.Errorf("read %s: %w", key, err)
+		}
+		for i := range dvs {
+			vals[i] = dvs[i].v
+		}
+		if err := f(vals); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", key, err)
+	}
+	return nil
 }
 
 // driverValue is a scan destination that keeps the driver's value as it
@@ -91,74 +117,33 @@ func (d *driverValue) Scan(src any) error {
 	return nil
 }
 
-// scanRowsAs is scanRows; with raw set a []byte value is the driver's
-// buffer, valid only until f returns (a read of ten thousand rows copies
-// none of the values it does not keep).
-func scanRowsAs(rows *sql.Rows, key string, raw bool, f func(vals []any) error) error {
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return fmt.Errorf("read columns of %s: %w", key, err)
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	dvs := make([]driverValue, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-		if raw {
-			ptrs[i] = &dvs[i]
-		}
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return fmt.Errorf("read %s: %w", key, err)
-		}
-		if raw {
-			for i := range dvs {
-				vals[i] = dvs[i].v
-			}
-		}
-		if err := f(vals); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read %s: %w", key, err)
-	}
-	return nil
-}
-
-// scanJobRows runs q (line_items or estimate_state) for the jobs of set in
-// one statement, checks its columns against required and optional, and
-// calls f for each row that names a job asked for and not already in bad.
-// Rows with a NULL job are an error for the query as a whole.
+// scanJobRows runs q (estimate_state, or it joined with the sums) for the
+// jobs of set in one statement, checks its columns against required and
+// optional (and gives them to cols), and calls f for each row that names
+// a job asked for and not already in bad; a []byte value f is given is
+// valid only until f returns (see scanRows). Rows with a NULL job are
+// an error for the query as a whole.
 func (db *DB) scanJobRows(ctx context.Context, q *namedQuery, set jobSet, required, optional []string, bad map[string]error,
-	f func(job string, idx map[string]int, cols []string, vals []any) error) error {
-	return db.scanJobRowsAs(ctx, q, set, required, optional, bad, false, f)
-}
-
-// scanJobRowsAs is scanJobRows; with raw set a []byte value f is given
-// is valid only until f returns (see scanRowsAs).
-func (db *DB) scanJobRowsAs(ctx context.Context, q *namedQuery, set jobSet, required, optional []string, bad map[string]error,
-	raw bool, f func(job string, idx map[string]int, cols []string, vals []any) error) error {
+	cols func(idx map[string]int), f func(job string, idx map[string]int, vals []any) error) error {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
 	rows, err := q.query(ctx, db.x, map[string]any{ParamJobs: set.list})
 	if err != nil {
 		return err
 	}
-	cols, err := rows.Columns()
+	names, err := rows.Columns()
 	if err != nil {
 		rows.Close()
 		return fmt.Errorf("read columns of %s: %w", q.key, err)
 	}
-	idx, err := columnIndex(q.key, cols, required, optional)
+	idx, err := columnIndex(q.key, names, required, optional)
 	if err != nil {
 		rows.Close()
 		return err
 	}
+	cols(idx)
 	jobCol := idx["job"]
-	return scanRowsAs(rows, q.key, raw, func(vals []any) error {
+	return scanRows(rows, q.key, func(vals []any) error {
 		var job string
 		var ok bool
 		if b, isBytes := vals[jobCol].([]byte); isBytes {
@@ -173,7 +158,7 @@ func (db *DB) scanJobRowsAs(ctx context.Context, q *namedQuery, set jobSet, requ
 		if !ok || bad[job] != nil {
 			return nil
 		}
-		return f(job, idx, cols, vals)
+		return f(job, idx, vals)
 	})
 }
 
@@ -236,52 +221,394 @@ func (s jobSet) resolveFold(job string) (string, bool) {
 	return j, ok
 }
 
-// LineItems runs line_items for jobs in one statement. Valid lines come
-// back per job ordered by line_no, then by line_id (numerically when both
-// ids are integers), whatever order the query returns them in; a job with
-// any invalid row is in bad (a *RowError) and not in lines. Jobs without
-// lines are in neither. Rows for jobs that were not asked for are ignored.
-// err is for the query as a whole (the database, or columns that do not
-// fit).
-func (db *DB) LineItems(ctx context.Context, jobs []string) (lines map[string][]Line, bad map[string]error, err error) {
-	set := newJobSet(jobs)
-	lines, bad = map[string][]Line{}, map[string]error{}
-	if len(set.list) == 0 {
-		return lines, bad, nil
+// JobLines is every row line_items returns for one job: the valid lines,
+// in a quote's order, and the rows that hold the job back, each with its
+// reason. A pass pushes nothing for a job while it has a bad row.
+type JobLines struct {
+	Lines []Line
+	Bad   []*RowError
+}
+
+// Err is the first row that holds the job back, nil when none does.
+func (jl JobLines) Err() error {
+	if len(jl.Bad) == 0 {
+		return nil
 	}
-	seen := map[string]map[string]bool{}
-	var meta []metaCol
-	metaRead := false
-	err = db.scanJobRows(ctx, &db.q.lineItems, set, lineColumnsRequired, lineColumnsOptional, bad, func(job string, idx map[string]int, cols []string, vals []any) error {
-		if !metaRead {
-			meta, metaRead = metaColumns(cols), true
+	return jl.Bad[0]
+}
+
+// Lines runs line_items for jobs in one statement: the one reading of a
+// job's lines, for a pass, `preview`, `check` and `init`. Each job with
+// rows gets its valid lines ordered by line_no, then by line_id
+// (numerically when both ids are integers), whatever order the query
+// returns them in, and its invalid rows (RowError), in the order the
+// query returned them. Jobs without rows are not in the map, and rows for
+// jobs that were not asked for are ignored. err is for the query as a
+// whole (the database, a row with a NULL job, columns that do not fit).
+func (db *DB) Lines(ctx context.Context, jobs []string) (map[string]JobLines, error) {
+	set := newJobSet(jobs)
+	out := make(map[string]JobLines, len(set.list))
+	if len(set.list) == 0 {
+		return out, nil
+	}
+	ctx, cancel := db.timeout(ctx)
+	defer cancel()
+	rows, err := db.q.lineItems.query(ctx, db.x, map[string]any{ParamJobs: set.list})
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	key := db.q.lineItems.key
+	names, err := rows.Columns()
+	if err != nil {
+		return nil, fmt.Errorf("read columns of %s: %w", key, err)
+	}
+	idx, err := columnIndex(key, names, lineColumnsRequired, lineColumnsOptional)
+	if err != nil {
+		return nil, err
+	}
+	r := lineRow{db: db, lim: db.limits(), meta: metaColumns(names), at: make([]int, len(lineColumns))}
+	for i, c := range lineColumns {
+		r.at[i] = -1
+		if n, ok := idx[c.name]; ok {
+			r.at[i] = n
 		}
-		l, rerr := db.parseLine(job, idx, meta, vals)
-		if rerr == nil {
-			if seen[job] == nil {
-				seen[job] = map[string]bool{}
+	}
+	index := make(map[string]int32, len(set.list))
+	for i, j := range set.list {
+		index[j] = int32(i)
+	}
+	got := make([]JobLines, len(set.list))
+	rowCount, jobCount := 0, 0
+	cells := make([]cell, len(names))
+	ptrs := make([]any, len(names))
+	for i := range cells {
+		ptrs[i] = &cells[i]
+	}
+	jobCol := idx["job"]
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, fmt.Errorf("read %s: %w", key, err)
+		}
+		jc := cells[jobCol]
+		if jc.null {
+			return nil, fmt.Errorf("%s returned a row with a NULL job", key)
+		}
+		j, ok := index[string(jc.b)]
+		if !ok {
+			name, ok := set.resolve(string(jc.b))
+			if !ok {
+				continue
 			}
-			if seen[job][l.LineID] {
-				rerr = &RowError{Job: job, Line: fmt.Sprint(l.Order), LineID: l.LineID, Column: "line_id",
-					Reason: "appears twice; line ids must be unique within a job"}
-			}
-			seen[job][l.LineID] = true
+			j = index[name]
+		}
+		job := set.list[j]
+		l, rerr := r.parse(job, cells)
+		if rerr == nil && slices.ContainsFunc(got[j].Lines, func(o Line) bool { return o.LineID == l.LineID }) {
+			// A job's few lines compared one by one: no map of every
+			// line of the statement.
+			rerr = &RowError{Job: job, Line: fmt.Sprint(l.Order), LineID: l.LineID, Column: "line_id",
+				Reason: "appears twice; line ids must be unique within a job"}
 		}
 		if rerr != nil {
-			bad[job] = rerr
-			delete(lines, job)
-			return nil
+			got[j].Bad = append(got[j].Bad, rerr)
+			continue
 		}
-		lines[job] = append(lines[job], l)
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
+		if got[j].Lines == nil {
+			got[j].Lines = make([]Line, 0, max(1, db.linesPerJob.Load()))
+		}
+		got[j].Lines = append(got[j].Lines, l)
+		rowCount++
 	}
-	for _, ls := range lines {
-		slices.SortStableFunc(ls, compareLines)
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", key, err)
 	}
-	return lines, bad, nil
+	for j, jl := range got {
+		if jl.Lines != nil {
+			jobCount++
+		}
+		if jl.Lines != nil || jl.Bad != nil {
+			if !slices.IsSortedFunc(jl.Lines, compareLines) {
+				slices.SortStableFunc(jl.Lines, compareLines)
+			}
+			out[set.list[j]] = jl
+		}
+	}
+	if jobCount > 0 {
+		db.linesPerJob.Store(int64((rowCount + jobCount - 1) / jobCount))
+	}
+	return out, nil
+}
+
+// cell is one column of a row as text, without a copy: the driver's bytes
+// (valid until the next row), or, for a value the driver returns typed,
+// its text as text() writes it, in a buffer the cell reuses.
+type cell struct {
+	b    []byte
+	null bool
+	own  []byte
+}
+
+// Scan implements sql.Scanner.
+func (c *cell) Scan(src any) error {
+	c.null = false
+	switch t := src.(type) {
+	case nil:
+		c.null, c.b = true, nil
+	case []byte:
+		c.b = t
+	case int64:
+		c.own = strconv.AppendInt(c.own[:0], t, 10)
+		c.b = c.own
+	default:
+		s, _ := text(t)
+		c.own = append(c.own[:0], s...)
+		c.b = c.own
+	}
+	return nil
+}
+
+// lineColumn is a column of line_items beside job, and how its value
+// becomes a field of a Line.
+type lineColumn struct {
+	name     string
+	required bool
+	// read sets the column's field of l from v, the value as the shop
+	// returned it (null: NULL, or an optional column the query does not
+	// return). It returns what is wrong ("" when nothing is), ending with
+	// what is needed, and the RowError kind.
+	read func(r *lineRow, l *Line, v string, null bool) (problem, kind string)
+}
+
+// lineColumns are line_items' columns beside job, in the order a row is
+// validated (total after quantity and price). A new field of a quote's
+// item is one more entry here, its field in Line, and its place in the
+// quote (sync/quote.go).
+var lineColumns = []lineColumn{
+	{"line_id", true, func(_ *lineRow, l *Line, v string, _ bool) (string, string) {
+		if l.LineID = strings.TrimSpace(v); l.LineID == "" {
+			return "is NULL or empty; every line needs a stable id (it becomes the remote item id)", ""
+		}
+		return "", ""
+	}},
+	{"line_no", true, func(_ *lineRow, l *Line, v string, null bool) (string, string) {
+		var ok bool
+		switch l.Order, ok = lineNumber(strings.TrimSpace(v)); {
+		case null:
+			return "is NULL; every line needs a line number (the item's order)", ""
+		case !ok:
+			return fmt.Sprintf("is %q; a line number is a whole number", v), ""
+		}
+		return "", ""
+	}},
+	{"code", true, func(r *lineRow, l *Line, v string, _ bool) (string, string) {
+		var ok bool
+		switch l.Code = strings.TrimSpace(v); {
+		case l.Code == "":
+			return "is NULL or empty; every line needs an operation code listed under " + r.db.workKey, ""
+		default:
+			if l.WorkType, ok = r.db.workTypes[l.Code]; !ok {
+				return fmt.Sprintf("is %q, which is not under %s; add it there or leave such lines out in line_items", l.Code, r.db.workKey), RowUnmapped
+			}
+		}
+		return "", ""
+	}},
+	{"description", true, func(_ *lineRow, l *Line, v string, _ bool) (string, string) {
+		if l.Description = strings.TrimSpace(v); l.Description == "" {
+			return "is NULL or empty; every line needs a description", ""
+		}
+		return "", ""
+	}},
+	{"part_number", false, func(_ *lineRow, l *Line, v string, _ bool) (string, string) {
+		l.PartNumber = strings.TrimSpace(v)
+		return "", ""
+	}},
+	{"quantity", true, func(r *lineRow, l *Line, v string, null bool) (string, string) {
+		return r.amount(&l.Quantity, amountQuantity, v, null, "every line needs a numeric quantity")
+	}},
+	{"price", true, func(r *lineRow, l *Line, v string, null bool) (string, string) {
+		return r.amount(&l.Price, amountPrice, v, null, "every line needs a unit price")
+	}},
+	{"total", false, func(r *lineRow, l *Line, v string, null bool) (string, string) {
+		if null {
+			l.Total = l.Quantity.Mul(l.Price).Round(2)
+			if canon, ok := r.within(amountTotal, l.Total); !ok {
+				return r.lim.problem(amountTotal, canon+" (quantity × price)", canon), RowBounds
+			}
+			return "", ""
+		}
+		var err error
+		if l.Total, err = decimal.NewFromString(strings.TrimSpace(v)); err != nil {
+			return fmt.Sprintf("is %q, which is not a number; return a number or NULL (quotesync then computes quantity × price)", v), ""
+		}
+		if canon, ok := r.within(amountTotal, l.Total); !ok {
+			return r.lim.problem(amountTotal, v, canon), RowBounds
+		}
+		return "", ""
+	}},
+	// A markup follows the rules of a price; NULL leaves it out.
+	{"markup", false, func(r *lineRow, l *Line, v string, null bool) (string, string) {
+		if null {
+			return "", ""
+		}
+		l.Markup = new(decimal.Decimal)
+		return r.amount(l.Markup, amountPrice, v, false, "return a number or NULL (no markup)")
+	}},
+	{"is_on_report", false, func(_ *lineRow, l *Line, v string, null bool) (string, string) {
+		if null {
+			return "", ""
+		}
+		var on bool
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "1", "true":
+			on = true
+		case "0", "false":
+		default:
+			return fmt.Sprintf("is %q; return 1 or 0 (true or false), or NULL to leave it out", v), ""
+		}
+		l.OnReport = &on
+		return "", ""
+	}},
+}
+
+// metaPrefix starts the name of a metadata column: meta_colour gives the
+// item the metadata key "colour" (the key as the query spells it); a NULL
+// or empty value leaves the key out. metaPattern stands for them among
+// line_items' optional columns (and in the error that lists them).
+const (
+	metaPrefix  = "meta_"
+	metaPattern = metaPrefix + "<key>"
+)
+
+// The columns line_items must and may return.
+var lineColumnsRequired, lineColumnsOptional = func() (req, opt []string) {
+	req = []string{"job"}
+	for _, c := range lineColumns {
+		if c.required {
+			req = append(req, c.name)
+		} else {
+			opt = append(opt, c.name)
+		}
+	}
+	return req, append(opt, metaPattern)
+}()
+
+// metaCol is a metadata column of line_items: its key and index.
+type metaCol struct {
+	key string
+	i   int
+}
+
+// metaColumns returns the metadata columns of cols, ordered by key.
+func metaColumns(cols []string) []metaCol {
+	var meta []metaCol
+	for i, c := range cols {
+		if isMetaColumn(c) {
+			meta = append(meta, metaCol{key: c[len(metaPrefix):], i: i})
+		}
+	}
+	sortMeta(meta)
+	return meta
+}
+
+// sortMeta orders columns by key.
+func sortMeta(cols []metaCol) {
+	slices.SortFunc(cols, func(a, b metaCol) int { return strings.Compare(a.key, b.key) })
+}
+
+// isMetaColumn reports whether a column name starts with meta_ (in any
+// case).
+func isMetaColumn(name string) bool {
+	return len(name) >= len(metaPrefix) && strings.EqualFold(name[:len(metaPrefix)], metaPrefix)
+}
+
+// lineRow reads the rows of one statement of line_items.
+type lineRow struct {
+	db    *DB
+	lim   bounds
+	at    []int // the index of each of lineColumns in the row, -1 when absent
+	meta  []metaCol
+	buf   []byte
+	ends  []int
+	canon []byte
+}
+
+// parse validates one row of job: its texts are one string, cut.
+func (r *lineRow) parse(job string, c []cell) (Line, *RowError) {
+	r.buf, r.ends = r.buf[:0], r.ends[:0]
+	for _, i := range r.at {
+		if i >= 0 {
+			r.buf = append(r.buf, c[i].b...)
+		}
+		r.ends = append(r.ends, len(r.buf))
+	}
+	texts := string(r.buf)
+	value := func(k int) (string, bool) {
+		start := 0
+		if k > 0 {
+			start = r.ends[k-1]
+		}
+		return texts[start:r.ends[k]], r.at[k] < 0 || c[r.at[k]].null
+	}
+	e := &RowError{Job: job, Line: "NULL", LineID: "NULL"}
+	if v, null := value(0); !null { // line_id
+		e.LineID = v
+	}
+	if v, null := value(1); !null { // line_no
+		e.Line = v
+	}
+	l := Line{Job: job}
+	for k, col := range lineColumns {
+		v, null := value(k)
+		if problem, kind := col.read(r, &l, v, null); problem != "" {
+			e.Column, e.Reason, e.Kind = col.name, problem, kind
+			if kind == RowUnmapped {
+				e.UnmappedCode = l.Code
+			}
+			return Line{}, e
+		}
+	}
+	for _, m := range r.meta {
+		if c[m.i].null {
+			continue
+		}
+		if v := strings.TrimSpace(string(c[m.i].b)); v != "" {
+			if l.Metadata == nil {
+				l.Metadata = make(map[string]string, len(r.meta))
+			}
+			l.Metadata[m.key] = v
+		}
+	}
+	return l, nil
+}
+
+// amount parses a quantity, price or markup into d: a number within the
+// bounds of kind, negative only with AllowCredits.
+func (r *lineRow) amount(d *decimal.Decimal, kind int, v string, null bool, need string) (problem, rowKind string) {
+	if null {
+		return "is NULL; " + need, ""
+	}
+	var err error
+	if *d, err = decimal.NewFromString(strings.TrimSpace(v)); err != nil {
+		return fmt.Sprintf("is %q, which is not a number; %s", v, need), ""
+	}
+	if d.IsNegative() && !r.db.cfg.AllowCredits {
+		return fmt.Sprintf("is %s: negative, and shop.allow_credits is false; set it to true to accept credit lines", v), RowCredit
+	}
+	if canon, ok := r.within(kind, *d); !ok {
+		return r.lim.problem(kind, v, canon), RowBounds
+	}
+	return "", ""
+}
+
+// within reports whether d is within the bounds of kind; canon is its
+// canonical text when it is not.
+func (r *lineRow) within(kind int, d decimal.Decimal) (canon string, ok bool) {
+	r.canon = AppendAmount(r.canon[:0], d)
+	if within(r.lim, kind, r.canon) {
+		return "", true
+	}
+	return string(r.canon), false
 }
 
 // compareLines orders a job's lines by Order (line_no), then by LineID, so
@@ -364,90 +691,6 @@ func splitSign(s string) (neg bool, mag string) {
 	return neg && mag != "", mag
 }
 
-// parseLine validates one row of line_items.
-// meta are its metadata columns (metaColumns).
-func (db *DB) parseLine(job string, idx map[string]int, meta []metaCol, vals []any) (Line, *RowError) {
-	get := func(col string) (string, bool) {
-		i, ok := idx[col]
-		if !ok {
-			return "", false
-		}
-		return text(vals[i])
-	}
-	lineNo, okNo := get("line_no")
-	lineID, okID := get("line_id")
-	e := &RowError{Job: job, Line: "NULL", LineID: "NULL"}
-	if okNo {
-		e.Line = lineNo
-	}
-	if okID {
-		e.LineID = lineID
-	}
-	fail := func(col, reason string) (Line, *RowError) {
-		e.Column, e.Reason = col, reason
-		return Line{}, e
-	}
-	l := Line{Job: job, LineID: strings.TrimSpace(lineID)}
-	if !okID || l.LineID == "" {
-		return fail("line_id", "is NULL or empty; every line needs a stable id (it becomes the remote item id)")
-	}
-	if !okNo {
-		return fail("line_no", "is NULL; every line needs a line number (the item's order)")
-	}
-	order, ok := lineNumber(strings.TrimSpace(lineNo))
-	if !ok {
-		return fail("line_no", fmt.Sprintf("is %q; a line number is a whole number", lineNo))
-	}
-	l.Order = order
-	code, ok := get("code")
-	l.Code = strings.TrimSpace(code)
-	if !ok || l.Code == "" {
-		return fail("code", "is NULL or empty; every line needs an operation code listed under "+db.workKey)
-	}
-	if l.WorkType, ok = db.workTypes[l.Code]; !ok {
-		_, err := fail("code", fmt.Sprintf("is %q, which is not under %s; add it there or leave such lines out in line_items", l.Code, db.workKey))
-		err.UnmappedCode, err.Kind = l.Code, RowUnmapped
-		return Line{}, err
-	}
-	desc, ok := get("description")
-	l.Description = strings.TrimSpace(desc)
-	if !ok || l.Description == "" {
-		return fail("description", "is NULL or empty; every line needs a description")
-	}
-	l.PartNumber, _ = get("part_number")
-	l.PartNumber = strings.TrimSpace(l.PartNumber)
-	var problem, kind string
-	q, qok := get("quantity")
-	if l.Quantity, problem, kind = db.amount(q, qok, "every line needs a numeric quantity"); problem != "" {
-		_, err := fail("quantity", problem)
-		err.Kind = kind
-		return Line{}, err
-	}
-	p, pok := get("price")
-	if l.Price, problem, kind = db.amount(p, pok, "every line needs a unit price"); problem != "" {
-		_, err := fail("price", problem)
-		err.Kind = kind
-		return Line{}, err
-	}
-	total, ok := get("total")
-	switch {
-	case !ok:
-		l.Total = l.Quantity.Mul(l.Price).Round(2)
-	default:
-		var err error
-		if l.Total, err = decimal.NewFromString(strings.TrimSpace(total)); err != nil {
-			return fail("total", fmt.Sprintf("is %q, which is not a number; return a number or NULL (quotesync then computes quantity × price)", total))
-		}
-	}
-	if err := db.checkBounds(l, e, q, p, total); err != nil {
-		return Line{}, err
-	}
-	if err := db.parseExtras(&l, e, get, vals, meta); err != nil {
-		return Line{}, err
-	}
-	return l, nil
-}
-
 // lineNumber parses a line_no: a whole number of at most 2^31 in size
 // (in any form decimal.NewFromString reads, "7", "7.00" or "7e0").
 func lineNumber(s string) (int, bool) {
@@ -456,21 +699,4 @@ func lineNumber(s string) (int, bool) {
 		return 0, false
 	}
 	return int(n.IntPart()), true
-}
-
-// amount parses a quantity or price; negative ones only with AllowCredits.
-// problem is "" for a valid amount, else the reason, ending with need;
-// kind is the RowError kind of the problem.
-func (db *DB) amount(s string, ok bool, need string) (d decimal.Decimal, problem, kind string) {
-	if !ok {
-		return d, "is NULL; " + need, ""
-	}
-	d, err := decimal.NewFromString(strings.TrimSpace(s))
-	if err != nil {
-		return d, fmt.Sprintf("is %q, which is not a number; %s", s, need), ""
-	}
-	if d.IsNegative() && !db.cfg.AllowCredits {
-		return d, fmt.Sprintf("is %s: negative, and shop.allow_credits is false; set it to true to accept credit lines", s), RowCredit
-	}
-	return d, "", ""
 }

@@ -2,8 +2,6 @@ package shopdb
 
 import (
 	"errors"
-	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -30,22 +28,18 @@ func FuzzParseLine(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	meta := metaColumns(cols)
+	r := lineRow{db: db, meta: metaColumns(cols)}
+	for _, c := range lineColumns {
+		r.at = append(r.at, idx[c.name])
+	}
 	f.Fuzz(func(t *testing.T, lineID, lineNo, code, desc, part, qty, price, total, markup, onReport, colour string, credits bool) {
 		db.cfg.AllowCredits = credits
-		vals := []any{[]byte("RO-1")}
+		r.lim = db.limits()
+		cells := []cell{{b: []byte("RO-1")}}
 		for _, v := range []string{lineID, lineNo, code, desc, part, qty, price, total, markup, onReport, colour} {
-			if v == "" {
-				vals = append(vals, nil) // NULL
-			} else {
-				vals = append(vals, []byte(v))
-			}
+			cells = append(cells, cell{b: []byte(v), null: v == ""}) // "" is NULL
 		}
-		l, rerr := db.parseLine("RO-1", idx, meta, vals)
-		fast := fastLine(db, idx, meta, vals)
-		if fast != nil && rerr != nil {
-			t.Fatalf("LineTexts takes a row LineItems refuses (%v): %+v", rerr, *fast)
-		}
+		l, rerr := r.parse("RO-1", cells)
 		if rerr != nil {
 			var re *RowError
 			if !errors.As(error(rerr), &re) || re.Job != "RO-1" || !contains(cols, re.Column) ||
@@ -78,41 +72,5 @@ func FuzzParseLine(f *testing.F) {
 		if v, ok := l.Metadata["Colour"]; ok != (strings.TrimSpace(colour) != "") || v != strings.TrimSpace(colour) || len(l.Metadata) > 1 {
 			t.Fatalf("meta_Colour %q read as %v", colour, l.Metadata)
 		}
-		if fast == nil {
-			return // left to LineItems: slower, never wrong
-		}
-		want := LineText{LineID: l.LineID, WorkType: l.WorkType, Description: l.Description, PartNumber: l.PartNumber,
-			Order: l.Order, Quantity: l.Quantity.String(), Price: l.Price.String(), Total: l.Total.String()}
-		if l.Markup != nil {
-			want.Markup = l.Markup.String()
-		}
-		if l.OnReport != nil {
-			want.OnReport = strconv.FormatBool(*l.OnReport)
-		}
-		for k, v := range l.Metadata {
-			want.Metadata = append(want.Metadata, MetaValue{k, v})
-		}
-		if !reflect.DeepEqual(*fast, want) {
-			t.Fatalf("LineTexts reads\n%+v\nLineItems\n%+v", *fast, want)
-		}
 	})
-}
-
-// fastLine runs LineTexts' row reading on vals (column 0 the job): the
-// line it keeps, or nil when it leaves the row to LineItems.
-func fastLine(db *DB, idx map[string]int, meta []metaCol, vals []any) *LineText {
-	r := lineReader{db: db, lim: db.limits(), cols: newLineCols(idx, meta), unsure: []bool{false}}
-	cells := make([]cell, len(vals))
-	for i, v := range vals {
-		if err := cells[i].Scan(v); err != nil {
-			panic(err)
-		}
-	}
-	if !r.valid(0, cells) {
-		return nil
-	}
-	var got *LineText
-	r.set = jobSet{list: []string{"RO-1"}}
-	r.deliver(func(_ string, lines []LineText) { got = &lines[0] })
-	return got
 }

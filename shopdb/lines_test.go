@@ -120,7 +120,7 @@ FROM fixture_lines WHERE job IN (:jobs) ORDER BY seq`
 	}
 	results := map[bool][2]any{}
 	for credits, db := range dbs {
-		lines, bad, err := db.LineItems(testContext(t), jobs)
+		lines, bad, err := shopdbtest.LineItems(testContext(t), db, jobs)
 		if err != nil {
 			t.Fatalf("LineItems: %v", err)
 		}
@@ -172,7 +172,7 @@ func TestLineItemsValues(t *testing.T) {
 	insertFixture(t, d, "RO-NOT-ASKED", good()) // ignored
 
 	n := trips(db)
-	lines, bad, err := db.LineItems(testContext(t), []string{"RO-1", "RO-2", "RO-3", "RO-1", "", "ro-3x"})
+	lines, bad, err := shopdbtest.LineItems(testContext(t), db, []string{"RO-1", "RO-2", "RO-3", "RO-1", "", "ro-3x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,14 +209,14 @@ func TestLineItemsValues(t *testing.T) {
 	}
 	// No jobs: no round trip.
 	n = trips(db)
-	if l, b, err := db.LineItems(testContext(t), nil); err != nil || len(l) != 0 || len(b) != 0 || n() != 0 {
+	if l, b, err := shopdbtest.LineItems(testContext(t), db, nil); err != nil || len(l) != 0 || len(b) != 0 || n() != 0 {
 		t.Errorf("LineItems(nil) = %v, %v, %v after %d round trips; want empty, 0", l, b, err, n())
 	}
 }
 
 func TestLineItemsSampleShop(t *testing.T) {
 	db, _ := shopdbtest.New(t)
-	lines, bad, err := db.LineItems(testContext(t), []string{sampleshop.JobDraft, sampleshop.JobFinal, sampleshop.JobNoLines, sampleshop.JobBadLine})
+	lines, bad, err := shopdbtest.LineItems(testContext(t), db, []string{sampleshop.JobDraft, sampleshop.JobFinal, sampleshop.JobNoLines, sampleshop.JobBadLine})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestMappingColumnsMustFit(t *testing.T) {
 			db := d.Open(t, cfg)
 			var err error
 			if c.lineItems != "" {
-				_, _, err = db.LineItems(testContext(t), []string{sampleshop.JobDraft})
+				_, _, err = shopdbtest.LineItems(testContext(t), db, []string{sampleshop.JobDraft})
 			} else {
 				_, _, err = db.JobStates(testContext(t), []string{sampleshop.JobDraft})
 			}
@@ -313,7 +313,7 @@ FROM fixture_lines WHERE job IN (:jobs) ORDER BY seq DESC`
 
 	want := []string{"99", "2", "9", "0010", "10", "100", "a", "b"}
 	for name, db := range map[string]*shopdb.DB{"Forward": db, "Reversed": reversed} {
-		lines, bad, err := db.LineItems(testContext(t), []string{"RO-A", "RO-B"})
+		lines, bad, err := shopdbtest.LineItems(testContext(t), db, []string{"RO-A", "RO-B"})
 		if err != nil || len(bad) != 0 {
 			t.Fatalf("%s: LineItems: %v, bad %v", name, err, bad)
 		}

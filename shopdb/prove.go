@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 )
@@ -106,69 +105,4 @@ func (db *DB) SampleRequest(s SampleJob) NewRequest {
 	}
 	raw, _ := json.Marshal(doc) // strings and maps always marshal
 	return NewRequest{RequestID: probe, ClaimNumber: s.Claim, Expiry: now().Add(24 * time.Hour), RequestJSON: raw}
-}
-
-// JobLines is every row line_items returns for one job: the valid lines,
-// ordered as a quote lists them, and the rows that hold the job back,
-// each with its reason.
-type JobLines struct {
-	Lines []Line
-	Bad   []*RowError
-}
-
-// LineReport runs line_items for jobs in one statement and keeps every
-// row, valid or not: what `preview` and `check` show. LineItems is the
-// pass's reading: a job with any bad row is held whole.
-func (db *DB) LineReport(ctx context.Context, jobs []string) (map[string]*JobLines, error) {
-	set := newJobSet(jobs)
-	out := map[string]*JobLines{}
-	if len(set.list) == 0 {
-		return out, nil
-	}
-	var meta []metaCol
-	metaRead := false
-	seen := map[string]map[string]bool{}
-	bad := map[string]error{}
-	err := db.scanJobRows(ctx, &db.q.lineItems, set, lineColumnsRequired, lineColumnsOptional, bad, func(job string, idx map[string]int, cols []string, vals []any) error {
-		if !metaRead {
-			meta, metaRead = metaColumns(cols), true
-		}
-		jl := out[job]
-		if jl == nil {
-			jl = &JobLines{}
-			out[job] = jl
-		}
-		l, rerr := db.parseLine(job, idx, meta, vals)
-		if rerr == nil {
-			if seen[job] == nil {
-				seen[job] = map[string]bool{}
-			}
-			if seen[job][l.LineID] {
-				rerr = &RowError{Job: job, Line: fmt.Sprint(l.Order), LineID: l.LineID, Column: "line_id",
-					Reason: "appears twice; line ids must be unique within a job"}
-			}
-			seen[job][l.LineID] = true
-		}
-		if rerr != nil {
-			jl.Bad = append(jl.Bad, rerr)
-			return nil
-		}
-		jl.Lines = append(jl.Lines, l)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	for job, e := range bad {
-		if re, ok := e.(*RowError); ok {
-			if out[job] == nil {
-				out[job] = &JobLines{}
-			}
-			out[job].Bad = append(out[job].Bad, re)
-		}
-	}
-	for _, jl := range out {
-		slices.SortStableFunc(jl.Lines, compareLines)
-	}
-	return out, nil
 }

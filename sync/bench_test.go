@@ -232,7 +232,7 @@ FROM jobs j JOIN estimates e ON e.job_id = j.job_id WHERE j.job_no IN (:jobs) GR
 				b.StopTimer()
 				stop := sampleHeap()
 				b.StartTimer()
-				c0, t0, s0 := w.emu.Calls(), db.RoundTrips(), time.Now()
+				c0, t0, s0 := w.emu.Calls(), shopdbtest.RoundTrips(db), time.Now()
 				cpu0, db0 := processCPU(), serverCPU()
 				sum, err := engine.Pass(ctx)
 				wall += time.Since(s0)
@@ -242,7 +242,7 @@ FROM jobs j JOIN estimates e ON e.job_id = j.job_id WHERE j.job_no IN (:jobs) GR
 				if err != nil {
 					b.Fatal(err)
 				}
-				trips += db.RoundTrips() - t0
+				trips += shopdbtest.RoundTrips(db) - t0
 				c1 := w.emu.Calls()
 				calls += sumCalls(c1) - sumCalls(c0)
 				writes += sumCalls(c1) - c1[emulator.RouteListRequests] - (sumCalls(c0) - c0[emulator.RouteListRequests])
@@ -357,7 +357,7 @@ func BenchmarkAcceptDraft1000(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		w.addJobs(b, requests, lines)
-		c0, t0 := w.emu.Calls(), w.db.RoundTrips()
+		c0, t0 := w.emu.Calls(), shopdbtest.RoundTrips(w.db)
 		w.prof.reset()
 		b.StartTimer()
 		s0 := time.Now()
@@ -369,7 +369,7 @@ func BenchmarkAcceptDraft1000(b *testing.B) {
 		if sum.Accepted != requests || sum.Drafted != requests {
 			b.Fatalf("pass accepted %d and drafted %d, want %d each: %+v", sum.Accepted, sum.Drafted, requests, sum)
 		}
-		trips += w.db.RoundTrips() - t0
+		trips += shopdbtest.RoundTrips(w.db) - t0
 		calls += sumCalls(w.emu.Calls()) - sumCalls(c0)
 		done += requests
 		b.Logf("pass of %d requests in %s; %s", requests, time.Since(s0).Round(time.Millisecond), w.prof.report(s0, requests))
@@ -467,19 +467,14 @@ func (s timedShop) JobStates(ctx context.Context, jobs []string) (map[string]sho
 	return s.DB.JobStates(ctx, jobs)
 }
 
-func (s timedShop) LineItems(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error) {
-	defer s.p.since("db.LineItems", time.Now())
-	return s.DB.LineItems(ctx, jobs)
+func (s timedShop) Lines(ctx context.Context, jobs []string) (map[string]shopdb.JobLines, error) {
+	defer s.p.since("db.Lines", time.Now())
+	return s.DB.Lines(ctx, jobs)
 }
 
 func (s timedStore) UpdateMarkers(ctx context.Context, us []store.MarkerUpdate) (int, error) {
 	defer s.p.since("db.UpdateMarkers", time.Now())
 	return s.Store.UpdateMarkers(ctx, us)
-}
-
-func (s timedShop) LineTexts(ctx context.Context, jobs []string, f func(string, []shopdb.LineText)) ([]string, error) {
-	defer s.p.since("db.LineTexts", time.Now())
-	return s.DB.LineTexts(ctx, jobs, f)
 }
 
 // timedRemote is the real client, its calls timed.
@@ -710,7 +705,7 @@ func (m *insurersMeasure) pass(b *testing.B, w *insurersWorld, qd *qsync.Daemon)
 	for i, emu := range w.emus {
 		c0[i] = emu.Calls()
 	}
-	t0, f0, st0, s0 := qd.Shop.RoundTrips(), qd.FingerprintStatements(), qd.StatesStatements(), time.Now()
+	t0, f0, st0, s0 := shopdbtest.RoundTrips(qd.Shop), qd.FingerprintStatements(), qd.StatesStatements(), time.Now()
 	cpu0, db0 := processCPU(), serverCPU()
 	by0, ob0 := allocated()
 	sums := passEngines(b, qd)
@@ -720,7 +715,7 @@ func (m *insurersMeasure) pass(b *testing.B, w *insurersWorld, qd *qsync.Daemon)
 	by1, ob1 := allocated()
 	m.bytes += by1 - by0
 	m.objects += ob1 - ob0
-	m.trips += qd.Shop.RoundTrips() - t0
+	m.trips += shopdbtest.RoundTrips(qd.Shop) - t0
 	m.fpReads += qd.FingerprintStatements() - f0
 	m.stReads += qd.StatesStatements() - st0
 	b.StopTimer()
@@ -738,11 +733,11 @@ func (m *insurersMeasure) pass(b *testing.B, w *insurersWorld, qd *qsync.Daemon)
 		}
 	}
 	for _, e := range qd.Engines {
-		a0 := qd.Shop.RoundTrips()
+		a0 := shopdbtest.RoundTrips(qd.Shop)
 		if _, err := e.Pass(context.Background()); err != nil {
 			b.Fatal(err)
 		}
-		m.alone += qd.Shop.RoundTrips() - a0
+		m.alone += shopdbtest.RoundTrips(qd.Shop) - a0
 	}
 	m.ops++
 }

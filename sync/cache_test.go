@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 )
 
 // TestCacheKeepsWhatAReadGives: with shop_changed, after every pass the
@@ -34,9 +36,9 @@ func TestCacheKeepsWhatAReadGives(t *testing.T) {
 	check("after accepting and drafting") // the state changed: nothing to use
 	r.pass()
 	check("after the first idle pass", "rows", "states")
-	trips := r.db.RoundTrips()
+	trips := shopdbtest.RoundTrips(r.db)
 	r.pass()
-	if got := r.db.RoundTrips() - trips; got != 1 {
+	if got := shopdbtest.RoundTrips(r.db) - trips; got != 1 {
 		t.Fatalf("idle pass cost %d round trips, want 1 (the cache)", got)
 	}
 	check("after an idle pass on the cache", "rows", "states")
@@ -64,11 +66,11 @@ func TestCacheKeepsWhatAReadGives(t *testing.T) {
 		Qty: d("1"), UnitPrice: price("10.0000")}); err != nil {
 		t.Fatal(err)
 	}
-	trips = r.db.RoundTrips()
+	trips = shopdbtest.RoundTrips(r.db)
 	if s := r.pass(); s.Changed() {
 		t.Fatalf("a change to an untracked job changed state: %+v", s)
 	}
-	if got := r.db.RoundTrips() - trips; got != 2 {
+	if got := shopdbtest.RoundTrips(r.db) - trips; got != 2 {
 		t.Errorf("pass after a change in the shop cost %d round trips, want 2 (what changed, the states)", got)
 	}
 	check("after a change in the shop only", "rows", "states")

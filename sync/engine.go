@@ -41,8 +41,7 @@ type Remote interface {
 type Shop interface {
 	Jobs(tx *sqlx.Tx, nr shopdb.NewRequest) *shopdb.Jobs
 	JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, map[string]error, error)
-	LineItems(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error)
-	LineTexts(ctx context.Context, jobs []string, f func(job string, lines []shopdb.LineText)) ([]string, error)
+	Lines(ctx context.Context, jobs []string) (map[string]shopdb.JobLines, error)
 	QuoteFields(ctx context.Context, jobs []string) (map[string]map[string]string, map[string]error, error)
 	HasShopChanged() bool
 	Fingerprint(ctx context.Context, state string) (shopdb.Fingerprint, error)

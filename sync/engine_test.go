@@ -10,6 +10,7 @@ import (
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -90,21 +91,21 @@ func testWorkflow(t *testing.T, shopChanged bool) {
 	// An idle pass: no remote write, no log line at info or above but the
 	// pass's own debug line, and no state change.
 	before := r.emu.Calls()
-	trips := r.db.RoundTrips()
+	trips := shopdbtest.RoundTrips(r.db)
 	s = r.pass()
 	if w := r.writes(before); len(w) != 0 || s.Changed() {
 		t.Fatalf("idle pass wrote %v (summary %+v)", w, s)
 	}
-	if got, most := r.db.RoundTrips()-trips, map[bool]int64{true: 3, false: 2}[shopChanged]; got > most {
+	if got, most := shopdbtest.RoundTrips(r.db)-trips, map[bool]int64{true: 3, false: 2}[shopChanged]; got > most {
 		t.Errorf("first idle pass cost %d database round trips, want at most %d (what changed if configured, state, estimate states)", got, most)
 	}
 	// The next idle pass: with shop_changed it finds nothing changed and
 	// reads nothing else; without it reads the state and estimate states.
-	trips = r.db.RoundTrips()
+	trips = shopdbtest.RoundTrips(r.db)
 	if s = r.pass(); s.Changed() {
 		t.Fatalf("second idle pass changed state: %+v", s)
 	}
-	if got, want := r.db.RoundTrips()-trips, map[bool]int64{true: 1, false: 2}[shopChanged]; got != want {
+	if got, want := shopdbtest.RoundTrips(r.db)-trips, map[bool]int64{true: 1, false: 2}[shopChanged]; got != want {
 		t.Errorf("second idle pass cost %d database round trips, want %d", got, want)
 	}
 	if got := r.seen(qsync.EventHeld); got != 1 {

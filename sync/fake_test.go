@@ -43,10 +43,7 @@ func (fakeShop) Jobs(*sqlx.Tx, shopdb.NewRequest) *shopdb.Jobs { return nil }
 func (fakeShop) JobStates(context.Context, []string) (map[string]shopdb.JobState, map[string]error, error) {
 	return nil, nil, errNotFaked
 }
-func (fakeShop) LineItems(context.Context, []string) (map[string][]shopdb.Line, map[string]error, error) {
-	return nil, nil, errNotFaked
-}
-func (fakeShop) LineTexts(context.Context, []string, func(string, []shopdb.LineText)) ([]string, error) {
+func (fakeShop) Lines(context.Context, []string) (map[string]shopdb.JobLines, error) {
 	return nil, errNotFaked
 }
 func (fakeShop) QuoteFields(context.Context, []string) (map[string]map[string]string, map[string]error, error) {

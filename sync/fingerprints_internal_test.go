@@ -55,7 +55,7 @@ func TestFingerprintsShared(t *testing.T) {
 
 	both := func() (shopdb.Fingerprint, shopdb.Fingerprint, int64) {
 		t.Helper()
-		t0 := db.RoundTrips()
+		t0 := shopdbtest.RoundTrips(db)
 		ch := readAsync(ctx, aa)
 		time.Sleep(50 * time.Millisecond) // bb asks once aa's read is under way
 		fpb, err := bb.Fingerprint(ctx, stateOf(db))
@@ -63,7 +63,7 @@ func TestFingerprintsShared(t *testing.T) {
 		if err != nil || ra.err != nil {
 			t.Fatalf("fingerprints: aa %v, bb %v", ra.err, err)
 		}
-		return ra.fp, fpb, db.RoundTrips() - t0
+		return ra.fp, fpb, shopdbtest.RoundTrips(db) - t0
 	}
 	fpa, fpb, trips := both()
 	if n := fps.statements.Load(); trips != 1 || n != 1 {
@@ -78,12 +78,12 @@ func TestFingerprintsShared(t *testing.T) {
 	if _, err := store.New(db).Insurer("bb").Insert(ctx, store.Request{RequestID: "7301", ClaimNumber: "CLM-BB-1", Phase: "pending"}, store.Event{}); err != nil {
 		t.Fatal(err)
 	}
-	t0 := db.RoundTrips()
+	t0 := shopdbtest.RoundTrips(db)
 	fpa2, err := aa.Fingerprint(ctx, stateOf(db))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := db.RoundTrips() - t0; n != 1 {
+	if n := shopdbtest.RoundTrips(db) - t0; n != 1 {
 		t.Errorf("a read after the shared one ended sent %d statements, want 1", n)
 	}
 	// Only bb's state changed, and aa's fingerprint says so: a read

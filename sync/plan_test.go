@@ -8,6 +8,8 @@ import (
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
+
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 )
 
 // The dry run's plan names what a pass would do, and writes nothing: the
@@ -28,12 +30,12 @@ func TestPlan(t *testing.T) {
 
 	before := r.emu.Calls()
 	stateBefore, _ := r.st.ListRequests(r.ctx, store.ListQuery{})
-	trips := r.db.RoundTrips()
+	trips := shopdbtest.RoundTrips(r.db)
 	plan, err := r.engine.Plan(r.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.db.RoundTrips() == trips {
+	if shopdbtest.RoundTrips(r.db) == trips {
 		t.Error("the plan read nothing from the database")
 	}
 	got := map[string]string{}

@@ -395,14 +395,18 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 		}
 	}
 	list := slices.Sorted(maps.Keys(jobs))
-	lines, bad, err := db.LineItems(ctx, list)
+	lines, err := db.Lines(ctx, list)
 	if err != nil {
 		c.add(CheckFail, name, "run shop.queries.line_items over %s: %v", Plural(len(list), "job"), err)
 		return
 	}
-	codes := map[string]int{}
-	for _, ls := range lines {
-		for _, l := range ls {
+	codes, bad := map[string]int{}, map[string]error{}
+	for job, jl := range lines {
+		if err := jl.Err(); err != nil {
+			bad[job] = err
+			continue
+		}
+		for _, l := range jl.Lines {
 			codes[l.Code]++
 		}
 	}

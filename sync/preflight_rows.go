@@ -52,7 +52,7 @@ func (c *checks) realRows(ctx context.Context, db *shopdb.DB, st *store.Store, s
 	for i, sj := range samples {
 		jobs[i] = sj.Job
 	}
-	var shared map[string]*shopdb.JobLines // the lines read with the shop's work types
+	var shared map[string]shopdb.JobLines // the lines read with the shop's work types
 	var sharedErr error
 	for _, ins := range s.Insurers {
 		view, _, key := insurerView(db, s, ins)
@@ -60,9 +60,9 @@ func (c *checks) realRows(ctx context.Context, db *shopdb.DB, st *store.Store, s
 		report, err := shared, sharedErr
 		switch {
 		case ins.WorkTypes != nil:
-			report, err = view.LineReport(ctx, jobs)
+			report, err = view.Lines(ctx, jobs)
 		case shared == nil && sharedErr == nil:
-			shared, sharedErr = view.LineReport(ctx, jobs)
+			shared, sharedErr = view.Lines(ctx, jobs)
 			report, err = shared, sharedErr
 		}
 		c.rowsLines(c.name(checkRowsLines, ins.Name), key, jobs, report, err)
@@ -106,8 +106,8 @@ func (c *checks) rowsFind(ctx context.Context, db *shopdb.DB, st *store.Store, n
 }
 
 // rowsLines reports the sampled jobs' lines as a pass reads them
-// (shopdb.DB.LineReport) with the work types configured under key.
-func (c *checks) rowsLines(name, key string, jobs []string, report map[string]*shopdb.JobLines, err error) {
+// (shopdb.DB.Lines) with the work types configured under key.
+func (c *checks) rowsLines(name, key string, jobs []string, report map[string]shopdb.JobLines, err error) {
 	if err != nil {
 		c.add(CheckFail, name, "%v", err)
 		return
@@ -118,8 +118,8 @@ func (c *checks) rowsLines(name, key string, jobs []string, report map[string]*s
 	var amounts, other []string
 	empty := 0
 	for _, j := range jobs {
-		jl := report[j]
-		if jl == nil {
+		jl, ok := report[j]
+		if !ok {
 			empty++
 			counts = append(counts, 0)
 			continue

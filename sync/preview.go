@@ -15,7 +15,7 @@ import (
 // PreviewShop is what PreviewJob reads of the shop; *shopdb.DB implements
 // it.
 type PreviewShop interface {
-	LineReport(ctx context.Context, jobs []string) (map[string]*shopdb.JobLines, error)
+	Lines(ctx context.Context, jobs []string) (map[string]shopdb.JobLines, error)
 	JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, map[string]error, error)
 	QuoteFields(ctx context.Context, jobs []string) (map[string]map[string]string, map[string]error, error)
 }
@@ -75,13 +75,11 @@ var ErrNoSuchJob = errors.New("the shop's queries return no lines and no estimat
 func PreviewJob(ctx context.Context, shop PreviewShop, holders JobHolders, cfg Config, job string) (Preview, error) {
 	cfg = cfg.withDefaults()
 	pv := Preview{Job: job, ByType: map[string]decimal.Decimal{}}
-	report, err := shop.LineReport(ctx, []string{job})
+	lines, err := shop.Lines(ctx, []string{job})
 	if err != nil {
 		return pv, fmt.Errorf("read the lines of job %s: %w", job, err)
 	}
-	if jl := report[job]; jl != nil {
-		pv.Lines, pv.Held = jl.Lines, jl.Bad
-	}
+	pv.Lines, pv.Held = lines[job].Lines, lines[job].Bad
 	states, badStates, err := shop.JobStates(ctx, []string{job})
 	if err != nil {
 		return pv, fmt.Errorf("read the estimate state of job %s: %w", job, err)

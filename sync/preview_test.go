@@ -86,12 +86,12 @@ func BenchmarkPreview10k(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		job := jobs[(i*7919)%len(jobs)]
-		before := db.RoundTrips()
+		before := shopdbtest.RoundTrips(db)
 		pv, err := qsync.PreviewJob(ctx, db, st, qsync.Config{}, job)
 		if err != nil {
 			b.Fatal(err)
 		}
-		trips += db.RoundTrips() - before
+		trips += shopdbtest.RoundTrips(db) - before
 		if len(pv.Quote.Items) != 30 {
 			b.Fatalf("job %s: %d items, want 30", job, len(pv.Quote.Items))
 		}

@@ -3,19 +3,10 @@ package sync
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/store"
 )
-
-// lineItems reads the lines of jobs, none when jobs is empty.
-func (e *Engine) lineItems(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]error, error) {
-	if len(jobs) == 0 {
-		return nil, nil, nil
-	}
-	return e.shop.LineItems(ctx, jobs)
-}
 
 // examineHeld reports whether this pass examines every held job again: the
 // first successful pass of an engine (built at a start or a reload) does,
@@ -26,19 +17,16 @@ func (e *Engine) examineHeld() bool {
 	return !e.heldExamined
 }
 
-// lineChunk is how many jobs' lines one LineItems statement reads: lines
-// are read, hashed and dropped chunk by chunk, so that a pass over many
-// changed jobs holds only one chunk's lines at a time. digestChunk is the
-// same for the jobs whose lines are only hashed (LineTexts: a few bytes
-// of text per line, no decimals). linePrefetch is how many chunks are read
-// ahead of the one being hashed: one. With two, the two statements
-// contend on the database's page latches: the database spends about twice
-// the CPU, the pass takes longer and its peak is higher (BenchmarkIdlePass10k,
-// case marker-moved; the figures are in docs/benchmarks.md); and a smaller
-// digestChunk costs the database more per line.
+// lineChunk is how many jobs' lines one statement of line_items reads:
+// lines are read, hashed and dropped chunk by chunk, so that a pass over
+// many changed jobs holds only a chunk's lines at a time. linePrefetch is
+// how many chunks are read ahead of the one being hashed: one. With two,
+// the two statements contend on the database's page latches: the database
+// spends about twice the CPU, the pass takes longer and its peak is
+// higher; and a smaller chunk costs the database more per line
+// (BenchmarkIdlePass10k, case marker-moved).
 const (
-	lineChunk    = 500
-	digestChunk  = 1250
+	lineChunk    = 1250
 	linePrefetch = 1
 )
 
@@ -46,12 +34,10 @@ const (
 // whenever the shop's lines changed, Submitted once the estimate is final;
 // and watches submitted jobs for changes that need a supplement. It costs
 // the estimate states (one round trip, none when the shop did not change
-// since the last pass), plus, per chunk of jobs whose marker moved (or
-// that have none), one LineTexts round trip that hashes the lines of the
-// jobs that may be unchanged and one LineItems round trip for the jobs
-// that did change (or must be pushed whatever their lines), plus the
-// writes; the change markers of jobs examined with nothing to push are
-// written together at the end.
+// since the last pass), plus one round trip per chunk of jobs whose
+// marker moved (or that have none), whose lines are read, built into
+// their quote and hashed, plus the writes; the change markers of jobs
+// examined with nothing to push are written together at the end.
 func (e *Engine) pushAll(ctx context.Context, p *pass, rows []store.Request) {
 	cands, jobs := pushCandidates(rows)
 	e.rememberJobs(p, jobs)
@@ -79,7 +65,9 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []store.Request) {
 					ch <- fetchedLines{err: e.recovered(v)}
 				}
 			}()
-			ch <- e.readLines(ctx, c)
+			var f fetchedLines
+			f.lines, f.fields, f.bad, f.err = e.lines(ctx, c.read)
+			ch <- f
 		}()
 		return ch
 	}
@@ -110,8 +98,6 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []store.Request) {
 			switch {
 			case w.stateErr != nil:
 				pl = planHold(w.row, w.state, ReasonEstimateState, w.stateErr)
-			case f.same[job]:
-				pl = planNote(w.row, w.state, submitDue(w.row, w.state))
 			default:
 				q := e.buildQuote(job, f.lines[job], f.fields[job])
 				pl = planJob(p.now, w.row, w.state, f.lines[job], f.bad[job], q, hashQuote(q))
@@ -129,60 +115,35 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []store.Request) {
 	e.submitAll(ctx, p, ready)
 }
 
-// lineWork is one chunk of the push stage: its jobs, the job numbers
-// whose lines are only hashed first (digest: at most digestChunk), and
-// those whose lines are read in full (full: at most lineChunk).
+// lineWork is one chunk of the push stage: its jobs, and the job numbers
+// whose lines are read (at most lineChunk: jobs with an invalid estimate
+// state read none).
 type lineWork struct {
-	jobs         []pushJob
-	digest, full []string
+	jobs []pushJob
+	read []string
 }
 
-// fetchedLines is one chunk's lines: the jobs whose lines hash to what
-// the remote holds (same), and the lines of the others; the quote-level
-// fields of every job of the chunk (shop.queries.quote_fields). bad holds
-// the jobs whose lines or fields are invalid.
+// fetchedLines is one chunk's lines and the quote-level fields of its
+// jobs (shop.queries.quote_fields). bad holds the jobs whose lines or
+// fields are invalid.
 type fetchedLines struct {
-	same   map[string]bool
 	lines  map[string][]shopdb.Line
 	fields map[string]map[string]string
 	bad    map[string]error
 	err    error
 }
 
-// digestable reports whether r's lines may be hashed only: it has an
-// acknowledged Draft, no push in flight and no hold, so that lines that
-// hash to what was pushed leave nothing to do but remember the marker.
-func digestable(w pushJob) bool {
-	r := w.row
-	return w.stateErr == nil && !first(r) && r.Intent != IntentPush && !held(r) && r.PushedHash != ""
-}
-
-// unchanged reports whether a digestable job whose n lines hash to hash
-// has nothing to push: decideJob would answer jobNote.
-func unchanged(r store.Request, st shopdb.JobState, n int, hash string) bool {
-	if st.Final && n == 0 && r.Phase != PhaseSubmitted {
-		return false // held: final without lines
-	}
-	return hash == r.PushedHash
-}
-
 // chunkWork splits the push work into chunks of at most lineChunk jobs
-// whose lines are read and digestChunk jobs whose lines are hashed (jobs
-// with an invalid estimate state read none).
+// whose lines are read.
 func chunkWork(work []pushJob) []lineWork {
 	var out []lineWork
 	for start := 0; start < len(work); {
 		end := start
 		var c lineWork
-		for end < len(work) && len(c.full) < lineChunk && len(c.digest) < digestChunk {
-			switch w := work[end]; {
-			case w.stateErr != nil:
-			case digestable(w):
-				c.digest = append(c.digest, w.row.JobNumber)
-			default:
-				c.full = append(c.full, w.row.JobNumber)
+		for ; end < len(work) && len(c.read) < lineChunk; end++ {
+			if w := work[end]; w.stateErr == nil {
+				c.read = append(c.read, w.row.JobNumber)
 			}
-			end++
 		}
 		c.jobs = work[start:end]
 		out = append(out, c)
@@ -191,61 +152,30 @@ func chunkWork(work []pushJob) []lineWork {
 	return out
 }
 
-// readLines reads one chunk's lines: the digest jobs' as text, hashed as
-// they come; those that changed (or that the text reading cannot vouch
-// for) are read in full with the full jobs, in one more statement.
-func (e *Engine) readLines(ctx context.Context, c lineWork) fetchedLines {
-	f := fetchedLines{same: map[string]bool{}}
-	var badFields map[string]error
-	if f.fields, badFields, f.err = e.shop.QuoteFields(ctx, append(slices.Clone(c.digest), c.full...)); f.err != nil {
-		return f
+// lines reads the lines and quote fields of jobs, none when jobs is
+// empty: the lines of each job without a bad row or field, and the first
+// of those of each job with one.
+func (e *Engine) lines(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]map[string]string, map[string]error, error) {
+	if len(jobs) == 0 {
+		return nil, nil, nil, nil
 	}
-	full := c.full
-	if len(c.digest) > 0 {
-		rows := make(map[string]pushJob, len(c.digest))
-		for _, w := range c.jobs {
-			if digestable(w) {
-				rows[w.row.JobNumber] = w
-			}
-		}
-		cw := &canonWriter{}
-		seen := make(map[string]bool, len(c.digest))
-		unsure, err := e.shop.LineTexts(ctx, c.digest, func(job string, lines []shopdb.LineText) {
-			seen[job] = true
-			w := rows[job]
-			if badFields[job] == nil && unchanged(w.row, w.state, len(lines), e.hashLines(cw, job, lines, f.fields[job])) {
-				f.same[job] = true
-			}
-		})
-		if err != nil {
-			f.err = err
-			return f
-		}
-		skip := make(map[string]bool, len(unsure))
-		for _, job := range unsure {
-			skip[job] = true
-		}
-		full = slices.Clone(full)
-		for _, job := range c.digest {
-			if !seen[job] && !skip[job] && badFields[job] == nil {
-				w := rows[job] // no lines in the shop
-				f.same[job] = unchanged(w.row, w.state, 0, e.hashLines(cw, job, nil, f.fields[job]))
-			}
-			if !f.same[job] {
-				full = append(full, job)
-			}
+	fields, bad, err := e.shop.QuoteFields(ctx, jobs)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	all, err := e.shop.Lines(ctx, jobs)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	lines := make(map[string][]shopdb.Line, len(all))
+	for job, jl := range all {
+		if err := jl.Err(); err != nil {
+			bad[job] = err // a bad line before a bad field, as the pass always said
+		} else {
+			lines[job] = jl.Lines
 		}
 	}
-	f.lines, f.bad, f.err = e.lineItems(ctx, full)
-	for job, err := range badFields {
-		if f.bad == nil {
-			f.bad = map[string]error{}
-		}
-		if f.bad[job] == nil {
-			f.bad[job] = err
-		}
-	}
-	return f
+	return lines, fields, bad, nil
 }
 
 // submitAll submits the final estimates whose content the remote now
@@ -299,16 +229,9 @@ func (e *Engine) readStillFinal(ctx context.Context, todo []pushJob) ([]pushJob,
 	if err != nil {
 		return nil, err
 	}
-	lines, badLines, err := e.lineItems(ctx, unmarked)
+	lines, fields, badLines, err := e.lines(ctx, unmarked)
 	if err != nil {
 		return nil, err
-	}
-	var fields map[string]map[string]string
-	var badFields map[string]error
-	if len(unmarked) > 0 {
-		if fields, badFields, err = e.shop.QuoteFields(ctx, unmarked); err != nil {
-			return nil, err
-		}
 	}
 	kept := todo[:0]
 	for _, w := range todo {
@@ -316,7 +239,7 @@ func (e *Engine) readStillFinal(ctx context.Context, todo []pushJob) ([]pushJob,
 		cur, ok := now[job]
 		same := ok && badNow[job] == nil && cur.Final && cur.Marker == w.state.Marker
 		if same && w.state.Marker == "" {
-			same = badLines[job] == nil && badFields[job] == nil && hashQuote(e.buildQuote(job, lines[job], fields[job])) == w.row.PushedHash
+			same = badLines[job] == nil && hashQuote(e.buildQuote(job, lines[job], fields[job])) == w.row.PushedHash
 		}
 		if same {
 			kept = append(kept, w)

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	gosync "sync"
 
 	"github.com/shopspring/decimal"
 
@@ -34,8 +35,10 @@ func buildQuote(cfg QuoteConfig, job string, lines []shopdb.Line, fields map[str
 	if !cfg.OmitReferenceID {
 		q.ReferenceID = job
 	}
-	for _, t := range slices.Sorted(maps.Keys(cfg.Rates)) {
-		q.Rates = append(q.Rates, remote.Rate{Type: t, Rate: cfg.Rates[t]})
+	if len(cfg.Rates) > 0 {
+		for _, t := range slices.Sorted(maps.Keys(cfg.Rates)) {
+			q.Rates = append(q.Rates, remote.Rate{Type: t, Rate: cfg.Rates[t]})
+		}
 	}
 	q.Items = make([]remote.Item, 0, len(lines))
 	for _, l := range lines {
@@ -61,7 +64,9 @@ func buildQuote(cfg QuoteConfig, job string, lines []shopdb.Line, fields map[str
 // exact form (95.5000 and 95.5 are the same amount). Two quotes hash alike
 // exactly when pushing one over the other changes nothing.
 func hashQuote(q remote.Quote) string {
-	w := &canonWriter{buf: make([]byte, 0, 256+160*len(q.Items))}
+	w := canonWriters.Get().(*canonWriter)
+	defer canonWriters.Put(w)
+	w.buf = w.buf[:0]
 	w.head(q)
 	w.int(len(q.Items))
 	for _, it := range q.Items {
@@ -71,40 +76,9 @@ func hashQuote(q remote.Quote) string {
 	return w.sum()
 }
 
-// hashLines is hashQuote(e.buildQuote(job, lines, fields)) for lines read
-// as text (shopdb.LineTexts): the same bytes, written into w's buffer,
-// without building the quote (TestHashLinesIsHashQuote).
-func (e *Engine) hashLines(w *canonWriter, job string, lines []shopdb.LineText, fields map[string]string) string {
-	q := e.buildQuote(job, nil, fields)
-	w.buf = w.buf[:0]
-	w.head(q)
-	w.int(len(lines))
-	for _, l := range lines {
-		w.str(l.LineID)
-		w.int(l.Order)
-		w.str(l.WorkType)
-		w.str(l.Description)
-		w.str(l.Quantity) // a decimal is written as its canonical text
-		w.str(l.Price)
-		w.str(l.Total)
-		w.str(l.PartNumber)
-		if l.Markup != "" {
-			w.str("markup")
-			w.str(l.Markup)
-		}
-		if l.OnReport != "" {
-			w.str("onreport")
-			w.str(l.OnReport)
-		}
-		w.int(len(l.Metadata)) // ordered by key, as item writes them
-		for _, m := range l.Metadata {
-			w.str(m.Key)
-			w.str(m.Value)
-		}
-	}
-	w.tail(q)
-	return w.sum()
-}
+// canonWriters are the buffers of hashQuote: a pass hashes a quote for
+// every job whose marker moved.
+var canonWriters = gosync.Pool{New: func() any { return &canonWriter{} }}
 
 // head writes the fields of q before its items.
 func (c *canonWriter) head(q remote.Quote) {
@@ -136,21 +110,23 @@ func (c *canonWriter) item(it remote.Item) {
 		c.str("onreport")
 		c.str(strconv.FormatBool(*it.IsOnReport))
 	}
-	keys := slices.Sorted(maps.Keys(it.Metadata))
-	c.int(len(keys))
-	for _, k := range keys {
-		c.str(k)
-		c.str(it.Metadata[k])
+	c.int(len(it.Metadata))
+	if len(it.Metadata) > 0 {
+		for _, k := range slices.Sorted(maps.Keys(it.Metadata)) {
+			c.str(k)
+			c.str(it.Metadata[k])
+		}
 	}
 }
 
 // tail writes the fields of q after its items.
 func (c *canonWriter) tail(q remote.Quote) {
-	extra := slices.Sorted(maps.Keys(q.Extra))
-	c.int(len(extra))
-	for _, k := range extra {
-		c.str(k)
-		c.str(string(q.Extra[k]))
+	c.int(len(q.Extra))
+	if len(q.Extra) > 0 {
+		for _, k := range slices.Sorted(maps.Keys(q.Extra)) {
+			c.str(k)
+			c.bytes(q.Extra[k])
+		}
 	}
 }
 
@@ -164,7 +140,7 @@ func (c *canonWriter) sum() string {
 // once), so that no two different quotes produce the same byte stream.
 // The stream is what pushed hashes stored by earlier versions were made
 // of: changing it would re-push every Draft once.
-type canonWriter struct{ buf []byte }
+type canonWriter struct{ buf, amount []byte }
 
 func (c *canonWriter) str(s string) {
 	c.buf = strconv.AppendInt(c.buf, int64(len(s)), 10)
@@ -185,4 +161,7 @@ func (c *canonWriter) bytes(b []byte) {
 
 // dec writes d as decimal's String: its shortest exact form ("95.5000"
 // is "95.5").
-func (c *canonWriter) dec(d decimal.Decimal) { c.str(d.String()) }
+func (c *canonWriter) dec(d decimal.Decimal) {
+	c.amount = shopdb.AppendAmount(c.amount[:0], d)
+	c.bytes(c.amount)
+}

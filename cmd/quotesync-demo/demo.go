@@ -17,6 +17,8 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	qsync "github.com/quotesync/quotesync/sync"
+
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 )
 
 const (
@@ -131,7 +133,7 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "quotesync-demo: read back the results: %v\n", err)
 		return 1
 	}
-	printSummary(stdout, tl, outs, s.insurers, passes.snapshot(), s.db.RoundTrips())
+	printSummary(stdout, tl, outs, s.insurers, passes.snapshot(), shopdbtest.RoundTrips(s.db))
 	bad := problems(outs)
 	if verdict == "done" && len(bad) == 0 {
 		fmt.Fprintf(stdout, "\nOK: all %d requests of %s reached Submitted on their insurer's remote, each once, holding\nexactly the shop's final lines (checked item by item against the shop's rows); request %s,\nsent by both, is two requests with two jobs. Ran %s.\n",

@@ -9,6 +9,7 @@ import (
 
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 	"github.com/quotesync/quotesync/shopdb/store"
 )
 
@@ -26,6 +27,7 @@ func TestMarkersOnEmbeddedServer(t *testing.T) {
 	cfg := sampleshop.Mapping()
 	cfg.Addr, cfg.User, cfg.Password, cfg.Database = mc.Addr, mc.User, mc.Passwd, mc.DBName
 	cfg.LockWait = -time.Second // the embedded server keeps no lock wait per session
+	cfg.Connector = &shopdbtest.Trips{}
 	db, err := shopdb.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +56,7 @@ func TestMarkersOnEmbeddedServer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	start := db.RoundTrips()
+	start := shopdbtest.RoundTrips(db)
 	written, err := st.UpdateMarkers(ctx, us)
 	if err != nil {
 		t.Fatalf("UpdateMarkers on the embedded server: %v", err)
@@ -62,7 +64,7 @@ func TestMarkersOnEmbeddedServer(t *testing.T) {
 	if written != 2 {
 		t.Errorf("written %d, want 2 (r2's version moved)", written)
 	}
-	if got := db.RoundTrips() - start; got != 2 {
+	if got := shopdbtest.RoundTrips(db) - start; got != 2 {
 		t.Errorf("UpdateMarkers cost %d round trips, want 2: the refused JSON_TABLE statement, then one CASE statement", got)
 	}
 	for i, want := range []struct {
@@ -76,11 +78,11 @@ func TestMarkersOnEmbeddedServer(t *testing.T) {
 	}
 
 	us[1].Version = 2
-	start = db.RoundTrips()
+	start = shopdbtest.RoundTrips(db)
 	if written, err := st.UpdateMarkers(ctx, us[1:2]); written != 1 || err != nil {
 		t.Errorf("second UpdateMarkers = %d, %v; want 1", written, err)
 	}
-	if got := db.RoundTrips() - start; got != 1 {
+	if got := shopdbtest.RoundTrips(db) - start; got != 1 {
 		t.Errorf("second UpdateMarkers cost %d round trips, want 1: the refused statement is not sent again", got)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -163,6 +164,7 @@ func demoSettings(mc *mysql.Config, apis []*insurerAPI, schedule string) (qsync.
 		return qsync.Settings{}, fmt.Errorf("build the example configuration: %w", err)
 	}
 	set.Daemon.Shop.Password = mc.Passwd
+	set.Daemon.Shop.Connector = &shopdbtest.Trips{} // the summary says how many statements were sent
 	for i, ins := range set.Daemon.Insurers {
 		apis[i].status = ins.Remote.StatusMethod + " " + ins.Remote.StatusPath
 		apis[i].tokenFrom = ins.TokenFrom

@@ -39,11 +39,15 @@ import (
 // release), each once case runs again with it as case-base, in the same
 // world and minutes, for a before/after on a noisy machine; the daemon
 // cases alternate the two binaries run by run instead and report the
-// base's figures as base-rss-MiB and so on. Run with
+// base's figures as base-rss-MiB and so on. Every binary runs with the
+// systemd unit's GOMEMLIMIT, unless the environment sets one. Run with
 //
 //	go test -run '^$' -bench OnceIdle -benchtime 5x ./cmd/quotesync/
 func BenchmarkOnceIdle10k(b *testing.B) {
 	const jobs, lines = 10000, 30
+	if os.Getenv("GOMEMLIMIT") == "" {
+		b.Setenv("GOMEMLIMIT", unitMemoryLimit(b)) // the binaries started inherit it
+	}
 	e := newE2E(b, e2eOptions{Concurrency: 32, MaxNewPerPass: -1, Schedule: "@every 1h"})
 	b.Run("idle-daemon-empty", func(b *testing.B) { benchDaemon(b, e) })
 	benchSyncJobs(b, e, jobs, lines)
@@ -91,6 +95,23 @@ FROM jobs j JOIN estimates e ON e.job_id = j.job_id WHERE j.job_no IN (:jobs) GR
 			}
 		})
 	})
+}
+
+// unitMemoryLimit is the GOMEMLIMIT the systemd unit runs quotesync
+// with.
+func unitMemoryLimit(tb testing.TB) string {
+	tb.Helper()
+	unit, err := os.ReadFile(filepath.Join("..", "..", "systemd", "quotesync.service"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, line := range strings.Split(string(unit), "\n") {
+		if v, ok := strings.CutPrefix(line, "Environment=GOMEMLIMIT="); ok {
+			return v
+		}
+	}
+	tb.Fatal("systemd/quotesync.service sets no GOMEMLIMIT")
+	return ""
 }
 
 // benchSyncJobs generates jobs of lines each in e's shop, a pending

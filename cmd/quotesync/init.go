@@ -342,12 +342,12 @@ func exampleJob(ctx context.Context, db *shopdb.DB) string {
 	for i, s := range samples {
 		jobs[i] = s.Job
 	}
-	report, err := db.LineReport(ctx, jobs)
+	report, err := db.Lines(ctx, jobs)
 	if err != nil {
 		return ""
 	}
 	for _, j := range jobs {
-		if jl := report[j]; jl != nil && len(jl.Lines) > 0 {
+		if len(report[j].Lines) > 0 {
 			return j
 		}
 	}

@@ -45,7 +45,6 @@ var verbs = map[string]verb{
 }
 
 func main() {
-	tuneMemory()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := dispatch(ctx, os.Args[1:], os.Stdout, stderrFor(os.Stderr))
 	stop()

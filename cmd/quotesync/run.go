@@ -124,7 +124,6 @@ type daemon struct {
 	notify  notifier
 	metrics *promMetrics
 	prog    qsync.Progress
-	memory  memoryReleaser        // returns a pass's garbage to the OS after it
 	usr1    <-chan os.Signal      // SIGUSR1: a pass at once
 	now     chan qsync.NowRequest // requests for a pass at once, read by the scheduler
 	// sessionKey signs the listener's login cookies: made at start, kept
@@ -227,7 +226,7 @@ func (d *daemon) run(ctx context.Context, set *config.Settings, hup <-chan os.Si
 // same address.
 func (d *daemon) open(ctx context.Context, set *config.Settings, prev *config.Settings) (*wiring, error) {
 	qd, err := qsync.Open(ctx, set.Daemon, qsync.OpenOptions{Migrate: true, Log: d.log,
-		Observers: []qsync.Observer{d.metrics, &d.memory}, ObserveCall: d.metrics.observe})
+		Observers: []qsync.Observer{d.metrics}, ObserveCall: d.metrics.observe})
 	if err != nil {
 		return nil, err
 	}

@@ -77,7 +77,7 @@ func TestFlatEstimateTable(t *testing.T) {
 			t.Errorf("find_job(%s) = %q, want %q", claim, got, want)
 		}
 	}
-	lines, bad, err := db.LineItems(ctx, []string{"Q-2001"})
+	lines, bad, err := shopdbtest.LineItems(ctx, db, []string{"Q-2001"})
 	if err != nil || len(bad) > 0 || len(lines["Q-2001"]) != shop.Lines {
 		t.Errorf("line_items of Q-2001: %d lines, bad %v, %v; want its %d live lines", len(lines["Q-2001"]), bad, err, shop.Lines)
 	}

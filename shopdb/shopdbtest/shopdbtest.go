@@ -172,6 +172,7 @@ func (d *Database) Config() shopdb.Config {
 	cfg.Database = d.Name
 	cfg.LockHeartbeat = 200 * time.Millisecond
 	cfg.LockSessionTimeout = 2 * time.Second
+	cfg.Connector = &Trips{} // RoundTrips counts what its pools send
 	return cfg
 }
 
@@ -181,6 +182,9 @@ func (d *Database) Open(tb testing.TB, cfg shopdb.Config) *shopdb.DB {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if _, ok := cfg.Connector.(*Trips); ok || cfg.Connector == nil {
+		cfg.Connector = &Trips{} // a count of this pool's own
+	}
 	db, err := shopdb.Open(ctx, cfg)
 	if err != nil {
 		tb.Fatalf("shopdbtest: open: %v", err)
@@ -219,4 +223,23 @@ func (d *Database) Kill(tb testing.TB, connectionID int64) {
 	if _, err := d.SQL.Exec(fmt.Sprintf("KILL CONNECTION %d", connectionID)); err != nil {
 		tb.Fatalf("shopdbtest: kill connection %d: %v", connectionID, err)
 	}
+}
+
+// LineItems reads jobs' lines with shopdb.DB.Lines as a pass holds them:
+// the lines of each job without a bad row, and the first bad row of each
+// job with one.
+func LineItems(ctx context.Context, db *shopdb.DB, jobs []string) (map[string][]shopdb.Line, map[string]error, error) {
+	all, err := db.Lines(ctx, jobs)
+	if err != nil {
+		return nil, nil, err
+	}
+	lines, bad := map[string][]shopdb.Line{}, map[string]error{}
+	for job, jl := range all {
+		if err := jl.Err(); err != nil {
+			bad[job] = err
+		} else {
+			lines[job] = jl.Lines
+		}
+	}
+	return lines, bad, nil
 }

@@ -6,15 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // BenchmarkLoad10kJobs measures what a pass reads for 10,000 tracked jobs
 // of 30 lines each: the idle part (OpenRequests + JobStates, all a pass
-// reads when nothing changed), loading every job's lines (LineItems, the
-// worst case: everything changed), and reading them only to hash them
-// (LineTexts, what a pass without a change marker does). Reported per op:
+// reads when nothing changed) and loading every job's lines (Lines, the
+// worst case: everything changed). Reported per op:
 // round trips and wall time of each part.
 //
 //	go test -run '^$' -bench Load10kJobs -benchtime 5x ./shopdb/
@@ -34,7 +33,7 @@ FROM jobs WHERE claim_number LIKE 'GEN-%'`)
 		b.Fatal(err)
 	}
 	var idleTrips, lineTrips int64
-	var idleTime, lineTime, textTime time.Duration
+	var idleTime, lineTime time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		n, start := trips(db), time.Now()
@@ -58,23 +57,13 @@ FROM jobs WHERE claim_number LIKE 'GEN-%'`)
 		idleTime += time.Since(start)
 
 		n, start = trips(db), time.Now()
-		lines, bad, err := db.shop.LineItems(ctx, numbers)
+		lines, bad, err := shopdbtest.LineItems(ctx, db.shop, numbers)
 		if err != nil {
 			b.Fatal(err)
 		}
 		lineTrips += n()
 		lineTime += time.Since(start)
 
-		start = time.Now()
-		hashed := 0
-		unsure, err := db.shop.LineTexts(ctx, numbers, func(_ string, ls []shopdb.LineText) { hashed += len(ls) })
-		if err != nil {
-			b.Fatal(err)
-		}
-		textTime += time.Since(start)
-		if len(unsure) != 0 || hashed != jobs*linesPerJob {
-			b.Fatalf("LineTexts: %d lines, %d unsure jobs; want %d and 0", hashed, len(unsure), jobs*linesPerJob)
-		}
 		if len(open) != jobs || len(states) != jobs || len(lines) != jobs || len(bad) != 0 || len(lines[numbers[0]]) != linesPerJob {
 			b.Fatalf("read %d open, %d states, %d jobs with lines (%d bad); want %d each with %d lines",
 				len(open), len(states), len(lines), len(bad), jobs, linesPerJob)
@@ -86,7 +75,6 @@ FROM jobs WHERE claim_number LIKE 'GEN-%'`)
 	b.ReportMetric(float64(idleTime.Milliseconds())/per, "idle-ms/op")
 	b.ReportMetric(float64(lineTrips)/per, "lines-roundtrips/op")
 	b.ReportMetric(float64(lineTime.Milliseconds())/per, "lines-ms/op")
-	b.ReportMetric(float64(textTime.Milliseconds())/per, "line-texts-ms/op")
 }
 
 // BenchmarkUpdateMarkers10k measures writing 10,000 rows' change markers

@@ -97,8 +97,8 @@ func counter(tb testing.TB, d *shopdbtest.Database) int {
 
 // trips returns a function giving the round trips since trips was called.
 func trips(db testDB) func() int64 {
-	start := db.shop.RoundTrips()
-	return func() int64 { return db.shop.RoundTrips() - start }
+	start := shopdbtest.RoundTrips(db.shop)
+	return func() int64 { return shopdbtest.RoundTrips(db.shop) - start }
 }
 
 // Phases and event kinds as the reconciler writes them: the store keeps

@@ -198,7 +198,7 @@ func TestPageReadsOnceForManyBrowsers(t *testing.T) {
 	seed(t, db)
 	srv := httptest.NewServer(New(Options{Store: func() *store.Store { return db }, CacheFor: time.Minute}))
 	t.Cleanup(srv.Close)
-	before := shop.RoundTrips()
+	before := shopdbtest.RoundTrips(shop)
 	var wg gosync.WaitGroup
 	for range 20 {
 		wg.Add(1)
@@ -210,7 +210,7 @@ func TestPageReadsOnceForManyBrowsers(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if got := shop.RoundTrips() - before; got != 3 {
+	if got := shopdbtest.RoundTrips(shop) - before; got != 3 {
 		t.Errorf("20 browsers at once cost %d round trips, want 3 (counts, the page, the newest events)", got)
 	}
 }
@@ -284,13 +284,13 @@ SELECT CONCAT('gen-', LPAD(i, 5, '0')), CONCAT('J', i), k.kind, NOW(6) FROM ` + 
 			t.Fatal(err)
 		}
 	}
-	before, start := shop.RoundTrips(), time.Now()
+	before, start := shopdbtest.RoundTrips(shop), time.Now()
 	l, err := LoadFiltered(ctx, db, Filter{PersonOnly: true, Page: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	took := time.Since(start)
-	if got := shop.RoundTrips() - before; got != 3 {
+	if got := shopdbtest.RoundTrips(shop) - before; got != 3 {
 		t.Errorf("a page of 10,000 took %d round trips, want 3", got)
 	}
 	if l.Total != 10000 || l.Person != 100 || l.Pages != 2 || len(l.Requests) != 50 || l.Requests[0].ID != "gen-05000" {
