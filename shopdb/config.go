@@ -7,6 +7,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +30,9 @@ const (
 	DefaultLockSessionTimeout = 30 * time.Second
 	// DefaultDialTimeout bounds connecting to the server.
 	DefaultDialTimeout = 10 * time.Second
+	// DefaultLockWait is how long a statement of quotesync's waits for a
+	// row or table lock before the server gives up (see Config.LockWait).
+	DefaultLockWait = 5 * time.Second
 )
 
 // Limits checked by Validate.
@@ -89,6 +93,16 @@ type Config struct {
 	// QueryTimeout (shop.query_timeout) bounds each operation of DB.
 	// Default DefaultQueryTimeout.
 	QueryTimeout time.Duration
+	// LockWait (shop.lock_wait) is the server's lock wait of quotesync's
+	// sessions (innodb_lock_wait_timeout for row locks, lock_wait_timeout
+	// for table and metadata locks, both in whole seconds): a statement
+	// that waits longer for a lock the shop's program holds fails, so
+	// that one request behind a lock waits for the next pass while the
+	// rest go on. Default DefaultLockWait; whole seconds; at or above
+	// QueryTimeout, QueryTimeout ends the wait first; negative: the
+	// server's own (its defaults are 50s and a year), for a server that
+	// keeps no such setting per session.
+	LockWait time.Duration
 	// LockHeartbeat (shop.lock_heartbeat) is how often the lock checks it is
 	// still held. Default DefaultLockHeartbeat.
 	LockHeartbeat time.Duration
@@ -255,6 +269,7 @@ func (c Config) withDefaults() Config {
 	c.ConnMaxIdleTime = cmp.Or(c.ConnMaxIdleTime, DefaultConnMaxIdleTime)
 	c.MaxOpenConns = cmp.Or(c.MaxOpenConns, DefaultMaxOpenConns)
 	c.QueryTimeout = cmp.Or(c.QueryTimeout, DefaultQueryTimeout)
+	c.LockWait = cmp.Or(c.LockWait, DefaultLockWait)
 	c.LockHeartbeat = cmp.Or(c.LockHeartbeat, DefaultLockHeartbeat)
 	c.LockSessionTimeout = cmp.Or(c.LockSessionTimeout, DefaultLockSessionTimeout)
 	return c
@@ -307,6 +322,9 @@ func (c Config) validateConnection() error {
 	if d.LockSessionTimeout < 2*d.LockHeartbeat {
 		return fmt.Errorf("shop.lock_session_timeout: %s must be at least twice shop.lock_heartbeat (%s)", d.LockSessionTimeout, d.LockHeartbeat)
 	}
+	if d.LockWait > 0 && d.LockWait%time.Second != 0 {
+		return fmt.Errorf("shop.lock_wait: %s must be whole seconds (the server counts its lock waits in seconds), or negative for the server's own", d.LockWait)
+	}
 	if err := c.validateTLS(); err != nil {
 		return err
 	}
@@ -352,6 +370,12 @@ func (c Config) mysqlConfig() *mysql.Config {
 	m.Logger = driverLogger(c.DriverLog)
 	if c.TLS != "" && c.TLS != "false" {
 		m.TLSConfig = c.TLS
+	}
+	if c.LockWait > 0 {
+		// Set by the driver on every new connection, in the one SET of
+		// its handshake: the lock's session and every pooled one.
+		secs := strconv.Itoa(int(c.LockWait / time.Second))
+		m.Params = map[string]string{"innodb_lock_wait_timeout": secs, "lock_wait_timeout": secs}
 	}
 	return m
 }

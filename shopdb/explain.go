@@ -59,6 +59,8 @@ func explainConnect(err error, c Config) error {
 		return fmt.Errorf("%w\ndatabase %s does not exist on the server: check %s", err, c.Database, database)
 	case errors.As(err, &ne) || errors.Is(err, mysql.ErrInvalidConn):
 		return fmt.Errorf("%w\nnothing answers there: check %s, that the database server runs and listens on that address (bind-address), and that no firewall is in the way", err, addr)
+	case c.LockWait > 0 && strings.Contains(err.Error(), "lock_wait_timeout"):
+		return fmt.Errorf("%w\nthe server refuses quotesync's lock wait for its sessions (shop.lock_wait sets innodb_lock_wait_timeout and lock_wait_timeout on each connection): set shop.lock_wait: -1s to leave the server's own", err)
 	}
 	return err
 }

@@ -60,6 +60,9 @@ func (e *Engine) reserve(ctx context.Context, p *pass, req remote.Request) (stor
 			ch, ok := decideWaiting(f.cur, req)
 			return ch, ok, nil
 		case reserveCreate:
+			if first := p.lockedCounter(); first != nil {
+				return change{}, false, lockedBefore{first}
+			}
 			if o.job, err = jobs.Create(ctx); err != nil {
 				return change{}, false, err
 			}
@@ -96,6 +99,16 @@ func (e *Engine) reserve(ctx context.Context, p *pass, req remote.Request) (stor
 		}
 	}
 	err = fmt.Errorf("reserve request %s: %w", nr.RequestID, err)
+	if errors.Is(err, store.ErrLockWait) {
+		// A lock another session holds (the shop's program): this
+		// request waits for the next pass, and the pass goes on with
+		// the others instead of queueing behind the lock.
+		if kind == reserveCreate {
+			p.lockCounter(err)
+		}
+		e.recordUnreserved(ctx, p, req, func(cur store.Request) change { return decideShopLocked(cur, req, err) })
+		return store.Request{}, false
+	}
 	if shopdb.IsTooLong(err) {
 		// The shop refuses a value of this request as longer than its
 		// column: a fault of this request's data, rejected (the others go
@@ -105,6 +118,48 @@ func (e *Engine) reserve(ctx context.Context, p *pass, req remote.Request) (stor
 	}
 	e.deferReserve(ctx, p, req, err)
 	return store.Request{}, false
+}
+
+// behindShopLock takes the reservations of requests that waited behind a
+// shop lock at their last attempt (reason shop_lock) out of steps, in
+// order: the pass tries them after its push stage.
+func behindShopLock(steps []acceptStep) (rest, behind []acceptStep) {
+	for _, st := range steps {
+		if st.kind == stepReserve && st.row != nil && st.row.Reason == ReasonShopLock {
+			behind = append(behind, st)
+		} else {
+			rest = append(rest, st)
+		}
+	}
+	return rest, behind
+}
+
+// lockedBefore is the error of a reservation whose create_job was not run
+// because an earlier one of the same pass waited shop.lock_wait for a lock
+// on it (the job counter): it would only wait again. It is
+// store.ErrLockWait, and names what the first met.
+type lockedBefore struct{ first error }
+
+func (e lockedBefore) Error() string {
+	return "create_job not run in this pass, whose earlier create_job waited for a lock: " + e.first.Error()
+}
+
+func (lockedBefore) Is(target error) bool { return target == store.ErrLockWait }
+
+// lockCounter records create_job's first lock wait in the pass.
+func (p *pass) lockCounter(err error) {
+	p.mu.Lock()
+	if p.counterLocked == nil {
+		p.counterLocked = err
+	}
+	p.mu.Unlock()
+}
+
+// lockedCounter is create_job's first lock wait in the pass, nil when none.
+func (p *pass) lockedCounter() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.counterLocked
 }
 
 // readReserveFacts reads in tx what decideReserve needs: the request's

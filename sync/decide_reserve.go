@@ -99,6 +99,30 @@ func decideReserveFailed(cfg Config, now time.Time, jitter float64, cur store.Re
 	return ch
 }
 
+// decideShopLocked is the change that records a request whose
+// reservation waited for a lock another session holds (the shop's program
+// with a dialog open on the job counter) longer than shop.lock_wait:
+// waiting, the attempt counted and the error (naming the holder) kept,
+// and tried again at the next pass: shop.lock_wait already spaced the
+// attempts, and the request is taken as soon as the lock is released. Its
+// event is logged when the request first meets the lock, not at every
+// pass it stays behind it.
+func decideShopLocked(cur store.Request, req remote.Request, cause error) change {
+	next := cur
+	if cur.Version == 0 {
+		next = store.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
+	}
+	next.Phase, next.Reason = PhaseWaiting, ReasonShopLock
+	next.Attempts = cur.Attempts + 1
+	next.LastError = cause.Error()
+	next.NextAttemptAt = time.Time{}
+	ch := change{cur: cur, next: next}
+	if cur.Reason != ReasonShopLock {
+		ch.ev = Event{Kind: EventReserveFailed, Reason: ReasonShopLock, Attempt: next.Attempts, Err: cause}
+	}
+	return ch
+}
+
 // decideTooLong is the change that rejects a request whose id, claim
 // number or another value the shop refused as longer than its column
 // (find_job or create_job): trying again cannot fix it, so it is not tried

@@ -243,6 +243,7 @@ const (
 	// waiting
 	ReasonNoJob         store.Reason = "no_job"
 	ReasonReserveFailed store.Reason = "reserve_failed"
+	ReasonShopLock      store.Reason = "shop_lock"
 	// temporary: a step is tried again after a backoff
 	ReasonRetrying       store.Reason = "retrying"
 	ReasonAcceptConflict store.Reason = "accept_conflict"
@@ -296,6 +297,8 @@ var reasonTable = []ReasonInfo{
 		Fix: "open a job for the claim in the shop (find_job must find it), or configure shop.queries.create_job"},
 	{Reason: ReasonReserveFailed, Person: true, Words: "finding or creating the shop's job failed",
 		Fix: "fix the mapping or the shop data the error names; the daemon tries again after a backoff"},
+	{Reason: ReasonShopLock, Words: "finding or creating the shop's job waited for a lock another session of the database holds (the shop's program with a dialog open, say) longer than shop.lock_wait",
+		Fix: "nothing, if it lasts a pass or two; else end the transaction the details name (close the shop program's dialog, or KILL its connection if it is stuck); the request is tried again at every pass, and the others go on"},
 	{Reason: ReasonRetrying, Words: "a remote call failed for now",
 		Fix: "nothing: it is tried again after a backoff (see the next attempt)"},
 	{Reason: ReasonAcceptConflict, Words: "the remote refused our job number as in use while the request is still pending",

@@ -264,7 +264,7 @@ func TestTablesDescribeEverything(t *testing.T) {
 			t.Errorf("reason %s is lifted by the configuration but holds nothing", r.Reason)
 		}
 	}
-	for _, r := range []store.Reason{ReasonNoJob, ReasonReserveFailed, ReasonRetrying, ReasonAcceptConflict,
+	for _, r := range []store.Reason{ReasonNoJob, ReasonReserveFailed, ReasonShopLock, ReasonRetrying, ReasonAcceptConflict,
 		ReasonShopData, ReasonUnmappedCode, ReasonCredits, ReasonOutOfBounds, ReasonEstimateState, ReasonFinalNoLines,
 		ReasonRefused, ReasonJobConflict, ReasonPushConflict, ReasonStatusPath, ReasonExpired, ReasonLeftList,
 		ReasonUnknownRequest, ReasonInsurerEnded, ReasonAcceptLost, ReasonOtherReference, ReasonNotOurs, ReasonUnreadable,

@@ -50,6 +50,10 @@ type pass struct {
 	from     fromCache            // what of the cache the pass used as it was
 	notes    []store.MarkerUpdate // markers to remember, written at once
 	ahead    *statesRun           // estimate states read ahead (statesAhead)
+	// counterLocked is create_job's first lock wait in this pass (guarded
+	// by mu): the reservations after it that need create_job wait for the
+	// next pass without queueing behind the same lock.
+	counterLocked error
 }
 
 // countLater counts requests left for the next pass.
@@ -154,9 +158,11 @@ func (e *Engine) pass(ctx context.Context, kind passKind) (_ *pass, err error) {
 		p.phases[r.RequestID] = r.Phase
 	}
 	read := rows
+	var behind []acceptStep
 	if listErr == nil {
 		steps, later := sliceNew(classify(p.now, pending, rows), e.cfg.MaxNewPerPass)
 		p.countLater(later)
+		steps, behind = behindShopLock(steps)
 		if accepted := e.acceptAll(ctx, p, steps); len(accepted) > 0 {
 			rows = append(slices.Clone(rows), accepted...)
 		}
@@ -164,6 +170,14 @@ func (e *Engine) pass(ctx context.Context, kind passKind) (_ *pass, err error) {
 	if ctx.Err() == nil {
 		e.loadStatusForm(ctx)
 		e.pushAll(ctx, p, rows)
+	}
+	if len(behind) > 0 && ctx.Err() == nil {
+		// Tried last: while the shop's program keeps its lock, each waits
+		// shop.lock_wait again, and the pushes above did not wait for it.
+		// One accepted now has its Draft pushed by the next pass.
+		if accepted := e.acceptAll(ctx, p, behind); len(accepted) > 0 {
+			rows = append(slices.Clone(rows), accepted...)
+		}
 	}
 	p.cancelled(ctx)
 	err = e.finish(p, rows, listErr)

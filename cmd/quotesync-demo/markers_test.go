@@ -26,6 +26,7 @@ func TestMarkersOnEmbeddedServer(t *testing.T) {
 	}
 	cfg := sampleshop.Mapping()
 	cfg.Addr, cfg.User, cfg.Password, cfg.Database = mc.Addr, mc.User, mc.Passwd, mc.DBName
+	cfg.LockWait = -time.Second // the embedded server keeps no lock wait per session
 	cfg.Connector = &shopdbtest.Trips{}
 	db, err := shopdb.Open(ctx, cfg)
 	if err != nil {

@@ -148,6 +148,9 @@ func demoSettings(mc *mysql.Config, apis []*insurerAPI, schedule string) (qsync.
 	fc.DropRemote() // remotes: replaces it
 	fc.Shop.Addr, fc.Shop.User, fc.Shop.Database = mc.Addr, mc.User, mc.DBName
 	fc.Shop.PasswordFile, fc.Shop.PasswordEnv = "", ""
+	// The embedded server takes no row locks and keeps its
+	// innodb_lock_wait_timeout global only: a session may not set it.
+	fc.Shop.LockWait = -time.Second
 	fc.Sync.Schedule = schedule
 	fc.Sync.RetryBackoffMin, fc.Sync.RetryBackoffMax = DefaultRetryBackoffMin, DefaultRetryBackoffMax
 	getenv := func(k string) string {

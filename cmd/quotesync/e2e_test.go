@@ -185,7 +185,7 @@ func TestE2ERunDaemon(t *testing.T) {
 
 // e2eWaitFor polls cond until it holds; it fails when the process exits or
 // a generous deadline passes.
-func e2eWaitFor(t *testing.T, p *e2eProc, what string, cond func() bool) {
+func e2eWaitFor(t testing.TB, p *e2eProc, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {

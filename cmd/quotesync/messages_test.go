@@ -73,13 +73,14 @@ func TestStatusShowsRetryError(t *testing.T) {
 }
 
 // TestLockWaitMessage: while the shop's application holds the job counter
-// in a transaction left open, create_job waits until shop.query_timeout;
-// the request then waits with an error that names the setting and the
-// holder's connection (not a bare "context deadline exceeded"), in the
-// log and in status, and the pass goes on.
+// in a transaction left open, create_job waits until shop.query_timeout
+// (shop.lock_wait set above it); the request then waits behind the shop's
+// lock with an error that names the setting and the holder's connection
+// (not a bare "context deadline exceeded"), in the log and in status, and
+// the pass goes on.
 func TestLockWaitMessage(t *testing.T) {
 	t.Parallel()
-	e := newCLIEnv(t, func(fc *config.File) { fc.Shop.QueryTimeout = time.Second })
+	e := newCLIEnv(t, func(fc *config.File) { fc.Shop.QueryTimeout, fc.Shop.LockWait = time.Second, 30*time.Second })
 	e.Emu.AddRequests(emulator.SeedRequest{ClaimNumber: "CLM-LOCKED", Vehicle: json.RawMessage(`{"registration":"LK01"}`)})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -108,7 +109,7 @@ func TestLockWaitMessage(t *testing.T) {
 		}
 	}
 	st := e.run("status", "--config", e.Conf)
-	for _, w := range append(want, "finding or creating the shop's job failed") {
+	for _, w := range append(want, "shop_lock", "finding or creating the shop's job waited for a lock another session of the database holds") {
 		if !strings.Contains(strings.Join(strings.Fields(st.Stdout), " "), w) {
 			t.Errorf("status lacks %q:\n%s", w, st)
 		}

@@ -13,10 +13,11 @@ const lockHolderTimeout = 5 * time.Second
 
 // explainWait adds to err, when a statement ran out of time
 // (shop.query_timeout, which ctx carried below parent) or out of the
-// server's lock wait, what held it up: the session holding the lock the
-// statement waited for, as the server's information_schema tells (best
-// effort: it needs the PROCESS privilege), and what to do. "context
-// deadline exceeded" alone names neither the setting nor the holder.
+// server's lock wait (shop.lock_wait), what held it up: the session
+// holding the lock the statement waited for, as the server's
+// information_schema tells (best effort: it needs the PROCESS privilege),
+// and what to do. "context deadline exceeded" alone names neither the
+// setting nor the holder. An error of a lock wait is ErrLockWait.
 func (st *Store) explainWait(parent context.Context, err error) error {
 	if err == nil {
 		return nil
@@ -39,24 +40,29 @@ func (st *Store) explainWait(parent context.Context, err error) error {
 		holders, herr = st.blockers(ctx)
 	} else {
 		// The server gave up and the wait is gone: name the open
-		// transactions that hold locks instead.
+		// transactions that hold locks instead, the shop database's first.
 		holders, herr = st.lockingTransactions(ctx)
 	}
-	what := fmt.Sprintf("shop.query_timeout (%s) ran out", st.cfg.QueryTimeout)
+	what, raise := fmt.Sprintf("shop.query_timeout (%s) ran out", st.cfg.QueryTimeout), "shop.query_timeout"
 	switch {
+	case serverTimeout && st.cfg.LockWait > 0:
+		what, raise = fmt.Sprintf("shop.lock_wait (%s) ran out", st.cfg.LockWait), "shop.lock_wait"
 	case serverTimeout:
-		what = "the server's innodb_lock_wait_timeout ran out"
+		what, raise = "the server's innodb_lock_wait_timeout (or lock_wait_timeout) ran out", "shop.lock_wait"
 	case parent.Err() != nil:
 		what = "the time given to this operation ran out"
 	}
 	switch {
+	case herr != nil && serverTimeout:
+		return lockWait{fmt.Errorf("%w: %s while the statement waited for a lock; its holder could not be read (%v): GRANT PROCESS ON *.* TO '%s'@… to have it named here, or look at SHOW PROCESSLIST for a transaction left open",
+			err, what, herr, st.cfg.User)}
 	case herr != nil:
 		return fmt.Errorf("%w: %s; if a lock held the statement up, its holder could not be read (%v): GRANT PROCESS ON *.* TO '%s'@… to have it named here, or look at SHOW PROCESSLIST; raise shop.query_timeout if the statement is only slow",
 			err, what, herr, st.cfg.User)
 	case len(holders) == 0 && ours:
 		return fmt.Errorf("%w: %s before the database answered, and no lock wait is to be seen: a slow statement or a busy server; make the statement faster or raise shop.query_timeout", err, what)
 	case len(holders) == 0:
-		return fmt.Errorf("%w: %s while the statement waited for a lock; the transaction that held it has ended: it goes through at the next attempt", err, what)
+		return lockWait{fmt.Errorf("%w: %s while the statement waited for a lock; the transaction that held it has ended: it goes through at the next attempt", err, what)}
 	}
 	descr := make([]string, len(holders))
 	for i, h := range holders {
@@ -66,9 +72,16 @@ func (st *Store) explainWait(parent context.Context, err error) error {
 	if !ours {
 		held = "a lock; open transactions holding locks, oldest first: " + strings.Join(descr, "; ")
 	}
-	return fmt.Errorf("%w: %s while the statement waited for %s: end that transaction (commit it, or KILL %d if it is stuck), or raise shop.query_timeout if it is only long",
-		err, what, held, holders[0].ID)
+	return lockWait{fmt.Errorf("%w: %s while the statement waited for %s: end that transaction (commit it, or KILL %d if it is stuck), or raise %s if it is only long",
+		err, what, held, holders[0].ID, raise)}
 }
+
+// lockWait is an error of a statement that waited for a lock another
+// session held: errors.Is(err, ErrLockWait).
+type lockWait struct{ error }
+
+func (lockWait) Is(target error) bool { return target == ErrLockWait }
+func (e lockWait) Unwrap() error      { return e.error }
 
 // lockHolder is a server session whose transaction holds locks.
 type lockHolder struct {
@@ -109,15 +122,16 @@ LIMIT 3`, st.cfg.User, st.cfg.Database)
 }
 
 // lockingTransactions returns the oldest open transactions that hold
-// locks, but for this session's.
+// locks, but for this session's: first those of sessions in the shop's
+// database (the shop's program), then those of others.
 func (st *Store) lockingTransactions(ctx context.Context) ([]lockHolder, error) {
 	return st.holders(ctx, `SELECT `+holderColumns+`
 FROM information_schema.INNODB_TRX b
 LEFT JOIN information_schema.PROCESSLIST p ON p.ID = b.trx_mysql_thread_id
 WHERE b.trx_state <> 'LOCK WAIT' AND (b.trx_rows_locked > 0 OR b.trx_tables_locked > 0)
   AND b.trx_mysql_thread_id <> CONNECTION_ID()
-ORDER BY 4 DESC
-LIMIT 3`)
+ORDER BY COALESCE(p.DB = ?, 0) DESC, 4 DESC
+LIMIT 3`, st.cfg.Database)
 }
 
 func (st *Store) holders(ctx context.Context, query string, args ...any) ([]lockHolder, error) {

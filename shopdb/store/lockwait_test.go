@@ -24,7 +24,10 @@ func TestLockWaitNamesHolder(t *testing.T) {
 	defer cancel()
 	d := shopdbtest.NewSampleShop(t)
 	cfg := d.Config()
-	cfg.QueryTimeout = time.Second
+	// shop.query_timeout ends the wait, not the server's lock wait: the
+	// abandoned statement still waits on the server while the holder is
+	// looked up, however loaded the machine.
+	cfg.QueryTimeout, cfg.LockWait = time.Second, 30*time.Second
 	db := openStore(t, d, cfg)
 
 	// The shop's application: a transaction that locked the job counter
@@ -87,5 +90,78 @@ func TestLockWaitNamesHolder(t *testing.T) {
 	})
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no lock wait is to be seen") || !strings.Contains(err.Error(), "raise shop.query_timeout") {
 		t.Errorf("a slow find_job: %v, want the deadline, no lock wait and the setting named", err)
+	}
+}
+
+// TestServerLockWaitNamesHolder: with shop.lock_wait shorter than
+// shop.query_timeout, every session of quotesync's carries it as the
+// server's lock waits, and create_job behind the shop's open transaction
+// fails after shop.lock_wait (not shop.query_timeout) as ErrLockWait,
+// naming the setting and the holder's connection; nothing of it is kept.
+func TestServerLockWaitNamesHolder(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	d := shopdbtest.NewSampleShop(t)
+	cfg := d.Config()
+	cfg.QueryTimeout, cfg.LockWait = 20*time.Second, time.Second
+	db := openStore(t, d, cfg)
+
+	var rowWait, mdlWait int
+	if err := db.shop.SQL().QueryRowContext(ctx, "SELECT @@SESSION.innodb_lock_wait_timeout, @@SESSION.lock_wait_timeout").Scan(&rowWait, &mdlWait); err != nil {
+		t.Fatal(err)
+	}
+	if rowWait != 1 || mdlWait != 1 {
+		t.Errorf("session lock waits %d s (rows) and %d s (metadata), want shop.lock_wait's 1 s for both", rowWait, mdlWait)
+	}
+
+	shop, err := d.SQL.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shop.Close()
+	var holder int64
+	if err := shop.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&holder); err != nil {
+		t.Fatal(err)
+	}
+	var before int64
+	if err := shop.QueryRowContext(ctx, "SELECT next_val FROM counters WHERE name = 'job'").Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := shop.ExecContext(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := shop.ExecContext(ctx, "SELECT next_val FROM counters WHERE name = 'job' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	nr := shopdb.NewRequest{RequestID: "9101", ClaimNumber: "CLM-LOCKED-2", RequestJSON: []byte(`{"id":"9101"}`)}
+	start := time.Now()
+	err = db.InTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
+		_, err := db.shop.Jobs(tx.SQL(), nr).Create(ctx)
+		return err
+	})
+	waited := time.Since(start)
+	_, _ = shop.ExecContext(ctx, "ROLLBACK")
+	if !errors.Is(err, store.ErrLockWait) {
+		t.Fatalf("create_job behind a held lock: %v, want ErrLockWait", err)
+	}
+	if waited > 5*time.Second {
+		t.Errorf("create_job waited %s, want about shop.lock_wait (1s)", waited.Round(time.Millisecond))
+	}
+	for _, want := range []string{"shop.lock_wait (1s) ran out", fmt.Sprintf("connection %d (", holder),
+		"a transaction left open", fmt.Sprintf("KILL %d", holder), "raise shop.lock_wait"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	var after, jobs int64
+	if err := d.SQL.QueryRowContext(ctx, "SELECT next_val FROM counters WHERE name = 'job'").Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SQL.QueryRowContext(ctx, "SELECT COUNT(*) FROM jobs WHERE claim_number = ?", nr.ClaimNumber).Scan(&jobs); err != nil {
+		t.Fatal(err)
+	}
+	if after != before || jobs != 0 {
+		t.Errorf("after the lock wait: counter %d (was %d), %d jobs for the claim; want nothing kept", after, before, jobs)
 	}
 }

@@ -109,6 +109,11 @@ var (
 	ErrExists = errors.New("state row exists already")
 	// ErrJobInUse: the job number is already linked to another request.
 	ErrJobInUse = errors.New("job number already linked to another request")
+	// ErrLockWait: a statement waited for a lock another session holds
+	// (the shop's program, say) longer than shop.lock_wait or
+	// shop.query_timeout; the error names the holder when the server
+	// tells. Nothing of the transaction was kept: try again later.
+	ErrLockWait = errors.New("lock wait")
 	// ErrNotFound: no tracked request with that id.
 	ErrNotFound = errors.New("request not tracked")
 	// ErrNotLeader: another instance holds the single-instance lock.

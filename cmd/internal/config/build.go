@@ -159,6 +159,7 @@ func (c *File) buildShop(s *Settings, getenv func(string) string, secrets bool) 
 		ConnMaxIdleTime:    sh.ConnMaxIdleTime,
 		MaxOpenConns:       sh.MaxOpenConns,
 		QueryTimeout:       sh.QueryTimeout,
+		LockWait:           sh.LockWait,
 		LockHeartbeat:      sh.LockHeartbeat,
 		LockSessionTimeout: sh.LockSessionTimeout,
 		Params:             sh.Params,

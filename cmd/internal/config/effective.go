@@ -66,6 +66,7 @@ var keyDefaults = map[string]func(f *File) any{
 	"shop.conn_max_idle_time":             fixed(shopdb.DefaultConnMaxIdleTime),
 	"shop.max_open_conns":                 fixed(shopdb.DefaultMaxOpenConns),
 	"shop.query_timeout":                  fixed(shopdb.DefaultQueryTimeout),
+	"shop.lock_wait":                      fixed(shopdb.DefaultLockWait),
 	"shop.lock_heartbeat":                 fixed(shopdb.DefaultLockHeartbeat),
 	"shop.lock_session_timeout":           fixed(shopdb.DefaultLockSessionTimeout),
 	"sync.schedule":                       fixed(qsync.DefaultConfig().Schedule),

@@ -98,6 +98,7 @@ type ShopSection struct {
 	ConnMaxIdleTime    time.Duration     `yaml:"conn_max_idle_time"`
 	MaxOpenConns       int               `yaml:"max_open_conns"`
 	QueryTimeout       time.Duration     `yaml:"query_timeout"`
+	LockWait           time.Duration     `yaml:"lock_wait"`
 	LockHeartbeat      time.Duration     `yaml:"lock_heartbeat"`
 	LockSessionTimeout time.Duration     `yaml:"lock_session_timeout"`
 	Params             map[string]string `yaml:"params"`
