@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -54,11 +55,11 @@ func (st *Store) explainWait(parent context.Context, err error) error {
 	}
 	switch {
 	case herr != nil && serverTimeout:
-		return lockWait{fmt.Errorf("%w: %s while the statement waited for a lock; its holder could not be read (%v): GRANT PROCESS ON *.* TO '%s'@… to have it named here, or look at SHOW PROCESSLIST for a transaction left open",
-			err, what, herr, st.cfg.User)}
+		return lockWait{fmt.Errorf("%w: %s while the statement waited for a lock; %s for a transaction left open",
+			err, what, st.unreadable(herr))}
 	case herr != nil:
-		return fmt.Errorf("%w: %s; if a lock held the statement up, its holder could not be read (%v): GRANT PROCESS ON *.* TO '%s'@… to have it named here, or look at SHOW PROCESSLIST; raise shop.query_timeout if the statement is only slow",
-			err, what, herr, st.cfg.User)
+		return fmt.Errorf("%w: %s; if a lock held the statement up, %s; raise shop.query_timeout if the statement is only slow",
+			err, what, st.unreadable(herr))
 	case len(holders) == 0 && ours:
 		return fmt.Errorf("%w: %s before the database answered, and no lock wait is to be seen: a slow statement or a busy server; make the statement faster or raise shop.query_timeout", err, what)
 	case len(holders) == 0:
@@ -72,8 +73,25 @@ func (st *Store) explainWait(parent context.Context, err error) error {
 	if !ours {
 		held = "a lock; open transactions holding locks, oldest first: " + strings.Join(descr, "; ")
 	}
-	return lockWait{fmt.Errorf("%w: %s while the statement waited for %s: end that transaction (commit it, or KILL %d if it is stuck), or raise %s if it is only long",
-		err, what, held, holders[0].ID, raise)}
+	err = fmt.Errorf("%w: %s while the statement waited for %s: end that transaction (commit it, or KILL %d if it is stuck), or raise %s if it is only long",
+		err, what, held, holders[0].ID, raise)
+	if !serverTimeout {
+		// shop.query_timeout ended it: the statement may have been only
+		// slow beside another session's wait, so it is not taken for a
+		// lock wait (no shop_lock hold); it fails as any slow statement.
+		return err
+	}
+	return lockWait{err}
+}
+
+// unreadable says why a lock's holder is not named: the server keeps no
+// information_schema.INNODB_LOCK_WAITS (MySQL 8 moved lock waits to
+// performance_schema), or the user may not read other sessions.
+func (st *Store) unreadable(herr error) string {
+	if mysqlErrno(herr) == errUnknownTable {
+		return fmt.Sprintf("this server does not show lock waits in information_schema (%v): look at SHOW PROCESSLIST", herr)
+	}
+	return fmt.Sprintf("its holder could not be read (%v): GRANT PROCESS ON *.* TO '%s'@… to have it named here, or look at SHOW PROCESSLIST", herr, st.cfg.User)
 }
 
 // lockWait is an error of a statement that waited for a lock another
@@ -89,11 +107,15 @@ type lockHolder struct {
 	User    string // user@host
 	Command string // what the session does now: Sleep, Query, …
 	Open    int64  // seconds since its transaction started
-	Query   string // the statement it runs, "" when idle
+	Query   string // the statement it runs, "" when idle or in another database
+	Other   bool   // a session outside the shop's database: its statement is not shown
 }
 
 func (h lockHolder) String() string {
 	s := fmt.Sprintf("connection %d (%s, transaction open %ds, ", h.ID, h.User, h.Open)
+	if h.Other {
+		return s + "a session outside the shop's database)"
+	}
 	if h.Query == "" {
 		return s + fmt.Sprintf("no statement running (%s): a transaction left open)", h.Command)
 	}
@@ -101,10 +123,13 @@ func (h lockHolder) String() string {
 }
 
 // holderColumns are the columns of a holder, the blocking transaction as
-// b and its session as p.
+// b and its session as p; its one parameter is the shop's database. The
+// statement of a session in another database (another application's, which
+// may carry its data) is never read: the server's other tenants are not
+// the shop's to show in quotesync's status.
 const holderColumns = `b.trx_mysql_thread_id, CONCAT(COALESCE(p.USER, '?'), '@', COALESCE(p.HOST, '?')),
 	COALESCE(p.COMMAND, ''), COALESCE(TIMESTAMPDIFF(SECOND, b.trx_started, NOW()), 0),
-	COALESCE(LEFT(REPLACE(REPLACE(b.trx_query, '\n', ' '), '\r', ' '), 120), '')`
+	CASE WHEN p.DB <=> ? THEN COALESCE(LEFT(REPLACE(REPLACE(b.trx_query, '\n', ' '), '\r', ' '), 120), '') ELSE NULL END`
 
 // blockers returns the sessions holding the locks that sessions of
 // quotesync's database user, in the shop's database, wait for (another
@@ -118,7 +143,7 @@ JOIN information_schema.PROCESSLIST rp ON rp.ID = r.trx_mysql_thread_id
 LEFT JOIN information_schema.PROCESSLIST p ON p.ID = b.trx_mysql_thread_id
 WHERE rp.USER = ? AND rp.DB = ?
 ORDER BY 4 DESC
-LIMIT 3`, st.cfg.User, st.cfg.Database)
+LIMIT 3`, st.cfg.Database, st.cfg.User, st.cfg.Database)
 }
 
 // lockingTransactions returns the oldest open transactions that hold
@@ -131,7 +156,7 @@ LEFT JOIN information_schema.PROCESSLIST p ON p.ID = b.trx_mysql_thread_id
 WHERE b.trx_state <> 'LOCK WAIT' AND (b.trx_rows_locked > 0 OR b.trx_tables_locked > 0)
   AND b.trx_mysql_thread_id <> CONNECTION_ID()
 ORDER BY COALESCE(p.DB = ?, 0) DESC, 4 DESC
-LIMIT 3`, st.cfg.Database)
+LIMIT 3`, st.cfg.Database, st.cfg.Database)
 }
 
 func (st *Store) holders(ctx context.Context, query string, args ...any) ([]lockHolder, error) {
@@ -143,9 +168,11 @@ func (st *Store) holders(ctx context.Context, query string, args ...any) ([]lock
 	var out []lockHolder
 	for rows.Next() {
 		var h lockHolder
-		if err := rows.Scan(&h.ID, &h.User, &h.Command, &h.Open, &h.Query); err != nil {
+		var query sql.NullString
+		if err := rows.Scan(&h.ID, &h.User, &h.Command, &h.Open, &query); err != nil {
 			return nil, err
 		}
+		h.Query, h.Other = query.String, !query.Valid
 		out = append(out, h)
 	}
 	return out, rows.Err()

@@ -165,3 +165,65 @@ func TestServerLockWaitNamesHolder(t *testing.T) {
 		t.Errorf("after the lock wait: counter %d (was %d), %d jobs for the claim; want nothing kept", after, before, jobs)
 	}
 }
+
+// TestLockHolderOfAnotherDatabase: a lock's holder whose session is in
+// another database (another application on the same server, here one
+// that locked the shop's counter by its qualified name) is named by its
+// connection, but its statement, which may carry that application's data,
+// is never read into quotesync's error, status or log.
+func TestLockHolderOfAnotherDatabase(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	d := shopdbtest.NewSampleShop(t)
+	cfg := d.Config()
+	cfg.QueryTimeout, cfg.LockWait = time.Second, 30*time.Second
+	db := openStore(t, d, cfg)
+
+	other, err := d.SQL.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	var holder int64
+	if err := other.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&holder); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"USE mysql", "BEGIN", "UPDATE `" + cfg.Database + "`.counters SET next_val = next_val WHERE name = 'job'"} {
+		if _, err := other.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	// The other application runs a statement while it holds the lock.
+	running := make(chan error, 1)
+	go func() {
+		_, err := other.ExecContext(ctx, "SELECT SLEEP(4), 'other-app-secret'")
+		running <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	nr := shopdb.NewRequest{RequestID: "9201", ClaimNumber: "CLM-LOCKED-3", RequestJSON: []byte(`{"id":"9201"}`)}
+	err = db.InTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
+		_, err := db.shop.Jobs(tx.SQL(), nr).Create(ctx)
+		return err
+	})
+	if rerr := <-running; rerr != nil {
+		t.Fatal(rerr)
+	}
+	_, _ = other.ExecContext(ctx, "ROLLBACK")
+	if err == nil {
+		t.Fatal("create_job behind another application's lock: no error")
+	}
+	if strings.Contains(err.Error(), "other-app-secret") || strings.Contains(err.Error(), "SLEEP") {
+		t.Errorf("error shows the statement of a session in another database: %v", err)
+	}
+	for _, want := range []string{fmt.Sprintf("connection %d (", holder), "a session outside the shop's database", fmt.Sprintf("KILL %d", holder)} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	// shop.query_timeout ended it, not the server's lock wait: a slow
+	// statement beside a wait is not taken for a lock wait.
+	if errors.Is(err, store.ErrLockWait) {
+		t.Errorf("a statement ended by shop.query_timeout is ErrLockWait: %v", err)
+	}
+}

@@ -199,4 +199,5 @@ const (
 	errDupKeyName      = server.ErrDupKeyName
 	errCantDropKey     = server.ErrCantDropKey
 	errLockWaitTimeout = server.ErrLockWaitTimeout
+	errUnknownTable    = server.ErrUnknownTable
 )

@@ -17,6 +17,7 @@ import (
 const (
 	ErrDupEntry          = 1062 // ER_DUP_ENTRY
 	ErrNoSuchTable       = 1146 // ER_NO_SUCH_TABLE
+	ErrUnknownTable      = 1109 // ER_UNKNOWN_TABLE: e.g. information_schema.INNODB_LOCK_WAITS on MySQL 8
 	ErrTableExists       = 1050 // ER_TABLE_EXISTS_ERROR
 	ErrDupFieldName      = 1060 // ER_DUP_FIELDNAME
 	ErrDupKeyName        = 1061 // ER_DUP_KEYNAME
