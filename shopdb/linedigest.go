@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -216,14 +217,17 @@ func (db *DB) lineColumns(ctx context.Context) ([]string, error) {
 
 // addSums adds a job's sums (a row's value v) to sums: NULL is a form
 // the server does not really have (errNullSums); two spellings of one job
-// (a case-sensitive collation) both count.
+// (a case-sensitive collation) both count, in sorted order: the rows come
+// in no order the server promises, and the marker must not flip with it.
 func addSums(sums map[string]string, job string, v any) error {
 	s, ok := text(v)
 	if !ok {
 		return errNullSums
 	}
 	if prev, dup := sums[job]; dup {
-		s = prev + "+" + s
+		parts := append(strings.Split(prev, "+"), s)
+		slices.Sort(parts)
+		s = strings.Join(parts, "+")
 	}
 	sums[job] = s
 	return nil

@@ -3,6 +3,7 @@ package shopdb
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
@@ -51,5 +52,24 @@ func TestRefused(t *testing.T) {
 	db.refused(q, refusal)
 	if form, why := db.DerivedMarkers(); db.derives() || form != "" || why == "" {
 		t.Fatalf("after every form was refused: derives %v, form %q, why %q; want off, and why", db.derives(), form, why)
+	}
+}
+
+// TestAddSumsOrder: two spellings of one job (a case-sensitive collation)
+// give the same derived sums whichever row the server sends first.
+func TestAddSumsOrder(t *testing.T) {
+	a, b := map[string]string{}, map[string]string{}
+	for _, v := range []string{"900:17", "12:3"} {
+		if err := addSums(a, "RO-1", v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, v := range []string{"12:3", "900:17"} {
+		if err := addSums(b, "RO-1", v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a["RO-1"] != b["RO-1"] || !strings.Contains(a["RO-1"], "+") {
+		t.Errorf("sums of two spellings: %q one way, %q the other; want the same, both counted", a["RO-1"], b["RO-1"])
 	}
 }

@@ -168,6 +168,9 @@ func (e *Engine) lines(ctx context.Context, jobs []string) (map[string][]shopdb.
 		return nil, nil, nil, err
 	}
 	lines := make(map[string][]shopdb.Line, len(all))
+	if bad == nil {
+		bad = make(map[string]error)
+	}
 	for job, jl := range all {
 		if err := jl.Err(); err != nil {
 			bad[job] = err // a bad line before a bad field, as the pass always said
