@@ -203,10 +203,8 @@ func (sc *script) onJob(ctx context.Context, claim string, do func(job string) (
 // addLines appends lines to the claim's job.
 func (sc *script) addLines(ctx context.Context, claim string, lines []sampleshop.Line) error {
 	return sc.onJob(ctx, claim, func(job string) (string, error) {
-		for _, l := range lines {
-			if _, err := sc.shop.AddLine(ctx, job, l); err != nil {
-				return "", err
-			}
+		if _, err := sc.shop.AddLines(ctx, job, lines); err != nil {
+			return "", err
 		}
 		return "added " + qsync.Plural(len(lines), "line") + " to the estimate", nil
 	})

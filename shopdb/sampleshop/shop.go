@@ -1,7 +1,6 @@
 package sampleshop
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -104,9 +103,21 @@ func (s *Shop) FindJob(ctx context.Context, claim string) (string, error) {
 // AddLine appends a line to the job's estimate and returns it with its
 // LineID (and LineNo, when it was 0) filled in.
 func (s *Shop) AddLine(ctx context.Context, job string, l Line) (Line, error) {
+	added, err := s.AddLines(ctx, job, []Line{l})
+	if err != nil {
+		return l, err
+	}
+	return added[0], nil
+}
+
+// AddLines appends lines to the job's estimate in one transaction, as a
+// shop's program saves an estimate's new lines together: a pass never
+// reads some of them without the others. A line whose LineNo is zero
+// takes the next number.
+func (s *Shop) AddLines(ctx context.Context, job string, lines []Line) ([]Line, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return l, fmt.Errorf("add line to %s: %w", job, err)
+		return nil, fmt.Errorf("add lines to %s: %w", job, err)
 	}
 	defer func() { _ = tx.Rollback() }()
 	var estimate int64
@@ -116,27 +127,34 @@ FROM estimates e JOIN jobs j ON j.job_id = e.job_id
 LEFT JOIN estimate_lines l ON l.estimate_id = e.estimate_id
 WHERE j.job_no = ? GROUP BY e.estimate_id`, job).Scan(&estimate, &last)
 	if errors.Is(err, sql.ErrNoRows) {
-		return l, fmt.Errorf("add line to %s: %w", job, ErrNoSuchJob)
+		return nil, fmt.Errorf("add lines to %s: %w", job, ErrNoSuchJob)
 	}
 	if err != nil {
-		return l, fmt.Errorf("add line to %s: %w", job, err)
+		return nil, fmt.Errorf("add lines to %s: %w", job, err)
 	}
-	l.LineNo = cmp.Or(l.LineNo, last+1)
-	res, err := tx.ExecContext(ctx, `INSERT INTO estimate_lines
+	added := make([]Line, len(lines))
+	for i, l := range lines {
+		if l.LineNo == 0 {
+			last++
+			l.LineNo = last
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO estimate_lines
 (estimate_id, line_no, op_code, description, part_no, qty, unit_price, line_total, markup, on_report, supplier, deleted, updated_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NOW(6))`,
-		estimate, l.LineNo, nullIfEmpty(l.Code), nullIfEmpty(l.Description), nullIfEmpty(l.PartNo),
-		l.Qty, l.UnitPrice, l.LineTotal, l.Markup, l.OnReport, nullIfEmpty(l.Supplier))
-	if err != nil {
-		return l, fmt.Errorf("add line to %s: %w", job, err)
-	}
-	if l.LineID, err = res.LastInsertId(); err != nil {
-		return l, fmt.Errorf("add line to %s: %w", job, err)
+			estimate, l.LineNo, nullIfEmpty(l.Code), nullIfEmpty(l.Description), nullIfEmpty(l.PartNo),
+			l.Qty, l.UnitPrice, l.LineTotal, l.Markup, l.OnReport, nullIfEmpty(l.Supplier))
+		if err != nil {
+			return nil, fmt.Errorf("add line to %s: %w", job, err)
+		}
+		if l.LineID, err = res.LastInsertId(); err != nil {
+			return nil, fmt.Errorf("add line to %s: %w", job, err)
+		}
+		added[i] = l
 	}
 	if err := tx.Commit(); err != nil {
-		return l, fmt.Errorf("add line to %s: %w", job, err)
+		return nil, fmt.Errorf("add lines to %s: %w", job, err)
 	}
-	return l, nil
+	return added, nil
 }
 
 // EditLine stores every field of l over the line l.LineID.
