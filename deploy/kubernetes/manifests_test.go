@@ -314,6 +314,15 @@ func checkSite(t *testing.T, s *site, img dockerImage) {
 	if got, want := env["CREDENTIALS_DIRECTORY"].Value, mounts["credentials"].MountPath; got != want || got == "" {
 		t.Errorf("CREDENTIALS_DIRECTORY %q, want the Secret's mount %q", got, want)
 	}
+	// The runtime's soft memory limit, the systemd unit's own (the daemon
+	// sets none of its own), and under the container's memory limit.
+	unit, err := os.ReadFile(filepath.Join("..", "..", "systemd", "quotesync.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := env["GOMEMLIMIT"].Value; got == "" || !strings.Contains(string(unit), "Environment=GOMEMLIMIT="+got+"\n") {
+		t.Errorf("GOMEMLIMIT %q: want the systemd unit's own value", got)
+	}
 	for _, m := range []string{"config", "credentials"} {
 		if !mounts[m].ReadOnly {
 			t.Errorf("mount %s is writable", m)
