@@ -69,6 +69,9 @@ func BenchmarkSites(b *testing.B) {
 	if spec == "" {
 		b.Skipf("the cost of many sites takes minutes: set %s=1,10,30 (make sites)", sitesEnv)
 	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		b.Setenv("GOMEMLIMIT", unitMemoryLimit(b)) // each site runs as its unit runs it
+	}
 	var counts []int
 	for _, f := range strings.Split(spec, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
