@@ -84,13 +84,7 @@ func decideWaiting(cur store.Request, req remote.Request) (change, bool) {
 // by jitter, in [0, 1)); its event is logged only when the reason differs
 // from the one stored.
 func decideReserveFailed(cfg Config, now time.Time, jitter float64, cur store.Request, req remote.Request, cause error) change {
-	next := cur
-	if cur.Version == 0 {
-		next = store.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
-	}
-	next.Phase, next.Reason = PhaseWaiting, ReasonReserveFailed
-	next.Attempts = cur.Attempts + 1
-	next.LastError = cause.Error()
+	next := triedAgain(cur, req, ReasonReserveFailed, cause)
 	next.NextAttemptAt = now.Add(cfg.retryBackoff().Delay(next.Attempts, 0, jitter))
 	ch := change{cur: cur, next: next}
 	if store.CapText(next.LastError) != cur.LastError || cur.Reason != ReasonReserveFailed {
@@ -108,13 +102,7 @@ func decideReserveFailed(cfg Config, now time.Time, jitter float64, cur store.Re
 // event is logged when the request first meets the lock, not at every
 // pass it stays behind it.
 func decideShopLocked(cur store.Request, req remote.Request, cause error) change {
-	next := cur
-	if cur.Version == 0 {
-		next = store.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
-	}
-	next.Phase, next.Reason = PhaseWaiting, ReasonShopLock
-	next.Attempts = cur.Attempts + 1
-	next.LastError = cause.Error()
+	next := triedAgain(cur, req, ReasonShopLock, cause)
 	next.NextAttemptAt = time.Time{}
 	ch := change{cur: cur, next: next}
 	if cur.Reason != ReasonShopLock {
@@ -128,13 +116,29 @@ func decideShopLocked(cur store.Request, req remote.Request, cause error) change
 // (find_job or create_job): trying again cannot fix it, so it is not tried
 // until a person widens the column and runs retry (back to waiting).
 func decideTooLong(cur store.Request, req remote.Request, cause error) change {
-	next := cur
-	if cur.Version == 0 {
-		next = store.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
-	}
+	next := unreserved(cur, req)
 	next.Phase, next.ResumePhase, next.Reason = PhaseRejected, PhaseWaiting, ReasonTooLong
 	next.Attempts, next.NextAttemptAt = 0, time.Time{}
 	next.LastError = fmt.Sprintf("%v: the shop refuses a value of this request as longer than its column; widen the column the error names (or change find_job/create_job), then run quotesync retry %s",
 		cause, req.ID)
 	return change{cur: cur, next: next, ev: Event{Kind: EventRejected, Reason: ReasonTooLong, Detail: next.LastError}}
+}
+
+// unreserved is the row a change of a request that holds no job starts
+// from: the stored one, or a new one made of the listed request.
+func unreserved(cur store.Request, req remote.Request) store.Request {
+	if cur.Version == 0 {
+		return store.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
+	}
+	return cur
+}
+
+// triedAgain is that row waiting for the reason, its failed attempt
+// counted and its error kept.
+func triedAgain(cur store.Request, req remote.Request, reason store.Reason, cause error) store.Request {
+	next := unreserved(cur, req)
+	next.Phase, next.Reason = PhaseWaiting, reason
+	next.Attempts = cur.Attempts + 1
+	next.LastError = cause.Error()
+	return next
 }

@@ -110,9 +110,10 @@ var (
 	// ErrJobInUse: the job number is already linked to another request.
 	ErrJobInUse = errors.New("job number already linked to another request")
 	// ErrLockWait: a statement waited for a lock another session holds
-	// (the shop's program, say) longer than shop.lock_wait or
-	// shop.query_timeout; the error names the holder when the server
-	// tells. Nothing of the transaction was kept: try again later.
+	// (the shop's program, say) until the server's lock wait
+	// (shop.lock_wait) ran out; the error names the holder when the
+	// server tells. Nothing of the transaction was kept: try again later.
+	// A statement shop.query_timeout ends is not one: it may only be slow.
 	ErrLockWait = errors.New("lock wait")
 	// ErrNotFound: no tracked request with that id.
 	ErrNotFound = errors.New("request not tracked")
