@@ -44,9 +44,16 @@ func (e *Engine) acceptAll(ctx context.Context, p *pass, steps []acceptStep) []s
 func (e *Engine) reserve(ctx context.Context, p *pass, req remote.Request) (store.Request, bool) {
 	nr := newRequestOf(requestRow(req))
 	var (
-		kind  reserveKind
-		tried string // the job number tried
+		kind         reserveKind
+		tried        string // the job number tried
+		creating     bool   // this reservation holds p.creating
+		createWaited bool   // create_job itself waited for a lock
 	)
+	defer func() {
+		if creating {
+			p.creating.Unlock()
+		}
+	}()
 	saved, ev, done, err := e.commitTx(ctx, nr, func(ctx context.Context, tx *store.Tx, jobs *shopdb.Jobs) (change, bool, error) {
 		f, err := readReserveFacts(ctx, tx, jobs)
 		if err != nil {
@@ -60,10 +67,17 @@ func (e *Engine) reserve(ctx context.Context, p *pass, req remote.Request) (stor
 			ch, ok := decideWaiting(f.cur, req)
 			return ch, ok, nil
 		case reserveCreate:
+			// One create_job of the pass at a time, until its
+			// reservation's end is known (p.creating).
+			if !creating {
+				p.creating.Lock()
+				creating = true
+			}
 			if first := p.lockedCounter(); first != nil {
 				return change{}, false, lockedBefore{first}
 			}
 			if o.job, err = jobs.Create(ctx); err != nil {
+				createWaited = shopdb.IsLockWait(err)
 				return change{}, false, err
 			}
 			o.created = true
@@ -102,8 +116,9 @@ func (e *Engine) reserve(ctx context.Context, p *pass, req remote.Request) (stor
 	if errors.Is(err, store.ErrLockWait) {
 		// A lock another session holds (the shop's program): this
 		// request waits for the next pass, and the pass goes on with
-		// the others instead of queueing behind the lock.
-		if kind == reserveCreate {
+		// the others instead of queueing behind the lock; the pass's
+		// later create_jobs wait for the next pass too, naming this error.
+		if createWaited {
 			p.lockCounter(err)
 		}
 		e.recordUnreserved(ctx, p, req, func(cur store.Request) change { return decideShopLocked(cur, req, err) })

@@ -54,6 +54,13 @@ type pass struct {
 	// by mu): the reservations after it that need create_job wait for the
 	// next pass without queueing behind the same lock.
 	counterLocked error
+	// creating lets one reservation that runs create_job go at a time,
+	// until its transaction ended and a lock wait of its create_job is in
+	// counterLocked: reservations run side by side, and without it each
+	// that started before the first lock wait ended would wait
+	// shop.lock_wait too, holding a pooled connection. create_jobs of one
+	// counter wait for each other on the server anyway.
+	creating gosync.Mutex
 }
 
 // countLater counts requests left for the next pass.

@@ -3,6 +3,7 @@ package sync
 import (
 	"fmt"
 	"strings"
+	gosync "sync"
 	"testing"
 	"time"
 
@@ -127,5 +128,55 @@ func TestBehindShopLockLast(t *testing.T) {
 	}
 	if got := ids(behind); strings.Join(got, " ") != strings.Join(wantBehind, " ") {
 		t.Errorf("after the pushes %v, want %v", got, wantBehind)
+	}
+}
+
+// TestReserveBehindShopLockConcurrent: reservations that need create_job
+// run side by side in a pass; behind the shop's lock only one of them
+// waits shop.lock_wait for it, the others wait for the next pass at once,
+// naming the lock the first met.
+func TestReserveBehindShopLockConcurrent(t *testing.T) {
+	t.Parallel()
+	h := newReserveHarness(t, func(c *shopdb.Config) { c.LockWait = time.Second })
+	shop, err := h.d.SQL.Conn(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shop.Close()
+	var holder int64
+	if err := shop.QueryRowContext(h.ctx, "SELECT CONNECTION_ID()").Scan(&holder); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"BEGIN", "SELECT next_val FROM counters WHERE name = 'job' FOR UPDATE"} {
+		if _, err := shop.ExecContext(h.ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() { _, _ = shop.ExecContext(h.ctx, "ROLLBACK") }()
+	p := &pass{e: h.e, now: h.now, phases: map[string]store.Phase{}}
+	ids := []string{"401", "402", "403"}
+	var wg gosync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, ok := h.e.reserve(h.ctx, p, pendingReq(id, fmt.Sprintf("CLM-CONC-%d", i))); ok {
+				t.Errorf("request %s reserved behind the shop's lock", id)
+			}
+		}()
+	}
+	wg.Wait()
+	waited := 0
+	for _, id := range ids {
+		r := h.row(id)
+		if r.Phase != PhaseWaiting || r.Reason != ReasonShopLock || !strings.Contains(r.LastError, fmt.Sprintf("connection %d (", holder)) {
+			t.Errorf("request %s: %s/%s, last error %q; want waiting/shop_lock naming connection %d", id, r.Phase, r.Reason, r.LastError, holder)
+		}
+		if !strings.Contains(r.LastError, "create_job not run in this pass") {
+			waited++
+		}
+	}
+	if waited != 1 {
+		t.Errorf("%d of %d side-by-side create_jobs waited for the shop's lock, want 1", waited, len(ids))
 	}
 }
