@@ -46,7 +46,7 @@ func checkSites(cl *checklist, path string, mine shopdb.Config, getenv func(stri
 		ofp := other.Daemon.Shop.Footprint()
 		switch tables, lock := fp.Shares(ofp); {
 		case tables && lock:
-			shared = append(shared, fmt.Sprintf("%s: the same state tables (%s.%s*) and lock (%s): only one of the two would ever run; give one its own shop.table_prefix", f, ofp.Database, ofp.TablePrefix, ofp.LockName))
+			shared = append(shared, fmt.Sprintf("%s: the same state tables (%s.%s*) and lock (%s): only one of the two would ever run; give one its own shop.table_prefix, or remove the file a site no longer runs from (a single install moved to a site: its state is these tables)", f, ofp.Database, ofp.TablePrefix, ofp.LockName))
 		case tables:
 			shared = append(shared, fmt.Sprintf("%s: the same state tables (%s.%s*) under another lock (%s): both would work them at once; give one its own shop.table_prefix and leave shop.lock_name unset", f, ofp.Database, ofp.TablePrefix, ofp.LockName))
 		case lock:
