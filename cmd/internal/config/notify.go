@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -108,6 +109,13 @@ func (c *File) buildNotify(s *Settings, getenv func(string) string, scope Scope)
 		}
 		if p, err := expandPath("notify.webhook.url_file", w.URLFile, getenv); w.URLFile != "" && err == nil {
 			s.WebhookURLFrom = "file " + p
+		}
+	}
+	if hasSecret || w.URLFile != "" || w.URLEnv != "" {
+		// A secret header, or a key the URL carries (why it is kept out
+		// of the YAML), must not cross the network in clear.
+		if err := inClearURL(url, "the webhook's secret"); err != nil {
+			return fmt.Errorf("notify.webhook.url: %w", err)
 		}
 	}
 	cfg := qsync.NotifyConfig{

@@ -112,6 +112,17 @@ func inClear(u *url.URL, what string) error {
 		u.Redacted(), what, u.Host+u.EscapedPath())
 }
 
+// inClearURL is inClear of a URL whose path and query may be secret (a
+// webhook's): it names the host only. One that does not parse is left to
+// the check that names it.
+func inClearURL(raw, what string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" || loopbackHost(u.Hostname()) {
+		return nil
+	}
+	return fmt.Errorf("plain http to %s: %s would cross the network in clear; use https:// (http:// only to loopback: 127.0.0.1, ::1, localhost)", u.Host, what)
+}
+
 func loopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true

@@ -188,3 +188,44 @@ func mustBuildAll(tb testing.TB, yaml string, getenv func(string) string) *Setti
 	}
 	return set
 }
+
+// TestWebhookInClear: a webhook that carries a secret (a secret header, or
+// a key in a URL kept out of the YAML) is refused over plain http beyond
+// loopback, naming the key and https; to loopback, or with no secret, it
+// is taken.
+func TestWebhookInClear(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "hook-secret"), []byte("s3cr3t-h00k-v4lue\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := func(k string) string {
+		return map[string]string{"CREDENTIALS_DIRECTORY": dir, "T": "env-token-4d",
+			"HOOK_URL": "http://hooks.example.net/services/k3yXXXXsecret", "LOCAL_HOOK": "http://127.0.0.1:9000/hook"}[k]
+	}
+	secretHeader := ", secret_header: Authorization, secret_file: \"${CREDENTIALS_DIRECTORY}/hook-secret\""
+	for _, tt := range []struct {
+		name, webhook string
+		refused       bool
+	}{
+		{"SecretHeader", "{url: \"http://hooks.example.net/quotesync\"" + secretHeader + "}", true},
+		{"KeyInURL", "{url_env: HOOK_URL}", true},
+		{"Loopback", "{url_env: LOCAL_HOOK" + secretHeader + "}", false},
+		{"HTTPS", "{url: \"https://hooks.example.net/quotesync\"" + secretHeader + "}", false},
+		{"NoSecret", "{url: \"http://hooks.example.net/quotesync\"}", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fc, err := Parse(strings.NewReader(baseYAML + "  token: {env: T}\nnotify:\n  webhook: " + tt.webhook + "\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = fc.Build(BuildOptions{Getenv: env, Scope: AllSecrets})
+			switch {
+			case tt.refused && (err == nil || !strings.Contains(err.Error(), "notify.webhook.url:") || !strings.Contains(err.Error(), "plain http") ||
+				!strings.Contains(err.Error(), "https://") || strings.Contains(err.Error(), "k3yXXXX")):
+				t.Errorf("build: %v, want notify.webhook.url refused as plain http, naming https and not the URL's key", err)
+			case !tt.refused && err != nil:
+				t.Errorf("build: %v, want it taken", err)
+			}
+		})
+	}
+}
