@@ -380,13 +380,6 @@ func (c Config) mysqlConfig() *mysql.Config {
 	return m
 }
 
-// DSN returns the go-sql-driver/mysql DSN for c. It holds the password:
-// hand it to a driver, never to a log. A DSN cannot carry TLSCAFile's
-// verification: Open does not use it.
-func (c Config) DSN() string {
-	return c.withDefaults().mysqlConfig().FormatDSN()
-}
-
 // String describes c without its password.
 func (c Config) String() string {
 	d := c.withDefaults()
