@@ -200,7 +200,20 @@ func TestLockHolderOfAnotherDatabase(t *testing.T) {
 		_, err := other.ExecContext(ctx, "SELECT SLEEP(4), 'other-app-secret'")
 		running <- err
 	}()
-	time.Sleep(200 * time.Millisecond)
+	// Wait until the server shows it running, so that the assertions
+	// below are about a statement there was to show.
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var n int
+		if err := d.SQL.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ? AND INFO LIKE 'SELECT SLEEP(4)%'", holder).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the other application's statement never showed as running")
+		}
+	}
 	nr := shopdb.NewRequest{RequestID: "9201", ClaimNumber: "CLM-LOCKED-3", RequestJSON: []byte(`{"id":"9201"}`)}
 	err = db.InTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
 		_, err := db.shop.Jobs(tx.SQL(), nr).Create(ctx)

@@ -267,7 +267,7 @@ func (st *Store) updateMarkersCase(ctx context.Context, us []MarkerUpdate) (int,
 			args = append(args, u.RequestID, u.Marker)
 		}
 		args = append(args, now(), st.insurer)
-		keys := strings.TrimSuffix(strings.Repeat("(?, ?), ", len(batch)), ", ")
+		keys := placeholders(len(batch), "(?, ?)")
 		for _, u := range batch {
 			args = append(args, u.RequestID, u.Version)
 		}

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strings"
 )
 
 // The reads of the status page and `quotesync history`: bounded slices of
@@ -73,7 +72,7 @@ func (st *Store) LatestEvents(ctx context.Context, keys []RequestKey) (map[Reque
 	for _, k := range keys {
 		args = append(args, k.Insurer, k.RequestID)
 	}
-	pairs := strings.TrimSuffix(strings.Repeat("(?, ?), ", len(keys)), ", ")
+	pairs := placeholders(len(keys), "(?, ?)")
 	evs, err := st.queryEvents(ctx, "SELECT "+eventColumns+" FROM "+st.t.events+" WHERE id IN (SELECT MAX(id) FROM "+
 		st.t.events+" WHERE (insurer, request_id) IN ("+pairs+") GROUP BY insurer, request_id)", args...)
 	if err != nil {
