@@ -138,6 +138,7 @@ func testDerivedMarkersFollowTheLines(t *testing.T, edit func(*shopdb.Config), s
 		for _, q := range c.sql {
 			shopExec(t, d, q)
 		}
+		warmPool(t, db, int(statements)) // a connection opened now would count its set-up
 		n := trips(db)
 		now := markers(t, db, jobs)
 		if got := n(); got != statements {
