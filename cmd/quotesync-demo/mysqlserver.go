@@ -56,12 +56,24 @@ type mysqlConfig struct {
 func startMySQL(cfg mysqlConfig) (dsn string, stop func() error, err error) {
 	cfg.Addr = cmp.Or(cfg.Addr, DefaultMySQLAddr)
 	cfg.LockWaitTimeout = cmp.Or(cfg.LockWaitTimeout, DefaultLockWaitTimeout)
-	password := rand.Text()
 	// go-mysql-server and its vitess fork log through logrus's standard
 	// logger: the demo shows none of it.
 	logrus.SetOutput(io.Discard)
 	logrus.SetLevel(logrus.PanicLevel)
-	engine, pro := newEngine(password)
+	// Primary keys are indexes (later GMS versions always do this; there
+	// these two calls no longer exist). Without them a FOREIGN KEY to a
+	// primary key fails: "missing index for foreign key … on the referenced
+	// table …". The option covers databases made by CREATE DATABASE.
+	db := memory.NewDatabase(DefaultMySQLDatabase)
+	db.BaseDatabase.EnablePrimaryKeyIndexes()
+	pro := memory.NewDBProvider(db)
+	pro.WithOption(memory.NativeIndexProvider(true))
+	engine := sqle.NewDefault(pro)
+	mdb, password := engine.Analyzer.Catalog.MySQLDb, rand.Text()
+	ed := mdb.Editor()
+	// "localhost" matches every loopback client (GMS maps 127.0.0.1 and ::1 to it).
+	mdb.AddSuperUser(ed, DefaultMySQLUser, "localhost", password)
+	ed.Close()
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -72,71 +84,41 @@ func startMySQL(cfg mysqlConfig) (dsn string, stop func() error, err error) {
 		if cfg.LockWaitTimeout < 0 {
 			return h, nil
 		}
-		turns = newTurnHandler(h, cfg.LockWaitTimeout)
+		turns = &turnHandler{Handler: h, wait: cfg.LockWaitTimeout, turn: make(chan struct{}, 1)}
 		return turns, nil
 	}
-	srv, err := server.NewServerWithHandler(server.Config{
-		Protocol: "tcp",
-		Address:  ln.Addr().String(),
-		Listener: ln,
-	}, engine, sql.NewContext, memory.NewSessionBuilder(pro), nil, wrap)
+	srv, err := server.NewServerWithHandler(server.Config{Protocol: "tcp", Address: ln.Addr().String(), Listener: ln},
+		engine, sql.NewContext, memory.NewSessionBuilder(pro), nil, wrap)
 	if err != nil {
 		_ = ln.Close()
 		return "", nil, fmt.Errorf("create embedded mysql server: %w", err)
 	}
 	if turns != nil {
-		turns.setSessions(srv.SessionManager())
+		turns.sessions = srv.SessionManager()
 	}
-
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		_ = srv.Start() // returns when the listener is closed
 	}()
-
-	var once sync.Once
-	var stopErr error
-	stop = func() error {
-		once.Do(func() {
-			stopErr = srv.Close()
-			<-done
-			// Close the sessions still open so their goroutines end too.
-			sm := srv.SessionManager()
-			for _, p := range engine.ProcessList.Processes() {
-				sm.KillConnection(p.Connection)
-			}
-			// Engine.Close always reports the cancellation of its own
-			// background threads' context: that is its normal end.
-			if err := engine.Close(); err != nil && !errors.Is(err, context.Canceled) {
-				stopErr = errors.Join(stopErr, err)
-			}
-		})
-		return stopErr
-	}
+	stop = sync.OnceValue(func() error {
+		err := srv.Close()
+		<-done
+		// Close the sessions still open so their goroutines end too.
+		for _, p := range engine.ProcessList.Processes() {
+			srv.SessionManager().KillConnection(p.Connection)
+		}
+		// Engine.Close always reports the cancellation of its own
+		// background threads' context: that is its normal end.
+		if cerr := engine.Close(); !errors.Is(cerr, context.Canceled) {
+			err = errors.Join(err, cerr)
+		}
+		return err
+	})
 	mc := mysql.NewConfig()
 	mc.User, mc.Passwd, mc.Net, mc.Addr = DefaultMySQLUser, password, "tcp", ln.Addr().String()
 	mc.DBName, mc.ParseTime = DefaultMySQLDatabase, true
 	return mc.FormatDSN(), stop, nil
-}
-
-// newEngine builds the engine: one empty in-memory database and the user.
-func newEngine(password string) (*sqle.Engine, *memory.DbProvider) {
-	// Primary keys are indexes (later GMS versions always do this; there
-	// these two calls no longer exist). Without them a FOREIGN KEY to a
-	// primary key fails: "missing index for foreign key … on the referenced
-	// table …". The option covers databases made by CREATE DATABASE.
-	db := memory.NewDatabase(DefaultMySQLDatabase)
-	db.BaseDatabase.EnablePrimaryKeyIndexes()
-	pro := memory.NewDBProvider(db)
-	pro.WithOption(memory.NativeIndexProvider(true))
-	engine := sqle.NewDefault(pro)
-
-	mdb := engine.Analyzer.Catalog.MySQLDb
-	ed := mdb.Editor()
-	defer ed.Close()
-	// "localhost" matches every loopback client (GMS maps 127.0.0.1 and ::1 to it).
-	mdb.AddSuperUser(ed, DefaultMySQLUser, "localhost", password)
-	return engine, pro
 }
 
 // serveMySQL starts the embedded server with the sample shop loaded,
