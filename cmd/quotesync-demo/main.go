@@ -72,7 +72,7 @@ Flags:
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("quotesync-demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	o := demoOptions{schedule: DefaultSchedule}
+	var o demoOptions
 	fs.BoolVar(&o.verbose, "verbose", false, "also write the daemon's raw JSON log lines (as quotesync run writes them) to standard error")
 	fs.DurationVar(&o.timeout, "timeout", DefaultTimeout, "give up, report what did not converge and exit 1 after this `duration`")
 	fs.StringVar(&o.mysqlAddr, "mysql-addr", DefaultMySQLAddr, "listen `address` of the embedded MySQL server (port 0: a free one)")

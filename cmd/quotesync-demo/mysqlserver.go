@@ -121,25 +121,34 @@ func startMySQL(cfg mysqlConfig) (dsn string, stop func() error, err error) {
 	return mc.FormatDSN(), stop, nil
 }
 
+// startShop starts the embedded server and loads the sample shop through
+// a pool of the shop application's own.
+func startShop(ctx context.Context, addr string) (dsn string, stop func() error, pool *gosql.DB, err error) {
+	if dsn, stop, err = startMySQL(mysqlConfig{Addr: addr}); err != nil {
+		return "", nil, nil, fmt.Errorf("start the embedded mysql server: %w", err)
+	}
+	if pool, err = gosql.Open("mysql", dsn); err == nil {
+		pool.SetMaxOpenConns(2)
+		if err = sampleshop.Apply(ctx, pool); err != nil {
+			_ = pool.Close()
+		}
+	}
+	if err != nil {
+		return "", nil, nil, errors.Join(fmt.Errorf("load the sample shop: %w", err), stop())
+	}
+	return dsn, stop, pool, nil
+}
+
 // serveMySQL starts the embedded server with the sample shop loaded,
 // prints its DSN and serves until ctx ends (Ctrl-C): for looking around
 // with a MySQL client, or running shopdb's tests against it (EMBEDDED-SERVER.md).
 func serveMySQL(ctx context.Context, addr string, stdout, stderr io.Writer) int {
-	dsn, stop, err := startMySQL(mysqlConfig{Addr: addr})
+	dsn, stop, pool, err := startShop(ctx, addr)
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync-demo: start the embedded mysql server: %v\n", err)
+		fmt.Fprintf(stderr, "quotesync-demo: %v\n", err)
 		return 1
 	}
-	db, err := gosql.Open("mysql", dsn)
-	if err == nil {
-		err = sampleshop.Apply(ctx, db)
-		err = errors.Join(err, db.Close())
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "quotesync-demo: load the sample shop: %v\n", err)
-		_ = stop()
-		return 1
-	}
+	_ = pool.Close() // the shop is loaded; a client brings its own connections
 	// The password is random and the data in memory: printing the DSN is
 	// the point of this mode.
 	fmt.Fprintf(stdout, "embedded MySQL-compatible server ready, sample shop loaded\n  DSN: %s\nPress Ctrl-C to stop.\n", dsn)

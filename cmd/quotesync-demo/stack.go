@@ -2,21 +2,28 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
+	"github.com/quotesync/quotesync/cmd/internal/statuspage"
+	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/remote/emulator"
-	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 	"github.com/quotesync/quotesync/shopdb/store"
@@ -31,6 +38,28 @@ const (
 	// so that a transient failure does not outlast the demo.
 	DefaultRetryBackoffMin = time.Second
 	DefaultRetryBackoffMax = 4 * time.Second
+	// DefaultPageAddr is where the demo serves the status page: loopback,
+	// a free port.
+	DefaultPageAddr = "127.0.0.1:0"
+)
+
+// The demo's two insurers. Their names key their requests in quotesync's
+// tables, as the names of remotes: do in a user's file. acme is the
+// service as documented (OAuth2, the example's status form); harbour
+// takes a bearer token from a file and a status form the documented
+// service does not serve.
+const (
+	insurerAcme    = "acme"
+	insurerHarbour = "harbour"
+	// acmeClientID is the OAuth2 client id the demo registers at acme.
+	acmeClientID = "workshop-demo"
+	// acmeSecretEnv is the variable acme's remotes: entry names for the
+	// client secret; the demo hands its value to the build, not to the
+	// environment.
+	acmeSecretEnv = "QUOTESYNC_DEMO_ACME_SECRET"
+	// acmeRedirectURI is the redirect_uri acme's token endpoint asks for,
+	// as the documented flow does; nothing is ever sent to it.
+	acmeRedirectURI = "http://127.0.0.1/quotesync-demo/callback"
 )
 
 // stack is the demo's running parts: the embedded server holding the
@@ -43,37 +72,30 @@ type stack struct {
 	shopPool  *sql.DB          // the shop application's own connections
 	shop      *sampleshop.Shop // plays the shop's part on shopPool
 	schema    int              // state schema version after Migrate
+	insurers  []*insurerAPI    // acme, harbour: the order of remotes:
+	tmpDir    string           // holds harbour's token file; removed at Close
+	daemon    *qsync.Daemon
+}
 
-	insurers []*insurerAPI // in the order of demoInsurers
-	tmpDir   string        // holds harbour's token file; removed at Close
-
-	daemon *qsync.Daemon
-	db     *shopdb.DB   // the daemon's connections
-	st     *store.Store // quotesync's store on them
+// insurerAPI is one insurer's emulator, served on loopback.
+type insurerAPI struct {
+	name, mode string
+	secret     string // the emulator's token (acme: the client secret); never shown
+	emu        *emulator.Emulator
+	srv        *httptest.Server
+	refused    atomic.Int64 // API calls answered 401: a token this emulator does not know
+	// What the built configuration says, for the setup lines: the status
+	// change and where the token comes from (never the token).
+	status, tokenFrom string
 }
 
 func (s *stack) insurer(name string) *insurerAPI {
 	return s.insurers[slices.IndexFunc(s.insurers, func(a *insurerAPI) bool { return a.name == name })]
 }
 
-func (s *stack) remoteStates() map[string]emulator.State {
-	out := make(map[string]emulator.State, len(s.insurers))
-	for _, a := range s.insurers {
-		out[a.name] = a.emu.State()
-	}
-	return out
-}
-
-type stackOptions struct {
-	mysqlAddr string // listen address of the embedded server
-	schedule  string
-	log       *zap.Logger
-	observers []qsync.Observer
-}
-
-// startStack starts and wires everything; on error it closes what it
-// started.
-func startStack(ctx context.Context, o stackOptions) (s *stack, err error) {
+// startStack starts and wires everything, the timeline observing the
+// daemon; on error it closes what it started.
+func startStack(ctx context.Context, mysqlAddr string, log *zap.Logger, tl *timeline) (s *stack, err error) {
 	s = &stack{}
 	defer func() {
 		if err != nil {
@@ -81,69 +103,54 @@ func startStack(ctx context.Context, o stackOptions) (s *stack, err error) {
 			s = nil
 		}
 	}()
-	dsn, stop, err := startMySQL(mysqlConfig{Addr: o.mysqlAddr})
-	if err != nil {
-		return s, fmt.Errorf("start the embedded mysql server: %w", err)
+	var dsn string
+	if dsn, s.stopMySQL, s.shopPool, err = startShop(ctx, mysqlAddr); err != nil {
+		return s, err
 	}
-	s.stopMySQL = stop
+	s.shop = sampleshop.New(s.shopPool)
 	mc, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return s, fmt.Errorf("parse the embedded server's dsn: %w", err)
 	}
 	s.mysqlAddr = mc.Addr
-
-	// The shop application's side: its schema, its data, its own pool.
-	if s.shopPool, err = sql.Open("mysql", dsn); err != nil {
-		return s, fmt.Errorf("open the shop's pool: %w", err)
-	}
-	s.shopPool.SetMaxOpenConns(2)
-	if err := sampleshop.Apply(ctx, s.shopPool); err != nil {
-		return s, err
-	}
-	s.shop = sampleshop.New(s.shopPool)
-
 	if s.tmpDir, err = os.MkdirTemp("", "quotesync-demo-"); err != nil {
 		return s, fmt.Errorf("make the demo's temporary directory: %w", err)
 	}
-	for _, spec := range demoInsurers() {
-		// A random token (or client secret) for this run, never shown.
-		a, err := startInsurer(spec, "demo-"+rand.Text(), s.tmpDir)
-		if a != nil {
-			s.insurers = append(s.insurers, a)
-		}
-		if err != nil {
-			return s, err
-		}
-	}
-	set, err := demoSettings(mc, s.insurers, o.schedule)
-	if err != nil {
-		return s, err
-	}
-	if s.daemon, err = qsync.Open(ctx, set, qsync.OpenOptions{Migrate: true, Log: o.log, Observers: o.observers}); err != nil {
-		return s, err
-	}
-	s.db, s.st = s.daemon.Shop, s.daemon.Store
-	if s.schema, _, err = s.st.SchemaVersion(ctx); err != nil {
-		return s, fmt.Errorf("read the state schema version: %w", err)
-	}
-	return s, nil
-}
-
-// demoSettings loads config.example.yaml as a user's file is loaded, with
-// the demo's database, its insurers under remotes: (each the example's
-// remote: block with the insurer's emulator, credentials and status
-// form), its schedule and short retry backoffs.
-func demoSettings(mc *mysql.Config, apis []*insurerAPI, schedule string) (qsync.Settings, error) {
+	// config.example.yaml, as a user's file is loaded, with the demo's
+	// database, schedule and short retry backoffs, and its remote: block
+	// made into one remotes: entry per insurer with the insurer's
+	// emulator, credentials and status form.
 	fc, err := config.Parse(bytes.NewReader(config.Example))
 	if err != nil {
-		return qsync.Settings{}, fmt.Errorf("load the example configuration: %w", err)
+		return s, fmt.Errorf("load the example configuration: %w", err)
 	}
-	var acmeSecret string
-	for _, a := range apis {
-		fc.Remotes = append(fc.Remotes, a.entry(fc.Remote))
-		if a.name == insurerAcme {
-			acmeSecret = a.secret
+	for _, a := range []*insurerAPI{{name: insurerAcme, mode: emulator.ModeDocumented}, {name: insurerHarbour, mode: emulator.ModeSpec}} {
+		a.secret = "demo-" + rand.Text() // a random token (or client secret) for this run, never shown
+		opts := emulator.Options{Token: a.secret, Seed: 1, Mode: a.mode, ClientID: acmeClientID}
+		if a.emu, err = emulator.New(opts); err != nil {
+			return s, fmt.Errorf("start the emulator of insurer %s: %w", a.name, err)
 		}
+		a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rec := &statusRecorder{ResponseWriter: w}
+			a.emu.ServeHTTP(rec, r)
+			if rec.status == http.StatusUnauthorized {
+				a.refused.Add(1)
+			}
+		}))
+		s.insurers = append(s.insurers, a)
+		e := config.RemoteEntry{Name: a.name, RemoteSection: fc.Remote}
+		e.BaseURL = a.srv.URL
+		if a.mode == emulator.ModeDocumented {
+			e.Token = config.TokenSection{OAuth2: &config.OAuth2Section{TokenURL: a.srv.URL + emulator.TokenPath,
+				ClientID: acmeClientID, ClientSecretEnv: acmeSecretEnv, EndpointParams: map[string]string{"redirect_uri": acmeRedirectURI}}}
+		} else {
+			e.Token = config.TokenSection{File: filepath.Join(s.tmpDir, "harbour-token")}
+			if err := os.WriteFile(e.Token.File, []byte(a.secret+"\n"), 0o600); err != nil {
+				return s, fmt.Errorf("write the token file of insurer %s: %w", a.name, err)
+			}
+			e.StatusMethod, e.StatusPath = http.MethodPut, remote.StatusPathQuotesID
+		}
+		fc.Remotes = append(fc.Remotes, e)
 	}
 	fc.DropRemote() // remotes: replaces it
 	fc.Shop.Addr, fc.Shop.User, fc.Shop.Database = mc.Addr, mc.User, mc.DBName
@@ -151,25 +158,45 @@ func demoSettings(mc *mysql.Config, apis []*insurerAPI, schedule string) (qsync.
 	// The embedded server takes no row locks and keeps its
 	// innodb_lock_wait_timeout global only: a session may not set it.
 	fc.Shop.LockWait = -time.Second
-	fc.Sync.Schedule = schedule
+	fc.Sync.Schedule = DefaultSchedule
 	fc.Sync.RetryBackoffMin, fc.Sync.RetryBackoffMax = DefaultRetryBackoffMin, DefaultRetryBackoffMax
 	getenv := func(k string) string {
 		if k == acmeSecretEnv {
-			return acmeSecret
+			return s.insurer(insurerAcme).secret
 		}
 		return ""
 	}
 	set, err := fc.Build(config.BuildOptions{Getenv: getenv, Scope: config.AllSecrets, UserAgent: "quotesync-demo"})
 	if err != nil {
-		return qsync.Settings{}, fmt.Errorf("build the example configuration: %w", err)
+		return s, fmt.Errorf("build the example configuration: %w", err)
 	}
 	set.Daemon.Shop.Password = mc.Passwd
 	set.Daemon.Shop.Connector = &shopdbtest.Trips{} // the summary says how many statements were sent
 	for i, ins := range set.Daemon.Insurers {
-		apis[i].status = ins.Remote.StatusMethod + " " + ins.Remote.StatusPath
-		apis[i].tokenFrom = ins.TokenFrom
+		s.insurers[i].status = ins.Remote.StatusMethod + " " + ins.Remote.StatusPath
+		s.insurers[i].tokenFrom = ins.TokenFrom
 	}
-	return set.Daemon, nil
+	opts := qsync.OpenOptions{Migrate: true, Log: log, Observers: []qsync.Observer{tl}}
+	if s.daemon, err = qsync.Open(ctx, set.Daemon, opts); err != nil {
+		return s, err
+	}
+	if s.schema, _, err = s.daemon.Store.SchemaVersion(ctx); err != nil {
+		return s, fmt.Errorf("read the state schema version: %w", err)
+	}
+	seedRequests(s, time.Now())
+	return s, nil
+}
+
+// statusRecorder keeps the status of an answer: the 401s counted mean a
+// call did not carry the insurer's own credentials.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = cmp.Or(r.status, code)
+	r.ResponseWriter.WriteHeader(code)
 }
 
 // Close stops everything in reverse order of start; safe on a partial
@@ -177,7 +204,9 @@ func demoSettings(mc *mysql.Config, apis []*insurerAPI, schedule string) (qsync.
 func (s *stack) Close() error {
 	var errs []error
 	for _, a := range s.insurers {
-		errs = append(errs, a.close())
+		if a.srv != nil {
+			a.srv.Close()
+		}
 	}
 	if s.daemon != nil {
 		errs = append(errs, s.daemon.Close())
@@ -192,4 +221,22 @@ func (s *stack) Close() error {
 		errs = append(errs, os.RemoveAll(s.tmpDir))
 	}
 	return errors.Join(errs...)
+}
+
+// startPage serves the daemon's status page over the demo's database on
+// addr, as `quotesync run` serves it on its listener.
+func startPage(addr string, d *qsync.Daemon) (*httptest.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("status page: listen on %s: %w", addr, err)
+	}
+	names := make([]string, len(d.Engines))
+	for i, e := range d.Engines {
+		names[i] = e.Insurer()
+	}
+	h := statuspage.New(statuspage.Options{Store: func() *store.Store { return d.Store }, Insurers: func() []string { return names },
+		Refresh: 5 * time.Second, Version: "demo"})
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}
+	srv.Start()
+	return srv, nil
 }
