@@ -33,11 +33,6 @@ import (
 // Defaults of the demo's wiring.
 const (
 	DefaultSchedule = "@every 1s"
-	// DefaultRetryBackoffMin and DefaultRetryBackoffMax bound the engine's
-	// wait before retrying a failed remote call (production: 1m and 1h),
-	// so that a transient failure does not outlast the demo.
-	DefaultRetryBackoffMin = time.Second
-	DefaultRetryBackoffMax = 4 * time.Second
 	// DefaultPageAddr is where the demo serves the status page: loopback,
 	// a free port.
 	DefaultPageAddr = "127.0.0.1:0"
@@ -51,15 +46,10 @@ const (
 const (
 	insurerAcme    = "acme"
 	insurerHarbour = "harbour"
-	// acmeClientID is the OAuth2 client id the demo registers at acme.
-	acmeClientID = "workshop-demo"
 	// acmeSecretEnv is the variable acme's remotes: entry names for the
 	// client secret; the demo hands its value to the build, not to the
 	// environment.
 	acmeSecretEnv = "QUOTESYNC_DEMO_ACME_SECRET"
-	// acmeRedirectURI is the redirect_uri acme's token endpoint asks for,
-	// as the documented flow does; nothing is ever sent to it.
-	acmeRedirectURI = "http://127.0.0.1/quotesync-demo/callback"
 )
 
 // stack is the demo's running parts: the embedded server holding the
@@ -68,19 +58,17 @@ const (
 // with the demo's addresses and credentials under remotes:.
 type stack struct {
 	mysqlAddr string
-	stopMySQL func() error
 	shopPool  *sql.DB          // the shop application's own connections
 	shop      *sampleshop.Shop // plays the shop's part on shopPool
 	schema    int              // state schema version after Migrate
 	insurers  []*insurerAPI    // acme, harbour: the order of remotes:
-	tmpDir    string           // holds harbour's token file; removed at Close
 	daemon    *qsync.Daemon
+	closers   []func() error // what Close undoes, in order of start
 }
 
 // insurerAPI is one insurer's emulator, served on loopback.
 type insurerAPI struct {
 	name, mode string
-	secret     string // the emulator's token (acme: the client secret); never shown
 	emu        *emulator.Emulator
 	srv        *httptest.Server
 	refused    atomic.Int64 // API calls answered 401: a token this emulator does not know
@@ -103,19 +91,23 @@ func startStack(ctx context.Context, mysqlAddr string, log *zap.Logger, tl *time
 			s = nil
 		}
 	}()
-	var dsn string
-	if dsn, s.stopMySQL, s.shopPool, err = startShop(ctx, mysqlAddr); err != nil {
+	dsn, stopMySQL, pool, err := startShop(ctx, mysqlAddr)
+	if err != nil {
 		return s, err
 	}
-	s.shop = sampleshop.New(s.shopPool)
+	s.shopPool, s.shop = pool, sampleshop.New(pool)
+	s.closers = append(s.closers, stopMySQL, pool.Close)
 	mc, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return s, fmt.Errorf("parse the embedded server's dsn: %w", err)
 	}
 	s.mysqlAddr = mc.Addr
-	if s.tmpDir, err = os.MkdirTemp("", "quotesync-demo-"); err != nil {
+	// The directory holds harbour's token file.
+	tmpDir, err := os.MkdirTemp("", "quotesync-demo-")
+	if err != nil {
 		return s, fmt.Errorf("make the demo's temporary directory: %w", err)
 	}
+	s.closers = append(s.closers, func() error { return os.RemoveAll(tmpDir) })
 	// config.example.yaml, as a user's file is loaded, with the demo's
 	// database, schedule and short retry backoffs, and its remote: block
 	// made into one remotes: entry per insurer with the insurer's
@@ -124,9 +116,10 @@ func startStack(ctx context.Context, mysqlAddr string, log *zap.Logger, tl *time
 	if err != nil {
 		return s, fmt.Errorf("load the example configuration: %w", err)
 	}
+	env := make(map[string]string) // what the build reads as the environment
 	for _, a := range []*insurerAPI{{name: insurerAcme, mode: emulator.ModeDocumented}, {name: insurerHarbour, mode: emulator.ModeSpec}} {
-		a.secret = "demo-" + rand.Text() // a random token (or client secret) for this run, never shown
-		opts := emulator.Options{Token: a.secret, Seed: 1, Mode: a.mode, ClientID: acmeClientID}
+		secret := "demo-" + rand.Text() // a random token (or client secret) for this run, never shown
+		opts := emulator.Options{Token: secret, Seed: 1, Mode: a.mode, ClientID: "workshop-demo"}
 		if a.emu, err = emulator.New(opts); err != nil {
 			return s, fmt.Errorf("start the emulator of insurer %s: %w", a.name, err)
 		}
@@ -137,15 +130,20 @@ func startStack(ctx context.Context, mysqlAddr string, log *zap.Logger, tl *time
 				a.refused.Add(1)
 			}
 		}))
+		s.closers = append(s.closers, func() error { a.srv.Close(); return nil })
 		s.insurers = append(s.insurers, a)
 		e := config.RemoteEntry{Name: a.name, RemoteSection: fc.Remote}
 		e.BaseURL = a.srv.URL
 		if a.mode == emulator.ModeDocumented {
+			env[acmeSecretEnv] = secret
+			// The redirect_uri is asked for by acme's token endpoint, as the
+			// documented flow does; nothing is ever sent to it.
 			e.Token = config.TokenSection{OAuth2: &config.OAuth2Section{TokenURL: a.srv.URL + emulator.TokenPath,
-				ClientID: acmeClientID, ClientSecretEnv: acmeSecretEnv, EndpointParams: map[string]string{"redirect_uri": acmeRedirectURI}}}
+				ClientID: opts.ClientID, ClientSecretEnv: acmeSecretEnv,
+				EndpointParams: map[string]string{"redirect_uri": "http://127.0.0.1/quotesync-demo/callback"}}}
 		} else {
-			e.Token = config.TokenSection{File: filepath.Join(s.tmpDir, "harbour-token")}
-			if err := os.WriteFile(e.Token.File, []byte(a.secret+"\n"), 0o600); err != nil {
+			e.Token = config.TokenSection{File: filepath.Join(tmpDir, "harbour-token")}
+			if err := os.WriteFile(e.Token.File, []byte(secret+"\n"), 0o600); err != nil {
 				return s, fmt.Errorf("write the token file of insurer %s: %w", a.name, err)
 			}
 			e.StatusMethod, e.StatusPath = http.MethodPut, remote.StatusPathQuotesID
@@ -159,13 +157,10 @@ func startStack(ctx context.Context, mysqlAddr string, log *zap.Logger, tl *time
 	// innodb_lock_wait_timeout global only: a session may not set it.
 	fc.Shop.LockWait = -time.Second
 	fc.Sync.Schedule = DefaultSchedule
-	fc.Sync.RetryBackoffMin, fc.Sync.RetryBackoffMax = DefaultRetryBackoffMin, DefaultRetryBackoffMax
-	getenv := func(k string) string {
-		if k == acmeSecretEnv {
-			return s.insurer(insurerAcme).secret
-		}
-		return ""
-	}
+	// The engine's wait before retrying a failed remote call (production:
+	// 1m to 1h), short so that a transient failure does not outlast the demo.
+	fc.Sync.RetryBackoffMin, fc.Sync.RetryBackoffMax = time.Second, 4*time.Second
+	getenv := func(k string) string { return env[k] }
 	set, err := fc.Build(config.BuildOptions{Getenv: getenv, Scope: config.AllSecrets, UserAgent: "quotesync-demo"})
 	if err != nil {
 		return s, fmt.Errorf("build the example configuration: %w", err)
@@ -180,6 +175,7 @@ func startStack(ctx context.Context, mysqlAddr string, log *zap.Logger, tl *time
 	if s.daemon, err = qsync.Open(ctx, set.Daemon, opts); err != nil {
 		return s, err
 	}
+	s.closers = append(s.closers, s.daemon.Close)
 	if s.schema, _, err = s.daemon.Store.SchemaVersion(ctx); err != nil {
 		return s, fmt.Errorf("read the state schema version: %w", err)
 	}
@@ -203,22 +199,8 @@ func (r *statusRecorder) WriteHeader(code int) {
 // stack.
 func (s *stack) Close() error {
 	var errs []error
-	for _, a := range s.insurers {
-		if a.srv != nil {
-			a.srv.Close()
-		}
-	}
-	if s.daemon != nil {
-		errs = append(errs, s.daemon.Close())
-	}
-	if s.shopPool != nil {
-		errs = append(errs, s.shopPool.Close())
-	}
-	if s.stopMySQL != nil {
-		errs = append(errs, s.stopMySQL())
-	}
-	if s.tmpDir != "" {
-		errs = append(errs, os.RemoveAll(s.tmpDir))
+	for _, c := range slices.Backward(s.closers) {
+		errs = append(errs, c())
 	}
 	return errors.Join(errs...)
 }
