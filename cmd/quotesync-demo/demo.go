@@ -168,7 +168,7 @@ func printSetup(w io.Writer, s *stack, took time.Duration) {
 			}
 		}
 		fmt.Fprintf(tw, "  insurer %s\temulator in %s mode on %s with %s;\n", a.name, a.mode, a.srv.URL, qsync.Plural(n, "pending quote request"))
-		fmt.Fprintf(tw, "  \ttoken: %s; status change: %s\n", a.tokenFrom, a.status)
+		fmt.Fprintf(tw, "  \ttoken: %s; status change: %s %s\n", a.built.TokenFrom, a.built.Remote.StatusMethod, a.built.Remote.StatusPath)
 		names = append(names, a.name)
 	}
 	fmt.Fprintf(tw, "  daemon\tthe real daemon, one engine per insurer of remotes: (%s), passes %s each,\n", strings.Join(names, ", "), DefaultSchedule)

@@ -237,7 +237,7 @@ func (sc *script) apply(ctx context.Context, c change) error {
 	if err != nil {
 		return err
 	}
-	sc.tl.shop(insurerOfClaim(c.claim), c.claim, job, what)
+	sc.tl.line(time.Now(), actorShop, ref{Insurer: insurerOfClaim(c.claim), Claim: c.claim, Job: job}, what)
 	return nil
 }
 

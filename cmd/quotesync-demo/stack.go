@@ -71,10 +71,8 @@ type insurerAPI struct {
 	name, mode string
 	emu        *emulator.Emulator
 	srv        *httptest.Server
-	refused    atomic.Int64 // API calls answered 401: a token this emulator does not know
-	// What the built configuration says, for the setup lines: the status
-	// change and where the token comes from (never the token).
-	status, tokenFrom string
+	refused    atomic.Int64  // API calls answered 401: a token this emulator does not know
+	built      qsync.Insurer // what the configuration built, for the setup lines
 }
 
 func (s *stack) insurer(name string) *insurerAPI {
@@ -168,8 +166,7 @@ func startStack(ctx context.Context, mysqlAddr string, log *zap.Logger, tl *time
 	set.Daemon.Shop.Password = mc.Passwd
 	set.Daemon.Shop.Connector = &shopdbtest.Trips{} // the summary says how many statements were sent
 	for i, ins := range set.Daemon.Insurers {
-		s.insurers[i].status = ins.Remote.StatusMethod + " " + ins.Remote.StatusPath
-		s.insurers[i].tokenFrom = ins.TokenFrom
+		s.insurers[i].built = ins
 	}
 	opts := qsync.OpenOptions{Migrate: true, Log: log, Observers: []qsync.Observer{tl}}
 	if s.daemon, err = qsync.Open(ctx, set.Daemon, opts); err != nil {

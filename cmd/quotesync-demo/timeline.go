@@ -68,10 +68,6 @@ func labeled(label, v string) string {
 	return label + " " + v
 }
 
-func (t *timeline) shop(insurer, claim, job, text string) {
-	t.line(time.Now(), actorShop, ref{Insurer: insurer, Claim: claim, Job: job}, text)
-}
-
 // pass counts a tick of an insurer's engine and prints its outcome.
 func (t *timeline) pass(tick qsync.Tick) {
 	t.mu.Lock()

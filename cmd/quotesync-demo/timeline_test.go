@@ -58,7 +58,7 @@ func TestTimelineObserver(t *testing.T) {
 	tl.Observe(req(qsync.EventSubmitDeferred))                                               // not worth a line
 	retrying := qsync.Event{Kind: qsync.EventRetrying, Insurer: "acme", Err: errors.New("503")}
 	tl.Observe(retrying)
-	tl.shop("harbour", "CLM-1003", "RO-50003", "added 3 lines")
+	tl.line(time.Now(), actorShop, ref{Insurer: "harbour", Claim: "CLM-1003", Job: "RO-50003"}, "added 3 lines")
 	tl.pass(qsync.Tick{Insurer: "harbour", Leader: true, Ran: true, Summary: qsync.Summary{Drafted: 3, Duration: 24 * time.Millisecond}})
 	tl.pass(qsync.Tick{Insurer: "acme", Leader: true, Ran: true, Summary: qsync.Summary{Pending: 0, Tracked: 6}})
 	tl.pass(qsync.Tick{Insurer: "acme", Leader: true, Ran: true, Err: errors.New("list pending requests: boom")})
