@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -121,13 +120,7 @@ func startStack(ctx context.Context, mysqlAddr string, log *zap.Logger, tl *time
 		if a.emu, err = emulator.New(opts); err != nil {
 			return s, fmt.Errorf("start the emulator of insurer %s: %w", a.name, err)
 		}
-		a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			rec := &statusRecorder{ResponseWriter: w}
-			a.emu.ServeHTTP(rec, r)
-			if rec.status == http.StatusUnauthorized {
-				a.refused.Add(1)
-			}
-		}))
+		a.srv = httptest.NewServer(a.emu)
 		s.closers = append(s.closers, func() error { a.srv.Close(); return nil })
 		s.insurers = append(s.insurers, a)
 		e := config.RemoteEntry{Name: a.name, RemoteSection: fc.Remote}
@@ -168,7 +161,12 @@ func startStack(ctx context.Context, mysqlAddr string, log *zap.Logger, tl *time
 	for i, ins := range set.Daemon.Insurers {
 		s.insurers[i].built = ins
 	}
-	opts := qsync.OpenOptions{Migrate: true, Log: log, Observers: []qsync.Observer{tl}}
+	opts := qsync.OpenOptions{Migrate: true, Log: log, Observers: []qsync.Observer{tl},
+		ObserveCall: func(insurer string, ci remote.CallInfo) {
+			if ci.Status == http.StatusUnauthorized {
+				s.insurer(insurer).refused.Add(1)
+			}
+		}}
 	if s.daemon, err = qsync.Open(ctx, set.Daemon, opts); err != nil {
 		return s, err
 	}
@@ -178,18 +176,6 @@ func startStack(ctx context.Context, mysqlAddr string, log *zap.Logger, tl *time
 	}
 	seedRequests(s, time.Now())
 	return s, nil
-}
-
-// statusRecorder keeps the status of an answer: the 401s counted mean a
-// call did not carry the insurer's own credentials.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	r.status = cmp.Or(r.status, code)
-	r.ResponseWriter.WriteHeader(code)
 }
 
 // Close stops everything in reverse order of start; safe on a partial
