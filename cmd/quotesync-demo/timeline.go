@@ -156,10 +156,6 @@ func (t *timeline) Observe(ev qsync.Event) {
 	switch ev.Kind {
 	case qsync.EventPassDone, qsync.EventStale, qsync.EventSubmitDeferred:
 		return
-	case qsync.EventAccepted:
-		if ev.Inferred {
-			text += " (inferred: " + ev.Detail + ")"
-		}
 	case qsync.EventDrafted, qsync.EventRedrafted:
 		text += qsync.Plural(ev.Items, "item")
 		if ev.Released {
