@@ -161,12 +161,7 @@ func printSetup(w io.Writer, s *stack, took time.Duration) {
 	fmt.Fprintf(tw, "  \tand quotesync's own state tables (migrated to schema version %d)\n", s.schema)
 	var names []string
 	for _, a := range s.insurers {
-		n := 0
-		for _, r := range demoRequests {
-			if r.insurer == a.name {
-				n++
-			}
-		}
+		n := len(a.emu.State().Requests)
 		fmt.Fprintf(tw, "  insurer %s\temulator in %s mode on %s with %s;\n", a.name, a.mode, a.srv.URL, qsync.Plural(n, "pending quote request"))
 		fmt.Fprintf(tw, "  \ttoken: %s; status change: %s %s\n", a.built.TokenFrom, a.built.Remote.StatusMethod, a.built.Remote.StatusPath)
 		names = append(names, a.name)

@@ -120,9 +120,12 @@ func (h *turnHandler) release(connID uint32) {
 // MySQL rolls back a failed autocommitted statement.
 func (h *turnHandler) settle(connID uint32) (explicit bool) {
 	_ = h.sessions.Iter(func(s sql.Session) (bool, error) {
+		if s.ID() != connID {
+			return false, nil
+		}
 		tx := s.GetTransaction()
-		if s.ID() != connID || tx == nil {
-			return s.ID() == connID, nil
+		if tx == nil {
+			return true, nil
 		}
 		ctx := sql.NewContext(context.Background(), sql.WithSession(s))
 		v, _ := s.GetSessionVariable(ctx, sql.AutoCommitSessionVar)
