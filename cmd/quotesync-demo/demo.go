@@ -163,7 +163,8 @@ func printSetup(w io.Writer, s *stack, took time.Duration) {
 	for _, a := range s.insurers {
 		n := len(a.emu.State().Requests)
 		fmt.Fprintf(tw, "  insurer %s\temulator in %s mode on %s with %s;\n", a.name, a.mode, a.srv.URL, qsync.Plural(n, "pending quote request"))
-		fmt.Fprintf(tw, "  \ttoken: %s; status change: %s %s\n", a.built.TokenFrom, a.built.Remote.StatusMethod, a.built.Remote.StatusPath)
+		rem := a.built.Remote
+		fmt.Fprintf(tw, "  \ttoken: %s; status change: %s %s\n", a.built.TokenFrom, rem.StatusMethod, rem.StatusPath)
 		names = append(names, a.name)
 	}
 	fmt.Fprintf(tw, "  daemon\tthe real daemon, one engine per insurer of remotes: (%s), passes %s each,\n", strings.Join(names, ", "), DefaultSchedule)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"maps"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -335,7 +334,8 @@ func TestPassCountRound(t *testing.T) {
 			t.Errorf("after pass %d, %s's: round %d, want %d", i+1, step.insurer, got, step.round)
 		}
 	}
-	if got := map[string]int{"acme": tl.passCount("acme"), "harbour": tl.passCount("harbour")}; !maps.Equal(got, map[string]int{"acme": 3, "harbour": 3}) {
-		t.Errorf("passes %v, want 3 of each insurer", got)
+	got := map[string]int{"acme": tl.passCount("acme"), "harbour": tl.passCount("harbour")}
+	if diff := cmp.Diff(map[string]int{"acme": 3, "harbour": 3}, got); diff != "" {
+		t.Errorf("passes (-want +got):\n%s", diff)
 	}
 }

@@ -147,7 +147,8 @@ func remoteDone(s *stack) bool {
 		st := s.insurer(r.insurer).emu.State()
 		rs, _ := st.Request(r.id)
 		j, _ := st.Job(rs.ReferenceID)
-		if q, _ := j.Quote(remote.QuoteTypeEstimate); rs.Status != emulator.RequestAccepted || q.Status != emulator.StatusSubmitted {
+		q, _ := j.Quote(remote.QuoteTypeEstimate)
+		if rs.Status != emulator.RequestAccepted || q.Status != emulator.StatusSubmitted {
 			return false
 		}
 	}

@@ -34,8 +34,8 @@ type demoRequest struct {
 	claim     string
 	expiresIn time.Duration
 	vehicle   vehicle
-	accident  string // its description, then its point of impact
-	impact    string
+	impact    string // the accident's point of impact, then its description
+	accident  string
 	shop      string // what the shop has for the claim at the start
 }
 
@@ -51,18 +51,18 @@ type vehicle struct {
 // never seen. Each insurer numbers its requests its own way, so both
 // send a request 7301.
 var demoRequests = []demoRequest{
-	{insurerAcme, collidingID, sampleshop.ClaimDraft, 50 * time.Hour, vehicle{"KLM123", "Toyota", "Corolla", 2019},
-		"Front collision at low speed at a roundabout", "Front", "job " + sampleshop.JobDraft + ": draft estimate, 4 lines"},
-	{insurerAcme, "7302", sampleshop.ClaimFinal, 40 * time.Hour, vehicle{"PQR456", "Volkswagen", "Golf", 2021},
-		"Door struck by a neighbouring car in a car park", "Left side", "job " + sampleshop.JobFinal + ": estimate already FINAL, 4 lines"},
-	{insurerAcme, "7303", claimNewA, 80 * time.Hour, vehicle{"TSL301", "Tesla", "Model 3", 2022},
-		"Rear-ended at traffic lights", "Rear", "no job: create_job makes one"},
-	{insurerHarbour, "7299", sampleshop.ClaimNoLines, 60 * time.Hour, vehicle{"XYZ789", "Mazda", "CX-5", 2018},
-		"Side swipe while changing lanes", "Right side", "job " + sampleshop.JobNoLines + ": estimate with no lines yet"},
-	{insurerHarbour, "7300", sampleshop.ClaimBadLine, 70 * time.Hour, vehicle{"MNO654", "Honda", "Jazz", 2015},
-		"Reversed into a bollard in a car park", "Rear", "job " + sampleshop.JobBadLine + ": a part without a price (NULL)"},
-	{insurerHarbour, collidingID, claimNewB, 90 * time.Hour, vehicle{"FCS552", "Ford", "Focus", 2017},
-		"Front collision with a parked car", "Front", "no job: create_job makes one"},
+	{insurerAcme, collidingID, sampleshop.ClaimDraft, 50 * time.Hour, vehicle{"KLM123", "Toyota", "Corolla", 2019}, "Front",
+		"Front collision at low speed at a roundabout", "job " + sampleshop.JobDraft + ": draft estimate, 4 lines"},
+	{insurerAcme, "7302", sampleshop.ClaimFinal, 40 * time.Hour, vehicle{"PQR456", "Volkswagen", "Golf", 2021}, "Left side",
+		"Door struck by a neighbouring car in a car park", "job " + sampleshop.JobFinal + ": estimate already FINAL, 4 lines"},
+	{insurerAcme, "7303", claimNewA, 80 * time.Hour, vehicle{"TSL301", "Tesla", "Model 3", 2022}, "Rear",
+		"Rear-ended at traffic lights", "no job: create_job makes one"},
+	{insurerHarbour, "7299", sampleshop.ClaimNoLines, 60 * time.Hour, vehicle{"XYZ789", "Mazda", "CX-5", 2018}, "Right side",
+		"Side swipe while changing lanes", "job " + sampleshop.JobNoLines + ": estimate with no lines yet"},
+	{insurerHarbour, "7300", sampleshop.ClaimBadLine, 70 * time.Hour, vehicle{"MNO654", "Honda", "Jazz", 2015}, "Rear",
+		"Reversed into a bollard in a car park", "job " + sampleshop.JobBadLine + ": a part without a price (NULL)"},
+	{insurerHarbour, collidingID, claimNewB, 90 * time.Hour, vehicle{"FCS552", "Ford", "Focus", 2017}, "Front",
+		"Front collision with a parked car", "no job: create_job makes one"},
 }
 
 // seedRequests adds each insurer's requests to its emulator.
@@ -70,8 +70,9 @@ func seedRequests(s *stack, now time.Time) {
 	for _, r := range demoRequests {
 		v, _ := json.Marshal(r.vehicle)
 		a, _ := json.Marshal(map[string]string{"description": r.accident, "pointOfImpact": r.impact})
-		s.insurer(r.insurer).emu.AddRequests(emulator.SeedRequest{ID: r.id, ClaimNumber: r.claim, Expiry: now.Add(r.expiresIn),
-			Vehicle: v, Accident: a, Instructions: json.RawMessage(`{"assessmentType":"Desktop","notes":"Provide an itemised estimate."}`)})
+		s.insurer(r.insurer).emu.AddRequests(emulator.SeedRequest{ID: r.id, ClaimNumber: r.claim,
+			Expiry: now.Add(r.expiresIn), Vehicle: v, Accident: a,
+			Instructions: json.RawMessage(`{"assessmentType":"Desktop","notes":"Provide an itemised estimate."}`)})
 	}
 }
 
@@ -108,23 +109,24 @@ type change struct {
 // reflects what the previous ones did, so that every pass has one thing to
 // show.
 var shopScript = []step{
-	{what: "write lines on the jobs that had none", wait: []string{sampleshop.ClaimNoLines, claimNewA, claimNewB}, changes: []change{
-		{claim: sampleshop.ClaimNoLines, add: []sampleshop.Line{
-			{Code: "RPR", Description: "Repair RH front guard", Qty: dec("2.0"), UnitPrice: price("95.50")},
-			{Code: "PNT", Description: "Refinish RH front guard and blend door", Qty: dec("3.0"), UnitPrice: price("88.00")},
-			{Code: "SUNDRY", Description: "Paint materials", Qty: dec("1"), UnitPrice: price("65.00"), LineTotal: price("65.00")},
+	{what: "write lines on the jobs that had none",
+		wait: []string{sampleshop.ClaimNoLines, claimNewA, claimNewB}, changes: []change{
+			{claim: sampleshop.ClaimNoLines, add: []sampleshop.Line{
+				{Code: "RPR", Description: "Repair RH front guard", Qty: dec("2.0"), UnitPrice: price("95.50")},
+				{Code: "PNT", Description: "Refinish RH front guard and blend door", Qty: dec("3.0"), UnitPrice: price("88.00")},
+				{Code: "SUNDRY", Description: "Paint materials", Qty: dec("1"), UnitPrice: price("65.00"), LineTotal: price("65.00")},
+			}},
+			{claim: claimNewA, add: []sampleshop.Line{
+				{Code: "R&R", Description: "Rear bumper cover - remove and replace", Qty: dec("1.2"), UnitPrice: price("95.50")},
+				{Code: "PART", Description: "Rear bumper cover", PartNo: "1084168-00-E", Qty: dec("1"), UnitPrice: price("689.9500")},
+			}},
+			{claim: claimNewB, add: []sampleshop.Line{
+				{Code: "MECH", Description: "Replace radiator support panel", Qty: dec("2.5"), UnitPrice: price("120.00")},
+				{Code: "PART", Description: "Radiator", PartNo: "CV6Z-8005-A", Qty: dec("1"), UnitPrice: price("412.8000")},
+				{Code: "PART", Description: "Coolant, 5 L", PartNo: "VC-7-B", Qty: dec("1"), UnitPrice: price("38.5000")},
+				{Code: "SUNDRY", Description: "Coolant disposal levy", Qty: dec("1"), UnitPrice: price("12.50")},
+			}},
 		}},
-		{claim: claimNewA, add: []sampleshop.Line{
-			{Code: "R&R", Description: "Rear bumper cover - remove and replace", Qty: dec("1.2"), UnitPrice: price("95.50")},
-			{Code: "PART", Description: "Rear bumper cover", PartNo: "1084168-00-E", Qty: dec("1"), UnitPrice: price("689.9500")},
-		}},
-		{claim: claimNewB, add: []sampleshop.Line{
-			{Code: "MECH", Description: "Replace radiator support panel", Qty: dec("2.5"), UnitPrice: price("120.00")},
-			{Code: "PART", Description: "Radiator", PartNo: "CV6Z-8005-A", Qty: dec("1"), UnitPrice: price("412.8000")},
-			{Code: "PART", Description: "Coolant, 5 L", PartNo: "VC-7-B", Qty: dec("1"), UnitPrice: price("38.5000")},
-			{Code: "SUNDRY", Description: "Coolant disposal levy", Qty: dec("1"), UnitPrice: price("12.50")},
-		}},
-	}},
 	{what: "edit a line of " + sampleshop.JobDraft + " and price the part of " + sampleshop.JobBadLine,
 		wait: []string{sampleshop.ClaimDraft}, inSync: true, changes: []change{
 			{claim: sampleshop.ClaimDraft, lineNo: 1, edit: func(l *sampleshop.Line) string {
