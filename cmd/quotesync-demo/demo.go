@@ -47,7 +47,7 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 
 	fmt.Fprintln(stdout, "quotesync demo: the daemon's real code against an embedded MySQL-compatible server")
 	fmt.Fprintln(stdout, "holding a sample shop, and two insurers' APIs (emulators). Nothing leaves this machine.")
-	s, err := startStack(ctx, o.mysqlAddr, log, tl)
+	s, err := startStack(ctx, o, log, tl)
 	if err != nil {
 		fmt.Fprintf(stderr, "quotesync-demo: %v\n", err)
 		return 1
@@ -58,23 +58,16 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 		}
 	}()
 	printSetup(stdout, s, time.Since(start))
-	page, err := startPage(o.pageAddr, s.daemon)
-	if err != nil {
-		fmt.Fprintf(stderr, "quotesync-demo: %v\n", err)
-		return 1
-	}
-	pageURL := page.URL + "/status"
 	defer func() { // before the stack closes: the page reads its database
 		if o.serve > 0 {
-			fmt.Fprintf(stdout, "\nthe status page stays at %s for %s (Ctrl-C stops it)\n", pageURL, o.serve)
+			fmt.Fprintf(stdout, "\nthe status page stays at %s for %s (Ctrl-C stops it)\n", s.pageURL, o.serve)
 			select {
 			case <-ctx.Done():
 			case <-time.After(o.serve):
 			}
 		}
-		page.Close()
 	}()
-	fmt.Fprintf(stdout, "\nstatus page: %s (what the daemon serves under /status; -serve 2m keeps it up after the run)\n", pageURL)
+	fmt.Fprintf(stdout, "\nstatus page: %s (what the daemon serves under /status; -serve 2m keeps it up after the run)\n", s.pageURL)
 
 	fmt.Fprintln(stdout, "\ntimeline (quotesync's lines are its own events, reworded; --verbose shows its log lines raw)")
 	passed := make(chan struct{}, 1)

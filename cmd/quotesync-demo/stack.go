@@ -62,6 +62,7 @@ type stack struct {
 	schema    int              // state schema version after Migrate
 	insurers  []*insurerAPI    // acme, harbour: the order of remotes:
 	daemon    *qsync.Daemon
+	pageURL   string         // the daemon's status page
 	closers   []func() error // what Close undoes, in order of start
 }
 
@@ -80,7 +81,7 @@ func (s *stack) insurer(name string) *insurerAPI {
 
 // startStack starts and wires everything, the timeline observing the
 // daemon; on error it closes what it started.
-func startStack(ctx context.Context, mysqlAddr string, log *zap.Logger, tl *timeline) (s *stack, err error) {
+func startStack(ctx context.Context, o demoOptions, log *zap.Logger, tl *timeline) (s *stack, err error) {
 	s = &stack{}
 	defer func() {
 		if err != nil {
@@ -88,7 +89,7 @@ func startStack(ctx context.Context, mysqlAddr string, log *zap.Logger, tl *time
 			s = nil
 		}
 	}()
-	dsn, stopMySQL, pool, err := startShop(ctx, mysqlAddr)
+	dsn, stopMySQL, pool, err := startShop(ctx, o.mysqlAddr)
 	if err != nil {
 		return s, err
 	}
@@ -176,6 +177,23 @@ func startStack(ctx context.Context, mysqlAddr string, log *zap.Logger, tl *time
 		return s, fmt.Errorf("read the state schema version: %w", err)
 	}
 	seedRequests(s, time.Now())
+
+	// The daemon's status page over the demo's database, as `quotesync run`
+	// serves it on its listener.
+	ln, err := net.Listen("tcp", o.pageAddr)
+	if err != nil {
+		return s, fmt.Errorf("status page: listen on %s: %w", o.pageAddr, err)
+	}
+	names := make([]string, len(s.daemon.Engines))
+	for i, e := range s.daemon.Engines {
+		names[i] = e.Insurer()
+	}
+	h := statuspage.New(statuspage.Options{Store: func() *store.Store { return s.daemon.Store },
+		Insurers: func() []string { return names }, Refresh: 5 * time.Second, Version: "demo"})
+	page := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}
+	page.Start()
+	s.pageURL = page.URL + "/status"
+	s.closers = append(s.closers, func() error { page.Close(); return nil })
 	return s, nil
 }
 
@@ -187,22 +205,4 @@ func (s *stack) Close() error {
 		errs = append(errs, c())
 	}
 	return errors.Join(errs...)
-}
-
-// startPage serves the daemon's status page over the demo's database on
-// addr, as `quotesync run` serves it on its listener.
-func startPage(addr string, d *qsync.Daemon) (*httptest.Server, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("status page: listen on %s: %w", addr, err)
-	}
-	names := make([]string, len(d.Engines))
-	for i, e := range d.Engines {
-		names[i] = e.Insurer()
-	}
-	h := statuspage.New(statuspage.Options{Store: func() *store.Store { return d.Store }, Insurers: func() []string { return names },
-		Refresh: 5 * time.Second, Version: "demo"})
-	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}
-	srv.Start()
-	return srv, nil
 }
