@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -64,11 +65,17 @@ func checkRequest(ctx context.Context, s *stack, r demoRequest) (outcome, error)
 		problem("the remote of %s does not know the request", r.insurer)
 		return o, nil
 	}
-	job, err := s.shop.FindJob(ctx, r.claim)
-	if err != nil {
-		return o, err
+	// The shop's side, read as its application would: the claim's job, its
+	// insurer_status (which the example's shop.write_back fills) and
+	// whether its estimate is FINAL.
+	var job, front, estimate sql.NullString
+	err := s.shopPool.QueryRowContext(ctx, `SELECT j.job_no, j.insurer_status, e.status FROM jobs j
+LEFT JOIN estimates e ON e.job_id = j.job_id WHERE j.claim_number = ? ORDER BY j.job_id LIMIT 1`, r.claim).
+		Scan(&job, &front, &estimate)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return o, fmt.Errorf("read the job of claim %s: %w", r.claim, err)
 	}
-	o.Job = job
+	o.Job, o.FrontDesk = job.String, front.String
 	row, err := s.daemon.Store.Insurer(r.insurer).Request(ctx, r.id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -76,7 +83,7 @@ func checkRequest(ctx context.Context, s *stack, r demoRequest) (outcome, error)
 	case err != nil:
 		return o, err
 	default:
-		o.Phase, o.Job = string(row.Phase), cmp.Or(job, row.JobNumber)
+		o.Phase, o.Job = string(row.Phase), cmp.Or(o.Job, row.JobNumber)
 		if row.Phase != qsync.PhaseSubmitted {
 			problem("quotesync's phase is %s", row.Phase)
 		}
@@ -87,7 +94,7 @@ func checkRequest(ctx context.Context, s *stack, r demoRequest) (outcome, error)
 			problem("quotesync flagged a supplement")
 		}
 	}
-	if job == "" {
+	if job.String == "" {
 		problem("the shop has no job for the claim")
 		return o, nil
 	}
@@ -95,8 +102,8 @@ func checkRequest(ctx context.Context, s *stack, r demoRequest) (outcome, error)
 		problem("the request is %s on the remote", rs.Status)
 		return o, nil
 	}
-	if rs.ReferenceID != job {
-		problem("accepted with referenceId %s, but the shop's job is %s", rs.ReferenceID, job)
+	if rs.ReferenceID != job.String {
+		problem("accepted with referenceId %s, but the shop's job is %s", rs.ReferenceID, job.String)
 	}
 	j, _ := st.Job(rs.ReferenceID)
 	q, ok := j.Quote(remote.QuoteTypeEstimate)
@@ -113,27 +120,17 @@ func checkRequest(ctx context.Context, s *stack, r demoRequest) (outcome, error)
 	} else if q.SubmitCount != 1 {
 		problem("the remote quote was submitted %d times", q.SubmitCount)
 	}
-	diffs, err := compareLines(ctx, s.shop, job, q.Body)
+	diffs, err := compareLines(ctx, s.shop, job.String, q.Body)
 	if err != nil {
 		return o, err
 	}
 	o.Problems = append(o.Problems, diffs...)
-	if o.FrontDesk, _, err = s.shop.InsurerStatus(ctx, job); err != nil {
-		return o, err
-	}
 	// SUBMITTED is what the example's shop.write_back.submitted writes into
 	// the sample shop's jobs.insurer_status.
 	if o.FrontDesk != "SUBMITTED" {
 		problem("the shop's job shows insurer status %q, not SUBMITTED (shop.write_back.submitted)", o.FrontDesk)
 	}
-	// Whether the estimate is FINAL, read as the shop's application would.
-	var status string
-	err = s.shopPool.QueryRowContext(ctx, `SELECT e.status FROM estimates e
-JOIN jobs j ON j.job_id = e.job_id WHERE j.job_no = ?`, job).Scan(&status)
-	if err != nil {
-		return o, fmt.Errorf("read the estimate status of %s: %w", job, err)
-	}
-	if status != "FINAL" && q.Status == emulator.StatusSubmitted {
+	if estimate.String != "FINAL" && q.Status == emulator.StatusSubmitted {
 		problem("submitted, but the shop's estimate is not FINAL")
 	}
 	return o, nil
