@@ -1,24 +1,18 @@
 package main
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	qsync "github.com/quotesync/quotesync/sync"
-
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 const (
@@ -33,22 +27,27 @@ type demoOptions struct {
 	timeout   time.Duration
 	verbose   bool   // the daemon's JSON log lines to stderr too
 	mysqlAddr string // listen address of the embedded server
-	schedule  string
-	pageAddr  string        // listen address of the status page ("": DefaultPageAddr)
-	serve     time.Duration // keep serving the status page this long after the run
+	pageAddr  string // listen address of the status page
+	serve     time.Duration
 }
 
 // runDemo runs the whole demo and returns the exit code.
 func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 	start := time.Now()
 	tl := newTimeline(stdout, start)
-	log := newDemoLogger(o.verbose, stderr)
+	// The daemon's logger: with --verbose, the JSON lines `quotesync run`
+	// writes; else none (the timeline observes the events).
+	log := zap.NewNop()
+	if o.verbose {
+		ec := zap.NewProductionEncoderConfig()
+		ec.TimeKey, ec.EncodeTime, ec.EncodeDuration = "ts", zapcore.ISO8601TimeEncoder, zapcore.StringDurationEncoder
+		log = zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(ec), zapcore.Lock(zapcore.AddSync(stderr)), zapcore.InfoLevel))
+	}
 	defer func() { _ = log.Sync() }()
 
 	fmt.Fprintln(stdout, "quotesync demo: the daemon's real code against an embedded MySQL-compatible server")
 	fmt.Fprintln(stdout, "holding a sample shop, and two insurers' APIs (emulators). Nothing leaves this machine.")
-	s, err := startStack(ctx, stackOptions{mysqlAddr: o.mysqlAddr, schedule: o.schedule, log: log,
-		observers: []qsync.Observer{tl}})
+	s, err := startStack(ctx, o, log, tl)
 	if err != nil {
 		fmt.Fprintf(stderr, "quotesync-demo: %v\n", err)
 		return 1
@@ -58,45 +57,37 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "quotesync-demo: shut down: %v\n", err)
 		}
 	}()
-	reqs := seedRequests(s, time.Now())
-	printSetup(stdout, s, reqs, o.schedule, time.Since(start))
-	page, err := startPage(cmp.Or(o.pageAddr, DefaultPageAddr), s.st, s.daemon)
-	if err != nil {
-		fmt.Fprintf(stderr, "quotesync-demo: %v\n", err)
-		return 1
-	}
-	defer page.linger(ctx, o.serve, stdout) // before the stack closes: the page reads its database
-	fmt.Fprintf(stdout, "\nstatus page: %s (what the daemon serves under /status; -serve 2m keeps it up after the run)\n", page.url)
+	printSetup(stdout, s, time.Since(start))
+	defer func() { // before the stack closes: the page reads its database
+		if o.serve > 0 {
+			fmt.Fprintf(stdout, "\nthe status page stays at %s for %s (Ctrl-C stops it)\n", s.pageURL, o.serve)
+			select {
+			case <-ctx.Done():
+			case <-time.After(o.serve):
+			}
+		}
+	}()
+	fmt.Fprintf(stdout, "\nstatus page: %s (what the daemon serves under /status; -serve 2m keeps it up after the run)\n", s.pageURL)
 
 	fmt.Fprintln(stdout, "\ntimeline (quotesync's lines are its own events, reworded; --verbose shows its log lines raw)")
-	var passes passCount
 	passed := make(chan struct{}, 1)
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	runDone := make(chan error, 1)
 	go func() {
-		runDone <- s.daemon.Run(runCtx, qsync.RunOptions{
-			Lock: s.daemon.Lock(),
-			OnTick: func(t qsync.Tick) {
-				tl.pass(passes.add(t.Insurer), t)
-				select {
-				case passed <- struct{}{}:
-				default: // the script has not caught up yet: one signal covers both
-				}
-			},
-		})
+		runDone <- s.daemon.Run(runCtx, qsync.RunOptions{Lock: s.daemon.Lock(), OnTick: func(t qsync.Tick) {
+			tl.pass(t)
+			select {
+			case passed <- struct{}{}:
+			default: // the script has not caught up yet: one signal covers both
+			}
+		}})
 	}()
-	stop := func() {
-		stopRun()
-		<-runDone
-		tl.line(time.Now(), actorDemo, ref{}, "daemon stopped (the pass in progress finished, the lock was released)")
-	}
 
-	sc := newScript(s, tl)
+	sc := &script{s: s, tl: tl}
 	dctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	verdict := ""
-	round := 0
+	verdict, round := "", 0
 	for verdict == "" {
 		select {
 		case <-dctx.Done():
@@ -110,34 +101,36 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 			// what came before: harbour holds the job with the NULL
 			// price in its first pass before the shop prices it, even
 			// when acme's pass ends first.
-			if r := passes.round(len(s.insurers)); r > round {
+			if r := tl.round(len(s.insurers)); r > round {
 				round = r
-				if _, err := sc.advance(dctx); err != nil && dctx.Err() == nil {
+				if err := sc.advance(dctx); err != nil && dctx.Err() == nil {
 					tl.line(time.Now(), actorShop, ref{}, fmt.Sprintf("ERROR %v (tried again after the next pass)", err))
 				}
 			}
-			if sc.finished() && remoteDone(s, reqs) {
+			if sc.finished() && remoteDone(s) {
 				verdict = "done"
 			}
 		}
 	}
-	stop()
+	stopRun()
+	<-runDone
+	tl.line(time.Now(), actorDemo, ref{}, "daemon stopped (the pass in progress finished, the lock was released)")
 
 	vctx, vcancel := context.WithTimeout(context.WithoutCancel(ctx), verifyTimeout)
 	defer vcancel()
 	// The write-back of the last events, should the daemon have stopped
 	// before its outbox got to them.
 	s.daemon.Outbox.Work(vctx)
-	outs, err := outcomes(vctx, s, reqs)
+	outs, err := outcomes(vctx, s)
 	if err != nil {
 		fmt.Fprintf(stderr, "quotesync-demo: read back the results: %v\n", err)
 		return 1
 	}
-	printSummary(stdout, tl, outs, s.insurers, passes.snapshot(), shopdbtest.RoundTrips(s.db))
+	printSummary(stdout, tl, outs, s.insurers, shopdbtest.RoundTrips(s.daemon.Shop))
 	bad := problems(outs)
 	if verdict == "done" && len(bad) == 0 {
 		fmt.Fprintf(stdout, "\nOK: all %d requests of %s reached Submitted on their insurer's remote, each once, holding\nexactly the shop's final lines (checked item by item against the shop's rows); request %s,\nsent by both, is two requests with two jobs. Ran %s.\n",
-			len(reqs), qsync.Plural(len(s.insurers), "insurer"), collidingID, time.Since(start).Round(100*time.Millisecond))
+			len(outs), qsync.Plural(len(s.insurers), "insurer"), collidingID, time.Since(start).Round(100*time.Millisecond))
 		return 0
 	}
 	if verdict == "done" {
@@ -153,85 +146,28 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 	return 1
 }
 
-// newDemoLogger is the daemon's logger: with verbose, the JSON lines
-// `quotesync run` writes; else none (the timeline observes the events).
-func newDemoLogger(verbose bool, w io.Writer) *zap.Logger {
-	if !verbose {
-		return zap.NewNop()
-	}
-	ec := zap.NewProductionEncoderConfig()
-	ec.TimeKey = "ts"
-	ec.EncodeTime = zapcore.ISO8601TimeEncoder
-	ec.EncodeDuration = zapcore.StringDurationEncoder
-	return zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(ec), zapcore.Lock(zapcore.AddSync(w)), zapcore.InfoLevel))
-}
-
 // printSetup describes the running parts and the insurers' requests.
-func printSetup(w io.Writer, s *stack, reqs []sent, schedule string, took time.Duration) {
+func printSetup(w io.Writer, s *stack, took time.Duration) {
 	fmt.Fprintf(w, "\nsetup (took %s)\n", round(took))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  shop database\tgo-mysql-server, in memory, on %s: the sample shop's tables and jobs,\n", s.mysqlAddr)
 	fmt.Fprintf(tw, "  \tand quotesync's own state tables (migrated to schema version %d)\n", s.schema)
-	for _, a := range s.insurers {
-		n := 0
-		for _, r := range reqs {
-			if r.Insurer == a.name {
-				n++
-			}
-		}
-		fmt.Fprintf(tw, "  insurer %s\temulator in %s mode on %s with %s;\n", a.name, a.mode, a.url, qsync.Plural(n, "pending quote request"))
-		fmt.Fprintf(tw, "  \ttoken: %s; status change: %s\n", a.tokenFrom, a.status)
-	}
 	var names []string
 	for _, a := range s.insurers {
+		n := len(a.emu.State().Requests)
+		fmt.Fprintf(tw, "  insurer %s\temulator in %s mode on %s with %s;\n", a.name, a.mode, a.srv.URL, qsync.Plural(n, "pending quote request"))
+		rem := a.built.Remote
+		fmt.Fprintf(tw, "  \ttoken: %s; status change: %s %s\n", a.built.TokenFrom, rem.StatusMethod, rem.StatusPath)
 		names = append(names, a.name)
 	}
-	fmt.Fprintf(tw, "  daemon\tthe real daemon, one engine per insurer of remotes: (%s), passes %s each,\n", strings.Join(names, ", "), schedule)
+	fmt.Fprintf(tw, "  daemon\tthe real daemon, one engine per insurer of remotes: (%s), passes %s each,\n", strings.Join(names, ", "), DefaultSchedule)
 	fmt.Fprintln(tw, "  \tsingle-instance lock (GET_LOCK), production timeouts, retries and rate limits")
 	_ = tw.Flush()
 	fmt.Fprintln(w, "\nthe insurers' pending requests, and what the shop has for them")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for i, r := range demoRequests() {
-		if i >= len(reqs) {
-			break
-		}
-		var v struct{ Registration, Make, Model string }
-		_ = json.Unmarshal([]byte(r.vehicle), &v)
-		fmt.Fprintf(tw, "  %s\trequest %s\tclaim %s\t%s %s %s\t%s\n", reqs[i].Insurer, reqs[i].ID, r.claim, v.Make, v.Model, v.Registration, r.shop)
+	for _, r := range demoRequests {
+		v := r.vehicle
+		fmt.Fprintf(tw, "  %s\trequest %s\tclaim %s\t%s %s %s\t%s\n", r.insurer, r.id, r.claim, v.Make, v.Model, v.Registration, r.shop)
 	}
 	_ = tw.Flush()
-}
-
-// passCount counts each insurer's ticks; the engines tick at once.
-type passCount struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-// add counts a tick of insurer and returns its number.
-func (p *passCount) add(insurer string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.n == nil {
-		p.n = make(map[string]int)
-	}
-	p.n[insurer]++
-	return p.n[insurer]
-}
-
-// round is how many passes every one of the n insurers has finished:
-// the fewest of any.
-func (p *passCount) round(n int) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.n) < n || len(p.n) == 0 {
-		return 0
-	}
-	return slices.Min(slices.Collect(maps.Values(p.n)))
-}
-
-func (p *passCount) snapshot() map[string]int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return maps.Clone(p.n)
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // demoBudget bounds one run of the demo in these tests (its --timeout);
@@ -315,8 +318,8 @@ func countPrefix(ss []string, prefix string) int {
 // when every insurer's engine has finished one more pass; one engine's
 // passes alone never end one.
 func TestPassCountRound(t *testing.T) {
-	var p passCount
-	for _, step := range []struct {
+	tl := newTimeline(io.Discard, time.Now())
+	for i, step := range []struct {
 		insurer string
 		round   int
 	}{
@@ -326,12 +329,13 @@ func TestPassCountRound(t *testing.T) {
 		{"harbour", 2},
 		{"acme", 3},
 	} {
-		n := p.add(step.insurer)
-		if got := p.round(2); got != step.round {
-			t.Errorf("after %s's pass %d: round %d, want %d", step.insurer, n, got, step.round)
+		tl.pass(qsync.Tick{Insurer: step.insurer, Leader: true, Ran: true})
+		if got := tl.round(2); got != step.round {
+			t.Errorf("after pass %d, %s's: round %d, want %d", i+1, step.insurer, got, step.round)
 		}
 	}
-	if diff := cmp.Diff(map[string]int{"acme": 3, "harbour": 3}, p.snapshot()); diff != "" {
+	got := map[string]int{"acme": tl.passCount("acme"), "harbour": tl.passCount("harbour")}
+	if diff := cmp.Diff(map[string]int{"acme": 3, "harbour": 3}, got); diff != "" {
 		t.Errorf("passes (-want +got):\n%s", diff)
 	}
 }

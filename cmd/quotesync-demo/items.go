@@ -3,7 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/shopspring/decimal"
@@ -78,33 +79,20 @@ func quoteItems(body []byte) ([]item, error) {
 // diffItems lists the differences between the items the shop wants and
 // the items the remote holds, matched by id; nil when they are equal.
 func diffItems(want, got []item) []string {
-	byID := func(items []item) (map[string]item, []string) {
-		m := make(map[string]item, len(items))
-		var ids []string
-		for _, it := range items {
-			m[it.ID] = it
-			ids = append(ids, it.ID)
-		}
-		sort.Strings(ids)
-		return m, ids
-	}
-	w, wantIDs := byID(want)
-	g, gotIDs := byID(got)
+	w, g := byID(want), byID(got)
 	var out []string
 	if len(got) != len(g) {
 		out = append(out, fmt.Sprintf("the remote quote repeats an item id (%s, %s)", qsync.Plural(len(got), "item"), qsync.Plural(len(g), "id")))
 	}
-	for _, id := range wantIDs {
+	for _, id := range slices.Sorted(maps.Keys(w)) {
 		gi, ok := g[id]
 		if !ok {
 			out = append(out, fmt.Sprintf("line %s (%s) is missing on the remote", id, w[id].Description))
-			continue
-		}
-		if d := diffItem(w[id], gi); d != "" {
+		} else if d := diffItem(w[id], gi); d != "" {
 			out = append(out, fmt.Sprintf("line %s differs: %s", id, d))
 		}
 	}
-	for _, id := range gotIDs {
+	for _, id := range slices.Sorted(maps.Keys(g)) {
 		if _, ok := w[id]; !ok {
 			out = append(out, fmt.Sprintf("the remote holds item %s (%s), which the shop does not have (or deleted)", id, g[id].Description))
 		}
@@ -112,27 +100,29 @@ func diffItems(want, got []item) []string {
 	return out
 }
 
-// diffItem names the first field in which two items differ.
-func diffItem(want, got item) string {
-	for _, f := range []struct {
-		name      string
-		want, got string
-	}{
-		{"order", strconv.Itoa(want.Order), strconv.Itoa(got.Order)},
-		{"type", want.Type, got.Type},
-		{"description", want.Description, got.Description},
-		{"partNumber", want.PartNumber, got.PartNumber},
-	} {
-		if f.want != f.got {
-			return fmt.Sprintf("%s %q, the shop has %q", f.name, f.got, f.want)
-		}
+func byID(items []item) map[string]item {
+	m := make(map[string]item, len(items))
+	for _, it := range items {
+		m[it.ID] = it
 	}
-	for _, f := range []struct {
-		name      string
-		want, got decimal.Decimal
-	}{{"quantity", want.Quantity, got.Quantity}, {"price", want.Price, got.Price}, {"total", want.Total, got.Total}} {
-		if !f.want.Equal(f.got) {
-			return fmt.Sprintf("%s %s, the shop has %s", f.name, f.got, f.want)
+	return m
+}
+
+// diffItem names the first field in which two items differ. Amounts
+// compare as numbers: a decimal's String has no trailing zeros.
+func diffItem(want, got item) string {
+	q := strconv.Quote
+	for _, f := range [][3]string{
+		{"order", q(strconv.Itoa(want.Order)), q(strconv.Itoa(got.Order))},
+		{"type", q(want.Type), q(got.Type)},
+		{"description", q(want.Description), q(got.Description)},
+		{"partNumber", q(want.PartNumber), q(got.PartNumber)},
+		{"quantity", want.Quantity.String(), got.Quantity.String()},
+		{"price", want.Price.String(), got.Price.String()},
+		{"total", want.Total.String(), got.Total.String()},
+	} {
+		if f[1] != f[2] {
+			return fmt.Sprintf("%s %s, the shop has %s", f[0], f[2], f[1])
 		}
 	}
 	return ""

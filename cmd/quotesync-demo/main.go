@@ -1,22 +1,9 @@
 // Command quotesync-demo is quotesync's zero-setup demo: one command, on a
-// machine with nothing but Go, shows the whole workflow.
-//
-//	go -C cmd/quotesync-demo run . [--verbose] [--timeout 60s] [--serve 2m]
-//
-// It starts an embedded MySQL-compatible server (dolthub/go-mysql-server,
-// in memory, on loopback) holding the sample shop, and the emulators of
-// two insurers' APIs, three pending requests each: acme as the service's
-// public documentation describes it (OAuth2, the documented status form),
-// harbour as the seed specification does (a token file, another status
-// form); both send a request 7301. On them it runs the daemon's real code,
-// wired as `quotesync run` wires a file with remotes:, on a one-second
-// schedule, while it plays the shop's part on a script (script.go).
-//
-// It prints a timeline of the daemon's events and the shop's actions, then
-// a summary read back from the emulators, quotesync's tables and the shop.
-// It exits 0 only when every request reached Submitted on its insurer's
-// remote, once, holding exactly the shop's final lines, and 1 otherwise,
-// saying what did not converge. docs/development.md says what it shows.
+// machine with nothing but Go, shows the whole workflow: the daemon's real
+// code, wired as `quotesync run` wires a file with remotes:, against an
+// embedded MySQL-compatible server holding the sample shop and the
+// emulators of two insurers' APIs, while the demo plays the shop's part
+// (README.md says what it shows and checks).
 //
 // The embedded server is a stand-in, not MariaDB: it serialises sessions
 // (serialize.go) and is no place for performance figures; EMBEDDED-SERVER.md
@@ -72,7 +59,7 @@ Flags:
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("quotesync-demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	o := demoOptions{schedule: DefaultSchedule}
+	var o demoOptions
 	fs.BoolVar(&o.verbose, "verbose", false, "also write the daemon's raw JSON log lines (as quotesync run writes them) to standard error")
 	fs.DurationVar(&o.timeout, "timeout", DefaultTimeout, "give up, report what did not converge and exit 1 after this `duration`")
 	fs.StringVar(&o.mysqlAddr, "mysql-addr", DefaultMySQLAddr, "listen `address` of the embedded MySQL server (port 0: a free one)")

@@ -56,12 +56,24 @@ type mysqlConfig struct {
 func startMySQL(cfg mysqlConfig) (dsn string, stop func() error, err error) {
 	cfg.Addr = cmp.Or(cfg.Addr, DefaultMySQLAddr)
 	cfg.LockWaitTimeout = cmp.Or(cfg.LockWaitTimeout, DefaultLockWaitTimeout)
-	password := rand.Text()
 	// go-mysql-server and its vitess fork log through logrus's standard
 	// logger: the demo shows none of it.
 	logrus.SetOutput(io.Discard)
 	logrus.SetLevel(logrus.PanicLevel)
-	engine, pro := newEngine(password)
+	// Primary keys are indexes (later GMS versions always do this; there
+	// these two calls no longer exist). Without them a FOREIGN KEY to a
+	// primary key fails: "missing index for foreign key … on the referenced
+	// table …". The option covers databases made by CREATE DATABASE.
+	db := memory.NewDatabase(DefaultMySQLDatabase)
+	db.BaseDatabase.EnablePrimaryKeyIndexes()
+	pro := memory.NewDBProvider(db)
+	pro.WithOption(memory.NativeIndexProvider(true))
+	engine := sqle.NewDefault(pro)
+	mdb, password := engine.Analyzer.Catalog.MySQLDb, rand.Text()
+	ed := mdb.Editor()
+	// "localhost" matches every loopback client (GMS maps 127.0.0.1 and ::1 to it).
+	mdb.AddSuperUser(ed, DefaultMySQLUser, "localhost", password)
+	ed.Close()
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -72,92 +84,71 @@ func startMySQL(cfg mysqlConfig) (dsn string, stop func() error, err error) {
 		if cfg.LockWaitTimeout < 0 {
 			return h, nil
 		}
-		turns = newTurnHandler(h, cfg.LockWaitTimeout)
+		turns = &turnHandler{Handler: h, wait: cfg.LockWaitTimeout, turn: make(chan struct{}, 1)}
 		return turns, nil
 	}
-	srv, err := server.NewServerWithHandler(server.Config{
-		Protocol: "tcp",
-		Address:  ln.Addr().String(),
-		Listener: ln,
-	}, engine, sql.NewContext, memory.NewSessionBuilder(pro), nil, wrap)
+	srv, err := server.NewServerWithHandler(server.Config{Protocol: "tcp", Address: ln.Addr().String(), Listener: ln},
+		engine, sql.NewContext, memory.NewSessionBuilder(pro), nil, wrap)
 	if err != nil {
 		_ = ln.Close()
 		return "", nil, fmt.Errorf("create embedded mysql server: %w", err)
 	}
 	if turns != nil {
-		turns.setSessions(srv.SessionManager())
+		turns.sessions = srv.SessionManager()
 	}
-
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		_ = srv.Start() // returns when the listener is closed
 	}()
-
-	var once sync.Once
-	var stopErr error
-	stop = func() error {
-		once.Do(func() {
-			stopErr = srv.Close()
-			<-done
-			// Close the sessions still open so their goroutines end too.
-			sm := srv.SessionManager()
-			for _, p := range engine.ProcessList.Processes() {
-				sm.KillConnection(p.Connection)
-			}
-			// Engine.Close always reports the cancellation of its own
-			// background threads' context: that is its normal end.
-			if err := engine.Close(); err != nil && !errors.Is(err, context.Canceled) {
-				stopErr = errors.Join(stopErr, err)
-			}
-		})
-		return stopErr
-	}
+	stop = sync.OnceValue(func() error {
+		err := srv.Close()
+		<-done
+		// Close the sessions still open so their goroutines end too.
+		for _, p := range engine.ProcessList.Processes() {
+			srv.SessionManager().KillConnection(p.Connection)
+		}
+		// Engine.Close always reports the cancellation of its own
+		// background threads' context: that is its normal end.
+		if cerr := engine.Close(); !errors.Is(cerr, context.Canceled) {
+			err = errors.Join(err, cerr)
+		}
+		return err
+	})
 	mc := mysql.NewConfig()
 	mc.User, mc.Passwd, mc.Net, mc.Addr = DefaultMySQLUser, password, "tcp", ln.Addr().String()
 	mc.DBName, mc.ParseTime = DefaultMySQLDatabase, true
 	return mc.FormatDSN(), stop, nil
 }
 
-// newEngine builds the engine: one empty in-memory database and the user.
-func newEngine(password string) (*sqle.Engine, *memory.DbProvider) {
-	// Primary keys are indexes (later GMS versions always do this; there
-	// these two calls no longer exist). Without them a FOREIGN KEY to a
-	// primary key fails: "missing index for foreign key … on the referenced
-	// table …". The option covers databases made by CREATE DATABASE.
-	db := memory.NewDatabase(DefaultMySQLDatabase)
-	db.BaseDatabase.EnablePrimaryKeyIndexes()
-	pro := memory.NewDBProvider(db)
-	pro.WithOption(memory.NativeIndexProvider(true))
-	engine := sqle.NewDefault(pro)
-
-	mdb := engine.Analyzer.Catalog.MySQLDb
-	ed := mdb.Editor()
-	defer ed.Close()
-	// "localhost" matches every loopback client (GMS maps 127.0.0.1 and ::1 to it).
-	mdb.AddSuperUser(ed, DefaultMySQLUser, "localhost", password)
-	return engine, pro
+// startShop starts the embedded server and loads the sample shop through
+// a pool of the shop application's own.
+func startShop(ctx context.Context, addr string) (dsn string, stop func() error, pool *gosql.DB, err error) {
+	if dsn, stop, err = startMySQL(mysqlConfig{Addr: addr}); err != nil {
+		return "", nil, nil, fmt.Errorf("start the embedded mysql server: %w", err)
+	}
+	if pool, err = gosql.Open("mysql", dsn); err == nil {
+		pool.SetMaxOpenConns(2)
+		if err = sampleshop.Apply(ctx, pool); err != nil {
+			_ = pool.Close()
+		}
+	}
+	if err != nil {
+		return "", nil, nil, errors.Join(fmt.Errorf("load the sample shop: %w", err), stop())
+	}
+	return dsn, stop, pool, nil
 }
 
 // serveMySQL starts the embedded server with the sample shop loaded,
 // prints its DSN and serves until ctx ends (Ctrl-C): for looking around
 // with a MySQL client, or running shopdb's tests against it (EMBEDDED-SERVER.md).
 func serveMySQL(ctx context.Context, addr string, stdout, stderr io.Writer) int {
-	dsn, stop, err := startMySQL(mysqlConfig{Addr: addr})
+	dsn, stop, pool, err := startShop(ctx, addr)
 	if err != nil {
-		fmt.Fprintf(stderr, "quotesync-demo: start the embedded mysql server: %v\n", err)
+		fmt.Fprintf(stderr, "quotesync-demo: %v\n", err)
 		return 1
 	}
-	db, err := gosql.Open("mysql", dsn)
-	if err == nil {
-		err = sampleshop.Apply(ctx, db)
-		err = errors.Join(err, db.Close())
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "quotesync-demo: load the sample shop: %v\n", err)
-		_ = stop()
-		return 1
-	}
+	_ = pool.Close() // the shop is loaded; a client brings its own connections
 	// The password is random and the data in memory: printing the DSN is
 	// the point of this mode.
 	fmt.Fprintf(stdout, "embedded MySQL-compatible server ready, sample shop loaded\n  DSN: %s\nPress Ctrl-C to stop.\n", dsn)

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -20,16 +22,16 @@ import (
 // outcome is where one request ended, on both sides, and what is wrong
 // with it (nothing, when it converged).
 type outcome struct {
-	Insurer             string
-	Request, Claim, Job string
-	Phase               string    // quotesync's state; "" when not tracked
-	Quote               string    // the remote quote's status; "" when none
-	Items               int       // items of the remote quote
-	Drafts              int       // Draft writes of the remote quote
-	Submits             int       // times the remote quote became Submitted
-	SubmittedAt         time.Time // zero when not submitted
-	FrontDesk           string    // the job's insurer_status in the shop, written back by quotesync
-	Problems            []string
+	demoRequest
+	Job         string
+	Phase       string    // quotesync's state; "" when not tracked
+	Quote       string    // the remote quote's status; "" when none
+	Items       int       // items of the remote quote
+	Drafts      int       // Draft writes of the remote quote
+	Submits     int       // times the remote quote became Submitted
+	SubmittedAt time.Time // zero when not submitted
+	FrontDesk   string    // the job's insurer_status in the shop, written back by quotesync
+	Problems    []string
 }
 
 // outcomes reads every demo request's end state from its insurer's
@@ -37,17 +39,16 @@ type outcome struct {
 // accepted with the shop's job number, Submitted exactly once, holding
 // exactly the shop's final lines, and recorded as submitted by quotesync
 // for its insurer; and no job is held by two requests.
-func outcomes(ctx context.Context, s *stack, reqs []sent) ([]outcome, error) {
-	states := s.remoteStates()
-	out := make([]outcome, 0, len(reqs))
-	byJob := make(map[string]sent)
-	for _, r := range reqs {
-		o, err := checkRequest(ctx, s, states[r.Insurer], r)
+func outcomes(ctx context.Context, s *stack) ([]outcome, error) {
+	var out []outcome
+	byJob := make(map[string]demoRequest)
+	for _, r := range demoRequests {
+		o, err := checkRequest(ctx, s, r)
 		if err != nil {
 			return nil, err
 		}
 		if other, ok := byJob[o.Job]; ok && o.Job != "" {
-			o.Problems = append(o.Problems, fmt.Sprintf("job %s is request %s of %s's too", o.Job, other.ID, other.Insurer))
+			o.Problems = append(o.Problems, fmt.Sprintf("job %s is request %s of %s's too", o.Job, other.id, other.insurer))
 		}
 		byJob[o.Job] = r
 		out = append(out, o)
@@ -55,29 +56,34 @@ func outcomes(ctx context.Context, s *stack, reqs []sent) ([]outcome, error) {
 	return out, nil
 }
 
-func checkRequest(ctx context.Context, s *stack, st emulator.State, r sent) (outcome, error) {
-	id := r.ID
-	o := outcome{Insurer: r.Insurer, Request: id}
+func checkRequest(ctx context.Context, s *stack, r demoRequest) (outcome, error) {
+	o := outcome{demoRequest: r}
 	problem := func(format string, args ...any) { o.Problems = append(o.Problems, fmt.Sprintf(format, args...)) }
-	rs, ok := st.Request(id)
+	st := s.insurer(r.insurer).emu.State()
+	rs, ok := st.Request(r.id)
 	if !ok {
-		problem("the remote of %s does not know the request", r.Insurer)
+		problem("the remote of %s does not know the request", r.insurer)
 		return o, nil
 	}
-	o.Claim = rs.ClaimNumber
-	job, err := s.shop.FindJob(ctx, rs.ClaimNumber)
-	if err != nil {
-		return o, err
+	// The shop's side, read as its application would: the claim's job, its
+	// insurer_status (which the example's shop.write_back fills) and
+	// whether its estimate is FINAL.
+	var job, front, estimate sql.NullString
+	err := s.shopPool.QueryRowContext(ctx, `SELECT j.job_no, j.insurer_status, e.status FROM jobs j
+LEFT JOIN estimates e ON e.job_id = j.job_id WHERE j.claim_number = ? ORDER BY j.job_id LIMIT 1`, r.claim).
+		Scan(&job, &front, &estimate)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return o, fmt.Errorf("read the job of claim %s: %w", r.claim, err)
 	}
-	o.Job = job
-	row, err := s.st.Insurer(r.Insurer).Request(ctx, id)
+	o.Job, o.FrontDesk = job.String, front.String
+	row, err := s.daemon.Store.Insurer(r.insurer).Request(ctx, r.id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		problem("quotesync does not track it")
 	case err != nil:
 		return o, err
 	default:
-		o.Phase = string(row.Phase)
+		o.Phase, o.Job = string(row.Phase), cmp.Or(o.Job, row.JobNumber)
 		if row.Phase != qsync.PhaseSubmitted {
 			problem("quotesync's phase is %s", row.Phase)
 		}
@@ -87,11 +93,8 @@ func checkRequest(ctx context.Context, s *stack, st emulator.State, r sent) (out
 		if row.SupplementNeeded {
 			problem("quotesync flagged a supplement")
 		}
-		if o.Job == "" {
-			o.Job = row.JobNumber
-		}
 	}
-	if job == "" {
+	if job.String == "" {
 		problem("the shop has no job for the claim")
 		return o, nil
 	}
@@ -99,10 +102,11 @@ func checkRequest(ctx context.Context, s *stack, st emulator.State, r sent) (out
 		problem("the request is %s on the remote", rs.Status)
 		return o, nil
 	}
-	if rs.ReferenceID != job {
-		problem("accepted with referenceId %s, but the shop's job is %s", rs.ReferenceID, job)
+	if rs.ReferenceID != job.String {
+		problem("accepted with referenceId %s, but the shop's job is %s", rs.ReferenceID, job.String)
 	}
-	q, ok := remoteQuote(st, rs.ReferenceID)
+	j, _ := st.Job(rs.ReferenceID)
+	q, ok := j.Quote(remote.QuoteTypeEstimate)
 	if !ok {
 		problem("the remote holds no %s quote", remote.QuoteTypeEstimate)
 		return o, nil
@@ -116,56 +120,32 @@ func checkRequest(ctx context.Context, s *stack, st emulator.State, r sent) (out
 	} else if q.SubmitCount != 1 {
 		problem("the remote quote was submitted %d times", q.SubmitCount)
 	}
-	diffs, err := compareLines(ctx, s.shop, job, q.Body)
+	diffs, err := compareLines(ctx, s.shop, job.String, q.Body)
 	if err != nil {
 		return o, err
 	}
 	o.Problems = append(o.Problems, diffs...)
-	if o.FrontDesk, _, err = s.shop.InsurerStatus(ctx, job); err != nil {
-		return o, err
+	// SUBMITTED is what the example's shop.write_back.submitted writes into
+	// the sample shop's jobs.insurer_status.
+	if o.FrontDesk != "SUBMITTED" {
+		problem("the shop's job shows insurer status %q, not SUBMITTED (shop.write_back.submitted)", o.FrontDesk)
 	}
-	if o.FrontDesk != frontDeskSubmitted {
-		problem("the shop's job shows insurer status %q, not %s (shop.write_back.submitted)", o.FrontDesk, frontDeskSubmitted)
-	}
-	final, err := estimateFinal(ctx, s, job)
-	if err != nil {
-		return o, err
-	}
-	if !final && q.Status == emulator.StatusSubmitted {
+	if estimate.String != "FINAL" && q.Status == emulator.StatusSubmitted {
 		problem("submitted, but the shop's estimate is not FINAL")
 	}
 	return o, nil
 }
 
-// frontDeskSubmitted is what the example's shop.write_back.submitted
-// writes into the sample shop's jobs.insurer_status.
-const frontDeskSubmitted = "SUBMITTED"
-
-// estimateFinal reads, as the shop's application would, whether the job's
-// estimate is FINAL.
-func estimateFinal(ctx context.Context, s *stack, job string) (bool, error) {
-	var status string
-	err := s.shopPool.QueryRowContext(ctx, `SELECT e.status FROM estimates e
-JOIN jobs j ON j.job_id = e.job_id WHERE j.job_no = ?`, job).Scan(&status)
-	if err != nil {
-		return false, fmt.Errorf("read the estimate status of %s: %w", job, err)
-	}
-	return status == "FINAL", nil
-}
-
 // remoteDone is the cheap test run after every pass: has each insurer's
 // remote Submitted a quote for every demo request it sent? The full check
 // (outcomes) follows when it has.
-func remoteDone(s *stack, reqs []sent) bool {
-	states := s.remoteStates()
-	for _, r := range reqs {
-		st := states[r.Insurer]
-		rs, ok := st.Request(r.ID)
-		if !ok || rs.Status != emulator.RequestAccepted {
-			return false
-		}
-		q, ok := remoteQuote(st, rs.ReferenceID)
-		if !ok || q.Status != emulator.StatusSubmitted {
+func remoteDone(s *stack) bool {
+	for _, r := range demoRequests {
+		st := s.insurer(r.insurer).emu.State()
+		rs, _ := st.Request(r.id)
+		j, _ := st.Job(rs.ReferenceID)
+		q, _ := j.Quote(remote.QuoteTypeEstimate)
+		if rs.Status != emulator.RequestAccepted || q.Status != emulator.StatusSubmitted {
 			return false
 		}
 	}
@@ -175,7 +155,7 @@ func remoteDone(s *stack, reqs []sent) bool {
 // printSummary prints the table of outcomes, then each insurer's
 // totals: its requests Submitted, its passes and the calls its emulator
 // received.
-func printSummary(w io.Writer, tl *timeline, outs []outcome, apis []*insurerAPI, passes map[string]int, trips int64) {
+func printSummary(w io.Writer, tl *timeline, outs []outcome, apis []*insurerAPI, trips int64) {
 	fmt.Fprintln(w, "\nsummary (read back from each insurer's emulator, quotesync's state tables and the shop; the last\ncolumn is the job's insurer_status column, which quotesync's shop.write_back fills)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  insurer\trequest\tclaim\tjob\tquotesync\tremote quote\titems\tdrafts pushed\tsubmitted\tshop's job shows")
@@ -183,12 +163,12 @@ func printSummary(w io.Writer, tl *timeline, outs []outcome, apis []*insurerAPI,
 		submitted := "no"
 		if o.Submits > 0 {
 			submitted = "yes, at " + tl.elapsed(o.SubmittedAt)
-			if o.Submits > 1 {
-				submitted += fmt.Sprintf(" (%d times!)", o.Submits)
-			}
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", o.Insurer, o.Request, o.Claim, dash(o.Job), dash(o.Phase), dash(o.Quote),
-			o.Items, o.Drafts, submitted, dash(o.FrontDesk))
+		if o.Submits > 1 {
+			submitted += fmt.Sprintf(" (%d times!)", o.Submits)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", o.insurer, o.id, o.claim, cmp.Or(o.Job, "-"), cmp.Or(o.Phase, "-"),
+			cmp.Or(o.Quote, "-"), o.Items, o.Drafts, submitted, cmp.Or(o.FrontDesk, "-"))
 	}
 	_ = tw.Flush()
 
@@ -197,11 +177,9 @@ func printSummary(w io.Writer, tl *timeline, outs []outcome, apis []*insurerAPI,
 	for _, a := range apis {
 		n, done := 0, 0
 		for _, o := range outs {
-			if o.Insurer == a.name {
+			if o.insurer == a.name {
 				n++
-				if o.Submits > 0 {
-					done++
-				}
+				done += min(o.Submits, 1)
 			}
 		}
 		calls := a.emu.Calls()
@@ -212,30 +190,17 @@ func printSummary(w io.Writer, tl *timeline, outs []outcome, apis []*insurerAPI,
 		if r := a.refused.Load(); r > 0 {
 			refused = fmt.Sprintf("%d refused (401)", r)
 		}
-		list, total := callList(calls)
-		fmt.Fprintf(tw, "  %s\t%d of %d requests Submitted, in %s\n", a.name, done, n, qsync.Plural(passes[a.name], "pass"))
-		fmt.Fprintf(tw, "  \t%s, %s: %s\n", qsync.Plural(total, "remote call"), refused, list)
+		var list []string
+		total := 0
+		for _, route := range slices.Sorted(maps.Keys(calls)) {
+			list = append(list, fmt.Sprintf("%s ×%d", route, calls[route]))
+			total += calls[route]
+		}
+		fmt.Fprintf(tw, "  %s\t%d of %d requests Submitted, in %s\n", a.name, done, n, qsync.Plural(tl.passCount(a.name), "pass"))
+		fmt.Fprintf(tw, "  \t%s, %s: %s\n", qsync.Plural(total, "remote call"), refused, strings.Join(list, ", "))
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "quotesync: %d statements sent to the shop database\n", trips)
-}
-
-// callList lists call counts by route, in the order of the routes'
-// names, and their total.
-func callList(calls map[string]int) (list string, total int) {
-	var parts []string
-	for _, r := range slices.Sorted(maps.Keys(calls)) {
-		parts = append(parts, fmt.Sprintf("%s ×%d", r, calls[r]))
-		total += calls[r]
-	}
-	return strings.Join(parts, ", "), total
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // problems lists what did not converge, one line per request.
@@ -243,7 +208,8 @@ func problems(outs []outcome) []string {
 	var out []string
 	for _, o := range outs {
 		if len(o.Problems) > 0 {
-			out = append(out, fmt.Sprintf("%s's request %s (claim %s, job %s): %s", o.Insurer, o.Request, o.Claim, dash(o.Job), strings.Join(o.Problems, "; ")))
+			out = append(out, fmt.Sprintf("%s's request %s (claim %s, job %s): %s", o.insurer, o.id, o.claim, cmp.Or(o.Job, "-"),
+				strings.Join(o.Problems, "; ")))
 		}
 	}
 	return out

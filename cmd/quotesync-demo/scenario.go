@@ -1,13 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 	qsync "github.com/quotesync/quotesync/sync"
@@ -30,227 +33,230 @@ type demoRequest struct {
 	id        string // the insurer's request id, nothing to do with the claim
 	claim     string
 	expiresIn time.Duration
-	vehicle   string // JSON object
-	accident  string // JSON object
+	vehicle   vehicle
+	impact    string // the accident's point of impact, then its description
+	accident  string
 	shop      string // what the shop has for the claim at the start
+}
+
+type vehicle struct {
+	Registration string `json:"registration"`
+	Make         string `json:"make"`
+	Model        string `json:"model"`
+	Year         int    `json:"year"`
 }
 
 // demoRequests are the insurers' pending requests at the start, three
 // each: four for jobs of the sample shop, two for claims the shop has
 // never seen. Each insurer numbers its requests its own way, so both
 // send a request 7301.
-func demoRequests() []demoRequest {
-	return []demoRequest{
-		{insurerAcme, collidingID, sampleshop.ClaimDraft, 50 * time.Hour,
-			`{"registration":"KLM123","make":"Toyota","model":"Corolla","year":2019}`,
-			`{"description":"Front collision at low speed at a roundabout","pointOfImpact":"Front"}`,
-			"job " + sampleshop.JobDraft + ": draft estimate, 4 lines"},
-		{insurerAcme, "7302", sampleshop.ClaimFinal, 40 * time.Hour,
-			`{"registration":"PQR456","make":"Volkswagen","model":"Golf","year":2021}`,
-			`{"description":"Door struck by a neighbouring car in a car park","pointOfImpact":"Left side"}`,
-			"job " + sampleshop.JobFinal + ": estimate already FINAL, 4 lines"},
-		{insurerAcme, "7303", claimNewA, 80 * time.Hour,
-			`{"registration":"TSL301","make":"Tesla","model":"Model 3","year":2022}`,
-			`{"description":"Rear-ended at traffic lights","pointOfImpact":"Rear"}`,
-			"no job: create_job makes one"},
-		{insurerHarbour, "7299", sampleshop.ClaimNoLines, 60 * time.Hour,
-			`{"registration":"XYZ789","make":"Mazda","model":"CX-5","year":2018}`,
-			`{"description":"Side swipe while changing lanes","pointOfImpact":"Right side"}`,
-			"job " + sampleshop.JobNoLines + ": estimate with no lines yet"},
-		{insurerHarbour, "7300", sampleshop.ClaimBadLine, 70 * time.Hour,
-			`{"registration":"MNO654","make":"Honda","model":"Jazz","year":2015}`,
-			`{"description":"Reversed into a bollard in a car park","pointOfImpact":"Rear"}`,
-			"job " + sampleshop.JobBadLine + ": a part without a price (NULL)"},
-		{insurerHarbour, collidingID, claimNewB, 90 * time.Hour,
-			`{"registration":"FCS552","make":"Ford","model":"Focus","year":2017}`,
-			`{"description":"Front collision with a parked car","pointOfImpact":"Front"}`,
-			"no job: create_job makes one"},
-	}
+var demoRequests = []demoRequest{
+	{insurerAcme, collidingID, sampleshop.ClaimDraft, 50 * time.Hour, vehicle{"KLM123", "Toyota", "Corolla", 2019}, "Front",
+		"Front collision at low speed at a roundabout", "job " + sampleshop.JobDraft + ": draft estimate, 4 lines"},
+	{insurerAcme, "7302", sampleshop.ClaimFinal, 40 * time.Hour, vehicle{"PQR456", "Volkswagen", "Golf", 2021}, "Left side",
+		"Door struck by a neighbouring car in a car park", "job " + sampleshop.JobFinal + ": estimate already FINAL, 4 lines"},
+	{insurerAcme, "7303", claimNewA, 80 * time.Hour, vehicle{"TSL301", "Tesla", "Model 3", 2022}, "Rear",
+		"Rear-ended at traffic lights", "no job: create_job makes one"},
+	{insurerHarbour, "7299", sampleshop.ClaimNoLines, 60 * time.Hour, vehicle{"XYZ789", "Mazda", "CX-5", 2018}, "Right side",
+		"Side swipe while changing lanes", "job " + sampleshop.JobNoLines + ": estimate with no lines yet"},
+	{insurerHarbour, "7300", sampleshop.ClaimBadLine, 70 * time.Hour, vehicle{"MNO654", "Honda", "Jazz", 2015}, "Rear",
+		"Reversed into a bollard in a car park", "job " + sampleshop.JobBadLine + ": a part without a price (NULL)"},
+	{insurerHarbour, collidingID, claimNewB, 90 * time.Hour, vehicle{"FCS552", "Ford", "Focus", 2017}, "Front",
+		"Front collision with a parked car", "no job: create_job makes one"},
 }
 
-// sent names one request an insurer's service sent: the pair that keys
-// it in quotesync's tables.
-type sent struct {
-	Insurer, ID string
-}
-
-// seedRequests adds each insurer's requests to its emulator and returns
-// them in the order of demoRequests.
-func seedRequests(s *stack, now time.Time) []sent {
-	var out []sent
-	for _, r := range demoRequests() {
-		ids := s.insurer(r.insurer).emu.AddRequests(emulator.SeedRequest{
-			ID:           r.id,
-			ClaimNumber:  r.claim,
-			Expiry:       now.Add(r.expiresIn),
-			Vehicle:      json.RawMessage(r.vehicle),
-			Accident:     json.RawMessage(r.accident),
-			Instructions: json.RawMessage(`{"assessmentType":"Desktop","notes":"Provide an itemised estimate."}`),
-		})
-		out = append(out, sent{Insurer: r.insurer, ID: ids[0]})
+// seedRequests adds each insurer's requests to its emulator.
+func seedRequests(s *stack, now time.Time) {
+	for _, r := range demoRequests {
+		v, _ := json.Marshal(r.vehicle)
+		a, _ := json.Marshal(map[string]string{"description": r.accident, "pointOfImpact": r.impact})
+		s.insurer(r.insurer).emu.AddRequests(emulator.SeedRequest{ID: r.id, ClaimNumber: r.claim,
+			Expiry: now.Add(r.expiresIn), Vehicle: v, Accident: a,
+			Instructions: json.RawMessage(`{"assessmentType":"Desktop","notes":"Provide an itemised estimate."}`)})
 	}
-	return out
 }
 
 // insurerOfClaim is the insurer whose request a claim of the demo is.
 func insurerOfClaim(claim string) string {
-	for _, r := range demoRequests() {
-		if r.claim == claim {
-			return r.insurer
-		}
-	}
-	return ""
+	return demoRequests[slices.IndexFunc(demoRequests, func(r demoRequest) bool { return r.claim == claim })].insurer
 }
 
 func dec(s string) decimal.Decimal       { return decimal.RequireFromString(s) }
 func price(s string) decimal.NullDecimal { return decimal.NewNullDecimal(dec(s)) }
 
-// newLines are the lines the shop writes on the jobs that have none.
-func newLines() map[string][]sampleshop.Line {
-	return map[string][]sampleshop.Line{
-		sampleshop.ClaimNoLines: {
-			{Code: "RPR", Description: "Repair RH front guard", Qty: dec("2.0"), UnitPrice: price("95.50")},
-			{Code: "PNT", Description: "Refinish RH front guard and blend door", Qty: dec("3.0"), UnitPrice: price("88.00")},
-			{Code: "SUNDRY", Description: "Paint materials", Qty: dec("1"), UnitPrice: price("65.00"), LineTotal: price("65.00")},
-		},
-		claimNewA: {
-			{Code: "R&R", Description: "Rear bumper cover - remove and replace", Qty: dec("1.2"), UnitPrice: price("95.50")},
-			{Code: "PART", Description: "Rear bumper cover", PartNo: "1084168-00-E", Qty: dec("1"), UnitPrice: price("689.9500")},
-		},
-		claimNewB: {
-			{Code: "MECH", Description: "Replace radiator support panel", Qty: dec("2.5"), UnitPrice: price("120.00")},
-			{Code: "PART", Description: "Radiator", PartNo: "CV6Z-8005-A", Qty: dec("1"), UnitPrice: price("412.8000")},
-			{Code: "PART", Description: "Coolant, 5 L", PartNo: "VC-7-B", Qty: dec("1"), UnitPrice: price("38.5000")},
-			{Code: "SUNDRY", Description: "Coolant disposal levy", Qty: dec("1"), UnitPrice: price("12.50")},
-		},
-	}
+// step is one move of the shop's script: once the remotes reflect what the
+// shop did so far for the claims it waits for, it makes its changes.
+type step struct {
+	what    string   // for the "did not converge" report
+	wait    []string // claims whose requests must be accepted, their jobs in the shop
+	inSync  bool     // and their remote quotes must hold exactly the shop's lines
+	changes []change
 }
 
-// steps is the shop's script. Each step waits until the remote reflects
-// what the previous ones did, so that every pass has one thing to show.
-func (sc *script) steps() []step {
-	return []step{
-		{
-			what:  "write lines on the jobs that had none",
-			ready: sc.accepted(sampleshop.ClaimNoLines, claimNewA, claimNewB),
-			do: func(ctx context.Context) error {
-				for _, claim := range []string{sampleshop.ClaimNoLines, claimNewA, claimNewB} {
-					if err := sc.addLines(ctx, claim, newLines()[claim]); err != nil {
-						return err
-					}
-				}
-				return nil
-			},
-		},
-		{
-			what:  "edit a line of " + sampleshop.JobDraft + " and price the part of " + sampleshop.JobBadLine,
-			ready: sc.inSync(sampleshop.ClaimDraft),
-			do: func(ctx context.Context) error {
-				if err := sc.editLine(ctx, sampleshop.ClaimDraft, 1, func(l *sampleshop.Line) string {
-					l.Qty = dec("2.000")
-					return "labour hours revised: 1.5 → 2.0"
-				}); err != nil {
-					return err
-				}
-				return sc.editLine(ctx, sampleshop.ClaimBadLine, 2, func(l *sampleshop.Line) string {
-					l.Description, l.UnitPrice = "Rear bumper cover", price("389.0000")
-					return "priced the bumper cover at 389.00 (the price was NULL)"
-				})
-			},
-		},
-		sc.finalStep(sampleshop.ClaimDraft),
-		sc.finalStep(sampleshop.ClaimNoLines),
-		sc.finalStep(sampleshop.ClaimBadLine),
-		{
-			what:  "drop a line of the " + claimNewB + " job and mark the " + claimNewA + " estimate final",
-			ready: sc.inSync(claimNewA, claimNewB),
-			do: func(ctx context.Context) error {
-				if err := sc.deleteLine(ctx, claimNewB, 3, "the customer brings the coolant"); err != nil {
-					return err
-				}
-				return sc.setFinal(ctx, claimNewA)
-			},
-		},
-		sc.finalStep(claimNewB),
-	}
+// change is one edit of the shop to a claim's job: lines added, the line
+// lineNo edited (edit says how, and returns what the timeline says) or
+// deleted (for why), or the estimate marked final.
+type change struct {
+	claim  string
+	add    []sampleshop.Line
+	lineNo int
+	edit   func(*sampleshop.Line) string
+	why    string
+	final  bool
+}
+
+// shopScript is the shop's script. Each step waits until the remote
+// reflects what the previous ones did, so that every pass has one thing to
+// show.
+var shopScript = []step{
+	{what: "write lines on the jobs that had none",
+		wait: []string{sampleshop.ClaimNoLines, claimNewA, claimNewB}, changes: []change{
+			{claim: sampleshop.ClaimNoLines, add: []sampleshop.Line{
+				{Code: "RPR", Description: "Repair RH front guard", Qty: dec("2.0"), UnitPrice: price("95.50")},
+				{Code: "PNT", Description: "Refinish RH front guard and blend door", Qty: dec("3.0"), UnitPrice: price("88.00")},
+				{Code: "SUNDRY", Description: "Paint materials", Qty: dec("1"), UnitPrice: price("65.00"), LineTotal: price("65.00")},
+			}},
+			{claim: claimNewA, add: []sampleshop.Line{
+				{Code: "R&R", Description: "Rear bumper cover - remove and replace", Qty: dec("1.2"), UnitPrice: price("95.50")},
+				{Code: "PART", Description: "Rear bumper cover", PartNo: "1084168-00-E", Qty: dec("1"), UnitPrice: price("689.9500")},
+			}},
+			{claim: claimNewB, add: []sampleshop.Line{
+				{Code: "MECH", Description: "Replace radiator support panel", Qty: dec("2.5"), UnitPrice: price("120.00")},
+				{Code: "PART", Description: "Radiator", PartNo: "CV6Z-8005-A", Qty: dec("1"), UnitPrice: price("412.8000")},
+				{Code: "PART", Description: "Coolant, 5 L", PartNo: "VC-7-B", Qty: dec("1"), UnitPrice: price("38.5000")},
+				{Code: "SUNDRY", Description: "Coolant disposal levy", Qty: dec("1"), UnitPrice: price("12.50")},
+			}},
+		}},
+	{what: "edit a line of " + sampleshop.JobDraft + " and price the part of " + sampleshop.JobBadLine,
+		wait: []string{sampleshop.ClaimDraft}, inSync: true, changes: []change{
+			{claim: sampleshop.ClaimDraft, lineNo: 1, edit: func(l *sampleshop.Line) string {
+				l.Qty = dec("2.000")
+				return "labour hours revised: 1.5 → 2.0"
+			}},
+			{claim: sampleshop.ClaimBadLine, lineNo: 2, edit: func(l *sampleshop.Line) string {
+				l.Description, l.UnitPrice = "Rear bumper cover", price("389.0000")
+				return "priced the bumper cover at 389.00 (the price was NULL)"
+			}},
+		}},
+	finalStep(sampleshop.ClaimDraft),
+	finalStep(sampleshop.ClaimNoLines),
+	finalStep(sampleshop.ClaimBadLine),
+	{what: "drop a line of the " + claimNewB + " job and mark the " + claimNewA + " estimate final",
+		wait: []string{claimNewA, claimNewB}, inSync: true, changes: []change{
+			{claim: claimNewB, lineNo: 3, why: "the customer brings the coolant"},
+			{claim: claimNewA, final: true},
+		}},
+	finalStep(claimNewB),
 }
 
 // finalStep marks a claim's estimate final once the remote holds its
 // lines.
-func (sc *script) finalStep(claim string) step {
-	return step{
-		what:  "mark the " + claim + " estimate final",
-		ready: sc.inSync(claim),
-		do:    func(ctx context.Context) error { return sc.setFinal(ctx, claim) },
-	}
+func finalStep(claim string) step {
+	return step{what: "mark the " + claim + " estimate final", wait: []string{claim}, inSync: true,
+		changes: []change{{claim: claim, final: true}}}
 }
 
-// onJob runs do on the claim's job and puts what it did, as do says it,
-// on the timeline.
-func (sc *script) onJob(ctx context.Context, claim string, do func(job string) (string, error)) error {
-	job, err := sc.job(ctx, claim)
-	if err != nil {
-		return err
+// script plays the shop's part: after each round of passes it runs its
+// next step, if that step is ready. The shop works through its own
+// connections (sampleshop.Shop), as the shop's application would; it never
+// touches quotesync's tables.
+type script struct {
+	s    *stack
+	tl   *timeline
+	next int
+}
+
+func (sc *script) finished() bool { return sc.next >= len(shopScript) }
+
+// waiting says which step the script waits to run, "" when finished.
+func (sc *script) waiting() string {
+	if sc.finished() {
+		return ""
 	}
-	what, err := do(job)
-	if err != nil {
-		return err
+	return fmt.Sprintf("step %d of %d: %s", sc.next+1, len(shopScript), shopScript[sc.next].what)
+}
+
+// advance runs the next step if it is ready.
+func (sc *script) advance(ctx context.Context) error {
+	if sc.finished() {
+		return nil
 	}
-	sc.tl.shop(insurerOfClaim(claim), claim, job, "%s", what)
+	st := shopScript[sc.next]
+	for _, claim := range st.wait {
+		job, err := sc.s.shop.FindJob(ctx, claim)
+		if err != nil || job == "" {
+			return err
+		}
+		j, accepted := sc.s.insurer(insurerOfClaim(claim)).emu.State().Job(job)
+		q, quoted := j.Quote(remote.QuoteTypeEstimate)
+		if !accepted || st.inSync && !quoted {
+			return nil
+		}
+		if st.inSync {
+			if diffs, err := compareLines(ctx, sc.s.shop, job, q.Body); err != nil || len(diffs) > 0 {
+				return err
+			}
+		}
+	}
+	for _, c := range st.changes {
+		if err := sc.apply(ctx, c); err != nil {
+			return fmt.Errorf("run the shop's step %q: %w", st.what, err)
+		}
+	}
+	sc.next++
 	return nil
 }
 
-// addLines appends lines to the claim's job.
-func (sc *script) addLines(ctx context.Context, claim string, lines []sampleshop.Line) error {
-	return sc.onJob(ctx, claim, func(job string) (string, error) {
-		if _, err := sc.shop.AddLines(ctx, job, lines); err != nil {
-			return "", err
+// apply makes one change on the claim's job and puts it on the timeline.
+func (sc *script) apply(ctx context.Context, c change) error {
+	shop := sc.s.shop
+	job, err := shop.FindJob(ctx, c.claim)
+	if err != nil || job == "" {
+		return cmp.Or(err, fmt.Errorf("find the job of claim %s: %w", c.claim, sampleshop.ErrNoSuchJob))
+	}
+	var what string
+	var lines []sampleshop.Line
+	switch {
+	case c.add != nil:
+		_, err = shop.AddLines(ctx, job, c.add)
+		what = "added " + qsync.Plural(len(c.add), "line") + " to the estimate"
+	case c.final:
+		err, what = shop.SetFinal(ctx, job, true), "marked the estimate FINAL"
+	default:
+		lines, err = shop.Lines(ctx, job)
+		i := slices.IndexFunc(lines, func(l sampleshop.Line) bool { return l.LineNo == c.lineNo })
+		if err != nil || i < 0 {
+			return cmp.Or(err, fmt.Errorf("find line %d of %s: %w", c.lineNo, job, sampleshop.ErrNoSuchJob))
 		}
-		return "added " + qsync.Plural(len(lines), "line") + " to the estimate", nil
-	})
-}
-
-// editLine changes the line numbered lineNo of the claim's job; change
-// returns what the timeline says about it.
-func (sc *script) editLine(ctx context.Context, claim string, lineNo int, change func(*sampleshop.Line) string) error {
-	return sc.onJob(ctx, claim, func(job string) (string, error) {
-		l, err := sc.line(ctx, job, lineNo)
-		if err != nil {
-			return "", err
+		if l := lines[i]; c.edit != nil {
+			what = fmt.Sprintf("edited line %d: %s", c.lineNo, c.edit(&l))
+			err = shop.EditLine(ctx, l)
+		} else {
+			what = fmt.Sprintf("deleted line %d (%s): %s", c.lineNo, l.Description, c.why)
+			err = shop.DeleteLine(ctx, l.LineID)
 		}
-		what := change(&l)
-		return fmt.Sprintf("edited line %d: %s", lineNo, what), sc.shop.EditLine(ctx, l)
-	})
-}
-
-// deleteLine soft-deletes the line numbered lineNo of the claim's job.
-func (sc *script) deleteLine(ctx context.Context, claim string, lineNo int, why string) error {
-	return sc.onJob(ctx, claim, func(job string) (string, error) {
-		l, err := sc.line(ctx, job, lineNo)
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("deleted line %d (%s): %s", lineNo, l.Description, why), sc.shop.DeleteLine(ctx, l.LineID)
-	})
-}
-
-// setFinal marks the claim's estimate final.
-func (sc *script) setFinal(ctx context.Context, claim string) error {
-	return sc.onJob(ctx, claim, func(job string) (string, error) {
-		return "marked the estimate FINAL", sc.shop.SetFinal(ctx, job, true)
-	})
-}
-
-// line returns the live line numbered lineNo of job.
-func (sc *script) line(ctx context.Context, job string, lineNo int) (sampleshop.Line, error) {
-	lines, err := sc.shop.Lines(ctx, job)
+	}
 	if err != nil {
-		return sampleshop.Line{}, err
+		return err
 	}
-	for _, l := range lines {
-		if l.LineNo == lineNo {
-			return l, nil
-		}
+	sc.tl.line(time.Now(), actorShop, ref{Insurer: insurerOfClaim(c.claim), Claim: c.claim, Job: job}, what)
+	return nil
+}
+
+// compareLines lists the differences between the shop's live lines of a
+// job and the items of a quote body; none when they match exactly.
+func compareLines(ctx context.Context, shop *sampleshop.Shop, job string, body []byte) ([]string, error) {
+	lines, err := shop.Lines(ctx, job)
+	if err != nil {
+		return nil, err
 	}
-	return sampleshop.Line{}, fmt.Errorf("find line %d of %s: %w", lineNo, job, sampleshop.ErrNoSuchJob)
+	want, err := shopItems(lines, sampleshop.WorkTypes())
+	if err != nil {
+		return []string{err.Error()}, nil
+	}
+	got, err := quoteItems(body)
+	if err != nil {
+		return []string{err.Error()}, nil
+	}
+	return diffItems(want, got), nil
 }

@@ -2,9 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/server"
@@ -38,60 +37,29 @@ type turnHandler struct {
 	mysql.Handler
 	wait time.Duration
 	turn chan struct{} // capacity 1: a token in it is the turn, taken
-
-	mu       sync.Mutex
-	sessions *server.SessionManager // set once the server exists
-	owner    uint32                 // connection holding the turn between statements
-	owned    bool
+	// owner is the connection holding the turn between statements, 0 for
+	// none (vitess numbers connections from 1).
+	owner atomic.Uint32
+	// sessions is set before the server accepts connections.
+	sessions *server.SessionManager
 }
 
-// newTurnHandler wraps h; wait bounds how long a statement queues.
-func newTurnHandler(h mysql.Handler, wait time.Duration) *turnHandler {
-	return &turnHandler{Handler: h, wait: wait, turn: make(chan struct{}, 1)}
-}
-
-// setSessions gives the handler the session manager it reads transaction
-// state from; call it before the server accepts connections.
-func (h *turnHandler) setSessions(sm *server.SessionManager) {
-	h.mu.Lock()
-	h.sessions = sm
-	h.mu.Unlock()
-}
-
-// ComQuery implements mysql.Handler.
 func (h *turnHandler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
-	if err := h.enter(ctx, c, query); err != nil {
-		return err
-	}
-	defer h.leave(c)
-	return h.Handler.ComQuery(ctx, c, query, cb)
+	_, err := inTurn(h, ctx, c, query, func() (any, error) { return nil, h.Handler.ComQuery(ctx, c, query, cb) })
+	return err
 }
 
-// ComMultiQuery implements mysql.Handler.
 func (h *turnHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (string, error) {
-	if err := h.enter(ctx, c, query); err != nil {
-		return "", err
-	}
-	defer h.leave(c)
-	return h.Handler.ComMultiQuery(ctx, c, query, cb)
+	return inTurn(h, ctx, c, query, func() (string, error) { return h.Handler.ComMultiQuery(ctx, c, query, cb) })
 }
 
-// ComPrepare implements mysql.Handler.
 func (h *turnHandler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p *mysql.PrepareData) ([]*querypb.Field, error) {
-	if err := h.enter(ctx, c, query); err != nil {
-		return nil, err
-	}
-	defer h.leave(c)
-	return h.Handler.ComPrepare(ctx, c, query, p)
+	return inTurn(h, ctx, c, query, func() ([]*querypb.Field, error) { return h.Handler.ComPrepare(ctx, c, query, p) })
 }
 
-// ComStmtExecute implements mysql.Handler.
 func (h *turnHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
-	if err := h.enter(ctx, c, p.PrepareStmt); err != nil {
-		return err
-	}
-	defer h.leave(c)
-	return h.Handler.ComStmtExecute(ctx, c, p, cb)
+	_, err := inTurn(h, ctx, c, p.PrepareStmt, func() (any, error) { return nil, h.Handler.ComStmtExecute(ctx, c, p, cb) })
+	return err
 }
 
 // ComResetConnection implements mysql.Handler; a reset ends any transaction.
@@ -107,31 +75,25 @@ func (h *turnHandler) ConnectionClosed(c *mysql.Conn) {
 	h.release(c.ConnectionID)
 }
 
-// enter waits for c's turn unless c already holds it or query touches no table.
-func (h *turnHandler) enter(ctx context.Context, c *mysql.Conn, query string) error {
-	if tableless(query) {
-		return nil
+// inTurn runs one statement of c in c's turn, waiting for it unless c
+// already holds it or query touches no table.
+func inTurn[T any](h *turnHandler, ctx context.Context, c *mysql.Conn, query string, do func() (T, error)) (T, error) {
+	var zero T
+	if !tableless(query) && h.owner.Load() != c.ConnectionID {
+		t := time.NewTimer(h.wait)
+		defer t.Stop()
+		select {
+		case h.turn <- struct{}{}:
+		case <-t.C:
+			return zero, mysql.NewSQLError(mysql.ERLockWaitTimeout, mysql.SSUnknownSQLState,
+				"Lock wait timeout exceeded; try restarting transaction (embedded server: another session held its transaction open for %v)", h.wait)
+		case <-ctx.Done():
+			return zero, ctx.Err()
+		}
+		h.owner.Store(c.ConnectionID)
 	}
-	h.mu.Lock()
-	mine := h.owned && h.owner == c.ConnectionID
-	h.mu.Unlock()
-	if mine {
-		return nil
-	}
-	t := time.NewTimer(h.wait)
-	defer t.Stop()
-	select {
-	case h.turn <- struct{}{}:
-	case <-t.C:
-		return mysql.NewSQLError(mysql.ERLockWaitTimeout, mysql.SSUnknownSQLState,
-			"Lock wait timeout exceeded; try restarting transaction (embedded server: another session held its transaction open for %v)", h.wait)
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	h.mu.Lock()
-	h.owner, h.owned = c.ConnectionID, true
-	h.mu.Unlock()
-	return nil
+	defer h.leave(c)
+	return do()
 }
 
 // leave settles c's session after a statement and gives the turn back if c
@@ -144,10 +106,7 @@ func (h *turnHandler) leave(c *mysql.Conn) {
 }
 
 func (h *turnHandler) release(connID uint32) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.owned && h.owner == connID {
-		h.owned = false
+	if h.owner.CompareAndSwap(connID, 0) {
 		<-h.turn
 	}
 }
@@ -159,15 +118,8 @@ func (h *turnHandler) release(connID uint32) {
 // stale copy of the tables, and commits it with the session's next statement,
 // wiping whatever other sessions wrote in between. settle rolls it back, as
 // MySQL rolls back a failed autocommitted statement.
-func (h *turnHandler) settle(connID uint32) bool {
-	h.mu.Lock()
-	sm := h.sessions
-	h.mu.Unlock()
-	if sm == nil {
-		return false
-	}
-	explicit := false
-	_ = sm.Iter(func(s sql.Session) (bool, error) {
+func (h *turnHandler) settle(connID uint32) (explicit bool) {
+	_ = h.sessions.Iter(func(s sql.Session) (bool, error) {
 		if s.ID() != connID {
 			return false, nil
 		}
@@ -175,12 +127,14 @@ func (h *turnHandler) settle(connID uint32) bool {
 		if tx == nil {
 			return true, nil
 		}
-		if s.GetIgnoreAutoCommit() || autocommitOff(s) {
+		ctx := sql.NewContext(context.Background(), sql.WithSession(s))
+		v, _ := s.GetSessionVariable(ctx, sql.AutoCommitSessionVar)
+		if on, err := sql.ConvertToBool(ctx, v); s.GetIgnoreAutoCommit() || err == nil && !on {
 			explicit = true
 			return true, nil
 		}
 		if ts, ok := s.(sql.TransactionSession); ok {
-			_ = ts.Rollback(sql.NewContext(context.Background(), sql.WithSession(s)), tx)
+			_ = ts.Rollback(ctx, tx)
 		}
 		s.SetTransaction(nil)
 		return true, nil
@@ -188,26 +142,12 @@ func (h *turnHandler) settle(connID uint32) bool {
 	return explicit
 }
 
-// autocommitOff reports whether s has @@autocommit off.
-func autocommitOff(s sql.Session) bool {
-	switch v := s.GetAllSessionVariables()["autocommit"].(type) {
-	case bool:
-		return !v
-	case int8, int16, int32, int64, int, uint8, uint64:
-		return fmt.Sprint(v) == "0"
-	case string:
-		return strings.EqualFold(v, "off") || v == "0"
-	}
-	return false
-}
-
 // tableless reports whether query is KILL, or a SELECT or SET without a
 // FROM: statements that read or change no table and so need no turn. A false
 // "no" (a FROM inside a string literal) only costs a wait.
 func tableless(query string) bool {
 	q := strings.ToLower(strings.TrimSpace(query))
-	word, _, _ := strings.Cut(q, " ")
-	switch word {
+	switch word, _, _ := strings.Cut(q, " "); word {
 	case "kill":
 		return true
 	case "select", "set":

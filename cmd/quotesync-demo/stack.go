@@ -7,16 +7,22 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
+	"github.com/quotesync/quotesync/cmd/internal/statuspage"
+	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/remote/emulator"
-	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 	"github.com/quotesync/quotesync/shopdb/store"
@@ -26,11 +32,23 @@ import (
 // Defaults of the demo's wiring.
 const (
 	DefaultSchedule = "@every 1s"
-	// DefaultRetryBackoffMin and DefaultRetryBackoffMax bound the engine's
-	// wait before retrying a failed remote call (production: 1m and 1h),
-	// so that a transient failure does not outlast the demo.
-	DefaultRetryBackoffMin = time.Second
-	DefaultRetryBackoffMax = 4 * time.Second
+	// DefaultPageAddr is where the demo serves the status page: loopback,
+	// a free port.
+	DefaultPageAddr = "127.0.0.1:0"
+)
+
+// The demo's two insurers. Their names key their requests in quotesync's
+// tables, as the names of remotes: do in a user's file. acme is the
+// service as documented (OAuth2, the example's status form); harbour
+// takes a bearer token from a file and a status form the documented
+// service does not serve.
+const (
+	insurerAcme    = "acme"
+	insurerHarbour = "harbour"
+	// acmeSecretEnv is the variable acme's remotes: entry names for the
+	// client secret; the demo hands its value to the build, not to the
+	// environment.
+	acmeSecretEnv = "QUOTESYNC_DEMO_ACME_SECRET"
 )
 
 // stack is the demo's running parts: the embedded server holding the
@@ -39,41 +57,31 @@ const (
 // with the demo's addresses and credentials under remotes:.
 type stack struct {
 	mysqlAddr string
-	stopMySQL func() error
 	shopPool  *sql.DB          // the shop application's own connections
 	shop      *sampleshop.Shop // plays the shop's part on shopPool
 	schema    int              // state schema version after Migrate
+	insurers  []*insurerAPI    // acme, harbour: the order of remotes:
+	daemon    *qsync.Daemon
+	pageURL   string         // the daemon's status page
+	closers   []func() error // what Close undoes, in order of start
+}
 
-	insurers []*insurerAPI // in the order of demoInsurers
-	tmpDir   string        // holds harbour's token file; removed at Close
-
-	daemon *qsync.Daemon
-	db     *shopdb.DB   // the daemon's connections
-	st     *store.Store // quotesync's store on them
+// insurerAPI is one insurer's emulator, served on loopback.
+type insurerAPI struct {
+	name, mode string
+	emu        *emulator.Emulator
+	srv        *httptest.Server
+	refused    atomic.Int64  // API calls answered 401: a token this emulator does not know
+	built      qsync.Insurer // what the configuration built, for the setup lines
 }
 
 func (s *stack) insurer(name string) *insurerAPI {
 	return s.insurers[slices.IndexFunc(s.insurers, func(a *insurerAPI) bool { return a.name == name })]
 }
 
-func (s *stack) remoteStates() map[string]emulator.State {
-	out := make(map[string]emulator.State, len(s.insurers))
-	for _, a := range s.insurers {
-		out[a.name] = a.emu.State()
-	}
-	return out
-}
-
-type stackOptions struct {
-	mysqlAddr string // listen address of the embedded server
-	schedule  string
-	log       *zap.Logger
-	observers []qsync.Observer
-}
-
-// startStack starts and wires everything; on error it closes what it
-// started.
-func startStack(ctx context.Context, o stackOptions) (s *stack, err error) {
+// startStack starts and wires everything, the timeline observing the
+// daemon; on error it closes what it started.
+func startStack(ctx context.Context, o demoOptions, log *zap.Logger, tl *timeline) (s *stack, err error) {
 	s = &stack{}
 	defer func() {
 		if err != nil {
@@ -81,69 +89,59 @@ func startStack(ctx context.Context, o stackOptions) (s *stack, err error) {
 			s = nil
 		}
 	}()
-	dsn, stop, err := startMySQL(mysqlConfig{Addr: o.mysqlAddr})
+	dsn, stopMySQL, pool, err := startShop(ctx, o.mysqlAddr)
 	if err != nil {
-		return s, fmt.Errorf("start the embedded mysql server: %w", err)
+		return s, err
 	}
-	s.stopMySQL = stop
+	s.shopPool, s.shop = pool, sampleshop.New(pool)
+	s.closers = append(s.closers, stopMySQL, pool.Close)
 	mc, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return s, fmt.Errorf("parse the embedded server's dsn: %w", err)
 	}
 	s.mysqlAddr = mc.Addr
-
-	// The shop application's side: its schema, its data, its own pool.
-	if s.shopPool, err = sql.Open("mysql", dsn); err != nil {
-		return s, fmt.Errorf("open the shop's pool: %w", err)
-	}
-	s.shopPool.SetMaxOpenConns(2)
-	if err := sampleshop.Apply(ctx, s.shopPool); err != nil {
-		return s, err
-	}
-	s.shop = sampleshop.New(s.shopPool)
-
-	if s.tmpDir, err = os.MkdirTemp("", "quotesync-demo-"); err != nil {
+	// The directory holds harbour's token file.
+	tmpDir, err := os.MkdirTemp("", "quotesync-demo-")
+	if err != nil {
 		return s, fmt.Errorf("make the demo's temporary directory: %w", err)
 	}
-	for _, spec := range demoInsurers() {
-		// A random token (or client secret) for this run, never shown.
-		a, err := startInsurer(spec, "demo-"+rand.Text(), s.tmpDir)
-		if a != nil {
-			s.insurers = append(s.insurers, a)
-		}
-		if err != nil {
-			return s, err
-		}
-	}
-	set, err := demoSettings(mc, s.insurers, o.schedule)
-	if err != nil {
-		return s, err
-	}
-	if s.daemon, err = qsync.Open(ctx, set, qsync.OpenOptions{Migrate: true, Log: o.log, Observers: o.observers}); err != nil {
-		return s, err
-	}
-	s.db, s.st = s.daemon.Shop, s.daemon.Store
-	if s.schema, _, err = s.st.SchemaVersion(ctx); err != nil {
-		return s, fmt.Errorf("read the state schema version: %w", err)
-	}
-	return s, nil
-}
-
-// demoSettings loads config.example.yaml as a user's file is loaded, with
-// the demo's database, its insurers under remotes: (each the example's
-// remote: block with the insurer's emulator, credentials and status
-// form), its schedule and short retry backoffs.
-func demoSettings(mc *mysql.Config, apis []*insurerAPI, schedule string) (qsync.Settings, error) {
+	s.closers = append(s.closers, func() error { return os.RemoveAll(tmpDir) })
+	// config.example.yaml, as a user's file is loaded, with the demo's
+	// database, schedule and short retry backoffs, and its remote: block
+	// made into one remotes: entry per insurer with the insurer's
+	// emulator, credentials and status form.
 	fc, err := config.Parse(bytes.NewReader(config.Example))
 	if err != nil {
-		return qsync.Settings{}, fmt.Errorf("load the example configuration: %w", err)
+		return s, fmt.Errorf("load the example configuration: %w", err)
 	}
-	var acmeSecret string
-	for _, a := range apis {
-		fc.Remotes = append(fc.Remotes, a.entry(fc.Remote))
-		if a.name == insurerAcme {
-			acmeSecret = a.secret
+	env := make(map[string]string) // what the build reads as the environment
+	acme := &insurerAPI{name: insurerAcme, mode: emulator.ModeDocumented}
+	for _, a := range []*insurerAPI{acme, {name: insurerHarbour, mode: emulator.ModeSpec}} {
+		secret := "demo-" + rand.Text() // a random token (or client secret) for this run, never shown
+		opts := emulator.Options{Token: secret, Seed: 1, Mode: a.mode, ClientID: "workshop-demo"}
+		if a.emu, err = emulator.New(opts); err != nil {
+			return s, fmt.Errorf("start the emulator of insurer %s: %w", a.name, err)
 		}
+		a.srv = httptest.NewServer(a.emu)
+		s.closers = append(s.closers, func() error { a.srv.Close(); return nil })
+		s.insurers = append(s.insurers, a)
+		e := config.RemoteEntry{Name: a.name, RemoteSection: fc.Remote}
+		e.BaseURL = a.srv.URL
+		if a.mode == emulator.ModeDocumented {
+			env[acmeSecretEnv] = secret
+			// The redirect_uri is asked for by acme's token endpoint, as the
+			// documented flow does; nothing is ever sent to it.
+			e.Token = config.TokenSection{OAuth2: &config.OAuth2Section{TokenURL: a.srv.URL + emulator.TokenPath,
+				ClientID: opts.ClientID, ClientSecretEnv: acmeSecretEnv,
+				EndpointParams: map[string]string{"redirect_uri": "http://127.0.0.1/quotesync-demo/callback"}}}
+		} else {
+			e.Token = config.TokenSection{File: filepath.Join(tmpDir, "harbour-token")}
+			if err := os.WriteFile(e.Token.File, []byte(secret+"\n"), 0o600); err != nil {
+				return s, fmt.Errorf("write the token file of insurer %s: %w", a.name, err)
+			}
+			e.StatusMethod, e.StatusPath = http.MethodPut, remote.StatusPathQuotesID
+		}
+		fc.Remotes = append(fc.Remotes, e)
 	}
 	fc.DropRemote() // remotes: replaces it
 	fc.Shop.Addr, fc.Shop.User, fc.Shop.Database = mc.Addr, mc.User, mc.DBName
@@ -151,45 +149,60 @@ func demoSettings(mc *mysql.Config, apis []*insurerAPI, schedule string) (qsync.
 	// The embedded server takes no row locks and keeps its
 	// innodb_lock_wait_timeout global only: a session may not set it.
 	fc.Shop.LockWait = -time.Second
-	fc.Sync.Schedule = schedule
-	fc.Sync.RetryBackoffMin, fc.Sync.RetryBackoffMax = DefaultRetryBackoffMin, DefaultRetryBackoffMax
-	getenv := func(k string) string {
-		if k == acmeSecretEnv {
-			return acmeSecret
-		}
-		return ""
-	}
+	fc.Sync.Schedule = DefaultSchedule
+	// The engine's wait before retrying a failed remote call (production:
+	// 1m to 1h), short so that a transient failure does not outlast the demo.
+	fc.Sync.RetryBackoffMin, fc.Sync.RetryBackoffMax = time.Second, 4*time.Second
+	getenv := func(k string) string { return env[k] }
 	set, err := fc.Build(config.BuildOptions{Getenv: getenv, Scope: config.AllSecrets, UserAgent: "quotesync-demo"})
 	if err != nil {
-		return qsync.Settings{}, fmt.Errorf("build the example configuration: %w", err)
+		return s, fmt.Errorf("build the example configuration: %w", err)
 	}
 	set.Daemon.Shop.Password = mc.Passwd
 	set.Daemon.Shop.Connector = &shopdbtest.Trips{} // the summary says how many statements were sent
 	for i, ins := range set.Daemon.Insurers {
-		apis[i].status = ins.Remote.StatusMethod + " " + ins.Remote.StatusPath
-		apis[i].tokenFrom = ins.TokenFrom
+		s.insurers[i].built = ins
 	}
-	return set.Daemon, nil
+	opts := qsync.OpenOptions{Migrate: true, Log: log, Observers: []qsync.Observer{tl},
+		ObserveCall: func(insurer string, ci remote.CallInfo) {
+			if ci.Status == http.StatusUnauthorized {
+				s.insurer(insurer).refused.Add(1)
+			}
+		}}
+	if s.daemon, err = qsync.Open(ctx, set.Daemon, opts); err != nil {
+		return s, err
+	}
+	s.closers = append(s.closers, s.daemon.Close)
+	if s.schema, _, err = s.daemon.Store.SchemaVersion(ctx); err != nil {
+		return s, fmt.Errorf("read the state schema version: %w", err)
+	}
+	seedRequests(s, time.Now())
+
+	// The daemon's status page over the demo's database, as `quotesync run`
+	// serves it on its listener.
+	ln, err := net.Listen("tcp", o.pageAddr)
+	if err != nil {
+		return s, fmt.Errorf("status page: listen on %s: %w", o.pageAddr, err)
+	}
+	names := make([]string, len(s.daemon.Engines))
+	for i, e := range s.daemon.Engines {
+		names[i] = e.Insurer()
+	}
+	h := statuspage.New(statuspage.Options{Store: func() *store.Store { return s.daemon.Store },
+		Insurers: func() []string { return names }, Refresh: 5 * time.Second, Version: "demo"})
+	page := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}
+	page.Start()
+	s.pageURL = page.URL + "/status"
+	s.closers = append(s.closers, func() error { page.Close(); return nil })
+	return s, nil
 }
 
 // Close stops everything in reverse order of start; safe on a partial
 // stack.
 func (s *stack) Close() error {
 	var errs []error
-	for _, a := range s.insurers {
-		errs = append(errs, a.close())
-	}
-	if s.daemon != nil {
-		errs = append(errs, s.daemon.Close())
-	}
-	if s.shopPool != nil {
-		errs = append(errs, s.shopPool.Close())
-	}
-	if s.stopMySQL != nil {
-		errs = append(errs, s.stopMySQL())
-	}
-	if s.tmpDir != "" {
-		errs = append(errs, os.RemoveAll(s.tmpDir))
+	for _, c := range slices.Backward(s.closers) {
+		errs = append(errs, c())
 	}
 	return errors.Join(errs...)
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -24,71 +27,78 @@ type ref struct {
 }
 
 // timeline prints the demo's story, one line per event, stamped with the
-// time since the demo started. It is safe for concurrent use: the
-// engine's goroutines and the shop's script print to it at once.
+// time since the demo started, and counts each insurer's passes. It is
+// safe for concurrent use: the engines' goroutines and the shop's script
+// print to it at once.
 type timeline struct {
 	start time.Time
 
-	mu   sync.Mutex
-	w    io.Writer
-	held map[sent]bool // requests held for invalid shop data, not yet released
+	mu     sync.Mutex
+	w      io.Writer
+	passes map[string]int // ticks of each insurer's engine
 }
 
 func newTimeline(w io.Writer, start time.Time) *timeline {
-	return &timeline{w: w, start: start, held: make(map[sent]bool)}
+	return &timeline{w: w, start: start, passes: make(map[string]int)}
 }
 
 // elapsed formats the time since the start as "mm:ss.t".
 func (t *timeline) elapsed(at time.Time) string {
 	d := max(at.Sub(t.start), 0).Truncate(100 * time.Millisecond)
-	m := d / time.Minute
-	s := (d % time.Minute).Seconds()
-	return fmt.Sprintf("%02d:%04.1f", int(m), s)
+	return fmt.Sprintf("%02d:%04.1f", int(d/time.Minute), (d % time.Minute).Seconds())
 }
 
-// line prints one event.
 func (t *timeline) line(at time.Time, actor string, r ref, text string) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s  %-9s  ", t.elapsed(at), actor)
+	s := fmt.Sprintf("%s  %-9s  ", t.elapsed(at), actor)
 	if r != (ref{}) {
-		fmt.Fprintf(&b, "%-9s", r.Insurer)
+		s += fmt.Sprintf("%-9s", r.Insurer)
 	}
 	if r.Request != "" || r.Claim != "" || r.Job != "" {
-		col := func(label, v string, width int) {
-			if v == "" {
-				fmt.Fprintf(&b, "%-*s", width, "")
-				return
-			}
-			fmt.Fprintf(&b, "%-*s", width, label+" "+v)
-		}
-		col("request", r.Request, 14)
-		col("claim", r.Claim, 16)
-		col("job", r.Job, 14)
+		s += fmt.Sprintf("%-14s%-16s%-14s", labeled("request", r.Request), labeled("claim", r.Claim), labeled("job", r.Job))
 	}
-	b.WriteString(text)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	fmt.Fprintln(t.w, strings.TrimRight(b.String(), " "))
+	fmt.Fprintln(t.w, strings.TrimRight(s+text, " "))
 }
 
-func (t *timeline) shop(insurer, claim, job, format string, args ...any) {
-	t.line(time.Now(), actorShop, ref{Insurer: insurer, Claim: claim, Job: job}, fmt.Sprintf(format, args...))
-}
-
-// pass prints the outcome of the n-th tick of an insurer's engine.
-func (t *timeline) pass(n int, tick qsync.Tick) {
-	now := time.Now()
-	r := ref{Insurer: tick.Insurer}
-	switch {
-	case !tick.Leader && tick.Err == nil:
-		t.line(now, actorDaemon, r, fmt.Sprintf("tick %d: standby, another instance holds the lock", n))
-	case !tick.Ran:
-		t.line(now, actorDaemon, r, fmt.Sprintf("tick %d: no pass: %v", n, tick.Err))
-	case tick.Err != nil:
-		t.line(now, actorDaemon, r, fmt.Sprintf("pass %d failed after %s: %v", n, round(tick.Summary.Duration), tick.Err))
-	default:
-		t.line(now, actorDaemon, r, fmt.Sprintf("pass %d done in %s: %s", n, round(tick.Summary.Duration), describe(tick.Summary)))
+func labeled(label, v string) string {
+	if v == "" {
+		return ""
 	}
+	return label + " " + v
+}
+
+// pass counts a tick of an insurer's engine and prints its outcome.
+func (t *timeline) pass(tick qsync.Tick) {
+	t.mu.Lock()
+	t.passes[tick.Insurer]++
+	n := t.passes[tick.Insurer]
+	t.mu.Unlock()
+	text := fmt.Sprintf("pass %d done in %s: %s", n, round(tick.Summary.Duration), describe(tick.Summary))
+	switch {
+	case !tick.Ran:
+		text = fmt.Sprintf("tick %d: no pass: %v", n, tick.Err)
+	case tick.Err != nil:
+		text = fmt.Sprintf("pass %d failed after %s: %v", n, round(tick.Summary.Duration), tick.Err)
+	}
+	t.line(time.Now(), actorDaemon, ref{Insurer: tick.Insurer}, text)
+}
+
+// round is how many passes every one of the n insurers has finished:
+// the fewest of any.
+func (t *timeline) round(n int) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.passes) < n || len(t.passes) == 0 {
+		return 0
+	}
+	return slices.Min(slices.Collect(maps.Values(t.passes)))
+}
+
+func (t *timeline) passCount(insurer string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.passes[insurer]
 }
 
 func round(d time.Duration) string {
@@ -119,71 +129,46 @@ func describe(s qsync.Summary) string {
 	return strings.Join(parts, ", ")
 }
 
-// Observe renders one event of the daemon on the timeline, worded for a
-// newcomer (it is a qsync.Observer). The pass summaries are left out: the
-// tick lines give them.
+// eventWords word the daemon's events for a newcomer; other kinds show as
+// "kind: detail".
+var eventWords = map[qsync.EventKind]string{
+	qsync.EventReserved:  "job number reserved (recorded before the accept call)",
+	qsync.EventAccepted:  "request accepted",
+	qsync.EventDrafted:   "draft pushed: ",
+	qsync.EventRedrafted: "draft re-pushed: ",
+	qsync.EventSubmitted: "quote submitted",
+	qsync.EventHeld:      "held, nothing pushed: ",
+	qsync.EventReleased:  "released: the shop fixed its data",
+	qsync.EventLeader:    "leadership acquired (GET_LOCK on the shop database): this instance runs the passes",
+	qsync.EventWaiting:   "waiting: the shop has no job for this claim yet",
+}
+
+// Observe renders one event of the daemon on the timeline (it is a
+// qsync.Observer). The pass summaries are left out: the tick lines give
+// them.
 func (t *timeline) Observe(ev qsync.Event) {
 	r := ref{Insurer: ev.Insurer, Request: ev.Request, Claim: ev.Claim, Job: ev.Job}
-	var text string
+	text, ok := eventWords[ev.Kind]
+	detail := ev.Detail
+	if ev.Err != nil {
+		detail = ev.Err.Error()
+	}
 	switch ev.Kind {
 	case qsync.EventPassDone, qsync.EventStale, qsync.EventSubmitDeferred:
 		return
-	case qsync.EventReserved:
-		text = "job number reserved (recorded before the accept call)"
-	case qsync.EventAccepted:
-		text = "request accepted"
-		if ev.Inferred {
-			text = "request accepted (inferred: " + ev.Detail + ")"
-		}
 	case qsync.EventDrafted, qsync.EventRedrafted:
-		text = "draft pushed: " + qsync.Plural(ev.Items, "item")
-		if ev.Kind == qsync.EventRedrafted {
-			text = "draft re-pushed: " + qsync.Plural(ev.Items, "item")
-		}
-		if t.release(r) || ev.Released {
+		text += qsync.Plural(ev.Items, "item")
+		if ev.Released {
 			text += " (released: the shop fixed its data)"
 		}
-	case qsync.EventSubmitted:
-		text = "quote submitted"
 	case qsync.EventHeld:
-		t.mu.Lock()
-		t.held[sent{r.Insurer, r.Request}] = true
-		t.mu.Unlock()
-		text = "held, nothing pushed: " + errText(ev)
-	case qsync.EventReleased:
-		t.release(r)
-		text = "released: the shop fixed its data"
+		text += detail
 	case qsync.EventLeader:
 		r = ref{} // one lock for every insurer's engine
-		text = "leadership acquired (GET_LOCK on the shop database): this instance runs the passes"
-	case qsync.EventWaiting:
-		text = "waiting: the shop has no job for this claim yet"
 	default:
-		text = string(ev.Kind)
-		if d := errText(ev); d != "" {
-			text += ": " + d
+		if !ok {
+			text = strings.TrimSuffix(string(ev.Kind)+": "+detail, ": ")
 		}
 	}
-	at := ev.At
-	if at.IsZero() {
-		at = time.Now()
-	}
-	t.line(at, actorDaemon, r, text)
-}
-
-func errText(ev qsync.Event) string {
-	if ev.Err != nil {
-		return ev.Err.Error()
-	}
-	return ev.Detail
-}
-
-// release forgets that the request of r was held, reporting whether it was.
-func (t *timeline) release(r ref) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	k := sent{r.Insurer, r.Request}
-	was := t.held[k]
-	delete(t.held, k)
-	return was
+	t.line(cmp.Or(ev.At, time.Now()), actorDaemon, r, text)
 }

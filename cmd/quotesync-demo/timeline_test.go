@@ -48,7 +48,7 @@ func TestTimelineObserver(t *testing.T) {
 	// nothing.
 	tl.Observe(qsync.Event{Kind: qsync.EventDrafted, Insurer: "acme", Request: "7300", Claim: "CLM-2041", Job: "RO-50006", Items: 1})
 	drafted := req(qsync.EventDrafted)
-	drafted.Items = 2
+	drafted.Items, drafted.Released = 2, true // the engine marks the push that releases a held job
 	tl.Observe(drafted)
 	redrafted := req(qsync.EventRedrafted)
 	redrafted.Items = 3
@@ -58,10 +58,10 @@ func TestTimelineObserver(t *testing.T) {
 	tl.Observe(req(qsync.EventSubmitDeferred))                                               // not worth a line
 	retrying := qsync.Event{Kind: qsync.EventRetrying, Insurer: "acme", Err: errors.New("503")}
 	tl.Observe(retrying)
-	tl.shop("harbour", "CLM-1003", "RO-50003", "added %d lines", 3)
-	tl.pass(2, qsync.Tick{Insurer: "harbour", Leader: true, Ran: true, Summary: qsync.Summary{Drafted: 3, Duration: 24 * time.Millisecond}})
-	tl.pass(3, qsync.Tick{Insurer: "acme", Leader: true, Ran: true, Summary: qsync.Summary{Pending: 0, Tracked: 6}})
-	tl.pass(4, qsync.Tick{Insurer: "acme", Leader: true, Ran: true, Err: errors.New("list pending requests: boom")})
+	tl.line(time.Now(), actorShop, ref{Insurer: "harbour", Claim: "CLM-1003", Job: "RO-50003"}, "added 3 lines")
+	tl.pass(qsync.Tick{Insurer: "harbour", Leader: true, Ran: true, Summary: qsync.Summary{Drafted: 3, Duration: 24 * time.Millisecond}})
+	tl.pass(qsync.Tick{Insurer: "acme", Leader: true, Ran: true, Summary: qsync.Summary{Pending: 0, Tracked: 6}})
+	tl.pass(qsync.Tick{Insurer: "acme", Leader: true, Ran: true, Err: errors.New("list pending requests: boom")})
 	tl.line(time.Now(), actorDemo, ref{}, "daemon stopped")
 
 	var got []string
@@ -82,9 +82,9 @@ func TestTimelineObserver(t *testing.T) {
 		r + "quote submitted",
 		"quotesync  acme     retrying: 503",
 		"shop       harbour                claim CLM-1003  job RO-50003  added 3 lines",
-		"quotesync  harbour  pass 2 done in 24ms: 3 drafted",
-		"quotesync  acme     pass 3 done in 0s: nothing to do (0 pending, 6 tracked)",
-		"quotesync  acme     pass 4 failed after 0s: list pending requests: boom",
+		"quotesync  harbour  pass 1 done in 24ms: 3 drafted",
+		"quotesync  acme     pass 1 done in 0s: nothing to do (0 pending, 6 tracked)",
+		"quotesync  acme     pass 2 failed after 0s: list pending requests: boom",
 		"demo       daemon stopped",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
