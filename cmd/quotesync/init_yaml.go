@@ -1,8 +1,8 @@
 package main
 
 import (
+	"cmp"
 	_ "embed" // init.yaml.tmpl
-	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -192,16 +192,17 @@ func comment(indent int, check bool, text string) string {
 
 // describeChoice writes one choice with its runner-up and evidence.
 func describeChoice(c discover.Choice) string {
-	chosen := c.Chosen
-	if chosen == "" {
-		chosen = "none"
+	if c.Why != "" {
+		return c.Label + ": " + chosenOf(c) + ": " + c.Why
 	}
-	s := fmt.Sprintf("%s: %s", c.Label, chosen)
+	return c.Label + ": " + chosenOf(c)
+}
+
+// chosenOf is a choice's winner ("none") with its runner-up.
+func chosenOf(c discover.Choice) string {
+	s := cmp.Or(c.Chosen, "none")
 	if c.RunnerUp != "" {
 		s += " (runner-up " + c.RunnerUp + ")"
-	}
-	if c.Why != "" {
-		s += ": " + c.Why
 	}
 	return s
 }
