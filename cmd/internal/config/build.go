@@ -147,7 +147,9 @@ func (c *File) buildShop(s *Settings, getenv func(string) string, secrets bool) 
 	}
 	copyFields(&s.Daemon.Shop, sh)
 	s.Daemon.Shop.Password, s.Daemon.Shop.PasswordFrom = password, s.PasswordFrom
-	s.Daemon.Shop.Limits = sh.Limits.build()
+	// Zero values: the defaults; shopdb validates them.
+	s.Daemon.Shop.Limits = shopdb.Limits{MaxQuantity: sh.Limits.MaxQuantity.Decimal, MaxPrice: sh.Limits.MaxPrice.Decimal,
+		MaxDigits: sh.Limits.MaxDigits}
 	s.Daemon.Shop.WriteBack = sh.WriteBack.statements()
 	// The same fields in the same order: a query added to one and not the
 	// other does not compile.
