@@ -52,13 +52,12 @@ Flags:
 func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := verbFlags("once", onceHelp)
 	var cf commonFlags
-	parsed := cf.register(fs)
+	cf.register(fs)
 	dry := fs.Bool("dry-run", false, "print the plan of a pass; write nothing")
 	asJSON := fs.Bool("json", false, "with --dry-run: print the plan as JSON")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	parsed()
 	if *asJSON && !*dry {
 		return failf(stderr, exitUsage, "quotesync once: --json prints the plan of a dry run and needs --dry-run; a real pass reports on its log (quotesync once --dry-run --json)")
 	}
