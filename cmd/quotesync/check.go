@@ -229,14 +229,11 @@ func checkWebhookURL(cl *checklist, fc *config.File, plain *config.Settings) {
 // tokensFrom says where each insurer's token comes from: "token from
 // …", or with several insurers "tokens: aa from …, bb from …".
 func tokensFrom(ins []qsync.Insurer) string {
+	from := func(in qsync.Insurer) string { return in.TokenFrom }
 	if len(ins) == 1 {
-		return "token from " + ins[0].TokenFrom
+		return "token from " + from(ins[0])
 	}
-	parts := make([]string, len(ins))
-	for i, in := range ins {
-		parts[i] = in.Name + " from " + in.TokenFrom
-	}
-	return "tokens: " + strings.Join(parts, ", ")
+	return "tokens: " + perInsurer(ins, " from ", ", ", from)
 }
 
 // checkToken asks every insurer's token source for a token (reading the

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strings"
 	gosync "sync"
 	"syscall"
 	"time"
@@ -188,7 +187,8 @@ func (d *daemon) run(ctx context.Context, set *config.Settings, hup <-chan os.Si
 	spec := set.Daemon.Sync.Schedule
 	d.log.Info(msgStarted, zap.String(fieldVersion, version), zap.String(fieldConfig, d.cf.path()),
 		zap.String(fieldSchedule, spec), zap.String(fieldDatabase, set.Daemon.Shop.String()),
-		zap.String(fieldRemote, remotesOf(set.Daemon.Insurers)), zap.Duration(fieldWatchdog, interval))
+		zap.String(fieldRemote, perInsurer(set.Daemon.Insurers, "=", " ", func(in qsync.Insurer) string { return in.Remote.BaseURL })),
+		zap.Duration(fieldWatchdog, interval))
 	d.notify.send(sdReady, sdStatus("ready; schedule %s", spec))
 	d.log.Info(msgReady) // the e2e tests and operators wait for this line
 	wdCtx, wdCancel := context.WithCancel(context.Background())
@@ -431,17 +431,4 @@ func (d *daemon) useMetrics(w *wiring) {
 	names := w.set.Daemon.Names()
 	d.metrics.state.use(w.d.Store, names)
 	d.metrics.insurers(names)
-}
-
-// remotesOf is the services of the insurers, for the log: the base URL of
-// a lone one, "name=url" of each of several.
-func remotesOf(ins []qsync.Insurer) string {
-	if len(ins) == 1 {
-		return ins[0].Remote.BaseURL
-	}
-	parts := make([]string, len(ins))
-	for i, in := range ins {
-		parts[i] = in.Name + "=" + in.Remote.BaseURL
-	}
-	return strings.Join(parts, " ")
 }

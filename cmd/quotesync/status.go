@@ -126,14 +126,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 // (named when there are several).
 func statusForm(ctx context.Context, st *store.Store, set *config.Settings) string {
 	ins := set.Daemon.Insurers
-	if len(ins) == 1 {
-		return insurerStatusForm(ctx, st, ins[0], true)
-	}
-	parts := make([]string, len(ins))
-	for i, in := range ins {
-		parts[i] = in.Name + ": " + insurerStatusForm(ctx, st, in, false)
-	}
-	return strings.Join(parts, "; ")
+	return perInsurer(ins, ": ", "; ", func(in qsync.Insurer) string { return insurerStatusForm(ctx, st, in, len(ins) == 1) })
 }
 
 // insurerStatusForm says which status change the daemon sends to ins;
