@@ -94,11 +94,11 @@ func (c *checklist) add(status, name, format string, args ...any) {
 	c.items = append(c.items, qsync.CheckItem{Status: status, Name: name, Detail: fmt.Sprintf(format, args...)})
 }
 
-// failed returns the names of the failed checks.
-func (c *checklist) failed() []string {
+// named returns the names of the checks of status.
+func (c *checklist) named(status string) []string {
 	var out []string
 	for _, it := range c.items {
-		if it.Status == qsync.CheckFail {
+		if it.Status == status {
 			out = append(out, it.Name)
 		}
 	}
@@ -110,7 +110,7 @@ func (c *checklist) code() int {
 	switch {
 	case c.configBad:
 		return exitUsage
-	case len(c.failed()) > 0:
+	case len(c.named(qsync.CheckFail)) > 0:
 		return exitFailure
 	}
 	return exitOK
@@ -156,15 +156,9 @@ func printChecklist(w io.Writer, path string, cl *checklist) {
 			fmt.Fprintf(w, "%-4s  %-*s  %s\n", "", width, "", l)
 		}
 	}
-	failed := cl.failed()
+	failed := cl.named(qsync.CheckFail)
 	if len(failed) == 0 {
-		skipped := 0
-		for _, it := range cl.items {
-			if it.Status == qsync.CheckSkip {
-				skipped++
-			}
-		}
-		if skipped > 0 {
+		if skipped := len(cl.named(qsync.CheckSkip)); skipped > 0 {
 			fmt.Fprintf(w, "verdict: OK: %s passed, %d not checked yet (see skip above)\n", qsync.Plural(len(cl.items)-skipped, "check"), skipped)
 			return
 		}
