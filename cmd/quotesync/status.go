@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -62,13 +61,12 @@ Flags:
 const statusWrap = 100
 
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs := verbFlags("status", statusHelp)
 	cfg := registerConfig(fs)
 	all := fs.Bool("all", false, "include submitted and gone requests")
 	asJSON := fs.Bool("json", false, "print JSON (every field, whole errors) for scripts")
 	limit := fs.Int("limit", 200, "show at most `N` requests, newest first (0: all); the counts cover all")
 	insurer := fs.String("insurer", "", "show the requests of the insurer `NAME` only")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), statusHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -224,7 +222,7 @@ func printStatus(w io.Writer, rep statusReport, now time.Time) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", truncate(termtext.Safe(r.RequestID), 24), dash(truncate(termtext.Safe(r.ClaimNumber), 24)), dash(job),
 			phase, dash(reason), last, ago(now, r.CreatedAt))
 		switch {
-		case needsPerson(r):
+		case qsync.NeedsPerson(r):
 			attention = append(attention, r)
 		case r.LastError != "" && qsync.IsOpen(r.Phase):
 			later = append(later, r)
@@ -285,9 +283,6 @@ func phaseSummary(counts map[store.Phase]int) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
-// needsPerson reports whether a row waits for somebody to act or know.
-func needsPerson(r store.Request) bool { return qsync.NeedsPerson(r) }
 
 // printAttention writes what happened to r, its details and the fix,
 // wrapped, never cut; its insurer too when named.
