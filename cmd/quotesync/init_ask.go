@@ -60,7 +60,7 @@ func (a *asker) choices(p *discover.Proposal, overrides map[string]string) bool 
 		if len(opts) > 8 {
 			opts = opts[:8]
 		}
-		hint := "Enter keeps it; candidates: " + strings.Join(mapSafe(opts), ", ")
+		hint := "Enter keeps it; candidates: " + termtext.Safe(strings.Join(opts, ", "))
 		if c.Optional {
 			hint += "; - for none"
 		}
@@ -137,14 +137,6 @@ func (a *asker) workTypes(p *discover.Proposal, wts map[string]workTypeChoice) {
 		wc.Proposed = false // a person answered (or accepted the default)
 		wts[code] = wc
 	}
-}
-
-func mapSafe(list []string) []string {
-	out := make([]string, len(list))
-	for i, s := range list {
-		out[i] = termtext.Safe(s)
-	}
-	return out
 }
 
 // workTypeChoice is the work type of one operation code: given by a
