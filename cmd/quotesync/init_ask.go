@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -64,10 +65,7 @@ func (a *asker) choices(p *discover.Proposal, overrides map[string]string) bool 
 		if c.Optional {
 			hint += "; - for none"
 		}
-		def := c.Chosen
-		if def == "" {
-			def = "-"
-		}
+		def := cmp.Or(c.Chosen, "-")
 		for try := 0; ; try++ {
 			ans := a.question(fmt.Sprintf("%s? [%s] (%s) ", c.Label, termtext.Safe(def), hint))
 			switch {
@@ -116,10 +114,7 @@ func (a *asker) workTypes(p *discover.Proposal, wts map[string]workTypeChoice) {
 		termtext.Safe(p.Lines.Name), termtext.Safe(p.Code.Name), strings.Join(qsync.DocumentedWorkTypes, ", "))
 	for _, code := range codes {
 		wc := wts[code]
-		def := wc.Type
-		if def == "" {
-			def = "-"
-		}
+		def := cmp.Or(wc.Type, "-")
 		for try := 0; ; try++ {
 			ans := a.question(fmt.Sprintf("%s (%s)? [%s] ", termtext.Safe(code), qsync.Plural(int(wc.Count), "line"), def))
 			switch {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -62,10 +63,7 @@ func (s *initSession) summary(failed map[string]string, text string) {
 		fmt.Fprintf(w, "ok     %-30s every statement prepared on the server; those that read ran read-only\n", "queries")
 	}
 	fmt.Fprintf(w, "\n%s in the file marked CHECK: read them. Next:\n", qsync.Plural(len(checkMarks.FindAllString(text, -1)), "guess line"))
-	job := s.exampleJob
-	if job == "" {
-		job = "JOB"
-	}
+	job := cmp.Or(s.exampleJob, "JOB")
 	conf := termtext.Safe(s.o.output)
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 	fmt.Fprintf(tw, "  quotesync check --config %s\tproves the mapping on the shop's newest jobs\n", conf)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -162,10 +163,7 @@ func printPlan(w io.Writer, p qsync.Plan, several bool) {
 	}
 	fmt.Fprintln(tw, "REQUEST\tCLAIM\tJOB\tPHASE\tWOULD\tWHY")
 	for _, a := range p.Actions {
-		phase := string(a.Phase)
-		if phase == "" {
-			phase = "new"
-		}
+		phase := cmp.Or(string(a.Phase), "new")
 		do := a.Do
 		if a.Items > 0 {
 			do = fmt.Sprintf("%s (%s)", do, qsync.Plural(a.Items, "item"))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -144,11 +145,7 @@ func insurerStatusForm(ctx context.Context, st *store.Store, ins qsync.Insurer, 
 	case "":
 		return "POST /jobs/{jobId}/quotes/status/{status} (the default)"
 	}
-	method := rc.StatusMethod
-	if method == "" {
-		method = "POST"
-	}
-	return method + " " + rc.StatusPath
+	return cmp.Or(rc.StatusMethod, "POST") + " " + rc.StatusPath
 }
 
 // openStateDB opens the shop database for a verb that reads quotesync's
