@@ -50,10 +50,8 @@ func (c *configFlags) path() string {
 	return c.file
 }
 
-// common returns the parsed flags as commonFlags.
-func (c *configFlags) common() commonFlags {
-	return commonFlags{config: c.path(), site: string(c.site)}
-}
+// common returns the flags as commonFlags.
+func (c *configFlags) common() commonFlags { return commonFlags{configFlags: c} }
 
 // siteFlag is --site; a name no site may have is a flag error.
 type siteFlag string
@@ -71,8 +69,7 @@ func (s *siteFlag) Set(v string) error {
 // commonFlags are the flags every verb that runs the daemon or its parts
 // takes: the configuration and the log's overrides.
 type commonFlags struct {
-	config    string
-	site      string // "" unless --site
+	*configFlags
 	logFormat string
 	logLevel  string
 	// secrets is the set loadSettings adds the secrets it reads to (the
@@ -80,13 +77,11 @@ type commonFlags struct {
 	secrets *redact.Secrets
 }
 
-// register registers --config, --site and the log's flags on fs; parse
-// fs, then call the returned function to take --config and --site.
-func (c *commonFlags) register(fs *flag.FlagSet) (parsed func()) {
-	cfg := registerConfig(fs)
+// register registers --config, --site and the log's flags on fs.
+func (c *commonFlags) register(fs *flag.FlagSet) {
+	c.configFlags = registerConfig(fs)
 	fs.StringVar(&c.logFormat, "log-format", "", "log format, json or console (default: log.format of the file)")
 	fs.StringVar(&c.logLevel, "log-level", "", "log level, debug, info, warn or error (default: log.level of the file)")
-	return func() { c.config, c.site = cfg.path(), string(cfg.site) }
 }
 
 // logger builds the process's logger (newLogger) for these flags: with
@@ -94,7 +89,7 @@ func (c *commonFlags) register(fs *flag.FlagSet) (parsed func()) {
 func (c *commonFlags) logger(level zap.AtomicLevel, format string, w io.Writer, secrets *redact.Secrets) *zap.Logger {
 	log := newLogger(level, format, w, secrets)
 	if c.site != "" {
-		log = log.With(zap.String(fieldSite, c.site))
+		log = log.With(zap.String(fieldSite, string(c.site)))
 	}
 	return log
 }
@@ -102,11 +97,11 @@ func (c *commonFlags) logger(level zap.AtomicLevel, format string, w io.Writer, 
 // loadSettings reads the file, applies the flags' overrides and reads the
 // secrets of scope.
 func (c *commonFlags) loadSettings(scope config.Scope) (*config.Settings, error) {
-	fc, err := config.Load(c.config)
+	fc, err := config.Load(c.path())
 	if err != nil {
 		return nil, err
 	}
-	fc.SetSite(c.site)
+	fc.SetSite(string(c.site))
 	if c.logFormat != "" {
 		fc.Log.Format = c.logFormat
 	}
@@ -115,7 +110,7 @@ func (c *commonFlags) loadSettings(scope config.Scope) (*config.Settings, error)
 	}
 	s, err := fc.Build(config.BuildOptions{Getenv: os.Getenv, Scope: scope, UserAgent: userAgent(), Secrets: c.secrets})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.config, err)
+		return nil, fmt.Errorf("%s: %w", c.path(), err)
 	}
 	return s, nil
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -92,11 +94,11 @@ func (c *checklist) add(status, name, format string, args ...any) {
 	c.items = append(c.items, qsync.CheckItem{Status: status, Name: name, Detail: fmt.Sprintf(format, args...)})
 }
 
-// failed returns the names of the failed checks.
-func (c *checklist) failed() []string {
+// named returns the names of the checks of status.
+func (c *checklist) named(status string) []string {
 	var out []string
 	for _, it := range c.items {
-		if it.Status == qsync.CheckFail {
+		if it.Status == status {
 			out = append(out, it.Name)
 		}
 	}
@@ -108,7 +110,7 @@ func (c *checklist) code() int {
 	switch {
 	case c.configBad:
 		return exitUsage
-	case len(c.failed()) > 0:
+	case len(c.named(qsync.CheckFail)) > 0:
 		return exitFailure
 	}
 	return exitOK
@@ -154,15 +156,9 @@ func printChecklist(w io.Writer, path string, cl *checklist) {
 			fmt.Fprintf(w, "%-4s  %-*s  %s\n", "", width, "", l)
 		}
 	}
-	failed := cl.failed()
+	failed := cl.named(qsync.CheckFail)
 	if len(failed) == 0 {
-		skipped := 0
-		for _, it := range cl.items {
-			if it.Status == qsync.CheckSkip {
-				skipped++
-			}
-		}
-		if skipped > 0 {
+		if skipped := len(cl.named(qsync.CheckSkip)); skipped > 0 {
 			fmt.Fprintf(w, "verdict: OK: %s passed, %d not checked yet (see skip above)\n", qsync.Plural(len(cl.items)-skipped, "check"), skipped)
 			return
 		}
@@ -227,14 +223,11 @@ func checkWebhookURL(cl *checklist, fc *config.File, plain *config.Settings) {
 // tokensFrom says where each insurer's token comes from: "token from
 // …", or with several insurers "tokens: aa from …, bb from …".
 func tokensFrom(ins []qsync.Insurer) string {
+	from := func(in qsync.Insurer) string { return in.TokenFrom }
 	if len(ins) == 1 {
-		return "token from " + ins[0].TokenFrom
+		return "token from " + from(ins[0])
 	}
-	parts := make([]string, len(ins))
-	for i, in := range ins {
-		parts[i] = in.Name + " from " + in.TokenFrom
-	}
-	return "tokens: " + strings.Join(parts, ", ")
+	return "tokens: " + perInsurer(ins, " from ", ", ", from)
 }
 
 // checkToken asks every insurer's token source for a token (reading the
@@ -254,4 +247,35 @@ func checkToken(ctx context.Context, set *config.Settings) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkItemTypes warns about each item type shop.work_types (or an
+// insurer's own work_types under remotes:) maps a code to that the
+// service's documentation does not list (qsync.DocumentedWorkTypes); it
+// adds nothing when all are listed. A type outside them may still be
+// taken (the specification shows others, such as RemoveReplace), but a
+// service that follows the documentation refuses it with 400.
+func checkItemTypes(cl *checklist, fc *config.File) {
+	type mapping struct {
+		key string
+		m   map[string]string
+	}
+	mappings := []mapping{{"shop.work_types", fc.Shop.WorkTypes}}
+	for _, e := range fc.Remotes {
+		mappings = append(mappings, mapping{"remotes[" + e.Name + "].work_types", e.WorkTypes})
+	}
+	for _, wt := range mappings {
+		var odd []string
+		for _, code := range slices.Sorted(maps.Keys(wt.m)) {
+			if typ := wt.m[code]; !slices.Contains(qsync.DocumentedWorkTypes, typ) {
+				odd = append(odd, fmt.Sprintf("%s → %s", code, typ))
+			}
+		}
+		if len(odd) == 0 {
+			continue
+		}
+		cl.add(qsync.CheckWarn, "item types", "%s maps to item types the service's documentation does not list: %s; "+
+			"a service that follows it refuses them (400): use one of %s, unless the insurer confirmed the type",
+			wt.key, strings.Join(odd, ", "), strings.Join(qsync.DocumentedWorkTypes, ", "))
+	}
 }

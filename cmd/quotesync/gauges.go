@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"slices"
 	gosync "sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/quotesync/quotesync/cmd/internal/statuspage"
 	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
 )
@@ -74,43 +76,26 @@ func (g *phaseGauges) Collect(ch chan<- prometheus.Metric) {
 		g.scrapeErrors.Inc()
 		return
 	}
-	type tally struct {
-		byPhase                   map[store.Phase]int
-		held, person, supplements int
-	}
-	by := map[string]*tally{}
-	of := func(ins string) *tally {
-		if by[ins] == nil {
-			by[ins] = &tally{byPhase: map[store.Phase]int{}}
-		}
-		return by[ins]
-	}
-	for _, ins := range insurers {
-		of(ins)
-	}
+	names := slices.Clone(insurers)
 	for _, c := range counts {
-		t := of(c.Insurer)
-		t.byPhase[c.Phase] += c.N
-		t.supplements += c.Supplements
-		ri := qsync.Reason(c.Reason)
-		if ri.Hold {
-			t.held += c.N
-		}
-		if c.Reason != qsync.ReasonNone && ri.Person {
-			t.person += c.N
-		} else if c.Supplements > 0 {
-			t.person += c.Supplements
+		if !slices.Contains(names, c.Insurer) {
+			names = append(names, c.Insurer)
 		}
 	}
 	gauge := func(d *prometheus.Desc, v int, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
 	}
-	for ins, t := range by {
-		for _, p := range qsync.Phases() {
-			gauge(g.phases, t.byPhase[p.Phase], ins, string(p.Phase))
+	for _, ins := range names {
+		t := statuspage.CountOf(counts, ins, false)
+		byPhase := map[string]int{}
+		for _, pc := range t.Counts {
+			byPhase[pc.Phase] = pc.N
 		}
-		gauge(g.held, t.held, ins)
-		gauge(g.person, t.person, ins)
-		gauge(g.supplements, t.supplements, ins)
+		for _, p := range qsync.Phases() {
+			gauge(g.phases, byPhase[string(p.Phase)], ins, string(p.Phase))
+		}
+		gauge(g.held, t.Held, ins)
+		gauge(g.person, t.Person, ins)
+		gauge(g.supplements, t.Supplements, ins)
 	}
 }

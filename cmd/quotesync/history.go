@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -72,10 +73,7 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return failf(stderr, exitUsage, "quotesync history: --insurer: %s", termtext.Safe(err.Error()))
 		}
 	}
-	n := *limit
-	if n == 0 {
-		n = math.MaxInt32
-	}
+	n := cmp.Or(*limit, math.MaxInt32)
 	st, db, set, code := openStateDB(ctx, "history", cfg.common(), stderr)
 	if st == nil {
 		return code
@@ -107,10 +105,7 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		return exitOK
 	}
-	loc := set.Daemon.Sync.Location
-	if loc == nil {
-		loc = time.UTC
-	}
+	loc := cmp.Or(set.Daemon.Sync.Location, time.UTC)
 	for i, st := range stories {
 		if i > 0 {
 			fmt.Fprintln(stdout)

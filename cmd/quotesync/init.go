@@ -244,31 +244,28 @@ func (s *initSession) discover(ctx context.Context) error {
 		return err
 	}
 	defer sampler.Close()
-	overrides := s.o.choose
-	final := s.o.final
-	for round := 0; ; round++ {
-		s.p, err = discover.Propose(ctx, s.schema, sampler, overrides, final)
+	overrides, final := s.o.choose, s.o.final
+	propose := func() error {
 		var nj *discover.NoJobsError
+		s.p, err = discover.Propose(ctx, s.schema, sampler, overrides, final)
 		if errors.As(err, &nj) {
 			return fmt.Errorf("%w\nThe user %s sees %d tables in %s; if the shop's tables are not among them, grant it SELECT on them", err, s.cfg.User, nj.Tables, s.schema.Database)
 		}
-		if err != nil {
+		return err
+	}
+	if err := propose(); err != nil {
+		return err
+	}
+	// Ask about every uncertain choice once, then propose again with the
+	// answers; then which status values mean final.
+	if s.ask != nil && s.ask.choices(s.p, overrides) {
+		if err := propose(); err != nil {
 			return err
-		}
-		if s.ask == nil || round > 0 {
-			break
-		}
-		// Ask about every uncertain choice once, then propose again with
-		// the answers.
-		changed := s.ask.choices(s.p, overrides)
-		if !changed {
-			break
 		}
 	}
 	if s.ask != nil && len(final) == 0 {
-		final = s.ask.final(s.p)
-		if len(final) > 0 {
-			if s.p, err = discover.Propose(ctx, s.schema, sampler, overrides, final); err != nil {
+		if final = s.ask.final(s.p); len(final) > 0 {
+			if err := propose(); err != nil {
 				return err
 			}
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -60,14 +61,11 @@ func (a *asker) choices(p *discover.Proposal, overrides map[string]string) bool 
 		if len(opts) > 8 {
 			opts = opts[:8]
 		}
-		hint := "Enter keeps it; candidates: " + strings.Join(mapSafe(opts), ", ")
+		hint := "Enter keeps it; candidates: " + termtext.Safe(strings.Join(opts, ", "))
 		if c.Optional {
 			hint += "; - for none"
 		}
-		def := c.Chosen
-		if def == "" {
-			def = "-"
-		}
+		def := cmp.Or(c.Chosen, "-")
 		for try := 0; ; try++ {
 			ans := a.question(fmt.Sprintf("%s? [%s] (%s) ", c.Label, termtext.Safe(def), hint))
 			switch {
@@ -116,10 +114,7 @@ func (a *asker) workTypes(p *discover.Proposal, wts map[string]workTypeChoice) {
 		termtext.Safe(p.Lines.Name), termtext.Safe(p.Code.Name), strings.Join(qsync.DocumentedWorkTypes, ", "))
 	for _, code := range codes {
 		wc := wts[code]
-		def := wc.Type
-		if def == "" {
-			def = "-"
-		}
+		def := cmp.Or(wc.Type, "-")
 		for try := 0; ; try++ {
 			ans := a.question(fmt.Sprintf("%s (%s)? [%s] ", termtext.Safe(code), qsync.Plural(int(wc.Count), "line"), def))
 			switch {
@@ -139,10 +134,35 @@ func (a *asker) workTypes(p *discover.Proposal, wts map[string]workTypeChoice) {
 	}
 }
 
-func mapSafe(list []string) []string {
-	out := make([]string, len(list))
-	for i, s := range list {
-		out[i] = termtext.Safe(s)
+// workTypeChoice is the work type of one operation code: given by a
+// person (--work-type or an answer), proposed from the code's name (a
+// guess, marked CHECK in the file), or none (lines with the code hold
+// their job until it is mapped).
+type workTypeChoice struct {
+	Type     string // "" when none
+	Count    int64  // lines with the code among the newest rows
+	Proposed bool   // from the code's name, not confirmed
+}
+
+// proposeWorkTypes decides a work type for every code in use: given ones
+// first, then proposals for the codes qsync.GuessWorkType recognises.
+// Given codes not seen in the data are kept too.
+func proposeWorkTypes(codes []discover.ValueCount, given map[string]string) map[string]workTypeChoice {
+	out := map[string]workTypeChoice{}
+	for _, c := range codes {
+		if c.Null || strings.TrimSpace(c.Value) == "" {
+			continue
+		}
+		wc := workTypeChoice{Count: c.Count}
+		if t, ok := qsync.GuessWorkType(c.Value); ok {
+			wc.Type, wc.Proposed = t, true
+		}
+		out[c.Value] = wc
+	}
+	for code, t := range given {
+		wc := out[code]
+		wc.Type, wc.Proposed = t, false
+		out[code] = wc
 	}
 	return out
 }

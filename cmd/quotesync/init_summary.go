@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -26,14 +27,7 @@ func (s *initSession) summary(failed map[string]string, text string) {
 		if c.Guess {
 			mark = "CHECK"
 		}
-		chosen := c.Chosen
-		if chosen == "" {
-			chosen = "none"
-		}
-		line := fmt.Sprintf("%s  %-30s %s", mark, c.Label, chosen)
-		if c.RunnerUp != "" {
-			line += " (runner-up " + c.RunnerUp + ")"
-		}
+		line := fmt.Sprintf("%s  %-30s %s", mark, c.Label, chosenOf(c))
 		fmt.Fprintln(w, termtext.Safe(line))
 	}
 	switch {
@@ -53,17 +47,14 @@ func (s *initSession) summary(failed map[string]string, text string) {
 			mapped = append(mapped, code+" → "+wc.Type)
 		}
 	}
-	for _, l := range [][]string{mapped, proposed, unmapped} {
-		slices.Sort(l)
-	}
-	if len(mapped) > 0 {
-		fmt.Fprintf(w, "ok     %-30s %s\n", "work types", termtext.Safe(strings.Join(mapped, ", ")))
-	}
-	if len(proposed) > 0 {
-		fmt.Fprintf(w, "CHECK  %-30s %s (proposed from the codes' names)\n", "work types", termtext.Safe(strings.Join(proposed, ", ")))
-	}
-	if len(unmapped) > 0 {
-		fmt.Fprintf(w, "CHECK  %-30s %s: not mapped; their lines hold their jobs\n", "work types", termtext.Safe(strings.Join(unmapped, ", ")))
+	for _, l := range []struct {
+		mark, format string
+		codes        []string
+	}{{"ok   ", "%s", mapped}, {"CHECK", "%s (proposed from the codes' names)", proposed}, {"CHECK", "%s: not mapped; their lines hold their jobs", unmapped}} {
+		if len(l.codes) > 0 {
+			slices.Sort(l.codes)
+			fmt.Fprintf(w, "%s  %-30s "+l.format+"\n", l.mark, "work types", termtext.Safe(strings.Join(l.codes, ", ")))
+		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(failed)) {
 		fmt.Fprintf(w, "FAIL   %-30s %s\n", k, termtext.Safe(failed[k]))
@@ -72,10 +63,7 @@ func (s *initSession) summary(failed map[string]string, text string) {
 		fmt.Fprintf(w, "ok     %-30s every statement prepared on the server; those that read ran read-only\n", "queries")
 	}
 	fmt.Fprintf(w, "\n%s in the file marked CHECK: read them. Next:\n", qsync.Plural(len(checkMarks.FindAllString(text, -1)), "guess line"))
-	job := s.exampleJob
-	if job == "" {
-		job = "JOB"
-	}
+	job := cmp.Or(s.exampleJob, "JOB")
 	conf := termtext.Safe(s.o.output)
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 	fmt.Fprintf(tw, "  quotesync check --config %s\tproves the mapping on the shop's newest jobs\n", conf)

@@ -32,12 +32,8 @@ const (
 // Values of fieldDuring.
 const duringStart = "start"
 
-// Names of the command's child loggers (the "logger" field).
-const (
-	loggerSync  = "sync"
-	loggerMySQL = "mysql"
-	loggerHTTP  = "http"
-)
+// loggerHTTP names the listener's child logger (the "logger" field).
+const loggerHTTP = "http"
 
 // Log messages of the command: short lower-case constants.
 const (

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
 	"syscall"
 )
@@ -81,4 +82,31 @@ func usage(w io.Writer) {
 	fmt.Fprintf(w, "Run 'quotesync <command> --help' for the flags of one command; --version prints the version.\n\n")
 	fmt.Fprintf(w, "Exit status: 0 success, 1 the work or a check failed, 2 bad command line or configuration.\n\n")
 	fmt.Fprintf(w, "Example:\n  quotesync check --config %s\n", defaultConfigPath)
+}
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// userAgent names quotesync and its version in every remote call.
+func userAgent() string { return "quotesync/" + version }
+
+const versionHelp = `Usage: quotesync version
+
+Prints the version of quotesync, the Go release it was built with and
+the platform.
+
+Exit status: 0, or 2 for a bad command line.
+
+Example:
+  quotesync version
+
+`
+
+func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := verbFlags("version", versionHelp)
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	fmt.Fprintf(stdout, "quotesync %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return exitOK
 }

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"fmt"
+	_ "embed" // quotesync.8.tmpl
 	"io"
 	"maps"
 	"slices"
 	"strings"
+	"text/template"
 )
 
 // internalVerbs are sub-commands for the packaging, left out of the
@@ -41,59 +41,30 @@ func runManpage(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return exitOK
 }
 
-// manPage renders quotesync(8): the usage, then each command's help.
+//go:embed quotesync.8.tmpl
+var manTemplate string
+
+// manPage renders quotesync(8) (quotesync.8.tmpl): the usage, then each
+// command's help.
 func manPage(ctx context.Context) string {
-	var b strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	w(`.TH QUOTESYNC 8 "" "quotesync %s" "System Administration"`, roffEscape(version))
-	w(".SH NAME")
-	w(`quotesync \- sync daemon between a workshop's shop database and an insurer's quote service`)
-	w(".SH SYNOPSIS")
-	w(`.B quotesync`)
-	w(`.I command`)
-	w(`.RI [ flags ]`)
-	w(".SH DESCRIPTION")
-	w("quotesync keeps a vehicle repair workshop's shop\\-management database (MySQL or MariaDB) and an insurer's Repairer Quotation Integration Service in step: it accepts the insurer's pending quote requests with job numbers from the shop, pushes Draft estimates built from the shop's lines, and submits them once the shop marks them final; never twice. The service runs")
-	w(".B quotesync run")
-	w("under systemd (quotesync.service); the other commands are the operator's.")
-	w(".PP")
-	w(".nf")
-	var usageText bytes.Buffer
+	type command struct{ Name, Summary, Help string }
+	var usageText strings.Builder
 	usage(&usageText)
-	b.WriteString(roffLiteral(usageText.String()))
-	w(".fi")
-	w(".SH COMMANDS")
+	v := struct {
+		Version, Usage string
+		Commands       []command
+	}{Version: version, Usage: usageText.String()}
 	for _, name := range slices.Sorted(maps.Keys(verbs)) {
-		var help bytes.Buffer
+		var help strings.Builder
 		verbs[name].run(ctx, []string{"--help"}, &help, io.Discard)
-		w(`.SS "quotesync %s"`, roffEscape(name))
-		w("%s", roffEscape(verbs[name].summary)+".")
-		w(".PP")
-		w(".nf")
-		b.WriteString(roffLiteral(help.String()))
-		w(".fi")
+		v.Commands = append(v.Commands, command{name, verbs[name].summary, help.String()})
 	}
-	w(".SH FILES")
-	for _, f := range [][2]string{
-		{"/etc/quotesync/config.yaml", "the configuration (config.example.yaml documents every key; quotesync config shows what is in force)"},
-		{"/etc/quotesync/credentials/", "the secrets, root only: token and db\\-password, handed to the service by LoadCredential="},
-		{"/etc/quotesync/users", "the users of the status page's login (metrics.users_file; quotesync passwd writes it), read again on SIGHUP"},
-		{"/run/quotesync/control.sock", "the daemon's control socket (quotesync sync\\-now)"},
-		{"/usr/lib/systemd/system/quotesync.service", "the hardened unit"},
-		{"/usr/share/doc/quotesync/", "README.md, the reference pages under docs/ (configuration, mapping, operations, troubleshooting and more), README.Debian, the changelog"},
-	} {
-		w(".TP")
-		w(`.I %s`, roffEscape(f[0]))
-		w("%s", f[1])
+	var b strings.Builder
+	// Must: the template is embedded, and TestManPage renders it.
+	tmpl := template.Must(template.New("man").Funcs(template.FuncMap{"roff": roffEscape, "literal": roffLiteral}).Parse(manTemplate))
+	if err := tmpl.Execute(&b, v); err != nil {
+		panic(err) // not reached: v has every field the template reads
 	}
-	w(".SH SIGNALS")
-	w(".TP\n.B SIGHUP\nre\\-reads the configuration, the users file and the listener's TLS certificate (systemctl reload quotesync)")
-	w(".TP\n.B SIGUSR1\nstarts a pass at once unless one is running (systemctl kill \\-s USR1 quotesync; quotesync sync\\-now)")
-	w(".TP\n.BR SIGTERM \", \" SIGINT\nstop after the pass in progress has recorded what it did")
-	w(".SH SEE ALSO")
-	w(".BR systemctl (1),")
-	w(".BR journalctl (1),")
-	w(".BR systemd.exec (5)")
 	return b.String()
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
 	"runtime"
@@ -157,10 +158,7 @@ func (m *promMetrics) insurers(names []string) {
 // Observe implements qsync.Observer.
 func (m *promMetrics) Observe(ev qsync.Event) {
 	if ev.From != ev.To && ev.To != "" {
-		from := string(ev.From)
-		if from == "" {
-			from = "new"
-		}
+		from := cmp.Or(string(ev.From), "new")
 		m.transitions.WithLabelValues(ev.Insurer, from, string(ev.To)).Inc()
 	}
 	if kind, ok := eventErrorKinds[ev.Kind]; ok {

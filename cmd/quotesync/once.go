@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,13 +53,12 @@ Flags:
 func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := verbFlags("once", onceHelp)
 	var cf commonFlags
-	parsed := cf.register(fs)
+	cf.register(fs)
 	dry := fs.Bool("dry-run", false, "print the plan of a pass; write nothing")
 	asJSON := fs.Bool("json", false, "with --dry-run: print the plan as JSON")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	parsed()
 	if *asJSON && !*dry {
 		return failf(stderr, exitUsage, "quotesync once: --json prints the plan of a dry run and needs --dry-run; a real pass reports on its log (quotesync once --dry-run --json)")
 	}
@@ -163,10 +163,7 @@ func printPlan(w io.Writer, p qsync.Plan, several bool) {
 	}
 	fmt.Fprintln(tw, "REQUEST\tCLAIM\tJOB\tPHASE\tWOULD\tWHY")
 	for _, a := range p.Actions {
-		phase := string(a.Phase)
-		if phase == "" {
-			phase = "new"
-		}
+		phase := cmp.Or(string(a.Phase), "new")
 		do := a.Do
 		if a.Items > 0 {
 			do = fmt.Sprintf("%s (%s)", do, qsync.Plural(a.Items, "item"))

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strings"
 	gosync "sync"
 	"syscall"
 	"time"
@@ -79,11 +78,10 @@ const reloadWait = 5 * time.Second
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := verbFlags("run", runHelp)
 	var cf commonFlags
-	parsed := cf.register(fs)
+	cf.register(fs)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	parsed()
 	// SIGHUP is caught from the start: its default action would kill us.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -187,9 +185,10 @@ func (d *daemon) run(ctx context.Context, set *config.Settings, hup <-chan os.Si
 		d.log.Warn(msgNotifyFailed, zap.Error(err))
 	}
 	spec := set.Daemon.Sync.Schedule
-	d.log.Info(msgStarted, zap.String(fieldVersion, version), zap.String(fieldConfig, d.cf.config),
+	d.log.Info(msgStarted, zap.String(fieldVersion, version), zap.String(fieldConfig, d.cf.path()),
 		zap.String(fieldSchedule, spec), zap.String(fieldDatabase, set.Daemon.Shop.String()),
-		zap.String(fieldRemote, remotesOf(set.Daemon.Insurers)), zap.Duration(fieldWatchdog, interval))
+		zap.String(fieldRemote, perInsurer(set.Daemon.Insurers, "=", " ", func(in qsync.Insurer) string { return in.Remote.BaseURL })),
+		zap.Duration(fieldWatchdog, interval))
 	d.notify.send(sdReady, sdStatus("ready; schedule %s", spec))
 	d.log.Info(msgReady) // the e2e tests and operators wait for this line
 	wdCtx, wdCancel := context.WithCancel(context.Background())
@@ -323,10 +322,10 @@ func (d *daemon) stop(runDone <-chan error) int {
 // about it is wrong.
 func (d *daemon) prepareReload(ctx context.Context) *wiring {
 	d.notify.send(reloading()...)
-	d.log.Info(msgReloading, zap.String(fieldConfig, d.cf.config))
+	d.log.Info(msgReloading, zap.String(fieldConfig, d.cf.path()))
 	reject := func(err error) *wiring {
 		d.metrics.reloaded(false)
-		d.log.Error(msgReloadRejected, zap.String(fieldConfig, d.cf.config), zap.Error(err))
+		d.log.Error(msgReloadRejected, zap.String(fieldConfig, d.cf.path()), zap.Error(err))
 		d.notify.send(sdReady, sdStatus("reload rejected (see the log); running with the previous configuration"))
 		return nil
 	}
@@ -432,17 +431,4 @@ func (d *daemon) useMetrics(w *wiring) {
 	names := w.set.Daemon.Names()
 	d.metrics.state.use(w.d.Store, names)
 	d.metrics.insurers(names)
-}
-
-// remotesOf is the services of the insurers, for the log: the base URL of
-// a lone one, "name=url" of each of several.
-func remotesOf(ins []qsync.Insurer) string {
-	if len(ins) == 1 {
-		return ins[0].Remote.BaseURL
-	}
-	parts := make([]string, len(ins))
-	for i, in := range ins {
-		parts[i] = in.Name + "=" + in.Remote.BaseURL
-	}
-	return strings.Join(parts, " ")
 }

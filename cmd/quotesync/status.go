@@ -1,8 +1,8 @@
 package main
 
 import (
+	"cmp"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -12,6 +12,7 @@ import (
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/cmd/internal/statuspage"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
+	"github.com/quotesync/quotesync/remote/redact"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/store"
 	qsync "github.com/quotesync/quotesync/sync"
@@ -61,13 +62,12 @@ Flags:
 const statusWrap = 100
 
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs := verbFlags("status", statusHelp)
 	cfg := registerConfig(fs)
 	all := fs.Bool("all", false, "include submitted and gone requests")
 	asJSON := fs.Bool("json", false, "print JSON (every field, whole errors) for scripts")
 	limit := fs.Int("limit", 200, "show at most `N` requests, newest first (0: all); the counts cover all")
 	insurer := fs.String("insurer", "", "show the requests of the insurer `NAME` only")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), statusHelp); fs.PrintDefaults() }
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -125,14 +125,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 // (named when there are several).
 func statusForm(ctx context.Context, st *store.Store, set *config.Settings) string {
 	ins := set.Daemon.Insurers
-	if len(ins) == 1 {
-		return insurerStatusForm(ctx, st, ins[0], true)
-	}
-	parts := make([]string, len(ins))
-	for i, in := range ins {
-		parts[i] = in.Name + ": " + insurerStatusForm(ctx, st, in, false)
-	}
-	return strings.Join(parts, "; ")
+	return perInsurer(ins, ": ", "; ", func(in qsync.Insurer) string { return insurerStatusForm(ctx, st, in, len(ins) == 1) })
 }
 
 // insurerStatusForm says which status change the daemon sends to ins;
@@ -152,11 +145,7 @@ func insurerStatusForm(ctx context.Context, st *store.Store, ins qsync.Insurer, 
 	case "":
 		return "POST /jobs/{jobId}/quotes/status/{status} (the default)"
 	}
-	method := rc.StatusMethod
-	if method == "" {
-		method = "POST"
-	}
-	return method + " " + rc.StatusPath
+	return cmp.Or(rc.StatusMethod, "POST") + " " + rc.StatusPath
 }
 
 // openStateDB opens the shop database for a verb that reads quotesync's
@@ -230,7 +219,7 @@ func printStatus(w io.Writer, rep statusReport, now time.Time) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", truncate(termtext.Safe(r.RequestID), 24), dash(truncate(termtext.Safe(r.ClaimNumber), 24)), dash(job),
 			phase, dash(reason), last, ago(now, r.CreatedAt))
 		switch {
-		case needsPerson(r):
+		case qsync.NeedsPerson(r):
 			attention = append(attention, r)
 		case r.LastError != "" && qsync.IsOpen(r.Phase):
 			later = append(later, r)
@@ -291,9 +280,6 @@ func phaseSummary(counts map[store.Phase]int) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
-// needsPerson reports whether a row waits for somebody to act or know.
-func needsPerson(r store.Request) bool { return qsync.NeedsPerson(r) }
 
 // printAttention writes what happened to r, its details and the fix,
 // wrapped, never cut; its insurer too when named.
@@ -383,4 +369,18 @@ func timePtr(t time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
+}
+
+// printDeliveries adds the outbox to status when a write-back or a
+// notification is not made yet: how many, how many failed, the last
+// failure (the secrets of set redacted before it is bounded). Nothing
+// when every delivery was made.
+func printDeliveries(ctx context.Context, w io.Writer, st *store.Store, set *redact.Secrets) {
+	ds, err := st.DeliveryStats(ctx)
+	switch {
+	case err != nil:
+		fmt.Fprintf(w, "deliveries: %s\n", flat(err.Error()))
+	case ds.Pending > 0:
+		fmt.Fprintf(w, "deliveries (write-back, notifications): %s\n", flat(qsync.DeliveryLine(set, ds)))
+	}
 }

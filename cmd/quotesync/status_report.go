@@ -138,7 +138,7 @@ func writeStatusJSON(w io.Writer, rep statusReport, form string) int {
 		ri := qsync.Reason(r.Reason)
 		row := statusRow{
 			Insurer: r.Insurer, Request: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, ReleasedJob: r.ReleasedJob, Phase: string(r.Phase),
-			ResumePhase: string(r.ResumePhase), Reason: string(r.Reason), Held: ri.Hold, NeedsPerson: needsPerson(r),
+			ResumePhase: string(r.ResumePhase), Reason: string(r.Reason), Held: ri.Hold, NeedsPerson: qsync.NeedsPerson(r),
 			Intent: string(r.Intent), SupplementNeeded: r.SupplementNeeded, Attempts: r.Attempts,
 			NextAttemptAt: timePtr(r.NextAttemptAt), LastError: r.LastError, Expiry: timePtr(r.Expiry),
 			CreatedAt: timePtr(r.CreatedAt), UpdatedAt: timePtr(r.UpdatedAt), PushedAt: timePtr(r.PushedAt),

@@ -12,6 +12,7 @@ import (
 	"github.com/quotesync/quotesync/cmd/internal/statuspage"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
 	"github.com/quotesync/quotesync/remote/redact"
+	qsync "github.com/quotesync/quotesync/sync"
 )
 
 // Text from outside (the insurer's ids, claims and answers, the shop's job
@@ -126,4 +127,17 @@ func writeJSON(w io.Writer, v any) error {
 	}
 	_, err = w.Write(append(termtext.JSON(b), '\n'))
 	return err
+}
+
+// perInsurer is f of the lone insurer of ins, or, of several, each one's
+// name, sep and f of it, joined by join.
+func perInsurer(ins []qsync.Insurer, sep, join string, f func(qsync.Insurer) string) string {
+	if len(ins) == 1 {
+		return f(ins[0])
+	}
+	parts := make([]string, len(ins))
+	for i, in := range ins {
+		parts[i] = in.Name + sep + f(in)
+	}
+	return strings.Join(parts, join)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 	"time"
 
@@ -144,33 +145,15 @@ func (c *File) buildShop(s *Settings, getenv func(string) string, secrets bool) 
 			s.PasswordFrom = "file " + path
 		}
 	}
-	s.Daemon.Shop = shopdb.Config{
-		Addr:               sh.Addr,
-		User:               sh.User,
-		Password:           password,
-		PasswordFrom:       s.PasswordFrom,
-		Database:           sh.Database,
-		TLS:                sh.TLS,
-		TLSCAFile:          sh.TLSCAFile,
-		TLSServerName:      sh.TLSServerName,
-		TablePrefix:        sh.TablePrefix,
-		LockName:           sh.LockName,
-		ConnMaxLifetime:    sh.ConnMaxLifetime,
-		ConnMaxIdleTime:    sh.ConnMaxIdleTime,
-		MaxOpenConns:       sh.MaxOpenConns,
-		QueryTimeout:       sh.QueryTimeout,
-		LockWait:           sh.LockWait,
-		LockHeartbeat:      sh.LockHeartbeat,
-		LockSessionTimeout: sh.LockSessionTimeout,
-		Params:             sh.Params,
-		WorkTypes:          sh.WorkTypes,
-		AllowCredits:       sh.AllowCredits,
-		Limits:             sh.Limits.build(),
-		WriteBack:          sh.WriteBack.statements(),
-		// The same fields in the same order: a query added to one and not
-		// the other does not compile.
-		Queries: shopdb.Queries(sh.Queries),
-	}
+	copyFields(&s.Daemon.Shop, sh)
+	s.Daemon.Shop.Password, s.Daemon.Shop.PasswordFrom = password, s.PasswordFrom
+	// Zero values: the defaults; shopdb validates them.
+	s.Daemon.Shop.Limits = shopdb.Limits{MaxQuantity: sh.Limits.MaxQuantity.Decimal, MaxPrice: sh.Limits.MaxPrice.Decimal,
+		MaxDigits: sh.Limits.MaxDigits}
+	s.Daemon.Shop.WriteBack = sh.WriteBack.statements()
+	// The same fields in the same order: a query added to one and not the
+	// other does not compile.
+	s.Daemon.Shop.Queries = shopdb.Queries(sh.Queries)
 	return s.Daemon.Shop.Validate()
 }
 
@@ -196,23 +179,23 @@ func (c *File) buildSync(s *Settings) error {
 	for k, v := range c.Quote.Rates {
 		rates[k] = v.Decimal
 	}
-	s.Daemon.Sync = qsync.Config{
-		Schedule:        sy.Schedule,
-		Location:        loc,
-		Concurrency:     sy.Concurrency,
-		MaxNewPerPass:   sy.MaxNewPerPass,
-		PassTimeout:     sy.PassTimeout,
-		RetryBackoffMin: sy.RetryBackoffMin,
-		RetryBackoffMax: sy.RetryBackoffMax,
-		MaxConflicts:    sy.MaxConflicts,
-		WatchSubmitted:  sy.WatchSubmitted,
-		Quote: qsync.QuoteConfig{
-			Type:            c.Quote.Type,
-			Rates:           rates,
-			OmitReferenceID: c.Quote.OmitReferenceID,
-		},
-	}
+	s.Daemon.Sync = qsync.Config{Location: loc}
+	copyFields(&s.Daemon.Sync, sy)
+	copyFields(&s.Daemon.Sync.Quote, c.Quote)
+	s.Daemon.Sync.Quote.Rates = rates
 	return s.Daemon.Sync.Validate()
+}
+
+// copyFields sets each field of *dst that src, a section of the file, has
+// by the same name and type: the keys a package takes as they are. The
+// rest (another type, a value derived) the caller sets.
+func copyFields(dst, src any) {
+	d, sv := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src)
+	for i := range sv.NumField() {
+		if f := d.FieldByName(sv.Type().Field(i).Name); f.IsValid() && f.Type() == sv.Field(i).Type() {
+			f.Set(sv.Field(i))
+		}
+	}
 }
 
 // readSecret reads a secret from a file (trimmed) or an environment

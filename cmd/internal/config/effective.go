@@ -305,18 +305,12 @@ func (w *effWalk) leaf(v reflect.Value, path string) {
 // file/env) names: where it is read from.
 func (w *effWalk) secretSource(path, name string, v reflect.Value) {
 	s, ok := v.Interface().(string)
-	if !ok || s == "" || path == "metrics.tls_cert_file" { // a certificate is public
+	if !ok || s == "" || path == "metrics.tls_cert_file" || !isSecretSource(name) { // a certificate is public
 		return
 	}
-	parent := path[:max(strings.LastIndex(path, "."), 0)]
-	var secret string
-	switch {
-	case name == "file" || name == "env":
-		secret = parent
-	case strings.HasSuffix(name, "_file") || strings.HasSuffix(name, "_env"):
-		secret = strings.TrimPrefix(parent+"."+name[:strings.LastIndex(name, "_")], ".")
-	default:
-		return
+	secret := path[:max(strings.LastIndex(path, "."), 0)]
+	if name != "file" && name != "env" {
+		secret = strings.TrimPrefix(secret+"."+name[:strings.LastIndex(name, "_")], ".")
 	}
 	if strings.HasSuffix(name, "env") {
 		state := "set"

@@ -113,6 +113,13 @@ type ShopSection struct {
 	Queries      QueriesSection `yaml:"queries"`
 }
 
+// LimitsSection is shop.limits: the plausible bounds of a line's amounts.
+type LimitsSection struct {
+	MaxQuantity Decimal `yaml:"max_quantity"`
+	MaxPrice    Decimal `yaml:"max_price"`
+	MaxDigits   int     `yaml:"max_digits"`
+}
+
 type QueriesSection struct {
 	FindJob       string   `yaml:"find_job"`
 	CreateJob     []string `yaml:"create_job"`

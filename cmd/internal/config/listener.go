@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -66,12 +67,9 @@ func (a ListenerAuth) TLS() bool { return a.TLSCertFile != "" }
 // says otherwise. The error names every key that is wrong and the fix.
 func (m MetricsSection) Listener() (ListenerAuth, error) {
 	a := ListenerAuth{Listen: m.Listen, UsersFile: m.UsersFile, TLSCertFile: m.TLSCertFile, TLSKeyFile: m.TLSKeyFile,
-		SessionLifetime: m.SessionLifetime}
+		SessionLifetime: cmp.Or(m.SessionLifetime, DefaultSessionLifetime)}
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if a.SessionLifetime == 0 {
-		a.SessionLifetime = DefaultSessionLifetime
-	}
 	if a.SessionLifetime < minSessionLifetime || a.SessionLifetime > maxSessionLifetime {
 		add("metrics.session_lifetime: %s is out of range; use a duration from %s to %s such as 12h (0 means the default, 12h)",
 			m.SessionLifetime, minSessionLifetime, "744h")
@@ -173,3 +171,11 @@ func (a ListenerAuth) words() []string {
 	}
 	return out
 }
+
+// DefaultStatusPage: the status page is served (on the metrics listener,
+// when metrics.listen is set) unless metrics.status_page is false.
+const DefaultStatusPage = true
+
+// StatusPageOn reports whether the listener serves the status page
+// (metrics.status_page, default DefaultStatusPage).
+func (m MetricsSection) StatusPageOn() bool { return m.StatusPage == nil || *m.StatusPage }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -16,45 +17,15 @@ import (
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
-// remoteKeys maps the fields of remote.Config that the file sets to their
-// keys in a remote block, so that an error of remote.New reads in the
-// file's words.
-var remoteKeys = map[string]string{
-	"BaseURL":           "base_url",
-	"Timeout":           "timeout",
-	"MaxAttempts":       "max_attempts",
-	"BackoffInitial":    "backoff_initial",
-	"BackoffMax":        "backoff_max",
-	"RateLimit":         "rate_limit",
-	"Burst":             "burst",
-	"MaxBodyBytes":      "max_body_bytes",
-	"DraftUpdate":       "draft_update",
-	"StatusMethod":      "status_method",
-	"StatusPath":        "status_path",
-	"BookingDateLayout": "booking_date_layout",
-}
-
 // buildRemote checks one remote block, configured under key ("remote",
 // "remotes[1]"), and turns it into remote.Config and a token source (when
 // secrets is set; an OAuth2 source adds its client secret and tokens to
 // set), saying where the token comes from. Every invalid key is reported
 // by its name in the file.
 func buildRemote(key string, r RemoteSection, getenv func(string) string, secrets bool, userAgent string, set *redact.Secrets) (qsync.Insurer, error) {
-	ins := qsync.Insurer{Key: key, Remote: remote.Config{
-		BaseURL:           r.BaseURL,
-		UserAgent:         userAgent,
-		Timeout:           r.Timeout,
-		MaxAttempts:       r.MaxAttempts,
-		BackoffInitial:    r.BackoffInitial,
-		BackoffMax:        r.BackoffMax,
-		RateLimit:         r.RateLimit,
-		Burst:             r.Burst,
-		MaxBodyBytes:      r.MaxBodyBytes,
-		DraftUpdate:       strings.ToLower(r.DraftUpdate),
-		StatusMethod:      strings.ToUpper(r.StatusMethod),
-		StatusPath:        r.StatusPath,
-		BookingDateLayout: r.BookingDateLayout,
-	}}
+	ins := qsync.Insurer{Key: key, Remote: remote.Config{UserAgent: userAgent}}
+	copyFields(&ins.Remote, r)
+	ins.Remote.DraftUpdate, ins.Remote.StatusMethod = strings.ToLower(r.DraftUpdate), strings.ToUpper(r.StatusMethod)
 	// remote.Config.Validate is the authority on its Config: its errors
 	// by their keys, but where the file's own words said it already.
 	errs := validateRemote(key, r)
@@ -150,7 +121,9 @@ func validateDateLayout(layout string) error {
 func remoteConfigError(key string, err error) error {
 	var ce *remote.ConfigError
 	if errors.As(err, &ce) {
-		if name, ok := remoteKeys[ce.Field]; ok {
+		// The fields of remote.Config the file sets are RemoteSection's.
+		if f, ok := reflect.TypeFor[RemoteSection]().FieldByName(ce.Field); ok {
+			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 			return fmt.Errorf("%s.%s: %w", key, name, ce.Err)
 		}
 	}

@@ -68,9 +68,9 @@ func TestRemoteSettingsInvalid(t *testing.T) {
 					t.Errorf("error %q does not contain %q", err, w)
 				}
 			}
-			for field, key := range remoteKeys {
-				if strings.Contains(err.Error(), field+":") {
-					t.Errorf("error %q names the Go field %s, not the key %s", err, field, key)
+			for _, f := range reflect.VisibleFields(reflect.TypeFor[RemoteSection]()) {
+				if strings.Contains(err.Error(), f.Name+":") {
+					t.Errorf("error %q names the Go field %s, not the key %s", err, f.Name, f.Tag.Get("yaml"))
 				}
 			}
 			if strings.Contains(err.Error(), secret) {
@@ -169,9 +169,9 @@ func TestRemoteConfigErrorByField(t *testing.T) {
 		t.Errorf("remoteConfigError of an untyped error = %q, want %q", got, want)
 	}
 	fields := reflect.TypeFor[remote.Config]()
-	for field := range remoteKeys {
-		if _, ok := fields.FieldByName(field); !ok {
-			t.Errorf("remoteKeys maps %s, which is not a field of remote.Config", field)
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[RemoteSection]()) {
+		if rf, ok := fields.FieldByName(f.Name); f.Name != "Token" && (!ok || rf.Type != f.Type) {
+			t.Errorf("RemoteSection's %s is not a field of remote.Config of the same type", f.Name)
 		}
 	}
 }

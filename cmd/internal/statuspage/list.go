@@ -19,10 +19,13 @@ type PhaseCount struct {
 
 // InsurerCount is what the requests of one insurer, or of all, count.
 type InsurerCount struct {
-	Name   string       // the insurer; "" for every insurer's requests
-	Total  int          // requests tracked
-	Person int          // requests that need a person
-	Counts []PhaseCount // every phase with requests, in the machine's order
+	Name   string // the insurer; "" for every insurer's requests
+	Total  int    // requests tracked
+	Person int    // requests that need a person
+	Held   int    // jobs held back
+	// Supplements are the submitted quotes whose lines changed after.
+	Supplements int
+	Counts      []PhaseCount // every phase with requests, in the machine's order
 	// Configured: the insurer is configured now; its requests stay shown
 	// after it is not, until `quotesync insurers move` or `end`.
 	Configured bool
@@ -86,16 +89,16 @@ func LoadFiltered(ctx context.Context, db *store.Store, f Filter) (List, error) 
 	if err != nil {
 		return List{}, err
 	}
-	l.All = countOf(counts, "", true)
+	l.All = CountOf(counts, "", true)
 	scope := l.All
 	if f.Insurer != "" {
-		scope = countOf(counts, f.Insurer, false)
+		scope = CountOf(counts, f.Insurer, false)
 	}
 	l.Total, l.Person, l.Counts = scope.Total, scope.Person, scope.Counts
 	names := insurerNames(f.Configured, counts)
 	if l.Named = NameInsurers(f.Configured, names...); l.Named {
 		for _, n := range names {
-			c := countOf(counts, n, false)
+			c := CountOf(counts, n, false)
 			c.Configured = slices.Contains(f.Configured, n)
 			l.Insurers = append(l.Insurers, c)
 		}
@@ -132,8 +135,9 @@ func LoadFiltered(ctx context.Context, db *store.Store, f Filter) (List, error) 
 	return l, nil
 }
 
-// countOf sums the counts of insurer, or of every insurer when all.
-func countOf(counts []store.PhaseCount, insurer string, all bool) InsurerCount {
+// CountOf sums the counts (store.Store.PhaseCounts) of insurer, or of
+// every insurer when all.
+func CountOf(counts []store.PhaseCount, insurer string, all bool) InsurerCount {
 	c := InsurerCount{Name: insurer}
 	byPhase := map[store.Phase]int{}
 	for _, pc := range counts {
@@ -142,6 +146,10 @@ func countOf(counts []store.PhaseCount, insurer string, all bool) InsurerCount {
 		}
 		byPhase[pc.Phase] += pc.N
 		c.Total += pc.N
+		c.Supplements += pc.Supplements
+		if qsync.Reason(pc.Reason).Hold {
+			c.Held += pc.N
+		}
 		if pc.Reason != qsync.ReasonNone && qsync.Reason(pc.Reason).Person {
 			c.Person += pc.N
 		} else {

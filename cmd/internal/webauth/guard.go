@@ -164,12 +164,12 @@ func (g *Guard) serveBasic(w http.ResponseWriter, r *http.Request, p *Policy) {
 		return
 	case !ok:
 		g.failed(r, "", reasonMalformed)
-		g.challenge(w, r, "malformed Authorization header")
+		g.refuse(w, r, http.StatusUnauthorized, "malformed Authorization header")
 		return
 	}
 	if known, good := p.Users.Check(user, password); !good {
 		g.failedCheck(r, user, known)
-		g.challenge(w, r, "wrong user name or password")
+		g.refuse(w, r, http.StatusUnauthorized, "wrong user name or password")
 		return
 	}
 	g.succeeded(r)
@@ -177,11 +177,8 @@ func (g *Guard) serveBasic(w http.ResponseWriter, r *http.Request, p *Policy) {
 	g.pass(w, r, user)
 }
 
-func (g *Guard) challenge(w http.ResponseWriter, r *http.Request, why string) {
-	w.Header().Set("WWW-Authenticate", `Basic realm="quotesync", charset="UTF-8"`)
-	g.refuse(w, r, http.StatusUnauthorized, why)
-}
-
+// refuse answers code and why; a 401 over TLS asks for HTTP Basic
+// credentials (over plain HTTP, none are taken).
 func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, code int, why string) {
 	if r.TLS != nil && code == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
 		w.Header().Set("WWW-Authenticate", `Basic realm="quotesync", charset="UTF-8"`)
