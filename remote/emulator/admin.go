@@ -114,39 +114,25 @@ type seedJSON struct {
 	Instructions json.RawMessage `json:"instructions"`
 }
 
-// toSeed converts and checks one seedJSON; field names it in errors.
-func (s seedJSON) toSeed(field string) (SeedRequest, *apiError) {
+// toSeed converts and checks one seedJSON; at names it in errors.
+func (s seedJSON) toSeed(at string) (SeedRequest, *apiError) {
 	sr := SeedRequest{ClaimNumber: s.ClaimNumber, Expiry: s.Expiry}
-	switch kind(s.ID) {
-	case "null":
-	case "string":
-		id, aerr := asString(s.ID, field+".id")
-		if aerr != nil {
-			return sr, aerr
-		}
-		sr.ID = id
-	case "number":
-		id, aerr := asInteger(s.ID, field+".id")
-		if aerr != nil {
-			return sr, aerr
-		}
-		sr.ID = string(id)
-	default:
-		return sr, wrongType(field+".id", "a string or an integer", s.ID)
-	}
+	var id itemID
 	for _, o := range []struct {
 		name string
 		raw  json.RawMessage
-		dst  *json.RawMessage
-	}{{"vehicle", s.Vehicle, &sr.Vehicle}, {"accident", s.Accident, &sr.Accident}, {"instructions", s.Instructions, &sr.Instructions}} {
-		switch kind(o.raw) {
-		case "null":
-		case "object":
-			*o.dst = o.raw
-		default:
-			return sr, wrongType(field+"."+o.name, "an object", o.raw)
+		fd   field
+	}{{"id", s.ID, field{kind: kID, dst: &id}}, {"vehicle", s.Vehicle, field{kind: kObject, dst: &sr.Vehicle}},
+		{"accident", s.Accident, field{kind: kObject, dst: &sr.Accident}},
+		{"instructions", s.Instructions, field{kind: kObject, dst: &sr.Instructions}}} {
+		if kind(o.raw) == "null" {
+			continue
+		}
+		if aerr := o.fd.decode(o.raw, at+"."+o.name); aerr != nil {
+			return sr, aerr
 		}
 	}
+	sr.ID = id.text
 	return sr, nil
 }
 
@@ -162,8 +148,8 @@ func (e *Emulator) adminSeed(w http.ResponseWriter, r *http.Request) *apiError {
 		if len(obj) != 1 {
 			return newError(http.StatusBadRequest, CodeInvalidBody, `{"count":N} takes no other field`)
 		}
-		n, aerr := asInteger(obj["count"], "count")
-		if aerr != nil {
+		var n json.Number
+		if aerr := (field{kind: kInteger, dst: &n}).decode(obj["count"], "count"); aerr != nil {
 			return aerr
 		}
 		count, err := strconv.Atoi(string(n))

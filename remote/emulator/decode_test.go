@@ -139,7 +139,7 @@ func FuzzDecodeQuote(f *testing.F) {
 			t.Fatalf("unstable render:\n%s\n%s", out, again)
 		}
 		for i, it := range q2.Items {
-			if it.ID == "" {
+			if it.ID.text == "" {
 				t.Fatalf("item %d has no id after assignment: %s", i, out)
 			}
 		}

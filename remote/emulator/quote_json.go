@@ -31,22 +31,6 @@ func (q quote) render() json.RawMessage {
 	return append(append(known[:len(known)-1], ','), extra[1:]...)
 }
 
-// MarshalJSON writes an item's id as a JSON number when it is numeric.
-func (it item) MarshalJSON() ([]byte, error) {
-	type plain item
-	var id json.RawMessage
-	switch {
-	case it.IDNumeric:
-		id = json.RawMessage(it.ID)
-	case it.ID != "":
-		id, _ = marshal(it.ID)
-	}
-	return marshal(struct {
-		ID json.RawMessage `json:"id,omitempty"`
-		plain
-	}{id, plain(it)})
-}
-
 // assignItemIDs gives every item without an id a numeric id unique within
 // the job: the job's counter moves past every id in use, numeric or string.
 func (j *job) assignItemIDs(q *quote, replacing string) {
@@ -56,21 +40,21 @@ func (j *job) assignItemIDs(q *quote, replacing string) {
 			continue
 		}
 		for _, it := range sq.quote.Items {
-			used[it.ID] = true
+			used[it.ID.text] = true
 		}
 	}
 	for _, it := range q.Items {
-		used[it.ID] = true
+		used[it.ID.text] = true
 	}
 	for i := range q.Items {
-		if q.Items[i].ID != "" {
+		if q.Items[i].ID.text != "" {
 			continue
 		}
 		for {
 			j.NextItemID++
 			id := strconv.FormatInt(j.NextItemID, 10)
 			if !used[id] {
-				q.Items[i].ID, q.Items[i].IDNumeric = id, true
+				q.Items[i].ID = itemID{id, true}
 				used[id] = true
 				break
 			}

@@ -2,7 +2,6 @@ package emulator
 
 import (
 	"cmp"
-	"encoding/json"
 	"net/http"
 	"time"
 )
@@ -154,13 +153,8 @@ func decodeStatusBody(body []byte, pathStatus string) (string, *apiError) {
 		return pathStatus, nil
 	}
 	var status string
-	if _, aerr := members(body, "", func(name, _ string, raw json.RawMessage) (aerr *apiError) {
-		if name != "status" {
-			return fieldError(CodeUnknownField, name, "unknown field %q; the status body has status only", name)
-		}
-		status, aerr = asString(raw, name)
-		return aerr
-	}); aerr != nil {
+	if _, aerr := decodeFields(body, "", []field{{name: "status", kind: kString, dst: &status}},
+		unknown("unknown field %q; the status body has status only")); aerr != nil {
 		return "", aerr
 	}
 	switch {

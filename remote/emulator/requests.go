@@ -209,29 +209,18 @@ func (e *Emulator) acceptLocked(id, ref, booking string) (*job, *apiError) {
 
 // decodeAccept parses the accept body {"referenceId":…,"bookingDate":…}.
 func decodeAccept(body []byte) (ref, booking string, aerr *apiError) {
-	obj, aerr := members(body, "", func(name, _ string, raw json.RawMessage) (aerr *apiError) {
-		switch name {
-		case "referenceId":
-			if ref, aerr = asString(raw, name); aerr == nil {
-				aerr = checkReferenceID(ref)
-			}
-		case "bookingDate":
-			if booking, aerr = asString(raw, name); aerr != nil {
-				return aerr
-			}
+	_, aerr = decodeFields(body, "", []field{
+		{name: "referenceId", kind: kString, required: true, dst: &ref,
+			check: func(json.RawMessage, string) *apiError { return checkReferenceID(ref) }},
+		{name: "bookingDate", kind: kString, dst: &booking, check: func(_ json.RawMessage, f string) *apiError {
 			if _, err := time.Parse(time.DateOnly, booking); err != nil {
-				aerr = fieldError(CodeInvalidField, name, "bookingDate must be a date YYYY-MM-DD, got %q", booking)
+				return fieldError(CodeInvalidField, f, "bookingDate must be a date YYYY-MM-DD, got %q", booking)
 			}
-		default:
-			aerr = fieldError(CodeUnknownField, name, "unknown field %q; the accept body has referenceId and bookingDate", name)
-		}
-		return aerr
-	})
+			return nil
+		}},
+	}, unknown("unknown field %q; the accept body has referenceId and bookingDate"))
 	if aerr != nil {
 		return "", "", aerr
-	}
-	if _, ok := obj["referenceId"]; !ok {
-		return "", "", fieldError(CodeMissingField, "referenceId", "referenceId is required")
 	}
 	return ref, booking, nil
 }
