@@ -104,38 +104,6 @@ func readAll(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *apiE
 	return body, aerr
 }
 
-// seedJSON is one request in POST /_emulator/requests.
-type seedJSON struct {
-	ID           json.RawMessage `json:"id"` // string or number; absent: next numeric id
-	ClaimNumber  string          `json:"claim_number"`
-	Expiry       time.Time       `json:"expiry"`
-	Vehicle      json.RawMessage `json:"vehicle"`
-	Accident     json.RawMessage `json:"accident"`
-	Instructions json.RawMessage `json:"instructions"`
-}
-
-// toSeed converts and checks one seedJSON; at names it in errors.
-func (s seedJSON) toSeed(at string) (SeedRequest, *apiError) {
-	sr := SeedRequest{ClaimNumber: s.ClaimNumber, Expiry: s.Expiry}
-	var id itemID
-	for _, o := range []struct {
-		name string
-		raw  json.RawMessage
-		fd   field
-	}{{"id", s.ID, field{kind: kID, dst: &id}}, {"vehicle", s.Vehicle, field{kind: kObject, dst: &sr.Vehicle}},
-		{"accident", s.Accident, field{kind: kObject, dst: &sr.Accident}},
-		{"instructions", s.Instructions, field{kind: kObject, dst: &sr.Instructions}}} {
-		if kind(o.raw) == "null" {
-			continue
-		}
-		if aerr := o.fd.decode(o.raw, at+"."+o.name); aerr != nil {
-			return sr, aerr
-		}
-	}
-	sr.ID = id.text
-	return sr, nil
-}
-
 // adminSeed serves POST /_emulator/requests: an array of requests, one
 // request object, or {"count":N} for N random requests.
 func (e *Emulator) adminSeed(w http.ResponseWriter, r *http.Request) *apiError {
@@ -173,30 +141,32 @@ func (e *Emulator) adminSeed(w http.ResponseWriter, r *http.Request) *apiError {
 
 // decodeSeeds decodes an array of seed requests or a single one.
 func decodeSeeds(body []byte) ([]SeedRequest, *apiError) {
-	var list []seedJSON
-	trimmed := bytes.TrimSpace(body)
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	dec.DisallowUnknownFields()
-	var err error
-	if len(trimmed) > 0 && trimmed[0] == '{' {
-		var one seedJSON
-		err = dec.Decode(&one)
-		list = []seedJSON{one}
-	} else {
-		err = dec.Decode(&list)
+	var seeds []SeedRequest
+	seed := func(raw json.RawMessage, _ int, at string) *apiError {
+		var sr SeedRequest
+		var id itemID // string or number; absent: the next numeric id
+		_, aerr := decodeFields(raw, at, []field{
+			{name: "id", kind: kID, orNull: true, dst: &id},
+			{name: "claim_number", kind: kString, orNull: true, dst: &sr.ClaimNumber},
+			{name: "expiry", kind: kString, orNull: true, dst: &sr.Expiry},
+			{name: "vehicle", kind: kObject, orNull: true, dst: &sr.Vehicle},
+			{name: "accident", kind: kObject, orNull: true, dst: &sr.Accident},
+			{name: "instructions", kind: kObject, orNull: true, dst: &sr.Instructions},
+		}, unknown("unknown field %s; a seed request has id, claim_number, expiry, vehicle, accident and instructions"))
+		sr.ID = id.text
+		seeds = append(seeds, sr)
+		return aerr
 	}
-	if err != nil {
-		return nil, newError(http.StatusBadRequest, CodeInvalidBody, "decode seed requests: %v", err)
-	}
-	seeds := make([]SeedRequest, len(list))
-	for i, s := range list {
-		sr, aerr := s.toSeed("[" + strconv.Itoa(i) + "]")
-		if aerr != nil {
-			return nil, aerr
+	switch kind(body) {
+	case "object":
+		return seeds, seed(body, 0, "")
+	case "array":
+		if json.Valid(body) {
+			return seeds, elements(body, "", seed)
 		}
-		seeds[i] = sr
 	}
-	return seeds, nil
+	return nil, newError(http.StatusBadRequest, CodeInvalidBody,
+		`body must be an array of seed requests, one seed request or {"count":N}`)
 }
 
 // faultSpec is a Fault as the admin API takes it; durations are Go

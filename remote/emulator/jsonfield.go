@@ -41,6 +41,7 @@ type field struct {
 	name     string
 	kind     string // a k… kind; "" leaves the kind to check
 	required bool
+	orNull   bool // null is taken as absent
 	dst      any
 	check    func(v json.RawMessage, f string) *apiError
 }
@@ -64,6 +65,8 @@ var accepts = map[string][]string{kString: {"string"}, kNumber: {"number"}, kInt
 func (fd field) decode(v json.RawMessage, f string) *apiError {
 	k := kind(v)
 	switch {
+	case fd.orNull && k == "null":
+		return nil
 	case fd.kind == kInteger && k != "number":
 		return fieldError(CodeInvalidField, f, "%s must be %s, got %s", f, kNumber, k)
 	case fd.kind != "" && !slices.Contains(accepts[fd.kind], k):
