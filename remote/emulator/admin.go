@@ -132,7 +132,10 @@ func (e *Emulator) adminSeed(w http.ResponseWriter, r *http.Request) *apiError {
 		}
 		ids = e.AddRequests(seeds...)
 	}
-	if aerr := e.commit(); aerr != nil {
+	e.mu.Lock()
+	aerr = e.commitLocked() // AddRequests does not report a failed save
+	e.mu.Unlock()
+	if aerr != nil {
 		return aerr
 	}
 	writeJSON(w, http.StatusCreated, map[string][]string{"ids": ids})

@@ -121,13 +121,8 @@ func (e *Emulator) takeElsewhere(id, ref string) *apiError {
 	if aerr := checkReferenceID(ref); aerr != nil {
 		return aerr
 	}
-	e.mu.Lock()
-	_, aerr := e.acceptLocked(id, ref, "")
-	e.mu.Unlock()
-	if aerr != nil {
-		return aerr
-	}
-	return e.commit()
+	_, aerr := e.acceptRequest(id, ref, "")
+	return aerr
 }
 
 // checkDocumentedQuote applies the documented mode's rules to a quote.

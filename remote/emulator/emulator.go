@@ -72,14 +72,10 @@ type Emulator struct {
 	faults     []*faultState
 	nextF      int
 	rng        *rand.Rand
-	dirty      uint64               // state version, bumped by every change
 	tokens     map[string]time.Time // ModeDocumented: access token → expiry
 	tokenCalls int                  // calls of the token endpoint
 	issued     []string             // every access token issued (IssuedTokens)
 	echoes     int                  // "echo" answers given: the form each one quotes first
-
-	saveMu sync.Mutex // serialises writes of StatePath
-	saved  uint64     // state version last written
 }
 
 // New returns an emulator with no requests, or with the state in
@@ -221,10 +217,9 @@ func (e *Emulator) State() State {
 // overwritten with the empty state).
 func (e *Emulator) Reset() {
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	e.resetLocked()
-	e.dirty++
-	e.mu.Unlock()
-	_ = e.save()
+	_ = e.commitLocked()
 }
 
 func (e *Emulator) resetLocked() {
@@ -232,39 +227,22 @@ func (e *Emulator) resetLocked() {
 	e.tokens, e.tokenCalls, e.issued, e.echoes = make(map[string]time.Time), 0, nil, 0
 }
 
-// save writes the state to StatePath when it changed since the last write.
-// It must be called without e.mu held.
-func (e *Emulator) save() error {
+// commitLocked writes the state to StatePath, if set, after a change (e.mu
+// is held: writes land in the order of the changes). A failed write is the
+// 500 the package documents; the change stays applied in memory and the
+// next change writes the whole state again.
+func (e *Emulator) commitLocked() *apiError {
 	if e.opts.StatePath == "" {
 		return nil
 	}
-	e.saveMu.Lock()
-	defer e.saveMu.Unlock()
-	e.mu.Lock()
-	version := e.dirty
-	if version == e.saved {
-		e.mu.Unlock()
-		return nil
-	}
 	data, err := marshalIndent(persistedState{Format: stateFormat, State: e.st.snapshot(e.now())}, "  ")
-	e.mu.Unlock()
+	if err == nil {
+		// renameio: a crash leaves the old state or the new, never half.
+		err = renameio.WriteFile(e.opts.StatePath, data, 0o600)
+	}
 	if err != nil {
-		return fmt.Errorf("encode emulator state: %w", err)
-	}
-	// renameio: a crash leaves the old state or the new, never half.
-	if err := renameio.WriteFile(e.opts.StatePath, data, 0o600); err != nil {
-		return fmt.Errorf("save emulator state: %w", err)
-	}
-	e.saved = version
-	return nil
-}
-
-// commit saves after a change and answers the 500 the package documents
-// when the save failed (the change stays applied in memory).
-func (e *Emulator) commit() *apiError {
-	if err := e.save(); err != nil {
 		return newError(http.StatusInternalServerError, CodeStateSaveFailed,
-			"change applied in memory but not saved: %v", err)
+			"change applied in memory but not saved: save emulator state: %v", err)
 	}
 	return nil
 }

@@ -13,9 +13,7 @@ func (e *Emulator) createQuote(w http.ResponseWriter, r *http.Request, p params)
 	if !ok {
 		return
 	}
-	e.mu.Lock()
-	status, out, aerr := e.writeQuoteLocked(p, q, false)
-	e.mu.Unlock()
+	status, out, aerr := e.writeQuote(p, q, false)
 	e.answerChange(w, status, out, aerr)
 }
 
@@ -33,9 +31,7 @@ func (e *Emulator) updateQuote(w http.ResponseWriter, r *http.Request, p params)
 	}
 	q.Type = typ
 	q.Status = cmp.Or(q.Status, StatusDraft)
-	e.mu.Lock()
-	status, out, aerr := e.writeQuoteLocked(p, q, true)
-	e.mu.Unlock()
+	status, out, aerr := e.writeQuote(p, q, true)
 	e.answerChange(w, status, out, aerr)
 }
 
@@ -57,11 +53,9 @@ func (e *Emulator) readQuote(w http.ResponseWriter, r *http.Request, p params, t
 	return q, aerr == nil
 }
 
-// answerChange saves a change and answers it.
+// answerChange answers with the outcome of a change: its status and
+// body, or its error.
 func (e *Emulator) answerChange(w http.ResponseWriter, status int, out []byte, aerr *apiError) {
-	if aerr == nil {
-		aerr = e.commit()
-	}
 	if aerr != nil {
 		e.writeError(w, aerr)
 		return
@@ -69,10 +63,11 @@ func (e *Emulator) answerChange(w http.ResponseWriter, status int, out []byte, a
 	writeRawJSON(w, status, out)
 }
 
-// writeQuoteLocked stores q on job p["id"]. With update set the quote must
+// writeQuote stores q on job p["id"]. With update set the quote must
 // exist (PUT); otherwise it is created or, when a Draft, replaced (POST).
-// e.mu is held.
-func (e *Emulator) writeQuoteLocked(p params, q quote, update bool) (int, []byte, *apiError) {
+func (e *Emulator) writeQuote(p params, q quote, update bool) (int, []byte, *apiError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	now := e.now()
 	jobID := p.get("id")
 	j := e.st.jobs[jobID]
@@ -107,8 +102,7 @@ func (e *Emulator) writeQuoteLocked(p params, q quote, update bool) (int, []byte
 	out := q.render()
 	e.st.record(HistoryEntry{Time: now, Kind: kind, Route: p.route, RequestID: j.RequestID, JobID: jobID,
 		QuoteType: q.Type, QuoteStatus: q.Status, Body: out})
-	e.dirty++
-	return status, out, nil
+	return status, out, e.commitLocked()
 }
 
 // touch counts a write made at now, and a submission when the quote is now
@@ -137,10 +131,8 @@ func (e *Emulator) changeStatus(w http.ResponseWriter, r *http.Request, p params
 		e.writeError(w, aerr)
 		return
 	}
-	e.mu.Lock()
-	out, aerr := e.submitLocked(p)
-	e.mu.Unlock()
-	e.answerChange(w, http.StatusOK, out, aerr)
+	status, out, aerr := e.submit(p)
+	e.answerChange(w, status, out, aerr)
 }
 
 // decodeStatusBody returns the status asked for: the body's (required when
@@ -168,15 +160,17 @@ func decodeStatusBody(body []byte, pathStatus string) (string, *apiError) {
 	return status, nil
 }
 
-// submitLocked changes a Draft to Submitted. In the {quoteId} forms the
-// quote is the one of that type; in the {status} forms it is the job's
-// Estimate, or its only quote. e.mu is held.
-func (e *Emulator) submitLocked(p params) ([]byte, *apiError) {
+// submit changes a Draft to Submitted. In the {quoteId} forms the quote is
+// the one of that type; in the {status} forms it is the job's Estimate, or
+// its only quote.
+func (e *Emulator) submit(p params) (int, []byte, *apiError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	now := e.now()
 	jobID := p.get("jobId")
 	j := e.st.jobs[jobID]
 	if j == nil {
-		return nil, newError(http.StatusNotFound, CodeJobNotFound, "job %s does not exist", jobID)
+		return 0, nil, newError(http.StatusNotFound, CodeJobNotFound, "job %s does not exist", jobID)
 	}
 	typ := p.get("quoteId")
 	if typ == "" {
@@ -188,9 +182,9 @@ func (e *Emulator) submitLocked(p params) ([]byte, *apiError) {
 	sq := j.quotes[typ]
 	switch {
 	case sq == nil:
-		return nil, newError(http.StatusNotFound, CodeQuoteNotFound, "job %s has no %s quote", jobID, typ)
+		return 0, nil, newError(http.StatusNotFound, CodeQuoteNotFound, "job %s has no %s quote", jobID, typ)
 	case sq.quote.Status == StatusSubmitted:
-		return nil, newError(http.StatusConflict, CodeQuoteAlreadySubmitted,
+		return 0, nil, newError(http.StatusConflict, CodeQuoteAlreadySubmitted,
 			"the %s quote of job %s is already Submitted", typ, jobID)
 	}
 	sq.quote.Status = StatusSubmitted
@@ -198,6 +192,5 @@ func (e *Emulator) submitLocked(p params) ([]byte, *apiError) {
 	out := sq.quote.render()
 	e.st.record(HistoryEntry{Time: now, Kind: HistoryStatusChange, Route: p.route, RequestID: j.RequestID,
 		JobID: jobID, QuoteType: typ, QuoteStatus: StatusSubmitted, Body: out})
-	e.dirty++
-	return out, nil
+	return http.StatusOK, out, e.commitLocked()
 }

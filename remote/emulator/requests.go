@@ -41,9 +41,8 @@ func (e *Emulator) AddRequests(reqs ...SeedRequest) []string {
 	for _, sr := range reqs {
 		ids = append(ids, e.st.addRequest(sr, now))
 	}
-	e.dirty++
+	_ = e.commitLocked()
 	e.mu.Unlock()
-	_ = e.save()
 	return ids
 }
 
@@ -159,26 +158,18 @@ func (e *Emulator) accept(w http.ResponseWriter, r *http.Request, p params) {
 		e.writeError(w, aerr)
 		return
 	}
-	e.mu.Lock()
-	j, aerr := e.acceptLocked(p.get("id"), ref, booking)
-	var jobJSON []byte
+	out, aerr := e.acceptRequest(p.get("id"), ref, booking)
 	if aerr == nil {
-		jobJSON = j.render(e.documented())
+		w.Header().Set("Location", baseURL(r)+APIPrefix+"/jobs/"+url.PathEscape(ref))
 	}
-	e.mu.Unlock()
-	if aerr == nil {
-		aerr = e.commit()
-	}
-	if aerr != nil {
-		e.writeError(w, aerr)
-		return
-	}
-	w.Header().Set("Location", baseURL(r)+APIPrefix+"/jobs/"+url.PathEscape(ref))
-	writeRawJSON(w, http.StatusCreated, jobJSON)
+	e.answerChange(w, http.StatusCreated, out, aerr)
 }
 
-// acceptLocked accepts request id with referenceId ref; e.mu is held.
-func (e *Emulator) acceptLocked(id, ref, booking string) (*job, *apiError) {
+// acceptRequest accepts request id with referenceId ref and returns the
+// job created, as answered.
+func (e *Emulator) acceptRequest(id, ref, booking string) ([]byte, *apiError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	now := e.now()
 	req := e.st.requests[id]
 	switch {
@@ -201,10 +192,9 @@ func (e *Emulator) acceptLocked(id, ref, booking string) (*job, *apiError) {
 	e.st.jobs[ref] = j
 	e.st.jobOrder = append(e.st.jobOrder, ref)
 	req.ReferenceID, req.BookingDate, req.AcceptedAt = ref, booking, now
-	e.st.record(HistoryEntry{Time: now, Kind: HistoryAccept, Route: RouteAccept,
-		RequestID: id, JobID: ref, Body: j.render(e.documented())})
-	e.dirty++
-	return j, nil
+	out := j.render(e.documented())
+	e.st.record(HistoryEntry{Time: now, Kind: HistoryAccept, Route: RouteAccept, RequestID: id, JobID: ref, Body: out})
+	return out, e.commitLocked()
 }
 
 // decodeAccept parses the accept body {"referenceId":…,"bookingDate":…}.
