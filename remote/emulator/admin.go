@@ -13,7 +13,7 @@ import (
 // serveAdmin serves the admin API under AdminPrefix.
 func (e *Emulator) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	if aerr := e.admin(w, r); aerr != nil {
-		writeError(w, aerr)
+		writeError(w, aerr, false)
 	}
 }
 

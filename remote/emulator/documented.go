@@ -60,30 +60,7 @@ func (e *Emulator) served(rt *route) bool {
 	return slices.Contains(documentedStatusRoutes, rt.name)
 }
 
-// writeError answers aerr in the mode's shape: the JSON error body, or in
-// ModeDocumented plain text (the documentation gives no error shape) or
-// aerr's own JSON body (the 409 naming another party's referenceId).
-func (e *Emulator) writeError(w http.ResponseWriter, aerr *apiError) {
-	if !e.documented() {
-		writeError(w, aerr)
-		return
-	}
-	if aerr.status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="quotesync-emulator"`)
-	}
-	if aerr.body != nil {
-		writeRawJSON(w, aerr.status, aerr.body)
-		return
-	}
-	msg := aerr.detail.Message
-	if aerr.plain != "" {
-		msg = aerr.plain
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Content-Length", fmt.Sprint(len(msg)+1))
-	w.WriteHeader(aerr.status)
-	_, _ = w.Write([]byte(msg + "\n"))
-}
+func (e *Emulator) writeError(w http.ResponseWriter, aerr *apiError) { writeError(w, aerr, e.documented()) }
 
 // alreadyAccepted answers an accept (with ref) of request id, which holds
 // referenceId held: see the package documentation's Modes.

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -88,11 +89,22 @@ func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write([]byte("\n"))
 }
 
-func writeError(w http.ResponseWriter, e *apiError) {
-	if e.status == http.StatusUnauthorized {
+// writeError answers aerr: the JSON error body, or with plain set
+// (ModeDocumented's API: its documentation gives no error shape) plain
+// text, or aerr's own JSON body (the 409 naming another party's
+// referenceId).
+func writeError(w http.ResponseWriter, aerr *apiError, plain bool) {
+	if aerr.status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="quotesync-emulator"`)
 	}
-	writeJSON(w, e.status, ErrorBody{Error: e.detail})
+	switch {
+	case !plain:
+		writeJSON(w, aerr.status, ErrorBody{Error: aerr.detail})
+	case aerr.body != nil:
+		writeRawJSON(w, aerr.status, aerr.body)
+	default:
+		http.Error(w, cmp.Or(aerr.plain, aerr.detail.Message), aerr.status)
+	}
 }
 
 func isJSONContentType(h http.Header) bool {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"time"
@@ -107,10 +108,8 @@ func (e *Emulator) AddFault(f Fault) string {
 	if err := f.Validate(); err != nil {
 		panic("emulator: AddFault: " + err.Error())
 	}
-	if f.Status == 0 && f.Action == FaultStatus {
-		f.Status = DefaultFaultStatus
-	} else if f.Status == 0 && f.Action == FaultEcho {
-		f.Status = DefaultEchoStatus
+	if f.Status == 0 {
+		f.Status = map[string]int{FaultStatus: DefaultFaultStatus, FaultEcho: DefaultEchoStatus}[f.Action]
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -192,11 +191,11 @@ func (e *Emulator) applyFault(w http.ResponseWriter, r *http.Request, f Fault, s
 		w.WriteHeader(f.Status)
 		_, _ = w.Write([]byte(e.echoBody(r)))
 	case FaultLandThenDrop:
-		serve(&discardWriter{header: make(http.Header)})
+		serve(httptest.NewRecorder()) // the answer is lost
 		dropConnection(w)
 	case FaultLandThenHang:
 		e.readAhead(r)
-		serve(&discardWriter{header: make(http.Header)})
+		serve(httptest.NewRecorder())
 		wait(r, cmp.Or(f.Latency, DefaultMaxHang))
 		dropConnection(w)
 	}
@@ -247,10 +246,3 @@ func dropConnection(w http.ResponseWriter) {
 	// HTTP/2 or a wrapped writer: abort the response the standard way.
 	panic(http.ErrAbortHandler)
 }
-
-// discardWriter is the ResponseWriter of a call whose answer is lost.
-type discardWriter struct{ header http.Header }
-
-func (d *discardWriter) Header() http.Header         { return d.header }
-func (d *discardWriter) WriteHeader(int)             {}
-func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
