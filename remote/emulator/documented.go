@@ -60,7 +60,9 @@ func (e *Emulator) served(rt *route) bool {
 	return slices.Contains(documentedStatusRoutes, rt.name)
 }
 
-func (e *Emulator) writeError(w http.ResponseWriter, aerr *apiError) { writeError(w, aerr, e.documented()) }
+func (e *Emulator) writeError(w http.ResponseWriter, aerr *apiError) {
+	writeError(w, aerr, e.documented())
+}
 
 // alreadyAccepted answers an accept (with ref) of request id, which holds
 // referenceId held: see the package documentation's Modes.
