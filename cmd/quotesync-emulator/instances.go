@@ -28,6 +28,7 @@ type emulatorInstance struct {
 	seedRequests int
 	state        string
 	token        string // resolved; never printed
+	emu          *emulator.Emulator
 }
 
 func (in emulatorInstance) label() string {
