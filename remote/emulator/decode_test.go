@@ -90,7 +90,7 @@ func TestMatchRoute(t *testing.T) {
 		{"POST", "/jobs//quotes", ""},
 		{"POST", "/jobs/%zz/quotes", ""},
 	} {
-		rt, p, _ := matchRoute(routeTable(), c.method, c.path)
+		rt, p, _ := matchRoute(routeTable(ModeSpec), c.method, c.path)
 		got := ""
 		if rt != nil {
 			got = rt.name
@@ -102,10 +102,10 @@ func TestMatchRoute(t *testing.T) {
 			t.Errorf("%s %s matched %q, want %q", c.method, c.path, got, c.route)
 		}
 	}
-	if _, p, _ := matchRoute(routeTable(), "POST", "/jobs/RO%2F1/quotes"); p.get("id") != "RO/1" {
+	if _, p, _ := matchRoute(routeTable(ModeSpec), "POST", "/jobs/RO%2F1/quotes"); p.get("id") != "RO/1" {
 		t.Errorf("escaped job id decoded as %q, want RO/1", p.get("id"))
 	}
-	if _, _, allowed := matchRoute(routeTable(), "DELETE", "/jobs/RO-1/quotes/Estimate/status"); !slices.Equal(allowed, []string{"PUT", "POST"}) {
+	if _, _, allowed := matchRoute(routeTable(ModeSpec), "DELETE", "/jobs/RO-1/quotes/Estimate/status"); !slices.Equal(allowed, []string{"PUT", "POST"}) {
 		t.Errorf("allowed %v, want [PUT POST]", allowed)
 	}
 }

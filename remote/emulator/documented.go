@@ -52,14 +52,6 @@ func (e *Emulator) documented() bool { return e.opts.Mode == ModeDocumented }
 // Mode returns the emulator's mode, ModeSpec or ModeDocumented.
 func (e *Emulator) Mode() string { return e.opts.Mode }
 
-// served reports whether the emulator's mode serves route rt.
-func (e *Emulator) served(rt *route) bool {
-	if rt == nil || !e.documented() || !slices.Contains(StatusPaths(), strings.SplitN(rt.name, " ", 2)[1]) {
-		return true
-	}
-	return slices.Contains(documentedStatusRoutes, rt.name)
-}
-
 func (e *Emulator) writeError(w http.ResponseWriter, aerr *apiError) {
 	writeError(w, aerr, e.documented())
 }

@@ -98,7 +98,7 @@ func New(opts Options) (*Emulator, error) {
 	if opts.TokenTTL <= 0 {
 		opts.TokenTTL = DefaultTokenTTL
 	}
-	e := &Emulator{opts: opts, now: opts.Now, routes: routeTable()}
+	e := &Emulator{opts: opts, now: opts.Now, routes: routeTable(opts.Mode)}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -148,9 +148,6 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // below APIPrefix.
 func (e *Emulator) serveAPI(w http.ResponseWriter, r *http.Request, rel string) {
 	rt, p, allowed := matchRoute(e.routes, r.Method, rel)
-	if !e.served(rt) {
-		rt = nil
-	}
 	if e.documented() {
 		allowed = nil // every form the documentation does not show is a 404
 	}

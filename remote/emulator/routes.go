@@ -49,10 +49,10 @@ type route struct {
 	handle handler
 }
 
-// routeTable builds the API's routing table (each Emulator keeps one, so
+// routeTable builds the routing table of mode (each Emulator keeps one, so
 // that the package has no mutable globals). Routes with a literal segment
 // where another has a parameter come first.
-func routeTable() []route {
+func routeTable(mode string) []route {
 	rs := []route{
 		newRoute(http.MethodGet, "/requests", (*Emulator).listRequests),
 		newRoute(http.MethodPost, "/requests/{id}", (*Emulator).accept),
@@ -63,7 +63,9 @@ func routeTable() []route {
 	sp := StatusPaths()
 	for _, p := range []string{sp[2], sp[3], sp[0], sp[1]} {
 		for _, m := range []string{http.MethodPut, http.MethodPost} {
-			rs = append(rs, newRoute(m, p, (*Emulator).changeStatus))
+			if mode != ModeDocumented || slices.Contains(documentedStatusRoutes, m+" "+p) {
+				rs = append(rs, newRoute(m, p, (*Emulator).changeStatus))
+			}
 		}
 	}
 	return append(rs, newRoute(http.MethodPut, "/jobs/{id}/quotes/{type}", (*Emulator).updateQuote))
@@ -80,7 +82,7 @@ func newRoute(method, tmpl string, h handler) route {
 
 // Routes lists the route names of the integration API.
 func Routes() []string {
-	rs := routeTable()
+	rs := routeTable(ModeSpec)
 	names := make([]string, len(rs))
 	for i, r := range rs {
 		names[i] = r.name
@@ -122,19 +124,12 @@ func (rt route) match(segs []string) (map[string]string, bool) {
 	if len(segs) != len(rt.segs) {
 		return nil, false
 	}
-	var p map[string]string
+	p := make(map[string]string, 2)
 	for i, t := range rt.segs {
-		if strings.HasPrefix(t, "{") {
-			if segs[i] == "" {
-				return nil, false
-			}
-			if p == nil {
-				p = make(map[string]string, 2)
-			}
-			p[strings.Trim(t, "{}")] = segs[i]
-			continue
-		}
-		if segs[i] != t {
+		switch name, param := strings.CutPrefix(t, "{"); {
+		case param && segs[i] != "":
+			p[strings.TrimSuffix(name, "}")] = segs[i]
+		case segs[i] != t: // a literal, or an empty parameter
 			return nil, false
 		}
 	}
