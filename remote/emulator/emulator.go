@@ -69,7 +69,7 @@ type Emulator struct {
 	mu         sync.Mutex // guards everything below
 	st         *store
 	calls      map[string]int
-	faults     []*faultState
+	faults     []*FaultInfo
 	nextF      int
 	rng        *rand.Rand
 	tokens     map[string]time.Time // ModeDocumented: access token → expiry

@@ -93,14 +93,6 @@ func (f Fault) Validate() error {
 	return nil
 }
 
-type faultState struct {
-	id    string
-	f     Fault
-	fired int
-}
-
-func (fs *faultState) active() bool { return fs.f.Count == 0 || fs.fired < fs.f.Count }
-
 // AddFault adds a fault and returns its id. It panics when f is invalid
 // (see Fault.Validate), as regexp.MustCompile does: a fault that can never
 // fire would let a test pass without testing anything.
@@ -115,7 +107,7 @@ func (e *Emulator) AddFault(f Fault) string {
 	defer e.mu.Unlock()
 	e.nextF++
 	id := "f" + strconv.Itoa(e.nextF)
-	e.faults = append(e.faults, &faultState{id: id, f: f})
+	e.faults = append(e.faults, &FaultInfo{ID: id, Fault: f, Active: true})
 	return id
 }
 
@@ -124,7 +116,7 @@ func (e *Emulator) RemoveFault(id string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	n := len(e.faults)
-	e.faults = slices.DeleteFunc(e.faults, func(fs *faultState) bool { return fs.id == id })
+	e.faults = slices.DeleteFunc(e.faults, func(fi *FaultInfo) bool { return fi.ID == id })
 	return len(e.faults) < n
 }
 
@@ -140,8 +132,8 @@ func (e *Emulator) Faults() []FaultInfo {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := make([]FaultInfo, 0, len(e.faults))
-	for _, fs := range e.faults {
-		out = append(out, FaultInfo{ID: fs.id, Fault: fs.f, Fired: fs.fired, Active: fs.active()})
+	for _, fi := range e.faults {
+		out = append(out, *fi)
 	}
 	return out
 }
@@ -150,15 +142,16 @@ func (e *Emulator) Faults() []FaultInfo {
 func (e *Emulator) pickFault(route string) (Fault, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, fs := range e.faults {
-		if !fs.active() || (fs.f.Route != "*" && fs.f.Route != route) {
+	for _, fi := range e.faults {
+		if !fi.Active || (fi.Fault.Route != "*" && fi.Fault.Route != route) {
 			continue
 		}
-		if p := fs.f.Probability; p > 0 && p < 1 && e.rng.Float64() >= p {
+		if p := fi.Fault.Probability; p > 0 && p < 1 && e.rng.Float64() >= p {
 			continue
 		}
-		fs.fired++
-		return fs.f, true
+		fi.Fired++
+		fi.Active = fi.Fault.Count == 0 || fi.Fired < fi.Fault.Count
+		return fi.Fault, true
 	}
 	return Fault{}, false
 }
