@@ -107,16 +107,12 @@ func writeError(w http.ResponseWriter, aerr *apiError, plain bool) {
 	}
 }
 
-func isJSONContentType(h http.Header) bool {
-	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
-	return err == nil && mt == "application/json"
-}
-
 // readBody reads the request body, capped at limit bytes. With required set
 // the body must be declared JSON; otherwise an empty body is accepted with
 // any Content-Type and a non-empty one must be declared JSON.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64, required bool) ([]byte, *apiError) {
-	declared := isJSONContentType(r.Header)
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	declared := err == nil && mt == "application/json"
 	var body []byte
 	var aerr *apiError
 	if declared || !required {
