@@ -83,9 +83,9 @@ func isLoopback(remoteAddr string) bool {
 
 // decodeAdmin decodes an admin body strictly (unknown fields are errors).
 func decodeAdmin(w http.ResponseWriter, r *http.Request, v any) *apiError {
-	body, err := readAll(w, r, DefaultMaxBodyBytes*8)
-	if err != nil {
-		return err
+	body, aerr := readAdmin(w, r)
+	if aerr != nil {
+		return aerr
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -95,9 +95,9 @@ func decodeAdmin(w http.ResponseWriter, r *http.Request, v any) *apiError {
 	return nil
 }
 
-// readAll reads an admin body of any Content-Type, capped at limit.
-func readAll(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *apiError) {
-	body, aerr := readCapped(w, r, limit)
+// readAdmin reads an admin body of any Content-Type.
+func readAdmin(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+	body, aerr := readCapped(w, r, DefaultMaxBodyBytes*8)
 	if aerr == nil && len(body) == 0 {
 		aerr = newError(http.StatusBadRequest, CodeInvalidBody, "body is empty; a JSON value is required")
 	}
@@ -107,7 +107,7 @@ func readAll(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *apiE
 // adminSeed serves POST /_emulator/requests: an array of requests, one
 // request object, or {"count":N} for N random requests.
 func (e *Emulator) adminSeed(w http.ResponseWriter, r *http.Request) *apiError {
-	body, aerr := readAll(w, r, DefaultMaxBodyBytes*8)
+	body, aerr := readAdmin(w, r)
 	if aerr != nil {
 		return aerr
 	}

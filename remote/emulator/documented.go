@@ -126,36 +126,30 @@ func (e *Emulator) serveToken(w http.ResponseWriter, r *http.Request) {
 }
 
 func (e *Emulator) issueToken(w http.ResponseWriter, r *http.Request) {
-	oauthErr := func(status int, code, desc string) {
-		if status == http.StatusUnauthorized {
-			w.Header().Set("WWW-Authenticate", `Basic realm="quotesync-emulator"`)
-		}
-		writeJSON(w, status, map[string]string{"error": code, "error_description": desc})
-	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		oauthErr(http.StatusMethodNotAllowed, "invalid_request", "the token endpoint takes POST")
-		return
-	}
 	r.Body = http.MaxBytesReader(w, r.Body, e.opts.MaxBodyBytes)
-	if err := r.ParseForm(); err != nil {
-		oauthErr(http.StatusBadRequest, "invalid_request", "the body must be an application/x-www-form-urlencoded form")
-		return
-	}
+	formErr := r.ParseForm()
 	id, secret, basic := r.BasicAuth()
 	if !basic {
 		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
 	}
+	status, code, desc := http.StatusBadRequest, "invalid_request", ""
 	switch {
+	case r.Method != http.MethodPost:
+		w.Header().Set("Allow", http.MethodPost)
+		status, desc = http.StatusMethodNotAllowed, "the token endpoint takes POST"
+	case formErr != nil:
+		desc = "the body must be an application/x-www-form-urlencoded form"
 	case r.PostForm.Get("grant_type") != "client_credentials":
-		oauthErr(http.StatusBadRequest, "unsupported_grant_type", "grant_type must be client_credentials")
-		return
+		code, desc = "unsupported_grant_type", "grant_type must be client_credentials"
 	case subtle.ConstantTimeCompare([]byte(id), []byte(e.opts.ClientID)) != 1 ||
 		subtle.ConstantTimeCompare([]byte(secret), []byte(e.opts.Token)) != 1:
-		oauthErr(http.StatusUnauthorized, "invalid_client", "unknown client id or wrong client secret")
-		return
+		w.Header().Set("WWW-Authenticate", `Basic realm="quotesync-emulator"`)
+		status, code, desc = http.StatusUnauthorized, "invalid_client", "unknown client id or wrong client secret"
 	case r.PostForm.Get("redirect_uri") == "":
-		oauthErr(http.StatusBadRequest, "invalid_request", "redirect_uri is required")
+		desc = "redirect_uri is required"
+	}
+	if desc != "" {
+		writeJSON(w, status, map[string]string{"error": code, "error_description": desc})
 		return
 	}
 	var b [24]byte
