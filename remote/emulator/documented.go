@@ -118,11 +118,7 @@ func (e *Emulator) serveToken(w http.ResponseWriter, r *http.Request) {
 	e.mu.Lock()
 	e.tokenCalls++
 	e.mu.Unlock()
-	if f, ok := e.pickFault(RouteToken); ok {
-		e.applyFault(w, r, f, func(w http.ResponseWriter) { e.issueToken(w, r) })
-		return
-	}
-	e.issueToken(w, r)
+	e.serveFaulted(w, r, RouteToken, func(w http.ResponseWriter) { e.issueToken(w, r) })
 }
 
 func (e *Emulator) issueToken(w http.ResponseWriter, r *http.Request) {

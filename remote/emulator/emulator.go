@@ -171,12 +171,7 @@ func (e *Emulator) serveAPI(w http.ResponseWriter, r *http.Request, rel string) 
 		e.writeError(w, newError(http.StatusNotFound, CodeRouteNotFound, "no route %s %s%s", r.Method, APIPrefix, rel))
 		return
 	}
-	serve := func(w http.ResponseWriter) { rt.handle(e, w, r, p) }
-	if f, ok := e.pickFault(rt.name); ok {
-		e.applyFault(w, r, f, serve)
-		return
-	}
-	serve(w)
+	e.serveFaulted(w, r, rt.name, func(w http.ResponseWriter) { rt.handle(e, w, r, p) })
 }
 
 // authorized reports whether r carries "Authorization: Bearer <Token>"

@@ -138,8 +138,9 @@ func (e *Emulator) Faults() []FaultInfo {
 	return out
 }
 
-// pickFault returns the fault that fires on a call of route, if any.
-func (e *Emulator) pickFault(route string) (Fault, bool) {
+// pickFault returns the fault that fires on a call of route; the zero
+// Fault when none does.
+func (e *Emulator) pickFault(route string) Fault {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, fi := range e.faults {
@@ -151,18 +152,19 @@ func (e *Emulator) pickFault(route string) (Fault, bool) {
 		}
 		fi.Fired++
 		fi.Active = fi.Fault.Count == 0 || fi.Fired < fi.Fault.Count
-		return fi.Fault, true
+		return fi.Fault
 	}
-	return Fault{}, false
+	return Fault{}
 }
 
 // garbageBody is what a "garbage" fault answers: an HTML error page of a
 // proxy, followed by a cut JSON object, under a JSON Content-Type.
 const garbageBody = "<html><body><h1>502 Bad Gateway</h1></body></html>\n{\"id\": 12, \"trunc"
 
-// applyFault serves a call hit by fault f; serve runs the real handler.
-func (e *Emulator) applyFault(w http.ResponseWriter, r *http.Request, f Fault, serve func(http.ResponseWriter)) {
-	switch f.Action {
+// serveFaulted serves a call of route: by serve, the real handler, unless
+// a fault fires on it.
+func (e *Emulator) serveFaulted(w http.ResponseWriter, r *http.Request, route string, serve func(http.ResponseWriter)) {
+	switch f := e.pickFault(route); f.Action {
 	case FaultStatus:
 		if f.RetryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(f.RetryAfter.Seconds()))))
@@ -191,6 +193,8 @@ func (e *Emulator) applyFault(w http.ResponseWriter, r *http.Request, f Fault, s
 		serve(httptest.NewRecorder())
 		wait(r, cmp.Or(f.Latency, DefaultMaxHang))
 		dropConnection(w)
+	default:
+		serve(w)
 	}
 }
 
