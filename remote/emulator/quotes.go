@@ -13,7 +13,7 @@ func (e *Emulator) createQuote(w http.ResponseWriter, r *http.Request, p params)
 	if !ok {
 		return
 	}
-	status, out, aerr := e.writeQuote(p, q, false)
+	status, out, aerr := e.writeQuote(p, HistoryQuoteCreate, q)
 	e.answerChange(w, status, out, aerr)
 }
 
@@ -31,7 +31,7 @@ func (e *Emulator) updateQuote(w http.ResponseWriter, r *http.Request, p params)
 	}
 	q.Type = typ
 	q.Status = cmp.Or(q.Status, StatusDraft)
-	status, out, aerr := e.writeQuote(p, q, true)
+	status, out, aerr := e.writeQuote(p, HistoryQuoteUpdate, q)
 	e.answerChange(w, status, out, aerr)
 }
 
@@ -63,13 +63,16 @@ func (e *Emulator) answerChange(w http.ResponseWriter, status int, out []byte, a
 	writeRawJSON(w, status, out)
 }
 
-// writeQuote stores q on job p["id"]. With update set the quote must
-// exist (PUT); otherwise it is created or, when a Draft, replaced (POST).
-func (e *Emulator) writeQuote(p params, q quote, update bool) (int, []byte, *apiError) {
+// writeQuote makes a change of kind to a quote of job p["id"] (p["jobId"]
+// in the status forms). HistoryQuoteCreate stores q, or writes it over the
+// Draft of its type (a HistoryQuoteReplace); HistoryQuoteUpdate writes q
+// over that Draft; HistoryStatusChange submits the Draft of type
+// p["quoteId"] or, in the {status} forms, the job's Estimate, or its only
+// quote.
+func (e *Emulator) writeQuote(p params, kind string, q quote) (int, []byte, *apiError) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.now()
-	jobID := p.get("id")
+	now, jobID := e.now(), cmp.Or(p.get("id"), p.get("jobId"))
 	j := e.st.jobs[jobID]
 	if j == nil {
 		return 0, nil, newError(http.StatusNotFound, CodeJobNotFound, "job %s does not exist", jobID)
@@ -78,25 +81,41 @@ func (e *Emulator) writeQuote(p params, q quote, update bool) (int, []byte, *api
 		return 0, nil, fieldError(CodeInvalidField, "referenceId",
 			"referenceId %q is not the id of job %s", *q.ReferenceID, jobID)
 	}
+	submit := kind == HistoryStatusChange
+	if submit {
+		q.Type = p.get("quoteId")
+	}
+	if submit && q.Type == "" {
+		q.Type = quoteTypeEstimate
+		if j.quotes[q.Type] == nil && len(j.quoteOrder) == 1 {
+			q.Type = j.quoteOrder[0]
+		}
+	}
 	sq := j.quotes[q.Type]
 	switch {
-	case sq == nil && update:
+	case sq == nil && kind != HistoryQuoteCreate:
 		return 0, nil, newError(http.StatusNotFound, CodeQuoteNotFound, "job %s has no %s quote", jobID, q.Type)
+	case sq != nil && sq.quote.Status == StatusSubmitted && submit:
+		return 0, nil, newError(http.StatusConflict, CodeQuoteAlreadySubmitted,
+			"the %s quote of job %s is already Submitted", q.Type, jobID)
 	case sq != nil && sq.quote.Status == StatusSubmitted:
 		return 0, nil, newError(http.StatusConflict, CodeQuoteSubmitted,
 			"the %s quote of job %s is Submitted and can no longer be modified", q.Type, jobID)
 	}
-	j.assignItemIDs(&q, q.Type)
-	status, kind := http.StatusOK, HistoryQuoteReplace
+	status := http.StatusOK
 	switch {
-	case update:
-		kind = HistoryQuoteUpdate
+	case submit:
+		q = sq.quote
+		q.Status = StatusSubmitted
 	case sq == nil:
-		status, kind = http.StatusCreated, HistoryQuoteCreate
+		status = http.StatusCreated
 		sq = &storedQuote{QuoteState: QuoteState{CreatedAt: now}}
 		j.quotes[q.Type] = sq
 		j.quoteOrder = append(j.quoteOrder, q.Type)
+	case kind == HistoryQuoteCreate:
+		kind = HistoryQuoteReplace
 	}
+	j.assignItemIDs(&q, q.Type)
 	sq.quote = q
 	sq.touch(now)
 	out := q.render()
@@ -131,7 +150,7 @@ func (e *Emulator) changeStatus(w http.ResponseWriter, r *http.Request, p params
 		e.writeError(w, aerr)
 		return
 	}
-	status, out, aerr := e.submit(p)
+	status, out, aerr := e.writeQuote(p, HistoryStatusChange, quote{})
 	e.answerChange(w, status, out, aerr)
 }
 
@@ -158,39 +177,4 @@ func decodeStatusBody(body []byte, pathStatus string) (string, *apiError) {
 		return "", fieldError(CodeInvalidField, "status", "status %q in the body disagrees with %q in the path", status, pathStatus)
 	}
 	return status, nil
-}
-
-// submit changes a Draft to Submitted. In the {quoteId} forms the quote is
-// the one of that type; in the {status} forms it is the job's Estimate, or
-// its only quote.
-func (e *Emulator) submit(p params) (int, []byte, *apiError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	now := e.now()
-	jobID := p.get("jobId")
-	j := e.st.jobs[jobID]
-	if j == nil {
-		return 0, nil, newError(http.StatusNotFound, CodeJobNotFound, "job %s does not exist", jobID)
-	}
-	typ := p.get("quoteId")
-	if typ == "" {
-		typ = quoteTypeEstimate
-		if j.quotes[typ] == nil && len(j.quoteOrder) == 1 {
-			typ = j.quoteOrder[0]
-		}
-	}
-	sq := j.quotes[typ]
-	switch {
-	case sq == nil:
-		return 0, nil, newError(http.StatusNotFound, CodeQuoteNotFound, "job %s has no %s quote", jobID, typ)
-	case sq.quote.Status == StatusSubmitted:
-		return 0, nil, newError(http.StatusConflict, CodeQuoteAlreadySubmitted,
-			"the %s quote of job %s is already Submitted", typ, jobID)
-	}
-	sq.quote.Status = StatusSubmitted
-	sq.touch(now)
-	out := sq.quote.render()
-	e.st.record(HistoryEntry{Time: now, Kind: HistoryStatusChange, Route: p.route, RequestID: j.RequestID,
-		JobID: jobID, QuoteType: typ, QuoteStatus: StatusSubmitted, Body: out})
-	return http.StatusOK, out, e.commitLocked()
 }
