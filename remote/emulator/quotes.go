@@ -6,51 +6,33 @@ import (
 	"time"
 )
 
-// createQuote serves POST /jobs/{id}/quotes: create a quote (201) or
-// replace the Draft of the same type (200).
-func (e *Emulator) createQuote(w http.ResponseWriter, r *http.Request, p params) {
-	q, ok := e.readQuote(w, r, p, !e.documented(), true)
-	if !ok {
-		return
+// putQuote serves POST /jobs/{id}/quotes, which creates a quote (201) or
+// replaces the Draft of the same type (200), and PUT
+// /jobs/{id}/quotes/{type}, which updates an existing Draft: type may be
+// left out of its body, and status defaults to Draft.
+func (e *Emulator) putQuote(w http.ResponseWriter, r *http.Request, p params) {
+	typ, kind := p.get("type"), HistoryQuoteCreate
+	if typ != "" {
+		kind = HistoryQuoteUpdate
 	}
-	status, out, aerr := e.writeQuote(p, HistoryQuoteCreate, q)
-	e.answerChange(w, status, out, aerr)
-}
-
-// updateQuote serves PUT /jobs/{id}/quotes/{type}: update an existing
-// Draft. type may be left out of the body; status defaults to Draft.
-func (e *Emulator) updateQuote(w http.ResponseWriter, r *http.Request, p params) {
-	q, ok := e.readQuote(w, r, p, false, false)
-	if !ok {
-		return
-	}
-	typ := p.get("type")
-	if q.Type != "" && q.Type != typ {
-		e.writeError(w, fieldError(CodeInvalidField, "type", "type %q in the body disagrees with %q in the path", q.Type, typ))
-		return
-	}
-	q.Type = typ
-	q.Status = cmp.Or(q.Status, StatusDraft)
-	status, out, aerr := e.writeQuote(p, HistoryQuoteUpdate, q)
-	e.answerChange(w, status, out, aerr)
-}
-
-// readQuote reads and checks the Quote body of a quote route (see
-// decodeQuote); a type absent from it is the path's, if any. When the body
-// is refused it writes the error and ok is false.
-func (e *Emulator) readQuote(w http.ResponseWriter, r *http.Request, p params, typeRequired, statusRequired bool) (q quote, ok bool) {
 	body, aerr := readBody(w, r, e.opts.MaxBodyBytes, true)
+	var q quote
 	if aerr == nil {
-		q, aerr = decodeQuote(body, typeRequired, statusRequired)
+		q, aerr = decodeQuote(body, typ == "" && !e.documented(), typ == "")
 	}
 	if aerr == nil {
-		q.Type = cmp.Or(q.Type, p.get("type"))
+		q.Type = cmp.Or(q.Type, typ)
 		aerr = e.checkDocumentedQuote(&q)
 	}
-	if aerr != nil {
-		e.writeError(w, aerr)
+	if aerr == nil && typ != "" && q.Type != typ {
+		aerr = fieldError(CodeInvalidField, "type", "type %q in the body disagrees with %q in the path", q.Type, typ)
 	}
-	return q, aerr == nil
+	status, out := 0, []byte(nil)
+	if aerr == nil {
+		q.Status = cmp.Or(q.Status, StatusDraft)
+		status, out, aerr = e.writeQuote(p, kind, q)
+	}
+	e.answerChange(w, status, out, aerr)
 }
 
 // answerChange answers with the outcome of a change: its status and

@@ -56,7 +56,7 @@ func routeTable(mode string) []route {
 	rs := []route{
 		newRoute(http.MethodGet, "/requests", (*Emulator).listRequests),
 		newRoute(http.MethodPost, "/requests/{id}", (*Emulator).accept),
-		newRoute(http.MethodPost, "/jobs/{id}/quotes", (*Emulator).createQuote),
+		newRoute(http.MethodPost, "/jobs/{id}/quotes", (*Emulator).putQuote),
 	}
 	// {status} forms before {quoteId} forms: ".../quotes/status/Submitted"
 	// is the status form, ".../quotes/Estimate/status" the quoteId form.
@@ -68,7 +68,7 @@ func routeTable(mode string) []route {
 			}
 		}
 	}
-	return append(rs, newRoute(http.MethodPut, "/jobs/{id}/quotes/{type}", (*Emulator).updateQuote))
+	return append(rs, newRoute(http.MethodPut, "/jobs/{id}/quotes/{type}", (*Emulator).putQuote))
 }
 
 func newRoute(method, tmpl string, h handler) route {
