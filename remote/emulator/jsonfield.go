@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"io"
 	"maps"
@@ -152,27 +153,16 @@ func joinField(path, name string) string {
 }
 
 // kind is the JSON kind of raw: "string", "number", "object", "array",
-// "boolean" or "null".
+// "boolean" or "null", told by its first character.
 func kind(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return "null"
 	}
-	switch raw[0] {
-	case '"':
-		return "string"
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	default:
-		return "number"
-	}
+	return cmp.Or(kinds[raw[0]], "number")
 }
+
+var kinds = map[byte]string{'"': "string", '{': "object", '[': "array", 't': "boolean", 'f': "boolean", 'n': "null"}
 
 func compactRaw(raw json.RawMessage) json.RawMessage {
 	var buf bytes.Buffer
