@@ -199,26 +199,19 @@ func serveEmulators(ctx context.Context, list []emulatorInstance, stdout, stderr
 		}
 		lns = append(lns, ln)
 	}
-	type served struct {
-		i   int
-		err error
-	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	srvs := make([]*http.Server, len(list))
-	errc := make(chan served, len(list))
+	errs := make(chan error, len(list))
 	for i, s := range list {
 		srvs[i] = &http.Server{Handler: s.emu, ReadHeaderTimeout: 10 * time.Second}
-		go func() { errc <- served{i, srvs[i].Serve(lns[i])} }()
+		go func() {
+			errs <- fmt.Errorf("%s: serve: %w", s.label(), srvs[i].Serve(lns[i]))
+			stop() // one failed: stop them all
+		}()
 		announceEmulator(s, lns[i].Addr(), stdout, stderr)
 	}
-
-	code, pending := exitOK, len(list)
-	select {
-	case r := <-errc:
-		pending--
-		fmt.Fprintf(stderr, "%s: serve: %v\n", list[r.i].label(), r.err)
-		code = exitFailure
-	case <-ctx.Done():
-	}
+	<-ctx.Done()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), emulatorShutdownTimeout)
 	defer cancel()
 	for _, srv := range srvs {
@@ -227,9 +220,10 @@ func serveEmulators(ctx context.Context, list []emulatorInstance, stdout, stderr
 			_ = srv.Close()
 		}
 	}
-	for ; pending > 0; pending-- {
-		if r := <-errc; r.err != nil && !errors.Is(r.err, http.ErrServerClosed) {
-			fmt.Fprintf(stderr, "%s: serve: %v\n", list[r.i].label(), r.err)
+	code := exitOK
+	for range list {
+		if err := <-errs; !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintln(stderr, err)
 			code = exitFailure
 		}
 	}
