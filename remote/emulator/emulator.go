@@ -104,15 +104,11 @@ func New(opts Options) (*Emulator, error) {
 	}
 	e.resetLocked()
 	e.SetSeed(opts.Seed)
-	if opts.StatePath != "" {
-		st, err := loadStore(opts.StatePath)
-		if err != nil {
-			return nil, fmt.Errorf("load emulator state %s: %w", opts.StatePath, err)
-		}
-		if st != nil {
-			e.st = st
-		}
+	st, err := loadStore(opts.StatePath)
+	if err != nil {
+		return nil, fmt.Errorf("load emulator state %s: %w", opts.StatePath, err)
 	}
+	e.st = st
 	return e, nil
 }
 
