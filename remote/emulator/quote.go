@@ -18,14 +18,15 @@ const quoteTypeEstimate = "Estimate"
 
 // quote is a Quote as stored: the known fields decoded, numbers kept as the
 // exact text the client sent, unknown quote fields kept as raw JSON (the
-// seed calls the quote open-ended; rates and items are closed).
+// seed calls the quote open-ended; rates and items are closed). Rates and
+// Items are never nil: decodeQuote makes them empty.
 type quote struct {
-	Type        string
-	Status      string
-	ReferenceID *string // nil when the client sent none
-	Rates       []rate
-	Items       []item
-	Extra       map[string]json.RawMessage
+	Type        string                     `json:"type"`
+	Status      string                     `json:"status"`
+	ReferenceID *string                    `json:"referenceId,omitempty"` // nil when the client sent none
+	Rates       []rate                     `json:"rates"`
+	Items       []item                     `json:"items"`
+	Extra       map[string]json.RawMessage `json:"-"`
 }
 
 // rate is one Rate of a quote.
@@ -76,7 +77,7 @@ func (id *itemID) UnmarshalJSON(b []byte) error {
 // (PUT /jobs/{id}/quotes/{type}) type may be absent; with statusRequired
 // unset status may be absent. Absent fields are left zero.
 func decodeQuote(body []byte, typeRequired, statusRequired bool) (quote, *apiError) {
-	var q quote
+	q := quote{Rates: []rate{}, Items: []item{}}
 	_, aerr := decodeFields(body, "", []field{
 		{name: "type", kind: kString, required: typeRequired, dst: &q.Type, check: notEmpty(&q.Type)},
 		{name: "status", kind: kString, required: statusRequired, dst: &q.Status,
@@ -89,7 +90,6 @@ func decodeQuote(body []byte, typeRequired, statusRequired bool) (quote, *apiErr
 			}},
 		{name: "referenceId", kind: kString, dst: &q.ReferenceID},
 		{name: "rates", kind: kArray, check: func(v json.RawMessage, f string) *apiError {
-			q.Rates = []rate{}
 			return elements(v, f, func(e json.RawMessage, _ int, path string) *apiError {
 				var r rate
 				missing := func(_ json.RawMessage, f string) *apiError {
@@ -107,7 +107,6 @@ func decodeQuote(body []byte, typeRequired, statusRequired bool) (quote, *apiErr
 			})
 		}},
 		{name: "items", kind: kArray, check: func(v json.RawMessage, f string) *apiError {
-			q.Items = []item{}
 			return elements(v, f, func(e json.RawMessage, i int, path string) *apiError {
 				it, aerr := decodeItem(e, path)
 				if j := slices.IndexFunc(q.Items, func(o item) bool { return o.ID.text == it.ID.text }); aerr == nil &&

@@ -10,20 +10,7 @@ import (
 // exact text the client sent; rates and items always (empty arrays when
 // the client sent none).
 func (q quote) render() json.RawMessage {
-	rates, items := q.Rates, q.Items
-	if rates == nil {
-		rates = []rate{}
-	}
-	if items == nil {
-		items = []item{}
-	}
-	known, _ := marshal(struct {
-		Type        string  `json:"type"`
-		Status      string  `json:"status"`
-		ReferenceID *string `json:"referenceId,omitempty"`
-		Rates       []rate  `json:"rates"`
-		Items       []item  `json:"items"`
-	}{q.Type, q.Status, q.ReferenceID, rates, items})
+	known, _ := marshal(q)
 	if len(q.Extra) == 0 {
 		return known
 	}
