@@ -143,7 +143,7 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serveAPI serves one call of the integration API; rel is the escaped path
 // below APIPrefix.
 func (e *Emulator) serveAPI(w http.ResponseWriter, r *http.Request, rel string) {
-	rt, p, allowed := matchRoute(e.routes, r.Method, rel)
+	rt, allowed := matchRoute(e.routes, r, rel)
 	if e.documented() {
 		allowed = nil // every form the documentation does not show is a 404
 	}
@@ -167,7 +167,7 @@ func (e *Emulator) serveAPI(w http.ResponseWriter, r *http.Request, rel string) 
 		e.writeError(w, newError(http.StatusNotFound, CodeRouteNotFound, "no route %s %s%s", r.Method, APIPrefix, rel))
 		return
 	}
-	e.serveFaulted(w, r, rt.name, func(w http.ResponseWriter) { rt.handle(e, w, r, p) })
+	e.serveFaulted(w, r, rt.name, func(w http.ResponseWriter) { rt.handle(e, w, r) })
 }
 
 // authorized reports whether r carries "Authorization: Bearer <Token>"

@@ -10,8 +10,8 @@ import (
 // replaces the Draft of the same type (200), and PUT
 // /jobs/{id}/quotes/{type}, which updates an existing Draft: type may be
 // left out of its body, and status defaults to Draft.
-func (e *Emulator) putQuote(w http.ResponseWriter, r *http.Request, p params) {
-	typ, kind := p.get("type"), HistoryQuoteCreate
+func (e *Emulator) putQuote(w http.ResponseWriter, r *http.Request) {
+	typ, kind := r.PathValue("type"), HistoryQuoteCreate
 	if typ != "" {
 		kind = HistoryQuoteUpdate
 	}
@@ -30,7 +30,7 @@ func (e *Emulator) putQuote(w http.ResponseWriter, r *http.Request, p params) {
 	status, out := 0, []byte(nil)
 	if aerr == nil {
 		q.Status = cmp.Or(q.Status, StatusDraft)
-		status, out, aerr = e.writeQuote(p, kind, q)
+		status, out, aerr = e.writeQuote(r, kind, q)
 	}
 	e.answerChange(w, status, out, aerr)
 }
@@ -45,16 +45,16 @@ func (e *Emulator) answerChange(w http.ResponseWriter, status int, out []byte, a
 	writeRawJSON(w, status, out)
 }
 
-// writeQuote makes a change of kind to a quote of job p["id"] (p["jobId"]
-// in the status forms). HistoryQuoteCreate stores q, or writes it over the
-// Draft of its type (a HistoryQuoteReplace); HistoryQuoteUpdate writes q
-// over that Draft; HistoryStatusChange submits the Draft of type
-// p["quoteId"] or, in the {status} forms, the job's Estimate, or its only
+// writeQuote makes a change of kind to a quote of the job {id} ({jobId} in
+// the status forms) of r. HistoryQuoteCreate stores q, or writes it over
+// the Draft of its type (a HistoryQuoteReplace); HistoryQuoteUpdate writes
+// q over that Draft; HistoryStatusChange submits the Draft of type
+// {quoteId} or, in the {status} forms, the job's Estimate, or its only
 // quote.
-func (e *Emulator) writeQuote(p params, kind string, q quote) (int, []byte, *apiError) {
+func (e *Emulator) writeQuote(r *http.Request, kind string, q quote) (int, []byte, *apiError) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now, jobID := e.now(), cmp.Or(p.get("id"), p.get("jobId"))
+	now, jobID := e.now(), cmp.Or(r.PathValue("id"), r.PathValue("jobId"))
 	j := e.st.jobs[jobID]
 	if j == nil {
 		return 0, nil, newError(http.StatusNotFound, CodeJobNotFound, "job %s does not exist", jobID)
@@ -65,7 +65,7 @@ func (e *Emulator) writeQuote(p params, kind string, q quote) (int, []byte, *api
 	}
 	submit := kind == HistoryStatusChange
 	if submit {
-		q.Type = p.get("quoteId")
+		q.Type = r.PathValue("quoteId")
 	}
 	if submit && q.Type == "" {
 		q.Type = quoteTypeEstimate
@@ -101,7 +101,7 @@ func (e *Emulator) writeQuote(p params, kind string, q quote) (int, []byte, *api
 	sq.quote = q
 	sq.touch(now)
 	out := q.render()
-	e.st.record(HistoryEntry{Time: now, Kind: kind, Route: p.route, RequestID: j.RequestID, JobID: jobID,
+	e.st.record(HistoryEntry{Time: now, Kind: kind, Route: r.Pattern, RequestID: j.RequestID, JobID: jobID,
 		QuoteType: q.Type, QuoteStatus: q.Status, Body: out})
 	return status, out, e.commitLocked()
 }
@@ -118,8 +118,8 @@ func (sq *storedQuote) touch(now time.Time) {
 }
 
 // changeStatus serves the four status path forms with PUT and POST.
-func (e *Emulator) changeStatus(w http.ResponseWriter, r *http.Request, p params) {
-	pathStatus := p.get("status")
+func (e *Emulator) changeStatus(w http.ResponseWriter, r *http.Request) {
+	pathStatus := r.PathValue("status")
 	body, aerr := readBody(w, r, e.opts.MaxBodyBytes, pathStatus == "")
 	var want string
 	if aerr == nil {
@@ -132,7 +132,7 @@ func (e *Emulator) changeStatus(w http.ResponseWriter, r *http.Request, p params
 		e.writeError(w, aerr)
 		return
 	}
-	status, out, aerr := e.writeQuote(p, HistoryStatusChange, quote{})
+	status, out, aerr := e.writeQuote(r, HistoryStatusChange, quote{})
 	e.answerChange(w, status, out, aerr)
 }
 

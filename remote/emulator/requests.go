@@ -135,7 +135,7 @@ func (j *job) render(documented bool) []byte {
 }
 
 // listRequests serves GET /requests: pending, non-expired requests.
-func (e *Emulator) listRequests(w http.ResponseWriter, _ *http.Request, _ params) {
+func (e *Emulator) listRequests(w http.ResponseWriter, _ *http.Request) {
 	e.mu.Lock()
 	now, list := e.now(), []json.RawMessage{}
 	for _, id := range e.st.reqOrder {
@@ -148,7 +148,7 @@ func (e *Emulator) listRequests(w http.ResponseWriter, _ *http.Request, _ params
 }
 
 // accept serves POST /requests/{id}.
-func (e *Emulator) accept(w http.ResponseWriter, r *http.Request, p params) {
+func (e *Emulator) accept(w http.ResponseWriter, r *http.Request) {
 	body, aerr := readBody(w, r, e.opts.MaxBodyBytes, true)
 	var ref, booking string
 	if aerr == nil {
@@ -158,7 +158,7 @@ func (e *Emulator) accept(w http.ResponseWriter, r *http.Request, p params) {
 		e.writeError(w, aerr)
 		return
 	}
-	out, aerr := e.acceptRequest(p.get("id"), ref, booking)
+	out, aerr := e.acceptRequest(r.PathValue("id"), ref, booking)
 	if aerr == nil {
 		w.Header().Set("Location", baseURL(r)+APIPrefix+"/jobs/"+url.PathEscape(ref))
 	}

@@ -31,16 +31,9 @@ func StatusPaths() []string {
 	}
 }
 
-// handler serves one matched route.
-type handler func(e *Emulator, w http.ResponseWriter, r *http.Request, p params)
-
-// params are the route name and unescaped path parameters of a call.
-type params struct {
-	route string
-	vals  map[string]string
-}
-
-func (p params) get(name string) string { return p.vals[name] }
+// handler serves one matched route: r.Pattern is the route's name and
+// r.PathValue gives its unescaped path parameters.
+type handler func(e *Emulator, w http.ResponseWriter, r *http.Request)
 
 type route struct {
 	method string
@@ -92,31 +85,34 @@ func Routes() []string {
 
 func isRoute(name string) bool { return slices.Contains(Routes(), name) }
 
-// matchRoute finds the route of method and rel (the escaped path below
-// APIPrefix) in table. When the path exists with other methods only, it
-// returns those methods in allowed.
-func matchRoute(table []route, method, rel string) (rt *route, p params, allowed []string) {
+// matchRoute finds the route of r's method and rel (the escaped path below
+// APIPrefix) in table, and sets r's Pattern and path values to the
+// route's. When the path exists with other methods only, it returns those
+// methods in allowed.
+func matchRoute(table []route, r *http.Request, rel string) (rt *route, allowed []string) {
 	segs := strings.Split(strings.TrimPrefix(rel, "/"), "/")
 	for i, s := range segs {
 		u, err := url.PathUnescape(s)
 		if err != nil {
-			return nil, params{}, nil
+			return nil, nil
 		}
 		segs[i] = u
 	}
 	for i := range table {
 		vals, ok := table[i].match(segs)
-		if !ok {
-			continue
-		}
-		if table[i].method == method {
-			return &table[i], params{route: table[i].name, vals: vals}, nil
-		}
-		if !slices.Contains(allowed, table[i].method) {
+		switch {
+		case !ok:
+		case table[i].method == r.Method:
+			r.Pattern = table[i].name
+			for name, v := range vals {
+				r.SetPathValue(name, v)
+			}
+			return &table[i], nil
+		case !slices.Contains(allowed, table[i].method):
 			allowed = append(allowed, table[i].method)
 		}
 	}
-	return nil, params{}, allowed
+	return nil, allowed
 }
 
 // match matches unescaped path segments against the route's template.
