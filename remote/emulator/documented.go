@@ -59,15 +59,13 @@ func (e *Emulator) writeError(w http.ResponseWriter, aerr *apiError) {
 // alreadyAccepted answers an accept (with ref) of request id, which holds
 // referenceId held: see the package documentation's Modes.
 func (e *Emulator) alreadyAccepted(id, ref, held string) *apiError {
-	if e.documented() && ref == held {
-		aerr := newError(http.StatusBadRequest, CodeRequestAlreadyAccepted, "request %s was already accepted with referenceId %q", id, held)
-		aerr.plain = "request already accepted"
-		return aerr
-	}
 	aerr := newError(http.StatusConflict, CodeRequestAlreadyAccepted,
 		"request %s was already accepted with referenceId %q", id, held)
 	aerr.detail.Field, aerr.detail.ReferenceID, aerr.detail.RequestID = "referenceId", held, id
-	if e.documented() {
+	switch {
+	case e.documented() && ref == held:
+		aerr.status, aerr.plain = http.StatusBadRequest, "request already accepted"
+	case e.documented():
 		aerr.body, _ = marshal(struct {
 			Message     string `json:"message"`
 			ReferenceID string `json:"referenceId"`
