@@ -23,51 +23,60 @@ func (e *Emulator) admin(w http.ResponseWriter, r *http.Request) *apiError {
 		return newError(http.StatusForbidden, CodeForbidden, "the admin API answers loopback clients only")
 	}
 	path := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, AdminPrefix), "/")
-	switch {
-	case path == "state" && r.Method == http.MethodGet:
-		writeJSON(w, http.StatusOK, e.State())
-	case path == "calls" && r.Method == http.MethodGet:
-		writeJSON(w, http.StatusOK, e.Calls())
-	case path == "routes" && r.Method == http.MethodGet:
-		writeJSON(w, http.StatusOK, Routes())
-	case path == "requests" && r.Method == http.MethodPost:
+	var out any // the JSON of a 200 answer; none answers 204
+	var aerr *apiError
+	switch verb := r.Method + " " + path; {
+	case verb == "GET state":
+		out = e.State()
+	case verb == "GET calls":
+		out = e.Calls()
+	case verb == "GET routes":
+		out = Routes()
+	case verb == "GET faults":
+		list := []faultJSON{}
+		for _, fi := range e.Faults() {
+			list = append(list, toFaultJSON(fi))
+		}
+		out = list
+	case verb == "POST requests":
 		return e.adminSeed(w, r)
-	case path == "faults" && r.Method == http.MethodGet:
-		infos := e.Faults()
-		out := make([]faultJSON, len(infos))
-		for i, fi := range infos {
-			out[i] = toFaultJSON(fi)
-		}
-		writeJSON(w, http.StatusOK, out)
-	case path == "faults" && r.Method == http.MethodPost:
+	case verb == "POST faults":
 		return e.adminAddFault(w, r)
-	case path == "faults" && r.Method == http.MethodDelete:
+	case verb == "DELETE faults":
 		e.ClearFaults()
-		w.WriteHeader(http.StatusNoContent)
-	case strings.HasPrefix(path, "faults/") && r.Method == http.MethodDelete:
-		if !e.RemoveFault(strings.TrimPrefix(path, "faults/")) {
-			return newError(http.StatusNotFound, CodeFaultNotFound, "no fault %s", strings.TrimPrefix(path, "faults/"))
+	case r.Method == http.MethodDelete && strings.HasPrefix(path, "faults/"):
+		if id := strings.TrimPrefix(path, "faults/"); !e.RemoveFault(id) {
+			aerr = newError(http.StatusNotFound, CodeFaultNotFound, "no fault %s", id)
 		}
-		w.WriteHeader(http.StatusNoContent)
-	case strings.HasPrefix(path, "requests/") && strings.HasSuffix(path, "/take") && r.Method == http.MethodPost:
-		return e.adminTake(w, r, strings.TrimSuffix(strings.TrimPrefix(path, "requests/"), "/take"))
-	case path == "tokens/expire" && r.Method == http.MethodPost:
+	case r.Method == http.MethodPost && strings.HasPrefix(path, "requests/") && strings.HasSuffix(path, "/take"):
+		// Another party accepts the request with its own referenceId.
+		var in struct {
+			ReferenceID string `json:"referenceId"`
+		}
+		if aerr = decodeAdmin(w, r, &in); aerr == nil {
+			aerr = e.takeElsewhere(strings.TrimSuffix(strings.TrimPrefix(path, "requests/"), "/take"), in.ReferenceID)
+		}
+	case verb == "POST tokens/expire":
 		e.ExpireTokens()
-		w.WriteHeader(http.StatusNoContent)
-	case path == "reset" && r.Method == http.MethodPost:
+	case verb == "POST reset":
 		e.Reset()
-		w.WriteHeader(http.StatusNoContent)
-	case path == "seed" && r.Method == http.MethodPost:
+	case verb == "POST seed":
 		var in struct {
 			Seed uint64 `json:"seed"`
 		}
-		if aerr := decodeAdmin(w, r, &in); aerr != nil {
-			return aerr
+		if aerr = decodeAdmin(w, r, &in); aerr == nil {
+			e.SetSeed(in.Seed)
 		}
-		e.SetSeed(in.Seed)
-		w.WriteHeader(http.StatusNoContent)
 	default:
-		return newError(http.StatusNotFound, CodeRouteNotFound, "no admin route %s %s", r.Method, r.URL.Path)
+		aerr = newError(http.StatusNotFound, CodeRouteNotFound, "no admin route %s %s", r.Method, r.URL.Path)
+	}
+	switch {
+	case aerr != nil:
+		return aerr
+	case out != nil:
+		writeJSON(w, http.StatusOK, out)
+	default:
+		w.WriteHeader(http.StatusNoContent)
 	}
 	return nil
 }
@@ -229,20 +238,4 @@ func (e *Emulator) adminAddFault(w http.ResponseWriter, r *http.Request) *apiErr
 	}
 	writeJSON(w, http.StatusCreated, map[string]string{"id": e.AddFault(f)})
 	return nil
-}
-
-// adminTake serves POST /_emulator/requests/{id}/take {"referenceId":"…"}:
-// another party accepts request id with its own referenceId.
-func (e *Emulator) adminTake(w http.ResponseWriter, r *http.Request, id string) *apiError {
-	var in struct {
-		ReferenceID string `json:"referenceId"`
-	}
-	aerr := decodeAdmin(w, r, &in)
-	if aerr == nil {
-		aerr = e.takeElsewhere(id, in.ReferenceID)
-	}
-	if aerr == nil {
-		w.WriteHeader(http.StatusNoContent)
-	}
-	return aerr
 }
