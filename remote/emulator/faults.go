@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strconv"
+	"testing/iotest"
 	"time"
 )
 
@@ -210,15 +211,10 @@ func (e *Emulator) readAhead(r *http.Request) {
 	buf, err := io.ReadAll(io.LimitReader(r.Body, e.opts.MaxBodyBytes+1))
 	var rest io.Reader = r.Body
 	if err != nil {
-		rest = errReader{err}
+		rest = iotest.ErrReader(err) // the handler meets the read error
 	}
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(buf), rest))
 }
-
-// errReader gives the handler the read error the read-ahead met.
-type errReader struct{ err error }
-
-func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // wait sleeps d; false when the client goes away first.
 func wait(r *http.Request, d time.Duration) bool {
