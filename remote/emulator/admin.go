@@ -154,7 +154,7 @@ func (e *Emulator) adminSeed(w http.ResponseWriter, r *http.Request) *apiError {
 // decodeSeeds decodes an array of seed requests or a single one.
 func decodeSeeds(body []byte) ([]SeedRequest, *apiError) {
 	var seeds []SeedRequest
-	seed := func(raw json.RawMessage, _ int, at string) *apiError {
+	seed := func(raw json.RawMessage, at string) *apiError {
 		var sr SeedRequest
 		var id itemID // string or number; absent: the next numeric id
 		_, aerr := decodeFields(raw, at, []field{
@@ -171,7 +171,7 @@ func decodeSeeds(body []byte) ([]SeedRequest, *apiError) {
 	}
 	switch kind(body) {
 	case "object":
-		return seeds, seed(body, 0, "")
+		return seeds, seed(body, "")
 	case "array":
 		if json.Valid(body) {
 			return seeds, elements(body, "", seed)

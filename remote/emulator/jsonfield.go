@@ -132,13 +132,13 @@ func notEmpty(s *string) func(json.RawMessage, string) *apiError {
 
 // elements decodes the array raw at path (of kind kArray) element by
 // element with each, up to the first error.
-func elements(raw json.RawMessage, path string, each func(e json.RawMessage, i int, path string) *apiError) *apiError {
+func elements(raw json.RawMessage, path string, each func(e json.RawMessage, path string) *apiError) *apiError {
 	var elems []json.RawMessage
 	if err := json.Unmarshal(raw, &elems); err != nil {
 		return fieldError(CodeInvalidField, path, "%s: %v", path, err)
 	}
 	for i, e := range elems {
-		if aerr := each(e, i, path+"["+strconv.Itoa(i)+"]"); aerr != nil {
+		if aerr := each(e, path+"["+strconv.Itoa(i)+"]"); aerr != nil {
 			return aerr
 		}
 	}

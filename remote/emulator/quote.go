@@ -66,7 +66,8 @@ func (id itemID) MarshalJSON() ([]byte, error) {
 }
 
 func (id *itemID) UnmarshalJSON(b []byte) error {
-	if id.numeric = kind(b) == "number"; id.numeric {
+	id.numeric = kind(b) == "number"
+	if id.numeric {
 		id.text = string(bytes.TrimSpace(b))
 		return nil
 	}
@@ -90,9 +91,9 @@ func decodeQuote(body []byte, typeRequired, statusRequired bool) (quote, *apiErr
 			}},
 		{name: "referenceId", kind: kString, dst: &q.ReferenceID},
 		{name: "rates", kind: kArray, check: func(v json.RawMessage, f string) *apiError {
-			return elements(v, f, func(e json.RawMessage, _ int, path string) *apiError {
+			return elements(v, f, func(e json.RawMessage, path string) *apiError {
 				var r rate
-				missing := func(_ json.RawMessage, f string) *apiError {
+				missing := func(_ json.RawMessage, f string) *apiError { // an empty type is none
 					if r.Type == "" {
 						return fieldError(CodeMissingField, f, "%s is required", f)
 					}
@@ -107,10 +108,10 @@ func decodeQuote(body []byte, typeRequired, statusRequired bool) (quote, *apiErr
 			})
 		}},
 		{name: "items", kind: kArray, check: func(v json.RawMessage, f string) *apiError {
-			return elements(v, f, func(e json.RawMessage, i int, path string) *apiError {
+			return elements(v, f, func(e json.RawMessage, path string) *apiError {
 				it, aerr := decodeItem(e, path)
-				if j := slices.IndexFunc(q.Items, func(o item) bool { return o.ID.text == it.ID.text }); aerr == nil &&
-					it.ID.text != "" && j >= 0 {
+				j := slices.IndexFunc(q.Items, func(o item) bool { return o.ID.text == it.ID.text })
+				if aerr == nil && it.ID.text != "" && j >= 0 {
 					aerr = fieldError(CodeInvalidField, path+".id", "%s.id %q repeats the id of items[%d]", path, it.ID.text, j)
 				}
 				q.Items = append(q.Items, it)
