@@ -52,6 +52,7 @@ func (e *Emulator) documented() bool { return e.opts.Mode == ModeDocumented }
 // Mode returns the emulator's mode, ModeSpec or ModeDocumented.
 func (e *Emulator) Mode() string { return e.opts.Mode }
 
+// writeError answers aerr in the shape of the emulator's mode.
 func (e *Emulator) writeError(w http.ResponseWriter, aerr *apiError) {
 	writeError(w, aerr, e.documented())
 }
