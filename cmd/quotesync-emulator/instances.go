@@ -31,12 +31,8 @@ type emulatorInstance struct {
 	emu          *emulator.Emulator
 }
 
-func (in emulatorInstance) label() string {
-	if in.name == "" {
-		return "quotesync-emulator"
-	}
-	return "quotesync-emulator " + in.name
-}
+// label names the instance in the output: "quotesync-emulator [NAME]".
+func (in emulatorInstance) label() string { return strings.TrimSpace("quotesync-emulator " + in.name) }
 
 var (
 	// instanceKeys are the keys of an --instance spec, in the help's order.
@@ -98,6 +94,7 @@ func parseInstance(n int, spec string) (emulatorInstance, error) {
 		}
 		k, v, ok := strings.Cut(part, "=")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		_, dup := kv[k]
 		switch {
 		case !ok:
 			return emulatorInstance{}, fmt.Errorf("%s: part %d has no '='; write key=value, e.g. listen=127.0.0.1:8099", label, i+1)
@@ -105,8 +102,7 @@ func parseInstance(n int, spec string) (emulatorInstance, error) {
 			return emulatorInstance{}, fmt.Errorf("%s: token: a literal token is visible in the process list; use token-file=FILE or token-env=VAR", label)
 		case !slices.Contains(instanceKeys, k):
 			return emulatorInstance{}, fmt.Errorf("%s: unknown key %q; the keys are %s", label, k, strings.Join(instanceKeys, ", "))
-		}
-		if _, dup := kv[k]; dup {
+		case dup:
 			return emulatorInstance{}, fmt.Errorf("%s: %s given twice", label, k)
 		}
 		kv[k] = v
