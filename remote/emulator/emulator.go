@@ -87,11 +87,8 @@ func New(opts Options) (*Emulator, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	switch opts.Mode {
-	case "":
-		opts.Mode = ModeSpec
-	case ModeSpec, ModeDocumented:
-	default:
+	opts.Mode = cmp.Or(opts.Mode, ModeSpec)
+	if opts.Mode != ModeSpec && opts.Mode != ModeDocumented {
 		return nil, fmt.Errorf("%w, got %q", ErrMode, opts.Mode)
 	}
 	opts.ClientID = cmp.Or(opts.ClientID, DefaultClientID)
