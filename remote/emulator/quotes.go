@@ -139,16 +139,12 @@ func (e *Emulator) changeStatus(w http.ResponseWriter, r *http.Request) {
 // decodeStatusBody returns the status asked for: the body's (required when
 // pathStatus is "") or pathStatus, which a body present must agree with.
 func decodeStatusBody(body []byte, pathStatus string) (string, *apiError) {
-	if body == nil {
-		if pathStatus == "" {
-			return "", fieldError(CodeMissingField, "status", "status is required")
-		}
-		return pathStatus, nil
-	}
 	var status string
-	if _, aerr := decodeFields(body, "", []field{{name: "status", kind: kString, dst: &status}},
-		unknown("unknown field %q; the status body has status only")); aerr != nil {
-		return "", aerr
+	if body != nil {
+		if _, aerr := decodeFields(body, "", []field{{name: "status", kind: kString, dst: &status}},
+			unknown("unknown field %q; the status body has status only")); aerr != nil {
+			return "", aerr
+		}
 	}
 	switch {
 	case status == "" && pathStatus == "":
