@@ -128,11 +128,10 @@ func (e *Emulator) changeStatus(w http.ResponseWriter, r *http.Request) {
 	if aerr == nil && want != StatusSubmitted {
 		aerr = fieldError(CodeInvalidField, "status", "status can only be changed to %q, got %q", StatusSubmitted, want)
 	}
-	if aerr != nil {
-		e.writeError(w, aerr)
-		return
+	status, out := 0, []byte(nil)
+	if aerr == nil {
+		status, out, aerr = e.writeQuote(r, HistoryStatusChange, quote{})
 	}
-	status, out, aerr := e.writeQuote(r, HistoryStatusChange, quote{})
 	e.answerChange(w, status, out, aerr)
 }
 

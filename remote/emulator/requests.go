@@ -154,11 +154,10 @@ func (e *Emulator) accept(w http.ResponseWriter, r *http.Request) {
 	if aerr == nil {
 		ref, booking, aerr = decodeAccept(body)
 	}
-	if aerr != nil {
-		e.writeError(w, aerr)
-		return
+	var out []byte
+	if aerr == nil {
+		out, aerr = e.acceptRequest(r.PathValue("id"), ref, booking)
 	}
-	out, aerr := e.acceptRequest(r.PathValue("id"), ref, booking)
 	if aerr == nil {
 		w.Header().Set("Location", baseURL(r)+APIPrefix+"/jobs/"+url.PathEscape(ref))
 	}
