@@ -69,7 +69,7 @@ type FaultInfo struct {
 // Validate reports what is wrong with f, naming the field.
 func (f Fault) Validate() error {
 	switch {
-	case f.Route != "*" && f.Route != RouteToken && !isRoute(f.Route):
+	case f.Route != "*" && f.Route != RouteToken && !slices.Contains(Routes(), f.Route):
 		return fmt.Errorf("fault route %q: not an API route (see Routes), \"*\" nor %q", f.Route, RouteToken)
 	case f.Count < 0:
 		return errors.New("fault count: must be 0 (unlimited) or more")

@@ -83,8 +83,6 @@ func Routes() []string {
 	return names
 }
 
-func isRoute(name string) bool { return slices.Contains(Routes(), name) }
-
 // matchRoute finds the route of r's method and rel (the escaped path below
 // APIPrefix) in table, and sets r's Pattern and path values to the
 // route's. When the path exists with other methods only, it returns those
