@@ -28,25 +28,15 @@ type emulatorInstance struct {
 	seedRequests int
 	state        string
 	token        string // resolved; never printed
+	emu          *emulator.Emulator
 }
 
-func (in emulatorInstance) label() string {
-	if in.name == "" {
-		return "quotesync-emulator"
-	}
-	return "quotesync-emulator " + in.name
-}
+// label names the instance in the output: "quotesync-emulator [NAME]".
+func (in emulatorInstance) label() string { return strings.TrimSpace("quotesync-emulator " + in.name) }
 
 var (
 	// instanceKeys are the keys of an --instance spec, in the help's order.
 	instanceKeys = []string{"name", "listen", "mode", "token-file", "token-env", "client-id", "token-ttl", "seed-requests", "state"}
-	// instanceOnlyFlags are the single-instance flags an --instance spec
-	// replaces, with the keys that say the same.
-	instanceOnlyFlags = map[string]string{
-		"listen": "listen=…", "token": "token-file=… or token-env=…", "token-file": "token-file=…",
-		"mode": "mode=…", "client-id": "client-id=…", "token-ttl": "token-ttl=…",
-		"seed-requests": "seed-requests=…", "state": "state=…",
-	}
 	// instanceName is what a name may hold: it labels the instance's output.
 	instanceName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 )
@@ -56,15 +46,20 @@ var (
 // share a name, an address or a state file. No error repeats a value that
 // could be a secret.
 func instancesFromSpecs(fs *flag.FlagSet, specs []string) ([]emulatorInstance, error) {
-	var mixed []string
+	// The single-instance flags an --instance spec replaces are its keys'
+	// namesakes, and --token; the first in name order is refused.
+	var mixed error
 	fs.Visit(func(fl *flag.Flag) {
-		if keys, ok := instanceOnlyFlags[fl.Name]; ok {
-			mixed = append(mixed, fmt.Sprintf("--%s: not with --instance; put %s in each --instance", fl.Name, keys))
+		keys := fl.Name + "=…"
+		if fl.Name == "token" {
+			keys = "token-file=… or token-env=…"
+		}
+		if mixed == nil && (fl.Name == "token" || slices.Contains(instanceKeys, fl.Name)) {
+			mixed = fmt.Errorf("--%s: not with --instance; put %s in each --instance", fl.Name, keys)
 		}
 	})
-	if len(mixed) > 0 {
-		slices.Sort(mixed)
-		return nil, errors.New(mixed[0])
+	if mixed != nil {
+		return nil, mixed
 	}
 	insts := make([]emulatorInstance, 0, len(specs))
 	for i, spec := range specs {
@@ -99,6 +94,7 @@ func parseInstance(n int, spec string) (emulatorInstance, error) {
 		}
 		k, v, ok := strings.Cut(part, "=")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		_, dup := kv[k]
 		switch {
 		case !ok:
 			return emulatorInstance{}, fmt.Errorf("%s: part %d has no '='; write key=value, e.g. listen=127.0.0.1:8099", label, i+1)
@@ -106,48 +102,38 @@ func parseInstance(n int, spec string) (emulatorInstance, error) {
 			return emulatorInstance{}, fmt.Errorf("%s: token: a literal token is visible in the process list; use token-file=FILE or token-env=VAR", label)
 		case !slices.Contains(instanceKeys, k):
 			return emulatorInstance{}, fmt.Errorf("%s: unknown key %q; the keys are %s", label, k, strings.Join(instanceKeys, ", "))
-		}
-		if _, dup := kv[k]; dup {
+		case dup:
 			return emulatorInstance{}, fmt.Errorf("%s: %s given twice", label, k)
 		}
 		kv[k] = v
 	}
-	in := emulatorInstance{name: kv["name"], listen: kv["listen"], mode: kv["mode"], state: kv["state"],
-		clientID: emulator.DefaultClientID, tokenTTL: emulator.DefaultTokenTTL}
+	in := emulatorInstance{name: kv["name"], listen: kv["listen"], mode: cmp.Or(kv["mode"], emulator.ModeSpec),
+		state: kv["state"], clientID: emulator.DefaultClientID, tokenTTL: emulator.DefaultTokenTTL}
 	if !instanceName.MatchString(in.name) {
 		return in, fmt.Errorf("%s: name: missing or not letters, digits, - and _ (at most 64); add name=NAME", label)
 	}
-	label = "--instance " + in.name
-	if in.listen == "" {
-		return in, fmt.Errorf("%s: listen: missing; add listen=HOST:PORT", label)
+	_, _, listenErr := net.SplitHostPort(in.listen)
+	var err error
+	switch {
+	case in.listen == "":
+		err = errors.New("listen: missing; add listen=HOST:PORT")
+	case listenErr != nil:
+		err = fmt.Errorf("listen %q: want HOST:PORT, e.g. 127.0.0.1:8099", in.listen)
+	case in.mode != emulator.ModeSpec && in.mode != emulator.ModeDocumented:
+		err = fmt.Errorf("mode %q: must be %s or %s", in.mode, emulator.ModeSpec, emulator.ModeDocumented)
+	default:
+		err = parseValues(&in, kv)
 	}
-	if _, _, err := net.SplitHostPort(in.listen); err != nil {
-		return in, fmt.Errorf("%s: listen %q: want HOST:PORT, e.g. 127.0.0.1:8099", label, in.listen)
-	}
-	in.mode = cmp.Or(in.mode, emulator.ModeSpec)
-	if in.mode != emulator.ModeSpec && in.mode != emulator.ModeDocumented {
-		return in, fmt.Errorf("%s: mode %q: must be %s or %s", label, in.mode, emulator.ModeSpec, emulator.ModeDocumented)
-	}
-	if err := parseDocumentedKeys(&in, kv); err != nil {
-		return in, fmt.Errorf("%s: %w", label, err)
-	}
-	if v, ok := kv["seed-requests"]; ok {
-		seeds, err := strconv.Atoi(v)
-		if err != nil || seeds < 0 || seeds > emulator.MaxRandomRequests {
-			return in, fmt.Errorf("%s: seed-requests: must be 0 to %d", label, emulator.MaxRandomRequests)
-		}
-		in.seedRequests = seeds
-	}
-	tok, err := instanceToken(kv["token-file"], kv["token-env"])
 	if err != nil {
-		return in, fmt.Errorf("%s: %w", label, err)
+		return in, fmt.Errorf("--instance %s: %w", in.name, err)
 	}
-	in.token = tok
 	return in, nil
 }
 
-// parseDocumentedKeys reads client-id and token-ttl, the documented mode's.
-func parseDocumentedKeys(in *emulatorInstance, kv map[string]string) error {
+// parseValues reads the keys whose values need parsing (client-id and
+// token-ttl, the documented mode's, and seed-requests) and resolves the
+// token.
+func parseValues(in *emulatorInstance, kv map[string]string) (err error) {
 	for _, k := range []string{"client-id", "token-ttl"} {
 		if _, ok := kv[k]; ok && in.mode != emulator.ModeDocumented {
 			return fmt.Errorf("%s: only with mode=documented (OAuth2); add mode=documented or drop %s", k, k)
@@ -166,7 +152,14 @@ func parseDocumentedKeys(in *emulatorInstance, kv map[string]string) error {
 		}
 		in.tokenTTL = ttl
 	}
-	return nil
+	if v, ok := kv["seed-requests"]; ok {
+		in.seedRequests, err = strconv.Atoi(v)
+		if err != nil || in.seedRequests < 0 || in.seedRequests > emulator.MaxRandomRequests {
+			return fmt.Errorf("seed-requests: must be 0 to %d", emulator.MaxRandomRequests)
+		}
+	}
+	in.token, err = instanceToken(kv["token-file"], kv["token-env"])
+	return err
 }
 
 // instanceToken resolves an instance's token: its token-file, else its

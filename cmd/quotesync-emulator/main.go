@@ -5,6 +5,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -93,52 +94,46 @@ func main() {
 	os.Exit(code)
 }
 
-type emulatorFlags struct {
-	listen, token, tokenFile, state string
-	mode, clientID                  string
-	tokenTTL                        time.Duration
-	seedRequests                    int
-	seed                            uint64
-	allowRemoteAdmin                bool
-	instances                       listFlag
-}
-
 func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var f emulatorFlags
+	var single emulatorInstance // the single-instance flags
+	var token, tokenFile string
+	var seed uint64
+	var allowRemoteAdmin bool
+	var specs listFlag
 	fs := flag.NewFlagSet("quotesync-emulator", flag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), emulatorUsage)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&f.listen, "listen", defaultEmulatorListen, "`address` to listen on (host:port; port 0 picks a free one)")
-	fs.StringVar(&f.token, "token", "", "bearer `token` clients must send (prefer --token-file or $"+emulatorTokenEnv+")")
-	fs.StringVar(&f.tokenFile, "token-file", "", "`file` holding the bearer token (surrounding whitespace is ignored)")
-	fs.IntVar(&f.seedRequests, "seed-requests", 0, "add `N` random pending requests at start")
-	fs.StringVar(&f.state, "state", "", "JSON `file` the state is loaded from and saved to after every change")
-	fs.Uint64Var(&f.seed, "seed", 0, "random seed for --seed-requests and fault probabilities (0: from the clock)")
-	fs.StringVar(&f.mode, "mode", emulator.ModeSpec, "`mode`: spec (the specification) or documented (the public documentation's service)")
-	fs.StringVar(&f.clientID, "client-id", emulator.DefaultClientID, "OAuth2 client `id` of --mode documented (its secret is the token)")
-	fs.DurationVar(&f.tokenTTL, "token-ttl", emulator.DefaultTokenTTL, "`lifetime` of the access tokens of --mode documented")
-	fs.BoolVar(&f.allowRemoteAdmin, "allow-remote-admin", false, "let non-loopback clients use the unauthenticated admin API")
-	fs.Var(&f.instances, "instance", "serve one emulator `instance`: name=NAME,listen=HOST:PORT,... (repeatable; see above)")
+	fs.StringVar(&single.listen, "listen", defaultEmulatorListen, "`address` to listen on (host:port; port 0 picks a free one)")
+	fs.StringVar(&token, "token", "", "bearer `token` clients must send (prefer --token-file or $"+emulatorTokenEnv+")")
+	fs.StringVar(&tokenFile, "token-file", "", "`file` holding the bearer token (surrounding whitespace is ignored)")
+	fs.IntVar(&single.seedRequests, "seed-requests", 0, "add `N` random pending requests at start")
+	fs.StringVar(&single.state, "state", "", "JSON `file` the state is loaded from and saved to after every change")
+	fs.Uint64Var(&seed, "seed", 0, "random seed for --seed-requests and fault probabilities (0: from the clock)")
+	fs.StringVar(&single.mode, "mode", emulator.ModeSpec, "`mode`: spec (the specification) or documented (the public documentation's service)")
+	fs.StringVar(&single.clientID, "client-id", emulator.DefaultClientID, "OAuth2 client `id` of --mode documented (its secret is the token)")
+	fs.DurationVar(&single.tokenTTL, "token-ttl", emulator.DefaultTokenTTL, "`lifetime` of the access tokens of --mode documented")
+	fs.BoolVar(&allowRemoteAdmin, "allow-remote-admin", false, "let non-loopback clients use the unauthenticated admin API")
+	fs.Var(&specs, "instance", "serve one emulator `instance`: name=NAME,listen=HOST:PORT,... (repeatable; see above)")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	var insts []emulatorInstance
 	var err error
-	if len(f.instances) > 0 {
-		insts, err = instancesFromSpecs(fs, f.instances)
+	if len(specs) > 0 {
+		insts, err = instancesFromSpecs(fs, specs)
 	} else {
-		insts, err = instanceFromFlags(f)
+		err = checkSingle(&single, token, tokenFile)
+		insts = []emulatorInstance{single}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "quotesync-emulator: %v\n", err)
 		return exitUsage
 	}
-	served := make([]servedEmulator, 0, len(insts))
-	for _, in := range insts {
-		emu, err := emulator.New(emulator.Options{Token: in.token, StatePath: in.state, Seed: f.seed,
-			AllowRemoteAdmin: f.allowRemoteAdmin, Mode: in.mode, ClientID: in.clientID, TokenTTL: in.tokenTTL})
+	for i, in := range insts {
+		emu, err := emulator.New(emulator.Options{Token: in.token, StatePath: in.state, Seed: seed,
+			AllowRemoteAdmin: allowRemoteAdmin, Mode: in.mode, ClientID: in.clientID, TokenTTL: in.tokenTTL})
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", in.label(), err)
 			return exitFailure
@@ -146,45 +141,34 @@ func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		if in.seedRequests > 0 {
 			emu.AddRandomRequests(in.seedRequests)
 		}
-		served = append(served, servedEmulator{label: in.label(), named: in.name != "", emu: emu, listen: in.listen})
+		insts[i].emu = emu
 	}
-	return serveEmulators(ctx, served, stdout, stderr)
+	return serveEmulators(ctx, insts, stdout, stderr)
 }
 
-func instanceFromFlags(f emulatorFlags) ([]emulatorInstance, error) {
-	if f.seedRequests < 0 || f.seedRequests > emulator.MaxRandomRequests {
-		return nil, fmt.Errorf("--seed-requests: must be 0 to %d", emulator.MaxRandomRequests)
+// checkSingle checks the single-instance flags and resolves the token:
+// --token-file, then --token, then the environment. The error never
+// contains the token.
+func checkSingle(in *emulatorInstance, token, tokenFile string) error {
+	switch {
+	case in.seedRequests < 0 || in.seedRequests > emulator.MaxRandomRequests:
+		return fmt.Errorf("--seed-requests: must be 0 to %d", emulator.MaxRandomRequests)
+	case in.mode != emulator.ModeSpec && in.mode != emulator.ModeDocumented:
+		return fmt.Errorf("--mode %q: must be %s or %s", in.mode, emulator.ModeSpec, emulator.ModeDocumented)
+	case in.tokenTTL <= 0:
+		return errors.New("--token-ttl: must be positive, e.g. 5m")
+	case tokenFile != "" && token != "":
+		return errors.New("--token and --token-file: give one of them")
+	case tokenFile != "":
+		var err error
+		in.token, err = readEmulatorToken(tokenFile)
+		return err
 	}
-	if f.mode != emulator.ModeSpec && f.mode != emulator.ModeDocumented {
-		return nil, fmt.Errorf("--mode %q: must be %s or %s", f.mode, emulator.ModeSpec, emulator.ModeDocumented)
+	in.token = cmp.Or(token, strings.TrimSpace(os.Getenv(emulatorTokenEnv)))
+	if in.token == "" {
+		return fmt.Errorf("no token: set --token-file, $%s or --token", emulatorTokenEnv)
 	}
-	if f.tokenTTL <= 0 {
-		return nil, errors.New("--token-ttl: must be positive, e.g. 5m")
-	}
-	token, err := emulatorToken(f)
-	if err != nil {
-		return nil, err
-	}
-	return []emulatorInstance{{listen: f.listen, mode: f.mode, clientID: f.clientID, tokenTTL: f.tokenTTL,
-		seedRequests: f.seedRequests, state: f.state, token: token}}, nil
-}
-
-// emulatorToken resolves the token: --token-file, then --token, then the
-// environment. The error never contains the token.
-func emulatorToken(f emulatorFlags) (string, error) {
-	if f.tokenFile != "" && f.token != "" {
-		return "", errors.New("--token and --token-file: give one of them")
-	}
-	if f.tokenFile != "" {
-		return readEmulatorToken(f.tokenFile)
-	}
-	if f.token != "" {
-		return f.token, nil
-	}
-	if tok := strings.TrimSpace(os.Getenv(emulatorTokenEnv)); tok != "" {
-		return tok, nil
-	}
-	return "", fmt.Errorf("no token: set --token-file, $%s or --token", emulatorTokenEnv)
+	return nil
 }
 
 func readEmulatorToken(path string) (string, error) {
@@ -199,17 +183,10 @@ func readEmulatorToken(path string) (string, error) {
 	return tok, nil
 }
 
-type servedEmulator struct {
-	label  string // "quotesync-emulator" or "quotesync-emulator NAME"
-	named  bool   // from --instance: the start line names the mode
-	emu    *emulator.Emulator
-	listen string
-}
-
 // serveEmulators serves every emulator on its own listener until ctx is
 // cancelled or one of them fails, then shuts them all down gracefully
 // (bounded by emulatorShutdownTimeout).
-func serveEmulators(ctx context.Context, list []servedEmulator, stdout, stderr io.Writer) int {
+func serveEmulators(ctx context.Context, list []emulatorInstance, stdout, stderr io.Writer) int {
 	lns := make([]net.Listener, 0, len(list))
 	for _, s := range list {
 		ln, err := net.Listen("tcp", s.listen)
@@ -217,31 +194,24 @@ func serveEmulators(ctx context.Context, list []servedEmulator, stdout, stderr i
 			for _, l := range lns {
 				_ = l.Close()
 			}
-			fmt.Fprintf(stderr, "%s: listen: %v\n", s.label, err)
+			fmt.Fprintf(stderr, "%s: listen: %v\n", s.label(), err)
 			return exitFailure
 		}
 		lns = append(lns, ln)
 	}
-	type served struct {
-		i   int
-		err error
-	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	srvs := make([]*http.Server, len(list))
-	errc := make(chan served, len(list))
+	errs := make(chan error, len(list))
 	for i, s := range list {
 		srvs[i] = &http.Server{Handler: s.emu, ReadHeaderTimeout: 10 * time.Second}
-		go func() { errc <- served{i, srvs[i].Serve(lns[i])} }()
+		go func() {
+			errs <- fmt.Errorf("%s: serve: %w", s.label(), srvs[i].Serve(lns[i]))
+			stop() // one failed: stop them all
+		}()
 		announceEmulator(s, lns[i].Addr(), stdout, stderr)
 	}
-
-	code, pending := exitOK, len(list)
-	select {
-	case r := <-errc:
-		pending--
-		fmt.Fprintf(stderr, "%s: serve: %v\n", list[r.i].label, r.err)
-		code = exitFailure
-	case <-ctx.Done():
-	}
+	<-ctx.Done()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), emulatorShutdownTimeout)
 	defer cancel()
 	for _, srv := range srvs {
@@ -250,9 +220,10 @@ func serveEmulators(ctx context.Context, list []servedEmulator, stdout, stderr i
 			_ = srv.Close()
 		}
 	}
-	for ; pending > 0; pending-- {
-		if r := <-errc; r.err != nil && !errors.Is(r.err, http.ErrServerClosed) {
-			fmt.Fprintf(stderr, "%s: serve: %v\n", list[r.i].label, r.err)
+	code := exitOK
+	for range list {
+		if err := <-errs; !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintln(stderr, err)
 			code = exitFailure
 		}
 	}
@@ -262,20 +233,21 @@ func serveEmulators(ctx context.Context, list []servedEmulator, stdout, stderr i
 	return code
 }
 
-// announceEmulator prints where s serves, and in which mode when named.
-func announceEmulator(s servedEmulator, a net.Addr, stdout, stderr io.Writer) {
-	addr := a.String()
+// announceEmulator prints where s serves, and in which mode when named
+// (an --instance).
+func announceEmulator(s emulatorInstance, a net.Addr, stdout, stderr io.Writer) {
+	addr, label := a.String(), s.label()
 	mode := ""
-	if s.named {
+	if s.name != "" {
 		mode = " (mode " + s.emu.Mode() + ")"
 	}
 	fmt.Fprintf(stdout, "%s listening on %s%s; base URL http://%s (API root http://%s%s, admin http://%s%s)\n",
-		s.label, addr, mode, addr, addr, emulator.APIPrefix, addr, emulator.AdminPrefix)
+		label, addr, mode, addr, addr, emulator.APIPrefix, addr, emulator.AdminPrefix)
 	if s.emu.Mode() == emulator.ModeDocumented {
-		fmt.Fprintf(stdout, "%s: documented mode; OAuth2 token URL http://%s%s\n", s.label, addr, emulator.TokenPath)
+		fmt.Fprintf(stdout, "%s: documented mode; OAuth2 token URL http://%s%s\n", label, addr, emulator.TokenPath)
 	}
 	if tcp, ok := a.(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
-		fmt.Fprintf(stderr, "%s: warning: listening beyond loopback; this is a test tool\n", s.label)
+		fmt.Fprintf(stderr, "%s: warning: listening beyond loopback; this is a test tool\n", label)
 	}
 }
 

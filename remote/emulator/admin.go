@@ -13,7 +13,7 @@ import (
 // serveAdmin serves the admin API under AdminPrefix.
 func (e *Emulator) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	if aerr := e.admin(w, r); aerr != nil {
-		writeError(w, aerr)
+		writeError(w, aerr, false)
 	}
 }
 
@@ -23,51 +23,60 @@ func (e *Emulator) admin(w http.ResponseWriter, r *http.Request) *apiError {
 		return newError(http.StatusForbidden, CodeForbidden, "the admin API answers loopback clients only")
 	}
 	path := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, AdminPrefix), "/")
-	switch {
-	case path == "state" && r.Method == http.MethodGet:
-		writeJSON(w, http.StatusOK, e.State())
-	case path == "calls" && r.Method == http.MethodGet:
-		writeJSON(w, http.StatusOK, e.Calls())
-	case path == "routes" && r.Method == http.MethodGet:
-		writeJSON(w, http.StatusOK, Routes())
-	case path == "requests" && r.Method == http.MethodPost:
+	var out any // the JSON of a 200 answer; none answers 204
+	var aerr *apiError
+	switch verb := r.Method + " " + path; {
+	case verb == "GET state":
+		out = e.State()
+	case verb == "GET calls":
+		out = e.Calls()
+	case verb == "GET routes":
+		out = Routes()
+	case verb == "GET faults":
+		list := []faultJSON{}
+		for _, fi := range e.Faults() {
+			list = append(list, toFaultJSON(fi))
+		}
+		out = list
+	case verb == "POST requests":
 		return e.adminSeed(w, r)
-	case path == "faults" && r.Method == http.MethodGet:
-		infos := e.Faults()
-		out := make([]faultJSON, len(infos))
-		for i, fi := range infos {
-			out[i] = toFaultJSON(fi)
-		}
-		writeJSON(w, http.StatusOK, out)
-	case path == "faults" && r.Method == http.MethodPost:
+	case verb == "POST faults":
 		return e.adminAddFault(w, r)
-	case path == "faults" && r.Method == http.MethodDelete:
+	case verb == "DELETE faults":
 		e.ClearFaults()
-		w.WriteHeader(http.StatusNoContent)
-	case strings.HasPrefix(path, "faults/") && r.Method == http.MethodDelete:
-		if !e.RemoveFault(strings.TrimPrefix(path, "faults/")) {
-			return newError(http.StatusNotFound, CodeFaultNotFound, "no fault %s", strings.TrimPrefix(path, "faults/"))
+	case r.Method == http.MethodDelete && strings.HasPrefix(path, "faults/"):
+		if id := strings.TrimPrefix(path, "faults/"); !e.RemoveFault(id) {
+			aerr = newError(http.StatusNotFound, CodeFaultNotFound, "no fault %s", id)
 		}
-		w.WriteHeader(http.StatusNoContent)
-	case strings.HasPrefix(path, "requests/") && strings.HasSuffix(path, "/take") && r.Method == http.MethodPost:
-		return e.adminTake(w, r, strings.TrimSuffix(strings.TrimPrefix(path, "requests/"), "/take"))
-	case path == "tokens/expire" && r.Method == http.MethodPost:
+	case r.Method == http.MethodPost && strings.HasPrefix(path, "requests/") && strings.HasSuffix(path, "/take"):
+		// Another party accepts the request with its own referenceId.
+		var in struct {
+			ReferenceID string `json:"referenceId"`
+		}
+		if aerr = decodeAdmin(w, r, &in); aerr == nil {
+			aerr = e.takeElsewhere(strings.TrimSuffix(strings.TrimPrefix(path, "requests/"), "/take"), in.ReferenceID)
+		}
+	case verb == "POST tokens/expire":
 		e.ExpireTokens()
-		w.WriteHeader(http.StatusNoContent)
-	case path == "reset" && r.Method == http.MethodPost:
+	case verb == "POST reset":
 		e.Reset()
-		w.WriteHeader(http.StatusNoContent)
-	case path == "seed" && r.Method == http.MethodPost:
+	case verb == "POST seed":
 		var in struct {
 			Seed uint64 `json:"seed"`
 		}
-		if aerr := decodeAdmin(w, r, &in); aerr != nil {
-			return aerr
+		if aerr = decodeAdmin(w, r, &in); aerr == nil {
+			e.SetSeed(in.Seed)
 		}
-		e.SetSeed(in.Seed)
-		w.WriteHeader(http.StatusNoContent)
 	default:
-		return newError(http.StatusNotFound, CodeRouteNotFound, "no admin route %s %s", r.Method, r.URL.Path)
+		aerr = newError(http.StatusNotFound, CodeRouteNotFound, "no admin route %s %s", r.Method, r.URL.Path)
+	}
+	switch {
+	case aerr != nil:
+		return aerr
+	case out != nil:
+		writeJSON(w, http.StatusOK, out)
+	default:
+		w.WriteHeader(http.StatusNoContent)
 	}
 	return nil
 }
@@ -83,9 +92,9 @@ func isLoopback(remoteAddr string) bool {
 
 // decodeAdmin decodes an admin body strictly (unknown fields are errors).
 func decodeAdmin(w http.ResponseWriter, r *http.Request, v any) *apiError {
-	body, err := readAll(w, r, DefaultMaxBodyBytes*8)
-	if err != nil {
-		return err
+	body, aerr := readAdmin(w, r)
+	if aerr != nil {
+		return aerr
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -95,65 +104,19 @@ func decodeAdmin(w http.ResponseWriter, r *http.Request, v any) *apiError {
 	return nil
 }
 
-// readAll reads an admin body of any Content-Type, capped at limit.
-func readAll(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *apiError) {
-	body, aerr := readCapped(w, r, limit)
+// readAdmin reads an admin body of any Content-Type.
+func readAdmin(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+	body, aerr := readCapped(w, r, DefaultMaxBodyBytes*8)
 	if aerr == nil && len(body) == 0 {
 		aerr = newError(http.StatusBadRequest, CodeInvalidBody, "body is empty; a JSON value is required")
 	}
 	return body, aerr
 }
 
-// seedJSON is one request in POST /_emulator/requests.
-type seedJSON struct {
-	ID           json.RawMessage `json:"id"` // string or number; absent: next numeric id
-	ClaimNumber  string          `json:"claim_number"`
-	Expiry       time.Time       `json:"expiry"`
-	Vehicle      json.RawMessage `json:"vehicle"`
-	Accident     json.RawMessage `json:"accident"`
-	Instructions json.RawMessage `json:"instructions"`
-}
-
-// toSeed converts and checks one seedJSON; field names it in errors.
-func (s seedJSON) toSeed(field string) (SeedRequest, *apiError) {
-	sr := SeedRequest{ClaimNumber: s.ClaimNumber, Expiry: s.Expiry}
-	switch kind(s.ID) {
-	case "null":
-	case "string":
-		id, aerr := asString(s.ID, field+".id")
-		if aerr != nil {
-			return sr, aerr
-		}
-		sr.ID = id
-	case "number":
-		id, aerr := asInteger(s.ID, field+".id")
-		if aerr != nil {
-			return sr, aerr
-		}
-		sr.ID = string(id)
-	default:
-		return sr, wrongType(field+".id", "a string or an integer", s.ID)
-	}
-	for _, o := range []struct {
-		name string
-		raw  json.RawMessage
-		dst  *json.RawMessage
-	}{{"vehicle", s.Vehicle, &sr.Vehicle}, {"accident", s.Accident, &sr.Accident}, {"instructions", s.Instructions, &sr.Instructions}} {
-		switch kind(o.raw) {
-		case "null":
-		case "object":
-			*o.dst = o.raw
-		default:
-			return sr, wrongType(field+"."+o.name, "an object", o.raw)
-		}
-	}
-	return sr, nil
-}
-
 // adminSeed serves POST /_emulator/requests: an array of requests, one
 // request object, or {"count":N} for N random requests.
 func (e *Emulator) adminSeed(w http.ResponseWriter, r *http.Request) *apiError {
-	body, aerr := readAll(w, r, DefaultMaxBodyBytes*8)
+	body, aerr := readAdmin(w, r)
 	if aerr != nil {
 		return aerr
 	}
@@ -162,8 +125,8 @@ func (e *Emulator) adminSeed(w http.ResponseWriter, r *http.Request) *apiError {
 		if len(obj) != 1 {
 			return newError(http.StatusBadRequest, CodeInvalidBody, `{"count":N} takes no other field`)
 		}
-		n, aerr := asInteger(obj["count"], "count")
-		if aerr != nil {
+		var n json.Number
+		if aerr := (field{kind: kInteger, dst: &n}).decode(obj["count"], "count"); aerr != nil {
 			return aerr
 		}
 		count, err := strconv.Atoi(string(n))
@@ -178,7 +141,10 @@ func (e *Emulator) adminSeed(w http.ResponseWriter, r *http.Request) *apiError {
 		}
 		ids = e.AddRequests(seeds...)
 	}
-	if aerr := e.commit(); aerr != nil {
+	e.mu.Lock()
+	aerr = e.commitLocked() // AddRequests does not report a failed save
+	e.mu.Unlock()
+	if aerr != nil {
 		return aerr
 	}
 	writeJSON(w, http.StatusCreated, map[string][]string{"ids": ids})
@@ -187,30 +153,32 @@ func (e *Emulator) adminSeed(w http.ResponseWriter, r *http.Request) *apiError {
 
 // decodeSeeds decodes an array of seed requests or a single one.
 func decodeSeeds(body []byte) ([]SeedRequest, *apiError) {
-	var list []seedJSON
-	trimmed := bytes.TrimSpace(body)
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	dec.DisallowUnknownFields()
-	var err error
-	if len(trimmed) > 0 && trimmed[0] == '{' {
-		var one seedJSON
-		err = dec.Decode(&one)
-		list = []seedJSON{one}
-	} else {
-		err = dec.Decode(&list)
+	var seeds []SeedRequest
+	seed := func(raw json.RawMessage, at string) *apiError {
+		var sr SeedRequest
+		var id itemID // string or number; absent: the next numeric id
+		_, aerr := decodeFields(raw, at, []field{
+			{name: "id", kind: kID, orNull: true, dst: &id},
+			{name: "claim_number", kind: kString, orNull: true, dst: &sr.ClaimNumber},
+			{name: "expiry", kind: kString, orNull: true, dst: &sr.Expiry},
+			{name: "vehicle", kind: kObject, orNull: true, dst: &sr.Vehicle},
+			{name: "accident", kind: kObject, orNull: true, dst: &sr.Accident},
+			{name: "instructions", kind: kObject, orNull: true, dst: &sr.Instructions},
+		}, unknown("unknown field %s; a seed request has id, claim_number, expiry, vehicle, accident and instructions"))
+		sr.ID = id.text
+		seeds = append(seeds, sr)
+		return aerr
 	}
-	if err != nil {
-		return nil, newError(http.StatusBadRequest, CodeInvalidBody, "decode seed requests: %v", err)
-	}
-	seeds := make([]SeedRequest, len(list))
-	for i, s := range list {
-		sr, aerr := s.toSeed("[" + strconv.Itoa(i) + "]")
-		if aerr != nil {
-			return nil, aerr
+	switch kind(body) {
+	case "object":
+		return seeds, seed(body, "")
+	case "array":
+		if json.Valid(body) {
+			return seeds, elements(body, "", seed)
 		}
-		seeds[i] = sr
 	}
-	return seeds, nil
+	return nil, newError(http.StatusBadRequest, CodeInvalidBody,
+		`body must be an array of seed requests, one seed request or {"count":N}`)
 }
 
 // faultSpec is a Fault as the admin API takes it; durations are Go
@@ -270,20 +238,4 @@ func (e *Emulator) adminAddFault(w http.ResponseWriter, r *http.Request) *apiErr
 	}
 	writeJSON(w, http.StatusCreated, map[string]string{"id": e.AddFault(f)})
 	return nil
-}
-
-// adminTake serves POST /_emulator/requests/{id}/take {"referenceId":"…"}:
-// another party accepts request id with its own referenceId.
-func (e *Emulator) adminTake(w http.ResponseWriter, r *http.Request, id string) *apiError {
-	var in struct {
-		ReferenceID string `json:"referenceId"`
-	}
-	aerr := decodeAdmin(w, r, &in)
-	if aerr == nil {
-		aerr = e.takeElsewhere(id, in.ReferenceID)
-	}
-	if aerr == nil {
-		w.WriteHeader(http.StatusNoContent)
-	}
-	return aerr
 }

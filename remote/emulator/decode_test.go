@@ -3,6 +3,7 @@ package emulator
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -90,22 +91,25 @@ func TestMatchRoute(t *testing.T) {
 		{"POST", "/jobs//quotes", ""},
 		{"POST", "/jobs/%zz/quotes", ""},
 	} {
-		rt, p, _ := matchRoute(routeTable(), c.method, c.path)
+		r := httptest.NewRequest(c.method, "/", nil)
+		rt, _ := matchRoute(routeTable(ModeSpec), r, c.path)
 		got := ""
 		if rt != nil {
 			got = rt.name
-			if p.route != rt.name {
-				t.Errorf("%s %s: params route %q, want %q", c.method, c.path, p.route, rt.name)
+			if r.Pattern != rt.name {
+				t.Errorf("%s %s: request pattern %q, want %q", c.method, c.path, r.Pattern, rt.name)
 			}
 		}
 		if got != c.route {
 			t.Errorf("%s %s matched %q, want %q", c.method, c.path, got, c.route)
 		}
 	}
-	if _, p, _ := matchRoute(routeTable(), "POST", "/jobs/RO%2F1/quotes"); p.get("id") != "RO/1" {
-		t.Errorf("escaped job id decoded as %q, want RO/1", p.get("id"))
+	r := httptest.NewRequest("POST", "/", nil)
+	if matchRoute(routeTable(ModeSpec), r, "/jobs/RO%2F1/quotes"); r.PathValue("id") != "RO/1" {
+		t.Errorf("escaped job id decoded as %q, want RO/1", r.PathValue("id"))
 	}
-	if _, _, allowed := matchRoute(routeTable(), "DELETE", "/jobs/RO-1/quotes/Estimate/status"); !slices.Equal(allowed, []string{"PUT", "POST"}) {
+	if _, allowed := matchRoute(routeTable(ModeSpec), httptest.NewRequest("DELETE", "/", nil),
+		"/jobs/RO-1/quotes/Estimate/status"); !slices.Equal(allowed, []string{"PUT", "POST"}) {
 		t.Errorf("allowed %v, want [PUT POST]", allowed)
 	}
 }
@@ -139,7 +143,7 @@ func FuzzDecodeQuote(f *testing.F) {
 			t.Fatalf("unstable render:\n%s\n%s", out, again)
 		}
 		for i, it := range q2.Items {
-			if it.ID == "" {
+			if it.ID.text == "" {
 				t.Fatalf("item %d has no id after assignment: %s", i, out)
 			}
 		}

@@ -52,51 +52,21 @@ func (e *Emulator) documented() bool { return e.opts.Mode == ModeDocumented }
 // Mode returns the emulator's mode, ModeSpec or ModeDocumented.
 func (e *Emulator) Mode() string { return e.opts.Mode }
 
-// served reports whether the emulator's mode serves route rt.
-func (e *Emulator) served(rt *route) bool {
-	if rt == nil || !e.documented() || !slices.Contains(StatusPaths(), strings.SplitN(rt.name, " ", 2)[1]) {
-		return true
-	}
-	return slices.Contains(documentedStatusRoutes, rt.name)
-}
-
-// writeError answers aerr in the mode's shape: the JSON error body, or in
-// ModeDocumented plain text (the documentation gives no error shape) or
-// aerr's own JSON body (the 409 naming another party's referenceId).
+// writeError answers aerr in the shape of the emulator's mode.
 func (e *Emulator) writeError(w http.ResponseWriter, aerr *apiError) {
-	if !e.documented() {
-		writeError(w, aerr)
-		return
-	}
-	if aerr.status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="quotesync-emulator"`)
-	}
-	if aerr.body != nil {
-		writeRawJSON(w, aerr.status, aerr.body)
-		return
-	}
-	msg := aerr.detail.Message
-	if aerr.plain != "" {
-		msg = aerr.plain
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Content-Length", fmt.Sprint(len(msg)+1))
-	w.WriteHeader(aerr.status)
-	_, _ = w.Write([]byte(msg + "\n"))
+	writeError(w, aerr, e.documented())
 }
 
 // alreadyAccepted answers an accept (with ref) of request id, which holds
 // referenceId held: see the package documentation's Modes.
 func (e *Emulator) alreadyAccepted(id, ref, held string) *apiError {
-	if e.documented() && ref == held {
-		aerr := newError(http.StatusBadRequest, CodeRequestAlreadyAccepted, "request %s was already accepted with referenceId %q", id, held)
-		aerr.plain = "request already accepted"
-		return aerr
-	}
 	aerr := newError(http.StatusConflict, CodeRequestAlreadyAccepted,
 		"request %s was already accepted with referenceId %q", id, held)
 	aerr.detail.Field, aerr.detail.ReferenceID, aerr.detail.RequestID = "referenceId", held, id
-	if e.documented() {
+	switch {
+	case e.documented() && ref == held:
+		aerr.status, aerr.plain = http.StatusBadRequest, "request already accepted"
+	case e.documented():
 		aerr.body, _ = marshal(struct {
 			Message     string `json:"message"`
 			ReferenceID string `json:"referenceId"`
@@ -121,13 +91,8 @@ func (e *Emulator) takeElsewhere(id, ref string) *apiError {
 	if aerr := checkReferenceID(ref); aerr != nil {
 		return aerr
 	}
-	e.mu.Lock()
-	_, aerr := e.acceptLocked(id, ref, "")
-	e.mu.Unlock()
-	if aerr != nil {
-		return aerr
-	}
-	return e.commit()
+	_, aerr := e.acceptRequest(id, ref, "")
+	return aerr
 }
 
 // checkDocumentedQuote applies the documented mode's rules to a quote.
@@ -152,44 +117,34 @@ func (e *Emulator) serveToken(w http.ResponseWriter, r *http.Request) {
 	e.mu.Lock()
 	e.tokenCalls++
 	e.mu.Unlock()
-	if f, ok := e.pickFault(RouteToken); ok {
-		e.applyFault(w, r, f, func(w http.ResponseWriter) { e.issueToken(w, r) })
-		return
-	}
-	e.issueToken(w, r)
+	e.serveFaulted(w, r, RouteToken, func(w http.ResponseWriter) { e.issueToken(w, r) })
 }
 
 func (e *Emulator) issueToken(w http.ResponseWriter, r *http.Request) {
-	oauthErr := func(status int, code, desc string) {
-		if status == http.StatusUnauthorized {
-			w.Header().Set("WWW-Authenticate", `Basic realm="quotesync-emulator"`)
-		}
-		writeJSON(w, status, map[string]string{"error": code, "error_description": desc})
-	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		oauthErr(http.StatusMethodNotAllowed, "invalid_request", "the token endpoint takes POST")
-		return
-	}
 	r.Body = http.MaxBytesReader(w, r.Body, e.opts.MaxBodyBytes)
-	if err := r.ParseForm(); err != nil {
-		oauthErr(http.StatusBadRequest, "invalid_request", "the body must be an application/x-www-form-urlencoded form")
-		return
-	}
+	formErr := r.ParseForm()
 	id, secret, basic := r.BasicAuth()
 	if !basic {
 		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
 	}
+	status, code, desc := http.StatusBadRequest, "invalid_request", ""
 	switch {
+	case r.Method != http.MethodPost:
+		w.Header().Set("Allow", http.MethodPost)
+		status, desc = http.StatusMethodNotAllowed, "the token endpoint takes POST"
+	case formErr != nil:
+		desc = "the body must be an application/x-www-form-urlencoded form"
 	case r.PostForm.Get("grant_type") != "client_credentials":
-		oauthErr(http.StatusBadRequest, "unsupported_grant_type", "grant_type must be client_credentials")
-		return
+		code, desc = "unsupported_grant_type", "grant_type must be client_credentials"
 	case subtle.ConstantTimeCompare([]byte(id), []byte(e.opts.ClientID)) != 1 ||
 		subtle.ConstantTimeCompare([]byte(secret), []byte(e.opts.Token)) != 1:
-		oauthErr(http.StatusUnauthorized, "invalid_client", "unknown client id or wrong client secret")
-		return
+		w.Header().Set("WWW-Authenticate", `Basic realm="quotesync-emulator"`)
+		status, code, desc = http.StatusUnauthorized, "invalid_client", "unknown client id or wrong client secret"
 	case r.PostForm.Get("redirect_uri") == "":
-		oauthErr(http.StatusBadRequest, "invalid_request", "redirect_uri is required")
+		desc = "redirect_uri is required"
+	}
+	if desc != "" {
+		writeJSON(w, status, map[string]string{"error": code, "error_description": desc})
 		return
 	}
 	var b [24]byte
@@ -210,11 +165,7 @@ func (e *Emulator) validToken(tok string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	exp, ok := e.tokens[tok]
-	if ok && !e.now().Before(exp) {
-		delete(e.tokens, tok)
-		return false
-	}
-	return ok
+	return ok && e.now().Before(exp)
 }
 
 // ExpireTokens makes every access token issued so far expire now.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 )
 
@@ -77,13 +78,6 @@ func EchoForms(v string) []EchoForm {
 }
 
 // lowerHex lowers the hex digits of each %XX in s.
-func lowerHex(s string) string {
-	b := []byte(s)
-	for i := 0; i+2 < len(b); i++ {
-		if b[i] == '%' {
-			copy(b[i+1:i+3], strings.ToLower(string(b[i+1:i+3])))
-			i += 2
-		}
-	}
-	return string(b)
-}
+func lowerHex(s string) string { return percentHex.ReplaceAllStringFunc(s, strings.ToLower) }
+
+var percentHex = regexp.MustCompile(`%[0-9A-F]{2}`)

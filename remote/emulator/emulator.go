@@ -69,17 +69,13 @@ type Emulator struct {
 	mu         sync.Mutex // guards everything below
 	st         *store
 	calls      map[string]int
-	faults     []*faultState
+	faults     []*FaultInfo
 	nextF      int
 	rng        *rand.Rand
-	dirty      uint64               // state version, bumped by every change
 	tokens     map[string]time.Time // ModeDocumented: access token → expiry
 	tokenCalls int                  // calls of the token endpoint
 	issued     []string             // every access token issued (IssuedTokens)
 	echoes     int                  // "echo" answers given: the form each one quotes first
-
-	saveMu sync.Mutex // serialises writes of StatePath
-	saved  uint64     // state version last written
 }
 
 // New returns an emulator with no requests, or with the state in
@@ -91,32 +87,25 @@ func New(opts Options) (*Emulator, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	switch opts.Mode {
-	case "":
-		opts.Mode = ModeSpec
-	case ModeSpec, ModeDocumented:
-	default:
+	opts.Mode = cmp.Or(opts.Mode, ModeSpec)
+	if opts.Mode != ModeSpec && opts.Mode != ModeDocumented {
 		return nil, fmt.Errorf("%w, got %q", ErrMode, opts.Mode)
 	}
 	opts.ClientID = cmp.Or(opts.ClientID, DefaultClientID)
 	if opts.TokenTTL <= 0 {
 		opts.TokenTTL = DefaultTokenTTL
 	}
-	e := &Emulator{opts: opts, now: opts.Now, routes: routeTable()}
+	e := &Emulator{opts: opts, now: opts.Now, routes: routeTable(opts.Mode)}
 	if e.now == nil {
 		e.now = time.Now
 	}
 	e.resetLocked()
 	e.SetSeed(opts.Seed)
-	if opts.StatePath != "" {
-		st, err := loadStore(opts.StatePath)
-		if err != nil {
-			return nil, fmt.Errorf("load emulator state %s: %w", opts.StatePath, err)
-		}
-		if st != nil {
-			e.st = st
-		}
+	st, err := loadStore(opts.StatePath)
+	if err != nil {
+		return nil, fmt.Errorf("load emulator state %s: %w", opts.StatePath, err)
 	}
+	e.st = st
 	return e, nil
 }
 
@@ -151,10 +140,7 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serveAPI serves one call of the integration API; rel is the escaped path
 // below APIPrefix.
 func (e *Emulator) serveAPI(w http.ResponseWriter, r *http.Request, rel string) {
-	rt, p, allowed := matchRoute(e.routes, r.Method, rel)
-	if !e.served(rt) {
-		rt = nil
-	}
+	rt, allowed := matchRoute(e.routes, r, rel)
 	if e.documented() {
 		allowed = nil // every form the documentation does not show is a 404
 	}
@@ -178,12 +164,7 @@ func (e *Emulator) serveAPI(w http.ResponseWriter, r *http.Request, rel string) 
 		e.writeError(w, newError(http.StatusNotFound, CodeRouteNotFound, "no route %s %s%s", r.Method, APIPrefix, rel))
 		return
 	}
-	serve := func(w http.ResponseWriter) { rt.handle(e, w, r, p) }
-	if f, ok := e.pickFault(rt.name); ok {
-		e.applyFault(w, r, f, serve)
-		return
-	}
-	serve(w)
+	e.serveFaulted(w, r, rt.name, func(w http.ResponseWriter) { rt.handle(e, w, r) })
 }
 
 // authorized reports whether r carries "Authorization: Bearer <Token>"
@@ -221,10 +202,9 @@ func (e *Emulator) State() State {
 // overwritten with the empty state).
 func (e *Emulator) Reset() {
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	e.resetLocked()
-	e.dirty++
-	e.mu.Unlock()
-	_ = e.save()
+	_ = e.commitLocked()
 }
 
 func (e *Emulator) resetLocked() {
@@ -232,39 +212,22 @@ func (e *Emulator) resetLocked() {
 	e.tokens, e.tokenCalls, e.issued, e.echoes = make(map[string]time.Time), 0, nil, 0
 }
 
-// save writes the state to StatePath when it changed since the last write.
-// It must be called without e.mu held.
-func (e *Emulator) save() error {
+// commitLocked writes the state to StatePath, if set, after a change (e.mu
+// is held: writes land in the order of the changes). A failed write is the
+// 500 the package documents; the change stays applied in memory and the
+// next change writes the whole state again.
+func (e *Emulator) commitLocked() *apiError {
 	if e.opts.StatePath == "" {
 		return nil
 	}
-	e.saveMu.Lock()
-	defer e.saveMu.Unlock()
-	e.mu.Lock()
-	version := e.dirty
-	if version == e.saved {
-		e.mu.Unlock()
-		return nil
-	}
 	data, err := marshalIndent(persistedState{Format: stateFormat, State: e.st.snapshot(e.now())}, "  ")
-	e.mu.Unlock()
+	if err == nil {
+		// renameio: a crash leaves the old state or the new, never half.
+		err = renameio.WriteFile(e.opts.StatePath, data, 0o600)
+	}
 	if err != nil {
-		return fmt.Errorf("encode emulator state: %w", err)
-	}
-	// renameio: a crash leaves the old state or the new, never half.
-	if err := renameio.WriteFile(e.opts.StatePath, data, 0o600); err != nil {
-		return fmt.Errorf("save emulator state: %w", err)
-	}
-	e.saved = version
-	return nil
-}
-
-// commit saves after a change and answers the 500 the package documents
-// when the save failed (the change stays applied in memory).
-func (e *Emulator) commit() *apiError {
-	if err := e.save(); err != nil {
 		return newError(http.StatusInternalServerError, CodeStateSaveFailed,
-			"change applied in memory but not saved: %v", err)
+			"change applied in memory but not saved: save emulator state: %v", err)
 	}
 	return nil
 }

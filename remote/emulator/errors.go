@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -88,23 +89,30 @@ func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write([]byte("\n"))
 }
 
-func writeError(w http.ResponseWriter, e *apiError) {
-	if e.status == http.StatusUnauthorized {
+// writeError answers aerr: the JSON error body, or with plain set
+// (ModeDocumented's API: its documentation gives no error shape) plain
+// text, or aerr's own JSON body (the 409 naming another party's
+// referenceId).
+func writeError(w http.ResponseWriter, aerr *apiError, plain bool) {
+	if aerr.status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="quotesync-emulator"`)
 	}
-	writeJSON(w, e.status, ErrorBody{Error: e.detail})
-}
-
-func isJSONContentType(h http.Header) bool {
-	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
-	return err == nil && mt == "application/json"
+	switch {
+	case !plain:
+		writeJSON(w, aerr.status, ErrorBody{Error: aerr.detail})
+	case aerr.body != nil:
+		writeRawJSON(w, aerr.status, aerr.body)
+	default:
+		http.Error(w, cmp.Or(aerr.plain, aerr.detail.Message), aerr.status)
+	}
 }
 
 // readBody reads the request body, capped at limit bytes. With required set
 // the body must be declared JSON; otherwise an empty body is accepted with
 // any Content-Type and a non-empty one must be declared JSON.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64, required bool) ([]byte, *apiError) {
-	declared := isJSONContentType(r.Header)
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	declared := err == nil && mt == "application/json"
 	var body []byte
 	var aerr *apiError
 	if declared || !required {

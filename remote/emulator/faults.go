@@ -8,8 +8,10 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
+	"testing/iotest"
 	"time"
 )
 
@@ -67,7 +69,7 @@ type FaultInfo struct {
 // Validate reports what is wrong with f, naming the field.
 func (f Fault) Validate() error {
 	switch {
-	case f.Route != "*" && f.Route != RouteToken && !isRoute(f.Route):
+	case f.Route != "*" && f.Route != RouteToken && !slices.Contains(Routes(), f.Route):
 		return fmt.Errorf("fault route %q: not an API route (see Routes), \"*\" nor %q", f.Route, RouteToken)
 	case f.Count < 0:
 		return errors.New("fault count: must be 0 (unlimited) or more")
@@ -92,14 +94,6 @@ func (f Fault) Validate() error {
 	return nil
 }
 
-type faultState struct {
-	id    string
-	f     Fault
-	fired int
-}
-
-func (fs *faultState) active() bool { return fs.f.Count == 0 || fs.fired < fs.f.Count }
-
 // AddFault adds a fault and returns its id. It panics when f is invalid
 // (see Fault.Validate), as regexp.MustCompile does: a fault that can never
 // fire would let a test pass without testing anything.
@@ -107,16 +101,14 @@ func (e *Emulator) AddFault(f Fault) string {
 	if err := f.Validate(); err != nil {
 		panic("emulator: AddFault: " + err.Error())
 	}
-	if f.Status == 0 && f.Action == FaultStatus {
-		f.Status = DefaultFaultStatus
-	} else if f.Status == 0 && f.Action == FaultEcho {
-		f.Status = DefaultEchoStatus
+	if f.Status == 0 {
+		f.Status = map[string]int{FaultStatus: DefaultFaultStatus, FaultEcho: DefaultEchoStatus}[f.Action]
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.nextF++
 	id := "f" + strconv.Itoa(e.nextF)
-	e.faults = append(e.faults, &faultState{id: id, f: f})
+	e.faults = append(e.faults, &FaultInfo{ID: id, Fault: f, Active: true})
 	return id
 }
 
@@ -125,7 +117,7 @@ func (e *Emulator) RemoveFault(id string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	n := len(e.faults)
-	e.faults = slices.DeleteFunc(e.faults, func(fs *faultState) bool { return fs.id == id })
+	e.faults = slices.DeleteFunc(e.faults, func(fi *FaultInfo) bool { return fi.ID == id })
 	return len(e.faults) < n
 }
 
@@ -141,36 +133,39 @@ func (e *Emulator) Faults() []FaultInfo {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := make([]FaultInfo, 0, len(e.faults))
-	for _, fs := range e.faults {
-		out = append(out, FaultInfo{ID: fs.id, Fault: fs.f, Fired: fs.fired, Active: fs.active()})
+	for _, fi := range e.faults {
+		out = append(out, *fi)
 	}
 	return out
 }
 
-// pickFault returns the fault that fires on a call of route, if any.
-func (e *Emulator) pickFault(route string) (Fault, bool) {
+// pickFault returns the fault that fires on a call of route; the zero
+// Fault when none does.
+func (e *Emulator) pickFault(route string) Fault {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, fs := range e.faults {
-		if !fs.active() || (fs.f.Route != "*" && fs.f.Route != route) {
+	for _, fi := range e.faults {
+		if !fi.Active || (fi.Fault.Route != "*" && fi.Fault.Route != route) {
 			continue
 		}
-		if p := fs.f.Probability; p > 0 && p < 1 && e.rng.Float64() >= p {
+		if p := fi.Fault.Probability; p > 0 && p < 1 && e.rng.Float64() >= p {
 			continue
 		}
-		fs.fired++
-		return fs.f, true
+		fi.Fired++
+		fi.Active = fi.Fault.Count == 0 || fi.Fired < fi.Fault.Count
+		return fi.Fault
 	}
-	return Fault{}, false
+	return Fault{}
 }
 
 // garbageBody is what a "garbage" fault answers: an HTML error page of a
 // proxy, followed by a cut JSON object, under a JSON Content-Type.
 const garbageBody = "<html><body><h1>502 Bad Gateway</h1></body></html>\n{\"id\": 12, \"trunc"
 
-// applyFault serves a call hit by fault f; serve runs the real handler.
-func (e *Emulator) applyFault(w http.ResponseWriter, r *http.Request, f Fault, serve func(http.ResponseWriter)) {
-	switch f.Action {
+// serveFaulted serves a call of route: by serve, the real handler, unless
+// a fault fires on it.
+func (e *Emulator) serveFaulted(w http.ResponseWriter, r *http.Request, route string, serve func(http.ResponseWriter)) {
+	switch f := e.pickFault(route); f.Action {
 	case FaultStatus:
 		if f.RetryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(f.RetryAfter.Seconds()))))
@@ -192,13 +187,15 @@ func (e *Emulator) applyFault(w http.ResponseWriter, r *http.Request, f Fault, s
 		w.WriteHeader(f.Status)
 		_, _ = w.Write([]byte(e.echoBody(r)))
 	case FaultLandThenDrop:
-		serve(&discardWriter{header: make(http.Header)})
+		serve(httptest.NewRecorder()) // the answer is lost
 		dropConnection(w)
 	case FaultLandThenHang:
 		e.readAhead(r)
-		serve(&discardWriter{header: make(http.Header)})
+		serve(httptest.NewRecorder())
 		wait(r, cmp.Or(f.Latency, DefaultMaxHang))
 		dropConnection(w)
+	default:
+		serve(w)
 	}
 }
 
@@ -214,15 +211,10 @@ func (e *Emulator) readAhead(r *http.Request) {
 	buf, err := io.ReadAll(io.LimitReader(r.Body, e.opts.MaxBodyBytes+1))
 	var rest io.Reader = r.Body
 	if err != nil {
-		rest = errReader{err}
+		rest = iotest.ErrReader(err) // the handler meets the read error
 	}
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(buf), rest))
 }
-
-// errReader gives the handler the read error the read-ahead met.
-type errReader struct{ err error }
-
-func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // wait sleeps d; false when the client goes away first.
 func wait(r *http.Request, d time.Duration) bool {
@@ -247,10 +239,3 @@ func dropConnection(w http.ResponseWriter) {
 	// HTTP/2 or a wrapped writer: abort the response the standard way.
 	panic(http.ErrAbortHandler)
 }
-
-// discardWriter is the ResponseWriter of a call whose answer is lost.
-type discardWriter struct{ header http.Header }
-
-func (d *discardWriter) Header() http.Header         { return d.header }
-func (d *discardWriter) WriteHeader(int)             {}
-func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }

@@ -2,12 +2,13 @@ package emulator
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"io"
 	"maps"
 	"net/http"
 	"slices"
-	"strings"
+	"strconv"
 )
 
 // object is one decoded JSON object: its members as raw JSON, keyed by name.
@@ -34,20 +35,114 @@ func decodeObject(data []byte, field string) (object, *apiError) {
 	return obj, nil
 }
 
-// members decodes the object raw at path (see decodeObject) and calls f
-// with each member, in key order, its field's name and its value, up to
-// the first error.
-func members(raw json.RawMessage, path string, f func(name, field string, v json.RawMessage) *apiError) (object, *apiError) {
+// A field is a member an object of the API may hold: the kind its value
+// must be, whether it is required, the pointer its value is decoded into
+// and what else the value must satisfy (checked after the decode).
+type field struct {
+	name     string
+	kind     string // a k… kind; "" leaves the kind to check
+	required bool
+	orNull   bool // null is taken as absent
+	dst      any
+	check    func(v json.RawMessage, f string) *apiError
+}
+
+// The kinds a field may require, as errors name them, with the JSON kinds
+// each accepts.
+const (
+	kString  = "a string"
+	kNumber  = "a number"
+	kInteger = "an integer"
+	kBool    = "a boolean"
+	kObject  = "an object"
+	kArray   = "an array"
+	kID      = "a string or an integer"
+)
+
+var accepts = map[string][]string{kString: {"string"}, kNumber: {"number"}, kInteger: {"number"},
+	kBool: {"boolean"}, kObject: {"object"}, kArray: {"array"}, kID: {"string", "number"}}
+
+// decode checks and decodes v, the member fd at field f.
+func (fd field) decode(v json.RawMessage, f string) *apiError {
+	k := kind(v)
+	switch {
+	case fd.orNull && k == "null":
+		return nil
+	case fd.kind == kInteger && k != "number":
+		return fieldError(CodeInvalidField, f, "%s must be %s, got %s", f, kNumber, k)
+	case fd.kind != "" && !slices.Contains(accepts[fd.kind], k):
+		return fieldError(CodeInvalidField, f, "%s must be %s, got %s", f, fd.kind, k)
+	case (fd.kind == kInteger || fd.kind == kID) && k == "number" && bytes.ContainsAny(v, ".eE"):
+		return fieldError(CodeInvalidField, f, "%s must be an integer, got %s", f, bytes.TrimSpace(v))
+	}
+	if fd.dst != nil {
+		if err := json.Unmarshal(v, fd.dst); err != nil {
+			return fieldError(CodeInvalidField, f, "%s: %v", f, err)
+		}
+	}
+	if fd.check != nil {
+		return fd.check(v, f)
+	}
+	return nil
+}
+
+// decodeFields decodes the object raw at path (see decodeObject) into
+// fields, member by member in key order up to the first error, then
+// refuses the first required field absent. A member fields does not name
+// goes to other; a nil other ignores it.
+func decodeFields(raw json.RawMessage, path string, fields []field, other func(name, f string, v json.RawMessage) *apiError) (object, *apiError) {
 	obj, aerr := decodeObject(raw, path)
 	if aerr != nil {
 		return nil, aerr
 	}
 	for _, name := range slices.Sorted(maps.Keys(obj)) {
-		if aerr := f(name, joinField(path, name), obj[name]); aerr != nil {
+		v, f := obj[name], joinField(path, name)
+		if i := slices.IndexFunc(fields, func(fd field) bool { return fd.name == name }); i >= 0 {
+			aerr = fields[i].decode(v, f)
+		} else if other != nil {
+			aerr = other(name, f, v)
+		}
+		if aerr != nil {
 			return nil, aerr
 		}
 	}
+	for _, fd := range fields {
+		if f := joinField(path, fd.name); fd.required && obj[fd.name] == nil {
+			return nil, fieldError(CodeMissingField, f, "%s is required", f)
+		}
+	}
 	return obj, nil
+}
+
+// unknown refuses a member no field names, with the message format (which
+// takes the field) of its object.
+func unknown(format string) func(name, f string, v json.RawMessage) *apiError {
+	return func(_, f string, _ json.RawMessage) *apiError { return fieldError(CodeUnknownField, f, format, f) }
+}
+
+// notEmpty refuses an empty *s.
+func notEmpty(s *string) func(json.RawMessage, string) *apiError {
+	return func(_ json.RawMessage, f string) *apiError {
+		if *s == "" {
+			return fieldError(CodeInvalidField, f, "%s must not be empty", f)
+		}
+		return nil
+	}
+}
+
+// elements decodes the array raw at path (of kind kArray) element by
+// element with each, up to the first error.
+func elements(raw json.RawMessage, path string, each func(e json.RawMessage, path string) *apiError) *apiError {
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return fieldError(CodeInvalidField, path, "%s: %v", path, err)
+	}
+	for i, e := range elems {
+		if aerr := each(e, path+"["+strconv.Itoa(i)+"]"); aerr != nil {
+			return aerr
+		}
+	}
+	return nil
 }
 
 func joinField(path, name string) string {
@@ -58,94 +153,16 @@ func joinField(path, name string) string {
 }
 
 // kind is the JSON kind of raw: "string", "number", "object", "array",
-// "boolean" or "null".
+// "boolean" or "null", told by its first character.
 func kind(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return "null"
 	}
-	switch raw[0] {
-	case '"':
-		return "string"
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	default:
-		return "number"
-	}
+	return cmp.Or(kinds[raw[0]], "number")
 }
 
-// wrongType is the 400 answer for a member of the wrong JSON kind.
-func wrongType(field, want string, raw json.RawMessage) *apiError {
-	return fieldError(CodeInvalidField, field, "%s must be %s, got %s", field, want, kind(raw))
-}
-
-// asString decodes a JSON string member.
-func asString(raw json.RawMessage, field string) (string, *apiError) {
-	if kind(raw) != "string" {
-		return "", wrongType(field, "a string", raw)
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", fieldError(CodeInvalidField, field, "%s: %v", field, err)
-	}
-	return s, nil
-}
-
-func asNumber(raw json.RawMessage, field string) (json.Number, *apiError) {
-	if kind(raw) != "number" {
-		return "", wrongType(field, "a number", raw)
-	}
-	return json.Number(bytes.TrimSpace(raw)), nil
-}
-
-// asInteger returns a JSON number member without fraction or exponent.
-func asInteger(raw json.RawMessage, field string) (json.Number, *apiError) {
-	n, err := asNumber(raw, field)
-	if err != nil {
-		return "", err
-	}
-	if strings.ContainsAny(string(n), ".eE") {
-		return "", fieldError(CodeInvalidField, field, "%s must be an integer, got %s", field, n)
-	}
-	return n, nil
-}
-
-func asBool(raw json.RawMessage, field string) (bool, *apiError) {
-	if kind(raw) != "boolean" {
-		return false, wrongType(field, "a boolean", raw)
-	}
-	return bytes.Equal(bytes.TrimSpace(raw), []byte("true")), nil
-}
-
-// asStringMap decodes an object whose members are all strings.
-func asStringMap(raw json.RawMessage, field string) (map[string]string, *apiError) {
-	m := map[string]string{}
-	if _, aerr := members(raw, field, func(name, f string, v json.RawMessage) (aerr *apiError) {
-		m[name], aerr = asString(v, f)
-		return aerr
-	}); aerr != nil {
-		return nil, aerr
-	}
-	return m, nil
-}
-
-// asArray splits a JSON array member into its elements.
-func asArray(raw json.RawMessage, field string) ([]json.RawMessage, *apiError) {
-	if kind(raw) != "array" {
-		return nil, wrongType(field, "an array", raw)
-	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(raw, &elems); err != nil {
-		return nil, fieldError(CodeInvalidField, field, "%s: %v", field, err)
-	}
-	return elems, nil
-}
+var kinds = map[byte]string{'"': "string", '{': "object", '[': "array", 't': "boolean", 'f': "boolean", 'n': "null"}
 
 func compactRaw(raw json.RawMessage) json.RawMessage {
 	var buf bytes.Buffer

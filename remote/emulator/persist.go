@@ -17,12 +17,15 @@ type persistedState struct {
 	State  State `json:"state"`
 }
 
-// loadStore reads a StatePath file; it returns nil, nil when the file does
-// not exist yet.
+// loadStore reads a StatePath file; it returns an empty store when path is
+// "" or the file does not exist yet.
 func loadStore(path string) (*store, error) {
+	if path == "" {
+		return newStore(), nil
+	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return newStore(), nil
 	}
 	if err != nil {
 		return nil, err

@@ -10,41 +10,12 @@ import (
 // exact text the client sent; rates and items always (empty arrays when
 // the client sent none).
 func (q quote) render() json.RawMessage {
-	rates, items := q.Rates, q.Items
-	if rates == nil {
-		rates = []rate{}
-	}
-	if items == nil {
-		items = []item{}
-	}
-	known, _ := marshal(struct {
-		Type        string  `json:"type"`
-		Status      string  `json:"status"`
-		ReferenceID *string `json:"referenceId,omitempty"`
-		Rates       []rate  `json:"rates"`
-		Items       []item  `json:"items"`
-	}{q.Type, q.Status, q.ReferenceID, rates, items})
+	known, _ := marshal(q)
 	if len(q.Extra) == 0 {
 		return known
 	}
 	extra, _ := marshal(q.Extra) // a map's keys are written sorted
 	return append(append(known[:len(known)-1], ','), extra[1:]...)
-}
-
-// MarshalJSON writes an item's id as a JSON number when it is numeric.
-func (it item) MarshalJSON() ([]byte, error) {
-	type plain item
-	var id json.RawMessage
-	switch {
-	case it.IDNumeric:
-		id = json.RawMessage(it.ID)
-	case it.ID != "":
-		id, _ = marshal(it.ID)
-	}
-	return marshal(struct {
-		ID json.RawMessage `json:"id,omitempty"`
-		plain
-	}{id, plain(it)})
 }
 
 // assignItemIDs gives every item without an id a numeric id unique within
@@ -56,24 +27,24 @@ func (j *job) assignItemIDs(q *quote, replacing string) {
 			continue
 		}
 		for _, it := range sq.quote.Items {
-			used[it.ID] = true
+			used[it.ID.text] = true
 		}
 	}
 	for _, it := range q.Items {
-		used[it.ID] = true
+		used[it.ID.text] = true
+	}
+	next := func() string {
+		j.NextItemID++
+		return strconv.FormatInt(j.NextItemID, 10)
 	}
 	for i := range q.Items {
-		if q.Items[i].ID != "" {
+		if q.Items[i].ID.text != "" {
 			continue
 		}
-		for {
-			j.NextItemID++
-			id := strconv.FormatInt(j.NextItemID, 10)
-			if !used[id] {
-				q.Items[i].ID, q.Items[i].IDNumeric = id, true
-				used[id] = true
-				break
-			}
+		id := next()
+		for used[id] {
+			id = next()
 		}
+		q.Items[i].ID, used[id] = itemID{id, true}, true
 	}
 }

@@ -2,67 +2,42 @@ package emulator
 
 import (
 	"cmp"
-	"encoding/json"
 	"net/http"
 	"time"
 )
 
-// createQuote serves POST /jobs/{id}/quotes: create a quote (201) or
-// replace the Draft of the same type (200).
-func (e *Emulator) createQuote(w http.ResponseWriter, r *http.Request, p params) {
-	q, ok := e.readQuote(w, r, p, !e.documented(), true)
-	if !ok {
-		return
+// putQuote serves POST /jobs/{id}/quotes, which creates a quote (201) or
+// replaces the Draft of the same type (200), and PUT
+// /jobs/{id}/quotes/{type}, which updates an existing Draft: type may be
+// left out of its body, and status defaults to Draft.
+func (e *Emulator) putQuote(w http.ResponseWriter, r *http.Request) {
+	typ, kind := r.PathValue("type"), HistoryQuoteCreate
+	if typ != "" {
+		kind = HistoryQuoteUpdate
 	}
-	e.mu.Lock()
-	status, out, aerr := e.writeQuoteLocked(p, q, false)
-	e.mu.Unlock()
-	e.answerChange(w, status, out, aerr)
-}
-
-// updateQuote serves PUT /jobs/{id}/quotes/{type}: update an existing
-// Draft. type may be left out of the body; status defaults to Draft.
-func (e *Emulator) updateQuote(w http.ResponseWriter, r *http.Request, p params) {
-	q, ok := e.readQuote(w, r, p, false, false)
-	if !ok {
-		return
-	}
-	typ := p.get("type")
-	if q.Type != "" && q.Type != typ {
-		e.writeError(w, fieldError(CodeInvalidField, "type", "type %q in the body disagrees with %q in the path", q.Type, typ))
-		return
-	}
-	q.Type = typ
-	q.Status = cmp.Or(q.Status, StatusDraft)
-	e.mu.Lock()
-	status, out, aerr := e.writeQuoteLocked(p, q, true)
-	e.mu.Unlock()
-	e.answerChange(w, status, out, aerr)
-}
-
-// readQuote reads and checks the Quote body of a quote route (see
-// decodeQuote); a type absent from it is the path's, if any. When the body
-// is refused it writes the error and ok is false.
-func (e *Emulator) readQuote(w http.ResponseWriter, r *http.Request, p params, typeRequired, statusRequired bool) (q quote, ok bool) {
 	body, aerr := readBody(w, r, e.opts.MaxBodyBytes, true)
+	var q quote
 	if aerr == nil {
-		q, aerr = decodeQuote(body, typeRequired, statusRequired)
+		q, aerr = decodeQuote(body, typ == "" && !e.documented(), typ == "")
 	}
 	if aerr == nil {
-		q.Type = cmp.Or(q.Type, p.get("type"))
+		q.Type = cmp.Or(q.Type, typ)
 		aerr = e.checkDocumentedQuote(&q)
 	}
-	if aerr != nil {
-		e.writeError(w, aerr)
+	if aerr == nil && typ != "" && q.Type != typ {
+		aerr = fieldError(CodeInvalidField, "type", "type %q in the body disagrees with %q in the path", q.Type, typ)
 	}
-	return q, aerr == nil
+	status, out := 0, []byte(nil)
+	if aerr == nil {
+		q.Status = cmp.Or(q.Status, StatusDraft)
+		status, out, aerr = e.writeQuote(r, kind, q)
+	}
+	e.answerChange(w, status, out, aerr)
 }
 
-// answerChange saves a change and answers it.
+// answerChange answers with the outcome of a change: its status and
+// body, or its error.
 func (e *Emulator) answerChange(w http.ResponseWriter, status int, out []byte, aerr *apiError) {
-	if aerr == nil {
-		aerr = e.commit()
-	}
 	if aerr != nil {
 		e.writeError(w, aerr)
 		return
@@ -70,12 +45,16 @@ func (e *Emulator) answerChange(w http.ResponseWriter, status int, out []byte, a
 	writeRawJSON(w, status, out)
 }
 
-// writeQuoteLocked stores q on job p["id"]. With update set the quote must
-// exist (PUT); otherwise it is created or, when a Draft, replaced (POST).
-// e.mu is held.
-func (e *Emulator) writeQuoteLocked(p params, q quote, update bool) (int, []byte, *apiError) {
-	now := e.now()
-	jobID := p.get("id")
+// writeQuote makes a change of kind to a quote of the job {id} ({jobId} in
+// the status forms) of r. HistoryQuoteCreate stores q, or writes it over
+// the Draft of its type (a HistoryQuoteReplace); HistoryQuoteUpdate writes
+// q over that Draft; HistoryStatusChange submits the Draft of type
+// {quoteId} or, in the {status} forms, the job's Estimate, or its only
+// quote.
+func (e *Emulator) writeQuote(r *http.Request, kind string, q quote) (int, []byte, *apiError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now, jobID := e.now(), cmp.Or(r.PathValue("id"), r.PathValue("jobId"))
 	j := e.st.jobs[jobID]
 	if j == nil {
 		return 0, nil, newError(http.StatusNotFound, CodeJobNotFound, "job %s does not exist", jobID)
@@ -84,32 +63,47 @@ func (e *Emulator) writeQuoteLocked(p params, q quote, update bool) (int, []byte
 		return 0, nil, fieldError(CodeInvalidField, "referenceId",
 			"referenceId %q is not the id of job %s", *q.ReferenceID, jobID)
 	}
+	submit := kind == HistoryStatusChange
+	if submit {
+		q.Type = r.PathValue("quoteId")
+	}
+	if submit && q.Type == "" {
+		q.Type = quoteTypeEstimate
+		if j.quotes[q.Type] == nil && len(j.quoteOrder) == 1 {
+			q.Type = j.quoteOrder[0]
+		}
+	}
 	sq := j.quotes[q.Type]
 	switch {
-	case sq == nil && update:
+	case sq == nil && kind != HistoryQuoteCreate:
 		return 0, nil, newError(http.StatusNotFound, CodeQuoteNotFound, "job %s has no %s quote", jobID, q.Type)
+	case sq != nil && sq.quote.Status == StatusSubmitted && submit:
+		return 0, nil, newError(http.StatusConflict, CodeQuoteAlreadySubmitted,
+			"the %s quote of job %s is already Submitted", q.Type, jobID)
 	case sq != nil && sq.quote.Status == StatusSubmitted:
 		return 0, nil, newError(http.StatusConflict, CodeQuoteSubmitted,
 			"the %s quote of job %s is Submitted and can no longer be modified", q.Type, jobID)
 	}
-	j.assignItemIDs(&q, q.Type)
-	status, kind := http.StatusOK, HistoryQuoteReplace
+	status := http.StatusOK
 	switch {
-	case update:
-		kind = HistoryQuoteUpdate
+	case submit:
+		q = sq.quote
+		q.Status = StatusSubmitted
 	case sq == nil:
-		status, kind = http.StatusCreated, HistoryQuoteCreate
+		status = http.StatusCreated
 		sq = &storedQuote{QuoteState: QuoteState{CreatedAt: now}}
 		j.quotes[q.Type] = sq
 		j.quoteOrder = append(j.quoteOrder, q.Type)
+	case kind == HistoryQuoteCreate:
+		kind = HistoryQuoteReplace
 	}
+	j.assignItemIDs(&q, q.Type)
 	sq.quote = q
 	sq.touch(now)
 	out := q.render()
-	e.st.record(HistoryEntry{Time: now, Kind: kind, Route: p.route, RequestID: j.RequestID, JobID: jobID,
+	e.st.record(HistoryEntry{Time: now, Kind: kind, Route: r.Pattern, RequestID: j.RequestID, JobID: jobID,
 		QuoteType: q.Type, QuoteStatus: q.Status, Body: out})
-	e.dirty++
-	return status, out, nil
+	return status, out, e.commitLocked()
 }
 
 // touch counts a write made at now, and a submission when the quote is now
@@ -124,8 +118,8 @@ func (sq *storedQuote) touch(now time.Time) {
 }
 
 // changeStatus serves the four status path forms with PUT and POST.
-func (e *Emulator) changeStatus(w http.ResponseWriter, r *http.Request, p params) {
-	pathStatus := p.get("status")
+func (e *Emulator) changeStatus(w http.ResponseWriter, r *http.Request) {
+	pathStatus := r.PathValue("status")
 	body, aerr := readBody(w, r, e.opts.MaxBodyBytes, pathStatus == "")
 	var want string
 	if aerr == nil {
@@ -134,34 +128,22 @@ func (e *Emulator) changeStatus(w http.ResponseWriter, r *http.Request, p params
 	if aerr == nil && want != StatusSubmitted {
 		aerr = fieldError(CodeInvalidField, "status", "status can only be changed to %q, got %q", StatusSubmitted, want)
 	}
-	if aerr != nil {
-		e.writeError(w, aerr)
-		return
+	status, out := 0, []byte(nil)
+	if aerr == nil {
+		status, out, aerr = e.writeQuote(r, HistoryStatusChange, quote{})
 	}
-	e.mu.Lock()
-	out, aerr := e.submitLocked(p)
-	e.mu.Unlock()
-	e.answerChange(w, http.StatusOK, out, aerr)
+	e.answerChange(w, status, out, aerr)
 }
 
 // decodeStatusBody returns the status asked for: the body's (required when
 // pathStatus is "") or pathStatus, which a body present must agree with.
 func decodeStatusBody(body []byte, pathStatus string) (string, *apiError) {
-	if body == nil {
-		if pathStatus == "" {
-			return "", fieldError(CodeMissingField, "status", "status is required")
-		}
-		return pathStatus, nil
-	}
 	var status string
-	if _, aerr := members(body, "", func(name, _ string, raw json.RawMessage) (aerr *apiError) {
-		if name != "status" {
-			return fieldError(CodeUnknownField, name, "unknown field %q; the status body has status only", name)
+	if body != nil {
+		if _, aerr := decodeFields(body, "", []field{{name: "status", kind: kString, dst: &status}},
+			unknown("unknown field %q; the status body has status only")); aerr != nil {
+			return "", aerr
 		}
-		status, aerr = asString(raw, name)
-		return aerr
-	}); aerr != nil {
-		return "", aerr
 	}
 	switch {
 	case status == "" && pathStatus == "":
@@ -172,38 +154,4 @@ func decodeStatusBody(body []byte, pathStatus string) (string, *apiError) {
 		return "", fieldError(CodeInvalidField, "status", "status %q in the body disagrees with %q in the path", status, pathStatus)
 	}
 	return status, nil
-}
-
-// submitLocked changes a Draft to Submitted. In the {quoteId} forms the
-// quote is the one of that type; in the {status} forms it is the job's
-// Estimate, or its only quote. e.mu is held.
-func (e *Emulator) submitLocked(p params) ([]byte, *apiError) {
-	now := e.now()
-	jobID := p.get("jobId")
-	j := e.st.jobs[jobID]
-	if j == nil {
-		return nil, newError(http.StatusNotFound, CodeJobNotFound, "job %s does not exist", jobID)
-	}
-	typ := p.get("quoteId")
-	if typ == "" {
-		typ = quoteTypeEstimate
-		if j.quotes[typ] == nil && len(j.quoteOrder) == 1 {
-			typ = j.quoteOrder[0]
-		}
-	}
-	sq := j.quotes[typ]
-	switch {
-	case sq == nil:
-		return nil, newError(http.StatusNotFound, CodeQuoteNotFound, "job %s has no %s quote", jobID, typ)
-	case sq.quote.Status == StatusSubmitted:
-		return nil, newError(http.StatusConflict, CodeQuoteAlreadySubmitted,
-			"the %s quote of job %s is already Submitted", typ, jobID)
-	}
-	sq.quote.Status = StatusSubmitted
-	sq.touch(now)
-	out := sq.quote.render()
-	e.st.record(HistoryEntry{Time: now, Kind: HistoryStatusChange, Route: p.route, RequestID: j.RequestID,
-		JobID: jobID, QuoteType: typ, QuoteStatus: StatusSubmitted, Body: out})
-	e.dirty++
-	return out, nil
 }

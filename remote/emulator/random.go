@@ -43,27 +43,24 @@ func randomRequest(rng *rand.Rand, now time.Time) SeedRequest {
 		{"Hail damage to the roof and bonnet", "Roof"},
 	}
 	colours := [...]string{"Silver", "Black", "White", "Blue", "Red", "Grey"}
-	letters := func(k int) string {
+	pick := func(chars string, k int) string {
 		b := make([]byte, k)
 		for i := range b {
-			b[i] = byte('A' + rng.IntN(26))
+			b[i] = chars[rng.IntN(len(chars))]
 		}
 		return string(b)
 	}
-	vinChars := "ABCDEFGHJKLMNPRSTUVWXYZ0123456789"
-	vin := make([]byte, 17)
-	for i := range vin {
-		vin[i] = vinChars[rng.IntN(len(vinChars))]
-	}
+	const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	vin := pick("ABCDEFGHJKLMNPRSTUVWXYZ0123456789", 17)
 	model := vehicleModels[rng.IntN(len(vehicleModels))]
 	acc := accidents[rng.IntN(len(accidents))]
 	vehicle := map[string]any{
-		"registration": fmt.Sprintf("%s%02d %s", letters(2), 10+rng.IntN(65), letters(3)),
+		"registration": fmt.Sprintf("%s%02d %s", pick(letters, 2), 10+rng.IntN(65), pick(letters, 3)),
 		"make":         model[0],
 		"model":        model[1],
 		"year":         2010 + rng.IntN(15),
 		"colour":       colours[rng.IntN(len(colours))],
-		"vin":          string(vin),
+		"vin":          vin,
 		"odometer":     5000 + rng.IntN(150000),
 	}
 	accident := map[string]any{

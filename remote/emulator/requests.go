@@ -41,9 +41,8 @@ func (e *Emulator) AddRequests(reqs ...SeedRequest) []string {
 	for _, sr := range reqs {
 		ids = append(ids, e.st.addRequest(sr, now))
 	}
-	e.dirty++
+	_ = e.commitLocked()
 	e.mu.Unlock()
-	_ = e.save()
 	return ids
 }
 
@@ -136,7 +135,7 @@ func (j *job) render(documented bool) []byte {
 }
 
 // listRequests serves GET /requests: pending, non-expired requests.
-func (e *Emulator) listRequests(w http.ResponseWriter, _ *http.Request, _ params) {
+func (e *Emulator) listRequests(w http.ResponseWriter, _ *http.Request) {
 	e.mu.Lock()
 	now, list := e.now(), []json.RawMessage{}
 	for _, id := range e.st.reqOrder {
@@ -149,36 +148,27 @@ func (e *Emulator) listRequests(w http.ResponseWriter, _ *http.Request, _ params
 }
 
 // accept serves POST /requests/{id}.
-func (e *Emulator) accept(w http.ResponseWriter, r *http.Request, p params) {
+func (e *Emulator) accept(w http.ResponseWriter, r *http.Request) {
 	body, aerr := readBody(w, r, e.opts.MaxBodyBytes, true)
 	var ref, booking string
 	if aerr == nil {
 		ref, booking, aerr = decodeAccept(body)
 	}
-	if aerr != nil {
-		e.writeError(w, aerr)
-		return
-	}
-	e.mu.Lock()
-	j, aerr := e.acceptLocked(p.get("id"), ref, booking)
-	var jobJSON []byte
+	var out []byte
 	if aerr == nil {
-		jobJSON = j.render(e.documented())
+		out, aerr = e.acceptRequest(r.PathValue("id"), ref, booking)
 	}
-	e.mu.Unlock()
 	if aerr == nil {
-		aerr = e.commit()
+		w.Header().Set("Location", baseURL(r)+APIPrefix+"/jobs/"+url.PathEscape(ref))
 	}
-	if aerr != nil {
-		e.writeError(w, aerr)
-		return
-	}
-	w.Header().Set("Location", baseURL(r)+APIPrefix+"/jobs/"+url.PathEscape(ref))
-	writeRawJSON(w, http.StatusCreated, jobJSON)
+	e.answerChange(w, http.StatusCreated, out, aerr)
 }
 
-// acceptLocked accepts request id with referenceId ref; e.mu is held.
-func (e *Emulator) acceptLocked(id, ref, booking string) (*job, *apiError) {
+// acceptRequest accepts request id with referenceId ref and returns the
+// job created, as answered.
+func (e *Emulator) acceptRequest(id, ref, booking string) ([]byte, *apiError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	now := e.now()
 	req := e.st.requests[id]
 	switch {
@@ -201,37 +191,25 @@ func (e *Emulator) acceptLocked(id, ref, booking string) (*job, *apiError) {
 	e.st.jobs[ref] = j
 	e.st.jobOrder = append(e.st.jobOrder, ref)
 	req.ReferenceID, req.BookingDate, req.AcceptedAt = ref, booking, now
-	e.st.record(HistoryEntry{Time: now, Kind: HistoryAccept, Route: RouteAccept,
-		RequestID: id, JobID: ref, Body: j.render(e.documented())})
-	e.dirty++
-	return j, nil
+	out := j.render(e.documented())
+	e.st.record(HistoryEntry{Time: now, Kind: HistoryAccept, Route: RouteAccept, RequestID: id, JobID: ref, Body: out})
+	return out, e.commitLocked()
 }
 
 // decodeAccept parses the accept body {"referenceId":…,"bookingDate":…}.
 func decodeAccept(body []byte) (ref, booking string, aerr *apiError) {
-	obj, aerr := members(body, "", func(name, _ string, raw json.RawMessage) (aerr *apiError) {
-		switch name {
-		case "referenceId":
-			if ref, aerr = asString(raw, name); aerr == nil {
-				aerr = checkReferenceID(ref)
-			}
-		case "bookingDate":
-			if booking, aerr = asString(raw, name); aerr != nil {
-				return aerr
-			}
+	_, aerr = decodeFields(body, "", []field{
+		{name: "referenceId", kind: kString, required: true, dst: &ref,
+			check: func(json.RawMessage, string) *apiError { return checkReferenceID(ref) }},
+		{name: "bookingDate", kind: kString, dst: &booking, check: func(_ json.RawMessage, f string) *apiError {
 			if _, err := time.Parse(time.DateOnly, booking); err != nil {
-				aerr = fieldError(CodeInvalidField, name, "bookingDate must be a date YYYY-MM-DD, got %q", booking)
+				return fieldError(CodeInvalidField, f, "bookingDate must be a date YYYY-MM-DD, got %q", booking)
 			}
-		default:
-			aerr = fieldError(CodeUnknownField, name, "unknown field %q; the accept body has referenceId and bookingDate", name)
-		}
-		return aerr
-	})
+			return nil
+		}},
+	}, unknown("unknown field %q; the accept body has referenceId and bookingDate"))
 	if aerr != nil {
 		return "", "", aerr
-	}
-	if _, ok := obj["referenceId"]; !ok {
-		return "", "", fieldError(CodeMissingField, "referenceId", "referenceId is required")
 	}
 	return ref, booking, nil
 }

@@ -31,16 +31,9 @@ func StatusPaths() []string {
 	}
 }
 
-// handler serves one matched route.
-type handler func(e *Emulator, w http.ResponseWriter, r *http.Request, p params)
-
-// params are the route name and unescaped path parameters of a call.
-type params struct {
-	route string
-	vals  map[string]string
-}
-
-func (p params) get(name string) string { return p.vals[name] }
+// handler serves one matched route: r.Pattern is the route's name and
+// r.PathValue gives its unescaped path parameters.
+type handler func(e *Emulator, w http.ResponseWriter, r *http.Request)
 
 type route struct {
 	method string
@@ -49,24 +42,26 @@ type route struct {
 	handle handler
 }
 
-// routeTable builds the API's routing table (each Emulator keeps one, so
+// routeTable builds the routing table of mode (each Emulator keeps one, so
 // that the package has no mutable globals). Routes with a literal segment
 // where another has a parameter come first.
-func routeTable() []route {
+func routeTable(mode string) []route {
 	rs := []route{
 		newRoute(http.MethodGet, "/requests", (*Emulator).listRequests),
 		newRoute(http.MethodPost, "/requests/{id}", (*Emulator).accept),
-		newRoute(http.MethodPost, "/jobs/{id}/quotes", (*Emulator).createQuote),
+		newRoute(http.MethodPost, "/jobs/{id}/quotes", (*Emulator).putQuote),
 	}
 	// {status} forms before {quoteId} forms: ".../quotes/status/Submitted"
 	// is the status form, ".../quotes/Estimate/status" the quoteId form.
 	sp := StatusPaths()
 	for _, p := range []string{sp[2], sp[3], sp[0], sp[1]} {
 		for _, m := range []string{http.MethodPut, http.MethodPost} {
-			rs = append(rs, newRoute(m, p, (*Emulator).changeStatus))
+			if mode != ModeDocumented || slices.Contains(documentedStatusRoutes, m+" "+p) {
+				rs = append(rs, newRoute(m, p, (*Emulator).changeStatus))
+			}
 		}
 	}
-	return append(rs, newRoute(http.MethodPut, "/jobs/{id}/quotes/{type}", (*Emulator).updateQuote))
+	return append(rs, newRoute(http.MethodPut, "/jobs/{id}/quotes/{type}", (*Emulator).putQuote))
 }
 
 func newRoute(method, tmpl string, h handler) route {
@@ -80,7 +75,7 @@ func newRoute(method, tmpl string, h handler) route {
 
 // Routes lists the route names of the integration API.
 func Routes() []string {
-	rs := routeTable()
+	rs := routeTable(ModeSpec)
 	names := make([]string, len(rs))
 	for i, r := range rs {
 		names[i] = r.name
@@ -88,33 +83,34 @@ func Routes() []string {
 	return names
 }
 
-func isRoute(name string) bool { return slices.Contains(Routes(), name) }
-
-// matchRoute finds the route of method and rel (the escaped path below
-// APIPrefix) in table. When the path exists with other methods only, it
-// returns those methods in allowed.
-func matchRoute(table []route, method, rel string) (rt *route, p params, allowed []string) {
+// matchRoute finds the route of r's method and rel (the escaped path below
+// APIPrefix) in table, and sets r's Pattern and path values to the
+// route's. When the path exists with other methods only, it returns those
+// methods in allowed.
+func matchRoute(table []route, r *http.Request, rel string) (rt *route, allowed []string) {
 	segs := strings.Split(strings.TrimPrefix(rel, "/"), "/")
 	for i, s := range segs {
 		u, err := url.PathUnescape(s)
 		if err != nil {
-			return nil, params{}, nil
+			return nil, nil
 		}
 		segs[i] = u
 	}
 	for i := range table {
 		vals, ok := table[i].match(segs)
-		if !ok {
-			continue
-		}
-		if table[i].method == method {
-			return &table[i], params{route: table[i].name, vals: vals}, nil
-		}
-		if !slices.Contains(allowed, table[i].method) {
+		switch {
+		case !ok:
+		case table[i].method == r.Method:
+			r.Pattern = table[i].name
+			for name, v := range vals {
+				r.SetPathValue(name, v)
+			}
+			return &table[i], nil
+		case !slices.Contains(allowed, table[i].method):
 			allowed = append(allowed, table[i].method)
 		}
 	}
-	return nil, params{}, allowed
+	return nil, allowed
 }
 
 // match matches unescaped path segments against the route's template.
@@ -122,19 +118,12 @@ func (rt route) match(segs []string) (map[string]string, bool) {
 	if len(segs) != len(rt.segs) {
 		return nil, false
 	}
-	var p map[string]string
+	p := make(map[string]string, 2)
 	for i, t := range rt.segs {
-		if strings.HasPrefix(t, "{") {
-			if segs[i] == "" {
-				return nil, false
-			}
-			if p == nil {
-				p = make(map[string]string, 2)
-			}
-			p[strings.Trim(t, "{}")] = segs[i]
-			continue
-		}
-		if segs[i] != t {
+		switch name, param := strings.CutPrefix(t, "{"); {
+		case param && segs[i] != "":
+			p[strings.TrimSuffix(name, "}")] = segs[i]
+		case segs[i] != t: // a literal, or an empty parameter
 			return nil, false
 		}
 	}
