@@ -217,9 +217,12 @@ func (s *Secrets) Cut(text string, max int) string {
 func (s *Secrets) Excerpt(text string, max int, more bool) string {
 	text = s.Redact(text)
 	if more {
-		n := max0(len(text) - s.Longest())
+		n := len(text) - s.Longest()
 		if i := strings.LastIndex(text, Mark); i >= 0 && i+len(Mark) > n {
 			n = i + len(Mark)
+		}
+		if n < 0 {
+			n = 0
 		}
 		for n > 0 && n < len(text) && !utf8.RuneStart(text[n]) {
 			n--
@@ -250,13 +253,6 @@ func cut(s string, max int, more bool) string {
 		n--
 	}
 	return s[:n] + "…"
-}
-
-func max0(n int) int {
-	if n < 0 {
-		return 0
-	}
-	return n
 }
 
 // MinURLSegment is the shortest segment of a URL's path that URL counts
