@@ -36,7 +36,9 @@ func (e *FieldError) Unwrap() error { return e.Err }
 // name ("items" + "[2].price").
 func fieldErr(field string, err error) error {
 	var fe *FieldError
-	if errors.As(err, &fe) {
+	if err == nil {
+		return nil
+	} else if errors.As(err, &fe) {
 		sep := "."
 		if strings.HasPrefix(fe.Field, "[") {
 			sep = ""
@@ -44,6 +46,27 @@ func fieldErr(field string, err error) error {
 		return &FieldError{Field: field + sep + fe.Field, Err: fe.Err}
 	}
 	return &FieldError{Field: field, Err: err}
+}
+
+// field decodes member key of m with dec into dst; an error names key.
+func field[T any](m map[string]json.RawMessage, key string, dst *T, dec func(json.RawMessage) (T, error)) error {
+	v, err := dec(m[key])
+	if err != nil {
+		return fieldErr(key, err)
+	}
+	*dst = v
+	return nil
+}
+
+// optional is dec for a member whose absence is kept: null gives nil.
+func optional[T any](dec func(json.RawMessage) (T, error)) func(json.RawMessage) (*T, error) {
+	return func(raw json.RawMessage) (*T, error) {
+		if isNull(raw) {
+			return nil, nil
+		}
+		v, err := dec(raw)
+		return &v, err
+	}
 }
 
 // maxNumberLen bounds the text of one JSON number or id, refused before
@@ -160,6 +183,16 @@ func decodeID(raw json.RawMessage) (string, error) {
 	return n.String(), nil
 }
 
+// decodeLabel decodes an id sent as a string or number that is shown to
+// people (a claim number), refusing control characters (checkControl).
+func decodeLabel(raw json.RawMessage) (string, error) {
+	s, err := decodeID(raw)
+	if err == nil {
+		err = checkControl(s)
+	}
+	return s, err
+}
+
 // decodeNumber decodes a JSON number literal into its exact text.
 func decodeNumber(raw json.RawMessage) (json.Number, error) {
 	raw = bytes.TrimSpace(raw)
@@ -271,36 +304,25 @@ func rawOrNil(raw json.RawMessage) json.RawMessage {
 // without an id is an error: it could never be accepted. Errors name the
 // request (when its id is known) and the field.
 func (r *Request) UnmarshalJSON(data []byte) error {
+	var out Request
 	m, err := decodeObject(data)
+	if err == nil {
+		err = field(m, "id", &out.ID, decodeID)
+	}
+	if err == nil && out.ID == "" {
+		err = fieldErr("id", errors.New("missing"))
+	}
 	if err != nil {
 		return fmt.Errorf("decode request: %w", err)
 	}
-	var out Request
-	if out.ID, err = decodeID(m["id"]); err != nil {
-		return fmt.Errorf("decode request: %w", fieldErr("id", err))
+	var claims [2]string
+	err = cmp.Or(fieldErr("id", checkControl(out.ID)),
+		field(m, "claim_number", &claims[0], decodeLabel), field(m, "claimNumber", &claims[1], decodeLabel),
+		field(m, "expiry", &out.Expiry, decodeExpiry))
+	if err != nil {
+		return fmt.Errorf("decode request %s: %w", textOf(out.ID), err)
 	}
-	if out.ID == "" {
-		return fmt.Errorf("decode request: %w", fieldErr("id", errors.New("missing")))
-	}
-	fail := func(field string, err error) error {
-		return fmt.Errorf("decode request %s: %w", textOf(out.ID), fieldErr(field, err))
-	}
-	if err := checkControl(out.ID); err != nil {
-		return fail("id", err)
-	}
-	for _, key := range []string{"claim_number", "claimNumber"} {
-		s, err := decodeID(m[key])
-		if err == nil {
-			err = checkControl(s)
-		}
-		if err != nil {
-			return fail(key, err)
-		}
-		out.ClaimNumber = cmp.Or(out.ClaimNumber, s)
-	}
-	if out.Expiry, err = decodeExpiry(m["expiry"]); err != nil {
-		return fail("expiry", err)
-	}
+	out.ClaimNumber = cmp.Or(claims[0], claims[1])
 	out.Instructions = rawOrNil(m["instructions"])
 	out.Accident = rawOrNil(m["accident"])
 	out.Vehicle = rawOrNil(m["vehicle"])

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -83,23 +84,11 @@ func (q *Quote) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("decode quote: %w", err)
 	}
 	var out Quote
-	fail := func(field string, err error) error {
-		return fmt.Errorf("decode quote: %w", fieldErr(field, err))
-	}
-	if out.Type, err = decodeString(m["type"]); err != nil {
-		return fail("type", err)
-	}
-	if out.Status, err = decodeString(m["status"]); err != nil {
-		return fail("status", err)
-	}
-	if out.ReferenceID, err = decodeID(m["referenceId"]); err != nil {
-		return fail("referenceId", err)
-	}
-	if out.Rates, err = decodeList(m["rates"], decodeRate); err != nil {
-		return fail("rates", err)
-	}
-	if out.Items, err = decodeList(m["items"], decodeItem); err != nil {
-		return fail("items", err)
+	err = cmp.Or(field(m, "type", &out.Type, decodeString), field(m, "status", &out.Status, decodeString),
+		field(m, "referenceId", &out.ReferenceID, decodeID),
+		field(m, "rates", &out.Rates, listOf(decodeRate)), field(m, "items", &out.Items, listOf(decodeItem)))
+	if err != nil {
+		return fmt.Errorf("decode quote: %w", err)
 	}
 	for k, v := range m {
 		if !isQuoteKey(k) {
@@ -154,29 +143,31 @@ func (q Quote) MarshalJSON() ([]byte, error) {
 	return append(append(b[:len(b)-1], ','), e[1:]...), nil
 }
 
-// decodeList decodes a JSON array element by element; null gives nil.
-// Errors name the element: "[2].price".
-func decodeList[T any](raw json.RawMessage, one func(json.RawMessage) (T, error)) ([]T, error) {
-	if isNull(raw) {
-		return nil, nil
-	}
-	raw = bytes.TrimSpace(raw)
-	if raw[0] != '[' {
-		return nil, fmt.Errorf("want an array, got %s", describe(raw))
-	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(raw, &elems); err != nil {
-		return nil, err
-	}
-	out := make([]T, 0, len(elems))
-	for i, e := range elems {
-		v, err := one(e)
-		if err != nil {
-			return nil, fieldErr("["+strconv.Itoa(i)+"]", err)
+// listOf decodes a JSON array element by element with one; null gives
+// nil. Errors name the element: "[2].price".
+func listOf[T any](one func(json.RawMessage) (T, error)) func(json.RawMessage) ([]T, error) {
+	return func(raw json.RawMessage) ([]T, error) {
+		if isNull(raw) {
+			return nil, nil
 		}
-		out = append(out, v)
+		raw = bytes.TrimSpace(raw)
+		if raw[0] != '[' {
+			return nil, fmt.Errorf("want an array, got %s", describe(raw))
+		}
+		var elems []json.RawMessage
+		if err := json.Unmarshal(raw, &elems); err != nil {
+			return nil, err
+		}
+		out := make([]T, 0, len(elems))
+		for i, e := range elems {
+			v, err := one(e)
+			if err != nil {
+				return nil, fieldErr("["+strconv.Itoa(i)+"]", err)
+			}
+			out = append(out, v)
+		}
+		return out, nil
 	}
-	return out, nil
 }
 
 // UnmarshalJSON decodes a rate: {"type": "...", "rate": 55.00}.
@@ -203,13 +194,8 @@ func decodeRate(data json.RawMessage) (Rate, error) {
 		return Rate{}, err
 	}
 	var r Rate
-	if r.Type, err = decodeString(m["type"]); err != nil {
-		return Rate{}, fieldErr("type", err)
-	}
-	if r.Rate, err = decodeDecimal(m["rate"]); err != nil {
-		return Rate{}, fieldErr("rate", err)
-	}
-	return r, nil
+	err = cmp.Or(field(m, "type", &r.Type, decodeString), field(m, "rate", &r.Rate, decodeDecimal))
+	return r, err
 }
 
 // UnmarshalJSON decodes an item tolerantly: id as a string or number,
@@ -257,51 +243,20 @@ func decodeItem(data json.RawMessage) (Item, error) {
 		return Item{}, err
 	}
 	var it Item
-	strs := []struct {
-		key string
-		dst *string
-		dec func(json.RawMessage) (string, error)
-	}{
-		{"id", &it.ID, decodeID},
-		{"type", &it.Type, decodeString},
-		{"description", &it.Description, decodeString},
-		{"partNumber", &it.PartNumber, decodeID},
-	}
-	for _, f := range strs {
-		if *f.dst, err = f.dec(m[f.key]); err != nil {
-			return Item{}, fieldErr(f.key, err)
-		}
-	}
-	if it.Order, err = decodeInt(m["order"]); err != nil {
-		return Item{}, fieldErr("order", err)
-	}
-	decs := []struct {
-		key string
-		dst *decimal.Decimal
-	}{{"quantity", &it.Quantity}, {"price", &it.Price}, {"total", &it.Total}}
-	for _, f := range decs {
-		if *f.dst, err = decodeDecimal(m[f.key]); err != nil {
-			return Item{}, fieldErr(f.key, err)
-		}
-	}
-	if !isNull(m["markup"]) {
-		d, err := decodeDecimal(m["markup"])
-		if err != nil {
-			return Item{}, fieldErr("markup", err)
-		}
-		it.Markup = &d
-	}
-	if !isNull(m["isOnReport"]) {
-		b, err := decodeBool(m["isOnReport"])
-		if err != nil {
-			return Item{}, fieldErr("isOnReport", err)
-		}
-		it.IsOnReport = &b
-	}
-	if it.Metadata, err = decodeMetadata(m["metadata"]); err != nil {
-		return Item{}, fieldErr("metadata", err)
-	}
-	return it, nil
+	err = cmp.Or(
+		field(m, "id", &it.ID, decodeID),
+		field(m, "type", &it.Type, decodeString),
+		field(m, "description", &it.Description, decodeString),
+		field(m, "partNumber", &it.PartNumber, decodeID),
+		field(m, "order", &it.Order, decodeInt),
+		field(m, "quantity", &it.Quantity, decodeDecimal),
+		field(m, "price", &it.Price, decodeDecimal),
+		field(m, "total", &it.Total, decodeDecimal),
+		field(m, "markup", &it.Markup, optional(decodeDecimal)),
+		field(m, "isOnReport", &it.IsOnReport, optional(decodeBool)),
+		field(m, "metadata", &it.Metadata, decodeMetadata),
+	)
+	return it, err
 }
 
 // decodeMetadata decodes a string → string object; other values are kept
