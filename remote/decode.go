@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 )
 
 // DecodeError is returned by ListRequests beside the requests it could
@@ -217,18 +216,14 @@ func checkEntry(i int, e rawEntry) (SkippedRequest, bool) {
 	switch {
 	case e.oversize:
 		cause = fmt.Errorf("the entry is %d bytes, larger than the %d decoded", e.size, MaxEntryBytes)
-		field = largestMember(e.data)
+		field, _ = heaviest(e.data)
 	case e.depth > MaxEntryDepth:
 		cause = fmt.Errorf("the entry is nested %d levels deep, deeper than the %d decoded", e.depth, MaxEntryDepth)
-		field = deepestMember(e.data)
-	case !utf8.Valid(e.data):
-		field = badTextMember(e.data)
-		cause = errInvalidUTF8
-	case hasLoneSurrogate(e.data):
-		field = badTextMember(e.data)
-		cause = errBadEscape
+		_, field = heaviest(e.data)
 	default:
-		return SkippedRequest{}, true
+		if field, cause = badTextMember(e.data); cause == nil {
+			return SkippedRequest{}, true
+		}
 	}
 	sk := SkippedRequest{Index: i, Field: field}
 	sk.ID, sk.IDText, sk.Unlike = entryID(e.data)

@@ -79,16 +79,11 @@ func decodeObject(data []byte) (map[string]json.RawMessage, error) {
 	if len(data) == 0 || data[0] != '{' {
 		return nil, fmt.Errorf("want a JSON object, got %s", describe(data))
 	}
-	if badText(data) {
-		// encoding/json would replace it silently, in keys and in the
-		// members kept raw alike: name the member instead.
-		cause := errInvalidUTF8
-		if utf8.Valid(data) {
-			cause = errBadEscape
-		}
-		if f := badTextMember(data); f != "" {
-			return nil, &FieldError{Field: f, Err: cause}
-		}
+	// encoding/json would replace bad text silently, in keys and in the
+	// members kept raw alike: name the member instead.
+	if f, cause := badTextMember(data); cause != nil && f != "" {
+		return nil, &FieldError{Field: f, Err: cause}
+	} else if cause != nil {
 		return nil, cause
 	}
 	var m map[string]json.RawMessage
