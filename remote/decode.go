@@ -117,78 +117,83 @@ var errNotArray = errors.New("not a JSON array")
 // whole is an error with no requests; head is then the start of the body
 // (at most headBytes), for the message.
 func decodeRequestsFrom(r io.Reader, lim listLimits) (reqs []Request, skipped *DecodeError, head []byte, err error) {
-	s := &listScanner{r: bufio.NewReaderSize(io.LimitReader(r, lim.read), 32<<10), limit: lim.read}
-	first, err := s.skipSpace()
-	switch {
-	case err == io.EOF:
-		return nil, nil, nil, nil // an empty body: no requests
-	case err != nil:
+	s := &listScanner{lr: &io.LimitedReader{R: r, N: lim.read}, limit: lim.read}
+	s.r = bufio.NewReaderSize(io.TeeReader(s.lr, &s.head), 32<<10)
+	if reqs, skipped, err = s.list(lim.keep); err != nil {
 		return nil, nil, s.head, err
+	}
+	return reqs, skipped, nil, nil
+}
+
+func (s *listScanner) list(keep int64) ([]Request, *DecodeError, error) {
+	switch first, err := s.skipSpace(); {
+	case err == io.EOF:
+		return nil, nil, nil // an empty body: no requests
+	case err != nil:
+		return nil, nil, err
 	case first == 'n':
-		if lit, err := s.literal(); err == nil && lit == "null" {
-			if _, err := s.skipSpace(); err == io.EOF {
-				return nil, nil, nil, nil
+		if lit, _ := s.r.Peek(4); string(lit) == "null" {
+			if _, err := s.r.Discard(4); err == nil {
+				if _, err := s.skipSpace(); err == io.EOF {
+					return nil, nil, nil
+				}
 			}
 		}
-		return nil, nil, s.head, errNotArray
+		return nil, nil, errNotArray
 	case first != '[':
-		s.fillHead()
-		return nil, nil, s.head, errNotArray
+		_, _ = s.r.Peek(headBytes) // read on to fill head, for the message
+		return nil, nil, errNotArray
 	}
-	s.next() // the '['
-	var kept int64
-	total := 0
-	for {
+	_, _ = s.r.Discard(1) // the '['
+	var (
+		reqs    = []Request{}
+		skipped *DecodeError
+		kept    int64
+	)
+	for i := 0; ; i++ {
 		c, err := s.skipSpace()
 		if err != nil {
-			return nil, nil, s.head, s.cut(err)
+			return nil, nil, s.cut(err)
 		}
-		if c == ']' && total == 0 {
-			s.next()
+		if c == ']' && i == 0 {
+			_, _ = s.r.Discard(1)
 			break
 		}
 		e, err := s.entry()
 		if err != nil {
-			return nil, nil, s.head, s.cut(err)
+			return nil, nil, s.cut(err)
 		}
-		i, req := total, Request{}
-		total++
+		req := Request{}
 		if sk, ok := checkEntry(i, e); !ok {
 			skipped = addSkip(skipped, sk)
 		} else if err := req.UnmarshalJSON(e.data); err != nil {
 			skipped = addSkip(skipped, skippedRequest(i, e.data, err))
+		} else if kept += int64(len(e.data)); kept > keep {
+			return nil, nil, fmt.Errorf("the pending list exceeds %d bytes of decodable entries", keep)
 		} else {
-			kept += int64(len(e.data))
-			if kept > lim.keep {
-				return nil, nil, s.head, fmt.Errorf("the pending list exceeds %d bytes of decodable entries", lim.keep)
-			}
 			reqs = append(reqs, req)
 		}
-		c, err = s.skipSpace()
-		if err != nil {
-			return nil, nil, s.head, s.cut(err)
+		if c, err = s.skipSpace(); err != nil {
+			return nil, nil, s.cut(err)
 		}
-		s.next()
+		_, _ = s.r.Discard(1)
 		if c == ']' {
+			if skipped != nil {
+				skipped.Total = i + 1
+			}
 			break
 		}
 		if c != ',' {
-			return nil, nil, s.head, fmt.Errorf("malformed JSON array: %q after entry %d", c, i)
+			return nil, nil, fmt.Errorf("malformed JSON array: %q after entry %d", c, i)
 		}
 	}
 	if c, err := s.skipSpace(); err != io.EOF {
 		if err != nil {
-			return nil, nil, s.head, s.cut(err)
+			return nil, nil, s.cut(err)
 		}
-		return nil, nil, s.head, fmt.Errorf("malformed JSON: %q after the array", c)
+		return nil, nil, fmt.Errorf("malformed JSON: %q after the array", c)
 	}
-	if skipped != nil {
-		skipped.Total = total
-	}
-	if reqs == nil {
-		reqs = []Request{}
-	}
-	return reqs, skipped, nil, nil
+	return reqs, skipped, nil
 }
 
 func addSkip(d *DecodeError, s SkippedRequest) *DecodeError {
@@ -256,76 +261,41 @@ func skippedRequest(i int, raw []byte, err error) SkippedRequest {
 // entry ends the whole list.
 type listScanner struct {
 	r     *bufio.Reader
-	limit int64 // bytes r may give: reaching it means the body was cut
-	n     int64 // bytes consumed
-	head  []byte
-	c     byte // the current byte, valid when have
-	have  bool
-	buf   []byte // the entry buffer, reused: a decoded Request copies what it keeps
+	lr    *io.LimitedReader // under r: reaching its end means the body was cut
+	limit int64             // what lr gave at most
+	head  prefix            // the start of the body, for messages
+	buf   []byte            // the entry buffer, reused: a decoded Request copies what it keeps
 }
 
-func (s *listScanner) peek() (byte, error) {
-	if s.have {
-		return s.c, nil
-	}
+// prefix keeps the first headBytes bytes written to it.
+type prefix []byte
+
+func (p *prefix) Write(b []byte) (int, error) {
+	*p = append(*p, b[:min(len(b), headBytes-len(*p))]...)
+	return len(b), nil
+}
+
+func (s *listScanner) readByte() (byte, error) {
 	c, err := s.r.ReadByte()
-	if err != nil {
-		if err != io.EOF {
-			err = &bodyReadError{err}
-		} else if s.n >= s.limit {
-			err = fmt.Errorf("the body exceeds %d bytes", s.limit-1)
-		}
-		return 0, err
+	switch {
+	case err == io.EOF && s.lr.N == 0:
+		err = fmt.Errorf("the body exceeds %d bytes", s.limit-1)
+	case err != nil && err != io.EOF:
+		err = &bodyReadError{err}
 	}
-	if len(s.head) < headBytes {
-		s.head = append(s.head, c)
-	}
-	s.c, s.have = c, true
-	return c, nil
+	return c, err
 }
 
-func (s *listScanner) next() {
-	if s.have {
-		s.have = false
-		s.n++
-	}
-}
-
-// skipSpace consumes JSON white space and returns the next byte.
+// skipSpace consumes JSON white space and returns the next byte, not
+// consumed.
 func (s *listScanner) skipSpace() (byte, error) {
 	for {
-		c, err := s.peek()
+		c, err := s.readByte()
 		if err != nil {
 			return 0, err
 		}
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			s.next()
-			continue
-		}
-		return c, nil
-	}
-}
-
-// literal reads a run of letters (null, true, false).
-func (s *listScanner) literal() (string, error) {
-	var b []byte
-	for {
-		c, err := s.peek()
-		if err != nil || c < 'a' || c > 'z' || len(b) > 8 {
-			return string(b), err
-		}
-		b = append(b, c)
-		s.next()
-	}
-}
-
-// fillHead reads on until head is full or the body ends.
-func (s *listScanner) fillHead() {
-	for len(s.head) < headBytes {
-		s.next()
-		if _, err := s.peek(); err != nil {
-			return
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return c, s.r.UnreadByte()
 		}
 	}
 }
@@ -333,7 +303,7 @@ func (s *listScanner) fillHead() {
 // cut is the error of a body that ended inside the array.
 func (s *listScanner) cut(err error) error {
 	if err == io.EOF {
-		return fmt.Errorf("unexpected end of the JSON array after %d bytes", s.n)
+		return fmt.Errorf("unexpected end of the JSON array after %d bytes", s.limit-s.lr.N)
 	}
 	return err
 }
@@ -348,28 +318,20 @@ func (s *listScanner) entry() (rawEntry, error) {
 		}
 	}()
 	var (
-		depth       int
-		inStr, esc  bool
-		started     bool
-		stack       []byte // the open brackets, to match their closers
-		stackDepthN int    // brackets beyond what stack keeps
+		inStr, esc bool
+		stack      []byte // the outer MaxEntryDepth+1 open brackets, to match their closers
 	)
-	for {
-		c, err := s.peek()
+	for depth := 0; ; {
+		c, err := s.readByte()
 		if err != nil {
 			return e, err
 		}
-		if !inStr && depth == 0 && started {
-			switch c {
-			case ',', ']', ' ', '\t', '\n', '\r':
-				return e, nil
+		if !inStr && depth == 0 && strings.IndexByte(",] \t\n\r", c) >= 0 {
+			if e.size == 0 {
+				return e, fmt.Errorf("malformed JSON array: %q where an entry was expected", c)
 			}
+			return e, s.r.UnreadByte()
 		}
-		if !inStr && depth == 0 && !started && (c == ',' || c == ']') {
-			return e, fmt.Errorf("malformed JSON array: %q where an entry was expected", c)
-		}
-		started = true
-		s.next()
 		e.size++
 		switch {
 		case e.size <= MaxEntryBytes:
@@ -379,7 +341,7 @@ func (s *listScanner) entry() (rawEntry, error) {
 			e.data = e.data[:entryPrefix:entryPrefix]
 		}
 		switch {
-		case inStr && esc:
+		case esc:
 			esc = false
 		case inStr && c == '\\':
 			esc = true
@@ -394,21 +356,14 @@ func (s *listScanner) entry() (rawEntry, error) {
 		case c == '{' || c == '[':
 			depth++
 			e.depth = max(e.depth, depth)
-			if len(stack) < MaxEntryDepth+1 {
+			if len(stack) <= MaxEntryDepth {
 				stack = append(stack, c)
-			} else {
-				stackDepthN++
 			}
 		case c == '}' || c == ']':
-			want := byte('{')
-			if c == ']' {
-				want = '['
-			}
-			if stackDepthN > 0 {
-				stackDepthN-- // past what is checked: the entry is refused anyway
-			} else if len(stack) == 0 || stack[len(stack)-1] != want {
-				return e, fmt.Errorf("malformed JSON: unexpected %q in entry", c)
-			} else {
+			if depth <= len(stack) { // past it the entry is refused anyway
+				if len(stack) == 0 || stack[len(stack)-1] != c-2 { // '{'+2 is '}', '['+2 is ']'
+					return e, fmt.Errorf("malformed JSON: unexpected %q in entry", c)
+				}
 				stack = stack[:len(stack)-1]
 			}
 			depth--
