@@ -58,6 +58,16 @@ func field[T any](m map[string]json.RawMessage, key string, dst *T, dec func(jso
 	return nil
 }
 
+// into decodes data with dec into *dst; an error says what was decoded.
+func into[T any](dst *T, what string, data []byte, dec func(json.RawMessage) (T, error)) error {
+	v, err := dec(data)
+	if err != nil {
+		return fmt.Errorf("decode %s: %w", what, err)
+	}
+	*dst = v
+	return nil
+}
+
 // optional is dec for a member whose absence is kept: null gives nil.
 func optional[T any](dec func(json.RawMessage) (T, error)) func(json.RawMessage) (*T, error) {
 	return func(raw json.RawMessage) (*T, error) {

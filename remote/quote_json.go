@@ -172,12 +172,7 @@ func listOf[T any](one func(json.RawMessage) (T, error)) func(json.RawMessage) (
 
 // UnmarshalJSON decodes a rate: {"type": "...", "rate": 55.00}.
 func (r *Rate) UnmarshalJSON(data []byte) error {
-	v, err := decodeRate(data)
-	if err != nil {
-		return fmt.Errorf("decode rate: %w", err)
-	}
-	*r = v
-	return nil
+	return into(r, "rate", data, decodeRate)
 }
 
 // MarshalJSON writes the rate with its decimal as a JSON number.
@@ -202,12 +197,7 @@ func decodeRate(data json.RawMessage) (Rate, error) {
 // decimals as numbers or quoted numbers, metadata values other than strings
 // kept as their JSON text. Members not modelled by Item are dropped.
 func (it *Item) UnmarshalJSON(data []byte) error {
-	v, err := decodeItem(data)
-	if err != nil {
-		return fmt.Errorf("decode item: %w", err)
-	}
-	*it = v
-	return nil
+	return into(it, "item", data, decodeItem)
 }
 
 type wireItem struct {
@@ -227,14 +217,10 @@ type wireItem struct {
 // MarshalJSON writes the item; id, metadata, partNumber, markup and
 // isOnReport are omitted when empty or nil.
 func (it Item) MarshalJSON() ([]byte, error) {
-	w := wireItem{ID: it.ID, Order: it.Order, Type: it.Type, Description: it.Description,
+	return json.Marshal(wireItem{ID: it.ID, Order: it.Order, Type: it.Type, Description: it.Description,
 		Quantity: wireDecimal(it.Quantity), Price: wireDecimal(it.Price), Total: wireDecimal(it.Total),
-		Metadata: it.Metadata, PartNumber: it.PartNumber, IsOnReport: it.IsOnReport}
-	if it.Markup != nil {
-		m := wireDecimal(*it.Markup)
-		w.Markup = &m
-	}
-	return json.Marshal(w)
+		Metadata: it.Metadata, PartNumber: it.PartNumber, Markup: (*wireDecimal)(it.Markup),
+		IsOnReport: it.IsOnReport})
 }
 
 func decodeItem(data json.RawMessage) (Item, error) {
