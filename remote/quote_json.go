@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/shopspring/decimal"
@@ -69,11 +70,7 @@ func (d wireDecimal) MarshalJSON() ([]byte, error) {
 // isQuoteKey reports whether k is a member of a quote this package
 // models; everything else goes to Quote.Extra.
 func isQuoteKey(k string) bool {
-	switch k {
-	case "type", "status", "referenceId", "rates", "items":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"type", "status", "referenceId", "rates", "items"}, k)
 }
 
 // UnmarshalJSON decodes a quote; members beyond type, status, referenceId,

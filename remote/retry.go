@@ -173,21 +173,21 @@ func (c *Client) attempt(ctx context.Context, cl call) (*answer, *Error) {
 	e.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), c.now())
 	class := classOfStatus(resp.StatusCode)
 
+	ans := &answer{status: resp.StatusCode, header: resp.Header, secrets: c.secrets}
+	// fail keeps an excerpt of body (the start of a longer one when more).
+	fail := func(body []byte, more bool, err error) (*answer, *Error) {
+		e.Body, e.Err = excerpt(c.secrets, body, DefaultBodyExcerpt, more), err
+		return nil, e
+	}
 	if class == ClassOK && cl.stream != nil {
-		ans := &answer{status: resp.StatusCode, header: resp.Header, secrets: c.secrets}
 		if err := cl.stream(ans, resp.Body); err != nil {
-			e.Body = excerpt(c.secrets, ans.body, DefaultBodyExcerpt, ans.cut)
 			var re *bodyReadError
 			if errors.As(err, &re) {
 				err = fmt.Errorf("read response body: %w", c.transportCause(ctx, actx, re.err))
 			}
-			e.Err = classifyDecode(err)
-			return nil, e
+			return fail(ans.body, ans.cut, classifyDecode(err))
 		}
 		return ans, nil
-	}
-	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
-		e.Err = classify(ClassRejected, redirectCause(c.secrets, resp.StatusCode, resp.Header.Get("Location")))
 	}
 	limit := c.cfg.MaxBodyBytes
 	if class != ClassOK {
@@ -197,29 +197,22 @@ func (c *Client) attempt(ctx context.Context, cl call) (*answer, *Error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	more := int64(len(data)) > limit
-	if err != nil {
-		e.Body = excerpt(c.secrets, data, DefaultBodyExcerpt, true)
-		e.Err = classify(ClassTemporary, fmt.Errorf("read response body: %w", c.transportCause(ctx, actx, err)))
-		return nil, e
+	switch {
+	case err != nil:
+		err = fmt.Errorf("read response body: %w", c.transportCause(ctx, actx, err))
+		return fail(data, true, classify(ClassTemporary, err))
+	case resp.StatusCode >= 300 && resp.StatusCode <= 399:
+		err = redirectCause(c.secrets, resp.StatusCode, resp.Header.Get("Location"))
+		return fail(data, more, classify(ClassRejected, err))
+	case class != ClassOK:
+		return fail(data, more, sentinelOf(class))
+	case more:
+		return fail(data, true, classify(ClassTemporary, fmt.Errorf("response body exceeds %d bytes", limit)))
 	}
-	if class != ClassOK {
-		e.Body = excerpt(c.secrets, data, DefaultBodyExcerpt, more)
-		if e.Err == nil {
-			e.Err = sentinelOf(class)
-		}
-		return nil, e
-	}
-	if more {
-		e.Body = excerpt(c.secrets, data, DefaultBodyExcerpt, true)
-		e.Err = classify(ClassTemporary, fmt.Errorf("response body exceeds %d bytes", limit))
-		return nil, e
-	}
-	ans := &answer{status: resp.StatusCode, header: resp.Header, body: data, secrets: c.secrets}
+	ans.body = data
 	if cl.decode != nil {
 		if err := cl.decode(ans); err != nil {
-			e.Body = excerpt(c.secrets, data, DefaultBodyExcerpt, false)
-			e.Err = classifyDecode(err)
-			return nil, e
+			return fail(data, false, classifyDecode(err))
 		}
 	}
 	return ans, nil
@@ -257,13 +250,8 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if secs, err := strconv.ParseUint(v, 10, 64); err == nil {
-		if secs > uint64(maxRetryAfter/time.Second) {
-			return maxRetryAfter
-		}
-		return time.Duration(secs) * time.Second
-	} else if errors.Is(err, strconv.ErrRange) {
-		return maxRetryAfter
+	if secs, err := strconv.ParseUint(v, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		return time.Duration(min(secs, uint64(maxRetryAfter/time.Second))) * time.Second
 	}
 	t, err := http.ParseTime(v)
 	if err != nil {

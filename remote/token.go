@@ -70,10 +70,9 @@ type fileToken struct {
 	path string
 
 	mu      sync.Mutex
-	token   string
+	token   string // "" after Invalidate
 	modTime time.Time
 	size    int64
-	stale   bool
 }
 
 func (f *fileToken) Token(context.Context) (string, error) {
@@ -83,20 +82,20 @@ func (f *fileToken) Token(context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read token file: %w", err)
 	}
-	if f.token != "" && !f.stale && fi.ModTime().Equal(f.modTime) && fi.Size() == f.size {
+	if f.token != "" && fi.ModTime().Equal(f.modTime) && fi.Size() == f.size {
 		return f.token, nil
 	}
 	tok, err := readTokenFile(f.path)
 	if err != nil {
 		return "", err
 	}
-	f.token, f.modTime, f.size, f.stale = tok, fi.ModTime(), fi.Size(), false
+	f.token, f.modTime, f.size = tok, fi.ModTime(), fi.Size()
 	return tok, nil
 }
 
 func (f *fileToken) Invalidate() {
 	f.mu.Lock()
-	f.stale = true
+	f.token = ""
 	f.mu.Unlock()
 }
 
