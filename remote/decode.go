@@ -164,10 +164,10 @@ func (s *listScanner) list(keep int64) ([]Request, *DecodeError, error) {
 			return nil, nil, s.cut(err)
 		}
 		req := Request{}
-		if sk, ok := checkEntry(i, e); !ok {
-			skipped = addSkip(skipped, sk)
+		if err := checkEntry(e); err != nil {
+			skipped = addSkip(skipped, skippedRequest(i, e.data, err, false))
 		} else if err := req.UnmarshalJSON(e.data); err != nil {
-			skipped = addSkip(skipped, skippedRequest(i, e.data, err))
+			skipped = addSkip(skipped, skippedRequest(i, e.data, err, true))
 		} else if kept += int64(len(e.data)); kept > keep {
 			return nil, nil, fmt.Errorf("the pending list exceeds %d bytes of decodable entries", keep)
 		} else {
@@ -214,8 +214,8 @@ type rawEntry struct {
 }
 
 // checkEntry refuses an entry over the limits or not valid UTF-8, naming
-// what it can of it; ok is true when the entry may be decoded.
-func checkEntry(i int, e rawEntry) (SkippedRequest, bool) {
+// the member at fault when it can.
+func checkEntry(e rawEntry) error {
 	var cause error
 	field := ""
 	switch {
@@ -226,29 +226,24 @@ func checkEntry(i int, e rawEntry) (SkippedRequest, bool) {
 		cause = fmt.Errorf("the entry is nested %d levels deep, deeper than the %d decoded", e.depth, MaxEntryDepth)
 		_, field = heaviest(e.data)
 	default:
-		if field, cause = badTextMember(e.data); cause == nil {
-			return SkippedRequest{}, true
-		}
+		field, cause = badTextMember(e.data)
 	}
-	sk := SkippedRequest{Index: i, Field: field}
-	sk.ID, sk.IDText, sk.Unlike = entryID(e.data)
-	err := cause
-	if field != "" {
-		err = &FieldError{Field: field, Err: cause}
+	if field == "" {
+		return cause
 	}
-	sk.Err = fmt.Errorf("%s: %w", sk.Name(), err)
-	return sk, false
+	return &FieldError{Field: field, Err: cause}
 }
 
-// skippedRequest describes entry i that failed with err.
-func skippedRequest(i int, raw []byte, err error) SkippedRequest {
+// skippedRequest describes entry i that failed with err. The error of a
+// decoded entry names it already when its id is known.
+func skippedRequest(i int, raw []byte, err error, decoded bool) SkippedRequest {
 	s := SkippedRequest{Index: i}
 	var fe *FieldError
 	if errors.As(err, &fe) {
 		s.Field = fe.Field
 	}
 	s.ID, s.IDText, s.Unlike = entryID(raw)
-	if s.ID == "" {
+	if s.ID == "" || !decoded {
 		err = fmt.Errorf("%s: %w", s.Name(), err)
 	}
 	s.Err = err
