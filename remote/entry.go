@@ -226,16 +226,10 @@ func badTextMember(data []byte) (path string, cause error) {
 	}
 	walk(data, func(open []frame, tok any, raw []byte, _ bool) bool {
 		s, _ := tok.(string)
-		switch {
-		case !utf8.Valid(raw):
-			cause = errInvalidUTF8
-		case strings.ContainsRune(s, utf8.RuneError) && !sendsReplacement(raw):
-			cause = errBadEscape
-		default:
-			return true
+		if cause = textError(raw, s); cause != nil {
+			path = pathOf(open)
 		}
-		path = pathOf(open)
-		return false
+		return cause == nil
 	})
 	if cause == nil && !utf8.Valid(data) {
 		cause = errInvalidUTF8 // outside any string json could read

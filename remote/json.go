@@ -137,17 +137,23 @@ func decodeString(raw json.RawMessage) (string, error) {
 	if isNull(raw) {
 		return "", nil
 	}
-	if !utf8.Valid(raw) {
-		return "", errInvalidUTF8
-	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", fmt.Errorf("want a string, got %s", describe(raw))
+		return "", cmp.Or(textError(raw, ""), fmt.Errorf("want a string, got %s", describe(raw)))
 	}
-	if strings.ContainsRune(s, utf8.RuneError) && !sendsReplacement(raw) {
-		return "", errBadEscape
+	return s, textError(raw, s)
+}
+
+// textError says what is wrong with a JSON string (raw as sent, s
+// decoded) that encoding/json would silently change; nil when nothing.
+func textError(raw []byte, s string) error {
+	switch {
+	case !utf8.Valid(raw):
+		return errInvalidUTF8
+	case strings.ContainsRune(s, utf8.RuneError) && !sendsReplacement(raw):
+		return errBadEscape
 	}
-	return s, nil
+	return nil
 }
 
 // Errors of strings quotesync refuses rather than change.

@@ -102,22 +102,18 @@ func (s *Secrets) AddFetched(v string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.fetched) > 0 && s.fetched[len(s.fetched)-1] == v {
-		return // the token of the last call: the common case
+	if n := len(s.fetched); n > 0 && s.fetched[n-1] == v || slices.Contains(s.values, v) {
+		return // the token of the last call (the common case), or a value kept for good
 	}
-	if slices.Contains(s.values, v) {
-		return
-	}
-	if i := slices.Index(s.fetched, v); i >= 0 {
+	i := slices.Index(s.fetched, v)
+	if i >= 0 {
 		s.fetched = slices.Delete(s.fetched, i, i+1)
-		s.fetched = append(s.fetched, v)
-		return // known: only its age changes
 	}
 	s.fetched = append(s.fetched, v)
-	if len(s.fetched) > KeepFetched {
-		s.fetched = slices.Delete(s.fetched, 0, len(s.fetched)-KeepFetched)
+	if i < 0 { // new: not only its age changes
+		s.fetched = slices.Delete(s.fetched, 0, max(len(s.fetched)-KeepFetched, 0))
+		s.rebuild()
 	}
-	s.rebuild()
 }
 
 // rebuild makes the replacer of every form of every value; s.mu held.
