@@ -143,7 +143,7 @@ func boundValue(raw []byte, cut bool) string {
 		}
 	}
 	s := string(p)
-	if !utf8.ValidString(s) || !printable(s) {
+	if !printable(s) {
 		s = fmt.Sprintf("%q", s)
 	}
 	if len(p) == len(raw) && !cut {
@@ -240,8 +240,8 @@ func badTextMember(data []byte) (path string, cause error) {
 // keyName is a member's key (as sent, quotes included) for a message: as
 // is when short and printable, else bounded and quoted.
 func keyName(key []byte) string {
-	if s, err := decodeString(key); err == nil && len(s) <= 64 && printable(s) {
-		return s
+	if s, err := decodeString(key); err == nil {
+		return textOf(s)
 	}
 	return boundValue(bytes.TrimPrefix(bytes.TrimSuffix(key, []byte(`"`)), []byte(`"`)), false)
 }

@@ -368,13 +368,13 @@ func (r Request) MarshalJSON() ([]byte, error) {
 // whole object. A missing id is left empty (Accept falls back to the
 // referenceId it sent).
 func (j *Job) UnmarshalJSON(data []byte) error {
+	var id string
 	m, err := decodeObject(data)
+	if err == nil {
+		err = field(m, "id", &id, decodeID)
+	}
 	if err != nil {
 		return fmt.Errorf("decode job: %w", err)
-	}
-	id, err := decodeID(m["id"])
-	if err != nil {
-		return fmt.Errorf("decode job: %w", fieldErr("id", err))
 	}
 	*j = Job{ID: id, Location: j.Location, Raw: append(json.RawMessage(nil), bytes.TrimSpace(data)...)}
 	return nil

@@ -99,13 +99,8 @@ func (s *ccToken) Token(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("fetch oauth2 token: %s: required", f.name)
 		}
 	}
-	conf := &clientcredentials.Config{
-		ClientID:       s.cfg.ClientID,
-		ClientSecret:   secret,
-		TokenURL:       s.cfg.TokenURL,
-		Scopes:         s.cfg.Scopes,
-		EndpointParams: s.cfg.EndpointParams,
-	}
+	conf := &clientcredentials.Config{ClientID: s.cfg.ClientID, ClientSecret: secret, TokenURL: s.cfg.TokenURL,
+		Scopes: s.cfg.Scopes, EndpointParams: s.cfg.EndpointParams}
 	tok, err := conf.Token(context.WithValue(ctx, oauth2.HTTPClient, noRedirects(s.cfg.HTTPClient)))
 	if err != nil {
 		return "", s.fetchError(ctx, err)
@@ -182,11 +177,7 @@ func (s *ccToken) fetchError(ctx context.Context, err error) error {
 		}
 		return &tokenError{msg: redact(msg), class: class}
 	}
-	te := &tokenError{msg: redact(unwrapURLError(err).Error()), class: ErrTemporary}
-	if ctx.Err() != nil {
-		te.ctxErr = ctx.Err()
-	}
-	return te
+	return &tokenError{msg: redact(unwrapURLError(err).Error()), class: ErrTemporary, ctxErr: ctx.Err()}
 }
 
 const (
@@ -208,9 +199,4 @@ type tokenError struct {
 
 func (e *tokenError) Error() string { return "fetch oauth2 token: " + e.msg }
 
-func (e *tokenError) Unwrap() []error {
-	if e.ctxErr != nil {
-		return []error{e.class, e.ctxErr}
-	}
-	return []error{e.class}
-}
+func (e *tokenError) Unwrap() []error { return []error{e.class, e.ctxErr} }
