@@ -158,18 +158,12 @@ func New(cfg Config, tokens TokenSource) (*Client, error) {
 		cfg:     cfg,
 		api:     api,
 		tokens:  tokens,
-		secrets: cfg.Secrets,
-		http:    cfg.HTTPClient,
+		secrets: cmp.Or(cfg.Secrets, redact.New()),
+		http:    cmp.Or(cfg.HTTPClient, defaultHTTPClient(cfg.IdleConns)),
 		limiter: rate.NewLimiter(limit, cfg.Burst),
 		sleep:   sleepCtx,
 		now:     time.Now,
 		rand:    rand.Float64,
-	}
-	if c.http == nil {
-		c.http = defaultHTTPClient(cfg.IdleConns)
-	}
-	if c.secrets == nil {
-		c.secrets = redact.New()
 	}
 	return c, nil
 }
@@ -259,9 +253,7 @@ func configError(field, format string, args ...any) *ConfigError {
 // following them: a redirected API call is misconfigured, and following
 // would resend the token.
 func defaultHTTPClient(idle int) *http.Client {
-	if idle <= 0 {
-		idle = 16
-	}
+	idle = cmp.Or(max(idle, 0), 16)
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = idle
 	t.MaxIdleConnsPerHost = idle

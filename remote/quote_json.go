@@ -24,23 +24,22 @@ func decodeDecimal(raw json.RawMessage) (decimal.Decimal, error) {
 	if isNull(raw) {
 		return decimal.Decimal{}, nil
 	}
-	raw = bytes.TrimSpace(raw)
-	var text string
-	if raw[0] == '"' {
-		s, err := decodeString(raw)
-		if err != nil {
-			return decimal.Decimal{}, err
-		}
-		if len(s) > maxNumberLen {
-			return decimal.Decimal{}, fmt.Errorf("number longer than %d characters", maxNumberLen)
-		}
-		text = s
+	var (
+		text string
+		err  error
+	)
+	if raw = bytes.TrimSpace(raw); raw[0] == '"' {
+		text, err = decodeString(raw)
 	} else {
-		n, err := decodeNumber(raw)
-		if err != nil {
-			return decimal.Decimal{}, err
-		}
+		var n json.Number
+		n, err = decodeNumber(raw)
 		text = n.String()
+	}
+	switch {
+	case err != nil:
+		return decimal.Decimal{}, err
+	case len(text) > maxNumberLen:
+		return decimal.Decimal{}, fmt.Errorf("number longer than %d characters", maxNumberLen)
 	}
 	d, err := decimal.NewFromString(text)
 	if err != nil {
@@ -256,24 +255,20 @@ func decodeMetadata(raw json.RawMessage) (map[string]string, error) {
 		return nil, nil
 	}
 	out := make(map[string]string, len(m))
-	for k, v := range m {
-		v = bytes.TrimSpace(v)
-		switch {
-		case isNull(v):
-			out[k] = ""
-		case v[0] == '"':
-			s, err := decodeString(v)
-			if err != nil {
-				return nil, fieldErr(k, err)
-			}
-			out[k] = s
-		default:
-			c, err := compact(v)
-			if err != nil {
-				return nil, fieldErr(k, err)
-			}
-			out[k] = string(c)
+	for k := range m {
+		var s string
+		if err := field(m, k, &s, metadataValue); err != nil {
+			return nil, err
 		}
+		out[k] = s
 	}
 	return out, nil
+}
+
+func metadataValue(v json.RawMessage) (string, error) {
+	if v = bytes.TrimSpace(v); isNull(v) || v[0] == '"' {
+		return decodeString(v)
+	}
+	c, err := compact(v)
+	return string(c), err
 }
