@@ -32,23 +32,18 @@ func (c *Client) ListRequests(ctx context.Context) ([]Request, error) {
 		method: http.MethodGet,
 		route:  "GET /requests",
 		path:   "/requests",
-		stream: func(a *answer, body io.Reader) error {
-			var (
-				err  error
-				head []byte
-			)
-			reqs, skipped, head, err = decodeRequestsFrom(body, lim)
-			if err == nil {
+		stream: func(a *answer, body io.Reader) (err error) {
+			reqs, skipped, a.body, err = decodeRequestsFrom(body, lim)
+			a.cut = len(a.body) >= headBytes
+			switch {
+			case err == nil:
 				return nil
-			}
-			a.body, a.cut = head, len(head) >= headBytes
-			if errors.Is(err, errNotArray) {
-				if !isJSONStart(head) {
-					err = notTheAPI("a JSON array of requests", a)
-					a.body = nil // the error shows its start
-				} else {
-					err = fmt.Errorf("want a JSON array, got %s", describe(head))
-				}
+			case !errors.Is(err, errNotArray):
+			case !isJSONStart(a.body):
+				err = notTheAPI("a JSON array of requests", a)
+				a.body = nil // the error shows its start
+			default:
+				err = fmt.Errorf("want a JSON array, got %s", describe(a.body))
 			}
 			return fmt.Errorf("decode requests: %w", err)
 		},

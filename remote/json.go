@@ -114,20 +114,10 @@ func describe(raw []byte) string {
 	if len(raw) == 0 {
 		return "nothing"
 	}
-	switch raw[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
+	return cmp.Or(kinds[raw[0]], "a number")
 }
+
+var kinds = map[byte]string{'{': "an object", '[': "an array", '"': "a string", 't': "a boolean", 'f': "a boolean", 'n': "null"}
 
 // decodeString decodes a JSON string; null gives "". A string that is not
 // valid UTF-8, or holds a lone UTF-16 surrogate escape, is an error:

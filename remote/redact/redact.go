@@ -29,6 +29,7 @@
 package redact
 
 import (
+	"cmp"
 	"net/url"
 	"slices"
 	"strings"
@@ -124,12 +125,7 @@ func (s *Secrets) rebuild() {
 	}
 	// Longest first: a secret that contains another goes whole, and the
 	// replacer tries the forms in this order at each position.
-	slices.SortFunc(forms, func(a, b string) int {
-		if d := len(b) - len(a); d != 0 {
-			return d
-		}
-		return strings.Compare(a, b)
-	})
+	slices.SortFunc(forms, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
 	forms = slices.Compact(forms)
 	if len(forms) == 0 {
 		s.r.Store(nil)
