@@ -73,7 +73,7 @@ func decodeAnswer(a *answer, what string, decode func([]byte) error) error {
 	case !isJSONStart(a.body) && looksHTML(a.header.Get("Content-Type"), bytes.TrimSpace(a.body)):
 		return notTheAPI(what, a)
 	}
-	return classify(ClassUnreadable, fmt.Errorf("the write landed (status %d) but its answer cannot be read: %w", a.status, err))
+	return classify(ErrUnreadable, fmt.Errorf("the write landed (status %d) but its answer cannot be read: %w", a.status, err))
 }
 
 // Accept accepts request requestID with the repairer's referenceID
@@ -184,7 +184,7 @@ func nonEmpty(method, template string, pairs ...string) error {
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if pairs[i+1] == "" {
 			return &Error{Method: method, Path: template,
-				Err: classify(ClassRejected, fmt.Errorf("%s is empty", pairs[i]))}
+				Err: classify(ErrRejected, fmt.Errorf("%s is empty", pairs[i]))}
 		}
 	}
 	return nil
@@ -196,7 +196,7 @@ func QuoteBody(q Quote) ([]byte, error) { return jsonBody(q) }
 func jsonBody(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("encode request body: %w", classify(ClassRejected, err))
+		return nil, fmt.Errorf("encode request body: %w", classify(ErrRejected, err))
 	}
 	return b, nil
 }

@@ -172,7 +172,7 @@ func (s *ccToken) fetchError(ctx context.Context, err error) error {
 			msg += ": " + b
 		}
 		class := ErrUnauthorized
-		if classOfStatus(status) == ClassTemporary {
+		if statusSentinel(status) == ErrTemporary {
 			class = ErrTemporary
 		}
 		return &tokenError{msg: redact(msg), class: class}

@@ -104,7 +104,7 @@ func (c *Client) stopped(ctx context.Context, cl call, last *Error, attempts int
 		cause = fmt.Errorf("%w: %w", ctx.Err(), cause)
 	}
 	if last == nil || Class(last) != ClassTemporary {
-		return &Error{Method: cl.method, Path: cl.path, Attempts: attempts, Err: classify(ClassTemporary, cause)}
+		return &Error{Method: cl.method, Path: cl.path, Attempts: attempts, Err: classify(ErrTemporary, cause)}
 	}
 	e := *last
 	e.Attempts = attempts
@@ -141,11 +141,11 @@ func (c *Client) attempt(ctx context.Context, cl call) (*answer, *Error) {
 
 	tok, err := c.tokens.Token(actx)
 	if err != nil {
-		class := ClassUnauthorized
+		sentinel := ErrUnauthorized
 		if errors.Is(err, ErrTemporary) || isContextErr(err) {
-			class = ClassTemporary
+			sentinel = ErrTemporary
 		}
-		e.Err = classify(class, fmt.Errorf("get token: %w", err))
+		e.Err = classify(sentinel, fmt.Errorf("get token: %w", err))
 		return nil, e
 	}
 	var body io.Reader
@@ -154,7 +154,7 @@ func (c *Client) attempt(ctx context.Context, cl call) (*answer, *Error) {
 	}
 	req, err := http.NewRequestWithContext(actx, cl.method, c.api+cl.path, body)
 	if err != nil {
-		e.Err = classify(ClassRejected, fmt.Errorf("build request: %w", unwrapURLError(err)))
+		e.Err = classify(ErrRejected, fmt.Errorf("build request: %w", unwrapURLError(err)))
 		return nil, e
 	}
 	c.secrets.AddFetched(tok) // before it is sent: an echo of it is redacted from the first
@@ -165,13 +165,13 @@ func (c *Client) attempt(ctx context.Context, cl call) (*answer, *Error) {
 
 	resp, err := c.http.Do(req)
 	if err != nil {
-		e.Err = classify(ClassTemporary, c.transportCause(ctx, actx, err))
+		e.Err = classify(ErrTemporary, c.transportCause(ctx, actx, err))
 		return nil, e
 	}
 	defer resp.Body.Close()
 	e.Status = resp.StatusCode
 	e.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), c.now())
-	class := classOfStatus(resp.StatusCode)
+	sentinel := statusSentinel(resp.StatusCode)
 
 	ans := &answer{status: resp.StatusCode, header: resp.Header, secrets: c.secrets}
 	// fail keeps an excerpt of body (the start of a longer one when more).
@@ -179,7 +179,7 @@ func (c *Client) attempt(ctx context.Context, cl call) (*answer, *Error) {
 		e.Body, e.Err = excerpt(c.secrets, body, DefaultBodyExcerpt, more), err
 		return nil, e
 	}
-	if class == ClassOK && cl.stream != nil {
+	if sentinel == nil && cl.stream != nil {
 		if err := cl.stream(ans, resp.Body); err != nil {
 			var re *bodyReadError
 			if errors.As(err, &re) {
@@ -190,7 +190,7 @@ func (c *Client) attempt(ctx context.Context, cl call) (*answer, *Error) {
 		return ans, nil
 	}
 	limit := c.cfg.MaxBodyBytes
-	if class != ClassOK {
+	if sentinel != nil {
 		// Only an excerpt is kept: read past it by more than the longest
 		// secret, so that one straddling the bound lies past the excerpt.
 		limit = min(limit, max(maxErrorBody, c.secrets.ReadBound(DefaultBodyExcerpt)))
@@ -200,14 +200,14 @@ func (c *Client) attempt(ctx context.Context, cl call) (*answer, *Error) {
 	switch {
 	case err != nil:
 		err = fmt.Errorf("read response body: %w", c.transportCause(ctx, actx, err))
-		return fail(data, true, classify(ClassTemporary, err))
+		return fail(data, true, classify(ErrTemporary, err))
 	case resp.StatusCode >= 300 && resp.StatusCode <= 399:
 		err = redirectCause(c.secrets, resp.StatusCode, resp.Header.Get("Location"))
-		return fail(data, more, classify(ClassRejected, err))
-	case class != ClassOK:
-		return fail(data, more, sentinelOf(class))
+		return fail(data, more, classify(ErrRejected, err))
+	case sentinel != nil:
+		return fail(data, more, sentinel)
 	case more:
-		return fail(data, true, classify(ClassTemporary, fmt.Errorf("response body exceeds %d bytes", limit)))
+		return fail(data, true, classify(ErrTemporary, fmt.Errorf("response body exceeds %d bytes", limit)))
 	}
 	ans.body = data
 	if cl.decode != nil {
