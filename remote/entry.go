@@ -98,29 +98,21 @@ func entryID(data []byte) (id, text string, unlike bool) {
 	if cut {
 		v = rest
 	}
-	if len(v) == 0 {
+	switch {
+	case len(v) == 0 || v[0] == 'n':
 		return "", "", false
-	}
-	switch v[0] {
-	case '{', '[', 't', 'f':
+	case strings.IndexByte("{[tf", v[0]) >= 0:
 		return "", "", true
-	case 'n':
-		return "", "", false
-	case '"':
-		if !cut && len(v) <= MaxSkippedIDLen+2 {
-			if s, err := decodeString(v); err == nil && s != "" {
-				return s, s, false
-			}
-		}
-		inner := v[1:]
-		if !cut && len(inner) > 0 {
-			inner = inner[:len(inner)-1]
-		}
-		return "", boundValue(inner, cut), false
 	}
-	if !cut && len(v) <= maxNumberLen {
-		if n, err := decodeNumber(v); err == nil {
-			return n.String(), n.String(), false
+	if !cut && len(v) <= MaxSkippedIDLen+2 {
+		if s, err := decodeID(v); err == nil && s != "" {
+			return s, s, false // a number is bounded by maxNumberLen
+		}
+	}
+	if v[0] == '"' { // its text, not the quotes
+		v = v[1:]
+		if !cut {
+			v = bytes.TrimSuffix(v, []byte(`"`))
 		}
 	}
 	return "", boundValue(v, cut), false
