@@ -267,13 +267,10 @@ func defaultHTTPClient(idle int) *http.Client {
 
 // sleepCtx waits d or until done is closed; it reports whether d elapsed.
 func sleepCtx(done <-chan struct{}, d time.Duration) bool {
-	if d <= 0 {
-		select {
-		case <-done:
-			return false
-		default:
-			return true
-		}
+	select {
+	case <-done:
+		return false
+	default:
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()

@@ -44,14 +44,11 @@ func holderIn(m map[string]json.RawMessage) (ref, req string, ok bool) {
 		switch strings.ToLower(strings.ReplaceAll(k, "_", "")) {
 		case "referenceid":
 			if s, err := decodeID(raw); err == nil && s != "" {
-				ref, ok = s, true
+				ref = s
 			}
 		case "requestid":
 			req, _ = decodeID(raw)
 		}
 	}
-	if !ok {
-		return "", "", false
-	}
-	return ref, req, true
+	return ref, req, ref != ""
 }

@@ -132,11 +132,10 @@ func (s *listScanner) list(keep int64) ([]Request, *DecodeError, error) {
 	case err != nil:
 		return nil, nil, err
 	case first == 'n':
-		if lit, _ := s.r.Peek(4); string(lit) == "null" {
-			if _, err := s.r.Discard(4); err == nil {
-				if _, err := s.skipSpace(); err == io.EOF {
-					return nil, nil, nil
-				}
+		lit, _ := s.r.Peek(4)
+		if _, err := s.r.Discard(len(lit)); err == nil && string(lit) == "null" {
+			if _, err := s.skipSpace(); err == io.EOF {
+				return nil, nil, nil
 			}
 		}
 		return nil, nil, errNotArray

@@ -79,11 +79,7 @@ type Error struct {
 // Error formats the error as "METHOD path: cause: status N (K attempts): body".
 func (e *Error) Error() string {
 	var b strings.Builder
-	cause := e.Err
-	if cause == nil {
-		cause = cmp.Or(e.statusSentinel(), ErrTemporary)
-	}
-	fmt.Fprintf(&b, "%s %s: %v", e.Method, e.Path, cause)
+	fmt.Fprintf(&b, "%s %s: %v", e.Method, e.Path, cmp.Or(e.Err, e.statusSentinel(), ErrTemporary))
 	if e.Status != 0 {
 		fmt.Fprintf(&b, ": status %d", e.Status)
 		if t := http.StatusText(e.Status); t != "" {

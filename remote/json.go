@@ -338,20 +338,14 @@ func (r Request) MarshalJSON() ([]byte, error) {
 	if len(r.Raw) > 0 {
 		return compact(r.Raw)
 	}
-	type wire struct {
+	return json.Marshal(struct {
 		ID           string          `json:"id"`
 		ClaimNumber  string          `json:"claim_number,omitempty"`
-		Expiry       string          `json:"expiry,omitempty"`
+		Expiry       time.Time       `json:"expiry,omitzero"` // RFC 3339
 		Instructions json.RawMessage `json:"instructions,omitempty"`
 		Accident     json.RawMessage `json:"accident,omitempty"`
 		Vehicle      json.RawMessage `json:"vehicle,omitempty"`
-	}
-	w := wire{ID: r.ID, ClaimNumber: r.ClaimNumber, Instructions: r.Instructions,
-		Accident: r.Accident, Vehicle: r.Vehicle}
-	if !r.Expiry.IsZero() {
-		w.Expiry = r.Expiry.Format(time.RFC3339Nano)
-	}
-	return json.Marshal(w)
+	}{r.ID, r.ClaimNumber, r.Expiry, r.Instructions, r.Accident, r.Vehicle})
 }
 
 // UnmarshalJSON decodes a job: its id as a string or number; Raw keeps the
