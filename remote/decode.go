@@ -146,7 +146,7 @@ func (s *listScanner) list(keep int64) ([]Request, *DecodeError, error) {
 	_, _ = s.r.Discard(1) // the '['
 	var (
 		reqs    = []Request{}
-		skipped *DecodeError
+		skipped = &DecodeError{}
 		kept    int64
 	)
 	for i := 0; ; i++ {
@@ -164,9 +164,9 @@ func (s *listScanner) list(keep int64) ([]Request, *DecodeError, error) {
 		}
 		req := Request{}
 		if err := checkEntry(e); err != nil {
-			skipped = addSkip(skipped, skippedRequest(i, e.data, err, false))
+			skipped.Skipped = append(skipped.Skipped, skippedRequest(i, e.data, err, false))
 		} else if err := req.UnmarshalJSON(e.data); err != nil {
-			skipped = addSkip(skipped, skippedRequest(i, e.data, err, true))
+			skipped.Skipped = append(skipped.Skipped, skippedRequest(i, e.data, err, true))
 		} else if kept += int64(len(e.data)); kept > keep {
 			return nil, nil, fmt.Errorf("the pending list exceeds %d bytes of decodable entries", keep)
 		} else {
@@ -177,9 +177,7 @@ func (s *listScanner) list(keep int64) ([]Request, *DecodeError, error) {
 		}
 		_, _ = s.r.Discard(1)
 		if c == ']' {
-			if skipped != nil {
-				skipped.Total = i + 1
-			}
+			skipped.Total = i + 1
 			break
 		}
 		if c != ',' {
@@ -192,15 +190,10 @@ func (s *listScanner) list(keep int64) ([]Request, *DecodeError, error) {
 		}
 		return nil, nil, fmt.Errorf("malformed JSON: %q after the array", c)
 	}
-	return reqs, skipped, nil
-}
-
-func addSkip(d *DecodeError, s SkippedRequest) *DecodeError {
-	if d == nil {
-		d = &DecodeError{}
+	if len(skipped.Skipped) == 0 {
+		return reqs, nil, nil
 	}
-	d.Skipped = append(d.Skipped, s)
-	return d
+	return reqs, skipped, nil
 }
 
 // rawEntry is one entry of the list as split: its bytes (the first

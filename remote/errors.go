@@ -3,7 +3,6 @@ package remote
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -180,10 +179,6 @@ func classify(sentinel, cause error) error {
 		return cmp.Or(cause, sentinel)
 	}
 	return fmt.Errorf("%w: %w", sentinel, cause)
-}
-
-func isContextErr(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // excerpt returns at most max bytes of body as one valid UTF-8 string,

@@ -213,17 +213,11 @@ func decodeNumber(raw json.RawMessage) (json.Number, error) {
 // decodeInt decodes an integer sent as a number ("3", "3.0") or a quoted
 // number; null gives 0.
 func decodeInt(raw json.RawMessage) (int, error) {
-	if isNull(raw) {
-		return 0, nil
-	}
 	d, err := decodeDecimal(raw)
-	if err != nil {
-		return 0, err
+	if err == nil && (!d.IsInteger() || d.Abs().GreaterThan(decimal.NewFromInt(math.MaxInt32))) {
+		err = fmt.Errorf("want an integer, got %s", d.String())
 	}
-	if !d.IsInteger() || d.Abs().GreaterThan(decimal.NewFromInt(math.MaxInt32)) {
-		return 0, fmt.Errorf("want an integer, got %s", d.String())
-	}
-	return int(d.IntPart()), nil
+	return int(d.IntPart()), err
 }
 
 // decodeBool decodes a JSON boolean or a quoted "true"/"false".

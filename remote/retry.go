@@ -142,7 +142,7 @@ func (c *Client) attempt(ctx context.Context, cl call) (*answer, *Error) {
 	tok, err := c.tokens.Token(actx)
 	if err != nil {
 		sentinel := ErrUnauthorized
-		if errors.Is(err, ErrTemporary) || isContextErr(err) {
+		if errors.Is(err, ErrTemporary) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			sentinel = ErrTemporary
 		}
 		e.Err = classify(sentinel, fmt.Errorf("get token: %w", err))
