@@ -225,8 +225,8 @@ func (cfg Config) normalize() (Config, string, error) {
 	if cfg.StatusMethod = cmp.Or(strings.ToUpper(cfg.StatusMethod), DefaultStatusMethod); cfg.StatusMethod != http.MethodPut && cfg.StatusMethod != http.MethodPost {
 		bad("StatusMethod", "%q must be PUT or POST", cfg.StatusMethod)
 	}
-	if cfg.StatusPath = cmp.Or(cfg.StatusPath, DefaultStatusPath); cfg.StatusPath != StatusPathAuto && !slices.Contains(statusForms(), cfg.StatusPath) {
-		bad("StatusPath", "%q must be one of %s, %s", cfg.StatusPath, strings.Join(statusForms(), ", "), StatusPathAuto)
+	if cfg.StatusPath = cmp.Or(cfg.StatusPath, DefaultStatusPath); cfg.StatusPath != StatusPathAuto && !slices.Contains(statusForms, cfg.StatusPath) {
+		bad("StatusPath", "%q must be one of %s, %s", cfg.StatusPath, strings.Join(statusForms, ", "), StatusPathAuto)
 	}
 	return cfg, strings.TrimRight(cfg.BaseURL, "/") + APIRoot, errors.Join(errs...)
 }

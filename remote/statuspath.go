@@ -26,9 +26,7 @@ const (
 	StatusPathAuto = "auto"
 )
 
-func statusForms() []string {
-	return []string{StatusPathQuotesStatus, StatusPathQuoteStatus, StatusPathQuotesID, StatusPathQuoteID}
-}
+var statusForms = []string{StatusPathQuotesStatus, StatusPathQuoteStatus, StatusPathQuotesID, StatusPathQuoteID}
 
 // autoCandidates are the (method, form) pairs auto mode tries, in order,
 // as "METHOD form": the public documentation's example, then its prose,

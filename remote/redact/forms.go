@@ -82,7 +82,7 @@ func jsonEscape(v string, st jsonStyle) string {
 	for _, r := range v {
 		alnum := r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
 		switch {
-		case st.all && !alnum, r < 0x20 && !strings.ContainsRune("\n\r\t", r),
+		case st.all && !alnum, r < 0x20 && jsonShort[r] == "",
 			r == 0x2028, r == 0x2029, r == utf8.RuneError,
 			st.html && strings.ContainsRune("<>&", r), st.nonASCII && r > 0x7f:
 			if r > 0xffff { // a UTF-16 surrogate pair
@@ -91,20 +91,17 @@ func jsonEscape(v string, st jsonStyle) string {
 			} else {
 				fmt.Fprintf(&b, `\u%04x`, r)
 			}
-		case r == '"', r == '\\':
-			b.WriteString(`\` + string(r))
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
+		case jsonShort[r] != "":
+			b.WriteString(jsonShort[r])
 		default:
 			b.WriteRune(r)
 		}
 	}
 	return b.String()
 }
+
+// jsonShort are the two-character escapes of JSON every encoder writes.
+var jsonShort = map[rune]string{'"': `\"`, '\\': `\\`, '\n': `\n`, '\r': `\r`, '\t': `\t`}
 
 // minCore is the shortest part of a longer text's base64 that is matched:
 // shorter would match ordinary base64 by chance.

@@ -126,12 +126,7 @@ func (s *Secrets) rebuild() {
 	// Longest first: a secret that contains another goes whole, and the
 	// replacer tries the forms in this order at each position.
 	slices.SortFunc(forms, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
-	forms = slices.Compact(forms)
-	if len(forms) == 0 {
-		s.r.Store(nil)
-		s.longest.Store(0)
-		return
-	}
+	forms = slices.Compact(forms) // never empty: a value joined
 	pairs := make([]string, 0, 2*len(forms))
 	for _, f := range forms {
 		pairs = append(pairs, f, Mark)
