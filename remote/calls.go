@@ -27,13 +27,12 @@ func (c *Client) ListRequests(ctx context.Context) ([]Request, error) {
 		reqs    []Request
 		skipped *DecodeError
 	)
-	lim := listLimits{keep: c.cfg.MaxBodyBytes, read: c.cfg.MaxBodyBytes*listReadFactor + 1}
 	_, err := c.do(ctx, call{
 		method: http.MethodGet,
 		route:  "GET /requests",
 		path:   "/requests",
 		stream: func(a *answer, body io.Reader) (err error) {
-			reqs, skipped, a.body, err = decodeRequestsFrom(body, lim)
+			reqs, skipped, a.body, err = decodeRequestsFrom(body, c.cfg.MaxBodyBytes, c.cfg.MaxBodyBytes*listReadFactor+1)
 			a.cut = len(a.body) >= headBytes
 			switch {
 			case err == nil:

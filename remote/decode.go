@@ -94,11 +94,6 @@ const (
 	headBytes = 512
 )
 
-type listLimits struct {
-	keep int64 // bytes of decodable entries kept, in all
-	read int64 // bytes read, skipped entries included
-}
-
 // bodyReadError is a failure to read the body: a transport problem.
 type bodyReadError struct{ err error }
 
@@ -113,13 +108,14 @@ var errNotArray = errors.New("not a JSON array")
 // entries, each then decoded on its own; one over the limits, not valid
 // UTF-8 or not a valid request is skipped and reported in skipped.
 //
+// The decodable entries may take keep bytes in all, the body read bytes.
 // A body that is not an array, is cut short or breaks the limits as a
 // whole is an error with no requests; head is then the start of the body
 // (at most headBytes), for the message.
-func decodeRequestsFrom(r io.Reader, lim listLimits) (reqs []Request, skipped *DecodeError, head []byte, err error) {
-	s := &listScanner{lr: &io.LimitedReader{R: r, N: lim.read}, limit: lim.read}
+func decodeRequestsFrom(r io.Reader, keep, read int64) (reqs []Request, skipped *DecodeError, head []byte, err error) {
+	s := &listScanner{lr: &io.LimitedReader{R: r, N: read}, limit: read}
 	s.r = bufio.NewReaderSize(io.TeeReader(s.lr, &s.head), 32<<10)
-	if reqs, skipped, err = s.list(lim.keep); err != nil {
+	if reqs, skipped, err = s.list(keep); err != nil {
 		return nil, nil, s.head, err
 	}
 	return reqs, skipped, nil, nil

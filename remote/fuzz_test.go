@@ -153,6 +153,6 @@ func FuzzDecodeError(f *testing.F) {
 // decodeRequests decodes a whole GET /requests body (see decodeRequestsFrom).
 func decodeRequests(body []byte) (reqs []Request, skipped *DecodeError, err error) {
 	n := int64(len(body)) + 1
-	reqs, skipped, _, err = decodeRequestsFrom(bytes.NewReader(body), listLimits{keep: n, read: n})
+	reqs, skipped, _, err = decodeRequestsFrom(bytes.NewReader(body), n, n)
 	return reqs, skipped, err
 }

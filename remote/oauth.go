@@ -135,15 +135,14 @@ func (e *errTokenRedirect) Error() string {
 // nil) refusing every redirect: following one would send the client secret
 // wherever the Location points, and use whatever token comes back.
 func noRedirects(hc *http.Client) *http.Client {
-	c := &http.Client{Timeout: DefaultTokenTimeout}
+	c := http.Client{Timeout: DefaultTokenTimeout}
 	if hc != nil {
-		c2 := *hc
-		c = &c2
+		c = *hc
 	}
 	c.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
 		return &errTokenRedirect{location: req.URL.Redacted()}
 	}
-	return c
+	return &c
 }
 
 // fetchError rewrites an error of the oauth2 library so that it names what
