@@ -84,7 +84,6 @@ func decodeAnswer(a *answer, what string, decode func([]byte) error) error {
 // Error.Attempts > 1; the caller tells "accepted by us" from the pending
 // list.
 func (c *Client) Accept(ctx context.Context, requestID, referenceID string, bookingDate time.Time) (Job, error) {
-	const route = "POST /requests/{id}"
 	if err := nonEmpty(http.MethodPost, "/requests/{id}", "request id", requestID, "referenceId", referenceID); err != nil {
 		return Job{}, err
 	}
@@ -102,7 +101,7 @@ func (c *Client) Accept(ctx context.Context, requestID, referenceID string, book
 	var job Job
 	_, err = c.do(ctx, call{
 		method: http.MethodPost,
-		route:  route,
+		route:  "POST /requests/{id}",
 		path:   "/requests/" + segment(requestID),
 		body:   body,
 		decode: func(a *answer) error {

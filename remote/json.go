@@ -170,12 +170,8 @@ func textOf(s string) string {
 // decodeID decodes an id sent as a JSON string or number (its exact text);
 // null gives "".
 func decodeID(raw json.RawMessage) (string, error) {
-	if isNull(raw) {
-		return "", nil
-	}
-	raw = bytes.TrimSpace(raw)
-	if raw[0] == '"' {
-		return decodeString(raw)
+	if isNull(raw) || bytes.TrimSpace(raw)[0] == '"' {
+		return decodeString(raw) // null gives ""
 	}
 	n, err := decodeNumber(raw)
 	if err != nil {
@@ -273,10 +269,7 @@ func parseExpiry(s string) (time.Time, error) {
 }
 
 func decodeExpiry(raw json.RawMessage) (time.Time, error) {
-	if isNull(raw) {
-		return time.Time{}, nil
-	}
-	s, err := decodeString(raw)
+	s, err := decodeString(raw) // null gives ""
 	if err != nil {
 		return time.Time{}, fmt.Errorf("want an ISO-8601 date-time string, got %s", describe(raw))
 	}

@@ -192,31 +192,28 @@ func (s *Secrets) Cut(text string, max int) string {
 	return cut(s.Redact(text), max, false)
 }
 
-// Excerpt is Cut of a text read up to a bound. When more is true the
+// Excerpt is Cut of a text read up to a bound, to at most limit bytes. When more is true the
 // read stopped at its bound and the text goes on: a secret straddling
 // the bound is not matched, and what was read of it is the raw end of
 // the redacted text, shorter than Longest. So the redacted text loses
 // its last Longest bytes, or less: the bytes after its last Mark when
 // that mark ends among them (a secret whole before the bound is kept as
 // its mark); and the excerpt says it was cut. A bounded read that keeps
-// max bytes should read more than max + Longest (ReadBound), so that
+// limit bytes should read more than limit + Longest (ReadBound), so that
 // what is dropped lies past what is kept.
-func (s *Secrets) Excerpt(text string, max int, more bool) string {
+func (s *Secrets) Excerpt(text string, limit int, more bool) string {
 	text = s.Redact(text)
 	if more {
-		n := len(text) - s.Longest()
+		n := max(len(text)-s.Longest(), 0)
 		if i := strings.LastIndex(text, Mark); i >= 0 && i+len(Mark) > n {
 			n = i + len(Mark)
-		}
-		if n < 0 {
-			n = 0
 		}
 		for n > 0 && n < len(text) && !utf8.RuneStart(text[n]) {
 			n--
 		}
 		text = text[:n]
 	}
-	return cut(text, max, more)
+	return cut(text, limit, more)
 }
 
 // ReadBound is how many bytes to read of a text of which keep bytes are
