@@ -196,11 +196,8 @@ func decodeNumber(raw json.RawMessage) (json.Number, error) {
 	if len(raw) > maxNumberLen {
 		return "", fmt.Errorf("number longer than %d characters", maxNumberLen)
 	}
-	if len(raw) == 0 || raw[0] == '"' {
-		return "", fmt.Errorf("want a number, got %s", describe(raw))
-	}
-	var n json.Number
-	if err := json.Unmarshal(raw, &n); err != nil {
+	var n json.Number // its Unmarshal takes a quoted number too
+	if len(raw) == 0 || raw[0] == '"' || json.Unmarshal(raw, &n) != nil {
 		return "", fmt.Errorf("want a number, got %s", describe(raw))
 	}
 	return n, nil
