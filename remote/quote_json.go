@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -86,13 +87,9 @@ func (q *Quote) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("decode quote: %w", err)
 	}
-	for k, v := range m {
-		if !isQuoteKey(k) {
-			if out.Extra == nil {
-				out.Extra = make(map[string]json.RawMessage)
-			}
-			out.Extra[k] = v
-		}
+	maps.DeleteFunc(m, func(k string, _ json.RawMessage) bool { return isQuoteKey(k) })
+	if len(m) > 0 {
+		out.Extra = m // the members left
 	}
 	*q = out
 	return nil
