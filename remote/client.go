@@ -159,11 +159,14 @@ func New(cfg Config, tokens TokenSource) (*Client, error) {
 		api:     api,
 		tokens:  tokens,
 		secrets: cmp.Or(cfg.Secrets, redact.New()),
-		http:    cmp.Or(cfg.HTTPClient, defaultHTTPClient(cfg.IdleConns)),
+		http:    cfg.HTTPClient,
 		limiter: rate.NewLimiter(limit, cfg.Burst),
 		sleep:   sleepCtx,
 		now:     time.Now,
 		rand:    rand.Float64,
+	}
+	if c.http == nil { // not cmp.Or: the default clones a transport
+		c.http = defaultHTTPClient(cfg.IdleConns)
 	}
 	return c, nil
 }
