@@ -26,15 +26,10 @@ const BackoffSpread = 0.2
 // 1 BackoffSpread longer), and never shorter than the server's
 // retryAfter. No wait is longer than Max.
 func (b Backoff) Delay(n int, retryAfter time.Duration, r float64) time.Duration {
-	d := b.Initial
-	for i := 1; i < n && d < b.Max; i++ {
-		if d > b.Max/2 {
-			d = b.Max
-			break
-		}
-		d *= 2
+	d := b.Max
+	if k := max(n-1, 0); k < 63 && b.Initial <= b.Max>>k {
+		d = b.Initial << k
 	}
-	d = min(d, b.Max)
 	d += time.Duration((2*r - 1) * BackoffSpread * float64(d))
 	return min(max(d, retryAfter), b.Max)
 }

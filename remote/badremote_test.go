@@ -262,13 +262,12 @@ func TestEntryText(t *testing.T) {
 		{"{\"id\":\"1\",\"accident\":{\"notes\":[\"ok\",\"\xfe\"]}}", "accident.notes[1]", true},
 		{"{\"id\":\"1\",\"k\xff\":1}", `"k\xff"`, true},
 	} {
-		if got := badText([]byte(tt.raw)); got != tt.bad {
-			t.Errorf("badText(%s) = %v, want %v", tt.raw, got, tt.bad)
+		got, cause := badTextMember([]byte(tt.raw))
+		if (cause != nil) != tt.bad {
+			t.Errorf("badTextMember(%s) found %v, want bad text %v", tt.raw, cause, tt.bad)
 		}
-		if tt.bad {
-			if got := badTextMember([]byte(tt.raw)); got != tt.field {
-				t.Errorf("badTextMember(%s) = %q, want %q", tt.raw, got, tt.field)
-			}
+		if tt.bad && got != tt.field {
+			t.Errorf("badTextMember(%s) = %q, want %q", tt.raw, got, tt.field)
 		}
 	}
 }

@@ -27,28 +27,22 @@ func (c *Client) ListRequests(ctx context.Context) ([]Request, error) {
 		reqs    []Request
 		skipped *DecodeError
 	)
-	lim := listLimits{keep: c.cfg.MaxBodyBytes, read: c.cfg.MaxBodyBytes*listReadFactor + 1}
 	_, err := c.do(ctx, call{
 		method: http.MethodGet,
 		route:  "GET /requests",
 		path:   "/requests",
-		stream: func(a *answer, body io.Reader) error {
-			var (
-				err  error
-				head []byte
-			)
-			reqs, skipped, head, err = decodeRequestsFrom(body, lim)
-			if err == nil {
+		stream: func(a *answer, body io.Reader) (err error) {
+			reqs, skipped, a.body, err = decodeRequestsFrom(body, c.cfg.MaxBodyBytes, c.cfg.MaxBodyBytes*listReadFactor+1)
+			a.cut = len(a.body) >= headBytes
+			switch {
+			case err == nil:
 				return nil
-			}
-			a.body, a.cut = head, len(head) >= headBytes
-			if errors.Is(err, errNotArray) {
-				if !isJSONStart(head) {
-					err = notTheAPI("a JSON array of requests", a)
-					a.body = nil // the error shows its start
-				} else {
-					err = fmt.Errorf("want a JSON array, got %s", describe(head))
-				}
+			case !errors.Is(err, errNotArray):
+			case !isJSONStart(a.body):
+				err = notTheAPI("a JSON array of requests", a)
+				a.body = nil // the error shows its start
+			default:
+				err = fmt.Errorf("want a JSON array, got %s", describe(a.body))
 			}
 			return fmt.Errorf("decode requests: %w", err)
 		},
@@ -78,7 +72,7 @@ func decodeAnswer(a *answer, what string, decode func([]byte) error) error {
 	case !isJSONStart(a.body) && looksHTML(a.header.Get("Content-Type"), bytes.TrimSpace(a.body)):
 		return notTheAPI(what, a)
 	}
-	return classify(ClassUnreadable, fmt.Errorf("the write landed (status %d) but its answer cannot be read: %w", a.status, err))
+	return classify(ErrUnreadable, fmt.Errorf("the write landed (status %d) but its answer cannot be read: %w", a.status, err))
 }
 
 // Accept accepts request requestID with the repairer's referenceID
@@ -90,7 +84,6 @@ func decodeAnswer(a *answer, what string, decode func([]byte) error) error {
 // Error.Attempts > 1; the caller tells "accepted by us" from the pending
 // list.
 func (c *Client) Accept(ctx context.Context, requestID, referenceID string, bookingDate time.Time) (Job, error) {
-	const route = "POST /requests/{id}"
 	if err := nonEmpty(http.MethodPost, "/requests/{id}", "request id", requestID, "referenceId", referenceID); err != nil {
 		return Job{}, err
 	}
@@ -108,7 +101,7 @@ func (c *Client) Accept(ctx context.Context, requestID, referenceID string, book
 	var job Job
 	_, err = c.do(ctx, call{
 		method: http.MethodPost,
-		route:  route,
+		route:  "POST /requests/{id}",
 		path:   "/requests/" + segment(requestID),
 		body:   body,
 		decode: func(a *answer) error {
@@ -189,7 +182,7 @@ func nonEmpty(method, template string, pairs ...string) error {
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if pairs[i+1] == "" {
 			return &Error{Method: method, Path: template,
-				Err: classify(ClassRejected, fmt.Errorf("%s is empty", pairs[i]))}
+				Err: classify(ErrRejected, fmt.Errorf("%s is empty", pairs[i]))}
 		}
 	}
 	return nil
@@ -201,7 +194,7 @@ func QuoteBody(q Quote) ([]byte, error) { return jsonBody(q) }
 func jsonBody(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("encode request body: %w", classify(ClassRejected, err))
+		return nil, fmt.Errorf("encode request body: %w", classify(ErrRejected, err))
 	}
 	return b, nil
 }

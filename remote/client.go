@@ -158,18 +158,15 @@ func New(cfg Config, tokens TokenSource) (*Client, error) {
 		cfg:     cfg,
 		api:     api,
 		tokens:  tokens,
-		secrets: cfg.Secrets,
+		secrets: cmp.Or(cfg.Secrets, redact.New()),
 		http:    cfg.HTTPClient,
 		limiter: rate.NewLimiter(limit, cfg.Burst),
 		sleep:   sleepCtx,
 		now:     time.Now,
 		rand:    rand.Float64,
 	}
-	if c.http == nil {
+	if c.http == nil { // not cmp.Or: the default clones a transport
 		c.http = defaultHTTPClient(cfg.IdleConns)
-	}
-	if c.secrets == nil {
-		c.secrets = redact.New()
 	}
 	return c, nil
 }
@@ -231,8 +228,8 @@ func (cfg Config) normalize() (Config, string, error) {
 	if cfg.StatusMethod = cmp.Or(strings.ToUpper(cfg.StatusMethod), DefaultStatusMethod); cfg.StatusMethod != http.MethodPut && cfg.StatusMethod != http.MethodPost {
 		bad("StatusMethod", "%q must be PUT or POST", cfg.StatusMethod)
 	}
-	if cfg.StatusPath = cmp.Or(cfg.StatusPath, DefaultStatusPath); cfg.StatusPath != StatusPathAuto && !slices.Contains(statusForms(), cfg.StatusPath) {
-		bad("StatusPath", "%q must be one of %s, %s", cfg.StatusPath, strings.Join(statusForms(), ", "), StatusPathAuto)
+	if cfg.StatusPath = cmp.Or(cfg.StatusPath, DefaultStatusPath); cfg.StatusPath != StatusPathAuto && !slices.Contains(statusForms, cfg.StatusPath) {
+		bad("StatusPath", "%q must be one of %s, %s", cfg.StatusPath, strings.Join(statusForms, ", "), StatusPathAuto)
 	}
 	return cfg, strings.TrimRight(cfg.BaseURL, "/") + APIRoot, errors.Join(errs...)
 }
@@ -259,9 +256,7 @@ func configError(field, format string, args ...any) *ConfigError {
 // following them: a redirected API call is misconfigured, and following
 // would resend the token.
 func defaultHTTPClient(idle int) *http.Client {
-	if idle <= 0 {
-		idle = 16
-	}
+	idle = cmp.Or(max(idle, 0), 16)
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = idle
 	t.MaxIdleConnsPerHost = idle
@@ -275,13 +270,10 @@ func defaultHTTPClient(idle int) *http.Client {
 
 // sleepCtx waits d or until done is closed; it reports whether d elapsed.
 func sleepCtx(done <-chan struct{}, d time.Duration) bool {
-	if d <= 0 {
-		select {
-		case <-done:
-			return false
-		default:
-			return true
-		}
+	select {
+	case <-done:
+		return false
+	default:
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()

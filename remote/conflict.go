@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -15,27 +14,24 @@ import (
 // its top level or one object down (as in {"error":{"referenceId":…}}),
 // and reads requestId beside it; anything else gives "", "".
 func Holder(err error) (referenceID, requestID string) {
-	var e *Error
-	if !errors.As(err, &e) || e.Body == "" {
+	var (
+		e   *Error
+		top map[string]json.RawMessage
+	)
+	if !errors.As(err, &e) || !strings.HasPrefix(strings.TrimSpace(e.Body), "{") ||
+		json.Unmarshal([]byte(e.Body), &top) != nil {
 		return "", ""
 	}
-	body := bytes.TrimSpace([]byte(e.Body))
-	if len(body) == 0 || body[0] != '{' {
-		return "", ""
-	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(body, &top) != nil {
-		return "", ""
-	}
-	if ref, req, ok := holderIn(top); ok {
-		return ref, req
-	}
+	objects := []map[string]json.RawMessage{top}
 	for _, raw := range top {
 		var inner map[string]json.RawMessage
 		if json.Unmarshal(raw, &inner) == nil {
-			if ref, req, ok := holderIn(inner); ok {
-				return ref, req
-			}
+			objects = append(objects, inner)
+		}
+	}
+	for _, m := range objects {
+		if ref, req, ok := holderIn(m); ok {
+			return ref, req
 		}
 	}
 	return "", ""
@@ -48,14 +44,11 @@ func holderIn(m map[string]json.RawMessage) (ref, req string, ok bool) {
 		switch strings.ToLower(strings.ReplaceAll(k, "_", "")) {
 		case "referenceid":
 			if s, err := decodeID(raw); err == nil && s != "" {
-				ref, ok = s, true
+				ref = s
 			}
 		case "requestid":
 			req, _ = decodeID(raw)
 		}
 	}
-	if !ok {
-		return "", "", false
-	}
-	return ref, req, true
+	return ref, req, ref != ""
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 )
 
 // DecodeError is returned by ListRequests beside the requests it could
@@ -95,11 +94,6 @@ const (
 	headBytes = 512
 )
 
-type listLimits struct {
-	keep int64 // bytes of decodable entries kept, in all
-	read int64 // bytes read, skipped entries included
-}
-
 // bodyReadError is a failure to read the body: a transport problem.
 type bodyReadError struct{ err error }
 
@@ -114,90 +108,88 @@ var errNotArray = errors.New("not a JSON array")
 // entries, each then decoded on its own; one over the limits, not valid
 // UTF-8 or not a valid request is skipped and reported in skipped.
 //
+// The decodable entries may take keep bytes in all, the body read bytes.
 // A body that is not an array, is cut short or breaks the limits as a
 // whole is an error with no requests; head is then the start of the body
 // (at most headBytes), for the message.
-func decodeRequestsFrom(r io.Reader, lim listLimits) (reqs []Request, skipped *DecodeError, head []byte, err error) {
-	s := &listScanner{r: bufio.NewReaderSize(io.LimitReader(r, lim.read), 32<<10), limit: lim.read}
-	first, err := s.skipSpace()
-	switch {
-	case err == io.EOF:
-		return nil, nil, nil, nil // an empty body: no requests
-	case err != nil:
+func decodeRequestsFrom(r io.Reader, keep, read int64) (reqs []Request, skipped *DecodeError, head []byte, err error) {
+	s := &listScanner{lr: &io.LimitedReader{R: r, N: read}, limit: read}
+	s.r = bufio.NewReaderSize(io.TeeReader(s.lr, &s.head), 32<<10)
+	if reqs, skipped, err = s.list(keep); err != nil {
 		return nil, nil, s.head, err
-	case first == 'n':
-		if lit, err := s.literal(); err == nil && lit == "null" {
-			if _, err := s.skipSpace(); err == io.EOF {
-				return nil, nil, nil, nil
-			}
-		}
-		return nil, nil, s.head, errNotArray
-	case first != '[':
-		s.fillHead()
-		return nil, nil, s.head, errNotArray
-	}
-	s.next() // the '['
-	var kept int64
-	total := 0
-	for {
-		c, err := s.skipSpace()
-		if err != nil {
-			return nil, nil, s.head, s.cut(err)
-		}
-		if c == ']' && total == 0 {
-			s.next()
-			break
-		}
-		e, err := s.entry()
-		if err != nil {
-			return nil, nil, s.head, s.cut(err)
-		}
-		i, req := total, Request{}
-		total++
-		if sk, ok := checkEntry(i, e); !ok {
-			skipped = addSkip(skipped, sk)
-		} else if err := req.UnmarshalJSON(e.data); err != nil {
-			skipped = addSkip(skipped, skippedRequest(i, e.data, err))
-		} else {
-			kept += int64(len(e.data))
-			if kept > lim.keep {
-				return nil, nil, s.head, fmt.Errorf("the pending list exceeds %d bytes of decodable entries", lim.keep)
-			}
-			reqs = append(reqs, req)
-		}
-		c, err = s.skipSpace()
-		if err != nil {
-			return nil, nil, s.head, s.cut(err)
-		}
-		s.next()
-		if c == ']' {
-			break
-		}
-		if c != ',' {
-			return nil, nil, s.head, fmt.Errorf("malformed JSON array: %q after entry %d", c, i)
-		}
-	}
-	if c, err := s.skipSpace(); err != io.EOF {
-		if err != nil {
-			return nil, nil, s.head, s.cut(err)
-		}
-		return nil, nil, s.head, fmt.Errorf("malformed JSON: %q after the array", c)
-	}
-	if skipped != nil {
-		skipped.Total = total
-	}
-	if reqs == nil {
-		reqs = []Request{}
 	}
 	return reqs, skipped, nil, nil
 }
 
-func addSkip(d *DecodeError, s SkippedRequest) *DecodeError {
-	if d == nil {
-		d = &DecodeError{}
+func (s *listScanner) list(keep int64) ([]Request, *DecodeError, error) {
+	switch first, err := s.skipSpace(); {
+	case err == io.EOF:
+		return nil, nil, nil // an empty body: no requests
+	case err != nil:
+		return nil, nil, err
+	case first == 'n':
+		lit, _ := s.r.Peek(4)
+		if _, err := s.r.Discard(len(lit)); err == nil && string(lit) == "null" {
+			if _, err := s.skipSpace(); err == io.EOF {
+				return nil, nil, nil
+			}
+		}
+		return nil, nil, errNotArray
+	case first != '[':
+		_, _ = s.r.Peek(headBytes) // read on to fill head, for the message
+		return nil, nil, errNotArray
 	}
-	d.Skipped = append(d.Skipped, s)
-	return d
+	_, _ = s.r.Discard(1) // the '['
+	var (
+		reqs    = []Request{}
+		skipped = &DecodeError{}
+		kept    int64
+	)
+	for i := 0; ; i++ {
+		c, err := s.skipSpace()
+		if err != nil {
+			return nil, nil, s.cut(err)
+		}
+		if c == ']' && i == 0 {
+			_, _ = s.r.Discard(1)
+			break
+		}
+		e, err := s.entry()
+		if err != nil {
+			return nil, nil, s.cut(err)
+		}
+		req := Request{}
+		if err := checkEntry(e); err != nil {
+			skipped.Skipped = append(skipped.Skipped, skippedRequest(i, e.data, err, false))
+		} else if err := req.UnmarshalJSON(e.data); err != nil {
+			skipped.Skipped = append(skipped.Skipped, skippedRequest(i, e.data, err, true))
+		} else if kept += int64(len(e.data)); kept > keep {
+			return nil, nil, fmt.Errorf("the pending list exceeds %d bytes of decodable entries", keep)
+		} else {
+			reqs = append(reqs, req)
+		}
+		if c, err = s.skipSpace(); err != nil {
+			return nil, nil, s.cut(err)
+		}
+		_, _ = s.r.Discard(1)
+		if c == ']' {
+			skipped.Total = i + 1
+			break
+		}
+		if c != ',' {
+			return nil, nil, fmt.Errorf("malformed JSON array: %q after entry %d", c, i)
+		}
+	}
+	if c, err := s.skipSpace(); err != io.EOF {
+		if err != nil {
+			return nil, nil, s.cut(err)
+		}
+		return nil, nil, fmt.Errorf("malformed JSON: %q after the array", c)
+	}
+	if len(skipped.Skipped) == 0 {
+		return reqs, nil, nil
+	}
+	return reqs, skipped, nil
 }
 
 // rawEntry is one entry of the list as split: its bytes (the first
@@ -210,45 +202,36 @@ type rawEntry struct {
 }
 
 // checkEntry refuses an entry over the limits or not valid UTF-8, naming
-// what it can of it; ok is true when the entry may be decoded.
-func checkEntry(i int, e rawEntry) (SkippedRequest, bool) {
+// the member at fault when it can.
+func checkEntry(e rawEntry) error {
 	var cause error
 	field := ""
 	switch {
 	case e.oversize:
 		cause = fmt.Errorf("the entry is %d bytes, larger than the %d decoded", e.size, MaxEntryBytes)
-		field = largestMember(e.data)
+		field, _ = heaviest(e.data)
 	case e.depth > MaxEntryDepth:
 		cause = fmt.Errorf("the entry is nested %d levels deep, deeper than the %d decoded", e.depth, MaxEntryDepth)
-		field = deepestMember(e.data)
-	case !utf8.Valid(e.data):
-		field = badTextMember(e.data)
-		cause = errInvalidUTF8
-	case hasLoneSurrogate(e.data):
-		field = badTextMember(e.data)
-		cause = errBadEscape
+		_, field = heaviest(e.data)
 	default:
-		return SkippedRequest{}, true
+		field, cause = badTextMember(e.data)
 	}
-	sk := SkippedRequest{Index: i, Field: field}
-	sk.ID, sk.IDText, sk.Unlike = entryID(e.data)
-	err := cause
-	if field != "" {
-		err = &FieldError{Field: field, Err: cause}
+	if field == "" {
+		return cause
 	}
-	sk.Err = fmt.Errorf("%s: %w", sk.Name(), err)
-	return sk, false
+	return &FieldError{Field: field, Err: cause}
 }
 
-// skippedRequest describes entry i that failed with err.
-func skippedRequest(i int, raw []byte, err error) SkippedRequest {
+// skippedRequest describes entry i that failed with err. The error of a
+// decoded entry names it already when its id is known.
+func skippedRequest(i int, raw []byte, err error, decoded bool) SkippedRequest {
 	s := SkippedRequest{Index: i}
 	var fe *FieldError
 	if errors.As(err, &fe) {
 		s.Field = fe.Field
 	}
 	s.ID, s.IDText, s.Unlike = entryID(raw)
-	if s.ID == "" {
+	if s.ID == "" || !decoded {
 		err = fmt.Errorf("%s: %w", s.Name(), err)
 	}
 	s.Err = err
@@ -261,76 +244,41 @@ func skippedRequest(i int, raw []byte, err error) SkippedRequest {
 // entry ends the whole list.
 type listScanner struct {
 	r     *bufio.Reader
-	limit int64 // bytes r may give: reaching it means the body was cut
-	n     int64 // bytes consumed
-	head  []byte
-	c     byte // the current byte, valid when have
-	have  bool
-	buf   []byte // the entry buffer, reused: a decoded Request copies what it keeps
+	lr    *io.LimitedReader // under r: reaching its end means the body was cut
+	limit int64             // what lr gave at most
+	head  prefix            // the start of the body, for messages
+	buf   []byte            // the entry buffer, reused: a decoded Request copies what it keeps
 }
 
-func (s *listScanner) peek() (byte, error) {
-	if s.have {
-		return s.c, nil
-	}
+// prefix keeps the first headBytes bytes written to it.
+type prefix []byte
+
+func (p *prefix) Write(b []byte) (int, error) {
+	*p = append(*p, b[:min(len(b), headBytes-len(*p))]...)
+	return len(b), nil
+}
+
+func (s *listScanner) readByte() (byte, error) {
 	c, err := s.r.ReadByte()
-	if err != nil {
-		if err != io.EOF {
-			err = &bodyReadError{err}
-		} else if s.n >= s.limit {
-			err = fmt.Errorf("the body exceeds %d bytes", s.limit-1)
-		}
-		return 0, err
+	switch {
+	case err == io.EOF && s.lr.N == 0:
+		err = fmt.Errorf("the body exceeds %d bytes", s.limit-1)
+	case err != nil && err != io.EOF:
+		err = &bodyReadError{err}
 	}
-	if len(s.head) < headBytes {
-		s.head = append(s.head, c)
-	}
-	s.c, s.have = c, true
-	return c, nil
+	return c, err
 }
 
-func (s *listScanner) next() {
-	if s.have {
-		s.have = false
-		s.n++
-	}
-}
-
-// skipSpace consumes JSON white space and returns the next byte.
+// skipSpace consumes JSON white space and returns the next byte, not
+// consumed.
 func (s *listScanner) skipSpace() (byte, error) {
 	for {
-		c, err := s.peek()
+		c, err := s.readByte()
 		if err != nil {
 			return 0, err
 		}
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			s.next()
-			continue
-		}
-		return c, nil
-	}
-}
-
-// literal reads a run of letters (null, true, false).
-func (s *listScanner) literal() (string, error) {
-	var b []byte
-	for {
-		c, err := s.peek()
-		if err != nil || c < 'a' || c > 'z' || len(b) > 8 {
-			return string(b), err
-		}
-		b = append(b, c)
-		s.next()
-	}
-}
-
-// fillHead reads on until head is full or the body ends.
-func (s *listScanner) fillHead() {
-	for len(s.head) < headBytes {
-		s.next()
-		if _, err := s.peek(); err != nil {
-			return
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return c, s.r.UnreadByte()
 		}
 	}
 }
@@ -338,7 +286,7 @@ func (s *listScanner) fillHead() {
 // cut is the error of a body that ended inside the array.
 func (s *listScanner) cut(err error) error {
 	if err == io.EOF {
-		return fmt.Errorf("unexpected end of the JSON array after %d bytes", s.n)
+		return fmt.Errorf("unexpected end of the JSON array after %d bytes", s.limit-s.lr.N)
 	}
 	return err
 }
@@ -353,28 +301,20 @@ func (s *listScanner) entry() (rawEntry, error) {
 		}
 	}()
 	var (
-		depth       int
-		inStr, esc  bool
-		started     bool
-		stack       []byte // the open brackets, to match their closers
-		stackDepthN int    // brackets beyond what stack keeps
+		inStr, esc bool
+		stack      []byte // the outer MaxEntryDepth+1 open brackets, to match their closers
 	)
-	for {
-		c, err := s.peek()
+	for depth := 0; ; {
+		c, err := s.readByte()
 		if err != nil {
 			return e, err
 		}
-		if !inStr && depth == 0 && started {
-			switch c {
-			case ',', ']', ' ', '\t', '\n', '\r':
-				return e, nil
+		if !inStr && depth == 0 && strings.IndexByte(",] \t\n\r", c) >= 0 {
+			if e.size == 0 {
+				return e, fmt.Errorf("malformed JSON array: %q where an entry was expected", c)
 			}
+			return e, s.r.UnreadByte()
 		}
-		if !inStr && depth == 0 && !started && (c == ',' || c == ']') {
-			return e, fmt.Errorf("malformed JSON array: %q where an entry was expected", c)
-		}
-		started = true
-		s.next()
 		e.size++
 		switch {
 		case e.size <= MaxEntryBytes:
@@ -384,7 +324,7 @@ func (s *listScanner) entry() (rawEntry, error) {
 			e.data = e.data[:entryPrefix:entryPrefix]
 		}
 		switch {
-		case inStr && esc:
+		case esc:
 			esc = false
 		case inStr && c == '\\':
 			esc = true
@@ -399,21 +339,14 @@ func (s *listScanner) entry() (rawEntry, error) {
 		case c == '{' || c == '[':
 			depth++
 			e.depth = max(e.depth, depth)
-			if len(stack) < MaxEntryDepth+1 {
+			if len(stack) <= MaxEntryDepth {
 				stack = append(stack, c)
-			} else {
-				stackDepthN++
 			}
 		case c == '}' || c == ']':
-			want := byte('{')
-			if c == ']' {
-				want = '['
-			}
-			if stackDepthN > 0 {
-				stackDepthN-- // past what is checked: the entry is refused anyway
-			} else if len(stack) == 0 || stack[len(stack)-1] != want {
-				return e, fmt.Errorf("malformed JSON: unexpected %q in entry", c)
-			} else {
+			if depth <= len(stack) { // past it the entry is refused anyway
+				if len(stack) == 0 || stack[len(stack)-1] != c-2 { // '{'+2 is '}', '['+2 is ']'
+					return e, fmt.Errorf("malformed JSON: unexpected %q in entry", c)
+				}
 				stack = stack[:len(stack)-1]
 			}
 			depth--

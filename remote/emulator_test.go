@@ -170,7 +170,7 @@ func TestSetStatusFormsAgainstEmulator(t *testing.T) {
 	emu, srv := newEmulator(t, nil)
 	ctx := context.Background()
 	n := 0
-	for _, form := range statusForms() {
+	for _, form := range statusForms {
 		for _, method := range []string{http.MethodPut, http.MethodPost} {
 			n++
 			ref := "RO-" + string(rune('A'+n))
@@ -189,7 +189,7 @@ func TestSetStatusFormsAgainstEmulator(t *testing.T) {
 		}
 	}
 	calls := emu.Calls()
-	for _, form := range statusForms() {
+	for _, form := range statusForms {
 		for _, method := range []string{http.MethodPut, http.MethodPost} {
 			if got := calls[method+" "+form]; got != 1 {
 				t.Errorf("emulator saw %d calls of %s %s, want 1", got, method, form)

@@ -2,124 +2,83 @@ package remote
 
 import (
 	"bytes"
-	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 )
 
-// A shallow reader of one JSON object's members, for naming what is wrong
-// with a list entry that is not decoded: its id, the member that is too
-// large, too deep or not valid UTF-8. It works on a prefix of the entry
-// too (the last member is then cut), needs no valid JSON beyond the
-// brackets and strings, and never recurses.
+// What is wrong with a list entry that is not decoded (its id, the member
+// that is too large, too deep or not valid UTF-8) is read by walking its
+// tokens: json.Decoder.Token neither recurses nor limits the depth, and
+// what it read before the end of a prefix of the entry, or before text it
+// cannot read, is still named.
 
-type member struct {
-	key   []byte // the key's raw text, quotes excluded
-	val   []byte // the value's raw text, possibly cut
-	cut   bool   // the data ended inside the value
-	depth int    // the deepest nesting within the value (0 for a scalar)
+// frame is an object or array open at a point of a walk.
+type frame struct {
+	obj     bool
+	key     []byte // an object's current key as sent, quotes included
+	n       int    // an array's current index
+	wantKey bool   // an object's next token is a key
 }
 
-// members splits the object data into its members, or, with arrays, the
-// array data into its elements (keys "[0]", "[1]", …); nil when data is
-// neither.
-func members(data []byte, arrays bool) []member {
-	data = bytes.TrimLeft(data, " \t\r\n")
-	if len(data) == 0 || data[0] != '{' && (!arrays || data[0] != '[') {
-		return nil
-	}
-	obj, closer := data[0] == '{', byte('}')
-	if !obj {
-		closer = ']'
-	}
-	var out []member
-	for i := 1; i < len(data); i++ {
-		var m member
-		if obj {
-			for i < len(data) && data[i] != '"' && data[i] != '}' {
-				i++
-			}
-			if i >= len(data) || data[i] == '}' {
-				return out
-			}
-			end := stringEnd(data, i)
-			if end < 0 {
-				return out
-			}
-			m.key, i = data[i+1:end-1], end
-			for i < len(data) && data[i] != ':' {
-				i++
-			}
-			if i >= len(data) {
-				return out
-			}
-			i++
-		} else {
-			m.key = fmt.Appendf(nil, "[%d]", len(out))
+// walk reads data token by token and calls visit with the frames open
+// around each token, the token (as json.Decoder.Token gives it), its text
+// as in data and whether it is a key, until visit returns false or data
+// ends. It returns the frames open where it stopped and, when data ended
+// inside a value, what there is of that value (else nil).
+func walk(data []byte, visit func(open []frame, tok any, raw []byte, key bool) bool) ([]frame, []byte) {
+	var open []frame
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	for {
+		start := d.InputOffset()
+		tok, err := d.Token()
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return open, bytes.TrimLeft(data[start:], " \t\r\n,:")
+		} else if err != nil {
+			return open, nil
 		}
-		for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n') {
-			i++
+		raw := bytes.TrimLeft(data[start:d.InputOffset()], " \t\r\n,:")
+		_, str := tok.(string)
+		key := str && len(open) > 0 && open[len(open)-1].wantKey
+		if tok == json.Delim('}') || tok == json.Delim(']') {
+			open = open[:len(open)-1]
 		}
-		if !obj && (i >= len(data) || data[i] == ']') {
-			return out
+		if key {
+			open[len(open)-1].key, open[len(open)-1].wantKey = raw, false
 		}
-		start := i
-		i, m.depth = valueEnd(data, i)
-		m.val = bytes.TrimRight(data[start:i], " \t\r\n")
-		m.cut = i >= len(data)
-		out = append(out, m)
-		if i < len(data) && data[i] == closer {
-			return out
+		if !visit(open, tok, raw, key) {
+			return open, nil
 		}
-	}
-	return out
-}
-
-// valueEnd returns the index of the ',' or closing bracket that ends the
-// value starting at data[i] (len(data) when data ends first), and the
-// deepest nesting within the value.
-func valueEnd(data []byte, i int) (end, depth int) {
-	level, inStr, esc := 0, false, false
-	for ; i < len(data); i++ {
-		c := data[i]
 		switch {
-		case inStr && esc:
-			esc = false
-		case inStr && c == '\\':
-			esc = true
-		case inStr && c == '"':
-			inStr = false
-		case inStr:
-		case c == '"':
-			inStr = true
-		case c == '{' || c == '[':
-			level++
-			depth = max(depth, level)
-		case (c == '}' || c == ']') && level > 0:
-			level--
-		case level == 0 && (c == ',' || c == '}' || c == ']'):
-			return i, depth
+		case tok == json.Delim('{') || tok == json.Delim('['):
+			open = append(open, frame{obj: tok == json.Delim('{'), wantKey: tok == json.Delim('{')})
+		case !key && len(open) > 0:
+			top := &open[len(open)-1]
+			top.wantKey = top.obj
+			if !top.obj {
+				top.n++
+			}
 		}
 	}
-	return i, depth
 }
 
-// stringEnd returns the index just past the JSON string starting at
-// data[i] ('"'), or -1 when data ends inside it.
-func stringEnd(data []byte, i int) int {
-	esc := false
-	for j := i + 1; j < len(data); j++ {
+// pathOf names the place of a walk: "vehicle.make", "notes[1]".
+func pathOf(open []frame) string {
+	var b strings.Builder
+	for _, f := range open {
 		switch {
-		case esc:
-			esc = false
-		case data[j] == '\\':
-			esc = true
-		case data[j] == '"':
-			return j + 1
+		case !f.obj:
+			fmt.Fprintf(&b, "[%d]", f.n)
+		case b.Len() > 0:
+			b.WriteString("." + keyName(f.key))
+		default:
+			b.WriteString(keyName(f.key))
 		}
 	}
-	return -1
+	return b.String()
 }
 
 // entryID reads the id of a list entry that is not decoded: id is the id
@@ -127,39 +86,36 @@ func stringEnd(data []byte, i int) int {
 // for people when anything of it could be read (a prefix and its length
 // for a long one); unlike is set for an id of a type no request id has.
 func entryID(data []byte) (id, text string, unlike bool) {
-	for _, m := range members(data, false) {
-		if string(m.key) != "id" {
-			continue
+	isID := func(open []frame) bool { return len(open) == 1 && string(open[0].key) == `"id"` }
+	var v []byte
+	open, rest := walk(data, func(open []frame, _ any, raw []byte, key bool) bool {
+		if !key && isID(open) {
+			v = raw
 		}
-		v := m.val
-		if len(v) == 0 {
-			return "", "", false
-		}
-		switch v[0] {
-		case '{', '[', 't', 'f':
-			return "", "", true
-		case 'n':
-			return "", "", false
-		case '"':
-			if !m.cut && len(v) <= MaxSkippedIDLen+2 {
-				if s, err := decodeString(v); err == nil && s != "" {
-					return s, s, false
-				}
-			}
-			inner := v[1:]
-			if !m.cut && len(inner) > 0 {
-				inner = inner[:len(inner)-1]
-			}
-			return "", boundValue(inner, m.cut), false
-		}
-		if !m.cut && len(v) <= maxNumberLen {
-			if n, err := decodeNumber(v); err == nil {
-				return n.String(), n.String(), false
-			}
-		}
-		return "", boundValue(v, m.cut), false
+		return v == nil
+	})
+	cut := v == nil && isID(open) && !open[0].wantKey
+	if cut {
+		v = rest
 	}
-	return "", "", false
+	switch {
+	case len(v) == 0 || v[0] == 'n':
+		return "", "", false
+	case strings.IndexByte("{[tf", v[0]) >= 0:
+		return "", "", true
+	}
+	if !cut && len(v) <= MaxSkippedIDLen+2 {
+		if s, err := decodeID(v); err == nil && s != "" {
+			return s, s, false // a number is bounded by maxNumberLen
+		}
+	}
+	if v[0] == '"' { // its text, not the quotes
+		v = v[1:]
+		if !cut {
+			v = bytes.TrimSuffix(v, []byte(`"`))
+		}
+	}
+	return "", boundValue(v, cut), false
 }
 
 // boundValue shows the first bytes of a raw value that is too long, or not
@@ -179,7 +135,7 @@ func boundValue(raw []byte, cut bool) string {
 		}
 	}
 	s := string(p)
-	if !utf8.ValidString(s) || !printable(s) {
+	if !printable(s) {
 		s = fmt.Sprintf("%q", s)
 	}
 	if len(p) == len(raw) && !cut {
@@ -222,116 +178,62 @@ func checkControl(s string) error {
 	return nil
 }
 
-// largestMember names the largest member of an oversize entry (a cut one
-// is the largest: the entry ended there).
-func largestMember(data []byte) string {
-	best, size := "", -1
-	for _, m := range members(data, false) {
-		if m.cut {
-			return keyName(m.key)
+// heaviest names the largest member of an entry (the one data ends
+// inside, when it is cut: the entry ended there) and the deepest.
+func heaviest(data []byte) (largest, deepest string) {
+	var cur string
+	size, depth, maxSize, maxDepth := 0, 0, -1, 0
+	end := func() {
+		if size > maxSize {
+			largest, maxSize = cur, size
 		}
-		if len(m.val) > size {
-			best, size = keyName(m.key), len(m.val)
-		}
-	}
-	return best
-}
-
-// deepestMember names the member whose value is nested deepest.
-func deepestMember(data []byte) string {
-	best, depth := "", 0
-	for _, m := range members(data, false) {
-		if m.depth > depth {
-			best, depth = keyName(m.key), m.depth
+		if depth > maxDepth {
+			deepest, maxDepth = cur, depth
 		}
 	}
-	return best
-}
-
-// badText reports whether raw JSON text holds a string that is not valid
-// UTF-8 or a lone surrogate escape: text a decoder would silently change.
-func badText(raw []byte) bool { return !utf8.Valid(raw) || hasLoneSurrogate(raw) }
-
-// hasLoneSurrogate reports whether raw JSON text holds a \u escape of an
-// unpaired UTF-16 surrogate (encoding/json replaces it with U+FFFD).
-func hasLoneSurrogate(raw []byte) bool {
-	inStr := false
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
+	open, _ := walk(data, func(open []frame, _ any, raw []byte, key bool) bool {
 		switch {
-		case !inStr:
-			inStr = c == '"'
-		case c == '"':
-			inStr = false
-		case c == '\\' && i+1 < len(raw) && raw[i+1] == 'u':
-			r, ok := hex4(raw, i+2)
-			switch {
-			case !ok:
-			case r >= 0xD800 && r <= 0xDBFF:
-				if i+7 < len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
-					if lo, ok := hex4(raw, i+8); ok && lo >= 0xDC00 && lo <= 0xDFFF {
-						i += 11
-						continue
-					}
-				}
-				return true
-			case r >= 0xDC00 && r <= 0xDFFF:
-				return true
-			}
-			i += 5
-		case c == '\\':
-			i++ // the escaped character
+		case key && len(open) == 1:
+			end()
+			cur, size, depth = keyName(open[0].key), 0, 0
+		case len(open) > 0:
+			size, depth = size+len(raw), max(depth, len(open))
 		}
+		return true
+	})
+	if len(open) > 1 || len(open) == 1 && !open[0].wantKey {
+		return cur, deepest
 	}
-	return false
-}
-
-// hex4 reads the four hex digits at raw[i:].
-func hex4(raw []byte, i int) (rune, bool) {
-	if i+4 > len(raw) {
-		return 0, false
-	}
-	var b [2]byte
-	if _, err := hex.Decode(b[:], raw[i:i+4]); err != nil {
-		return 0, false
-	}
-	return rune(b[0])<<8 | rune(b[1]), true
+	end()
+	return largest, deepest
 }
 
 // badTextMember names the member (a path into nested objects:
-// "vehicle.make") whose key or value holds bad text (see badText).
-func badTextMember(data []byte) string {
-	path := ""
-	for range MaxEntryDepth {
-		found := false
-		for _, m := range members(data, true) {
-			if badText(append(append([]byte{'"'}, m.key...), '"')) {
-				return join(path, keyName(m.key))
-			}
-			if badText(m.val) {
-				path, data, found = join(path, keyName(m.key)), m.val, true
-				break
-			}
-		}
-		if !found {
-			return path
-		}
+// "vehicle.make") whose key or value holds text encoding/json would
+// silently change: not valid UTF-8 (cause errInvalidUTF8) or a lone
+// UTF-16 surrogate escape (errBadEscape). cause is nil when there is none.
+func badTextMember(data []byte) (path string, cause error) {
+	if utf8.Valid(data) && !bytes.Contains(data, []byte(`\ud`)) && !bytes.Contains(data, []byte(`\uD`)) {
+		return "", nil // the common case, told at the cost of a scan
 	}
-	return path
+	walk(data, func(open []frame, tok any, raw []byte, _ bool) bool {
+		s, _ := tok.(string)
+		if cause = textError(raw, s); cause != nil {
+			path = pathOf(open)
+		}
+		return cause == nil
+	})
+	if cause == nil && !utf8.Valid(data) {
+		cause = errInvalidUTF8 // outside any string json could read
+	}
+	return path, cause
 }
 
-func join(path, key string) string {
-	if path == "" || strings.HasPrefix(key, "[") {
-		return path + key
-	}
-	return path + "." + key
-}
-
-// keyName is a member's key for a message: as is when short and printable,
-// else bounded and quoted.
+// keyName is a member's key (as sent, quotes included) for a message: as
+// is when short and printable, else bounded and quoted.
 func keyName(key []byte) string {
-	if s, err := decodeString(append(append([]byte{'"'}, key...), '"')); err == nil && len(s) <= 64 && printable(s) {
-		return s
+	if s, err := decodeString(key); err == nil {
+		return textOf(s)
 	}
-	return boundValue(key, false)
+	return boundValue(bytes.TrimPrefix(bytes.TrimSuffix(key, []byte(`"`)), []byte(`"`)), false)
 }

@@ -2,7 +2,7 @@ package remote
 
 import (
 	"bytes"
-	"context"
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -78,11 +78,7 @@ type Error struct {
 // Error formats the error as "METHOD path: cause: status N (K attempts): body".
 func (e *Error) Error() string {
 	var b strings.Builder
-	cause := e.Err
-	if cause == nil {
-		cause = sentinelOf(Class(e))
-	}
-	fmt.Fprintf(&b, "%s %s: %v", e.Method, e.Path, cause)
+	fmt.Fprintf(&b, "%s %s: %v", e.Method, e.Path, cmp.Or(e.Err, e.statusSentinel(), ErrTemporary))
 	if e.Status != 0 {
 		fmt.Fprintf(&b, ": status %d", e.Status)
 		if t := http.StatusText(e.Status); t != "" {
@@ -112,13 +108,19 @@ func (e *Error) Unwrap() error { return e.Err }
 // Is reports whether target is the sentinel of e's class when Err does not
 // already carry one (an Error built by hand with only a Status).
 func (e *Error) Is(target error) bool {
-	if e.Err != nil && sentinelIn(e.Err) != nil {
+	if e.Err != nil && classified(e.Err) {
 		return false // Unwrap leads errors.Is to it
 	}
+	return target == e.statusSentinel()
+}
+
+// statusSentinel is the sentinel e matches by its Status alone:
+// ErrTemporary when there was no answer, none for a 2xx.
+func (e *Error) statusSentinel() error {
 	if e.Status == 0 {
-		return target == ErrTemporary
+		return ErrTemporary
 	}
-	return target == sentinelOf(classOfStatus(e.Status))
+	return statusSentinel(e.Status)
 }
 
 // classes are the classes with their sentinels, in the order an error
@@ -146,56 +148,37 @@ func Class(err error) string {
 	return ClassTemporary
 }
 
-func sentinelIn(err error) error {
-	if c := Class(err); c != ClassTemporary || errors.Is(err, ErrTemporary) {
-		return sentinelOf(c)
-	}
-	return nil
+// classified reports whether err carries a sentinel of its own, not only
+// the temporary class any error has by default.
+func classified(err error) bool {
+	return Class(err) != ClassTemporary || errors.Is(err, ErrTemporary)
 }
 
-// classOfStatus classifies an HTTP status.
-func classOfStatus(status int) string {
+// statusSentinel classifies an HTTP status: nil for a 2xx.
+func statusSentinel(status int) error {
 	switch {
 	case status >= 200 && status <= 299:
-		return ClassOK
+		return nil
 	case status == http.StatusUnauthorized, status == http.StatusForbidden:
-		return ClassUnauthorized
+		return ErrUnauthorized
 	case status == http.StatusNotFound, status == http.StatusGone:
-		return ClassNotFound
+		return ErrNotFound
 	case status == http.StatusConflict:
-		return ClassConflict
+		return ErrConflict
 	case status == http.StatusRequestTimeout, status == http.StatusTooEarly,
 		status == http.StatusTooManyRequests, status >= 500:
-		return ClassTemporary
+		return ErrTemporary
 	default: // other 4xx, and 1xx/3xx which an API call never expects
-		return ClassRejected
+		return ErrRejected
 	}
 }
 
-// sentinelOf maps a class name to its sentinel (nil for ClassOK).
-func sentinelOf(class string) error {
-	for _, c := range classes {
-		if c.name == class {
-			return c.err
-		}
+// classify wraps cause with sentinel: "temporary failure: cause".
+func classify(sentinel, cause error) error {
+	if cause == nil || errors.Is(cause, sentinel) {
+		return cmp.Or(cause, sentinel)
 	}
-	return nil
-}
-
-// classify wraps cause with the sentinel of class: "temporary failure: cause".
-func classify(class string, cause error) error {
-	s := sentinelOf(class)
-	if cause == nil {
-		return s
-	}
-	if errors.Is(cause, s) {
-		return cause
-	}
-	return fmt.Errorf("%w: %w", s, cause)
-}
-
-func isContextErr(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	return fmt.Errorf("%w: %w", sentinel, cause)
 }
 
 // excerpt returns at most max bytes of body as one valid UTF-8 string,
@@ -210,10 +193,10 @@ func excerpt(secrets *redact.Secrets, body []byte, max int, more bool) string {
 // classifyDecode is the error of an attempt whose 2xx answer could not be
 // decoded: err as is when it carries a class already, else temporary.
 func classifyDecode(err error) error {
-	if sentinelIn(err) != nil {
+	if classified(err) {
 		return err
 	}
-	return classify(ClassTemporary, err)
+	return classify(ErrTemporary, err)
 }
 
 // redirectCause says what a 3xx answer means: the client never follows a

@@ -101,8 +101,8 @@ func TestClassOfStatusTable(t *testing.T) {
 		425: ClassTemporary, 429: ClassTemporary, 500: ClassTemporary, 599: ClassTemporary,
 	}
 	for status, want := range tests {
-		if got := classOfStatus(status); got != want {
-			t.Errorf("classOfStatus(%d) = %q, want %q", status, got, want)
+		if got := Class(statusSentinel(status)); got != want {
+			t.Errorf("statusSentinel(%d) is of class %q, want %q", status, got, want)
 		}
 	}
 }

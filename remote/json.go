@@ -36,7 +36,9 @@ func (e *FieldError) Unwrap() error { return e.Err }
 // name ("items" + "[2].price").
 func fieldErr(field string, err error) error {
 	var fe *FieldError
-	if errors.As(err, &fe) {
+	if err == nil {
+		return nil
+	} else if errors.As(err, &fe) {
 		sep := "."
 		if strings.HasPrefix(fe.Field, "[") {
 			sep = ""
@@ -44,6 +46,37 @@ func fieldErr(field string, err error) error {
 		return &FieldError{Field: field + sep + fe.Field, Err: fe.Err}
 	}
 	return &FieldError{Field: field, Err: err}
+}
+
+// field decodes member key of m with dec into dst; an error names key.
+func field[T any](m map[string]json.RawMessage, key string, dst *T, dec func(json.RawMessage) (T, error)) error {
+	v, err := dec(m[key])
+	if err != nil {
+		return fieldErr(key, err)
+	}
+	*dst = v
+	return nil
+}
+
+// into decodes data with dec into *dst; an error says what was decoded.
+func into[T any](dst *T, what string, data []byte, dec func(json.RawMessage) (T, error)) error {
+	v, err := dec(data)
+	if err != nil {
+		return fmt.Errorf("decode %s: %w", what, err)
+	}
+	*dst = v
+	return nil
+}
+
+// optional is dec for a member whose absence is kept: null gives nil.
+func optional[T any](dec func(json.RawMessage) (T, error)) func(json.RawMessage) (*T, error) {
+	return func(raw json.RawMessage) (*T, error) {
+		if isNull(raw) {
+			return nil, nil
+		}
+		v, err := dec(raw)
+		return &v, err
+	}
 }
 
 // maxNumberLen bounds the text of one JSON number or id, refused before
@@ -56,16 +89,11 @@ func decodeObject(data []byte) (map[string]json.RawMessage, error) {
 	if len(data) == 0 || data[0] != '{' {
 		return nil, fmt.Errorf("want a JSON object, got %s", describe(data))
 	}
-	if badText(data) {
-		// encoding/json would replace it silently, in keys and in the
-		// members kept raw alike: name the member instead.
-		cause := errInvalidUTF8
-		if utf8.Valid(data) {
-			cause = errBadEscape
-		}
-		if f := badTextMember(data); f != "" {
-			return nil, &FieldError{Field: f, Err: cause}
-		}
+	// encoding/json would replace bad text silently, in keys and in the
+	// members kept raw alike: name the member instead.
+	if f, cause := badTextMember(data); cause != nil && f != "" {
+		return nil, &FieldError{Field: f, Err: cause}
+	} else if cause != nil {
 		return nil, cause
 	}
 	var m map[string]json.RawMessage
@@ -86,20 +114,10 @@ func describe(raw []byte) string {
 	if len(raw) == 0 {
 		return "nothing"
 	}
-	switch raw[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
+	return cmp.Or(kinds[raw[0]], "a number")
 }
+
+var kinds = map[byte]string{'{': "an object", '[': "an array", '"': "a string", 't': "a boolean", 'f': "a boolean", 'n': "null"}
 
 // decodeString decodes a JSON string; null gives "". A string that is not
 // valid UTF-8, or holds a lone UTF-16 surrogate escape, is an error:
@@ -109,17 +127,23 @@ func decodeString(raw json.RawMessage) (string, error) {
 	if isNull(raw) {
 		return "", nil
 	}
-	if !utf8.Valid(raw) {
-		return "", errInvalidUTF8
-	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", fmt.Errorf("want a string, got %s", describe(raw))
+		return "", cmp.Or(textError(raw, ""), fmt.Errorf("want a string, got %s", describe(raw)))
 	}
-	if strings.ContainsRune(s, utf8.RuneError) && !sendsReplacement(raw) {
-		return "", errBadEscape
+	return s, textError(raw, s)
+}
+
+// textError says what is wrong with a JSON string (raw as sent, s
+// decoded) that encoding/json would silently change; nil when nothing.
+func textError(raw []byte, s string) error {
+	switch {
+	case !utf8.Valid(raw):
+		return errInvalidUTF8
+	case strings.ContainsRune(s, utf8.RuneError) && !sendsReplacement(raw):
+		return errBadEscape
 	}
-	return s, nil
+	return nil
 }
 
 // Errors of strings quotesync refuses rather than change.
@@ -146,12 +170,8 @@ func textOf(s string) string {
 // decodeID decodes an id sent as a JSON string or number (its exact text);
 // null gives "".
 func decodeID(raw json.RawMessage) (string, error) {
-	if isNull(raw) {
-		return "", nil
-	}
-	raw = bytes.TrimSpace(raw)
-	if raw[0] == '"' {
-		return decodeString(raw)
+	if isNull(raw) || bytes.TrimSpace(raw)[0] == '"' {
+		return decodeString(raw) // null gives ""
 	}
 	n, err := decodeNumber(raw)
 	if err != nil {
@@ -160,17 +180,24 @@ func decodeID(raw json.RawMessage) (string, error) {
 	return n.String(), nil
 }
 
+// decodeLabel decodes an id sent as a string or number that is shown to
+// people (a claim number), refusing control characters (checkControl).
+func decodeLabel(raw json.RawMessage) (string, error) {
+	s, err := decodeID(raw)
+	if err == nil {
+		err = checkControl(s)
+	}
+	return s, err
+}
+
 // decodeNumber decodes a JSON number literal into its exact text.
 func decodeNumber(raw json.RawMessage) (json.Number, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > maxNumberLen {
 		return "", fmt.Errorf("number longer than %d characters", maxNumberLen)
 	}
-	if len(raw) == 0 || raw[0] == '"' {
-		return "", fmt.Errorf("want a number, got %s", describe(raw))
-	}
-	var n json.Number
-	if err := json.Unmarshal(raw, &n); err != nil {
+	var n json.Number // its Unmarshal takes a quoted number too
+	if len(raw) == 0 || raw[0] == '"' || json.Unmarshal(raw, &n) != nil {
 		return "", fmt.Errorf("want a number, got %s", describe(raw))
 	}
 	return n, nil
@@ -179,17 +206,11 @@ func decodeNumber(raw json.RawMessage) (json.Number, error) {
 // decodeInt decodes an integer sent as a number ("3", "3.0") or a quoted
 // number; null gives 0.
 func decodeInt(raw json.RawMessage) (int, error) {
-	if isNull(raw) {
-		return 0, nil
-	}
 	d, err := decodeDecimal(raw)
-	if err != nil {
-		return 0, err
+	if err == nil && (!d.IsInteger() || d.Abs().GreaterThan(decimal.NewFromInt(math.MaxInt32))) {
+		err = fmt.Errorf("want an integer, got %s", d.String())
 	}
-	if !d.IsInteger() || d.Abs().GreaterThan(decimal.NewFromInt(math.MaxInt32)) {
-		return 0, fmt.Errorf("want an integer, got %s", d.String())
-	}
-	return int(d.IntPart()), nil
+	return int(d.IntPart()), err
 }
 
 // decodeBool decodes a JSON boolean or a quoted "true"/"false".
@@ -245,10 +266,7 @@ func parseExpiry(s string) (time.Time, error) {
 }
 
 func decodeExpiry(raw json.RawMessage) (time.Time, error) {
-	if isNull(raw) {
-		return time.Time{}, nil
-	}
-	s, err := decodeString(raw)
+	s, err := decodeString(raw) // null gives ""
 	if err != nil {
 		return time.Time{}, fmt.Errorf("want an ISO-8601 date-time string, got %s", describe(raw))
 	}
@@ -271,36 +289,25 @@ func rawOrNil(raw json.RawMessage) json.RawMessage {
 // without an id is an error: it could never be accepted. Errors name the
 // request (when its id is known) and the field.
 func (r *Request) UnmarshalJSON(data []byte) error {
+	var out Request
 	m, err := decodeObject(data)
+	if err == nil {
+		err = field(m, "id", &out.ID, decodeID)
+	}
+	if err == nil && out.ID == "" {
+		err = fieldErr("id", errors.New("missing"))
+	}
 	if err != nil {
 		return fmt.Errorf("decode request: %w", err)
 	}
-	var out Request
-	if out.ID, err = decodeID(m["id"]); err != nil {
-		return fmt.Errorf("decode request: %w", fieldErr("id", err))
+	var claims [2]string
+	err = cmp.Or(fieldErr("id", checkControl(out.ID)),
+		field(m, "claim_number", &claims[0], decodeLabel), field(m, "claimNumber", &claims[1], decodeLabel),
+		field(m, "expiry", &out.Expiry, decodeExpiry))
+	if err != nil {
+		return fmt.Errorf("decode request %s: %w", textOf(out.ID), err)
 	}
-	if out.ID == "" {
-		return fmt.Errorf("decode request: %w", fieldErr("id", errors.New("missing")))
-	}
-	fail := func(field string, err error) error {
-		return fmt.Errorf("decode request %s: %w", textOf(out.ID), fieldErr(field, err))
-	}
-	if err := checkControl(out.ID); err != nil {
-		return fail("id", err)
-	}
-	for _, key := range []string{"claim_number", "claimNumber"} {
-		s, err := decodeID(m[key])
-		if err == nil {
-			err = checkControl(s)
-		}
-		if err != nil {
-			return fail(key, err)
-		}
-		out.ClaimNumber = cmp.Or(out.ClaimNumber, s)
-	}
-	if out.Expiry, err = decodeExpiry(m["expiry"]); err != nil {
-		return fail("expiry", err)
-	}
+	out.ClaimNumber = cmp.Or(claims[0], claims[1])
 	out.Instructions = rawOrNil(m["instructions"])
 	out.Accident = rawOrNil(m["accident"])
 	out.Vehicle = rawOrNil(m["vehicle"])
@@ -315,33 +322,27 @@ func (r Request) MarshalJSON() ([]byte, error) {
 	if len(r.Raw) > 0 {
 		return compact(r.Raw)
 	}
-	type wire struct {
+	return json.Marshal(struct {
 		ID           string          `json:"id"`
 		ClaimNumber  string          `json:"claim_number,omitempty"`
-		Expiry       string          `json:"expiry,omitempty"`
+		Expiry       time.Time       `json:"expiry,omitzero"` // RFC 3339
 		Instructions json.RawMessage `json:"instructions,omitempty"`
 		Accident     json.RawMessage `json:"accident,omitempty"`
 		Vehicle      json.RawMessage `json:"vehicle,omitempty"`
-	}
-	w := wire{ID: r.ID, ClaimNumber: r.ClaimNumber, Instructions: r.Instructions,
-		Accident: r.Accident, Vehicle: r.Vehicle}
-	if !r.Expiry.IsZero() {
-		w.Expiry = r.Expiry.Format(time.RFC3339Nano)
-	}
-	return json.Marshal(w)
+	}{r.ID, r.ClaimNumber, r.Expiry, r.Instructions, r.Accident, r.Vehicle})
 }
 
 // UnmarshalJSON decodes a job: its id as a string or number; Raw keeps the
 // whole object. A missing id is left empty (Accept falls back to the
 // referenceId it sent).
 func (j *Job) UnmarshalJSON(data []byte) error {
+	var id string
 	m, err := decodeObject(data)
+	if err == nil {
+		err = field(m, "id", &id, decodeID)
+	}
 	if err != nil {
 		return fmt.Errorf("decode job: %w", err)
-	}
-	id, err := decodeID(m["id"])
-	if err != nil {
-		return fmt.Errorf("decode job: %w", fieldErr("id", err))
 	}
 	*j = Job{ID: id, Location: j.Location, Raw: append(json.RawMessage(nil), bytes.TrimSpace(data)...)}
 	return nil

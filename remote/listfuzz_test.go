@@ -31,7 +31,7 @@ func FuzzListRequests(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		n := int64(len(body)) + 1
-		reqs, skipped, head, err := decodeRequestsFrom(bytes.NewReader(body), listLimits{keep: n, read: n})
+		reqs, skipped, head, err := decodeRequestsFrom(bytes.NewReader(body), n, n)
 		if len(head) > headBytes {
 			t.Fatalf("head of %d bytes", len(head))
 		}

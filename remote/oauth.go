@@ -99,13 +99,8 @@ func (s *ccToken) Token(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("fetch oauth2 token: %s: required", f.name)
 		}
 	}
-	conf := &clientcredentials.Config{
-		ClientID:       s.cfg.ClientID,
-		ClientSecret:   secret,
-		TokenURL:       s.cfg.TokenURL,
-		Scopes:         s.cfg.Scopes,
-		EndpointParams: s.cfg.EndpointParams,
-	}
+	conf := &clientcredentials.Config{ClientID: s.cfg.ClientID, ClientSecret: secret, TokenURL: s.cfg.TokenURL,
+		Scopes: s.cfg.Scopes, EndpointParams: s.cfg.EndpointParams}
 	tok, err := conf.Token(context.WithValue(ctx, oauth2.HTTPClient, noRedirects(s.cfg.HTTPClient)))
 	if err != nil {
 		return "", s.fetchError(ctx, err)
@@ -140,15 +135,14 @@ func (e *errTokenRedirect) Error() string {
 // nil) refusing every redirect: following one would send the client secret
 // wherever the Location points, and use whatever token comes back.
 func noRedirects(hc *http.Client) *http.Client {
-	c := &http.Client{Timeout: DefaultTokenTimeout}
+	c := http.Client{Timeout: DefaultTokenTimeout}
 	if hc != nil {
-		c2 := *hc
-		c = &c2
+		c = *hc
 	}
 	c.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
 		return &errTokenRedirect{location: req.URL.Redacted()}
 	}
-	return c
+	return &c
 }
 
 // fetchError rewrites an error of the oauth2 library so that it names what
@@ -177,16 +171,12 @@ func (s *ccToken) fetchError(ctx context.Context, err error) error {
 			msg += ": " + b
 		}
 		class := ErrUnauthorized
-		if classOfStatus(status) == ClassTemporary {
+		if statusSentinel(status) == ErrTemporary {
 			class = ErrTemporary
 		}
 		return &tokenError{msg: redact(msg), class: class}
 	}
-	te := &tokenError{msg: redact(unwrapURLError(err).Error()), class: ErrTemporary}
-	if ctx.Err() != nil {
-		te.ctxErr = ctx.Err()
-	}
-	return te
+	return &tokenError{msg: redact(unwrapURLError(err).Error()), class: ErrTemporary, ctxErr: ctx.Err()}
 }
 
 const (
@@ -208,9 +198,4 @@ type tokenError struct {
 
 func (e *tokenError) Error() string { return "fetch oauth2 token: " + e.msg }
 
-func (e *tokenError) Unwrap() []error {
-	if e.ctxErr != nil {
-		return []error{e.class, e.ctxErr}
-	}
-	return []error{e.class}
-}
+func (e *tokenError) Unwrap() []error { return []error{e.class, e.ctxErr} }

@@ -2,8 +2,11 @@ package remote
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/shopspring/decimal"
@@ -22,23 +25,22 @@ func decodeDecimal(raw json.RawMessage) (decimal.Decimal, error) {
 	if isNull(raw) {
 		return decimal.Decimal{}, nil
 	}
-	raw = bytes.TrimSpace(raw)
-	var text string
-	if raw[0] == '"' {
-		s, err := decodeString(raw)
-		if err != nil {
-			return decimal.Decimal{}, err
-		}
-		if len(s) > maxNumberLen {
-			return decimal.Decimal{}, fmt.Errorf("number longer than %d characters", maxNumberLen)
-		}
-		text = s
+	var (
+		text string
+		err  error
+	)
+	if raw = bytes.TrimSpace(raw); raw[0] == '"' {
+		text, err = decodeString(raw)
 	} else {
-		n, err := decodeNumber(raw)
-		if err != nil {
-			return decimal.Decimal{}, err
-		}
+		var n json.Number
+		n, err = decodeNumber(raw)
 		text = n.String()
+	}
+	switch {
+	case err != nil:
+		return decimal.Decimal{}, err
+	case len(text) > maxNumberLen:
+		return decimal.Decimal{}, fmt.Errorf("number longer than %d characters", maxNumberLen)
 	}
 	d, err := decimal.NewFromString(text)
 	if err != nil {
@@ -68,11 +70,7 @@ func (d wireDecimal) MarshalJSON() ([]byte, error) {
 // isQuoteKey reports whether k is a member of a quote this package
 // models; everything else goes to Quote.Extra.
 func isQuoteKey(k string) bool {
-	switch k {
-	case "type", "status", "referenceId", "rates", "items":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"type", "status", "referenceId", "rates", "items"}, k)
 }
 
 // UnmarshalJSON decodes a quote; members beyond type, status, referenceId,
@@ -83,31 +81,15 @@ func (q *Quote) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("decode quote: %w", err)
 	}
 	var out Quote
-	fail := func(field string, err error) error {
-		return fmt.Errorf("decode quote: %w", fieldErr(field, err))
+	err = cmp.Or(field(m, "type", &out.Type, decodeString), field(m, "status", &out.Status, decodeString),
+		field(m, "referenceId", &out.ReferenceID, decodeID),
+		field(m, "rates", &out.Rates, listOf(decodeRate)), field(m, "items", &out.Items, listOf(decodeItem)))
+	if err != nil {
+		return fmt.Errorf("decode quote: %w", err)
 	}
-	if out.Type, err = decodeString(m["type"]); err != nil {
-		return fail("type", err)
-	}
-	if out.Status, err = decodeString(m["status"]); err != nil {
-		return fail("status", err)
-	}
-	if out.ReferenceID, err = decodeID(m["referenceId"]); err != nil {
-		return fail("referenceId", err)
-	}
-	if out.Rates, err = decodeList(m["rates"], decodeRate); err != nil {
-		return fail("rates", err)
-	}
-	if out.Items, err = decodeList(m["items"], decodeItem); err != nil {
-		return fail("items", err)
-	}
-	for k, v := range m {
-		if !isQuoteKey(k) {
-			if out.Extra == nil {
-				out.Extra = make(map[string]json.RawMessage)
-			}
-			out.Extra[k] = v
-		}
+	maps.DeleteFunc(m, func(k string, _ json.RawMessage) bool { return isQuoteKey(k) })
+	if len(m) > 0 {
+		out.Extra = m // the members left
 	}
 	*q = out
 	return nil
@@ -154,39 +136,36 @@ func (q Quote) MarshalJSON() ([]byte, error) {
 	return append(append(b[:len(b)-1], ','), e[1:]...), nil
 }
 
-// decodeList decodes a JSON array element by element; null gives nil.
-// Errors name the element: "[2].price".
-func decodeList[T any](raw json.RawMessage, one func(json.RawMessage) (T, error)) ([]T, error) {
-	if isNull(raw) {
-		return nil, nil
-	}
-	raw = bytes.TrimSpace(raw)
-	if raw[0] != '[' {
-		return nil, fmt.Errorf("want an array, got %s", describe(raw))
-	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(raw, &elems); err != nil {
-		return nil, err
-	}
-	out := make([]T, 0, len(elems))
-	for i, e := range elems {
-		v, err := one(e)
-		if err != nil {
-			return nil, fieldErr("["+strconv.Itoa(i)+"]", err)
+// listOf decodes a JSON array element by element with one; null gives
+// nil. Errors name the element: "[2].price".
+func listOf[T any](one func(json.RawMessage) (T, error)) func(json.RawMessage) ([]T, error) {
+	return func(raw json.RawMessage) ([]T, error) {
+		if isNull(raw) {
+			return nil, nil
 		}
-		out = append(out, v)
+		raw = bytes.TrimSpace(raw)
+		if raw[0] != '[' {
+			return nil, fmt.Errorf("want an array, got %s", describe(raw))
+		}
+		var elems []json.RawMessage
+		if err := json.Unmarshal(raw, &elems); err != nil {
+			return nil, err
+		}
+		out := make([]T, 0, len(elems))
+		for i, e := range elems {
+			v, err := one(e)
+			if err != nil {
+				return nil, fieldErr("["+strconv.Itoa(i)+"]", err)
+			}
+			out = append(out, v)
+		}
+		return out, nil
 	}
-	return out, nil
 }
 
 // UnmarshalJSON decodes a rate: {"type": "...", "rate": 55.00}.
 func (r *Rate) UnmarshalJSON(data []byte) error {
-	v, err := decodeRate(data)
-	if err != nil {
-		return fmt.Errorf("decode rate: %w", err)
-	}
-	*r = v
-	return nil
+	return into(r, "rate", data, decodeRate)
 }
 
 // MarshalJSON writes the rate with its decimal as a JSON number.
@@ -203,25 +182,15 @@ func decodeRate(data json.RawMessage) (Rate, error) {
 		return Rate{}, err
 	}
 	var r Rate
-	if r.Type, err = decodeString(m["type"]); err != nil {
-		return Rate{}, fieldErr("type", err)
-	}
-	if r.Rate, err = decodeDecimal(m["rate"]); err != nil {
-		return Rate{}, fieldErr("rate", err)
-	}
-	return r, nil
+	err = cmp.Or(field(m, "type", &r.Type, decodeString), field(m, "rate", &r.Rate, decodeDecimal))
+	return r, err
 }
 
 // UnmarshalJSON decodes an item tolerantly: id as a string or number,
 // decimals as numbers or quoted numbers, metadata values other than strings
 // kept as their JSON text. Members not modelled by Item are dropped.
 func (it *Item) UnmarshalJSON(data []byte) error {
-	v, err := decodeItem(data)
-	if err != nil {
-		return fmt.Errorf("decode item: %w", err)
-	}
-	*it = v
-	return nil
+	return into(it, "item", data, decodeItem)
 }
 
 type wireItem struct {
@@ -241,14 +210,10 @@ type wireItem struct {
 // MarshalJSON writes the item; id, metadata, partNumber, markup and
 // isOnReport are omitted when empty or nil.
 func (it Item) MarshalJSON() ([]byte, error) {
-	w := wireItem{ID: it.ID, Order: it.Order, Type: it.Type, Description: it.Description,
+	return json.Marshal(wireItem{ID: it.ID, Order: it.Order, Type: it.Type, Description: it.Description,
 		Quantity: wireDecimal(it.Quantity), Price: wireDecimal(it.Price), Total: wireDecimal(it.Total),
-		Metadata: it.Metadata, PartNumber: it.PartNumber, IsOnReport: it.IsOnReport}
-	if it.Markup != nil {
-		m := wireDecimal(*it.Markup)
-		w.Markup = &m
-	}
-	return json.Marshal(w)
+		Metadata: it.Metadata, PartNumber: it.PartNumber, Markup: (*wireDecimal)(it.Markup),
+		IsOnReport: it.IsOnReport})
 }
 
 func decodeItem(data json.RawMessage) (Item, error) {
@@ -257,51 +222,20 @@ func decodeItem(data json.RawMessage) (Item, error) {
 		return Item{}, err
 	}
 	var it Item
-	strs := []struct {
-		key string
-		dst *string
-		dec func(json.RawMessage) (string, error)
-	}{
-		{"id", &it.ID, decodeID},
-		{"type", &it.Type, decodeString},
-		{"description", &it.Description, decodeString},
-		{"partNumber", &it.PartNumber, decodeID},
-	}
-	for _, f := range strs {
-		if *f.dst, err = f.dec(m[f.key]); err != nil {
-			return Item{}, fieldErr(f.key, err)
-		}
-	}
-	if it.Order, err = decodeInt(m["order"]); err != nil {
-		return Item{}, fieldErr("order", err)
-	}
-	decs := []struct {
-		key string
-		dst *decimal.Decimal
-	}{{"quantity", &it.Quantity}, {"price", &it.Price}, {"total", &it.Total}}
-	for _, f := range decs {
-		if *f.dst, err = decodeDecimal(m[f.key]); err != nil {
-			return Item{}, fieldErr(f.key, err)
-		}
-	}
-	if !isNull(m["markup"]) {
-		d, err := decodeDecimal(m["markup"])
-		if err != nil {
-			return Item{}, fieldErr("markup", err)
-		}
-		it.Markup = &d
-	}
-	if !isNull(m["isOnReport"]) {
-		b, err := decodeBool(m["isOnReport"])
-		if err != nil {
-			return Item{}, fieldErr("isOnReport", err)
-		}
-		it.IsOnReport = &b
-	}
-	if it.Metadata, err = decodeMetadata(m["metadata"]); err != nil {
-		return Item{}, fieldErr("metadata", err)
-	}
-	return it, nil
+	err = cmp.Or(
+		field(m, "id", &it.ID, decodeID),
+		field(m, "type", &it.Type, decodeString),
+		field(m, "description", &it.Description, decodeString),
+		field(m, "partNumber", &it.PartNumber, decodeID),
+		field(m, "order", &it.Order, decodeInt),
+		field(m, "quantity", &it.Quantity, decodeDecimal),
+		field(m, "price", &it.Price, decodeDecimal),
+		field(m, "total", &it.Total, decodeDecimal),
+		field(m, "markup", &it.Markup, optional(decodeDecimal)),
+		field(m, "isOnReport", &it.IsOnReport, optional(decodeBool)),
+		field(m, "metadata", &it.Metadata, decodeMetadata),
+	)
+	return it, err
 }
 
 // decodeMetadata decodes a string → string object; other values are kept
@@ -318,24 +252,20 @@ func decodeMetadata(raw json.RawMessage) (map[string]string, error) {
 		return nil, nil
 	}
 	out := make(map[string]string, len(m))
-	for k, v := range m {
-		v = bytes.TrimSpace(v)
-		switch {
-		case isNull(v):
-			out[k] = ""
-		case v[0] == '"':
-			s, err := decodeString(v)
-			if err != nil {
-				return nil, fieldErr(k, err)
-			}
-			out[k] = s
-		default:
-			c, err := compact(v)
-			if err != nil {
-				return nil, fieldErr(k, err)
-			}
-			out[k] = string(c)
+	for k := range m {
+		var s string
+		if err := field(m, k, &s, metadataValue); err != nil {
+			return nil, err
 		}
+		out[k] = s
 	}
 	return out, nil
+}
+
+func metadataValue(v json.RawMessage) (string, error) {
+	if v = bytes.TrimSpace(v); isNull(v) || v[0] == '"' {
+		return decodeString(v)
+	}
+	c, err := compact(v)
+	return string(c), err
 }

@@ -104,7 +104,7 @@ func (c *Client) stopped(ctx context.Context, cl call, last *Error, attempts int
 		cause = fmt.Errorf("%w: %w", ctx.Err(), cause)
 	}
 	if last == nil || Class(last) != ClassTemporary {
-		return &Error{Method: cl.method, Path: cl.path, Attempts: attempts, Err: classify(ClassTemporary, cause)}
+		return &Error{Method: cl.method, Path: cl.path, Attempts: attempts, Err: classify(ErrTemporary, cause)}
 	}
 	e := *last
 	e.Attempts = attempts
@@ -141,11 +141,11 @@ func (c *Client) attempt(ctx context.Context, cl call) (*answer, *Error) {
 
 	tok, err := c.tokens.Token(actx)
 	if err != nil {
-		class := ClassUnauthorized
-		if errors.Is(err, ErrTemporary) || isContextErr(err) {
-			class = ClassTemporary
+		sentinel := ErrUnauthorized
+		if errors.Is(err, ErrTemporary) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			sentinel = ErrTemporary
 		}
-		e.Err = classify(class, fmt.Errorf("get token: %w", err))
+		e.Err = classify(sentinel, fmt.Errorf("get token: %w", err))
 		return nil, e
 	}
 	var body io.Reader
@@ -154,7 +154,7 @@ func (c *Client) attempt(ctx context.Context, cl call) (*answer, *Error) {
 	}
 	req, err := http.NewRequestWithContext(actx, cl.method, c.api+cl.path, body)
 	if err != nil {
-		e.Err = classify(ClassRejected, fmt.Errorf("build request: %w", unwrapURLError(err)))
+		e.Err = classify(ErrRejected, fmt.Errorf("build request: %w", unwrapURLError(err)))
 		return nil, e
 	}
 	c.secrets.AddFetched(tok) // before it is sent: an echo of it is redacted from the first
@@ -165,61 +165,54 @@ func (c *Client) attempt(ctx context.Context, cl call) (*answer, *Error) {
 
 	resp, err := c.http.Do(req)
 	if err != nil {
-		e.Err = classify(ClassTemporary, c.transportCause(ctx, actx, err))
+		e.Err = classify(ErrTemporary, c.transportCause(ctx, actx, err))
 		return nil, e
 	}
 	defer resp.Body.Close()
 	e.Status = resp.StatusCode
 	e.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), c.now())
-	class := classOfStatus(resp.StatusCode)
+	sentinel := statusSentinel(resp.StatusCode)
 
-	if class == ClassOK && cl.stream != nil {
-		ans := &answer{status: resp.StatusCode, header: resp.Header, secrets: c.secrets}
+	ans := &answer{status: resp.StatusCode, header: resp.Header, secrets: c.secrets}
+	// fail keeps an excerpt of body (the start of a longer one when more).
+	fail := func(body []byte, more bool, err error) (*answer, *Error) {
+		e.Body, e.Err = excerpt(c.secrets, body, DefaultBodyExcerpt, more), err
+		return nil, e
+	}
+	if sentinel == nil && cl.stream != nil {
 		if err := cl.stream(ans, resp.Body); err != nil {
-			e.Body = excerpt(c.secrets, ans.body, DefaultBodyExcerpt, ans.cut)
 			var re *bodyReadError
 			if errors.As(err, &re) {
 				err = fmt.Errorf("read response body: %w", c.transportCause(ctx, actx, re.err))
 			}
-			e.Err = classifyDecode(err)
-			return nil, e
+			return fail(ans.body, ans.cut, classifyDecode(err))
 		}
 		return ans, nil
 	}
-	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
-		e.Err = classify(ClassRejected, redirectCause(c.secrets, resp.StatusCode, resp.Header.Get("Location")))
-	}
 	limit := c.cfg.MaxBodyBytes
-	if class != ClassOK {
+	if sentinel != nil {
 		// Only an excerpt is kept: read past it by more than the longest
 		// secret, so that one straddling the bound lies past the excerpt.
 		limit = min(limit, max(maxErrorBody, c.secrets.ReadBound(DefaultBodyExcerpt)))
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	more := int64(len(data)) > limit
-	if err != nil {
-		e.Body = excerpt(c.secrets, data, DefaultBodyExcerpt, true)
-		e.Err = classify(ClassTemporary, fmt.Errorf("read response body: %w", c.transportCause(ctx, actx, err)))
-		return nil, e
+	switch {
+	case err != nil:
+		err = fmt.Errorf("read response body: %w", c.transportCause(ctx, actx, err))
+		return fail(data, true, classify(ErrTemporary, err))
+	case resp.StatusCode >= 300 && resp.StatusCode <= 399:
+		err = redirectCause(c.secrets, resp.StatusCode, resp.Header.Get("Location"))
+		return fail(data, more, classify(ErrRejected, err))
+	case sentinel != nil:
+		return fail(data, more, sentinel)
+	case more:
+		return fail(data, true, classify(ErrTemporary, fmt.Errorf("response body exceeds %d bytes", limit)))
 	}
-	if class != ClassOK {
-		e.Body = excerpt(c.secrets, data, DefaultBodyExcerpt, more)
-		if e.Err == nil {
-			e.Err = sentinelOf(class)
-		}
-		return nil, e
-	}
-	if more {
-		e.Body = excerpt(c.secrets, data, DefaultBodyExcerpt, true)
-		e.Err = classify(ClassTemporary, fmt.Errorf("response body exceeds %d bytes", limit))
-		return nil, e
-	}
-	ans := &answer{status: resp.StatusCode, header: resp.Header, body: data, secrets: c.secrets}
+	ans.body = data
 	if cl.decode != nil {
 		if err := cl.decode(ans); err != nil {
-			e.Body = excerpt(c.secrets, data, DefaultBodyExcerpt, false)
-			e.Err = classifyDecode(err)
-			return nil, e
+			return fail(data, false, classifyDecode(err))
 		}
 	}
 	return ans, nil
@@ -257,13 +250,8 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if secs, err := strconv.ParseUint(v, 10, 64); err == nil {
-		if secs > uint64(maxRetryAfter/time.Second) {
-			return maxRetryAfter
-		}
-		return time.Duration(secs) * time.Second
-	} else if errors.Is(err, strconv.ErrRange) {
-		return maxRetryAfter
+	if secs, err := strconv.ParseUint(v, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		return time.Duration(min(secs, uint64(maxRetryAfter/time.Second))) * time.Second
 	}
 	t, err := http.ParseTime(v)
 	if err != nil {

@@ -26,34 +26,28 @@ const (
 	StatusPathAuto = "auto"
 )
 
-func statusForms() []string {
-	return []string{StatusPathQuotesStatus, StatusPathQuoteStatus, StatusPathQuotesID, StatusPathQuoteID}
-}
+var statusForms = []string{StatusPathQuotesStatus, StatusPathQuoteStatus, StatusPathQuotesID, StatusPathQuoteID}
 
-// statusCandidate is one (method, form) pair.
-type statusCandidate struct{ method, form string }
-
-func (c statusCandidate) String() string { return c.method + " " + c.form }
-
-// autoCandidates are the pairs auto mode tries, in order: the public
-// documentation's example, then its prose, then the other method of each,
-// then the forms with the quote type in the path.
-var autoCandidates = []statusCandidate{
-	{http.MethodPost, StatusPathQuotesStatus},
-	{http.MethodPut, StatusPathQuoteStatus},
-	{http.MethodPut, StatusPathQuotesStatus},
-	{http.MethodPost, StatusPathQuoteStatus},
-	{http.MethodPut, StatusPathQuotesID},
-	{http.MethodPost, StatusPathQuotesID},
-	{http.MethodPut, StatusPathQuoteID},
-	{http.MethodPost, StatusPathQuoteID},
+// autoCandidates are the (method, form) pairs auto mode tries, in order,
+// as "METHOD form": the public documentation's example, then its prose,
+// then the other method of each, then the forms with the quote type in
+// the path.
+var autoCandidates = []string{
+	http.MethodPost + " " + StatusPathQuotesStatus,
+	http.MethodPut + " " + StatusPathQuoteStatus,
+	http.MethodPut + " " + StatusPathQuotesStatus,
+	http.MethodPost + " " + StatusPathQuoteStatus,
+	http.MethodPut + " " + StatusPathQuotesID,
+	http.MethodPost + " " + StatusPathQuotesID,
+	http.MethodPut + " " + StatusPathQuoteID,
+	http.MethodPost + " " + StatusPathQuoteID,
 }
 
 // statusCandidates lists what SetStatus tries: in auto mode every pair of
 // autoCandidates; otherwise the one configured pair.
-func (c *Client) statusCandidates() []statusCandidate {
+func (c *Client) statusCandidates() []string {
 	if c.cfg.StatusPath != StatusPathAuto {
-		return []statusCandidate{{c.cfg.StatusMethod, c.cfg.StatusPath}}
+		return []string{c.cfg.StatusMethod + " " + c.cfg.StatusPath}
 	}
 	return autoCandidates
 }
@@ -64,13 +58,13 @@ func (c *Client) statusCandidates() []statusCandidate {
 // UseStatusForm); in auto mode before that form is "".
 func (c *Client) StatusForm() (form string, found bool) {
 	if c.cfg.StatusPath != StatusPathAuto {
-		return c.statusCandidates()[0].String(), false
+		return c.statusCandidates()[0], false
 	}
 	i := c.statusForm.Load()
 	if i == 0 {
 		return "", false
 	}
-	return autoCandidates[i-1].String(), true
+	return autoCandidates[i-1], true
 }
 
 // UseStatusForm makes auto mode send form ("METHOD form", as StatusForm
@@ -81,13 +75,12 @@ func (c *Client) UseStatusForm(form string) error {
 	if c.cfg.StatusPath != StatusPathAuto {
 		return fmt.Errorf("use status form %q: remote.status_path is %s, not auto", form, c.cfg.StatusPath)
 	}
-	for i, cand := range autoCandidates {
-		if cand.String() == form {
-			c.statusForm.Store(int32(i + 1))
-			return nil
-		}
+	i := slices.Index(autoCandidates, form)
+	if i < 0 {
+		return fmt.Errorf("use status form %q: not a form auto mode tries", form)
 	}
-	return fmt.Errorf("use status form %q: not a form auto mode tries", form)
+	c.statusForm.Store(int32(i + 1))
+	return nil
 }
 
 func expandStatusPath(form, jobID, quoteID, status string) string {
@@ -127,10 +120,11 @@ func (c *Client) SetStatus(ctx context.Context, jobID, quoteType, status string)
 	var lastErr error
 	for _, cand := range candidates {
 		var q Quote
+		method, form, _ := strings.Cut(cand, " ")
 		cl := call{
-			method: cand.method,
-			route:  cand.method + " " + cand.form,
-			path:   expandStatusPath(cand.form, jobID, quoteType, status),
+			method: method,
+			route:  cand,
+			path:   expandStatusPath(form, jobID, quoteType, status),
 			body:   body,
 			decode: func(a *answer) error {
 				if isEmptyBody(a.body) {

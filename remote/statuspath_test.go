@@ -17,7 +17,7 @@ func TestSetStatusEveryFormAndMethod(t *testing.T) {
 		StatusPathQuoteStatus:  "/jobs/RO-1/quote/status/Submitted",
 		StatusPathQuotesStatus: "/jobs/RO-1/quotes/status/Submitted",
 	}
-	for _, form := range statusForms() {
+	for _, form := range statusForms {
 		for _, method := range []string{"PUT", "post"} {
 			t.Run(method+form, func(t *testing.T) {
 				rec := &recorder{replies: []reply{{status: 200, body: `{"type":"Estimate","status":"Submitted","items":[]}`}}}

@@ -26,20 +26,23 @@ type TokenSource interface {
 	Invalidate()
 }
 
+// tokenFunc is a TokenSource that caches nothing: Invalidate does nothing.
+type tokenFunc func(context.Context) (string, error)
+
+func (f tokenFunc) Token(ctx context.Context) (string, error) { return f(ctx) }
+
+func (tokenFunc) Invalidate() {}
+
 // StaticToken returns a TokenSource that always gives token; an empty one
 // is an error at the first call.
-func StaticToken(token string) TokenSource { return staticToken(token) }
-
-type staticToken string
-
-func (s staticToken) Token(context.Context) (string, error) {
-	if s == "" {
-		return "", errors.New("static token is empty")
-	}
-	return string(s), nil
+func StaticToken(token string) TokenSource {
+	return tokenFunc(func(context.Context) (string, error) {
+		if token == "" {
+			return "", errors.New("static token is empty")
+		}
+		return token, nil
+	})
 }
-
-func (staticToken) Invalidate() {}
 
 // EnvToken returns a TokenSource that reads the environment variable name
 // through getenv (nil: os.Getenv) at every call, trimmed; unset or empty
@@ -48,22 +51,13 @@ func EnvToken(name string, getenv func(string) string) TokenSource {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	return envToken{name: name, getenv: getenv}
+	return tokenFunc(func(context.Context) (string, error) {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v, nil
+		}
+		return "", fmt.Errorf("read token from environment variable %s: unset or empty", name)
+	})
 }
-
-type envToken struct {
-	name   string
-	getenv func(string) string
-}
-
-func (e envToken) Token(context.Context) (string, error) {
-	if v := strings.TrimSpace(e.getenv(e.name)); v != "" {
-		return v, nil
-	}
-	return "", fmt.Errorf("read token from environment variable %s: unset or empty", e.name)
-}
-
-func (envToken) Invalidate() {}
 
 const maxTokenFile = 64 << 10
 
@@ -76,10 +70,9 @@ type fileToken struct {
 	path string
 
 	mu      sync.Mutex
-	token   string
+	token   string // "" after Invalidate
 	modTime time.Time
 	size    int64
-	stale   bool
 }
 
 func (f *fileToken) Token(context.Context) (string, error) {
@@ -89,20 +82,20 @@ func (f *fileToken) Token(context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read token file: %w", err)
 	}
-	if f.token != "" && !f.stale && fi.ModTime().Equal(f.modTime) && fi.Size() == f.size {
+	if f.token != "" && fi.ModTime().Equal(f.modTime) && fi.Size() == f.size {
 		return f.token, nil
 	}
 	tok, err := readTokenFile(f.path)
 	if err != nil {
 		return "", err
 	}
-	f.token, f.modTime, f.size, f.stale = tok, fi.ModTime(), fi.Size(), false
+	f.token, f.modTime, f.size = tok, fi.ModTime(), fi.Size()
 	return tok, nil
 }
 
 func (f *fileToken) Invalidate() {
 	f.mu.Lock()
-	f.stale = true
+	f.token = ""
 	f.mu.Unlock()
 }
 

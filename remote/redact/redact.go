@@ -29,6 +29,7 @@
 package redact
 
 import (
+	"cmp"
 	"net/url"
 	"slices"
 	"strings"
@@ -102,22 +103,18 @@ func (s *Secrets) AddFetched(v string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.fetched) > 0 && s.fetched[len(s.fetched)-1] == v {
-		return // the token of the last call: the common case
+	if n := len(s.fetched); n > 0 && s.fetched[n-1] == v || slices.Contains(s.values, v) {
+		return // the token of the last call (the common case), or a value kept for good
 	}
-	if slices.Contains(s.values, v) {
-		return
-	}
-	if i := slices.Index(s.fetched, v); i >= 0 {
+	i := slices.Index(s.fetched, v)
+	if i >= 0 {
 		s.fetched = slices.Delete(s.fetched, i, i+1)
-		s.fetched = append(s.fetched, v)
-		return // known: only its age changes
 	}
 	s.fetched = append(s.fetched, v)
-	if len(s.fetched) > KeepFetched {
-		s.fetched = slices.Delete(s.fetched, 0, len(s.fetched)-KeepFetched)
+	if i < 0 { // new: not only its age changes
+		s.fetched = slices.Delete(s.fetched, 0, max(len(s.fetched)-KeepFetched, 0))
+		s.rebuild()
 	}
-	s.rebuild()
 }
 
 // rebuild makes the replacer of every form of every value; s.mu held.
@@ -128,18 +125,8 @@ func (s *Secrets) rebuild() {
 	}
 	// Longest first: a secret that contains another goes whole, and the
 	// replacer tries the forms in this order at each position.
-	slices.SortFunc(forms, func(a, b string) int {
-		if d := len(b) - len(a); d != 0 {
-			return d
-		}
-		return strings.Compare(a, b)
-	})
-	forms = slices.Compact(forms)
-	if len(forms) == 0 {
-		s.r.Store(nil)
-		s.longest.Store(0)
-		return
-	}
+	slices.SortFunc(forms, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
+	forms = slices.Compact(forms) // never empty: a value joined
 	pairs := make([]string, 0, 2*len(forms))
 	for _, f := range forms {
 		pairs = append(pairs, f, Mark)
@@ -205,19 +192,19 @@ func (s *Secrets) Cut(text string, max int) string {
 	return cut(s.Redact(text), max, false)
 }
 
-// Excerpt is Cut of a text read up to a bound. When more is true the
+// Excerpt is Cut of a text read up to a bound, to at most limit bytes. When more is true the
 // read stopped at its bound and the text goes on: a secret straddling
 // the bound is not matched, and what was read of it is the raw end of
 // the redacted text, shorter than Longest. So the redacted text loses
 // its last Longest bytes, or less: the bytes after its last Mark when
 // that mark ends among them (a secret whole before the bound is kept as
 // its mark); and the excerpt says it was cut. A bounded read that keeps
-// max bytes should read more than max + Longest (ReadBound), so that
+// limit bytes should read more than limit + Longest (ReadBound), so that
 // what is dropped lies past what is kept.
-func (s *Secrets) Excerpt(text string, max int, more bool) string {
+func (s *Secrets) Excerpt(text string, limit int, more bool) string {
 	text = s.Redact(text)
 	if more {
-		n := max0(len(text) - s.Longest())
+		n := max(len(text)-s.Longest(), 0)
 		if i := strings.LastIndex(text, Mark); i >= 0 && i+len(Mark) > n {
 			n = i + len(Mark)
 		}
@@ -226,7 +213,7 @@ func (s *Secrets) Excerpt(text string, max int, more bool) string {
 		}
 		text = text[:n]
 	}
-	return cut(text, max, more)
+	return cut(text, limit, more)
 }
 
 // ReadBound is how many bytes to read of a text of which keep bytes are
@@ -250,13 +237,6 @@ func cut(s string, max int, more bool) string {
 		n--
 	}
 	return s[:n] + "…"
-}
-
-func max0(n int) int {
-	if n < 0 {
-		return 0
-	}
-	return n
 }
 
 // MinURLSegment is the shortest segment of a URL's path that URL counts
