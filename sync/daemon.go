@@ -152,7 +152,7 @@ func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
 	}
 	d.Outbox.record = d.commitNotice
 	// The engines are the executors of the adoption.
-	if err := d.prepareInsurers(ctx, s, o, log.Named("sync")); err != nil {
+	if err := d.prepareInsurers(ctx, s, o); err != nil {
 		return nil, errors.Join(err, d.Close())
 	}
 	if final, err := db.ReadFinalColumn(ctx); err == nil && !final {
@@ -298,9 +298,14 @@ func (d *Daemon) Lock() LockFunc {
 }
 
 // acquire takes the single-instance lock and, holding it, adopts the rows
-// an older quotesync wrote with no insurer meanwhile (adoptLeftovers),
-// before any pass works; when that fails, the lock is given up again.
-// It costs a round trip each time the lock is taken, none per pass.
+// an older quotesync wrote with no insurer meanwhile, before any pass
+// works: an older quotesync that held the lock while this one started
+// (and migrated) may have written requests with no insurer since, which
+// the one configured insurer's passes would not see (and would take for
+// new when listed: a second accept). They are given to it; with several
+// insurers they are refused as at the start, no pass runs, and the lock
+// is given up again. It costs a round trip each time the lock is taken,
+// none per pass.
 func (d *Daemon) acquire(ctx context.Context) (*store.Lock, error) {
 	l, err := d.Store.AcquireLock(ctx)
 	if err != nil {
@@ -314,7 +319,7 @@ func (d *Daemon) acquire(ctx context.Context) (*store.Lock, error) {
 			panic(v)
 		}
 	}()
-	if err := d.adoptLeftovers(ctx); err != nil {
+	if err := d.adoptUnnamed(ctx, true); err != nil {
 		return nil, errors.Join(err, l.Release())
 	}
 	return l, nil

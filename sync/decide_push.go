@@ -302,34 +302,27 @@ func decideIntent(r store.Request, now time.Time) change {
 	return change{cur: r, next: next}
 }
 
-// pushFacts is what decidePush knows about one push.
-type pushFacts struct {
-	now     time.Time // when the answer came
-	jitter  float64   // in [0, 1): spreads a backoff
-	st      shopdb.JobState
-	d       jobDecision
-	route   string
-	err     error
-	dur     time.Duration
-	wasHeld bool
-}
-
-// decidePush turns the answer to a Draft push into a change; ok is false
-// when the answer settles nothing (cancelled, or the token was refused).
-func decidePush(cfg Config, cur store.Request, f pushFacts) (change, bool) {
-	err := f.err
-	status := statusOf(err)
-	call := Event{Route: f.route, Status: status, Attempt: cur.Attempts + 1, Duration: f.dur, Err: err}
+// decidePush turns the answer a to c, a Draft push, into a change; ok is
+// false when the answer settles nothing (cancelled, or the token was
+// refused).
+func decidePush(cfg Config, cur store.Request, c call, a answer) (change, bool) {
+	err := a.err
+	route := routeUpdateDraft
+	if c.kind == callCreateQuote {
+		route = routeCreateQuote
+	}
+	call := callEvent(route, cur, a)
+	status := call.Status
 	isFirst := first(cur)
 	switch {
 	case err == nil, errors.Is(err, remote.ErrUnreadable):
 		next := cur
 		next.Phase, next.Intent = PhaseDrafted, IntentNone
-		next.PushedHash, next.PushedMarker, next.PushedAt = f.d.hash, f.st.Marker, f.now
+		next.PushedHash, next.PushedMarker, next.PushedAt = c.d.hash, c.st.Marker, a.now
 		next.SubmittedAt = time.Time{} // the remote's quote is a Draft: no submit of ours landed
 		next.Attempts, next.NextAttemptAt, next.Reason, next.LastError = 0, time.Time{}, ReasonNone, ""
 		ev := call
-		ev.Kind, ev.Items, ev.Hash, ev.Released, ev.Err = EventRedrafted, len(f.d.quote.Items), f.d.hash, f.wasHeld, nil
+		ev.Kind, ev.Items, ev.Hash, ev.Released, ev.Err = EventRedrafted, len(c.d.quote.Items), c.d.hash, c.d.release, nil
 		if isFirst {
 			ev.Kind = EventDrafted
 		}
@@ -350,7 +343,7 @@ func decidePush(cfg Config, cur store.Request, f pushFacts) (change, bool) {
 		// supplement.
 		next := cur
 		next.Phase, next.Intent, next.SupplementNeeded = PhaseSubmitted, IntentNone, true
-		next.SubmittedAt, next.PushedMarker = f.now, f.st.Marker
+		next.SubmittedAt, next.PushedMarker = a.now, c.st.Marker
 		next.Attempts, next.NextAttemptAt, next.Reason, next.LastError = 0, time.Time{}, ReasonNone, ""
 		ev := call
 		ev.Kind, ev.Err = EventSubmitted, nil
@@ -365,7 +358,7 @@ func decidePush(cfg Config, cur store.Request, f pushFacts) (change, bool) {
 	case errors.Is(err, remote.ErrNotFound), errors.Is(err, remote.ErrRejected):
 		return rejected(cur, ReasonRefused, fmt.Sprintf("push draft of job %s: %v", cur.JobNumber, err), call), true
 	}
-	return decideRetrying(cfg, f.now, f.jitter, cur, call), true
+	return decideRetrying(cfg, a.now, a.jitter, cur, call), true
 }
 
 // rejected is the change of a request the remote refused for good; retry
@@ -392,8 +385,8 @@ func decideSubmitIntent(r store.Request, now time.Time) change {
 // is false when the answer settles nothing.
 func decideSubmit(cfg Config, cur store.Request, a answer) (change, bool) {
 	err, now := a.err, a.now
-	status := statusOf(err)
-	call := Event{Route: routeSetStatus, Status: status, Attempt: cur.Attempts + 1, Duration: a.d, Err: err}
+	call := callEvent(routeSetStatus, cur, a)
+	status := call.Status
 	switch {
 	case err == nil, errors.Is(err, remote.ErrConflict), errors.Is(err, remote.ErrUnreadable):
 		next := cur

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	gosync "sync"
 	"sync/atomic"
 	"time"
@@ -209,25 +210,15 @@ type Summary struct {
 	Interrupted bool
 }
 
-// add adds the counts of o to s; the duration is the longer one (the
+// add adds the counts (every int field) of o to s; the duration is the longer one (the
 // passes of several insurers run at once).
 func (s *Summary) add(o Summary) {
-	s.Pending += o.Pending
-	s.Tracked += o.Tracked
-	s.Reserved += o.Reserved
-	s.Accepted += o.Accepted
-	s.AcceptUnknown += o.AcceptUnknown
-	s.TakenElsewhere += o.TakenElsewhere
-	s.Drafted += o.Drafted
-	s.Redrafted += o.Redrafted
-	s.Submitted += o.Submitted
-	s.Rejected += o.Rejected
-	s.Gone += o.Gone
-	s.Waiting += o.Waiting
-	s.Held += o.Held
-	s.Supplements += o.Supplements
-	s.Retrying += o.Retrying
-	s.Later += o.Later
+	sv, ov := reflect.ValueOf(s).Elem(), reflect.ValueOf(o)
+	for i := range sv.NumField() {
+		if f := sv.Field(i); f.Kind() == reflect.Int {
+			f.SetInt(f.Int() + ov.Field(i).Int())
+		}
+	}
 	s.Duration = max(s.Duration, o.Duration)
 	s.Interrupted = s.Interrupted || o.Interrupted
 }

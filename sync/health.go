@@ -60,11 +60,13 @@ func (s schedule) next(t time.Time, n int) time.Time {
 type Progress struct {
 	mu       gosync.Mutex
 	baseline time.Time // start, or the last reload: ticks are expected after it
-	insurers map[string]*insurerProgress
+	insurers map[string]*progressView
 }
 
-// insurerProgress is what one insurer's engine reported.
-type insurerProgress struct {
+// progressView is what one insurer's engine reported; a copy from
+// viewOf is consistent, with the baseline.
+type progressView struct {
+	baseline    time.Time // set in viewOf's copies
 	lastTick    time.Time // zero before the first tick since baseline
 	leader      bool      // at the last tick
 	standby     bool      // at the last tick the lock was held elsewhere
@@ -73,14 +75,14 @@ type insurerProgress struct {
 }
 
 // of returns the progress of insurer ("" is DefaultInsurer); p.mu held.
-func (p *Progress) of(insurer string) *insurerProgress {
+func (p *Progress) of(insurer string) *progressView {
 	insurer = cmp.Or(insurer, DefaultInsurer)
 	if p.insurers == nil {
-		p.insurers = make(map[string]*insurerProgress)
+		p.insurers = make(map[string]*progressView)
 	}
 	ip := p.insurers[insurer]
 	if ip == nil {
-		ip = &insurerProgress{}
+		ip = &progressView{}
 		p.insurers[insurer] = ip
 	}
 	return ip
@@ -109,19 +111,12 @@ func (p *Progress) Tick(t Tick, now time.Time) {
 	}
 }
 
-// progressView is a consistent copy of one insurer's progress.
-type progressView struct {
-	baseline, lastTick, lastSuccess time.Time
-	leader, standby                 bool
-	lastErr                         error
-}
-
 func (p *Progress) viewOf(insurer string) progressView {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ip := p.of(insurer)
-	return progressView{baseline: p.baseline, lastTick: ip.lastTick, lastSuccess: ip.lastSuccess,
-		leader: ip.leader, standby: ip.standby, lastErr: ip.lastErr}
+	v := *p.of(insurer)
+	v.baseline = p.baseline
+	return v
 }
 
 // liveInput is what the watchdog decides on.
