@@ -229,31 +229,26 @@ func (s Summary) Changed() bool {
 		s.Rejected+s.Gone+s.Supplements > 0
 }
 
+// summaryCounts are the counts of a Summary each event kind adds one to.
+var summaryCounts = map[EventKind]func(*Summary) *int{
+	EventReserved:       func(s *Summary) *int { return &s.Reserved },
+	EventAccepted:       func(s *Summary) *int { return &s.Accepted },
+	EventAcceptUnknown:  func(s *Summary) *int { return &s.AcceptUnknown },
+	EventTakenElsewhere: func(s *Summary) *int { return &s.TakenElsewhere },
+	EventDrafted:        func(s *Summary) *int { return &s.Drafted },
+	EventRedrafted:      func(s *Summary) *int { return &s.Redrafted },
+	EventSubmitted:      func(s *Summary) *int { return &s.Submitted },
+	EventRejected:       func(s *Summary) *int { return &s.Rejected },
+	EventGone:           func(s *Summary) *int { return &s.Gone },
+	EventSupplement:     func(s *Summary) *int { return &s.Supplements },
+	EventRetrying:       func(s *Summary) *int { return &s.Retrying },
+	EventReserveFailed:  func(s *Summary) *int { return &s.Retrying },
+}
+
 // count adds ev to the summary.
 func (s *Summary) count(ev Event) {
-	switch ev.Kind {
-	case EventReserved:
-		s.Reserved++
-	case EventAccepted:
-		s.Accepted++
-	case EventAcceptUnknown:
-		s.AcceptUnknown++
-	case EventTakenElsewhere:
-		s.TakenElsewhere++
-	case EventDrafted:
-		s.Drafted++
-	case EventRedrafted:
-		s.Redrafted++
-	case EventSubmitted:
-		s.Submitted++
-	case EventRejected:
-		s.Rejected++
-	case EventGone:
-		s.Gone++
-	case EventSupplement:
-		s.Supplements++
-	case EventRetrying, EventReserveFailed:
-		s.Retrying++
+	if c := summaryCounts[ev.Kind]; c != nil {
+		*c(s)++
 	}
 }
 

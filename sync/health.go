@@ -6,8 +6,6 @@ import (
 	"strings"
 	gosync "sync"
 	"time"
-
-	"github.com/robfig/cron/v3"
 )
 
 // Health and watchdog tunables.
@@ -25,33 +23,13 @@ const (
 	passGrace = time.Minute
 )
 
-// schedule is sync.schedule, parsed, in its time zone.
-type schedule struct {
-	spec string
-	s    cron.Schedule
-	loc  *time.Location
-}
-
-// scheduleOf parses a configuration's schedule (already validated).
-func scheduleOf(cfg Config) schedule {
-	s, err := ParseSchedule(cfg.Schedule)
-	if err != nil {
-		s = cron.Every(DefaultPassTimeout) // unreachable: Validate refuses it
+// nextRun returns the n-th time c's schedule fires after t (n >= 1),
+// zero when it stops firing before.
+func nextRun(c Config, t time.Time, n int) time.Time {
+	if runs := c.NextRuns(t, n); len(runs) == n {
+		return runs[n-1]
 	}
-	return schedule{spec: cfg.Schedule, s: s, loc: cmp.Or(cfg.Location, time.Local)}
-}
-
-// next returns the n-th activation after t (n >= 1).
-func (s schedule) next(t time.Time, n int) time.Time {
-	t = t.In(s.loc)
-	for range n {
-		nt := s.s.Next(t)
-		if nt.IsZero() {
-			return nt // a schedule that never fires again
-		}
-		t = nt
-	}
-	return t
+	return time.Time{}
 }
 
 // Progress is what the scheduler reported lately, for each insurer; the
@@ -126,7 +104,7 @@ type liveInput struct {
 	busy        bool      // a pass runs
 	busySince   time.Time // its start
 	passTimeout time.Duration
-	sched       schedule
+	sched       Config // its Schedule and Location
 }
 
 // evalLive reports whether the scheduler makes progress: no pass running and
@@ -143,7 +121,7 @@ func evalLive(in liveInput) (ok bool, reason string) {
 	if last.IsZero() {
 		last = in.view.baseline
 	}
-	due := in.sched.next(last, 1)
+	due := nextRun(in.sched, last, 1)
 	if !due.IsZero() && in.now.After(due.Add(tickGrace)) {
 		return false, fmt.Sprintf("the scheduler has not ticked since %s (due %s)", last.Format(time.RFC3339), due.Format(time.RFC3339))
 	}
@@ -221,7 +199,7 @@ func evalHealth(in healthInput) (ok bool, r HealthReport) {
 	if in.maxAge > 0 {
 		stale = since.Add(in.maxAge)
 	} else {
-		stale = in.sched.next(since, staleActivations)
+		stale = nextRun(in.sched, since, staleActivations)
 		if stale.IsZero() {
 			stale = since.Add(24 * time.Hour * 365) // a schedule that never fires
 		}
@@ -256,7 +234,7 @@ func (e *Engine) Live(now time.Time, prog *Progress) (bool, string) {
 func (e *Engine) liveInput(now time.Time, prog *Progress) liveInput {
 	since, busy := e.Busy()
 	return liveInput{now: now, view: prog.viewOf(e.cfg.Insurer), busy: busy, busySince: since,
-		passTimeout: e.cfg.PassTimeout, sched: scheduleOf(e.cfg)}
+		passTimeout: e.cfg.PassTimeout, sched: e.cfg}
 }
 
 // Health answers /healthz for one engine: unhealthy when the database
