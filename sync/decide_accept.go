@@ -191,9 +191,9 @@ func requestRow(req remote.Request) store.Request {
 // decideGoneUnseen records a listed request that expired before quotesync
 // could take it: a gone row, so that it is reported once.
 func decideGoneUnseen(req remote.Request) change {
-	next := store.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Phase: PhaseGone, Reason: ReasonExpired,
-		Expiry: req.Expiry, RequestJSON: req.Raw,
-		LastError: fmt.Sprintf("the request expired at %s, before quotesync could accept it", req.Expiry.UTC().Format(time.RFC3339))}
+	next := requestRow(req)
+	next.Phase, next.Reason = PhaseGone, ReasonExpired
+	next.LastError = fmt.Sprintf("the request expired at %s, before quotesync could accept it", req.Expiry.UTC().Format(time.RFC3339))
 	return change{next: next, ev: Event{Kind: EventGone, Detail: next.LastError}}
 }
 

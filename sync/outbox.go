@@ -83,6 +83,7 @@ type Outbox struct {
 	cfg     NotifyConfig
 	retry   remote.Backoff
 	targets map[string]notifier
+	to      []string        // the notifiers' targets, webhook first
 	notify  map[string]bool // the notices the notifiers send
 	// record records a notice through the executor of its insurer's
 	// engine (Daemon.commitNotice; set when the daemon is assembled):
@@ -142,9 +143,11 @@ func NewOutbox(st OutboxStore, shop WriteBacks, cfg NotifyConfig, retry remote.B
 		auth: make(map[string]*authEpisode)}
 	if cfg.Webhook.URL != "" {
 		o.targets[store.TargetWebhook] = newWebhook(cfg.Webhook, cfg.Secrets)
+		o.to = append(o.to, store.TargetWebhook)
 	}
 	if cfg.Command.Path != "" {
 		o.targets[store.TargetCommand] = &command{cfg: cfg.Command, secrets: cfg.Secrets}
+		o.to = append(o.to, store.TargetCommand)
 	}
 	if len(o.targets) > 0 {
 		for _, k := range cfg.Events {
@@ -183,7 +186,7 @@ func (o *Outbox) outboxOf(ev Event) *store.Outbox {
 		targets = append(targets, store.TargetWriteBack)
 	}
 	if o.notify[kind] {
-		targets = append(targets, o.notifyTargets()...)
+		targets = append(targets, o.to...)
 	}
 	if len(targets) == 0 {
 		return nil
@@ -398,7 +401,7 @@ func (o *Outbox) recordNotices(ctx context.Context) {
 	}
 	o.mu.Unlock()
 	for i, n := range pending {
-		n.out.Targets = o.notifyTargets()
+		n.out.Targets = o.to
 		if !o.recordOnce(ctx, n) {
 			o.mu.Lock()
 			o.expiring = append(o.expiring, pending[i:]...) // tried again at the next wake
@@ -422,7 +425,7 @@ func (o *Outbox) recordAuth(ctx context.Context, insurer string, a authEpisode) 
 	case a.fail && a.open != 1:
 		n := notice{ev: Event{Kind: EventAuthFailing, Insurer: insurer, At: o.Now(),
 			Detail: "the remote refused the token (401/403); every pass of this insurer stops until the token works"},
-			out: &store.Outbox{Kind: NoticeAuthFailing, OnceKey: key, Targets: o.notifyTargets()}}
+			out: &store.Outbox{Kind: NoticeAuthFailing, OnceKey: key, Targets: o.to}}
 		if o.recordOnce(ctx, n) {
 			o.setAuth(insurer, 1)
 		}
@@ -461,17 +464,6 @@ func (o *Outbox) recordOnce(ctx context.Context, n notice) bool {
 		return false
 	}
 	return true
-}
-
-// notifyTargets are the notifiers' targets.
-func (o *Outbox) notifyTargets() []string {
-	var ts []string
-	for _, t := range []string{store.TargetWebhook, store.TargetCommand} {
-		if o.targets[t] != nil {
-			ts = append(ts, t)
-		}
-	}
-	return ts
 }
 
 // deliver makes one delivery, or records why it failed and when it is

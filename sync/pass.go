@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	gosync "sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quotesync/quotesync/remote"
@@ -50,10 +51,10 @@ type pass struct {
 	from     fromCache            // what of the cache the pass used as it was
 	notes    []store.MarkerUpdate // markers to remember, written at once
 	ahead    *statesRun           // estimate states read ahead (statesAhead)
-	// counterLocked is create_job's first lock wait in this pass (guarded
-	// by mu): the reservations after it that need create_job wait for the
-	// next pass without queueing behind the same lock.
-	counterLocked error
+	// counterLocked is create_job's first lock wait in this pass: the
+	// reservations after it that need create_job wait for the next pass
+	// without queueing behind the same lock.
+	counterLocked atomic.Pointer[error]
 	// creating lets one reservation that runs create_job go at a time,
 	// until its transaction ended and a lock wait of its create_job is in
 	// counterLocked: reservations run side by side, and without it each
@@ -63,10 +64,10 @@ type pass struct {
 	creating gosync.Mutex
 }
 
-// countLater counts requests left for the next pass.
-func (p *pass) countLater(n int) {
+// add adds n to count, a count of p's summary.
+func (p *pass) add(count *int, n int) {
 	p.mu.Lock()
-	p.summary.Later += n
+	*count += n
 	p.mu.Unlock()
 }
 
@@ -75,20 +76,6 @@ func (p *pass) countLater(n int) {
 func (p *pass) note(u store.MarkerUpdate) {
 	p.mu.Lock()
 	p.notes = append(p.notes, u)
-	p.mu.Unlock()
-}
-
-// countWaiting counts a request that waits for a shop job.
-func (p *pass) countWaiting() {
-	p.mu.Lock()
-	p.summary.Waiting++
-	p.mu.Unlock()
-}
-
-// countHeld counts a job held back in this pass.
-func (p *pass) countHeld() {
-	p.mu.Lock()
-	p.summary.Held++
 	p.mu.Unlock()
 }
 
@@ -168,7 +155,7 @@ func (e *Engine) pass(ctx context.Context, kind passKind) (_ *pass, err error) {
 	var behind []acceptStep
 	if listErr == nil {
 		steps, later := sliceNew(classify(p.now, pending, rows), e.cfg.MaxNewPerPass)
-		p.countLater(later)
+		p.add(&p.summary.Later, later)
 		steps, behind = behindShopLock(steps)
 		if accepted := e.acceptAll(ctx, p, steps); len(accepted) > 0 {
 			rows = append(slices.Clone(rows), accepted...)
@@ -275,7 +262,7 @@ func (p *pass) each(ctx context.Context, n int, fn func(ctx context.Context, i i
 	var wg gosync.WaitGroup
 	for i := 0; i < n; i++ {
 		if !p.soft.IsZero() && time.Now().After(p.soft) {
-			p.countLater(n - i)
+			p.add(&p.summary.Later, n-i)
 			break
 		}
 		select {

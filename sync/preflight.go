@@ -378,13 +378,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 		if len(req.ID) > store.MaxRequestIDLen || len(req.ClaimNumber) > store.MaxClaimLen {
 			continue // the daemon leaves it out (reported as too_long)
 		}
-		nr := shopdb.NewRequest{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
-		var job string
-		err := st.ReadTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
-			var err error
-			job, err = db.Jobs(tx.SQL(), nr).Find(ctx)
-			return err
-		})
+		job, err := findJob(ctx, db, st, newRequestOf(requestRow(req)))
 		switch {
 		case err != nil:
 			c.add(CheckFail, name, "look up the shop's job for pending request %s: %v", boundText(c.secrets, req.ID, maxShownID), err)
@@ -482,6 +476,16 @@ func (c *checks) statusForm(ctx context.Context, st *store.Store, ins Insurer) {
 	default:
 		c.add(CheckOK, name, "auto; not found yet: the first submit tries the forms (the documented POST /jobs/{jobId}/quotes/status/{status} first) and keeps the one the service serves")
 	}
+}
+
+// findJob runs find_job, as db's insurer, for nr in a read-only
+// transaction of st's.
+func findJob(ctx context.Context, db *shopdb.DB, st *store.Store, nr shopdb.NewRequest) (job string, err error) {
+	err = st.ReadTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
+		job, err = db.Jobs(tx.SQL(), nr).Find(ctx)
+		return err
+	})
+	return job, err
 }
 
 // codeCounts renders {"PART": 3, "R&R": 2} as "PART ×3, R&R ×2".

@@ -70,18 +70,11 @@ func (c *checks) realRows(ctx context.Context, db *shopdb.DB, st *store.Store, s
 	c.rowsState(ctx, db, jobs)
 }
 
-// rowsFind runs find_job, as db's insurer, for each sample, in a read-only
-// transaction of st's.
+// rowsFind runs find_job, as db's insurer, for each sample (findJob).
 func (c *checks) rowsFind(ctx context.Context, db *shopdb.DB, st *store.Store, name string, samples []shopdb.SampleJob) {
 	var missed, wrong []string
 	for _, s := range samples {
-		var found string
-		nr := db.SampleRequest(s)
-		err := st.ReadTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
-			var err error
-			found, err = db.Jobs(tx.SQL(), nr).Find(ctx)
-			return err
-		})
+		found, err := findJob(ctx, db, st, db.SampleRequest(s))
 		switch {
 		case err != nil:
 			c.add(CheckFail, name, "job %s (claim %s): %v", s.Job, s.Claim, err)

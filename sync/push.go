@@ -103,7 +103,7 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []store.Request) {
 				pl = planJob(p.now, w.row, w.state, f.lines[job], f.bad[job], q, hashQuote(q))
 			}
 			if pl.do == DoHold {
-				p.countHeld()
+				p.add(&p.summary.Held, 1)
 			}
 			if r, ok := p.perform(ctx, pl); ok && pl.final {
 				got[i] = &pushJob{row: r, state: w.state}
