@@ -200,15 +200,7 @@ func (e *Engine) aheadStates(ctx context.Context, p *pass, jobs []string) (state
 		// Some jobs of the last pass are not candidates now: leave them
 		// out. (A job named twice in jobs may keep one in: the caller
 		// looks only at the states of its candidates.)
-		states, bad = make(map[string]shopdb.JobState, len(jobs)), map[string]error{}
-		for _, j := range jobs {
-			if st, found := r.states[j]; found {
-				states[j] = st
-			}
-			if berr := r.bad[j]; berr != nil {
-				bad[j] = berr
-			}
-		}
+		states, bad = statesOf(r.states, r.bad, jobs)
 	}
 	if len(need) > 0 {
 		got, gotBad, err := e.shop.JobStates(ctx, need)

@@ -338,15 +338,8 @@ func (d *Daemon) Once(ctx context.Context) (Summary, error) {
 		return Summary{}, err
 	}
 	defer lock.Release()
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := whileHeld(ctx, lock)
 	defer cancel()
-	go func() {
-		select {
-		case <-lock.Lost():
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	s, err := d.each(ctx, func(ctx context.Context, e *Engine) (Summary, error) { return e.lastPass(ctx) })
 	d.Deliver(ctx)
 	return s, err

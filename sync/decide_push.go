@@ -81,78 +81,44 @@ func choosePush(now time.Time, cands []*store.Request, states map[string]shopdb.
 	return work, need
 }
 
-// jobStep is what the push stage does with one job.
-type jobStep int
-
-const (
-	jobNone       jobStep = iota // nothing to do
-	jobHold                      // hold it: its data (or the configuration) does not allow a push
-	jobNote                      // remember its marker: examined, nothing to push
-	jobPush                      // push its quote as a Draft
-	jobSupplement                // submitted, and its lines changed: flag a supplement
-)
-
-// jobDecision is decideJob's answer.
+// jobDecision is what a push of a job carries to the decision on its
+// answer.
 type jobDecision struct {
-	step    jobStep
-	reason  store.Reason // for jobHold
-	err     error        // for jobHold: what is wrong
-	final   bool         // the estimate is final: submit once the remote holds it
+	final   bool // the estimate is final: submit once the remote holds it
 	quote   remote.Quote
 	hash    string
 	release bool // the job was held and no longer is
 }
 
-// decideJob decides what to do with one job, given its row, its estimate
-// state and its lines (or the error that makes them invalid), and the
-// quote built from them.
-func decideJob(r store.Request, st shopdb.JobState, lines []shopdb.Line, badErr error, q remote.Quote, hash string) jobDecision {
+// planJob is the plan of one job of the push stage, decided on its row,
+// its estimate state and its lines (or the error that makes them
+// invalid), and the quote built from them; now is the pass's start.
+func planJob(now time.Time, r store.Request, st shopdb.JobState, lines []shopdb.Line, badErr error, q remote.Quote, hash string) plan {
 	if badErr == nil && st.Final && len(lines) == 0 && r.Phase != PhaseSubmitted {
 		badErr = fmt.Errorf("job %s: the estimate is final but has no lines; add lines or take it back to draft", r.JobNumber)
-		return jobDecision{step: jobHold, reason: ReasonFinalNoLines, err: badErr}
+		return planHold(r, st, ReasonFinalNoLines, badErr)
 	}
 	if badErr != nil {
 		if r.Phase == PhaseSubmitted {
-			return jobDecision{step: jobNone}
+			return plan{row: r}
 		}
-		return jobDecision{step: jobHold, reason: holdReason(badErr), err: badErr}
+		return planHold(r, st, holdReason(badErr), badErr)
 	}
-	d := jobDecision{quote: q, hash: hash, final: submitDue(r, st), release: held(r)}
 	switch {
 	case r.Phase == PhaseSubmitted && hash == r.PushedHash:
-		d.step, d.final = jobNote, false
+		return planNote(r, st, false)
 	case r.Phase == PhaseSubmitted:
-		d.step, d.final = jobSupplement, false
+		ch := decideSupplement(r, st)
+		return plan{row: r, do: DoFlagSupplement, why: "the shop's lines changed after the quote was submitted", change: &ch}
 	case first(r) && len(lines) == 0 && r.Intent != IntentPush:
 		// Nothing to push until the shop writes lines. (With a push in
 		// flight, a first Draft may exist: the empty quote is pushed over
 		// whatever the remote holds.)
-		d.step, d.final = jobNote, false
+		return planNote(r, st, false)
 	case first(r) || hash != r.PushedHash || r.Intent == IntentPush:
-		d.step = jobPush
-	default:
-		d.step = jobNote
+		return planPush(now, r, st, jobDecision{quote: q, hash: hash, final: submitDue(r, st), release: held(r)})
 	}
-	return d
-}
-
-// planJob is the plan of one job of the push stage, decided by decideJob
-// on its row, estimate state and lines (or what makes them invalid) and
-// the quote built from them; now is the pass's start.
-func planJob(now time.Time, r store.Request, st shopdb.JobState, lines []shopdb.Line, badErr error, q remote.Quote, hash string) plan {
-	d := decideJob(r, st, lines, badErr, q, hash)
-	switch d.step {
-	case jobHold:
-		return planHold(r, st, d.reason, d.err)
-	case jobSupplement:
-		ch := decideSupplement(r, st)
-		return plan{row: r, do: DoFlagSupplement, why: "the shop's lines changed after the quote was submitted", change: &ch}
-	case jobNote:
-		return planNote(r, st, d.final)
-	case jobPush:
-		return planPush(now, r, st, d)
-	}
-	return plan{row: r}
+	return planNote(r, st, submitDue(r, st))
 }
 
 // planHold is the plan that holds r back for reason (decideHold: nothing

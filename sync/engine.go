@@ -105,17 +105,18 @@ type Engine struct {
 	Rand func() float64
 
 	passStart atomic.Int64 // unix nanoseconds of the running pass's start, 0 when idle
+	// heldExamined: every held job was examined again since this engine
+	// was built (a restart or a reload builds a new one), so that a hold
+	// the new configuration lifts is lifted. Until then, the first
+	// successful pass examines every held job again.
+	heldExamined atomic.Bool
+	formLoaded   atomic.Bool // the status form found by an earlier run was loaded
 
 	mu         gosync.Mutex
 	reported   map[string]bool // the pending list's bad entries the last listing reported (see listPending)
 	failStreak int             // consecutive failed passes
-	// heldExamined: every held job was examined again since this engine
-	// was built (a restart or a reload builds a new one), so that a hold
-	// the new configuration lifts is lifted.
-	heldExamined bool
-	formLoaded   bool        // the status form found by an earlier run was loaded
-	cache        *stateCache // what the last pass read (see cache.go)
-	dirty        bool        // quotesync's state changed since the cache was read
+	cache      *stateCache     // what the last pass read (see cache.go)
+	dirty      bool            // quotesync's state changed since the cache was read
 	// lastJobs are the jobs whose states the last pass asked for, joined
 	// by NUL, without shop_changed: the next reads them ahead.
 	lastJobs string

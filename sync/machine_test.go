@@ -71,7 +71,7 @@ func TestEveryTransitionReachable(t *testing.T) {
 			Expiry: now.Add(time.Hour), Intent: IntentAccept}
 	}
 	st := shopdb.JobState{Job: "RO-1", Marker: "m2"}
-	pushed := jobDecision{step: jobPush, hash: "h2"}
+	pushed := jobDecision{hash: "h2"}
 	// The answers are decided as the executor decides them (call.decide),
 	// the clock and the chance given.
 	decided := func(c call, cur store.Request, err error) change {

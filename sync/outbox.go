@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	gosync "sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -97,14 +98,14 @@ type Outbox struct {
 	// daemon gives the outbox its engine's Now and Rand.
 	Rand func() float64
 
-	kick chan struct{}
+	kick    chan struct{}
+	active  atomic.Bool // this instance leads (or runs alone)
+	started atomic.Bool // Work ran once
 
 	mu       gosync.Mutex
-	active   bool                    // this instance leads (or runs alone)
 	auth     map[string]*authEpisode // by insurer
 	expiring []notice                // notices to record
 	noticed  map[string]bool         // requests whose expiry was noticed (or found noticed), by onceKey
-	started  bool                    // Work ran once
 }
 
 // authEpisode is how one insurer's token stands, for the auth_failing
@@ -236,9 +237,7 @@ func (o *Outbox) Observe(ev Event) {
 }
 
 func (o *Outbox) setActive(on bool) {
-	o.mu.Lock()
-	o.active = on
-	o.mu.Unlock()
+	o.active.Store(on)
 	if on {
 		o.wake()
 	}
@@ -326,10 +325,7 @@ func (o *Outbox) Run(ctx context.Context) {
 		case <-o.kick:
 		case <-timer.C:
 		}
-		o.mu.Lock()
-		active := o.active
-		o.mu.Unlock()
-		if !active {
+		if !o.active.Load() {
 			continue // a standby: the leader delivers
 		}
 		if next := o.Work(ctx); !next.IsZero() {
@@ -348,10 +344,7 @@ func (o *Outbox) Run(ctx context.Context) {
 // fixed statement or receiver should be tried again.
 func (o *Outbox) Work(ctx context.Context) time.Time {
 	o.recordNotices(ctx)
-	o.mu.Lock()
-	all := !o.started
-	o.started = true
-	o.mu.Unlock()
+	all := !o.started.Swap(true)
 	var soonest time.Time
 	later := func(t time.Time) {
 		if soonest.IsZero() || t.Before(soonest) {

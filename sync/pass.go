@@ -322,7 +322,7 @@ func (e *Engine) finished(p *pass, rows []store.Request, err error) {
 		streak = e.failStreak
 	case err == nil:
 		e.failStreak = 0
-		e.heldExamined = true
+		e.heldExamined.Store(true)
 	}
 	e.mu.Unlock()
 	s := p.summary

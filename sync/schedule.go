@@ -251,20 +251,26 @@ func (s *scheduler) tick(ctx context.Context) {
 			return
 		}
 		var cancel context.CancelFunc
-		passCtx, cancel = context.WithCancel(ctx)
+		passCtx, cancel = whileHeld(ctx, lease)
 		defer cancel()
-		go func() {
-			select {
-			case <-lease.Lost():
-				cancel()
-			case <-passCtx.Done():
-			}
-		}()
 	}
 	t.Summary, t.Err = s.e.Pass(passCtx)
 	t.Ran = true
 	reported = true
 	s.report(t)
+}
+
+// whileHeld returns a context of ctx that is cancelled when lease is lost.
+func whileHeld(ctx context.Context, lease Lease) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-lease.Lost():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 func (s *scheduler) report(t Tick) {
