@@ -57,11 +57,6 @@ func (s jobStates) clone() jobStates {
 	return jobStates{states: maps.Clone(s.states), bad: maps.Clone(s.bad), absent: maps.Clone(s.absent)}
 }
 
-// fromCache is what of the cache a pass used: the next cache keeps it.
-type fromCache struct {
-	rows bool // the rows the pass works on are a copy of the cache's
-}
-
 // readRows returns the rows a pass works on: those of the last pass when
 // nothing changed since, else read anew.
 func (e *Engine) readRows(ctx context.Context, p *pass, l pendingList) ([]store.Request, error) {
@@ -81,7 +76,7 @@ func (e *Engine) readRows(ctx context.Context, p *pass, l pendingList) ([]store.
 		e.mu.Unlock()
 		if c != nil && !dirty && c.fp.State == fp.State && p.now.Sub(c.at) < cacheMaxAge && covers(c.listed, q.IDs) {
 			p.cachedAt = c.at
-			p.from.rows = true
+			p.rowsCached = true
 			return slices.Clone(c.rows), nil
 		}
 	}
@@ -326,7 +321,7 @@ func (e *Engine) keepCache(p *pass, rows []store.Request, ids []string, err erro
 	defer e.mu.Unlock()
 	old := e.cache
 	c := &stateCache{fp: *p.fp, at: p.cachedAt, rows: rows, listed: ids}
-	if p.from.rows && old != nil {
+	if p.rowsCached && old != nil {
 		c.rows, c.listed = old.rows, old.listed // as kept, not the pass's copy
 	}
 	switch {

@@ -225,24 +225,11 @@ func evalHealth(in healthInput) (ok bool, r HealthReport) {
 	return true, r
 }
 
-// Live is the watchdog's question for one engine: does its scheduler make
-// progress? It reads what prog recorded and whether a pass runs now.
-func (e *Engine) Live(now time.Time, prog *Progress) (bool, string) {
-	return evalLive(e.liveInput(now, prog))
-}
-
+// liveInput is what prog recorded of e, and whether a pass runs now.
 func (e *Engine) liveInput(now time.Time, prog *Progress) liveInput {
 	since, busy := e.Busy()
 	return liveInput{now: now, view: prog.viewOf(e.cfg.Insurer), busy: busy, busySince: since,
 		passTimeout: e.cfg.PassTimeout, sched: e.cfg}
-}
-
-// Health answers /healthz for one engine: unhealthy when the database
-// does not answer (dbErr), when the scheduler is stuck, or when the last
-// successful pass is older than maxAge (0: three activations of the
-// schedule).
-func (e *Engine) Health(now time.Time, prog *Progress, maxAge time.Duration, dbErr error) (bool, HealthReport) {
-	return evalHealth(healthInput{liveInput: e.liveInput(now, prog), maxAge: maxAge, dbErr: dbErr})
 }
 
 // Live is the watchdog's question: does the daemon make progress? With
@@ -254,11 +241,11 @@ func (e *Engine) Health(now time.Time, prog *Progress, maxAge time.Duration, dbE
 // process wedged. why names the engines that make none, also when ok.
 func (d *Daemon) Live(now time.Time, prog *Progress) (ok bool, why string) {
 	if len(d.Engines) == 1 {
-		return d.Engine.Live(now, prog)
+		return evalLive(d.Engine.liveInput(now, prog))
 	}
 	var stuck []string
 	for _, e := range d.Engines {
-		if live, why := e.Live(now, prog); !live {
+		if live, why := evalLive(e.liveInput(now, prog)); !live {
 			stuck = append(stuck, "insurer "+e.cfg.Insurer+": "+why)
 		} else {
 			ok = true
@@ -267,18 +254,24 @@ func (d *Daemon) Live(now time.Time, prog *Progress) (ok bool, why string) {
 	return ok, strings.Join(stuck, "; ")
 }
 
-// Health answers /healthz: with one insurer as its engine does; with
-// several, healthy while at least one insurer is (one insurer's service
-// down stops no other's work), the reason naming those that are not, and
-// each insurer's health in Insurers.
+// Health answers /healthz: for one insurer's engine, unhealthy when the
+// database does not answer (dbErr), when the scheduler is stuck, or when
+// the last successful pass is older than maxAge (0: three activations of
+// the schedule). With several insurers, healthy while at least one
+// insurer is (one insurer's service down stops no other's work), the
+// reason naming those that are not, and each insurer's health in
+// Insurers.
 func (d *Daemon) Health(now time.Time, prog *Progress, maxAge time.Duration, dbErr error) (bool, HealthReport) {
+	health := func(e *Engine) (bool, HealthReport) {
+		return evalHealth(healthInput{liveInput: e.liveInput(now, prog), maxAge: maxAge, dbErr: dbErr})
+	}
 	if len(d.Engines) == 1 {
-		return d.Engine.Health(now, prog, maxAge, dbErr)
+		return health(d.Engine)
 	}
 	var out HealthReport
 	var good, bad []string
 	for i, e := range d.Engines {
-		ok, r := e.Health(now, prog, maxAge, dbErr)
+		ok, r := health(e)
 		if i == 0 {
 			out.Role, out.Database = r.Role, r.Database
 		}

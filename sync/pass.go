@@ -45,12 +45,12 @@ type pass struct {
 
 	soft time.Time // no step starts after it: the rest waits for the next pass
 
-	fp       *shopdb.Fingerprint  // read first, when shop_changed is configured
-	cachedAt time.Time            // when the rows the pass works on were read
-	shop     jobStates            // the estimate states the pass read
-	from     fromCache            // what of the cache the pass used as it was
-	notes    []store.MarkerUpdate // markers to remember, written at once
-	ahead    *statesRun           // estimate states read ahead (statesAhead)
+	fp         *shopdb.Fingerprint  // read first, when shop_changed is configured
+	cachedAt   time.Time            // when the rows the pass works on were read
+	shop       jobStates            // the estimate states the pass read
+	rowsCached bool                 // the rows the pass works on are a copy of the cache's
+	notes      []store.MarkerUpdate // markers to remember, written at once
+	ahead      *statesRun           // estimate states read ahead (statesAhead)
 	// counterLocked is create_job's first lock wait in this pass: the
 	// reservations after it that need create_job wait for the next pass
 	// without queueing behind the same lock.
