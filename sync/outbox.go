@@ -289,8 +289,9 @@ func (o *Outbox) watchExpiry(insurer string, now time.Time, rows []store.Request
 			continue
 		}
 		o.noticed[key] = true
+		p, _ := phaseInfo(ph)
 		detail := fmt.Sprintf("expires at %s (in %s); %s", r.Expiry.UTC().Format(time.RFC3339),
-			r.Expiry.Sub(now).Round(time.Minute), phaseWords(ph))
+			r.Expiry.Sub(now).Round(time.Minute), p.Words)
 		if r.Reason != ReasonNone {
 			detail += ": " + Reason(r.Reason).Words
 		}
@@ -304,11 +305,6 @@ func (o *Outbox) watchExpiry(insurer string, now time.Time, rows []store.Request
 	if len(add) > 0 {
 		o.wake()
 	}
-}
-
-func phaseWords(ph store.Phase) string {
-	p, _ := phaseInfo(ph)
-	return p.Words
 }
 
 // Run works the outbox until ctx ends: when woken, and when the next

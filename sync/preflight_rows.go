@@ -123,7 +123,7 @@ func (c *checks) rowsLines(name, key string, jobs []string, report map[string]sh
 			case e.UnmappedCode != "":
 				unmapped[e.UnmappedCode]++
 				unmappedJobs[j] = true
-			case e.Kind == shopdb.RowBounds || e.Kind == shopdb.RowCredit || isAmountColumn(e.Column) && !strings.HasPrefix(e.Reason, "is NULL"):
+			case e.Kind == shopdb.RowBounds || e.Kind == shopdb.RowCredit || amountColumns[e.Column] && !strings.HasPrefix(e.Reason, "is NULL"):
 				amounts = append(amounts, e.Error())
 			default:
 				other = append(other, e.Error())
@@ -145,13 +145,8 @@ func (c *checks) rowsLines(name, key string, jobs []string, report map[string]sh
 	}
 }
 
-func isAmountColumn(col string) bool {
-	switch col {
-	case "quantity", "price", "total", "markup":
-		return true
-	}
-	return false
-}
+// amountColumns are the columns of a line that hold amounts.
+var amountColumns = map[string]bool{"quantity": true, "price": true, "total": true, "markup": true}
 
 // rowsState reads estimate_state twice: every marker must be the same
 // (a marker that moves with nothing changed makes every pass read every
