@@ -168,16 +168,10 @@ func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
 func (d *Daemon) openEngine(s Settings, ins Insurer, o OpenOptions, log *zap.Logger) (*Engine, *remote.Client, error) {
 	cfg := s.Sync
 	cfg.Insurer = ins.Name
-	if ins.Schedule != "" {
-		cfg.Schedule = ins.Schedule
-	}
-	if ins.Concurrency != 0 {
-		cfg.Concurrency = ins.Concurrency
-	}
+	cfg.Schedule = cmp.Or(ins.Schedule, cfg.Schedule)
+	cfg.Concurrency = cmp.Or(ins.Concurrency, cfg.Concurrency)
 	rc := ins.Remote
-	if rc.IdleConns == 0 {
-		rc.IdleConns = cmp.Or(cfg.Concurrency, DefaultConcurrency)
-	}
+	rc.IdleConns = cmp.Or(rc.IdleConns, cfg.Concurrency, DefaultConcurrency)
 	if o.ObserveCall != nil {
 		name, observe := ins.Name, o.ObserveCall
 		rc.Observe = func(ci remote.CallInfo) { observe(name, ci) }
@@ -190,10 +184,7 @@ func (d *Daemon) openEngine(s Settings, ins Insurer, o OpenOptions, log *zap.Log
 	if err != nil {
 		return nil, nil, fmt.Errorf("remote of insurer %s: %w", ins.Name, err)
 	}
-	shop := d.Shop.Insurer(ins.Name)
-	if ins.WorkTypes != nil {
-		shop = shop.WithWorkTypes(ins.WorkTypes, ins.workTypesKey())
-	}
+	shop, _, _ := insurerView(d.Shop, s, ins)
 	d.states.engines = len(s.Insurers)
 	e, err := New(cfg, client, sharedStates{sharedShop{shop, &d.fps}, &d.states}, d.Store.Insurer(ins.Name), log, d.obs...)
 	if err != nil {

@@ -110,13 +110,13 @@ type Engine struct {
 	// the new configuration lifts is lifted. Until then, the first
 	// successful pass examines every held job again.
 	heldExamined atomic.Bool
-	formLoaded   atomic.Bool // the status form found by an earlier run was loaded
+	formLoaded   atomic.Bool  // the status form found by an earlier run was loaded
+	failStreak   atomic.Int64 // consecutive failed passes
 
-	mu         gosync.Mutex
-	reported   map[string]bool // the pending list's bad entries the last listing reported (see listPending)
-	failStreak int             // consecutive failed passes
-	cache      *stateCache     // what the last pass read (see cache.go)
-	dirty      bool            // quotesync's state changed since the cache was read
+	mu       gosync.Mutex
+	reported map[string]bool // the pending list's bad entries the last listing reported (see listPending)
+	cache    *stateCache     // what the last pass read (see cache.go)
+	dirty    bool            // quotesync's state changed since the cache was read
 	// lastJobs are the jobs whose states the last pass asked for, joined
 	// by NUL, without shop_changed: the next reads them ahead.
 	lastJobs string

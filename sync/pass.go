@@ -314,17 +314,14 @@ func (e *Engine) untracked(error) bool { return false }
 // of failed passes, EventPassDone, and the notices of requests close to
 // their expiry.
 func (e *Engine) finished(p *pass, rows []store.Request, err error) {
-	e.mu.Lock()
-	streak := e.failStreak
+	streak := int(e.failStreak.Load())
 	switch {
 	case err != nil && !errors.Is(err, ErrInterrupted):
-		e.failStreak++
-		streak = e.failStreak
+		streak = int(e.failStreak.Add(1))
 	case err == nil:
-		e.failStreak = 0
+		e.failStreak.Store(0)
 		e.heldExamined.Store(true)
 	}
-	e.mu.Unlock()
 	s := p.summary
 	e.emit(Event{Kind: EventPassDone, At: e.Now(), Summary: &s, Err: err, Streak: streak, Duration: s.Duration})
 	e.outbox.watchExpiry(e.cfg.Insurer, p.now, rows, p.phases)
