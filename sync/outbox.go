@@ -103,9 +103,9 @@ type Outbox struct {
 	started atomic.Bool // Work ran once
 
 	mu       gosync.Mutex
-	auth     map[string]*authEpisode // by insurer
-	expiring []notice                // notices to record
-	noticed  map[string]bool         // requests whose expiry was noticed (or found noticed), by onceKey
+	auth     map[string]authEpisode // by insurer
+	expiring []notice               // notices to record
+	noticed  map[string]bool        // requests whose expiry was noticed (or found noticed), by onceKey
 }
 
 // authEpisode is how one insurer's token stands, for the auth_failing
@@ -141,7 +141,7 @@ func NewOutbox(st OutboxStore, shop WriteBacks, cfg NotifyConfig, retry remote.B
 	o := &Outbox{store: st, shop: shop, log: log, cfg: cfg, retry: retry,
 		targets: make(map[string]notifier), notify: make(map[string]bool),
 		Now: time.Now, Rand: rand.Float64, kick: make(chan struct{}, 1), noticed: make(map[string]bool),
-		auth: make(map[string]*authEpisode)}
+		auth: make(map[string]authEpisode)}
 	if cfg.Webhook.URL != "" {
 		o.targets[store.TargetWebhook] = newWebhook(cfg.Webhook, cfg.Secrets)
 		o.to = append(o.to, store.TargetWebhook)
@@ -195,16 +195,6 @@ func (o *Outbox) outboxOf(ev Event) *store.Outbox {
 	return &store.Outbox{Kind: kind, Claim: ev.Claim, Targets: targets}
 }
 
-// authOf is the episode of insurer; o.mu held.
-func (o *Outbox) authOf(insurer string) *authEpisode {
-	a := o.auth[insurer]
-	if a == nil {
-		a = &authEpisode{}
-		o.auth[insurer] = a
-	}
-	return a
-}
-
 // Observe implements Observer: it wakes the deliverer when an event
 // queued a delivery, follows the leadership, and watches the passes for a
 // refused token.
@@ -219,12 +209,13 @@ func (o *Outbox) Observe(ev Event) {
 			return
 		}
 		o.mu.Lock()
-		a := o.authOf(ev.Insurer)
+		a := o.auth[ev.Insurer]
 		fail, ok := errors.Is(ev.Err, ErrUnauthorized), ev.Err == nil
 		changed := (fail && a.open != 1) || (ok && a.open != -1)
 		if fail || ok {
 			a.fail = fail
 		}
+		o.auth[ev.Insurer] = a
 		o.mu.Unlock()
 		if changed {
 			o.wake()
@@ -384,10 +375,7 @@ func (o *Outbox) recordNotices(ctx context.Context) {
 	o.mu.Lock()
 	pending := o.expiring
 	o.expiring = nil
-	auth := make(map[string]authEpisode, len(o.auth))
-	for name, a := range o.auth {
-		auth[name] = *a
-	}
+	auth := maps.Clone(o.auth)
 	o.mu.Unlock()
 	for i, n := range pending {
 		n.out.Targets = o.to
@@ -429,7 +417,9 @@ func (o *Outbox) recordAuth(ctx context.Context, insurer string, a authEpisode) 
 
 func (o *Outbox) setAuth(insurer string, v int) {
 	o.mu.Lock()
-	o.authOf(insurer).open = v
+	a := o.auth[insurer]
+	a.open = v
+	o.auth[insurer] = a
 	o.mu.Unlock()
 }
 
