@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	gosync "sync"
 	"time"
 
 	"github.com/quotesync/quotesync/shopdb"
@@ -119,7 +120,7 @@ func (e *Engine) rememberJobs(p *pass, jobs []string) {
 type statesRun struct {
 	jobs   map[string]bool
 	cancel context.CancelFunc
-	done   chan struct{}
+	done   gosync.WaitGroup
 	states map[string]shopdb.JobState
 	bad    map[string]error
 	err    error
@@ -129,7 +130,7 @@ type statesRun struct {
 func (r *statesRun) stop() {
 	if r != nil {
 		r.cancel()
-		<-r.done
+		r.done.Wait()
 	}
 }
 
@@ -151,20 +152,19 @@ func (e *Engine) statesAhead(ctx context.Context, p *pass) *statesRun {
 		return nil
 	}
 	jobs := strings.Split(last, "\x00")
-	r := &statesRun{jobs: make(map[string]bool, len(jobs)), done: make(chan struct{})}
+	r := &statesRun{jobs: make(map[string]bool, len(jobs))}
 	for _, j := range jobs {
 		r.jobs[j] = true
 	}
 	ctx, r.cancel = context.WithCancel(ctx)
-	go func() {
-		defer close(r.done)
+	r.done.Go(func() {
 		defer func() {
 			if v := recover(); v != nil {
 				r.err = e.recovered(v) // the pass reads them itself
 			}
 		}()
 		r.states, r.bad, r.err = e.shop.JobStates(ctx, jobs)
-	}()
+	})
 	return r
 }
 
@@ -177,7 +177,7 @@ func (e *Engine) aheadStates(ctx context.Context, p *pass, jobs []string) (state
 		return nil, nil, false, nil
 	}
 	p.ahead = nil
-	<-r.done
+	r.done.Wait()
 	if r.err != nil {
 		if pe := (*PanicError)(nil); errors.As(r.err, &pe) {
 			p.fail(r.err) // the pass reads them itself, but fails: a bug is not let by

@@ -357,16 +357,14 @@ func (d *Daemon) each(ctx context.Context, pass func(ctx context.Context, e *Eng
 	errs := make([]error, len(d.Engines))
 	var wg gosync.WaitGroup
 	for i, e := range d.Engines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer func() { // a panic the pass did not recover itself
 				if v := recover(); v != nil {
 					errs[i] = e.recovered(v)
 				}
 			}()
 			sums[i], errs[i] = pass(ctx, e)
-		}()
+		})
 	}
 	wg.Wait()
 	var total Summary

@@ -250,14 +250,11 @@ func startOutbox(ctx context.Context, o *Outbox, active bool) func() {
 	}
 	o.setActive(active)
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		o.Run(ctx)
-	}()
+	var done gosync.WaitGroup
+	done.Go(func() { o.Run(ctx) })
 	return func() {
 		cancel()
-		<-done
+		done.Wait()
 		o.setActive(false)
 	}
 }

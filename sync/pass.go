@@ -271,9 +271,7 @@ func (p *pass) each(ctx context.Context, n int, fn func(ctx context.Context, i i
 			return
 		case sem <- struct{}{}:
 		}
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
+		wg.Go(func() {
 			defer func() { <-sem }()
 			defer func() {
 				if v := recover(); v != nil {
@@ -281,7 +279,7 @@ func (p *pass) each(ctx context.Context, n int, fn func(ctx context.Context, i i
 				}
 			}()
 			fn(ctx, i)
-		}(i)
+		})
 	}
 	wg.Wait()
 }

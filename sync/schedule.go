@@ -123,13 +123,7 @@ func runEngines(ctx context.Context, engines []*Engine, outbox *Outbox, opts Run
 	// through the wrapped jobs, so that they share their skip guards;
 	// cron's Stop does not wait for them, extra does.
 	var extra gosync.WaitGroup
-	tickNow := func(s *scheduler) {
-		extra.Add(1)
-		go func() {
-			defer extra.Done()
-			c.Entry(s.id).WrappedJob.Run()
-		}()
-	}
+	tickNow := func(s *scheduler) { extra.Go(c.Entry(s.id).WrappedJob.Run) }
 	for _, s := range g.scheds {
 		if !opts.SkipFirst || slices.Contains(opts.Resume, s.e.cfg.Insurer) {
 			tickNow(s)
