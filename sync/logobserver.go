@@ -191,21 +191,17 @@ func (o *LogObserver) passDone(ev Event) {
 		return
 	case err != nil:
 		fields = append(fields, zap.Int(fieldStreak, ev.Streak), zap.String("error", boundText(o.secrets, err.Error(), 2000)))
+		level := zap.DebugLevel
 		o.mu.Lock()
-		loud := ev.Streak <= 1 || ev.At.Sub(o.lastFailLog) >= failLogInterval
-		if loud {
-			o.lastFailLog = ev.At
+		if ev.Streak <= 1 || ev.At.Sub(o.lastFailLog) >= failLogInterval {
+			level, o.lastFailLog = zap.ErrorLevel, ev.At
 		}
 		o.mu.Unlock()
 		msg := msgPassFailed
 		if errors.Is(err, ErrUnauthorized) {
 			msg = msgUnauthorized
 		}
-		if loud {
-			o.log.Error(msg, fields...)
-		} else {
-			o.log.Debug(msg, fields...)
-		}
+		o.log.Log(level, msg, fields...)
 	case ev.Streak > 0:
 		o.log.Info(msgRecovered, append(fields, zap.Int(fieldStreak, ev.Streak))...)
 	case s.Changed():

@@ -61,10 +61,7 @@ func Check(ctx context.Context, s Settings) []CheckItem {
 	}
 	pending := make([][]remote.Request, len(s.Insurers))
 	for i, ins := range s.Insurers {
-		reqs, ok := c.remote(ctx, ins)
-		if ok {
-			pending[i] = reqs
-		}
+		pending[i] = c.remote(ctx, ins)
 	}
 	if db == nil {
 		return c.items
@@ -291,8 +288,8 @@ func (c *checks) someJobs(ctx context.Context, st *store.Store) []string {
 }
 
 // remote lists the pending requests of an insurer with its token, with
-// few retries.
-func (c *checks) remote(ctx context.Context, ins Insurer) ([]remote.Request, bool) {
+// few retries; none when the list could not be read.
+func (c *checks) remote(ctx context.Context, ins Insurer) []remote.Request {
 	name, tokenFrom := c.service("remote", ins), ins.TokenFrom
 	rc := ins.Remote
 	if rc.MaxAttempts == 0 || rc.MaxAttempts > 2 {
@@ -302,24 +299,22 @@ func (c *checks) remote(ctx context.Context, ins Insurer) ([]remote.Request, boo
 	client, err := remote.New(rc, ins.Tokens)
 	if err != nil {
 		c.add(CheckFail, name, "%v", err)
-		return nil, false
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*checkTimeout)
 	defer cancel()
 	reqs, err := client.ListRequests(ctx)
 	var de *remote.DecodeError
 	where := strings.TrimRight(rc.BaseURL, "/") + remote.APIRoot + "/requests"
-	switch {
-	case errors.As(err, &de):
-		c.add(CheckOK, name, "GET %s answered with the token: %s", where, Plural(len(reqs), "pending request"))
-		c.add(CheckWarn, c.service("remote data", ins), "%v; quotesync skips those requests until the service fixes them", de)
-	case err != nil:
+	if err != nil && !errors.As(err, &de) {
 		c.add(CheckFail, name, "%s", explainRemote(err, tokenFrom, ins.KeyOf("base_url")))
-		return nil, false
-	default:
-		c.add(CheckOK, name, "GET %s answered with the token: %s", where, Plural(len(reqs), "pending request"))
+		return nil
 	}
-	return reqs, true
+	c.add(CheckOK, name, "GET %s answered with the token: %s", where, Plural(len(reqs), "pending request"))
+	if de != nil {
+		c.add(CheckWarn, c.service("remote data", ins), "%v; quotesync skips those requests until the service fixes them", de)
+	}
+	return reqs
 }
 
 // explainRemote says what a failed list call means and what to do;
