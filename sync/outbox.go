@@ -162,15 +162,7 @@ func NewOutbox(st OutboxStore, shop WriteBacks, cfg NotifyConfig, retry remote.B
 // statement or a notifier. Without either, `once` asks nothing of the
 // outbox.
 func (o *Outbox) configured() bool {
-	if len(o.targets) > 0 {
-		return true
-	}
-	for _, k := range shopdb.WriteBackKinds() {
-		if o.shop.HasWriteBack(k) {
-			return true
-		}
-	}
-	return false
+	return len(o.targets) > 0 || slices.ContainsFunc(shopdb.WriteBackKinds(), o.shop.HasWriteBack)
 }
 
 // outboxOf is what ev queues: nil when nothing.
