@@ -59,7 +59,7 @@ func (e *Engine) reserve(ctx context.Context, p *pass, req remote.Request) (stor
 		if err != nil {
 			return change{}, false, err
 		}
-		o := reserveOutcome{job: f.job}
+		job, created := f.job, false
 		switch kind = decideReserve(f); kind {
 		case reserveTaken:
 			return change{}, false, nil
@@ -73,20 +73,21 @@ func (e *Engine) reserve(ctx context.Context, p *pass, req remote.Request) (stor
 				p.creating.Lock()
 				creating = true
 			}
-			if first := p.lockedCounter(); first != nil {
-				return change{}, false, lockedBefore{first}
+			if first := p.counterLocked.Load(); first != nil {
+				return change{}, false, lockedBefore{*first}
 			}
-			if o.job, err = jobs.Create(ctx); err != nil {
+			if job, err = jobs.Create(ctx); err != nil {
 				createWaited = shopdb.IsLockWait(err)
 				return change{}, false, err
 			}
-			o.created = true
+			created = true
 		}
-		tried = o.job
-		if o.booking, err = jobs.BookingDate(ctx, o.job); err != nil {
+		tried = job
+		booking, err := jobs.BookingDate(ctx, job)
+		if err != nil {
 			return change{}, false, err
 		}
-		return decideReserved(f.cur, req, o), true, nil
+		return decideReserved(f.cur, req, job, created, booking), true, nil
 	})
 	switch {
 	case err == nil && kind == reserveTaken:
@@ -96,7 +97,7 @@ func (e *Engine) reserve(ctx context.Context, p *pass, req remote.Request) (stor
 			p.written(saved, ev)
 		}
 		if kind == reserveWait {
-			p.countWaiting()
+			p.add(&p.summary.Waiting, 1)
 			return store.Request{}, false
 		}
 		return saved, true
@@ -119,7 +120,7 @@ func (e *Engine) reserve(ctx context.Context, p *pass, req remote.Request) (stor
 		// the others instead of queueing behind the lock; the pass's
 		// later create_jobs wait for the next pass too, naming this error.
 		if createWaited {
-			p.lockCounter(err)
+			p.counterLocked.CompareAndSwap(nil, &err) // the pass's first
 		}
 		e.recordUnreserved(ctx, p, req, func(cur store.Request) change { return decideShopLocked(cur, req, err) })
 		return store.Request{}, false
@@ -160,22 +161,6 @@ func (e lockedBefore) Error() string {
 }
 
 func (lockedBefore) Is(target error) bool { return target == store.ErrLockWait }
-
-// lockCounter records create_job's first lock wait in the pass.
-func (p *pass) lockCounter(err error) {
-	p.mu.Lock()
-	if p.counterLocked == nil {
-		p.counterLocked = err
-	}
-	p.mu.Unlock()
-}
-
-// lockedCounter is create_job's first lock wait in the pass, nil when none.
-func (p *pass) lockedCounter() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.counterLocked
-}
 
 // readReserveFacts reads in tx what decideReserve needs: the request's
 // row (locked until the transaction ends, in a read-write one) and,

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -82,7 +83,7 @@ func badEntryOf(set *redact.Secrets, sk remote.SkippedRequest) badEntry {
 		key: "bad:" + boundText(set, who, 2*maxShownID) + ":" + sk.Field,
 		ev: Event{Kind: EventSkipped, Request: boundText(set, sk.IDText, 2*maxShownID), Reason: ReasonBadEntry,
 			Detail: fmt.Sprintf("%s of the pending list cannot be read (field %s); it is left out, the other requests go on: tell the insurer's support",
-				entryName(set, sk), fieldOr(sk.Field)),
+				entryName(set, sk), cmp.Or(sk.Field, "the whole entry")),
 			Err: errors.New(cause)},
 	}
 }
@@ -126,11 +127,4 @@ func (e *Engine) reportChanges(bad []badEntry) {
 	for _, ev := range fresh {
 		e.emit(ev)
 	}
-}
-
-func fieldOr(f string) string {
-	if f == "" {
-		return "the whole entry"
-	}
-	return f
 }

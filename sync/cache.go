@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	gosync "sync"
 	"time"
 
 	"github.com/quotesync/quotesync/shopdb"
@@ -57,11 +58,6 @@ func (s jobStates) clone() jobStates {
 	return jobStates{states: maps.Clone(s.states), bad: maps.Clone(s.bad), absent: maps.Clone(s.absent)}
 }
 
-// fromCache is what of the cache a pass used: the next cache keeps it.
-type fromCache struct {
-	rows bool // the rows the pass works on are a copy of the cache's
-}
-
 // readRows returns the rows a pass works on: those of the last pass when
 // nothing changed since, else read anew.
 func (e *Engine) readRows(ctx context.Context, p *pass, l pendingList) ([]store.Request, error) {
@@ -81,7 +77,7 @@ func (e *Engine) readRows(ctx context.Context, p *pass, l pendingList) ([]store.
 		e.mu.Unlock()
 		if c != nil && !dirty && c.fp.State == fp.State && p.now.Sub(c.at) < cacheMaxAge && covers(c.listed, q.IDs) {
 			p.cachedAt = c.at
-			p.from.rows = true
+			p.rowsCached = true
 			return slices.Clone(c.rows), nil
 		}
 	}
@@ -124,7 +120,7 @@ func (e *Engine) rememberJobs(p *pass, jobs []string) {
 type statesRun struct {
 	jobs   map[string]bool
 	cancel context.CancelFunc
-	done   chan struct{}
+	done   gosync.WaitGroup
 	states map[string]shopdb.JobState
 	bad    map[string]error
 	err    error
@@ -134,7 +130,7 @@ type statesRun struct {
 func (r *statesRun) stop() {
 	if r != nil {
 		r.cancel()
-		<-r.done
+		r.done.Wait()
 	}
 }
 
@@ -156,20 +152,19 @@ func (e *Engine) statesAhead(ctx context.Context, p *pass) *statesRun {
 		return nil
 	}
 	jobs := strings.Split(last, "\x00")
-	r := &statesRun{jobs: make(map[string]bool, len(jobs)), done: make(chan struct{})}
+	r := &statesRun{jobs: make(map[string]bool, len(jobs))}
 	for _, j := range jobs {
 		r.jobs[j] = true
 	}
 	ctx, r.cancel = context.WithCancel(ctx)
-	go func() {
-		defer close(r.done)
+	r.done.Go(func() {
 		defer func() {
 			if v := recover(); v != nil {
 				r.err = e.recovered(v) // the pass reads them itself
 			}
 		}()
 		r.states, r.bad, r.err = e.shop.JobStates(ctx, jobs)
-	}()
+	})
 	return r
 }
 
@@ -182,7 +177,7 @@ func (e *Engine) aheadStates(ctx context.Context, p *pass, jobs []string) (state
 		return nil, nil, false, nil
 	}
 	p.ahead = nil
-	<-r.done
+	r.done.Wait()
 	if r.err != nil {
 		if pe := (*PanicError)(nil); errors.As(r.err, &pe) {
 			p.fail(r.err) // the pass reads them itself, but fails: a bug is not let by
@@ -200,15 +195,7 @@ func (e *Engine) aheadStates(ctx context.Context, p *pass, jobs []string) (state
 		// Some jobs of the last pass are not candidates now: leave them
 		// out. (A job named twice in jobs may keep one in: the caller
 		// looks only at the states of its candidates.)
-		states, bad = make(map[string]shopdb.JobState, len(jobs)), map[string]error{}
-		for _, j := range jobs {
-			if st, found := r.states[j]; found {
-				states[j] = st
-			}
-			if berr := r.bad[j]; berr != nil {
-				bad[j] = berr
-			}
-		}
+		states, bad = statesOf(r.states, r.bad, jobs)
 	}
 	if len(need) > 0 {
 		got, gotBad, err := e.shop.JobStates(ctx, need)
@@ -334,7 +321,7 @@ func (e *Engine) keepCache(p *pass, rows []store.Request, ids []string, err erro
 	defer e.mu.Unlock()
 	old := e.cache
 	c := &stateCache{fp: *p.fp, at: p.cachedAt, rows: rows, listed: ids}
-	if p.from.rows && old != nil {
+	if p.rowsCached && old != nil {
 		c.rows, c.listed = old.rows, old.listed // as kept, not the pass's copy
 	}
 	switch {

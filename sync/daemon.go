@@ -152,7 +152,7 @@ func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
 	}
 	d.Outbox.record = d.commitNotice
 	// The engines are the executors of the adoption.
-	if err := d.prepareInsurers(ctx, s, o, log.Named("sync")); err != nil {
+	if err := d.prepareInsurers(ctx, s, o); err != nil {
 		return nil, errors.Join(err, d.Close())
 	}
 	if final, err := db.ReadFinalColumn(ctx); err == nil && !final {
@@ -168,16 +168,10 @@ func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
 func (d *Daemon) openEngine(s Settings, ins Insurer, o OpenOptions, log *zap.Logger) (*Engine, *remote.Client, error) {
 	cfg := s.Sync
 	cfg.Insurer = ins.Name
-	if ins.Schedule != "" {
-		cfg.Schedule = ins.Schedule
-	}
-	if ins.Concurrency != 0 {
-		cfg.Concurrency = ins.Concurrency
-	}
+	cfg.Schedule = cmp.Or(ins.Schedule, cfg.Schedule)
+	cfg.Concurrency = cmp.Or(ins.Concurrency, cfg.Concurrency)
 	rc := ins.Remote
-	if rc.IdleConns == 0 {
-		rc.IdleConns = cmp.Or(cfg.Concurrency, DefaultConcurrency)
-	}
+	rc.IdleConns = cmp.Or(rc.IdleConns, cfg.Concurrency, DefaultConcurrency)
 	if o.ObserveCall != nil {
 		name, observe := ins.Name, o.ObserveCall
 		rc.Observe = func(ci remote.CallInfo) { observe(name, ci) }
@@ -190,10 +184,7 @@ func (d *Daemon) openEngine(s Settings, ins Insurer, o OpenOptions, log *zap.Log
 	if err != nil {
 		return nil, nil, fmt.Errorf("remote of insurer %s: %w", ins.Name, err)
 	}
-	shop := d.Shop.Insurer(ins.Name)
-	if ins.WorkTypes != nil {
-		shop = shop.WithWorkTypes(ins.WorkTypes, ins.workTypesKey())
-	}
+	shop, _, _ := insurerView(d.Shop, s, ins)
 	d.states.engines = len(s.Insurers)
 	e, err := New(cfg, client, sharedStates{sharedShop{shop, &d.fps}, &d.states}, d.Store.Insurer(ins.Name), log, d.obs...)
 	if err != nil {
@@ -298,9 +289,14 @@ func (d *Daemon) Lock() LockFunc {
 }
 
 // acquire takes the single-instance lock and, holding it, adopts the rows
-// an older quotesync wrote with no insurer meanwhile (adoptLeftovers),
-// before any pass works; when that fails, the lock is given up again.
-// It costs a round trip each time the lock is taken, none per pass.
+// an older quotesync wrote with no insurer meanwhile, before any pass
+// works: an older quotesync that held the lock while this one started
+// (and migrated) may have written requests with no insurer since, which
+// the one configured insurer's passes would not see (and would take for
+// new when listed: a second accept). They are given to it; with several
+// insurers they are refused as at the start, no pass runs, and the lock
+// is given up again. It costs a round trip each time the lock is taken,
+// none per pass.
 func (d *Daemon) acquire(ctx context.Context) (*store.Lock, error) {
 	l, err := d.Store.AcquireLock(ctx)
 	if err != nil {
@@ -314,7 +310,7 @@ func (d *Daemon) acquire(ctx context.Context) (*store.Lock, error) {
 			panic(v)
 		}
 	}()
-	if err := d.adoptLeftovers(ctx); err != nil {
+	if err := d.adoptUnnamed(ctx, true); err != nil {
 		return nil, errors.Join(err, l.Release())
 	}
 	return l, nil
@@ -333,15 +329,8 @@ func (d *Daemon) Once(ctx context.Context) (Summary, error) {
 		return Summary{}, err
 	}
 	defer lock.Release()
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := whileHeld(ctx, lock)
 	defer cancel()
-	go func() {
-		select {
-		case <-lock.Lost():
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	s, err := d.each(ctx, func(ctx context.Context, e *Engine) (Summary, error) { return e.lastPass(ctx) })
 	d.Deliver(ctx)
 	return s, err
@@ -368,16 +357,14 @@ func (d *Daemon) each(ctx context.Context, pass func(ctx context.Context, e *Eng
 	errs := make([]error, len(d.Engines))
 	var wg gosync.WaitGroup
 	for i, e := range d.Engines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer func() { // a panic the pass did not recover itself
 				if v := recover(); v != nil {
 					errs[i] = e.recovered(v)
 				}
 			}()
 			sums[i], errs[i] = pass(ctx, e)
-		}()
+		})
 	}
 	wg.Wait()
 	var total Summary

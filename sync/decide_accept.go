@@ -191,9 +191,9 @@ func requestRow(req remote.Request) store.Request {
 // decideGoneUnseen records a listed request that expired before quotesync
 // could take it: a gone row, so that it is reported once.
 func decideGoneUnseen(req remote.Request) change {
-	next := store.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Phase: PhaseGone, Reason: ReasonExpired,
-		Expiry: req.Expiry, RequestJSON: req.Raw,
-		LastError: fmt.Sprintf("the request expired at %s, before quotesync could accept it", req.Expiry.UTC().Format(time.RFC3339))}
+	next := requestRow(req)
+	next.Phase, next.Reason = PhaseGone, ReasonExpired
+	next.LastError = fmt.Sprintf("the request expired at %s, before quotesync could accept it", req.Expiry.UTC().Format(time.RFC3339))
 	return change{next: next, ev: Event{Kind: EventGone, Detail: next.LastError}}
 }
 
@@ -223,28 +223,14 @@ func decideRelisted(cur store.Request) change {
 		Detail: "the remote lists the request as pending again: our accept did not land; it is sent again"}}
 }
 
-// acceptFacts is what decideAccept knows about one accept call.
-type acceptFacts struct {
-	now    time.Time // when the answer came
-	jitter float64   // in [0, 1): spreads a backoff
-	listed bool      // the remote lists the request as pending in this pass
-	// maybeLanded: an earlier accept of ours may have landed (the row was
-	// reserved by an earlier pass, so an accept may have been sent and its
-	// answer lost).
-	maybeLanded bool
-	err         error
-	d           time.Duration
-	maxConflict int
-}
-
-// decideAccept turns the answer to an accept (sent for a reserved row, or
-// repeated to probe one that left the pending list) into a change; ok is
-// false when the answer settles nothing (the pass was cancelled, or the
-// token was refused: the caller stops the pass).
-func decideAccept(cfg Config, cur store.Request, f acceptFacts) (change, bool) {
-	err := f.err
-	status := statusOf(err)
-	call := Event{Route: routeAccept, Status: status, Attempt: cur.Attempts + 1, Duration: f.d, Err: err}
+// decideAccept turns the answer a to c, an accept (sent for a reserved
+// row, or repeated to probe one that left the pending list), into a
+// change; ok is false when the answer settles nothing (the pass was
+// cancelled, or the token was refused: the caller stops the pass).
+func decideAccept(cfg Config, cur store.Request, c call, a answer) (change, bool) {
+	err := a.err
+	call := callEvent(routeAccept, cur, a)
+	status := call.Status
 	accepted := func(inferred string) change {
 		next := cur
 		next.Phase, next.Reason, next.Intent = PhaseAccepted, ReasonNone, IntentNone
@@ -267,14 +253,14 @@ func decideAccept(cfg Config, cur store.Request, f acceptFacts) (change, bool) {
 	case errors.Is(err, remote.ErrUnauthorized):
 		return change{}, false
 	case errors.Is(err, remote.ErrTemporary):
-		return decideRetrying(cfg, f.now, f.jitter, cur, call), true
+		return decideRetrying(cfg, a.now, a.jitter, cur, call), true
 	case errors.Is(err, remote.ErrNotFound):
 		reason := ReasonUnknownRequest
-		if expired(f.now, cur.Expiry) {
+		if expired(a.now, cur.Expiry) {
 			reason = ReasonExpired
 		}
 		return gone(cur, reason, fmt.Sprintf("the remote no longer knows the request (status %d): it expired, or was withdrawn before our accept landed", status), call), true
-	case f.listed && attemptsOf(err) > 1:
+	case c.listed && remoteInfo(err).Attempts > 1:
 		// The client sent the accept again within this call after an
 		// attempt whose outcome is unknown, and the later attempt was
 		// refused: the first may have landed, and the list this pass read
@@ -285,8 +271,8 @@ func decideAccept(cfg Config, cur store.Request, f acceptFacts) (change, bool) {
 		ev := call
 		ev.Kind, ev.Detail = EventRetrying, next.LastError
 		return change{cur: cur, next: next, ev: ev}, true
-	case errors.Is(err, remote.ErrConflict) && f.listed:
-		return decideAcceptConflict(cfg, cur, f, call), true
+	case errors.Is(err, remote.ErrConflict) && c.listed:
+		return decideAcceptConflict(cfg, cur, call), true
 	}
 	// The request left the pending list and the repeated accept was
 	// refused: someone accepted it. Who?
@@ -294,11 +280,11 @@ func decideAccept(cfg Config, cur store.Request, f acceptFacts) (change, bool) {
 	aboutUs := reqID == "" || reqID == cur.RequestID
 	refused := "a repeated accept was refused: " + err.Error()
 	switch {
-	case !f.listed && errors.Is(err, remote.ErrConflict) && ref != "" && ref == cur.JobNumber && aboutUs:
+	case !c.listed && errors.Is(err, remote.ErrConflict) && ref != "" && ref == cur.JobNumber && aboutUs:
 		return accepted(fmt.Sprintf("the request left the pending list, and a repeated accept answered %d naming our referenceId %s: ours had landed", status, ref)), true
-	case !f.listed && errors.Is(err, remote.ErrConflict) && ref != "" && aboutUs:
+	case !c.listed && errors.Is(err, remote.ErrConflict) && ref != "" && aboutUs:
 		return takenElsewhere(cur, ReasonOtherReference, fmt.Sprintf("the remote says the request was accepted with referenceId %s, not ours (%s)", ref, cur.JobNumber), call), true
-	case !f.listed && f.maybeLanded:
+	case !c.listed && c.maybeLanded:
 		next := cur
 		next.Phase, next.Reason = PhaseAcceptUnknown, ReasonAcceptLost
 		next.Attempts, next.NextAttemptAt = 0, time.Time{}
@@ -306,11 +292,11 @@ func decideAccept(cfg Config, cur store.Request, f acceptFacts) (change, bool) {
 		ev := call
 		ev.Kind, ev.Detail = EventAcceptUnknown, next.LastError
 		return change{cur: cur, next: next, ev: ev}, true
-	case !f.listed && errors.Is(err, remote.ErrConflict):
+	case !c.listed && errors.Is(err, remote.ErrConflict):
 		return takenElsewhere(cur, ReasonOtherReference, "the request left the pending list and the remote answered 409 (already accepted) without naming the referenceId; no accept of ours can have landed", call), true
-	case !f.listed:
+	case !c.listed:
 		reason, why := ReasonLeftList, "the request left the pending list before our accept landed, and "+refused
-		if expired(f.now, cur.Expiry) {
+		if expired(a.now, cur.Expiry) {
 			reason = ReasonExpired
 		}
 		return gone(cur, reason, why, call), true
@@ -331,23 +317,23 @@ func decideAccept(cfg Config, cur store.Request, f acceptFacts) (change, bool) {
 // after MaxConflicts in a row the request is rejected back to waiting
 // without a job number, so that `quotesync retry` looks the job up again
 // after the shop or the mapping is fixed.
-func decideAcceptConflict(cfg Config, cur store.Request, f acceptFacts, call Event) change {
+func decideAcceptConflict(cfg Config, cur store.Request, call Event) change {
 	streak := 1
 	if cur.Reason == ReasonAcceptConflict {
 		streak = cur.Attempts + 1
 	}
 	next := cur
-	if streak >= f.maxConflict {
+	if streak >= cfg.MaxConflicts {
 		next.Phase, next.ResumePhase, next.Reason, next.Intent = PhaseRejected, PhaseWaiting, ReasonJobConflict, IntentNone
 		next.JobNumber, next.JobCreated, next.NextAttemptAt, next.Attempts = "", false, time.Time{}, streak
 		next.LastError = fmt.Sprintf("accept request %s with job %s refused as a conflict %s while the request stays pending: the remote has job number %s for another request; give the shop's job another number (or fix find_job/create_job), then run quotesync retry %s, which looks the job up again: %v",
-			cur.RequestID, cur.JobNumber, Plural(streak, "time"), cur.JobNumber, cur.RequestID, f.err)
+			cur.RequestID, cur.JobNumber, Plural(streak, "time"), cur.JobNumber, cur.RequestID, call.Err)
 		ev := call
 		ev.Kind, ev.Job, ev.Attempt, ev.Detail = EventRejected, cur.JobNumber, streak, next.LastError
 		return change{cur: cur, next: next, ev: ev}
 	}
 	next.Reason, next.Attempts, next.NextAttemptAt = ReasonAcceptConflict, streak, time.Time{}
-	next.LastError = f.err.Error()
+	next.LastError = call.Err.Error()
 	ev := call
 	ev.Kind, ev.Attempt = EventAcceptConflict, streak
 	return change{cur: cur, next: next, ev: ev}
@@ -358,16 +344,11 @@ func decideAcceptConflict(cfg Config, cur store.Request, f acceptFacts, call Eve
 // the server's Retry-After; spread by jitter, in [0, 1)). The intent
 // stays: the call may have landed.
 func decideRetrying(cfg Config, now time.Time, jitter float64, cur store.Request, call Event) change {
-	var retryAfter time.Duration
-	var re *remote.Error
-	if errors.As(call.Err, &re) {
-		retryAfter = re.RetryAfter
-	}
 	next := cur
 	next.Attempts = cur.Attempts + 1
 	next.Reason = ReasonRetrying
 	next.LastError = call.Err.Error()
-	next.NextAttemptAt = now.Add(cfg.retryBackoff().Delay(next.Attempts, retryAfter, jitter))
+	next.NextAttemptAt = now.Add(cfg.retryBackoff().Delay(next.Attempts, remoteInfo(call.Err).RetryAfter, jitter))
 	ev := call
 	ev.Kind, ev.Attempt, ev.Next = EventRetrying, next.Attempts, next.NextAttemptAt
 	return change{cur: cur, next: next, ev: ev}
@@ -396,21 +377,18 @@ func giveUp(cur store.Request, phase store.Phase, kind EventKind, reason store.R
 	return change{cur: cur, next: next, ev: ev, release: cur.JobNumber != ""}
 }
 
-// attemptsOf returns how many attempts the client made for the call that
-// ended in err, 0 when it does not say.
-func attemptsOf(err error) int {
+// remoteInfo is the remote.Error in err (its status, attempts,
+// Retry-After), the zero one when there is none.
+func remoteInfo(err error) remote.Error {
 	var re *remote.Error
 	if errors.As(err, &re) {
-		return re.Attempts
+		return *re
 	}
-	return 0
+	return remote.Error{}
 }
 
-// statusOf returns the HTTP status of a remote error, 0 when none.
-func statusOf(err error) int {
-	var re *remote.Error
-	if errors.As(err, &re) {
-		return re.Status
-	}
-	return 0
+// callEvent is the event of a remote call on cur with its answer a,
+// before the decision on it gives its kind.
+func callEvent(route string, cur store.Request, a answer) Event {
+	return Event{Route: route, Status: remoteInfo(a.err).Status, Attempt: cur.Attempts + 1, Duration: a.d, Err: a.err}
 }

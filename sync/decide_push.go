@@ -81,78 +81,44 @@ func choosePush(now time.Time, cands []*store.Request, states map[string]shopdb.
 	return work, need
 }
 
-// jobStep is what the push stage does with one job.
-type jobStep int
-
-const (
-	jobNone       jobStep = iota // nothing to do
-	jobHold                      // hold it: its data (or the configuration) does not allow a push
-	jobNote                      // remember its marker: examined, nothing to push
-	jobPush                      // push its quote as a Draft
-	jobSupplement                // submitted, and its lines changed: flag a supplement
-)
-
-// jobDecision is decideJob's answer.
+// jobDecision is what a push of a job carries to the decision on its
+// answer.
 type jobDecision struct {
-	step    jobStep
-	reason  store.Reason // for jobHold
-	err     error        // for jobHold: what is wrong
-	final   bool         // the estimate is final: submit once the remote holds it
+	final   bool // the estimate is final: submit once the remote holds it
 	quote   remote.Quote
 	hash    string
 	release bool // the job was held and no longer is
 }
 
-// decideJob decides what to do with one job, given its row, its estimate
-// state and its lines (or the error that makes them invalid), and the
-// quote built from them.
-func decideJob(r store.Request, st shopdb.JobState, lines []shopdb.Line, badErr error, q remote.Quote, hash string) jobDecision {
+// planJob is the plan of one job of the push stage, decided on its row,
+// its estimate state and its lines (or the error that makes them
+// invalid), and the quote built from them; now is the pass's start.
+func planJob(now time.Time, r store.Request, st shopdb.JobState, lines []shopdb.Line, badErr error, q remote.Quote, hash string) plan {
 	if badErr == nil && st.Final && len(lines) == 0 && r.Phase != PhaseSubmitted {
 		badErr = fmt.Errorf("job %s: the estimate is final but has no lines; add lines or take it back to draft", r.JobNumber)
-		return jobDecision{step: jobHold, reason: ReasonFinalNoLines, err: badErr}
+		return planHold(r, st, ReasonFinalNoLines, badErr)
 	}
 	if badErr != nil {
 		if r.Phase == PhaseSubmitted {
-			return jobDecision{step: jobNone}
+			return plan{row: r}
 		}
-		return jobDecision{step: jobHold, reason: holdReason(badErr), err: badErr}
+		return planHold(r, st, holdReason(badErr), badErr)
 	}
-	d := jobDecision{quote: q, hash: hash, final: submitDue(r, st), release: held(r)}
 	switch {
 	case r.Phase == PhaseSubmitted && hash == r.PushedHash:
-		d.step, d.final = jobNote, false
+		return planNote(r, st, false)
 	case r.Phase == PhaseSubmitted:
-		d.step, d.final = jobSupplement, false
+		ch := decideSupplement(r, st)
+		return plan{row: r, do: DoFlagSupplement, why: "the shop's lines changed after the quote was submitted", change: &ch}
 	case first(r) && len(lines) == 0 && r.Intent != IntentPush:
 		// Nothing to push until the shop writes lines. (With a push in
 		// flight, a first Draft may exist: the empty quote is pushed over
 		// whatever the remote holds.)
-		d.step, d.final = jobNote, false
+		return planNote(r, st, false)
 	case first(r) || hash != r.PushedHash || r.Intent == IntentPush:
-		d.step = jobPush
-	default:
-		d.step = jobNote
+		return planPush(now, r, st, jobDecision{quote: q, hash: hash, final: submitDue(r, st), release: held(r)})
 	}
-	return d
-}
-
-// planJob is the plan of one job of the push stage, decided by decideJob
-// on its row, estimate state and lines (or what makes them invalid) and
-// the quote built from them; now is the pass's start.
-func planJob(now time.Time, r store.Request, st shopdb.JobState, lines []shopdb.Line, badErr error, q remote.Quote, hash string) plan {
-	d := decideJob(r, st, lines, badErr, q, hash)
-	switch d.step {
-	case jobHold:
-		return planHold(r, st, d.reason, d.err)
-	case jobSupplement:
-		ch := decideSupplement(r, st)
-		return plan{row: r, do: DoFlagSupplement, why: "the shop's lines changed after the quote was submitted", change: &ch}
-	case jobNote:
-		return planNote(r, st, d.final)
-	case jobPush:
-		return planPush(now, r, st, d)
-	}
-	return plan{row: r}
+	return planNote(r, st, submitDue(r, st))
 }
 
 // planHold is the plan that holds r back for reason (decideHold: nothing
@@ -302,34 +268,27 @@ func decideIntent(r store.Request, now time.Time) change {
 	return change{cur: r, next: next}
 }
 
-// pushFacts is what decidePush knows about one push.
-type pushFacts struct {
-	now     time.Time // when the answer came
-	jitter  float64   // in [0, 1): spreads a backoff
-	st      shopdb.JobState
-	d       jobDecision
-	route   string
-	err     error
-	dur     time.Duration
-	wasHeld bool
-}
-
-// decidePush turns the answer to a Draft push into a change; ok is false
-// when the answer settles nothing (cancelled, or the token was refused).
-func decidePush(cfg Config, cur store.Request, f pushFacts) (change, bool) {
-	err := f.err
-	status := statusOf(err)
-	call := Event{Route: f.route, Status: status, Attempt: cur.Attempts + 1, Duration: f.dur, Err: err}
+// decidePush turns the answer a to c, a Draft push, into a change; ok is
+// false when the answer settles nothing (cancelled, or the token was
+// refused).
+func decidePush(cfg Config, cur store.Request, c call, a answer) (change, bool) {
+	err := a.err
+	route := routeUpdateDraft
+	if c.kind == callCreateQuote {
+		route = routeCreateQuote
+	}
+	call := callEvent(route, cur, a)
+	status := call.Status
 	isFirst := first(cur)
 	switch {
 	case err == nil, errors.Is(err, remote.ErrUnreadable):
 		next := cur
 		next.Phase, next.Intent = PhaseDrafted, IntentNone
-		next.PushedHash, next.PushedMarker, next.PushedAt = f.d.hash, f.st.Marker, f.now
+		next.PushedHash, next.PushedMarker, next.PushedAt = c.d.hash, c.st.Marker, a.now
 		next.SubmittedAt = time.Time{} // the remote's quote is a Draft: no submit of ours landed
 		next.Attempts, next.NextAttemptAt, next.Reason, next.LastError = 0, time.Time{}, ReasonNone, ""
 		ev := call
-		ev.Kind, ev.Items, ev.Hash, ev.Released, ev.Err = EventRedrafted, len(f.d.quote.Items), f.d.hash, f.wasHeld, nil
+		ev.Kind, ev.Items, ev.Hash, ev.Released, ev.Err = EventRedrafted, len(c.d.quote.Items), c.d.hash, c.d.release, nil
 		if isFirst {
 			ev.Kind = EventDrafted
 		}
@@ -350,7 +309,7 @@ func decidePush(cfg Config, cur store.Request, f pushFacts) (change, bool) {
 		// supplement.
 		next := cur
 		next.Phase, next.Intent, next.SupplementNeeded = PhaseSubmitted, IntentNone, true
-		next.SubmittedAt, next.PushedMarker = f.now, f.st.Marker
+		next.SubmittedAt, next.PushedMarker = a.now, c.st.Marker
 		next.Attempts, next.NextAttemptAt, next.Reason, next.LastError = 0, time.Time{}, ReasonNone, ""
 		ev := call
 		ev.Kind, ev.Err = EventSubmitted, nil
@@ -365,7 +324,7 @@ func decidePush(cfg Config, cur store.Request, f pushFacts) (change, bool) {
 	case errors.Is(err, remote.ErrNotFound), errors.Is(err, remote.ErrRejected):
 		return rejected(cur, ReasonRefused, fmt.Sprintf("push draft of job %s: %v", cur.JobNumber, err), call), true
 	}
-	return decideRetrying(cfg, f.now, f.jitter, cur, call), true
+	return decideRetrying(cfg, a.now, a.jitter, cur, call), true
 }
 
 // rejected is the change of a request the remote refused for good; retry
@@ -392,8 +351,8 @@ func decideSubmitIntent(r store.Request, now time.Time) change {
 // is false when the answer settles nothing.
 func decideSubmit(cfg Config, cur store.Request, a answer) (change, bool) {
 	err, now := a.err, a.now
-	status := statusOf(err)
-	call := Event{Route: routeSetStatus, Status: status, Attempt: cur.Attempts + 1, Duration: a.d, Err: err}
+	call := callEvent(routeSetStatus, cur, a)
+	status := call.Status
 	switch {
 	case err == nil, errors.Is(err, remote.ErrConflict), errors.Is(err, remote.ErrUnreadable):
 		next := cur

@@ -47,25 +47,19 @@ func decideReserve(f reserveFacts) reserveKind {
 	return reserveWait
 }
 
-// reserveOutcome is the job the reserve transaction reserves.
-type reserveOutcome struct {
-	job     string
-	created bool
-	booking time.Time
-}
-
 // decideReserved is the change that records a request reserved with job
-// o.job (cur has Version 0 when the request had no row): a fresh start on
-// the job, with the intent to accept it.
-func decideReserved(cur store.Request, req remote.Request, o reserveOutcome) change {
-	next := store.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, JobNumber: o.job,
-		Phase: PhaseReserved, Intent: IntentAccept, JobCreated: o.created, Expiry: req.Expiry,
-		BookingDate: o.booking, RequestJSON: req.Raw, CreatedAt: cur.CreatedAt}
+// (made by create_job when created; its booking date from booking_date;
+// cur has Version 0 when the request had no row): a fresh start on the
+// job, with the intent to accept it.
+func decideReserved(cur store.Request, req remote.Request, job string, created bool, booking time.Time) change {
+	next := requestRow(req)
+	next.JobNumber, next.Phase, next.Intent, next.JobCreated = job, PhaseReserved, IntentAccept, created
+	next.BookingDate, next.CreatedAt = booking, cur.CreatedAt
 	how := "found by find_job"
-	if o.created {
+	if created {
 		how = "created by create_job"
 	}
-	return change{cur: cur, next: next, ev: Event{Kind: EventReserved, Job: o.job, Detail: "job " + o.job + " " + how}}
+	return change{cur: cur, next: next, ev: Event{Kind: EventReserved, Job: job, Detail: "job " + job + " " + how}}
 }
 
 // decideWaiting is the change that records a request whose shop has no
@@ -74,8 +68,8 @@ func decideWaiting(cur store.Request, req remote.Request) (change, bool) {
 	if cur.Version != 0 {
 		return change{}, false
 	}
-	next := store.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Phase: PhaseWaiting,
-		Reason: ReasonNoJob, Expiry: req.Expiry, RequestJSON: req.Raw}
+	next := requestRow(req)
+	next.Phase, next.Reason = PhaseWaiting, ReasonNoJob
 	return change{cur: cur, next: next, ev: Event{Kind: EventWaiting, Detail: Reason(ReasonNoJob).Words}}, true
 }
 
@@ -128,7 +122,7 @@ func decideTooLong(cur store.Request, req remote.Request, cause error) change {
 // from: the stored one, or a new one made of the listed request.
 func unreserved(cur store.Request, req remote.Request) store.Request {
 	if cur.Version == 0 {
-		return store.Request{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
+		return requestRow(req)
 	}
 	return cur
 }

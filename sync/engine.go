@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	gosync "sync"
 	"sync/atomic"
 	"time"
@@ -104,17 +105,18 @@ type Engine struct {
 	Rand func() float64
 
 	passStart atomic.Int64 // unix nanoseconds of the running pass's start, 0 when idle
-
-	mu         gosync.Mutex
-	reported   map[string]bool // the pending list's bad entries the last listing reported (see listPending)
-	failStreak int             // consecutive failed passes
 	// heldExamined: every held job was examined again since this engine
 	// was built (a restart or a reload builds a new one), so that a hold
-	// the new configuration lifts is lifted.
-	heldExamined bool
-	formLoaded   bool        // the status form found by an earlier run was loaded
-	cache        *stateCache // what the last pass read (see cache.go)
-	dirty        bool        // quotesync's state changed since the cache was read
+	// the new configuration lifts is lifted. Until then, the first
+	// successful pass examines every held job again.
+	heldExamined atomic.Bool
+	formLoaded   atomic.Bool  // the status form found by an earlier run was loaded
+	failStreak   atomic.Int64 // consecutive failed passes
+
+	mu       gosync.Mutex
+	reported map[string]bool // the pending list's bad entries the last listing reported (see listPending)
+	cache    *stateCache     // what the last pass read (see cache.go)
+	dirty    bool            // quotesync's state changed since the cache was read
 	// lastJobs are the jobs whose states the last pass asked for, joined
 	// by NUL, without shop_changed: the next reads them ahead.
 	lastJobs string
@@ -209,25 +211,15 @@ type Summary struct {
 	Interrupted bool
 }
 
-// add adds the counts of o to s; the duration is the longer one (the
+// add adds the counts (every int field) of o to s; the duration is the longer one (the
 // passes of several insurers run at once).
 func (s *Summary) add(o Summary) {
-	s.Pending += o.Pending
-	s.Tracked += o.Tracked
-	s.Reserved += o.Reserved
-	s.Accepted += o.Accepted
-	s.AcceptUnknown += o.AcceptUnknown
-	s.TakenElsewhere += o.TakenElsewhere
-	s.Drafted += o.Drafted
-	s.Redrafted += o.Redrafted
-	s.Submitted += o.Submitted
-	s.Rejected += o.Rejected
-	s.Gone += o.Gone
-	s.Waiting += o.Waiting
-	s.Held += o.Held
-	s.Supplements += o.Supplements
-	s.Retrying += o.Retrying
-	s.Later += o.Later
+	sv, ov := reflect.ValueOf(s).Elem(), reflect.ValueOf(o)
+	for i := range sv.NumField() {
+		if f := sv.Field(i); f.Kind() == reflect.Int {
+			f.SetInt(f.Int() + ov.Field(i).Int())
+		}
+	}
 	s.Duration = max(s.Duration, o.Duration)
 	s.Interrupted = s.Interrupted || o.Interrupted
 }
@@ -238,31 +230,26 @@ func (s Summary) Changed() bool {
 		s.Rejected+s.Gone+s.Supplements > 0
 }
 
+// summaryCounts are the counts of a Summary each event kind adds one to.
+var summaryCounts = map[EventKind]func(*Summary) *int{
+	EventReserved:       func(s *Summary) *int { return &s.Reserved },
+	EventAccepted:       func(s *Summary) *int { return &s.Accepted },
+	EventAcceptUnknown:  func(s *Summary) *int { return &s.AcceptUnknown },
+	EventTakenElsewhere: func(s *Summary) *int { return &s.TakenElsewhere },
+	EventDrafted:        func(s *Summary) *int { return &s.Drafted },
+	EventRedrafted:      func(s *Summary) *int { return &s.Redrafted },
+	EventSubmitted:      func(s *Summary) *int { return &s.Submitted },
+	EventRejected:       func(s *Summary) *int { return &s.Rejected },
+	EventGone:           func(s *Summary) *int { return &s.Gone },
+	EventSupplement:     func(s *Summary) *int { return &s.Supplements },
+	EventRetrying:       func(s *Summary) *int { return &s.Retrying },
+	EventReserveFailed:  func(s *Summary) *int { return &s.Retrying },
+}
+
 // count adds ev to the summary.
 func (s *Summary) count(ev Event) {
-	switch ev.Kind {
-	case EventReserved:
-		s.Reserved++
-	case EventAccepted:
-		s.Accepted++
-	case EventAcceptUnknown:
-		s.AcceptUnknown++
-	case EventTakenElsewhere:
-		s.TakenElsewhere++
-	case EventDrafted:
-		s.Drafted++
-	case EventRedrafted:
-		s.Redrafted++
-	case EventSubmitted:
-		s.Submitted++
-	case EventRejected:
-		s.Rejected++
-	case EventGone:
-		s.Gone++
-	case EventSupplement:
-		s.Supplements++
-	case EventRetrying, EventReserveFailed:
-		s.Retrying++
+	if c := summaryCounts[ev.Kind]; c != nil {
+		*c(s)++
 	}
 }
 

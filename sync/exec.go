@@ -359,7 +359,7 @@ func (e *Engine) commitMoves(ctx context.Context, chs []change, rest *store.Reke
 // it to the observers as commit reports a change. fresh is false when
 // the key was held and nothing was written.
 func (e *Engine) commitNotice(ctx context.Context, ev Event, out *store.Outbox) (fresh bool, err error) {
-	s := stored(ev)
+	s := e.stored(ev)
 	s.Insurer, s.RequestID, s.At, s.Outbox = ev.Insurer, ev.Request, ev.At, out
 	if fresh, err = e.store.RecordOnce(ctx, s); err != nil || !fresh {
 		return false, err
@@ -368,11 +368,12 @@ func (e *Engine) commitNotice(ctx context.Context, ev Event, out *store.Outbox) 
 	return true, nil
 }
 
-// stored is the event log's row of ev. Its message, like a row's
+// stored is the event log's row of ev with the deliveries it queues in the
+// same transaction (write-back, notifications). Its message, like a row's
 // last_error, is handed to the store whole: the store redacts the secrets
 // from the whole text, then cuts it to what its tables keep (a cut here
 // first could leave half of a secret that no longer matches).
-func stored(ev Event) store.Event {
+func (e *Engine) stored(ev Event) store.Event {
 	if ev.Kind == "" {
 		return store.Event{}
 	}
@@ -382,17 +383,7 @@ func stored(ev Event) store.Event {
 	}
 	return store.Event{Kind: string(ev.Kind), Job: ev.Job, From: ev.From, To: ev.To, Reason: ev.Reason,
 		Route: ev.Route, Status: ev.Status, Attempt: ev.Attempt, Duration: ev.Duration,
-		Items: ev.Items, Hash: ev.Hash, Message: msg}
-}
-
-// stored is the event log's row of ev with the deliveries it queues in the
-// same transaction (write-back, notifications).
-func (e *Engine) stored(ev Event) store.Event {
-	s := stored(ev)
-	if s.Kind != "" {
-		s.Outbox = e.outbox.outboxOf(ev)
-	}
-	return s
+		Items: ev.Items, Hash: ev.Hash, Message: msg, Outbox: e.outbox.outboxOf(ev)}
 }
 
 // joinText joins two texts with "; ", either may be empty.

@@ -6,8 +6,6 @@ import (
 	"strings"
 	gosync "sync"
 	"time"
-
-	"github.com/robfig/cron/v3"
 )
 
 // Health and watchdog tunables.
@@ -25,33 +23,13 @@ const (
 	passGrace = time.Minute
 )
 
-// schedule is sync.schedule, parsed, in its time zone.
-type schedule struct {
-	spec string
-	s    cron.Schedule
-	loc  *time.Location
-}
-
-// scheduleOf parses a configuration's schedule (already validated).
-func scheduleOf(cfg Config) schedule {
-	s, err := ParseSchedule(cfg.Schedule)
-	if err != nil {
-		s = cron.Every(DefaultPassTimeout) // unreachable: Validate refuses it
+// nextRun returns the n-th time c's schedule fires after t (n >= 1),
+// zero when it stops firing before.
+func nextRun(c Config, t time.Time, n int) time.Time {
+	if runs := c.NextRuns(t, n); len(runs) == n {
+		return runs[n-1]
 	}
-	return schedule{spec: cfg.Schedule, s: s, loc: cmp.Or(cfg.Location, time.Local)}
-}
-
-// next returns the n-th activation after t (n >= 1).
-func (s schedule) next(t time.Time, n int) time.Time {
-	t = t.In(s.loc)
-	for range n {
-		nt := s.s.Next(t)
-		if nt.IsZero() {
-			return nt // a schedule that never fires again
-		}
-		t = nt
-	}
-	return t
+	return time.Time{}
 }
 
 // Progress is what the scheduler reported lately, for each insurer; the
@@ -60,11 +38,13 @@ func (s schedule) next(t time.Time, n int) time.Time {
 type Progress struct {
 	mu       gosync.Mutex
 	baseline time.Time // start, or the last reload: ticks are expected after it
-	insurers map[string]*insurerProgress
+	insurers map[string]*progressView
 }
 
-// insurerProgress is what one insurer's engine reported.
-type insurerProgress struct {
+// progressView is what one insurer's engine reported; a copy from
+// viewOf is consistent, with the baseline.
+type progressView struct {
+	baseline    time.Time // set in viewOf's copies
 	lastTick    time.Time // zero before the first tick since baseline
 	leader      bool      // at the last tick
 	standby     bool      // at the last tick the lock was held elsewhere
@@ -73,14 +53,14 @@ type insurerProgress struct {
 }
 
 // of returns the progress of insurer ("" is DefaultInsurer); p.mu held.
-func (p *Progress) of(insurer string) *insurerProgress {
+func (p *Progress) of(insurer string) *progressView {
 	insurer = cmp.Or(insurer, DefaultInsurer)
 	if p.insurers == nil {
-		p.insurers = make(map[string]*insurerProgress)
+		p.insurers = make(map[string]*progressView)
 	}
 	ip := p.insurers[insurer]
 	if ip == nil {
-		ip = &insurerProgress{}
+		ip = &progressView{}
 		p.insurers[insurer] = ip
 	}
 	return ip
@@ -109,19 +89,12 @@ func (p *Progress) Tick(t Tick, now time.Time) {
 	}
 }
 
-// progressView is a consistent copy of one insurer's progress.
-type progressView struct {
-	baseline, lastTick, lastSuccess time.Time
-	leader, standby                 bool
-	lastErr                         error
-}
-
 func (p *Progress) viewOf(insurer string) progressView {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ip := p.of(insurer)
-	return progressView{baseline: p.baseline, lastTick: ip.lastTick, lastSuccess: ip.lastSuccess,
-		leader: ip.leader, standby: ip.standby, lastErr: ip.lastErr}
+	v := *p.of(insurer)
+	v.baseline = p.baseline
+	return v
 }
 
 // liveInput is what the watchdog decides on.
@@ -131,7 +104,7 @@ type liveInput struct {
 	busy        bool      // a pass runs
 	busySince   time.Time // its start
 	passTimeout time.Duration
-	sched       schedule
+	sched       Config // its Schedule and Location
 }
 
 // evalLive reports whether the scheduler makes progress: no pass running and
@@ -148,7 +121,7 @@ func evalLive(in liveInput) (ok bool, reason string) {
 	if last.IsZero() {
 		last = in.view.baseline
 	}
-	due := in.sched.next(last, 1)
+	due := nextRun(in.sched, last, 1)
 	if !due.IsZero() && in.now.After(due.Add(tickGrace)) {
 		return false, fmt.Sprintf("the scheduler has not ticked since %s (due %s)", last.Format(time.RFC3339), due.Format(time.RFC3339))
 	}
@@ -226,7 +199,7 @@ func evalHealth(in healthInput) (ok bool, r HealthReport) {
 	if in.maxAge > 0 {
 		stale = since.Add(in.maxAge)
 	} else {
-		stale = in.sched.next(since, staleActivations)
+		stale = nextRun(in.sched, since, staleActivations)
 		if stale.IsZero() {
 			stale = since.Add(24 * time.Hour * 365) // a schedule that never fires
 		}
@@ -252,24 +225,11 @@ func evalHealth(in healthInput) (ok bool, r HealthReport) {
 	return true, r
 }
 
-// Live is the watchdog's question for one engine: does its scheduler make
-// progress? It reads what prog recorded and whether a pass runs now.
-func (e *Engine) Live(now time.Time, prog *Progress) (bool, string) {
-	return evalLive(e.liveInput(now, prog))
-}
-
+// liveInput is what prog recorded of e, and whether a pass runs now.
 func (e *Engine) liveInput(now time.Time, prog *Progress) liveInput {
 	since, busy := e.Busy()
 	return liveInput{now: now, view: prog.viewOf(e.cfg.Insurer), busy: busy, busySince: since,
-		passTimeout: e.cfg.PassTimeout, sched: scheduleOf(e.cfg)}
-}
-
-// Health answers /healthz for one engine: unhealthy when the database
-// does not answer (dbErr), when the scheduler is stuck, or when the last
-// successful pass is older than maxAge (0: three activations of the
-// schedule).
-func (e *Engine) Health(now time.Time, prog *Progress, maxAge time.Duration, dbErr error) (bool, HealthReport) {
-	return evalHealth(healthInput{liveInput: e.liveInput(now, prog), maxAge: maxAge, dbErr: dbErr})
+		passTimeout: e.cfg.PassTimeout, sched: e.cfg}
 }
 
 // Live is the watchdog's question: does the daemon make progress? With
@@ -281,11 +241,11 @@ func (e *Engine) Health(now time.Time, prog *Progress, maxAge time.Duration, dbE
 // process wedged. why names the engines that make none, also when ok.
 func (d *Daemon) Live(now time.Time, prog *Progress) (ok bool, why string) {
 	if len(d.Engines) == 1 {
-		return d.Engine.Live(now, prog)
+		return evalLive(d.Engine.liveInput(now, prog))
 	}
 	var stuck []string
 	for _, e := range d.Engines {
-		if live, why := e.Live(now, prog); !live {
+		if live, why := evalLive(e.liveInput(now, prog)); !live {
 			stuck = append(stuck, "insurer "+e.cfg.Insurer+": "+why)
 		} else {
 			ok = true
@@ -294,18 +254,24 @@ func (d *Daemon) Live(now time.Time, prog *Progress) (ok bool, why string) {
 	return ok, strings.Join(stuck, "; ")
 }
 
-// Health answers /healthz: with one insurer as its engine does; with
-// several, healthy while at least one insurer is (one insurer's service
-// down stops no other's work), the reason naming those that are not, and
-// each insurer's health in Insurers.
+// Health answers /healthz: for one insurer's engine, unhealthy when the
+// database does not answer (dbErr), when the scheduler is stuck, or when
+// the last successful pass is older than maxAge (0: three activations of
+// the schedule). With several insurers, healthy while at least one
+// insurer is (one insurer's service down stops no other's work), the
+// reason naming those that are not, and each insurer's health in
+// Insurers.
 func (d *Daemon) Health(now time.Time, prog *Progress, maxAge time.Duration, dbErr error) (bool, HealthReport) {
+	health := func(e *Engine) (bool, HealthReport) {
+		return evalHealth(healthInput{liveInput: e.liveInput(now, prog), maxAge: maxAge, dbErr: dbErr})
+	}
 	if len(d.Engines) == 1 {
-		return d.Engine.Health(now, prog, maxAge, dbErr)
+		return health(d.Engine)
 	}
 	var out HealthReport
 	var good, bad []string
 	for i, e := range d.Engines {
-		ok, r := e.Health(now, prog, maxAge, dbErr)
+		ok, r := health(e)
 		if i == 0 {
 			out.Role, out.Database = r.Role, r.Database
 		}

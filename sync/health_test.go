@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func mustSchedule(t *testing.T, spec string) schedule {
+func mustSchedule(t *testing.T, spec string) Config {
 	t.Helper()
 	s, err := parseScheduleForTest(Config{Schedule: spec, Location: time.UTC})
 	if err != nil {
@@ -128,9 +128,9 @@ func TestProgressTick(t *testing.T) {
 }
 
 // parseScheduleForTest parses a schedule as Validate would accept it.
-func parseScheduleForTest(cfg Config) (schedule, error) {
+func parseScheduleForTest(cfg Config) (Config, error) {
 	if _, err := ParseSchedule(cfg.Schedule); err != nil {
-		return schedule{}, err
+		return Config{}, err
 	}
-	return scheduleOf(cfg), nil
+	return cfg, nil
 }

@@ -120,36 +120,46 @@ var ErrAdoptKept = errors.New("requests written without an insurer left unadopte
 // when several are configured or when nothing may be written; and it
 // refuses live requests of an insurer no longer configured. A database
 // whose tables do not exist yet has neither.
-func (d *Daemon) prepareInsurers(ctx context.Context, s Settings, o OpenOptions, log *zap.Logger) error {
+func (d *Daemon) prepareInsurers(ctx context.Context, s Settings, o OpenOptions) error {
 	if o.Maintenance {
 		return nil
 	}
 	if cur, _, err := d.Store.SchemaVersion(ctx); err != nil || cur == 0 {
 		return err
 	}
+	if err := d.adoptUnnamed(ctx, o.Migrate); err != nil {
+		return err
+	}
+	return CheckStranded(ctx, d.Store, s.Names())
+}
+
+// adoptUnnamed gives the rows written with no insurer to the one
+// configured insurer, when migrate allows writing; it refuses them when
+// several insurers are configured, and adoptable ones when it may not
+// write. One statement when there are none.
+func (d *Daemon) adoptUnnamed(ctx context.Context, migrate bool) error {
 	one := ""
-	if len(s.Insurers) == 1 {
-		one = s.Insurers[0].Name
+	if len(d.Engines) == 1 {
+		one = d.Engine.cfg.Insurer
 	}
 	u, err := d.Store.Unnamed(ctx, one, []string{LegacyStatusFormKey})
+	switch {
+	case err != nil:
+		return err
+	case u.Requests > 0 && one == "":
+		return errUnnamed(u.Requests, len(d.Engines))
+	case u.Adoptable() > 0 && !migrate:
+		return fmt.Errorf("%s in quotesync's tables were written before insurers had names: run 'quotesync once' (or start the daemon) once to give them to insurer %s",
+			Plural(u.Adoptable(), "request"), one)
+	case !u.Any() || one == "" || !migrate:
+		return nil
+	}
+	got, err := d.Engine.adopt(ctx, d.Store)
 	if err != nil {
 		return err
 	}
-	switch {
-	case u.Requests > 0 && one == "":
-		return errUnnamed(u.Requests, len(s.Insurers))
-	case u.Adoptable() > 0 && !o.Migrate:
-		return fmt.Errorf("%s in quotesync's tables were written before insurers had names: run 'quotesync once' (or start the daemon) once to give them to insurer %s",
-			Plural(u.Adoptable(), "request"), one)
-	}
-	if o.Migrate && one != "" && u.Any() {
-		got, err := d.Engine.adopt(ctx, d.Store)
-		if err != nil {
-			return err
-		}
-		logAdopted(log, d.Shop.Config().TablePrefix, one, got)
-	}
-	return CheckStranded(ctx, d.Store, s.Names())
+	logAdopted(d.Engine.log, d.Shop.Config().TablePrefix, one, got)
+	return nil
 }
 
 // errUnnamed refuses n requests written with no insurer while several
@@ -259,35 +269,6 @@ func shownIDs(ids []string, total int) string {
 		s += fmt.Sprintf(" and %d more", total-len(ids))
 	}
 	return s
-}
-
-// adoptLeftovers runs once this instance holds the single-instance lock,
-// before any pass works: an older quotesync that held the lock while
-// this one started (and migrated) may have written requests with no
-// insurer since, which the one configured insurer's passes would not see
-// (and would take for new when listed: a second accept). They are given
-// to it; with several insurers they are refused as at the start, and no
-// pass runs. One statement when there are none.
-func (d *Daemon) adoptLeftovers(ctx context.Context) error {
-	one := ""
-	if len(d.Engines) == 1 {
-		one = d.Engine.cfg.Insurer
-	}
-	u, err := d.Store.Unnamed(ctx, one, []string{LegacyStatusFormKey})
-	switch {
-	case err != nil:
-		return err
-	case u.Requests > 0 && one == "":
-		return errUnnamed(u.Requests, len(d.Engines))
-	case !u.Any() || one == "":
-		return nil
-	}
-	got, err := d.Engine.adopt(ctx, d.Store)
-	if err != nil {
-		return err
-	}
-	logAdopted(d.Engine.log, d.Shop.Config().TablePrefix, one, got)
-	return nil
 }
 
 // CheckStranded returns an error wrapping ErrStranded that names the live

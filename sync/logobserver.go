@@ -129,6 +129,16 @@ func eventFields(secrets *redact.Secrets, ev Event) []zap.Field {
 			fs = append(fs, zap.String(k, v))
 		}
 	}
+	num := func(k string, n int) {
+		if n > 0 {
+			fs = append(fs, zap.Int(k, n))
+		}
+	}
+	flag := func(k string, b bool) {
+		if b {
+			fs = append(fs, zap.Bool(k, true))
+		}
+	}
 	str(fieldInsurer, ev.Insurer)
 	str(fieldRequest, boundText(secrets, ev.Request, 128))
 	if ev.Request != "" || ev.To != "" {
@@ -137,18 +147,13 @@ func eventFields(secrets *redact.Secrets, ev Event) []zap.Field {
 	str(fieldClaim, boundText(secrets, ev.Claim, 80))
 	str(fieldJob, ev.Job)
 	if ev.From != ev.To {
-		from := cmp.Or(string(ev.From), "new")
-		str(fieldFrom, from)
+		str(fieldFrom, cmp.Or(string(ev.From), "new"))
 	}
 	str(fieldReason, string(ev.Reason))
 	str(fieldDetail, boundText(secrets, ev.Detail, 1000))
 	str(fieldRoute, ev.Route)
-	if ev.Attempt > 0 {
-		fs = append(fs, zap.Int(fieldAttempt, ev.Attempt))
-	}
-	if ev.Status > 0 {
-		fs = append(fs, zap.Int(fieldStatus, ev.Status))
-	}
+	num(fieldAttempt, ev.Attempt)
+	num(fieldStatus, ev.Status)
 	if ev.Duration > 0 {
 		fs = append(fs, zap.Duration(fieldDuration, ev.Duration))
 	}
@@ -158,15 +163,9 @@ func eventFields(secrets *redact.Secrets, ev Event) []zap.Field {
 	if ev.Kind == EventDrafted || ev.Kind == EventRedrafted {
 		fs = append(fs, zap.Int(fieldItems, ev.Items))
 	}
-	if ev.Released {
-		fs = append(fs, zap.Bool(fieldReleased, true))
-	}
-	if ev.Inferred {
-		fs = append(fs, zap.Bool(fieldInferred, true))
-	}
-	if ev.Streak > 0 {
-		fs = append(fs, zap.Int(fieldStreak, ev.Streak))
-	}
+	flag(fieldReleased, ev.Released)
+	flag(fieldInferred, ev.Inferred)
+	num(fieldStreak, ev.Streak)
 	if ev.Err != nil {
 		fs = append(fs, zap.String("error", boundText(secrets, ev.Err.Error(), 2000)))
 	}
@@ -192,21 +191,17 @@ func (o *LogObserver) passDone(ev Event) {
 		return
 	case err != nil:
 		fields = append(fields, zap.Int(fieldStreak, ev.Streak), zap.String("error", boundText(o.secrets, err.Error(), 2000)))
+		level := zap.DebugLevel
 		o.mu.Lock()
-		loud := ev.Streak <= 1 || ev.At.Sub(o.lastFailLog) >= failLogInterval
-		if loud {
-			o.lastFailLog = ev.At
+		if ev.Streak <= 1 || ev.At.Sub(o.lastFailLog) >= failLogInterval {
+			level, o.lastFailLog = zap.ErrorLevel, ev.At
 		}
 		o.mu.Unlock()
 		msg := msgPassFailed
 		if errors.Is(err, ErrUnauthorized) {
 			msg = msgUnauthorized
 		}
-		if loud {
-			o.log.Error(msg, fields...)
-		} else {
-			o.log.Debug(msg, fields...)
-		}
+		o.log.Log(level, msg, fields...)
 	case ev.Streak > 0:
 		o.log.Info(msgRecovered, append(fields, zap.Int(fieldStreak, ev.Streak))...)
 	case s.Changed():

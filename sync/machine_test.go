@@ -71,7 +71,7 @@ func TestEveryTransitionReachable(t *testing.T) {
 			Expiry: now.Add(time.Hour), Intent: IntentAccept}
 	}
 	st := shopdb.JobState{Job: "RO-1", Marker: "m2"}
-	pushed := jobDecision{step: jobPush, hash: "h2"}
+	pushed := jobDecision{hash: "h2"}
 	// The answers are decided as the executor decides them (call.decide),
 	// the clock and the chance given.
 	decided := func(c call, cur store.Request, err error) change {
@@ -128,10 +128,10 @@ func TestEveryTransitionReachable(t *testing.T) {
 	changes := []change{
 		waiting,
 		decideReserveFailed(cfg, now, 0.5, store.Request{}, req, errors.New("create_job failed")),
-		decideReserved(store.Request{}, req, reserveOutcome{job: "RO-1"}),
+		decideReserved(store.Request{}, req, "RO-1", false, time.Time{}),
 		planned(planAccept(now, acceptStep{kind: stepExpired, req: req})),
 		decideReserveFailed(cfg, now, 0.5, row(PhaseWaiting), req, errors.New("create_job failed")),
-		decideReserved(row(PhaseWaiting), req, reserveOutcome{job: "RO-1", created: true}),
+		decideReserved(row(PhaseWaiting), req, "RO-1", true, time.Time{}),
 		planned(planAccept(now, acceptStep{kind: stepVanished, req: req, row: &waitingRow})),
 		decideTooLong(store.Request{}, req, errors.New("Error 1406: Data too long for column 'claim_number'")),
 		decideTooLong(row(PhaseWaiting), req, errors.New("Error 1406: Data too long for column 'claim_number'")),

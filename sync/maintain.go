@@ -84,10 +84,7 @@ func acceptMayHaveLanded(r store.Request) bool {
 // not configured: its requests are changed through the executor as the
 // configured insurers' are, and reach the same observers.
 func (d *Daemon) maintenance(name string) (*Engine, error) {
-	if d.EngineOf(name) != nil {
-		return nil, fmt.Errorf("insurer %s is configured: remove it from remotes: first (the daemon would go on working its requests)", name)
-	}
-	if err := store.CheckInsurerName(name); err != nil {
+	if err := d.unconfigured(name); err != nil {
 		return nil, err
 	}
 	cfg := d.Engine.cfg
@@ -98,6 +95,15 @@ func (d *Daemon) maintenance(name string) (*Engine, error) {
 	}
 	e.outbox = d.Outbox
 	return e, nil
+}
+
+// unconfigured refuses name when it is a configured insurer's, or not an
+// insurer's name.
+func (d *Daemon) unconfigured(name string) error {
+	if d.EngineOf(name) != nil {
+		return fmt.Errorf("insurer %s is configured: remove it from remotes: first (the daemon would go on working its requests)", name)
+	}
+	return store.CheckInsurerName(name)
 }
 
 // Adopt gives the rows written before insurers had names to the
@@ -129,10 +135,7 @@ func (d *Daemon) MoveRequests(ctx context.Context, from, to string) (moved []sto
 	if e == nil {
 		return nil, nil, fmt.Errorf("move requests to insurer %s: it is not configured (configured: %s)", to, d.names())
 	}
-	if d.EngineOf(from) != nil {
-		return nil, nil, fmt.Errorf("move the requests of insurer %s: insurer %s is configured: remove it from remotes: first (the daemon would go on working its requests)", from, from)
-	}
-	if err := store.CheckInsurerName(from); err != nil {
+	if err := d.unconfigured(from); err != nil {
 		return nil, nil, fmt.Errorf("move the requests of insurer %s: %w", from, err)
 	}
 	rows, err := d.Store.ListRequests(ctx, store.ListQuery{Insurer: from})

@@ -20,7 +20,8 @@ func TestConflictRejectionCounts(t *testing.T) {
 		want string
 	}{{1, "as a conflict 1 time while"}, {3, "as a conflict 3 times while"}} {
 		cur.Reason, cur.Attempts = ReasonAcceptConflict, tt.max-1
-		ch, ok := decideAccept(cfg, cur, acceptFacts{now: now, listed: true, err: remoteErr(409, ""), maxConflict: tt.max})
+		cfg.MaxConflicts = tt.max
+		ch, ok := decideAccept(cfg, cur, call{kind: callAccept, listed: true}, answer{now: now, err: remoteErr(409, "")})
 		if !ok || ch.next.Phase != PhaseRejected {
 			t.Fatalf("max_conflicts %d: %v %+v, want rejected", tt.max, ok, ch.next)
 		}

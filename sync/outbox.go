@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	gosync "sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -83,6 +84,7 @@ type Outbox struct {
 	cfg     NotifyConfig
 	retry   remote.Backoff
 	targets map[string]notifier
+	to      []string        // the notifiers' targets, webhook first
 	notify  map[string]bool // the notices the notifiers send
 	// record records a notice through the executor of its insurer's
 	// engine (Daemon.commitNotice; set when the daemon is assembled):
@@ -96,14 +98,14 @@ type Outbox struct {
 	// daemon gives the outbox its engine's Now and Rand.
 	Rand func() float64
 
-	kick chan struct{}
+	kick    chan struct{}
+	active  atomic.Bool // this instance leads (or runs alone)
+	started atomic.Bool // Work ran once
 
 	mu       gosync.Mutex
-	active   bool                    // this instance leads (or runs alone)
-	auth     map[string]*authEpisode // by insurer
-	expiring []notice                // notices to record
-	noticed  map[string]bool         // requests whose expiry was noticed (or found noticed), by onceKey
-	started  bool                    // Work ran once
+	auth     map[string]authEpisode // by insurer
+	expiring []notice               // notices to record
+	noticed  map[string]bool        // requests whose expiry was noticed (or found noticed), by onceKey
 }
 
 // authEpisode is how one insurer's token stands, for the auth_failing
@@ -139,12 +141,14 @@ func NewOutbox(st OutboxStore, shop WriteBacks, cfg NotifyConfig, retry remote.B
 	o := &Outbox{store: st, shop: shop, log: log, cfg: cfg, retry: retry,
 		targets: make(map[string]notifier), notify: make(map[string]bool),
 		Now: time.Now, Rand: rand.Float64, kick: make(chan struct{}, 1), noticed: make(map[string]bool),
-		auth: make(map[string]*authEpisode)}
+		auth: make(map[string]authEpisode)}
 	if cfg.Webhook.URL != "" {
 		o.targets[store.TargetWebhook] = newWebhook(cfg.Webhook, cfg.Secrets)
+		o.to = append(o.to, store.TargetWebhook)
 	}
 	if cfg.Command.Path != "" {
 		o.targets[store.TargetCommand] = &command{cfg: cfg.Command, secrets: cfg.Secrets}
+		o.to = append(o.to, store.TargetCommand)
 	}
 	if len(o.targets) > 0 {
 		for _, k := range cfg.Events {
@@ -158,15 +162,7 @@ func NewOutbox(st OutboxStore, shop WriteBacks, cfg NotifyConfig, retry remote.B
 // statement or a notifier. Without either, `once` asks nothing of the
 // outbox.
 func (o *Outbox) configured() bool {
-	if len(o.targets) > 0 {
-		return true
-	}
-	for _, k := range shopdb.WriteBackKinds() {
-		if o.shop.HasWriteBack(k) {
-			return true
-		}
-	}
-	return false
+	return len(o.targets) > 0 || slices.ContainsFunc(shopdb.WriteBackKinds(), o.shop.HasWriteBack)
 }
 
 // outboxOf is what ev queues: nil when nothing.
@@ -183,22 +179,12 @@ func (o *Outbox) outboxOf(ev Event) *store.Outbox {
 		targets = append(targets, store.TargetWriteBack)
 	}
 	if o.notify[kind] {
-		targets = append(targets, o.notifyTargets()...)
+		targets = append(targets, o.to...)
 	}
 	if len(targets) == 0 {
 		return nil
 	}
 	return &store.Outbox{Kind: kind, Claim: ev.Claim, Targets: targets}
-}
-
-// authOf is the episode of insurer; o.mu held.
-func (o *Outbox) authOf(insurer string) *authEpisode {
-	a := o.auth[insurer]
-	if a == nil {
-		a = &authEpisode{}
-		o.auth[insurer] = a
-	}
-	return a
 }
 
 // Observe implements Observer: it wakes the deliverer when an event
@@ -215,12 +201,13 @@ func (o *Outbox) Observe(ev Event) {
 			return
 		}
 		o.mu.Lock()
-		a := o.authOf(ev.Insurer)
+		a := o.auth[ev.Insurer]
 		fail, ok := errors.Is(ev.Err, ErrUnauthorized), ev.Err == nil
 		changed := (fail && a.open != 1) || (ok && a.open != -1)
 		if fail || ok {
 			a.fail = fail
 		}
+		o.auth[ev.Insurer] = a
 		o.mu.Unlock()
 		if changed {
 			o.wake()
@@ -233,9 +220,7 @@ func (o *Outbox) Observe(ev Event) {
 }
 
 func (o *Outbox) setActive(on bool) {
-	o.mu.Lock()
-	o.active = on
-	o.mu.Unlock()
+	o.active.Store(on)
 	if on {
 		o.wake()
 	}
@@ -257,14 +242,11 @@ func startOutbox(ctx context.Context, o *Outbox, active bool) func() {
 	}
 	o.setActive(active)
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		o.Run(ctx)
-	}()
+	var done gosync.WaitGroup
+	done.Go(func() { o.Run(ctx) })
 	return func() {
 		cancel()
-		<-done
+		done.Wait()
 		o.setActive(false)
 	}
 }
@@ -287,8 +269,9 @@ func (o *Outbox) watchExpiry(insurer string, now time.Time, rows []store.Request
 			continue
 		}
 		o.noticed[key] = true
+		p, _ := phaseInfo(ph)
 		detail := fmt.Sprintf("expires at %s (in %s); %s", r.Expiry.UTC().Format(time.RFC3339),
-			r.Expiry.Sub(now).Round(time.Minute), phaseWords(ph))
+			r.Expiry.Sub(now).Round(time.Minute), p.Words)
 		if r.Reason != ReasonNone {
 			detail += ": " + Reason(r.Reason).Words
 		}
@@ -302,11 +285,6 @@ func (o *Outbox) watchExpiry(insurer string, now time.Time, rows []store.Request
 	if len(add) > 0 {
 		o.wake()
 	}
-}
-
-func phaseWords(ph store.Phase) string {
-	p, _ := phaseInfo(ph)
-	return p.Words
 }
 
 // Run works the outbox until ctx ends: when woken, and when the next
@@ -323,10 +301,7 @@ func (o *Outbox) Run(ctx context.Context) {
 		case <-o.kick:
 		case <-timer.C:
 		}
-		o.mu.Lock()
-		active := o.active
-		o.mu.Unlock()
-		if !active {
+		if !o.active.Load() {
 			continue // a standby: the leader delivers
 		}
 		if next := o.Work(ctx); !next.IsZero() {
@@ -345,10 +320,7 @@ func (o *Outbox) Run(ctx context.Context) {
 // fixed statement or receiver should be tried again.
 func (o *Outbox) Work(ctx context.Context) time.Time {
 	o.recordNotices(ctx)
-	o.mu.Lock()
-	all := !o.started
-	o.started = true
-	o.mu.Unlock()
+	all := !o.started.Swap(true)
 	var soonest time.Time
 	later := func(t time.Time) {
 		if soonest.IsZero() || t.Before(soonest) {
@@ -392,13 +364,10 @@ func (o *Outbox) recordNotices(ctx context.Context) {
 	o.mu.Lock()
 	pending := o.expiring
 	o.expiring = nil
-	auth := make(map[string]authEpisode, len(o.auth))
-	for name, a := range o.auth {
-		auth[name] = *a
-	}
+	auth := maps.Clone(o.auth)
 	o.mu.Unlock()
 	for i, n := range pending {
-		n.out.Targets = o.notifyTargets()
+		n.out.Targets = o.to
 		if !o.recordOnce(ctx, n) {
 			o.mu.Lock()
 			o.expiring = append(o.expiring, pending[i:]...) // tried again at the next wake
@@ -422,7 +391,7 @@ func (o *Outbox) recordAuth(ctx context.Context, insurer string, a authEpisode) 
 	case a.fail && a.open != 1:
 		n := notice{ev: Event{Kind: EventAuthFailing, Insurer: insurer, At: o.Now(),
 			Detail: "the remote refused the token (401/403); every pass of this insurer stops until the token works"},
-			out: &store.Outbox{Kind: NoticeAuthFailing, OnceKey: key, Targets: o.notifyTargets()}}
+			out: &store.Outbox{Kind: NoticeAuthFailing, OnceKey: key, Targets: o.to}}
 		if o.recordOnce(ctx, n) {
 			o.setAuth(insurer, 1)
 		}
@@ -437,7 +406,9 @@ func (o *Outbox) recordAuth(ctx context.Context, insurer string, a authEpisode) 
 
 func (o *Outbox) setAuth(insurer string, v int) {
 	o.mu.Lock()
-	o.authOf(insurer).open = v
+	a := o.auth[insurer]
+	a.open = v
+	o.auth[insurer] = a
 	o.mu.Unlock()
 }
 
@@ -461,17 +432,6 @@ func (o *Outbox) recordOnce(ctx context.Context, n notice) bool {
 		return false
 	}
 	return true
-}
-
-// notifyTargets are the notifiers' targets.
-func (o *Outbox) notifyTargets() []string {
-	var ts []string
-	for _, t := range []string{store.TargetWebhook, store.TargetCommand} {
-		if o.targets[t] != nil {
-			ts = append(ts, t)
-		}
-	}
-	return ts
 }
 
 // deliver makes one delivery, or records why it failed and when it is

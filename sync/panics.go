@@ -63,10 +63,7 @@ func (e *Engine) panicked(p *pass, err error) {
 	p.mu.Lock()
 	s := p.summary
 	p.mu.Unlock()
-	e.mu.Lock()
-	e.failStreak++
-	streak := e.failStreak
-	e.mu.Unlock()
+	streak := int(e.failStreak.Add(1))
 	s.Duration = e.Now().Sub(p.now)
 	e.emitSafe(Event{Kind: EventPassDone, At: e.Now(), Summary: &s, Err: err, Streak: streak, Duration: s.Duration})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	gosync "sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quotesync/quotesync/remote"
@@ -44,16 +45,16 @@ type pass struct {
 
 	soft time.Time // no step starts after it: the rest waits for the next pass
 
-	fp       *shopdb.Fingerprint  // read first, when shop_changed is configured
-	cachedAt time.Time            // when the rows the pass works on were read
-	shop     jobStates            // the estimate states the pass read
-	from     fromCache            // what of the cache the pass used as it was
-	notes    []store.MarkerUpdate // markers to remember, written at once
-	ahead    *statesRun           // estimate states read ahead (statesAhead)
-	// counterLocked is create_job's first lock wait in this pass (guarded
-	// by mu): the reservations after it that need create_job wait for the
-	// next pass without queueing behind the same lock.
-	counterLocked error
+	fp         *shopdb.Fingerprint  // read first, when shop_changed is configured
+	cachedAt   time.Time            // when the rows the pass works on were read
+	shop       jobStates            // the estimate states the pass read
+	rowsCached bool                 // the rows the pass works on are a copy of the cache's
+	notes      []store.MarkerUpdate // markers to remember, written at once
+	ahead      *statesRun           // estimate states read ahead (statesAhead)
+	// counterLocked is create_job's first lock wait in this pass: the
+	// reservations after it that need create_job wait for the next pass
+	// without queueing behind the same lock.
+	counterLocked atomic.Pointer[error]
 	// creating lets one reservation that runs create_job go at a time,
 	// until its transaction ended and a lock wait of its create_job is in
 	// counterLocked: reservations run side by side, and without it each
@@ -63,10 +64,10 @@ type pass struct {
 	creating gosync.Mutex
 }
 
-// countLater counts requests left for the next pass.
-func (p *pass) countLater(n int) {
+// add adds n to count, a count of p's summary.
+func (p *pass) add(count *int, n int) {
 	p.mu.Lock()
-	p.summary.Later += n
+	*count += n
 	p.mu.Unlock()
 }
 
@@ -75,20 +76,6 @@ func (p *pass) countLater(n int) {
 func (p *pass) note(u store.MarkerUpdate) {
 	p.mu.Lock()
 	p.notes = append(p.notes, u)
-	p.mu.Unlock()
-}
-
-// countWaiting counts a request that waits for a shop job.
-func (p *pass) countWaiting() {
-	p.mu.Lock()
-	p.summary.Waiting++
-	p.mu.Unlock()
-}
-
-// countHeld counts a job held back in this pass.
-func (p *pass) countHeld() {
-	p.mu.Lock()
-	p.summary.Held++
 	p.mu.Unlock()
 }
 
@@ -168,7 +155,7 @@ func (e *Engine) pass(ctx context.Context, kind passKind) (_ *pass, err error) {
 	var behind []acceptStep
 	if listErr == nil {
 		steps, later := sliceNew(classify(p.now, pending, rows), e.cfg.MaxNewPerPass)
-		p.countLater(later)
+		p.add(&p.summary.Later, later)
 		steps, behind = behindShopLock(steps)
 		if accepted := e.acceptAll(ctx, p, steps); len(accepted) > 0 {
 			rows = append(slices.Clone(rows), accepted...)
@@ -275,7 +262,7 @@ func (p *pass) each(ctx context.Context, n int, fn func(ctx context.Context, i i
 	var wg gosync.WaitGroup
 	for i := 0; i < n; i++ {
 		if !p.soft.IsZero() && time.Now().After(p.soft) {
-			p.countLater(n - i)
+			p.add(&p.summary.Later, n-i)
 			break
 		}
 		select {
@@ -284,9 +271,7 @@ func (p *pass) each(ctx context.Context, n int, fn func(ctx context.Context, i i
 			return
 		case sem <- struct{}{}:
 		}
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
+		wg.Go(func() {
 			defer func() { <-sem }()
 			defer func() {
 				if v := recover(); v != nil {
@@ -294,7 +279,7 @@ func (p *pass) each(ctx context.Context, n int, fn func(ctx context.Context, i i
 				}
 			}()
 			fn(ctx, i)
-		}(i)
+		})
 	}
 	wg.Wait()
 }
@@ -327,17 +312,14 @@ func (e *Engine) untracked(error) bool { return false }
 // of failed passes, EventPassDone, and the notices of requests close to
 // their expiry.
 func (e *Engine) finished(p *pass, rows []store.Request, err error) {
-	e.mu.Lock()
-	streak := e.failStreak
+	streak := int(e.failStreak.Load())
 	switch {
 	case err != nil && !errors.Is(err, ErrInterrupted):
-		e.failStreak++
-		streak = e.failStreak
+		streak = int(e.failStreak.Add(1))
 	case err == nil:
-		e.failStreak = 0
-		e.heldExamined = true
+		e.failStreak.Store(0)
+		e.heldExamined.Store(true)
 	}
-	e.mu.Unlock()
 	s := p.summary
 	e.emit(Event{Kind: EventPassDone, At: e.Now(), Summary: &s, Err: err, Streak: streak, Duration: s.Duration})
 	e.outbox.watchExpiry(e.cfg.Insurer, p.now, rows, p.phases)

@@ -36,7 +36,7 @@ func TestSubmittedEventNamesTheDraft(t *testing.T) {
 	if !ok {
 		t.Fatal("decideSubmit settled nothing")
 	}
-	if got, want := stored(ch.ev).Hash, "abc123"; ch.ev.Kind != EventSubmitted || got != want {
+	if got, want := (&Engine{}).stored(ch.ev).Hash, "abc123"; ch.ev.Kind != EventSubmitted || got != want {
 		t.Errorf("event %s stored with hash %q, want submitted with %q", ch.ev.Kind, got, want)
 	}
 }

@@ -77,15 +77,9 @@ type answer struct {
 func (c call) decide(cfg Config, cur store.Request, a answer) (change, bool) {
 	switch c.kind {
 	case callAccept:
-		return decideAccept(cfg, cur, acceptFacts{now: a.now, jitter: a.jitter, listed: c.listed, maybeLanded: c.maybeLanded,
-			err: a.err, d: a.d, maxConflict: cfg.MaxConflicts})
+		return decideAccept(cfg, cur, c, a)
 	case callCreateQuote, callUpdateDraft:
-		route := routeCreateQuote
-		if c.kind == callUpdateDraft {
-			route = routeUpdateDraft
-		}
-		return decidePush(cfg, cur, pushFacts{now: a.now, jitter: a.jitter, st: c.st, d: c.d, route: route,
-			err: a.err, dur: a.d, wasHeld: c.d.release})
+		return decidePush(cfg, cur, c, a)
 	case callSubmit:
 		return decideSubmit(cfg, cur, a)
 	}

@@ -61,10 +61,7 @@ func Check(ctx context.Context, s Settings) []CheckItem {
 	}
 	pending := make([][]remote.Request, len(s.Insurers))
 	for i, ins := range s.Insurers {
-		reqs, ok := c.remote(ctx, ins)
-		if ok {
-			pending[i] = reqs
-		}
+		pending[i] = c.remote(ctx, ins)
 	}
 	if db == nil {
 		return c.items
@@ -291,8 +288,8 @@ func (c *checks) someJobs(ctx context.Context, st *store.Store) []string {
 }
 
 // remote lists the pending requests of an insurer with its token, with
-// few retries.
-func (c *checks) remote(ctx context.Context, ins Insurer) ([]remote.Request, bool) {
+// few retries; none when the list could not be read.
+func (c *checks) remote(ctx context.Context, ins Insurer) []remote.Request {
 	name, tokenFrom := c.service("remote", ins), ins.TokenFrom
 	rc := ins.Remote
 	if rc.MaxAttempts == 0 || rc.MaxAttempts > 2 {
@@ -302,24 +299,22 @@ func (c *checks) remote(ctx context.Context, ins Insurer) ([]remote.Request, boo
 	client, err := remote.New(rc, ins.Tokens)
 	if err != nil {
 		c.add(CheckFail, name, "%v", err)
-		return nil, false
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*checkTimeout)
 	defer cancel()
 	reqs, err := client.ListRequests(ctx)
 	var de *remote.DecodeError
 	where := strings.TrimRight(rc.BaseURL, "/") + remote.APIRoot + "/requests"
-	switch {
-	case errors.As(err, &de):
-		c.add(CheckOK, name, "GET %s answered with the token: %s", where, Plural(len(reqs), "pending request"))
-		c.add(CheckWarn, c.service("remote data", ins), "%v; quotesync skips those requests until the service fixes them", de)
-	case err != nil:
+	if err != nil && !errors.As(err, &de) {
 		c.add(CheckFail, name, "%s", explainRemote(err, tokenFrom, ins.KeyOf("base_url")))
-		return nil, false
-	default:
-		c.add(CheckOK, name, "GET %s answered with the token: %s", where, Plural(len(reqs), "pending request"))
+		return nil
 	}
-	return reqs, true
+	c.add(CheckOK, name, "GET %s answered with the token: %s", where, Plural(len(reqs), "pending request"))
+	if de != nil {
+		c.add(CheckWarn, c.service("remote data", ins), "%v; quotesync skips those requests until the service fixes them", de)
+	}
+	return reqs
 }
 
 // explainRemote says what a failed list call means and what to do;
@@ -378,13 +373,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 		if len(req.ID) > store.MaxRequestIDLen || len(req.ClaimNumber) > store.MaxClaimLen {
 			continue // the daemon leaves it out (reported as too_long)
 		}
-		nr := shopdb.NewRequest{RequestID: req.ID, ClaimNumber: req.ClaimNumber, Expiry: req.Expiry, RequestJSON: req.Raw}
-		var job string
-		err := st.ReadTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
-			var err error
-			job, err = db.Jobs(tx.SQL(), nr).Find(ctx)
-			return err
-		})
+		job, err := findJob(ctx, db, st, newRequestOf(requestRow(req)))
 		switch {
 		case err != nil:
 			c.add(CheckFail, name, "look up the shop's job for pending request %s: %v", boundText(c.secrets, req.ID, maxShownID), err)
@@ -482,6 +471,16 @@ func (c *checks) statusForm(ctx context.Context, st *store.Store, ins Insurer) {
 	default:
 		c.add(CheckOK, name, "auto; not found yet: the first submit tries the forms (the documented POST /jobs/{jobId}/quotes/status/{status} first) and keeps the one the service serves")
 	}
+}
+
+// findJob runs find_job, as db's insurer, for nr in a read-only
+// transaction of st's.
+func findJob(ctx context.Context, db *shopdb.DB, st *store.Store, nr shopdb.NewRequest) (job string, err error) {
+	err = st.ReadTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
+		job, err = db.Jobs(tx.SQL(), nr).Find(ctx)
+		return err
+	})
+	return job, err
 }
 
 // codeCounts renders {"PART": 3, "R&R": 2} as "PART ×3, R&R ×2".

@@ -70,18 +70,11 @@ func (c *checks) realRows(ctx context.Context, db *shopdb.DB, st *store.Store, s
 	c.rowsState(ctx, db, jobs)
 }
 
-// rowsFind runs find_job, as db's insurer, for each sample, in a read-only
-// transaction of st's.
+// rowsFind runs find_job, as db's insurer, for each sample (findJob).
 func (c *checks) rowsFind(ctx context.Context, db *shopdb.DB, st *store.Store, name string, samples []shopdb.SampleJob) {
 	var missed, wrong []string
 	for _, s := range samples {
-		var found string
-		nr := db.SampleRequest(s)
-		err := st.ReadTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
-			var err error
-			found, err = db.Jobs(tx.SQL(), nr).Find(ctx)
-			return err
-		})
+		found, err := findJob(ctx, db, st, db.SampleRequest(s))
 		switch {
 		case err != nil:
 			c.add(CheckFail, name, "job %s (claim %s): %v", s.Job, s.Claim, err)
@@ -130,7 +123,7 @@ func (c *checks) rowsLines(name, key string, jobs []string, report map[string]sh
 			case e.UnmappedCode != "":
 				unmapped[e.UnmappedCode]++
 				unmappedJobs[j] = true
-			case e.Kind == shopdb.RowBounds || e.Kind == shopdb.RowCredit || isAmountColumn(e.Column) && !strings.HasPrefix(e.Reason, "is NULL"):
+			case e.Kind == shopdb.RowBounds || e.Kind == shopdb.RowCredit || amountColumns[e.Column] && !strings.HasPrefix(e.Reason, "is NULL"):
 				amounts = append(amounts, e.Error())
 			default:
 				other = append(other, e.Error())
@@ -152,13 +145,8 @@ func (c *checks) rowsLines(name, key string, jobs []string, report map[string]sh
 	}
 }
 
-func isAmountColumn(col string) bool {
-	switch col {
-	case "quantity", "price", "total", "markup":
-		return true
-	}
-	return false
-}
+// amountColumns are the columns of a line that hold amounts.
+var amountColumns = map[string]bool{"quantity": true, "price": true, "total": true, "markup": true}
 
 // rowsState reads estimate_state twice: every marker must be the same
 // (a marker that moves with nothing changed makes every pass read every

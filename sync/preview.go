@@ -12,20 +12,6 @@ import (
 	"github.com/quotesync/quotesync/shopdb/store"
 )
 
-// PreviewShop is what PreviewJob reads of the shop; *shopdb.DB implements
-// it.
-type PreviewShop interface {
-	Lines(ctx context.Context, jobs []string) (map[string]shopdb.JobLines, error)
-	JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, map[string]error, error)
-	QuoteFields(ctx context.Context, jobs []string) (map[string]map[string]string, map[string]error, error)
-}
-
-// JobHolders find the request that holds a job; *store.Store implements
-// it.
-type JobHolders interface {
-	JobHolder(ctx context.Context, job string) (store.Request, error)
-}
-
 // Preview is the quote of one shop job exactly as a pass would build it
 // from the database now, and what a pass would do with it.
 type Preview struct {
@@ -69,10 +55,12 @@ var ErrWhichInsurer = errors.New("no request holds it, and several insurers are 
 // ErrNoSuchJob: the shop's queries return nothing for the job.
 var ErrNoSuchJob = errors.New("the shop's queries return no lines and no estimate state for this job")
 
-// PreviewJob reads one job's lines, estimate state and quote fields and
-// the request that holds it (holders'), and builds its quote with the pass's own builder and hash (cfg's quote
-// settings). It calls nothing remote and writes nothing.
-func PreviewJob(ctx context.Context, shop PreviewShop, holders JobHolders, cfg Config, job string) (Preview, error) {
+// PreviewJob reads one job's lines, estimate state and quote fields (its
+// Lines, JobStates and QuoteFields) and the request that holds it
+// (holders' JobHolder), and builds its quote with the pass's own builder
+// and hash (cfg's quote settings). It calls nothing remote and writes
+// nothing.
+func PreviewJob(ctx context.Context, shop Shop, holders Store, cfg Config, job string) (Preview, error) {
 	cfg = cfg.withDefaults()
 	pv := Preview{Job: job, ByType: map[string]decimal.Decimal{}}
 	lines, err := shop.Lines(ctx, []string{job})

@@ -8,15 +8,6 @@ import (
 	"github.com/quotesync/quotesync/shopdb/store"
 )
 
-// examineHeld reports whether this pass examines every held job again: the
-// first successful pass of an engine (built at a start or a reload) does,
-// so that a hold the configuration lifts is lifted.
-func (e *Engine) examineHeld() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return !e.heldExamined
-}
-
 // lineChunk is how many jobs' lines one statement of line_items reads:
 // lines are read, hashed and dropped chunk by chunk, so that a pass over
 // many changed jobs holds only a chunk's lines at a time. linePrefetch is
@@ -51,7 +42,7 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []store.Request) {
 		}
 		return
 	}
-	work, _ := choosePush(p.now, cands, states, badStates, e.examineHeld())
+	work, _ := choosePush(p.now, cands, states, badStates, !e.heldExamined.Load())
 	chunks := chunkWork(work)
 	// linePrefetch chunks' lines are read at once, and the next is asked
 	// for as soon as one is taken: the database runs one chunk's query
@@ -103,7 +94,7 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []store.Request) {
 				pl = planJob(p.now, w.row, w.state, f.lines[job], f.bad[job], q, hashQuote(q))
 			}
 			if pl.do == DoHold {
-				p.countHeld()
+				p.add(&p.summary.Held, 1)
 			}
 			if r, ok := p.perform(ctx, pl); ok && pl.final {
 				got[i] = &pushJob{row: r, state: w.state}

@@ -67,30 +67,30 @@ func hashQuote(q remote.Quote) string {
 	w := canonWriters.Get().(*canonWriter)
 	defer canonWriters.Put(w)
 	w.buf = w.buf[:0]
-	w.head(q)
+	w.str(q.Type)
+	w.str(q.Status)
+	w.str(q.ReferenceID)
+	w.int(len(q.Rates))
+	for _, r := range q.Rates {
+		w.str(r.Type)
+		w.dec(r.Rate)
+	}
 	w.int(len(q.Items))
 	for _, it := range q.Items {
 		w.item(it)
 	}
-	w.tail(q)
-	return w.sum()
+	w.int(len(q.Extra))
+	for _, k := range slices.Sorted(maps.Keys(q.Extra)) {
+		w.str(k)
+		w.bytes(q.Extra[k])
+	}
+	s := sha256.Sum256(w.buf)
+	return hex.EncodeToString(s[:])
 }
 
 // canonWriters are the buffers of hashQuote: a pass hashes a quote for
 // every job whose marker moved.
 var canonWriters = gosync.Pool{New: func() any { return &canonWriter{} }}
-
-// head writes the fields of q before its items.
-func (c *canonWriter) head(q remote.Quote) {
-	c.str(q.Type)
-	c.str(q.Status)
-	c.str(q.ReferenceID)
-	c.int(len(q.Rates))
-	for _, r := range q.Rates {
-		c.str(r.Type)
-		c.dec(r.Rate)
-	}
-}
 
 // item writes one item.
 func (c *canonWriter) item(it remote.Item) {
@@ -117,23 +117,6 @@ func (c *canonWriter) item(it remote.Item) {
 			c.str(it.Metadata[k])
 		}
 	}
-}
-
-// tail writes the fields of q after its items.
-func (c *canonWriter) tail(q remote.Quote) {
-	c.int(len(q.Extra))
-	if len(q.Extra) > 0 {
-		for _, k := range slices.Sorted(maps.Keys(q.Extra)) {
-			c.str(k)
-			c.bytes(q.Extra[k])
-		}
-	}
-}
-
-// sum is the hex SHA-256 of what was written.
-func (c *canonWriter) sum() string {
-	s := sha256.Sum256(c.buf)
-	return hex.EncodeToString(s[:])
 }
 
 // canonWriter appends length-prefixed fields to one buffer (hashed at

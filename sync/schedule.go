@@ -123,13 +123,7 @@ func runEngines(ctx context.Context, engines []*Engine, outbox *Outbox, opts Run
 	// through the wrapped jobs, so that they share their skip guards;
 	// cron's Stop does not wait for them, extra does.
 	var extra gosync.WaitGroup
-	tickNow := func(s *scheduler) {
-		extra.Add(1)
-		go func() {
-			defer extra.Done()
-			c.Entry(s.id).WrappedJob.Run()
-		}()
-	}
+	tickNow := func(s *scheduler) { extra.Go(c.Entry(s.id).WrappedJob.Run) }
 	for _, s := range g.scheds {
 		if !opts.SkipFirst || slices.Contains(opts.Resume, s.e.cfg.Insurer) {
 			tickNow(s)
@@ -251,20 +245,26 @@ func (s *scheduler) tick(ctx context.Context) {
 			return
 		}
 		var cancel context.CancelFunc
-		passCtx, cancel = context.WithCancel(ctx)
+		passCtx, cancel = whileHeld(ctx, lease)
 		defer cancel()
-		go func() {
-			select {
-			case <-lease.Lost():
-				cancel()
-			case <-passCtx.Done():
-			}
-		}()
 	}
 	t.Summary, t.Err = s.e.Pass(passCtx)
 	t.Ran = true
 	reported = true
 	s.report(t)
+}
+
+// whileHeld returns a context of ctx that is cancelled when lease is lost.
+func whileHeld(ctx context.Context, lease Lease) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-lease.Lost():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 func (s *scheduler) report(t Tick) {

@@ -11,11 +11,7 @@ import "context"
 // loadStatusForm gives the client the form an earlier run found, once per
 // engine (a dry run reads it too: it calls nothing with it).
 func (e *Engine) loadStatusForm(ctx context.Context) {
-	e.mu.Lock()
-	loaded := e.formLoaded
-	e.formLoaded = true
-	e.mu.Unlock()
-	if loaded {
+	if e.formLoaded.Swap(true) {
 		return
 	}
 	form, ok, err := e.store.Setting(ctx, StatusFormKey(e.cfg.Insurer))
