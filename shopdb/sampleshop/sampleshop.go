@@ -55,25 +55,17 @@ type Execer interface {
 }
 
 // Apply creates the sample schema in the current database and loads the
-// sample data, one statement at a time.
+// sample data (see the Claim constants), one statement at a time.
 func Apply(ctx context.Context, db Execer) error {
-	if err := CreateSchema(ctx, db); err != nil {
+	if err := Run(ctx, db, "create sample schema", schemaSQL); err != nil {
 		return err
 	}
-	return LoadSampleData(ctx, db)
+	return Run(ctx, db, "load sample data", dataSQL)
 }
 
-// CreateSchema creates the sample schema's tables (no data).
-func CreateSchema(ctx context.Context, db Execer) error {
-	return run(ctx, db, "create sample schema", schemaSQL)
-}
-
-// LoadSampleData loads the sample jobs (see the Claim constants).
-func LoadSampleData(ctx context.Context, db Execer) error {
-	return run(ctx, db, "load sample data", dataSQL)
-}
-
-func run(ctx context.Context, db Execer, what, script string) error {
+// Run runs the statements of script (see Statements) one at a time; what
+// names it in the error.
+func Run(ctx context.Context, db Execer, what, script string) error {
 	for i, stmt := range Statements(script) {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("%s: statement %d: %w", what, i+1, err)
