@@ -1,6 +1,7 @@
 package shopdb
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -127,7 +128,8 @@ func (db *DB) CheckQueries(ctx context.Context, jobs []string, state string) []Q
 	if q := db.q.shopChanged; q != nil {
 		c := db.checkQuery(ctx, q, vals, nil)
 		if c.Err == nil {
-			if err := db.checkShopChanged(ctx, state); err != nil {
+			// Read as Fingerprint reads it, with state (with none when "").
+			if _, err := db.Fingerprint(ctx, cmp.Or(state, "NULL")); err != nil {
 				c.Err = err
 			} else {
 				c.Note = "prepared; ran read-only; returns one row"

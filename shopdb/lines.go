@@ -55,11 +55,11 @@ func columnIndex(key string, cols, required, optional []string) (map[string]int,
 	idx := make(map[string]int, len(cols))
 	for i, c := range cols {
 		name := strings.ToLower(c)
-		meta := isMetaColumn(name) && contains(optional, metaPattern)
+		meta := isMetaColumn(name) && slices.Contains(optional, metaPattern)
 		if meta && name == metaPrefix {
 			return nil, fmt.Errorf("%s returns column %q, which names no metadata key; alias it as %s (the item's metadata key)", key, c, metaPattern)
 		}
-		if !meta && !contains(required, name) && !contains(optional, name) {
+		if !meta && !slices.Contains(required, name) && !slices.Contains(optional, name) {
 			return nil, fmt.Errorf("%s returns column %q, which quotesync does not know; it returns %s and optionally %s", key, c, strings.Join(required, ", "), strings.Join(optional, ", "))
 		}
 		if _, dup := idx[name]; dup {
@@ -170,17 +170,12 @@ type jobSet struct {
 	list  []string
 	// fold maps the jobs in lower case to them, made when a row first
 	// names a job that is not one asked for exactly (most reads never
-	// need it).
-	fold *foldedJobs
-}
-
-type foldedJobs struct {
-	once gosync.Once
-	m    map[string]string
+	// need it); nil in a jobSet not made by newJobSet, which knows no job.
+	fold func() map[string]string
 }
 
 func newJobSet(jobs []string) jobSet {
-	s := jobSet{exact: make(map[string]string, len(jobs)), fold: &foldedJobs{}}
+	s := jobSet{exact: make(map[string]string, len(jobs))}
 	for _, j := range jobs {
 		if _, dup := s.exact[j]; j == "" || dup {
 			continue
@@ -188,6 +183,13 @@ func newJobSet(jobs []string) jobSet {
 		s.exact[j] = j
 		s.list = append(s.list, j)
 	}
+	s.fold = gosync.OnceValue(func() map[string]string {
+		m := make(map[string]string, len(s.list))
+		for _, j := range s.list {
+			m[strings.ToLower(j)] = j
+		}
+		return m
+	})
 	return s
 }
 
@@ -208,16 +210,10 @@ func (s jobSet) resolveBytes(job []byte) (string, bool) {
 }
 
 func (s jobSet) resolveFold(job string) (string, bool) {
-	if s.fold == nil { // a jobSet not made by newJobSet knows no job
+	if s.fold == nil {
 		return "", false
 	}
-	s.fold.once.Do(func() {
-		s.fold.m = make(map[string]string, len(s.list))
-		for _, j := range s.list {
-			s.fold.m[strings.ToLower(j)] = j
-		}
-	})
-	j, ok := s.fold.m[strings.ToLower(job)]
+	j, ok := s.fold()[strings.ToLower(job)]
 	return j, ok
 }
 

@@ -2,6 +2,7 @@ package shopdb
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,7 +43,7 @@ func FuzzParseLine(f *testing.F) {
 		l, rerr := r.parse("RO-1", cells)
 		if rerr != nil {
 			var re *RowError
-			if !errors.As(error(rerr), &re) || re.Job != "RO-1" || !contains(cols, re.Column) ||
+			if !errors.As(error(rerr), &re) || re.Job != "RO-1" || !slices.Contains(cols, re.Column) ||
 				!strings.HasPrefix(rerr.Error(), "job RO-1 line ") {
 				t.Fatalf("bad error %#v: %v", rerr, rerr)
 			}

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,11 +31,7 @@ const (
 )
 
 func isBuiltinParam(name string) bool {
-	switch name {
-	case ParamRequestID, ParamClaimNumber, ParamExpiry, ParamJob, ParamJobs, ParamJobCreated, ParamInsurer:
-		return true
-	}
-	return false
+	return slices.Contains([]string{ParamRequestID, ParamClaimNumber, ParamExpiry, ParamJob, ParamJobs, ParamJobCreated, ParamInsurer}, name)
 }
 
 // namedQuery is one validated mapping query.
@@ -174,7 +171,7 @@ func compileNamed(key, text string, allowed []string) (namedQuery, error) {
 		if n == ParamInsurer {
 			nq.usesInsurer = true
 		}
-		if !contains(nq.names, n) {
+		if !slices.Contains(nq.names, n) {
 			nq.names = append(nq.names, n)
 		}
 	}
@@ -221,15 +218,6 @@ func scanNamed(text string) (string, []string, error) {
 		}
 	}
 	return out.String(), names, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // queryer is what the mapping runs on: the pool or a transaction.

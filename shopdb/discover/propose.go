@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -227,23 +228,18 @@ func (p *Proposal) choosePair(s *Schema, jobs []jobTable, pairs []pair, override
 		}
 		return &NoJobsError{Tables: len(s.Tables), Detail: fmt.Sprintf("job-like tables (%s), but no line table reaches one. %s", names(jobs), lookedFor)}
 	}
-	best := 0
-	for i := range pairs {
-		if pairs[i].score > pairs[best].score {
-			best = i
-		}
-	}
-	chosen := pairs[best]
+	// Best first; the first of equals wins, as the runner-up does.
+	ranked := slices.Clone(pairs)
+	slices.SortStableFunc(ranked, func(a, b pair) int { return cmp.Compare(b.score, a.score) })
+	chosen := ranked[0]
 	var jobOpts []string
 	for _, pr := range pairs {
 		jobOpts = append(jobOpts, pr.job.table.Name)
 	}
 	jobOpts = moveFirst(jobOpts, chosen.job.table.Name)
 	runner, runnerScore := "", 0.0
-	for i, pr := range pairs {
-		if i != best && (runner == "" || pr.score > runnerScore) {
-			runner, runnerScore = pr.job.table.Name, pr.score
-		}
+	if len(ranked) > 1 {
+		runner, runnerScore = ranked[1].job.table.Name, ranked[1].score
 	}
 	guess := runner != "" && runnerScore >= 0.8*chosen.score
 	p.Job = chosen.job.table

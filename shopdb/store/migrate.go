@@ -78,22 +78,15 @@ func (st *Store) SchemaVersion(ctx context.Context) (current, latest int, err er
 	return current, len(ms), nil
 }
 
-func (st *Store) currentVersion(ctx context.Context, x queryer) (int, error) {
-	rows, err := x.QueryContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM "+st.t.schema)
+func (st *Store) currentVersion(ctx context.Context, x interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}) (int, error) {
+	var v int
+	err := x.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM "+st.t.schema).Scan(&v)
 	if mysqlErrno(err) == errNoSuchTable {
 		return 0, nil
 	}
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	var v int
-	if rows.Next() {
-		if err := rows.Scan(&v); err != nil {
-			return 0, err
-		}
-	}
-	return v, rows.Err()
+	return v, err
 }
 
 // Migrate brings the state tables to the latest version. It is idempotent,
