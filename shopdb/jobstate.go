@@ -111,10 +111,12 @@ func (db *DB) readStates(ctx context.Context, q *namedQuery, set jobSet) (states
 			if len(parts) > 1 {
 				part = newJobSet(jobs)
 			}
-			a.err = db.scanJobRows(ctx, q, part, stateColumnsReq, opt, a.bad, func(idx map[string]int) {
-				if !joined && db.sawColumns(idx) {
+			a.err = db.scanJobRows(ctx, q, part, a.bad, func(names []string) (map[string]int, error) {
+				idx, err := columnIndex(q.key, names, stateColumnsReq, opt)
+				if err == nil && !joined && db.sawColumns(idx) {
 					again = true
 				}
+				return idx, err
 			}, func(job string, idx map[string]int, vals []any) error {
 				if k, ok := idx[joinedPartColumn]; ok {
 					if kind, _ := text(vals[k]); kind == "d" {

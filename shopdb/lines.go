@@ -117,17 +117,17 @@ func (d *driverValue) Scan(src any) error {
 	return nil
 }
 
-// scanJobRows runs q (estimate_state, or it joined with the sums) for the
-// jobs of set in one statement, checks its columns against required and
-// optional (and gives them to cols), and calls f for each row that names
-// a job asked for and not already in bad; a []byte value f is given is
-// valid only until f returns (see scanRows). Rows with a NULL job are
-// an error for the query as a whole.
-func (db *DB) scanJobRows(ctx context.Context, q *namedQuery, set jobSet, required, optional []string, bad map[string]error,
-	cols func(idx map[string]int), f func(job string, idx map[string]int, vals []any) error) error {
+// scanJobRows runs q (estimate_state, or it joined with the sums, or
+// quote_fields) for the jobs of set in one statement, has columns check
+// the result's column names and index them (job among them), and calls f
+// for each row that names a job asked for and not already in bad; a
+// []byte value f is given is valid only until f returns (see scanRows).
+// Rows with a NULL job are an error for the query as a whole.
+func (db *DB) scanJobRows(ctx context.Context, q *namedQuery, set jobSet, bad map[string]error,
+	columns func(names []string) (map[string]int, error), f func(job string, idx map[string]int, vals []any) error) error {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
-	rows, err := q.query(ctx, db.x, map[string]any{ParamJobs: set.list})
+	rows, err := q.query(ctx, db.x, map[string]any{ParamJobs: set.list, ParamInsurer: db.insurer})
 	if err != nil {
 		return err
 	}
@@ -136,12 +136,11 @@ func (db *DB) scanJobRows(ctx context.Context, q *namedQuery, set jobSet, requir
 		rows.Close()
 		return fmt.Errorf("read columns of %s: %w", q.key, err)
 	}
-	idx, err := columnIndex(q.key, names, required, optional)
+	idx, err := columns(names)
 	if err != nil {
 		rows.Close()
 		return err
 	}
-	cols(idx)
 	jobCol := idx["job"]
 	return scanRows(rows, q.key, func(vals []any) error {
 		var job string
