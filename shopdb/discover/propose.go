@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -181,13 +182,7 @@ func Propose(ctx context.Context, s *Schema, sampler *Sampler, overrides map[str
 		}
 		lts := rankLineTables(s, jt.table)
 		if o := overrides[RoleLineTable]; o != "" {
-			kept := lts[:0]
-			for _, lt := range lts {
-				if strings.EqualFold(o, lt.table.Name) {
-					kept = append(kept, lt)
-				}
-			}
-			lts = kept
+			lts = slices.DeleteFunc(lts, func(lt lineTable) bool { return !strings.EqualFold(o, lt.table.Name) })
 		}
 		if len(lts) == 0 {
 			continue
@@ -260,10 +255,7 @@ func (p *Proposal) choosePair(s *Schema, jobs []jobTable, pairs []pair, override
 		lineRunner = chosen.lines[1].table.Name
 		lineGuess = chosen.lines[1].score >= 0.8*lt.score
 	}
-	anyByName := false
-	for _, j := range p.Path {
-		anyByName = anyByName || j.ByName
-	}
+	anyByName := slices.ContainsFunc(p.Path, func(j Join) bool { return j.ByName })
 	why := strings.Join(lt.why, ", ")
 	if anyByName {
 		why += " (no foreign key declares it: matched by names)"
@@ -601,16 +593,12 @@ func (p *Proposal) numbering(ctx context.Context, sampler *Sampler, overrides ma
 			}
 		}
 		if shaped && len(prefixes) == 1 {
-			for pre := range prefixes {
-				n.Prefix = pre
-			}
+			n.Prefix = slices.Collect(maps.Keys(prefixes))[0]
 		} else if len(prefixes) > 1 {
 			shaped = false
 		}
 		if padded && len(widths) == 1 {
-			for w := range widths {
-				n.Width = w
-			}
+			n.Width = slices.Collect(maps.Keys(widths))[0]
 		}
 	}
 	if isInteger(p.JobNumber) {

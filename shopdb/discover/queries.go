@@ -374,9 +374,9 @@ func (p *Proposal) numberExpr(v string) string {
 	return v
 }
 
-// insertValues are the columns of a new job row and their values (the
-// job number's excepted), and the guessed defaults.
-func (p *Proposal) insertValues(t *Table, set [][2]string) ([]string, []string, []string) {
+// insertValues are the columns of a new row of t and their values, set's
+// and the guessed defaults (noted).
+func (p *Proposal) insertValues(q *Queries, t *Table, set [][2]string) ([]string, []string) {
 	var cols, vals, guessed []string
 	for _, cv := range set {
 		cols, vals = append(cols, Ident(cv[0])), append(vals, cv[1])
@@ -387,7 +387,8 @@ func (p *Proposal) insertValues(t *Table, set [][2]string) ([]string, []string, 
 			guessed = append(guessed, fmt.Sprintf("%s.%s = %s", t.Name, c.Name, v))
 		}
 	}
-	return cols, vals, guessed
+	p.noteDefaults(q, guessed)
+	return cols, vals
 }
 
 // createJob writes the statements that make a job for a request, run in
@@ -420,21 +421,19 @@ func (p *Proposal) createJob(q *Queries) []string {
 		}
 		number = p.numberExpr(v)
 		stmts = append(stmts, fmt.Sprintf("UPDATE %s %s SET %s.%s = %s.%s + 1%s", ctr, aCtr, aCtr, val, aCtr, val, where))
-		cols, vals, guessed := p.insertValues(p.Job, append([][2]string{{p.JobNumber.Name, number}}, set...))
+		cols, vals := p.insertValues(q, p.Job, append([][2]string{{p.JobNumber.Name, number}}, set...))
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (%s)\nSELECT %s\nFROM %s %s%s", Ident(p.Job.Name), strings.Join(cols, ", "),
 			strings.Join(vals, ", "), ctr, aCtr, where))
-		p.noteDefaults(q, guessed)
 		newJob = fmt.Sprintf("FROM %s %s JOIN %s %s ON %s = %s%s", Ident(p.Job.Name), aJob, ctr, aCtr, jobNo, number, where)
 		q.note("create_job", false, "the number: %s's row is bumped first (its row lock keeps two creations apart), then %s", n.Table.Name,
 			map[bool]string{true: "its value before the bump is the new number", false: "its value is the new number"}[n.HoldsNext])
 	case "auto_increment":
-		cols, vals, guessed := p.insertValues(p.Job, set)
+		cols, vals := p.insertValues(q, p.Job, set)
 		if len(cols) == 0 {
 			stmts = append(stmts, fmt.Sprintf("INSERT INTO %s () VALUES ()", Ident(p.Job.Name)))
 		} else {
 			stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (%s)\nVALUES (%s)", Ident(p.Job.Name), strings.Join(cols, ", "), strings.Join(vals, ", ")))
 		}
-		p.noteDefaults(q, guessed)
 		newJob = fmt.Sprintf("FROM %s %s WHERE %s = LAST_INSERT_ID()", Ident(p.Job.Name), aJob, jobNo)
 		q.note("create_job", false, "the number: %s.%s is AUTO_INCREMENT, so the server gives it", p.Job.Name, p.JobNumber.Name)
 	default:
@@ -445,14 +444,13 @@ func (p *Proposal) createJob(q *Queries) []string {
 			next = fmt.Sprintf("COALESCE(MAX(CAST(SUBSTRING(x.%s, %d) AS UNSIGNED)), 0) + 1", Ident(p.JobNumber.Name), utf8.RuneCountInString(n.Prefix)+1)
 		}
 		number = p.numberExpr(next)
-		cols, vals, guessed := p.insertValues(p.Job, append([][2]string{{p.JobNumber.Name, number}}, set...))
+		cols, vals := p.insertValues(q, p.Job, append([][2]string{{p.JobNumber.Name, number}}, set...))
 		filter := ""
 		if n.Prefix != "" && !isInteger(p.JobNumber) {
 			filter = fmt.Sprintf(" WHERE LEFT(x.%s, %d) = %s", Ident(p.JobNumber.Name), utf8.RuneCountInString(n.Prefix), Literal(n.Prefix))
 		}
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (%s)\nSELECT %s\nFROM %s x%s", Ident(p.Job.Name), strings.Join(cols, ", "),
 			strings.Join(vals, ", "), Ident(p.Job.Name), filter))
-		p.noteDefaults(q, guessed)
 		q.note("create_job", true, "the number is the largest plus one: the unique index on %s.%s turns a race with the shop's own application into a failed insert that quotesync tries again at the next pass; a counter table of the shop's is better if it has one", p.Job.Name, p.JobNumber.Name)
 	}
 	if newJob == "" {
@@ -472,9 +470,8 @@ func (p *Proposal) createJob(q *Queries) []string {
 	}
 	if p.Mid != nil {
 		toJob := p.Path[1]
-		cols, vals, guessed := p.insertValues(p.Mid, [][2]string{{toJob.FromCol.Name, col(aJob, toJob.ToCol)}})
+		cols, vals := p.insertValues(q, p.Mid, [][2]string{{toJob.FromCol.Name, col(aJob, toJob.ToCol)}})
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (%s)\nSELECT %s\n%s", Ident(p.Mid.Name), strings.Join(cols, ", "), strings.Join(vals, ", "), newJob))
-		p.noteDefaults(q, guessed)
 		q.note("create_job", true, "a new job gets its %s row, as the shop's application would make it: check the values", p.Mid.Name)
 		if strings.Contains(newJob, "LAST_INSERT_ID()") && p.Mid.SinglePK() != nil && p.Mid.SinglePK().AutoIncrement {
 			// LAST_INSERT_ID() now names the estimate: find the job
