@@ -62,15 +62,11 @@ func (db *DB) JobStates(ctx context.Context, jobs []string) (states map[string]J
 func (db *DB) ReadFinalColumn(ctx context.Context) (bool, error) {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
-	rows, err := db.q.estimateState.query(ctx, db.x, map[string]any{ParamJobs: []string{probe}})
+	rows, cols, err := db.q.estimateState.queryColumns(ctx, db.x, map[string]any{ParamJobs: []string{probe}})
 	if err != nil {
 		return false, err
 	}
 	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return false, fmt.Errorf("read columns of %s: %w", db.q.estimateState.key, err)
-	}
 	idx := map[string]int{}
 	for i, c := range cols {
 		idx[strings.ToLower(c)] = i

@@ -127,14 +127,9 @@ func (db *DB) scanJobRows(ctx context.Context, q *namedQuery, set jobSet, bad ma
 	columns func(names []string) (map[string]int, error), f func(job string, idx map[string]int, vals []any) error) error {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
-	rows, err := q.query(ctx, db.x, map[string]any{ParamJobs: set.list, ParamInsurer: db.insurer})
+	rows, names, err := q.queryColumns(ctx, db.x, map[string]any{ParamJobs: set.list, ParamInsurer: db.insurer})
 	if err != nil {
 		return err
-	}
-	names, err := rows.Columns()
-	if err != nil {
-		rows.Close()
-		return fmt.Errorf("read columns of %s: %w", q.key, err)
 	}
 	idx, err := columns(names)
 	if err != nil {
@@ -248,16 +243,12 @@ func (db *DB) Lines(ctx context.Context, jobs []string) (map[string]JobLines, er
 	}
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
-	rows, err := db.q.lineItems.query(ctx, db.x, map[string]any{ParamJobs: set.list})
+	rows, names, err := db.q.lineItems.queryColumns(ctx, db.x, map[string]any{ParamJobs: set.list})
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	key := db.q.lineItems.key
-	names, err := rows.Columns()
-	if err != nil {
-		return nil, fmt.Errorf("read columns of %s: %w", key, err)
-	}
 	idx, err := columnIndex(key, names, lineColumnsRequired, lineColumnsOptional)
 	if err != nil {
 		return nil, err

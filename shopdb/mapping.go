@@ -42,10 +42,7 @@ type namedQuery struct {
 	usesJobs bool
 	// usesInsurer: the statement uses :insurer; insurer: it may (it runs
 	// for one insurer's request or job).
-	usesInsurer bool
-	// insurer: the statement may use :insurer (it runs for one insurer's
-	// request or job).
-	insurer bool
+	usesInsurer, insurer bool
 }
 
 // queries is the compiled mapping.
@@ -250,6 +247,21 @@ func (q *namedQuery) query(ctx context.Context, x queryer, vals map[string]any) 
 		return nil, fmt.Errorf("run %s: %w", q.key, err)
 	}
 	return rows, nil
+}
+
+// queryColumns is query with the names of the result's columns; the rows
+// are closed when err is not nil.
+func (q *namedQuery) queryColumns(ctx context.Context, x queryer, vals map[string]any) (*sql.Rows, []string, error) {
+	rows, err := q.query(ctx, x, vals)
+	if err != nil {
+		return nil, nil, err
+	}
+	names, err := rows.Columns()
+	if err != nil {
+		rows.Close()
+		return nil, nil, fmt.Errorf("read columns of %s: %w", q.key, err)
+	}
+	return rows, names, nil
 }
 
 func (q *namedQuery) exec(ctx context.Context, x queryer, vals map[string]any) error {
