@@ -493,13 +493,8 @@ func metaColumns(cols []string) []metaCol {
 			meta = append(meta, metaCol{key: c[len(metaPrefix):], i: i})
 		}
 	}
-	sortMeta(meta)
+	slices.SortFunc(meta, func(a, b metaCol) int { return strings.Compare(a.key, b.key) })
 	return meta
-}
-
-// sortMeta orders columns by key.
-func sortMeta(cols []metaCol) {
-	slices.SortFunc(cols, func(a, b metaCol) int { return strings.Compare(a.key, b.key) })
 }
 
 // isMetaColumn reports whether a column name starts with meta_ (in any

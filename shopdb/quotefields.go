@@ -3,6 +3,7 @@ package shopdb
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -43,7 +44,7 @@ func quoteFieldColumns(key string, cols []string) (job int, fields []metaCol, er
 	if job < 0 {
 		return 0, nil, fmt.Errorf("%s returns no column \"job\"; it must return job and the quote fields (alias with AS)", key)
 	}
-	sortMeta(fields)
+	slices.SortFunc(fields, func(a, b metaCol) int { return strings.Compare(a.key, b.key) })
 	return job, fields, nil
 }
 
