@@ -253,7 +253,7 @@ func (db *DB) Lines(ctx context.Context, jobs []string) (map[string]JobLines, er
 	if err != nil {
 		return nil, err
 	}
-	r := lineRow{db: db, lim: db.limits(), meta: metaColumns(names), at: make([]int, len(lineColumns))}
+	r := lineRow{db: db, lim: db.lim, meta: metaColumns(names), at: make([]int, len(lineColumns))}
 	for i, c := range lineColumns {
 		r.at[i] = -1
 		if n, ok := idx[c.name]; ok {
