@@ -298,10 +298,7 @@ func rankLineTables(s *Schema, jobs *Table) []lineTable {
 			t.qty, t.price, t.numericSet = numericCols(t, quantityNames), numericCols(t, priceNames), true
 		}
 		qty, price := t.qty, t.price
-		if len(qty) == 0 || len(price) == 0 {
-			continue
-		}
-		if len(qty) == 1 && len(price) == 1 && qty[0].col == price[0].col {
+		if len(qty) == 0 || len(price) == 0 || (len(qty) == 1 && len(price) == 1 && qty[0].col == price[0].col) {
 			continue
 		}
 		p, ok := findPath(s, t, jobs)
