@@ -296,23 +296,15 @@ func names(jobs []jobTable) string {
 }
 
 func moveFirst(list []string, first string) []string {
-	out := []string{first}
-	for _, s := range list {
-		if s != first {
-			out = append(out, s)
-		}
-	}
-	return out
+	return append([]string{first}, slices.DeleteFunc(slices.Clone(list), func(s string) bool { return s == first })...)
 }
 
 func (p *Proposal) choose(c Choice) { p.Choices = append(p.Choices, c) }
 
 // Choice returns the decision of role, and whether there is one.
 func (p *Proposal) Choice(role string) (Choice, bool) {
-	for _, c := range p.Choices {
-		if c.Role == role {
-			return c, true
-		}
+	if i := slices.IndexFunc(p.Choices, func(c Choice) bool { return c.Role == role }); i >= 0 {
+		return p.Choices[i], true
 	}
 	return Choice{}, false
 }
@@ -753,10 +745,8 @@ func (p *Proposal) initialStatus(ctx context.Context, sampler *Sampler, t *Table
 			kept = append(kept, v.Value)
 		}
 	}
-	for _, v := range kept {
-		if slices.Contains(initialWords, strings.ToLower(strings.TrimSpace(v))) {
-			return v, true
-		}
+	if i := slices.IndexFunc(kept, func(v string) bool { return slices.Contains(initialWords, strings.ToLower(strings.TrimSpace(v))) }); i >= 0 {
+		return kept[i], true
 	}
 	if len(kept) == 0 {
 		return "", false

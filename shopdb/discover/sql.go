@@ -60,14 +60,9 @@ func quoteIdent(name string) string {
 // whatever the server's sql_mode and passes the named-parameter binder
 // untouched.
 func Literal(v string) string {
-	plain := true
-	for _, r := range v {
-		if r == '\'' || r == '\\' || r == ':' || r == '?' || r == '`' || !unicode.IsPrint(r) || r > unicode.MaxASCII {
-			plain = false
-			break
-		}
-	}
-	if plain {
+	if !strings.ContainsFunc(v, func(r rune) bool {
+		return r == '\'' || r == '\\' || r == ':' || r == '?' || r == '`' || !unicode.IsPrint(r) || r > unicode.MaxASCII
+	}) {
 		return "'" + v + "'"
 	}
 	if v == "" {
