@@ -31,7 +31,8 @@ const (
 )
 
 func isBuiltinParam(name string) bool {
-	return slices.Contains([]string{ParamRequestID, ParamClaimNumber, ParamExpiry, ParamJob, ParamJobs, ParamJobCreated, ParamInsurer}, name)
+	builtin := []string{ParamRequestID, ParamClaimNumber, ParamExpiry, ParamJob, ParamJobs, ParamJobCreated, ParamInsurer}
+	return slices.Contains(builtin, name)
 }
 
 // namedQuery is one validated mapping query.

@@ -745,7 +745,8 @@ func (p *Proposal) initialStatus(ctx context.Context, sampler *Sampler, t *Table
 			kept = append(kept, v.Value)
 		}
 	}
-	if i := slices.IndexFunc(kept, func(v string) bool { return slices.Contains(initialWords, strings.ToLower(strings.TrimSpace(v))) }); i >= 0 {
+	begins := func(v string) bool { return slices.Contains(initialWords, strings.ToLower(strings.TrimSpace(v))) }
+	if i := slices.IndexFunc(kept, begins); i >= 0 {
 		return kept[i], true
 	}
 	if len(kept) == 0 {

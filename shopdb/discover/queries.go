@@ -149,7 +149,8 @@ func (p *Proposal) from(lineJoin string) string {
 	if lineJoin == "" {
 		return out
 	}
-	return out + fmt.Sprintf("\n%s %s %s ON %s = %s", lineJoin, Ident(p.Lines.Name), aLine, col(aLine, lines.FromCol), col(to, lines.ToCol))
+	return out + fmt.Sprintf("\n%s %s %s ON %s = %s", lineJoin, Ident(p.Lines.Name), aLine,
+		col(aLine, lines.FromCol), col(to, lines.ToCol))
 }
 
 func (p *Proposal) denormalised() bool {

@@ -68,8 +68,9 @@ var errOnceHeld = errors.New("once key held")
 var dueAtOnce = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // deliveryColumns are the columns of a Delivery (its fields' db names).
-const deliveryColumns = "id, event_id, COALESCE(notice_id, '') AS notice_id, target, kind, insurer, request_id, claim, job, phase, " +
-	"reason, COALESCE(detail, '') AS detail, `at`, attempts, next_attempt_at, COALESCE(last_error, '') AS last_error"
+const deliveryColumns = "id, event_id, COALESCE(notice_id, '') AS notice_id, target, kind, insurer, request_id, " +
+	"claim, job, phase, reason, COALESCE(detail, '') AS detail, `at`, attempts, next_attempt_at, " +
+	"COALESCE(last_error, '') AS last_error"
 
 // queueDeliveries writes the outbox rows of the event eventID, in the
 // event's transaction x: one statement for every target, all with one new

@@ -42,7 +42,8 @@ func (st *Store) RequestsPage(ctx context.Context, q PageQuery) ([]Request, erro
 // (ReleasedJob), newest first, without their RequestJSON. A job number
 // is held by one request at most, but one given up may have been reused.
 func (st *Store) RequestsOfJob(ctx context.Context, job string) ([]Request, error) {
-	return st.newest(ctx, "read requests of job "+job, lightColumns, []string{"(job_number = ? OR released_job = ?)"}, []any{job, job}, "", 100, 0)
+	return st.newest(ctx, "read requests of job "+job, lightColumns,
+		[]string{"(job_number = ? OR released_job = ?)"}, []any{job, job}, "", 100, 0)
 }
 
 // RequestKey names one request: its insurer and its id (two insurers'
