@@ -78,15 +78,23 @@ func (st *Store) SchemaVersion(ctx context.Context) (current, latest int, err er
 	return current, len(ms), nil
 }
 
-func (st *Store) currentVersion(ctx context.Context, x interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}) (int, error) {
-	var v int
-	err := x.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM "+st.t.schema).Scan(&v)
+func (st *Store) currentVersion(ctx context.Context, x queryer) (int, error) {
+	rows, err := x.QueryContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM "+st.t.schema)
 	if mysqlErrno(err) == errNoSuchTable {
 		return 0, nil
 	}
-	return v, err
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	// Zero rows (go-mysql-server's answer on an empty table) is version 0.
+	var v int
+	if rows.Next() {
+		if err := rows.Scan(&v); err != nil {
+			return 0, err
+		}
+	}
+	return v, rows.Err()
 }
 
 // Migrate brings the state tables to the latest version. It is idempotent,
