@@ -120,15 +120,6 @@ func (b bounds) problem(kind int, text, canon string) string {
 	return fmt.Sprintf("is %s, beyond the plausible bound %s (%s); fix the line in the shop, or raise the bound and reload", text, b.maxCanon[kind], amountKey[kind])
 }
 
-// limits returns the bounds of db's configuration (made at Open; made
-// here for a DB built otherwise, as the package's tests do).
-func (db *DB) limits() bounds {
-	if db.lim.maxDigits == 0 {
-		db.lim = newBounds(db.cfg.Limits)
-	}
-	return db.lim
-}
-
 // AppendAmount appends d as its String writes it, the canonical text of
 // an amount ("95.5000" is "95.5"), without a string of its own when its
 // coefficient fits in an int64 (an amount in a quote's hash, or checked

@@ -1,6 +1,7 @@
 package shopdb
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -57,6 +58,24 @@ func (db *DB) CheckQueries(ctx context.Context, jobs []string, state string) []Q
 			return err
 		}
 	}
+	returns := func(q *namedQuery, required, optional []string) func([]string) error {
+		return func(cols []string) error {
+			_, err := columnIndex(q.key, cols, required, optional)
+			return err
+		}
+	}
+	jobVals := maps.Clone(vals)
+	if len(jobs) > 0 {
+		jobVals[ParamJobs] = jobs // EXPLAIN plans for real jobs, not for a probe no index finds
+	}
+	// jobsQuery checks a query every pass runs for many jobs, and EXPLAINs it.
+	jobsQuery := func(q *namedQuery, cols func([]string) error) QueryCheck {
+		c := db.checkQuery(ctx, q, vals, cols)
+		if c.Err == nil {
+			c.Warn = db.explainScan(ctx, q, jobVals)
+		}
+		return c
+	}
 	var out []QueryCheck
 	if q := db.q.findJob; q != nil {
 		out = append(out, db.checkQuery(ctx, q, vals, returnsJob(q)))
@@ -84,24 +103,9 @@ func (db *DB) CheckQueries(ctx context.Context, jobs []string, state string) []Q
 			return nil
 		}))
 	}
-	jobVals := maps.Clone(vals)
-	if len(jobs) > 0 {
-		jobVals[ParamJobs] = jobs // EXPLAIN plans for real jobs, not for a probe no index finds
-	}
-	c := db.checkQuery(ctx, &db.q.lineItems, vals, func(cols []string) error {
-		_, err := columnIndex(db.q.lineItems.key, cols, lineColumnsRequired, lineColumnsOptional)
-		return err
-	})
+	out = append(out, jobsQuery(&db.q.lineItems, returns(&db.q.lineItems, lineColumnsRequired, lineColumnsOptional)))
+	c := jobsQuery(&db.q.estimateState, returns(&db.q.estimateState, stateColumnsReq, stateColumnsOpt))
 	if c.Err == nil {
-		c.Warn = db.explainScan(ctx, &db.q.lineItems, jobVals)
-	}
-	out = append(out, c)
-	c = db.checkQuery(ctx, &db.q.estimateState, vals, func(cols []string) error {
-		_, err := columnIndex(db.q.estimateState.key, cols, stateColumnsReq, stateColumnsOpt)
-		return err
-	})
-	if c.Err == nil {
-		c.Warn = db.explainScan(ctx, &db.q.estimateState, jobVals)
 		db.checkDerived(ctx, &c, jobVals[ParamJobs].([]string))
 		if !slices.ContainsFunc(c.Columns, func(col string) bool { return strings.EqualFold(col, "final") }) {
 			c.Warn = strings.TrimPrefix(c.Warn+"; "+NoFinalWarning, "; ")
@@ -109,25 +113,19 @@ func (db *DB) CheckQueries(ctx context.Context, jobs []string, state string) []Q
 	}
 	out = append(out, c)
 	if q := db.q.quoteFields; q != nil {
-		c := db.checkQuery(ctx, q, vals, func(cols []string) error {
+		out = append(out, jobsQuery(q, func(cols []string) error {
 			_, _, err := quoteFieldColumns(q.key, cols)
 			return err
-		})
-		if c.Err == nil {
-			c.Warn = db.explainScan(ctx, q, jobVals)
-		}
-		out = append(out, c)
+		}))
 	}
 	if q := db.q.sampleJobs; q != nil {
-		out = append(out, db.checkQuery(ctx, q, vals, func(cols []string) error {
-			_, err := columnIndex(q.key, cols, []string{"job", ParamClaimNumber}, sortedKeys(db.cfg.Params))
-			return err
-		}))
+		out = append(out, db.checkQuery(ctx, q, vals, returns(q, []string{"job", ParamClaimNumber}, sortedKeys(db.cfg.Params))))
 	}
 	if q := db.q.shopChanged; q != nil {
 		c := db.checkQuery(ctx, q, vals, nil)
 		if c.Err == nil {
-			if err := db.checkShopChanged(ctx, state); err != nil {
+			// Read as Fingerprint reads it, with state (with none when "").
+			if _, err := db.Fingerprint(ctx, cmp.Or(state, "NULL")); err != nil {
 				c.Err = err
 			} else {
 				c.Note = "prepared; ran read-only; returns one row"

@@ -32,7 +32,7 @@ type pool struct {
 	cfg Config
 	x   *sqlx.DB
 	q   queries
-	lim bounds // cfg.Limits, ready; see limits
+	lim bounds // cfg.Limits, ready
 	// digest derives change markers when estimate_state has none
 	// (linedigest.go).
 	digest lineDigest

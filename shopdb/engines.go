@@ -281,12 +281,7 @@ func (t sqlToken) keyword(words ...string) bool {
 	if !t.ident || strings.HasPrefix(t.text, "`") {
 		return false
 	}
-	for _, w := range words {
-		if strings.EqualFold(t.text, w) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(words, func(w string) bool { return strings.EqualFold(t.text, w) })
 }
 
 // reserved: a word that ends a table reference rather than aliasing it.

@@ -1,7 +1,6 @@
 package shopdb
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -66,11 +65,4 @@ func (db *DB) Fingerprint(ctx context.Context, state string) (Fingerprint, error
 		return Fingerprint{}, fmt.Errorf("%s returned %d rows; it must return exactly one", q.key, n)
 	}
 	return fp, nil
-}
-
-// checkShopChanged checks that shop_changed returns one row, read as
-// Fingerprint reads it with state (with none when state is "").
-func (db *DB) checkShopChanged(ctx context.Context, state string) error {
-	_, err := db.Fingerprint(ctx, cmp.Or(state, "NULL"))
-	return err
 }

@@ -20,7 +20,7 @@ type Jobs struct {
 	db      *DB
 	tx      *sqlx.Tx
 	vals    map[string]any // the mapping's parameters for the request
-	valsErr error          // why they could not be made (bad request JSON)
+	valsErr error          // why they could not be made (bad request JSON): no job statement runs
 }
 
 // Jobs returns the job statements for the request nr (whose parameters
@@ -30,26 +30,16 @@ func (db *DB) Jobs(tx *sqlx.Tx, nr NewRequest) *Jobs {
 	return &Jobs{db: db, tx: tx, vals: vals, valsErr: err}
 }
 
-// params are the mapping's parameters, or the error that keeps the job
-// queries from running for this request.
-func (j *Jobs) params() (map[string]any, error) {
-	if j.valsErr != nil {
-		return nil, j.valsErr
-	}
-	return j.vals, nil
-}
-
 // Find runs find_job: "" when it finds none or none is configured.
 func (j *Jobs) Find(ctx context.Context) (string, error) {
 	q := j.db.q.findJob
 	if q == nil {
 		return "", nil
 	}
-	vals, err := j.params()
-	if err != nil {
-		return "", err
+	if j.valsErr != nil {
+		return "", j.valsErr
 	}
-	rows, err := q.query(ctx, j.tx, vals)
+	rows, err := q.query(ctx, j.tx, j.vals)
 	if err != nil {
 		return "", err
 	}
@@ -66,17 +56,16 @@ func (j *Jobs) Create(ctx context.Context) (string, error) {
 	if n == 0 {
 		return "", errors.New("no shop.queries.create_job is configured")
 	}
-	vals, err := j.params()
-	if err != nil {
-		return "", err
+	if j.valsErr != nil {
+		return "", j.valsErr
 	}
 	for i := range j.db.q.createJob[:n-1] {
-		if err := j.db.q.createJob[i].exec(ctx, j.tx, vals); err != nil {
+		if err := j.db.q.createJob[i].exec(ctx, j.tx, j.vals); err != nil {
 			return "", err
 		}
 	}
 	last := &j.db.q.createJob[n-1]
-	rows, err := last.query(ctx, j.tx, vals)
+	rows, err := last.query(ctx, j.tx, j.vals)
 	if err != nil {
 		return "", err
 	}
@@ -97,8 +86,8 @@ func (j *Jobs) BookingDate(ctx context.Context, job string) (time.Time, error) {
 	if q == nil {
 		return time.Time{}, nil
 	}
-	if _, err := j.params(); err != nil {
-		return time.Time{}, err
+	if j.valsErr != nil {
+		return time.Time{}, j.valsErr
 	}
 	j.vals[ParamJob] = job
 	defer delete(j.vals, ParamJob)
@@ -116,8 +105,8 @@ func (j *Jobs) Release(ctx context.Context, job string, created bool) (bool, err
 	if len(j.db.q.releaseJob) == 0 {
 		return false, nil
 	}
-	if _, err := j.params(); err != nil {
-		return false, err
+	if j.valsErr != nil {
+		return false, j.valsErr
 	}
 	j.vals[ParamJob], j.vals[ParamJobCreated] = job, created
 	defer func() { delete(j.vals, ParamJob); delete(j.vals, ParamJobCreated) }()

@@ -62,15 +62,11 @@ func (db *DB) JobStates(ctx context.Context, jobs []string) (states map[string]J
 func (db *DB) ReadFinalColumn(ctx context.Context) (bool, error) {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
-	rows, err := db.q.estimateState.query(ctx, db.x, map[string]any{ParamJobs: []string{probe}})
+	rows, cols, err := db.q.estimateState.queryColumns(ctx, db.x, map[string]any{ParamJobs: []string{probe}})
 	if err != nil {
 		return false, err
 	}
 	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return false, fmt.Errorf("read columns of %s: %w", db.q.estimateState.key, err)
-	}
 	idx := map[string]int{}
 	for i, c := range cols {
 		idx[strings.ToLower(c)] = i
@@ -111,10 +107,12 @@ func (db *DB) readStates(ctx context.Context, q *namedQuery, set jobSet) (states
 			if len(parts) > 1 {
 				part = newJobSet(jobs)
 			}
-			a.err = db.scanJobRows(ctx, q, part, stateColumnsReq, opt, a.bad, func(idx map[string]int) {
-				if !joined && db.sawColumns(idx) {
+			a.err = db.scanJobRows(ctx, q, part, a.bad, func(names []string) (map[string]int, error) {
+				idx, err := columnIndex(q.key, names, stateColumnsReq, opt)
+				if err == nil && !joined && db.sawColumns(idx) {
 					again = true
 				}
+				return idx, err
 			}, func(job string, idx map[string]int, vals []any) error {
 				if k, ok := idx[joinedPartColumn]; ok {
 					if kind, _ := text(vals[k]); kind == "d" {

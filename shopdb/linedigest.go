@@ -200,15 +200,11 @@ func newJoinedQuery(estimateState, lineItems namedQuery, names []string, form di
 func (db *DB) lineColumns(ctx context.Context) ([]string, error) {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
-	rows, err := db.q.lineItems.query(ctx, db.x, map[string]any{ParamJobs: []string{probe}})
+	rows, names, err := db.q.lineItems.queryColumns(ctx, db.x, map[string]any{ParamJobs: []string{probe}})
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	names, err := rows.Columns()
-	if err != nil {
-		return nil, fmt.Errorf("read columns of %s: %w", db.q.lineItems.key, err)
-	}
 	if _, err := columnIndex(db.q.lineItems.key, names, lineColumnsRequired, lineColumnsOptional); err != nil {
 		return nil, err
 	}

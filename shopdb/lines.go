@@ -55,11 +55,11 @@ func columnIndex(key string, cols, required, optional []string) (map[string]int,
 	idx := make(map[string]int, len(cols))
 	for i, c := range cols {
 		name := strings.ToLower(c)
-		meta := isMetaColumn(name) && contains(optional, metaPattern)
+		meta := isMetaColumn(name) && slices.Contains(optional, metaPattern)
 		if meta && name == metaPrefix {
 			return nil, fmt.Errorf("%s returns column %q, which names no metadata key; alias it as %s (the item's metadata key)", key, c, metaPattern)
 		}
-		if !meta && !contains(required, name) && !contains(optional, name) {
+		if !meta && !slices.Contains(required, name) && !slices.Contains(optional, name) {
 			return nil, fmt.Errorf("%s returns column %q, which quotesync does not know; it returns %s and optionally %s", key, c, strings.Join(required, ", "), strings.Join(optional, ", "))
 		}
 		if _, dup := idx[name]; dup {
@@ -117,31 +117,25 @@ func (d *driverValue) Scan(src any) error {
 	return nil
 }
 
-// scanJobRows runs q (estimate_state, or it joined with the sums) for the
-// jobs of set in one statement, checks its columns against required and
-// optional (and gives them to cols), and calls f for each row that names
-// a job asked for and not already in bad; a []byte value f is given is
-// valid only until f returns (see scanRows). Rows with a NULL job are
-// an error for the query as a whole.
-func (db *DB) scanJobRows(ctx context.Context, q *namedQuery, set jobSet, required, optional []string, bad map[string]error,
-	cols func(idx map[string]int), f func(job string, idx map[string]int, vals []any) error) error {
+// scanJobRows runs q (estimate_state, or it joined with the sums, or
+// quote_fields) for the jobs of set in one statement, has columns check
+// the result's column names and index them (job among them), and calls f
+// for each row that names a job asked for and not already in bad; a
+// []byte value f is given is valid only until f returns (see scanRows).
+// Rows with a NULL job are an error for the query as a whole.
+func (db *DB) scanJobRows(ctx context.Context, q *namedQuery, set jobSet, bad map[string]error,
+	columns func(names []string) (map[string]int, error), f func(job string, idx map[string]int, vals []any) error) error {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
-	rows, err := q.query(ctx, db.x, map[string]any{ParamJobs: set.list})
+	rows, names, err := q.queryColumns(ctx, db.x, map[string]any{ParamJobs: set.list, ParamInsurer: db.insurer})
 	if err != nil {
 		return err
 	}
-	names, err := rows.Columns()
-	if err != nil {
-		rows.Close()
-		return fmt.Errorf("read columns of %s: %w", q.key, err)
-	}
-	idx, err := columnIndex(q.key, names, required, optional)
+	idx, err := columns(names)
 	if err != nil {
 		rows.Close()
 		return err
 	}
-	cols(idx)
 	jobCol := idx["job"]
 	return scanRows(rows, q.key, func(vals []any) error {
 		var job string
@@ -170,17 +164,12 @@ type jobSet struct {
 	list  []string
 	// fold maps the jobs in lower case to them, made when a row first
 	// names a job that is not one asked for exactly (most reads never
-	// need it).
-	fold *foldedJobs
-}
-
-type foldedJobs struct {
-	once gosync.Once
-	m    map[string]string
+	// need it); nil in a jobSet not made by newJobSet, which knows no job.
+	fold func() map[string]string
 }
 
 func newJobSet(jobs []string) jobSet {
-	s := jobSet{exact: make(map[string]string, len(jobs)), fold: &foldedJobs{}}
+	s := jobSet{exact: make(map[string]string, len(jobs))}
 	for _, j := range jobs {
 		if _, dup := s.exact[j]; j == "" || dup {
 			continue
@@ -188,6 +177,13 @@ func newJobSet(jobs []string) jobSet {
 		s.exact[j] = j
 		s.list = append(s.list, j)
 	}
+	s.fold = gosync.OnceValue(func() map[string]string {
+		m := make(map[string]string, len(s.list))
+		for _, j := range s.list {
+			m[strings.ToLower(j)] = j
+		}
+		return m
+	})
 	return s
 }
 
@@ -208,16 +204,10 @@ func (s jobSet) resolveBytes(job []byte) (string, bool) {
 }
 
 func (s jobSet) resolveFold(job string) (string, bool) {
-	if s.fold == nil { // a jobSet not made by newJobSet knows no job
+	if s.fold == nil {
 		return "", false
 	}
-	s.fold.once.Do(func() {
-		s.fold.m = make(map[string]string, len(s.list))
-		for _, j := range s.list {
-			s.fold.m[strings.ToLower(j)] = j
-		}
-	})
-	j, ok := s.fold.m[strings.ToLower(job)]
+	j, ok := s.fold()[strings.ToLower(job)]
 	return j, ok
 }
 
@@ -253,21 +243,17 @@ func (db *DB) Lines(ctx context.Context, jobs []string) (map[string]JobLines, er
 	}
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
-	rows, err := db.q.lineItems.query(ctx, db.x, map[string]any{ParamJobs: set.list})
+	rows, names, err := db.q.lineItems.queryColumns(ctx, db.x, map[string]any{ParamJobs: set.list})
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	key := db.q.lineItems.key
-	names, err := rows.Columns()
-	if err != nil {
-		return nil, fmt.Errorf("read columns of %s: %w", key, err)
-	}
 	idx, err := columnIndex(key, names, lineColumnsRequired, lineColumnsOptional)
 	if err != nil {
 		return nil, err
 	}
-	r := lineRow{db: db, lim: db.limits(), meta: metaColumns(names), at: make([]int, len(lineColumns))}
+	r := lineRow{db: db, lim: db.lim, meta: metaColumns(names), at: make([]int, len(lineColumns))}
 	for i, c := range lineColumns {
 		r.at[i] = -1
 		if n, ok := idx[c.name]; ok {
@@ -507,13 +493,8 @@ func metaColumns(cols []string) []metaCol {
 			meta = append(meta, metaCol{key: c[len(metaPrefix):], i: i})
 		}
 	}
-	sortMeta(meta)
+	slices.SortFunc(meta, func(a, b metaCol) int { return strings.Compare(a.key, b.key) })
 	return meta
-}
-
-// sortMeta orders columns by key.
-func sortMeta(cols []metaCol) {
-	slices.SortFunc(cols, func(a, b metaCol) int { return strings.Compare(a.key, b.key) })
 }
 
 // isMetaColumn reports whether a column name starts with meta_ (in any

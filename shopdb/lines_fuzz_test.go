@@ -2,6 +2,7 @@ package shopdb
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,7 +23,7 @@ func FuzzParseLine(f *testing.F) {
 		f.Add("7", "3", "R&R", "d", "", a, "1.005", "", a, "", "", true)
 	}
 	wt := map[string]string{"R&R": "RemoveReplaceLabour", "PART": "Parts", "PNT": "RefinishLabour"}
-	db := &DB{pool: &pool{cfg: Config{WorkTypes: wt}}, workTypes: wt, workKey: workTypesKey}
+	db := &DB{pool: &pool{cfg: Config{WorkTypes: wt}, lim: newBounds(Limits{})}, workTypes: wt, workKey: workTypesKey}
 	cols := []string{"job", "line_id", "line_no", "code", "description", "part_number", "quantity", "price", "total", "markup", "is_on_report", "meta_Colour"}
 	idx, err := columnIndex("line_items", cols, lineColumnsRequired, lineColumnsOptional)
 	if err != nil {
@@ -34,7 +35,7 @@ func FuzzParseLine(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, lineID, lineNo, code, desc, part, qty, price, total, markup, onReport, colour string, credits bool) {
 		db.cfg.AllowCredits = credits
-		r.lim = db.limits()
+		r.lim = db.lim
 		cells := []cell{{b: []byte("RO-1")}}
 		for _, v := range []string{lineID, lineNo, code, desc, part, qty, price, total, markup, onReport, colour} {
 			cells = append(cells, cell{b: []byte(v), null: v == ""}) // "" is NULL
@@ -42,7 +43,7 @@ func FuzzParseLine(f *testing.F) {
 		l, rerr := r.parse("RO-1", cells)
 		if rerr != nil {
 			var re *RowError
-			if !errors.As(error(rerr), &re) || re.Job != "RO-1" || !contains(cols, re.Column) ||
+			if !errors.As(error(rerr), &re) || re.Job != "RO-1" || !slices.Contains(cols, re.Column) ||
 				!strings.HasPrefix(rerr.Error(), "job RO-1 line ") {
 				t.Fatalf("bad error %#v: %v", rerr, rerr)
 			}
@@ -57,7 +58,7 @@ func FuzzParseLine(f *testing.F) {
 		if total == "" && !l.Total.Equal(l.Quantity.Mul(l.Price).Round(2)) {
 			t.Fatalf("derived total %s, want %s", l.Total, l.Quantity.Mul(l.Price).Round(2))
 		}
-		lim := db.limits()
+		lim := db.lim
 		for i, d := range []decimal.Decimal{l.Quantity, l.Price, l.Total} {
 			if d.Abs().GreaterThan(lim.max[i]) || sigDigits(d.String()) > lim.maxDigits {
 				t.Fatalf("amount %s out of bounds accepted: %+v", d, l)

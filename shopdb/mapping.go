@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,11 +31,8 @@ const (
 )
 
 func isBuiltinParam(name string) bool {
-	switch name {
-	case ParamRequestID, ParamClaimNumber, ParamExpiry, ParamJob, ParamJobs, ParamJobCreated, ParamInsurer:
-		return true
-	}
-	return false
+	builtin := []string{ParamRequestID, ParamClaimNumber, ParamExpiry, ParamJob, ParamJobs, ParamJobCreated, ParamInsurer}
+	return slices.Contains(builtin, name)
 }
 
 // namedQuery is one validated mapping query.
@@ -45,10 +43,7 @@ type namedQuery struct {
 	usesJobs bool
 	// usesInsurer: the statement uses :insurer; insurer: it may (it runs
 	// for one insurer's request or job).
-	usesInsurer bool
-	// insurer: the statement may use :insurer (it runs for one insurer's
-	// request or job).
-	insurer bool
+	usesInsurer, insurer bool
 }
 
 // queries is the compiled mapping.
@@ -174,7 +169,7 @@ func compileNamed(key, text string, allowed []string) (namedQuery, error) {
 		if n == ParamInsurer {
 			nq.usesInsurer = true
 		}
-		if !contains(nq.names, n) {
+		if !slices.Contains(nq.names, n) {
 			nq.names = append(nq.names, n)
 		}
 	}
@@ -223,15 +218,6 @@ func scanNamed(text string) (string, []string, error) {
 	return out.String(), names, nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // queryer is what the mapping runs on: the pool or a transaction.
 type queryer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
@@ -262,6 +248,21 @@ func (q *namedQuery) query(ctx context.Context, x queryer, vals map[string]any) 
 		return nil, fmt.Errorf("run %s: %w", q.key, err)
 	}
 	return rows, nil
+}
+
+// queryColumns is query with the names of the result's columns; the rows
+// are closed when err is not nil.
+func (q *namedQuery) queryColumns(ctx context.Context, x queryer, vals map[string]any) (*sql.Rows, []string, error) {
+	rows, err := q.query(ctx, x, vals)
+	if err != nil {
+		return nil, nil, err
+	}
+	names, err := rows.Columns()
+	if err != nil {
+		rows.Close()
+		return nil, nil, fmt.Errorf("read columns of %s: %w", q.key, err)
+	}
+	return rows, names, nil
 }
 
 func (q *namedQuery) exec(ctx context.Context, x queryer, vals map[string]any) error {

@@ -3,6 +3,7 @@ package shopdb
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -43,7 +44,7 @@ func quoteFieldColumns(key string, cols []string) (job int, fields []metaCol, er
 	if job < 0 {
 		return 0, nil, fmt.Errorf("%s returns no column \"job\"; it must return job and the quote fields (alias with AS)", key)
 	}
-	sortMeta(fields)
+	slices.SortFunc(fields, func(a, b metaCol) int { return strings.Compare(a.key, b.key) })
 	return job, fields, nil
 }
 
@@ -61,32 +62,13 @@ func (db *DB) QuoteFields(ctx context.Context, jobs []string) (fields map[string
 	if q == nil || len(set.list) == 0 {
 		return fields, bad, nil
 	}
-	ctx, cancel := db.timeout(ctx)
-	defer cancel()
-	rows, err := q.query(ctx, db.x, map[string]any{ParamJobs: set.list, ParamInsurer: db.insurer})
-	if err != nil {
-		return nil, nil, err
-	}
-	cols, err := rows.Columns()
-	if err != nil {
-		rows.Close()
-		return nil, nil, fmt.Errorf("read columns of %s: %w", q.key, err)
-	}
-	jobIdx, cs, err := quoteFieldColumns(q.key, cols)
-	if err != nil {
-		rows.Close()
-		return nil, nil, err
-	}
+	var cs []metaCol
 	seen := map[string]bool{}
-	err = scanRows(rows, q.key, func(vals []any) error {
-		raw, ok := text(vals[jobIdx])
-		if !ok {
-			return fmt.Errorf("%s returned a row with a NULL job", q.key)
-		}
-		job, ok := set.resolve(raw)
-		if !ok || bad[job] != nil {
-			return nil
-		}
+	err = db.scanJobRows(ctx, q, set, bad, func(names []string) (map[string]int, error) {
+		job, cols, err := quoteFieldColumns(q.key, names)
+		cs = cols
+		return map[string]int{"job": job}, err
+	}, func(job string, _ map[string]int, vals []any) error {
 		if seen[job] {
 			bad[job] = fmt.Errorf("job %s: %s returns two rows for it; it must return at most one row per job (GROUP BY the job)", job, q.key)
 			delete(fields, job)

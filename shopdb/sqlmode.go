@@ -3,6 +3,7 @@ package shopdb
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -23,10 +24,7 @@ func (db *DB) SQLMode(ctx context.Context) (string, error) {
 // its column (STRICT_TRANS_TABLES or STRICT_ALL_TABLES) rather than
 // cutting it to fit with a warning.
 func StrictMode(mode string) bool {
-	for _, m := range strings.Split(strings.ToUpper(mode), ",") {
-		if m == "STRICT_TRANS_TABLES" || m == "STRICT_ALL_TABLES" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(strings.Split(strings.ToUpper(mode), ","), func(m string) bool {
+		return m == "STRICT_TRANS_TABLES" || m == "STRICT_ALL_TABLES"
+	})
 }

@@ -152,8 +152,7 @@ func (v verifier) verify(cs tls.ConnectionState) error {
 
 // nameFix says which names the certificate carries and what to set.
 func (v verifier) nameFix(leaf *x509.Certificate) string {
-	var names []string
-	names = append(names, leaf.DNSNames...)
+	names := slices.Clone(leaf.DNSNames)
 	for _, ip := range leaf.IPAddresses {
 		names = append(names, ip.String())
 	}

@@ -3,7 +3,6 @@ package shopdb
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -63,8 +62,7 @@ func (p WriteBackParams) vals() map[string]any {
 func compileWriteBack(m map[string]string) (map[string]namedQuery, error) {
 	out := make(map[string]namedQuery, len(m))
 	kinds := WriteBackKinds()
-	keys := slices.Sorted(maps.Keys(m))
-	for _, k := range keys {
+	for _, k := range sortedKeys(m) {
 		if !slices.Contains(kinds, k) {
 			return nil, fmt.Errorf("shop.write_back.%s: not an event kind; use one of %s", k, strings.Join(kinds, ", "))
 		}

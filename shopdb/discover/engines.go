@@ -20,23 +20,18 @@ func (p *Proposal) noteNonTransactional(q *Queries) {
 		if t == p.Mid {
 			what = "the job's " + t.Name + " row"
 		}
-		after := fmt.Sprintf("the next pass's find_job finds the job by its claim (create_job writes the request's claim into %s.%s) and the request takes it: no second job; "+
-			"a job find_job leaves out (by its status, say) would stay unused, for the shop to cancel", p.Job.Name, col0(p.Claim))
+		var after string
 		switch {
 		case t == p.Mid && !p.Job.NonTransactional:
 			after = fmt.Sprintf("%s's row rolls back, so this row stays pointing at no job, unused, and the next pass makes the job again", p.Job.Name)
 		case p.Claim == nil:
 			after = "with no claim column to find it by, the next pass makes another job and this one stays unused, for the shop to cancel"
+		default:
+			after = fmt.Sprintf("the next pass's find_job finds the job by its claim (create_job writes the request's claim into %s.%s) and the request takes it: no second job; "+
+				"a job find_job leaves out (by its status, say) would stay unused, for the shop to cancel", p.Job.Name, p.Claim.Name)
 		}
 		q.note("create_job", true, "%s is %s, which keeps what a statement wrote even when the transaction around it rolls back: "+
 			"should quotesync stop (a crash, a lost connection) after create_job wrote %s and before the reservation commits, "+
 			"it stays with no request holding it; %s", t.Name, t.Engine, what, after)
 	}
-}
-
-func col0(c *Column) string {
-	if c == nil {
-		return ""
-	}
-	return c.Name
 }

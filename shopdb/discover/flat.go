@@ -103,67 +103,10 @@ func (p *Proposal) noNumbering(ctx context.Context, sampler *Sampler) {
 	}
 }
 
-// newestLine orders a flat table's rows newest first: by the line id,
-// else by the job number.
-func (p *Proposal) newestLine() string {
-	if p.LineID != nil {
-		return col(aLine, p.LineID)
-	}
-	return col(aLine, p.JobNumber)
-}
-
-// flatQueries writes the statements of a flat table: every one reads the
-// one table (alias l); a job is the distinct job number of its lines.
-func (p *Proposal) flatQueries() Queries {
-	q := Queries{Notes: map[string][]Note{}}
-	t, jobNo := Ident(p.Lines.Name)+" "+aLine, col(aLine, p.JobNumber)
-	claim := col(aLine, p.Claim)
-	q.FindJob = fmt.Sprintf("SELECT %s AS job\nFROM %s\nWHERE %s = :claim_number\nORDER BY %s DESC\nLIMIT 1", jobNo, t, claim, p.newestLine())
-	q.note("find_job", false, "the job of the newest line of %s whose %s is the request's claim number", p.Lines.Name, p.Claim.Name)
-	q.note("find_job", true, "leave out jobs that must not take a request (cancelled, closed): add a condition on their status")
-	q.note("create_job", true, "no create_job: %s has no table of jobs, and a job exists once the shop writes its first line. "+
-		"A request whose claim has no line yet waits (quotesync status: waiting, reason no_job) and is accepted at the first pass after the shop writes one",
-		p.Lines.Name)
-	if p.Registration != nil {
-		q.Params = append(q.Params, "registration")
-	}
-	if p.BookingDate != nil {
-		q.BookingDate = fmt.Sprintf("SELECT MAX(%s) AS booking_date FROM %s WHERE %s = :job", col(aLine, p.BookingDate), t, jobNo)
-	}
-	q.LineItems = p.lineItems(&q)
-	q.EstimateState = p.flatEstimateState(&q)
-	q.ShopChanged = p.shopChanged(&q)
-	cols := []string{jobNo + " AS job", "MAX(" + claim + ") AS claim_number"}
-	if p.Registration != nil {
-		cols = append(cols, "MAX("+col(aLine, p.Registration)+") AS registration")
-	}
-	q.SampleJobs = fmt.Sprintf("SELECT %s\nFROM %s\nWHERE %s\nGROUP BY %s\nORDER BY MAX(%s) DESC\nLIMIT 20",
-		strings.Join(cols, ", "), t, p.hasClaim(claim), jobNo, p.newestLine())
-	return q
-}
-
-// flatEstimateState groups the lines by job: final when every live line
-// carries a final status (a line added after, still open, makes the
-// estimate a Draft again; a job without live lines is not final).
-func (p *Proposal) flatEstimateState(q *Queries) string {
+// flatEstimateState finishes a flat table's estimate_state from its
+// columns so far (see estimateState).
+func (p *Proposal) flatEstimateState(q *Queries, cols []string) string {
 	jobNo := col(aLine, p.JobNumber)
-	cols := []string{jobNo + " AS job"}
-	switch {
-	case p.Status != nil && len(p.Final) > 0:
-		isFinal := fmt.Sprintf("CASE WHEN %s IN (%s) THEN 1 ELSE 0 END", p.statusExpr(), p.finalValues())
-		if live := p.live(); live != "" {
-			isFinal = fmt.Sprintf("CASE WHEN %s THEN %s END", live, isFinal)
-		}
-		cols = append(cols, "MIN("+isFinal+") AS final")
-		q.note("estimate_state", false, "final: every live line of the job has %s %s (a line added later with another status makes the estimate a Draft again)",
-			p.Status.Name, strings.Join(p.Final, " or "))
-	case p.Status != nil:
-		q.note("estimate_state", true, "which value of %s.%s means final was not confirmed, so this returns no final column and quotesync submits nothing: "+
-			"add MIN(CASE WHEN %s IN ('VALUE') THEN 1 ELSE 0 END) AS final (values seen: %s)",
-			p.Lines.Name, p.Status.Name, p.statusExpr(), ValueList(p.StatusValues))
-	default:
-		q.note("estimate_state", true, "no status column was found, so this returns no final column and quotesync submits nothing: add a final column (1 when the estimate is final)")
-	}
 	if p.Status != nil && p.StatusJobs > 0 {
 		if p.MixedStatus > 0 {
 			q.note("estimate_state", true, "in the newest lines, %d of %d jobs have lines of more than one %s: check that final when all live lines are final is what the shop means",

@@ -1,9 +1,11 @@
 package discover
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -180,13 +182,7 @@ func Propose(ctx context.Context, s *Schema, sampler *Sampler, overrides map[str
 		}
 		lts := rankLineTables(s, jt.table)
 		if o := overrides[RoleLineTable]; o != "" {
-			kept := lts[:0]
-			for _, lt := range lts {
-				if strings.EqualFold(o, lt.table.Name) {
-					kept = append(kept, lt)
-				}
-			}
-			lts = kept
+			lts = slices.DeleteFunc(lts, func(lt lineTable) bool { return !strings.EqualFold(o, lt.table.Name) })
 		}
 		if len(lts) == 0 {
 			continue
@@ -227,23 +223,18 @@ func (p *Proposal) choosePair(s *Schema, jobs []jobTable, pairs []pair, override
 		}
 		return &NoJobsError{Tables: len(s.Tables), Detail: fmt.Sprintf("job-like tables (%s), but no line table reaches one. %s", names(jobs), lookedFor)}
 	}
-	best := 0
-	for i := range pairs {
-		if pairs[i].score > pairs[best].score {
-			best = i
-		}
-	}
-	chosen := pairs[best]
+	// Best first; the first of equals wins, as the runner-up does.
+	ranked := slices.Clone(pairs)
+	slices.SortStableFunc(ranked, func(a, b pair) int { return cmp.Compare(b.score, a.score) })
+	chosen := ranked[0]
 	var jobOpts []string
 	for _, pr := range pairs {
 		jobOpts = append(jobOpts, pr.job.table.Name)
 	}
 	jobOpts = moveFirst(jobOpts, chosen.job.table.Name)
 	runner, runnerScore := "", 0.0
-	for i, pr := range pairs {
-		if i != best && (runner == "" || pr.score > runnerScore) {
-			runner, runnerScore = pr.job.table.Name, pr.score
-		}
+	if len(ranked) > 1 {
+		runner, runnerScore = ranked[1].job.table.Name, ranked[1].score
 	}
 	guess := runner != "" && runnerScore >= 0.8*chosen.score
 	p.Job = chosen.job.table
@@ -264,10 +255,7 @@ func (p *Proposal) choosePair(s *Schema, jobs []jobTable, pairs []pair, override
 		lineRunner = chosen.lines[1].table.Name
 		lineGuess = chosen.lines[1].score >= 0.8*lt.score
 	}
-	anyByName := false
-	for _, j := range p.Path {
-		anyByName = anyByName || j.ByName
-	}
+	anyByName := slices.ContainsFunc(p.Path, func(j Join) bool { return j.ByName })
 	why := strings.Join(lt.why, ", ")
 	if anyByName {
 		why += " (no foreign key declares it: matched by names)"
@@ -308,23 +296,15 @@ func names(jobs []jobTable) string {
 }
 
 func moveFirst(list []string, first string) []string {
-	out := []string{first}
-	for _, s := range list {
-		if s != first {
-			out = append(out, s)
-		}
-	}
-	return out
+	return append([]string{first}, slices.DeleteFunc(slices.Clone(list), func(s string) bool { return s == first })...)
 }
 
 func (p *Proposal) choose(c Choice) { p.Choices = append(p.Choices, c) }
 
 // Choice returns the decision of role, and whether there is one.
 func (p *Proposal) Choice(role string) (Choice, bool) {
-	for _, c := range p.Choices {
-		if c.Role == role {
-			return c, true
-		}
+	if i := slices.IndexFunc(p.Choices, func(c Choice) bool { return c.Role == role }); i >= 0 {
+		return p.Choices[i], true
 	}
 	return Choice{}, false
 }
@@ -605,16 +585,12 @@ func (p *Proposal) numbering(ctx context.Context, sampler *Sampler, overrides ma
 			}
 		}
 		if shaped && len(prefixes) == 1 {
-			for pre := range prefixes {
-				n.Prefix = pre
-			}
+			n.Prefix = slices.Collect(maps.Keys(prefixes))[0]
 		} else if len(prefixes) > 1 {
 			shaped = false
 		}
 		if padded && len(widths) == 1 {
-			for w := range widths {
-				n.Width = w
-			}
+			n.Width = slices.Collect(maps.Keys(widths))[0]
 		}
 	}
 	if isInteger(p.JobNumber) {
@@ -769,10 +745,9 @@ func (p *Proposal) initialStatus(ctx context.Context, sampler *Sampler, t *Table
 			kept = append(kept, v.Value)
 		}
 	}
-	for _, v := range kept {
-		if slices.Contains(initialWords, strings.ToLower(strings.TrimSpace(v))) {
-			return v, true
-		}
+	begins := func(v string) bool { return slices.Contains(initialWords, strings.ToLower(strings.TrimSpace(v))) }
+	if i := slices.IndexFunc(kept, begins); i >= 0 {
+		return kept[i], true
 	}
 	if len(kept) == 0 {
 		return "", false

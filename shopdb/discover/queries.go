@@ -50,43 +50,63 @@ const (
 
 func col(alias string, c *Column) string { return alias + "." + Ident(c.Name) }
 
-// Queries writes the mapping's statements.
+// Queries writes the mapping's statements. Those of a flat table read
+// the one table (alias l), a job being the distinct job number of its
+// lines.
 func (p *Proposal) Queries() Queries {
-	if p.Flat {
-		return p.flatQueries()
-	}
 	q := Queries{Notes: map[string][]Note{}}
-	jobNo := col(aJob, p.JobNumber)
-	order := jobNo
-	if p.JobKey != nil {
+	a, agg := aJob, func(e string) string { return e }
+	if p.Flat {
+		a, agg = aLine, func(e string) string { return "MAX(" + e + ")" }
+	}
+	from, jobNo := Ident(p.Job.Name)+" "+a, col(a, p.JobNumber)
+	order := jobNo // newest first
+	switch {
+	case p.Flat && p.LineID != nil:
+		order = col(aLine, p.LineID)
+	case p.JobKey != nil:
 		order = col(aJob, p.JobKey)
 	}
-	if p.Claim != nil {
-		q.FindJob = fmt.Sprintf("SELECT %s AS job\nFROM %s %s\nWHERE %s = :claim_number\nORDER BY %s DESC\nLIMIT 1",
-			jobNo, Ident(p.Job.Name), aJob, col(aJob, p.Claim), order)
-		q.note("find_job", false, "the job whose %s is the request's claim number (the newest, when several share it)", p.Claim.Name)
-		q.note("find_job", true, "leave out jobs that must not take a request (cancelled, closed): add a condition on their status")
-	} else {
+	switch {
+	case p.Claim == nil:
 		q.note("find_job", true, "no claim-number column was found in %s: without find_job every request gets a new job from create_job", p.Job.Name)
+	case p.Flat:
+		q.note("find_job", false, "the job of the newest line of %s whose %s is the request's claim number", p.Lines.Name, p.Claim.Name)
+	default:
+		q.note("find_job", false, "the job whose %s is the request's claim number (the newest, when several share it)", p.Claim.Name)
+	}
+	if p.Claim != nil {
+		q.FindJob = fmt.Sprintf("SELECT %s AS job\nFROM %s\nWHERE %s = :claim_number\nORDER BY %s DESC\nLIMIT 1",
+			jobNo, from, col(a, p.Claim), order)
+		q.note("find_job", true, "leave out jobs that must not take a request (cancelled, closed): add a condition on their status")
 	}
 	if p.Registration != nil {
 		q.Params = append(q.Params, "registration")
 	}
-	q.CreateJob = p.createJob(&q)
+	if p.Flat {
+		q.note("create_job", true, "no create_job: %s has no table of jobs, and a job exists once the shop writes its first line. "+
+			"A request whose claim has no line yet waits (quotesync status: waiting, reason no_job) and is accepted at the first pass after the shop writes one",
+			p.Lines.Name)
+	} else {
+		q.CreateJob = p.createJob(&q)
+	}
 	if p.BookingDate != nil {
-		q.BookingDate = fmt.Sprintf("SELECT %s AS booking_date FROM %s %s WHERE %s = :job",
-			col(aJob, p.BookingDate), Ident(p.Job.Name), aJob, jobNo)
+		q.BookingDate = fmt.Sprintf("SELECT %s AS booking_date FROM %s WHERE %s = :job", agg(col(a, p.BookingDate)), from, jobNo)
 	}
 	q.LineItems = p.lineItems(&q)
 	q.EstimateState = p.estimateState(&q)
 	q.ShopChanged = p.shopChanged(&q)
 	if p.Claim != nil {
-		cols := []string{jobNo + " AS job", col(aJob, p.Claim) + " AS claim_number"}
+		cols := []string{jobNo + " AS job", agg(col(a, p.Claim)) + " AS claim_number"}
 		if p.Registration != nil {
-			cols = append(cols, col(aJob, p.Registration)+" AS registration")
+			cols = append(cols, agg(col(a, p.Registration))+" AS registration")
 		}
-		q.SampleJobs = fmt.Sprintf("SELECT %s\nFROM %s %s\nWHERE %s\nORDER BY %s DESC\nLIMIT 20",
-			strings.Join(cols, ", "), Ident(p.Job.Name), aJob, p.hasClaim(col(aJob, p.Claim)), order)
+		group := ""
+		if p.Flat {
+			group = "\nGROUP BY " + jobNo
+		}
+		q.SampleJobs = fmt.Sprintf("SELECT %s\nFROM %s\nWHERE %s%s\nORDER BY %s DESC\nLIMIT 20",
+			strings.Join(cols, ", "), from, p.hasClaim(col(a, p.Claim)), group, agg(order))
 	}
 	return q
 }
@@ -115,24 +135,22 @@ func (p *Proposal) live() string {
 	}
 }
 
-// from writes the FROM clause from the job table to the lines along the
-// path (lineJoin "JOIN" or "LEFT JOIN"), and the job expression. Lines
-// that carry the job number itself need no job table.
-func (p *Proposal) from(lineJoin string, extra string) (string, string) {
-	if extra != "" {
-		extra = " AND " + extra
+// from writes the FROM clause from the job table along the path: through
+// the table between, when there is one, to the lines (lineJoin "JOIN" or
+// "LEFT JOIN"), or, with lineJoin "", no further.
+func (p *Proposal) from(lineJoin string) string {
+	out, lines := Ident(p.Job.Name)+" "+aJob, p.Path[0]
+	to := aJob
+	if len(p.Path) == 2 {
+		toJob := p.Path[1]
+		out += fmt.Sprintf("\nJOIN %s %s ON %s = %s", Ident(p.Mid.Name), aMid, col(aMid, toJob.FromCol), col(aJob, toJob.ToCol))
+		to = aMid
 	}
-	switch len(p.Path) {
-	case 1:
-		j := p.Path[0]
-		return fmt.Sprintf("%s %s\n%s %s %s ON %s = %s%s", Ident(p.Job.Name), aJob, lineJoin, Ident(p.Lines.Name), aLine,
-			col(aLine, j.FromCol), col(aJob, j.ToCol), extra), col(aJob, p.JobNumber)
-	default:
-		toMid, toJob := p.Path[0], p.Path[1]
-		return fmt.Sprintf("%s %s\nJOIN %s %s ON %s = %s\n%s %s %s ON %s = %s%s",
-			Ident(p.Job.Name), aJob, Ident(p.Mid.Name), aMid, col(aMid, toJob.FromCol), col(aJob, toJob.ToCol),
-			lineJoin, Ident(p.Lines.Name), aLine, col(aLine, toMid.FromCol), col(aMid, toMid.ToCol), extra), col(aJob, p.JobNumber)
+	if lineJoin == "" {
+		return out
 	}
+	return out + fmt.Sprintf("\n%s %s %s ON %s = %s", lineJoin, Ident(p.Lines.Name), aLine,
+		col(aLine, lines.FromCol), col(to, lines.ToCol))
 }
 
 func (p *Proposal) denormalised() bool {
@@ -142,12 +160,13 @@ func (p *Proposal) denormalised() bool {
 func (p *Proposal) lineItems(q *Queries) string {
 	var cols []string
 	add := func(expr, alias string) { cols = append(cols, expr+" AS "+alias) }
-	jobExpr := col(aJob, p.JobNumber)
+	// Lines that carry the job number itself need no job table.
+	from, jobExpr := Ident(p.Lines.Name)+" "+aLine, col(aLine, p.JobNumber)
 	switch {
-	case p.Flat:
-		jobExpr = col(aLine, p.JobNumber)
 	case p.denormalised():
 		jobExpr = col(aLine, p.Path[0].FromCol)
+	case !p.Flat:
+		from, jobExpr = p.from("JOIN"), col(aJob, p.JobNumber)
 	}
 	add(jobExpr, "job")
 	add(p.lineIDExpr(), "line_id")
@@ -167,16 +186,6 @@ func (p *Proposal) lineItems(q *Queries) string {
 		add(col(aLine, p.Total), "total")
 	} else {
 		q.note("line_items", false, "no line total column: quotesync computes quantity × price, rounded half up to cents")
-	}
-	var from string
-	switch {
-	case p.Flat:
-		from = fmt.Sprintf("%s %s", Ident(p.Lines.Name), aLine)
-	case p.denormalised():
-		from = fmt.Sprintf("%s %s", Ident(p.Lines.Name), aLine)
-		jobExpr = col(aLine, p.Path[0].FromCol)
-	default:
-		from, jobExpr = p.from("JOIN", "")
 	}
 	where := jobExpr + " IN (:jobs)"
 	if live := p.live(); live != "" {
@@ -246,19 +255,39 @@ func (p *Proposal) hasClaim(claim string) string {
 	return claim + " IS NOT NULL"
 }
 
+// estimateState writes estimate_state. A flat table's groups the lines by
+// job: final when every live line carries a final status (a line added
+// after, still open, makes the estimate a Draft again; a job without live
+// lines is not final).
 func (p *Proposal) estimateState(q *Queries) string {
-	jobNo := col(aJob, p.JobNumber)
+	a, agg, statusTable := aJob, "MAX", p.StatusTable
+	if p.Flat {
+		a, agg, statusTable = aLine, "MIN", p.Lines
+	}
+	jobNo := col(a, p.JobNumber)
 	cols := []string{jobNo + " AS job"}
 	switch {
 	case p.Status != nil && len(p.Final) > 0:
-		cols = append(cols, fmt.Sprintf("MAX(CASE WHEN %s IN (%s) THEN 1 ELSE 0 END) AS final", p.statusExpr(), p.finalValues()))
-		q.note("estimate_state", false, "final: %s.%s is %s", p.StatusTable.Name, p.Status.Name, strings.Join(p.Final, " or "))
+		isFinal := fmt.Sprintf("CASE WHEN %s IN (%s) THEN 1 ELSE 0 END", p.statusExpr(), p.finalValues())
+		if live := p.live(); p.Flat && live != "" {
+			isFinal = fmt.Sprintf("CASE WHEN %s THEN %s END", live, isFinal)
+		}
+		cols = append(cols, agg+"("+isFinal+") AS final")
+		if p.Flat {
+			q.note("estimate_state", false, "final: every live line of the job has %s %s (a line added later with another status makes the estimate a Draft again)",
+				p.Status.Name, strings.Join(p.Final, " or "))
+		} else {
+			q.note("estimate_state", false, "final: %s.%s is %s", p.StatusTable.Name, p.Status.Name, strings.Join(p.Final, " or "))
+		}
 	case p.Status != nil:
 		q.note("estimate_state", true, "which value of %s.%s means final was not confirmed, so this returns no final column and quotesync submits nothing: "+
-			"add MAX(CASE WHEN %s IN ('VALUE') THEN 1 ELSE 0 END) AS final (values seen: %s)",
-			p.StatusTable.Name, p.Status.Name, p.statusExpr(), ValueList(p.StatusValues))
+			"add %s(CASE WHEN %s IN ('VALUE') THEN 1 ELSE 0 END) AS final (values seen: %s)",
+			statusTable.Name, p.Status.Name, agg, p.statusExpr(), ValueList(p.StatusValues))
 	default:
 		q.note("estimate_state", true, "no status column was found, so this returns no final column and quotesync submits nothing: add a final column (1 when the estimate is final)")
+	}
+	if p.Flat {
+		return p.flatEstimateState(q, cols)
 	}
 	lineJoin := ""
 	if p.markerOK() {
@@ -272,16 +301,9 @@ func (p *Proposal) estimateState(q *Queries) string {
 		}
 		q.note("estimate_state", false, "no marker (%s): quotesync derives one from line_items' rows, computed by the database", reason)
 	}
-	var from string
-	switch {
-	case lineJoin != "":
-		from, _ = p.from(lineJoin, "")
-	case p.Mid != nil && p.StatusTable == p.Mid:
-		toJob := p.Path[1]
-		from = fmt.Sprintf("%s %s\nJOIN %s %s ON %s = %s", Ident(p.Job.Name), aJob, Ident(p.Mid.Name), aMid,
-			col(aMid, toJob.FromCol), col(aJob, toJob.ToCol))
-	default:
-		from = Ident(p.Job.Name) + " " + aJob
+	from := Ident(p.Job.Name) + " " + aJob
+	if lineJoin != "" || (p.Mid != nil && p.StatusTable == p.Mid) {
+		from = p.from(lineJoin)
 	}
 	return fmt.Sprintf("SELECT %s\nFROM %s\nWHERE %s IN (:jobs)\nGROUP BY %s", strings.Join(cols, ",\n       "), from, jobNo, jobNo)
 }
@@ -353,9 +375,9 @@ func (p *Proposal) numberExpr(v string) string {
 	return v
 }
 
-// insertValues are the columns of a new job row and their values (the
-// job number's excepted), and the guessed defaults.
-func (p *Proposal) insertValues(t *Table, set [][2]string) ([]string, []string, []string) {
+// insertValues are the columns of a new row of t and their values, set's
+// and the guessed defaults (noted).
+func (p *Proposal) insertValues(q *Queries, t *Table, set [][2]string) ([]string, []string) {
 	var cols, vals, guessed []string
 	for _, cv := range set {
 		cols, vals = append(cols, Ident(cv[0])), append(vals, cv[1])
@@ -366,7 +388,8 @@ func (p *Proposal) insertValues(t *Table, set [][2]string) ([]string, []string, 
 			guessed = append(guessed, fmt.Sprintf("%s.%s = %s", t.Name, c.Name, v))
 		}
 	}
-	return cols, vals, guessed
+	p.noteDefaults(q, guessed)
+	return cols, vals
 }
 
 // createJob writes the statements that make a job for a request, run in
@@ -399,21 +422,19 @@ func (p *Proposal) createJob(q *Queries) []string {
 		}
 		number = p.numberExpr(v)
 		stmts = append(stmts, fmt.Sprintf("UPDATE %s %s SET %s.%s = %s.%s + 1%s", ctr, aCtr, aCtr, val, aCtr, val, where))
-		cols, vals, guessed := p.insertValues(p.Job, append([][2]string{{p.JobNumber.Name, number}}, set...))
+		cols, vals := p.insertValues(q, p.Job, append([][2]string{{p.JobNumber.Name, number}}, set...))
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (%s)\nSELECT %s\nFROM %s %s%s", Ident(p.Job.Name), strings.Join(cols, ", "),
 			strings.Join(vals, ", "), ctr, aCtr, where))
-		p.noteDefaults(q, guessed)
 		newJob = fmt.Sprintf("FROM %s %s JOIN %s %s ON %s = %s%s", Ident(p.Job.Name), aJob, ctr, aCtr, jobNo, number, where)
 		q.note("create_job", false, "the number: %s's row is bumped first (its row lock keeps two creations apart), then %s", n.Table.Name,
 			map[bool]string{true: "its value before the bump is the new number", false: "its value is the new number"}[n.HoldsNext])
 	case "auto_increment":
-		cols, vals, guessed := p.insertValues(p.Job, set)
+		cols, vals := p.insertValues(q, p.Job, set)
 		if len(cols) == 0 {
 			stmts = append(stmts, fmt.Sprintf("INSERT INTO %s () VALUES ()", Ident(p.Job.Name)))
 		} else {
 			stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (%s)\nVALUES (%s)", Ident(p.Job.Name), strings.Join(cols, ", "), strings.Join(vals, ", ")))
 		}
-		p.noteDefaults(q, guessed)
 		newJob = fmt.Sprintf("FROM %s %s WHERE %s = LAST_INSERT_ID()", Ident(p.Job.Name), aJob, jobNo)
 		q.note("create_job", false, "the number: %s.%s is AUTO_INCREMENT, so the server gives it", p.Job.Name, p.JobNumber.Name)
 	default:
@@ -424,14 +445,13 @@ func (p *Proposal) createJob(q *Queries) []string {
 			next = fmt.Sprintf("COALESCE(MAX(CAST(SUBSTRING(x.%s, %d) AS UNSIGNED)), 0) + 1", Ident(p.JobNumber.Name), utf8.RuneCountInString(n.Prefix)+1)
 		}
 		number = p.numberExpr(next)
-		cols, vals, guessed := p.insertValues(p.Job, append([][2]string{{p.JobNumber.Name, number}}, set...))
+		cols, vals := p.insertValues(q, p.Job, append([][2]string{{p.JobNumber.Name, number}}, set...))
 		filter := ""
 		if n.Prefix != "" && !isInteger(p.JobNumber) {
 			filter = fmt.Sprintf(" WHERE LEFT(x.%s, %d) = %s", Ident(p.JobNumber.Name), utf8.RuneCountInString(n.Prefix), Literal(n.Prefix))
 		}
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (%s)\nSELECT %s\nFROM %s x%s", Ident(p.Job.Name), strings.Join(cols, ", "),
 			strings.Join(vals, ", "), Ident(p.Job.Name), filter))
-		p.noteDefaults(q, guessed)
 		q.note("create_job", true, "the number is the largest plus one: the unique index on %s.%s turns a race with the shop's own application into a failed insert that quotesync tries again at the next pass; a counter table of the shop's is better if it has one", p.Job.Name, p.JobNumber.Name)
 	}
 	if newJob == "" {
@@ -451,9 +471,8 @@ func (p *Proposal) createJob(q *Queries) []string {
 	}
 	if p.Mid != nil {
 		toJob := p.Path[1]
-		cols, vals, guessed := p.insertValues(p.Mid, [][2]string{{toJob.FromCol.Name, col(aJob, toJob.ToCol)}})
+		cols, vals := p.insertValues(q, p.Mid, [][2]string{{toJob.FromCol.Name, col(aJob, toJob.ToCol)}})
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (%s)\nSELECT %s\n%s", Ident(p.Mid.Name), strings.Join(cols, ", "), strings.Join(vals, ", "), newJob))
-		p.noteDefaults(q, guessed)
 		q.note("create_job", true, "a new job gets its %s row, as the shop's application would make it: check the values", p.Mid.Name)
 		if strings.Contains(newJob, "LAST_INSERT_ID()") && p.Mid.SinglePK() != nil && p.Mid.SinglePK().AutoIncrement {
 			// LAST_INSERT_ID() now names the estimate: find the job

@@ -1,9 +1,9 @@
 package discover
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -14,16 +14,6 @@ type candidate struct {
 	col   *Column
 	score float64
 	why   []string
-}
-
-func (c candidate) name() string {
-	if c.col != nil {
-		return c.col.Name
-	}
-	if c.table != nil {
-		return c.table.Name
-	}
-	return ""
 }
 
 // rankCols scores every usable column of t that pass accepts by the
@@ -51,15 +41,10 @@ func rankCols(t *Table, v vocab, accept func(*Column) bool, adjust func(*Column,
 	return out
 }
 
+// sortCandidates sorts column candidates best first, then by position.
 func sortCandidates(cs []candidate) {
-	sort.SliceStable(cs, func(i, j int) bool {
-		if cs[i].score != cs[j].score {
-			return cs[i].score > cs[j].score
-		}
-		if cs[i].col != nil && cs[j].col != nil {
-			return cs[i].col.Position < cs[j].col.Position
-		}
-		return cs[i].name() < cs[j].name()
+	slices.SortStableFunc(cs, func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.col.Position, b.col.Position))
 	})
 }
 
@@ -313,10 +298,7 @@ func rankLineTables(s *Schema, jobs *Table) []lineTable {
 			t.qty, t.price, t.numericSet = numericCols(t, quantityNames), numericCols(t, priceNames), true
 		}
 		qty, price := t.qty, t.price
-		if len(qty) == 0 || len(price) == 0 {
-			continue
-		}
-		if len(qty) == 1 && len(price) == 1 && qty[0].col == price[0].col {
+		if len(qty) == 0 || len(price) == 0 || (len(qty) == 1 && len(price) == 1 && qty[0].col == price[0].col) {
 			continue
 		}
 		p, ok := findPath(s, t, jobs)
@@ -344,12 +326,9 @@ func rankLineTables(s *Schema, jobs *Table) []lineTable {
 
 // sortByScore sorts ranked tables best first, then by name.
 func sortByScore[T any](ts []T, c func(T) candidate) {
-	sort.SliceStable(ts, func(i, j int) bool {
-		a, b := c(ts[i]), c(ts[j])
-		if a.score != b.score {
-			return a.score > b.score
-		}
-		return a.table.Name < b.table.Name
+	slices.SortStableFunc(ts, func(x, y T) int {
+		a, b := c(x), c(y)
+		return cmp.Or(cmp.Compare(b.score, a.score), strings.Compare(a.table.Name, b.table.Name))
 	})
 }
 

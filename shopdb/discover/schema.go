@@ -126,12 +126,7 @@ func (t *Table) Column(name string) *Column {
 
 // IsUnique reports whether the column alone is unique in its table.
 func (t *Table) IsUnique(col string) bool {
-	for _, u := range t.Unique {
-		if len(u) == 1 && strings.EqualFold(u[0], col) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(t.Unique, func(u []string) bool { return len(u) == 1 && strings.EqualFold(u[0], col) })
 }
 
 // SinglePK returns the primary key's column when it has exactly one.

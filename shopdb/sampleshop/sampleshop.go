@@ -14,7 +14,7 @@ package sampleshop
 import (
 	"context"
 	"database/sql"
-	_ "embed" // the schema and the sample data
+	"embed"
 	"fmt"
 	"strings"
 
@@ -55,25 +55,17 @@ type Execer interface {
 }
 
 // Apply creates the sample schema in the current database and loads the
-// sample data, one statement at a time.
+// sample data (see the Claim constants), one statement at a time.
 func Apply(ctx context.Context, db Execer) error {
-	if err := CreateSchema(ctx, db); err != nil {
+	if err := Run(ctx, db, "create sample schema", schemaSQL); err != nil {
 		return err
 	}
-	return LoadSampleData(ctx, db)
+	return Run(ctx, db, "load sample data", dataSQL)
 }
 
-// CreateSchema creates the sample schema's tables (no data).
-func CreateSchema(ctx context.Context, db Execer) error {
-	return run(ctx, db, "create sample schema", schemaSQL)
-}
-
-// LoadSampleData loads the sample jobs (see the Claim constants).
-func LoadSampleData(ctx context.Context, db Execer) error {
-	return run(ctx, db, "load sample data", dataSQL)
-}
-
-func run(ctx context.Context, db Execer, what, script string) error {
+// Run runs the statements of script (see Statements) one at a time; what
+// names it in the error.
+func Run(ctx context.Context, db Execer, what, script string) error {
 	for i, stmt := range Statements(script) {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("%s: statement %d: %w", what, i+1, err)
@@ -133,54 +125,29 @@ func WorkTypes() map[string]string {
 func Mapping() shopdb.Config {
 	return shopdb.Config{
 		Queries: shopdb.Queries{
-			FindJob: `SELECT j.job_no AS job
-FROM jobs j
-WHERE j.claim_number = :claim_number AND j.status <> 'CANCELLED'`,
-			CreateJob: []string{
-				`UPDATE counters SET next_val = next_val + 1 WHERE name = 'job'`,
-				`INSERT INTO jobs (job_no, registration, claim_number, status, created_at)
-SELECT CONCAT('RO-', c.next_val), :registration, :claim_number, 'OPEN', NOW()
-FROM counters c WHERE c.name = 'job'`,
-				`INSERT INTO estimates (job_id, status)
-SELECT j.job_id, 'DRAFT'
-FROM jobs j JOIN counters c ON j.job_no = CONCAT('RO-', c.next_val)
-WHERE c.name = 'job'`,
-				`SELECT CONCAT('RO-', c.next_val) AS job FROM counters c WHERE c.name = 'job'`,
-			},
-			BookingDate: `SELECT j.booking_date FROM jobs j WHERE j.job_no = :job`,
-			ReleaseJob: []string{
-				`UPDATE jobs SET status = 'CANCELLED'
-WHERE job_no = :job AND :job_created = 1
-  AND NOT EXISTS (SELECT 1 FROM estimates e JOIN estimate_lines l ON l.estimate_id = e.estimate_id
-                  WHERE e.job_id = jobs.job_id AND l.deleted = 0)`,
-			},
-			LineItems: `SELECT j.job_no AS job, l.line_id, l.line_no, l.op_code AS code, l.description,
-       l.part_no AS part_number, l.qty AS quantity, l.unit_price AS price, l.line_total AS total,
-       l.markup, l.on_report AS is_on_report, l.supplier AS meta_supplier
-FROM jobs j
-JOIN estimates e ON e.job_id = j.job_id
-JOIN estimate_lines l ON l.estimate_id = e.estimate_id
-WHERE j.job_no IN (:jobs) AND l.deleted = 0`,
-			EstimateState: `SELECT j.job_no AS job,
-       MAX(CASE WHEN e.status = 'FINAL' THEN 1 ELSE 0 END) AS final,
-       CONCAT(MAX(e.status), '|', MAX(e.updated_at), '|',
-              SUM(CASE WHEN l.deleted = 0 THEN 1 ELSE 0 END), '|',
-              COALESCE(MAX(l.updated_at), '-')) AS marker
-FROM jobs j
-JOIN estimates e ON e.job_id = j.job_id
-LEFT JOIN estimate_lines l ON l.estimate_id = e.estimate_id
-WHERE j.job_no IN (:jobs)
-GROUP BY j.job_no`,
-			ShopChanged: `SELECT (SELECT MAX(updated_at) FROM estimate_lines) AS lines_changed,
-       (SELECT COUNT(*) FROM estimates) AS estimate_count,
-       (SELECT MAX(updated_at) FROM estimates) AS estimates_changed`,
-			SampleJobs: `SELECT j.job_no AS job, j.claim_number, j.registration
-FROM jobs j
-WHERE j.claim_number IS NOT NULL AND j.status <> 'CANCELLED'
-ORDER BY j.job_id DESC
-LIMIT 20`,
+			FindJob:       mappingSQL("find_job"),
+			CreateJob:     Statements(mappingSQL("create_job")),
+			BookingDate:   mappingSQL("booking_date"),
+			ReleaseJob:    Statements(mappingSQL("release_job")),
+			LineItems:     mappingSQL("line_items"),
+			EstimateState: mappingSQL("estimate_state"),
+			ShopChanged:   mappingSQL("shop_changed"),
+			SampleJobs:    mappingSQL("sample_jobs"),
 		},
 		Params:    map[string]string{"registration": "vehicle.registration"},
 		WorkTypes: WorkTypes(),
 	}
+}
+
+//go:embed mapping/*.sql
+var mappingFiles embed.FS
+
+// mappingSQL is the text of mapping/name.sql: a statement, or those of
+// create_job and release_job, each ending with ";" at a line end.
+func mappingSQL(name string) string {
+	b, err := mappingFiles.ReadFile("mapping/" + name + ".sql")
+	if err != nil {
+		panic(err) // embedded: a name that is not there is a typo
+	}
+	return strings.TrimSpace(string(b))
 }

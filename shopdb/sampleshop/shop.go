@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/shopspring/decimal"
 )
 
@@ -28,16 +28,16 @@ func New(db *sql.DB) *Shop {
 
 // Line is one estimate line as the shop stores it.
 type Line struct {
-	LineID      int64 // assigned by AddLine
-	LineNo      int   // 0 in AddLine: after the last line
+	LineID      int64 `db:"line_id"` // assigned by AddLine
+	LineNo      int   `db:"line_no"` // 0 in AddLine: after the last line
 	Code        string
 	Description string
-	PartNo      string
-	Qty         decimal.Decimal
-	UnitPrice   decimal.NullDecimal // NULL: price still to be confirmed
-	LineTotal   decimal.NullDecimal // NULL: the shop leaves the total to the reader
+	PartNo      string              `db:"part_no"`
+	Qty         decimal.Decimal     // NULL reads as 0
+	UnitPrice   decimal.NullDecimal `db:"unit_price"` // NULL: price still to be confirmed
+	LineTotal   decimal.NullDecimal `db:"line_total"` // NULL: the shop leaves the total to the reader
 	Markup      decimal.NullDecimal // NULL: no markup
-	OnReport    sql.NullBool        // NULL: the shop does not say
+	OnReport    sql.NullBool        `db:"on_report"` // NULL: the shop does not say
 	Supplier    string              // "": none (the item metadata "supplier")
 }
 
@@ -183,15 +183,6 @@ func (s *Shop) SetFinal(ctx context.Context, job string, final bool) error {
 		"UPDATE estimates SET status = ?, updated_at = NOW(6) WHERE job_id = (SELECT job_id FROM jobs WHERE job_no = ?)", status, job)
 }
 
-// SetBookingDate books the job in (the zero date clears it).
-func (s *Shop) SetBookingDate(ctx context.Context, job string, day time.Time) error {
-	var v any
-	if !day.IsZero() {
-		v = day.Format(time.DateOnly)
-	}
-	return s.exec(ctx, "set booking date of "+job, "UPDATE jobs SET booking_date = ? WHERE job_no = ?", v, job)
-}
-
 // exec runs one UPDATE that must touch one row.
 func (s *Shop) exec(ctx context.Context, what, query string, args ...any) error {
 	res, err := s.db.ExecContext(ctx, query, args...)
@@ -208,27 +199,13 @@ func (s *Shop) exec(ctx context.Context, what, query string, args ...any) error 
 
 // Lines returns the job's live (not soft-deleted) lines by line number.
 func (s *Shop) Lines(ctx context.Context, job string) ([]Line, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT l.line_id, l.line_no, COALESCE(l.op_code, ''),
-COALESCE(l.description, ''), COALESCE(l.part_no, ''), l.qty, l.unit_price, l.line_total,
-l.markup, l.on_report, COALESCE(l.supplier, '')
+	var out []Line
+	err := sqlx.NewDb(s.db, "mysql").SelectContext(ctx, &out, `SELECT l.line_id, l.line_no, COALESCE(l.op_code, '') AS code,
+COALESCE(l.description, '') AS description, COALESCE(l.part_no, '') AS part_no, COALESCE(l.qty, 0) AS qty, l.unit_price,
+l.line_total, l.markup, l.on_report, COALESCE(l.supplier, '') AS supplier
 FROM estimate_lines l JOIN estimates e ON e.estimate_id = l.estimate_id JOIN jobs j ON j.job_id = e.job_id
 WHERE j.job_no = ? AND l.deleted = 0 ORDER BY l.line_no, l.line_id`, job)
 	if err != nil {
-		return nil, fmt.Errorf("read lines of %s: %w", job, err)
-	}
-	defer rows.Close()
-	var out []Line
-	for rows.Next() {
-		var l Line
-		var qty decimal.NullDecimal
-		if err := rows.Scan(&l.LineID, &l.LineNo, &l.Code, &l.Description, &l.PartNo, &qty, &l.UnitPrice, &l.LineTotal,
-			&l.Markup, &l.OnReport, &l.Supplier); err != nil {
-			return nil, fmt.Errorf("read lines of %s: %w", job, err)
-		}
-		l.Qty = qty.Decimal
-		out = append(out, l)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read lines of %s: %w", job, err)
 	}
 	return out, nil

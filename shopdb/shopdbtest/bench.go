@@ -2,9 +2,9 @@ package shopdbtest
 
 import (
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,9 +36,8 @@ func ServerCPU() (time.Duration, bool) {
 		if len(f) < 13 {
 			continue
 		}
-		ut, err1 := strconv.ParseInt(f[11], 10, 64)
-		st, err2 := strconv.ParseInt(f[12], 10, 64)
-		if err1 != nil || err2 != nil {
+		var ut, st int64
+		if _, err := fmt.Sscan(f[11]+" "+f[12], &ut, &st); err != nil {
 			continue
 		}
 		return time.Duration(ut+st) * 10 * time.Millisecond, true

@@ -62,15 +62,14 @@ const (
 // mariadb-install-db) to start a server of a test's own with.
 var ErrNoServerBinary = errors.New("no mariadbd or mariadb-install-db on this machine (Debian: apt-get install mariadb-server)")
 
-// serverBinaries finds the server and its installer.
+// serverBinaries finds the server and its installer, in PATH or the
+// usual directories of programs (sbin is often not in a user's PATH).
 func serverBinaries() (server, install string, err error) {
+	dirs := append(filepath.SplitList(os.Getenv("PATH")), "/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin")
 	find := func(names ...string) string {
 		for _, n := range names {
-			if p, err := exec.LookPath(n); err == nil {
-				return p
-			}
-			for _, dir := range []string{"/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"} {
-				if p := filepath.Join(dir, n); isExecutable(p) {
+			for _, dir := range dirs {
+				if p, err := exec.LookPath(filepath.Join(dir, n)); err == nil && filepath.IsAbs(p) {
 					return p
 				}
 			}
@@ -82,11 +81,6 @@ func serverBinaries() (server, install string, err error) {
 		return "", "", ErrNoServerBinary
 	}
 	return server, install, nil
-}
-
-func isExecutable(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
 }
 
 // StartServer starts a server of the test's own, stopped and removed in

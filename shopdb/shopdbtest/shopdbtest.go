@@ -10,7 +10,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -214,15 +213,6 @@ func (d *Database) Snapshot(tb testing.TB) [5]int {
 		}
 	}
 	return out
-}
-
-// Kill ends a server session (KILL CONNECTION) from the test's own pool, as
-// a crashed client or a network partition would.
-func (d *Database) Kill(tb testing.TB, connectionID int64) {
-	tb.Helper()
-	if _, err := d.SQL.Exec(fmt.Sprintf("KILL CONNECTION %d", connectionID)); err != nil {
-		tb.Fatalf("shopdbtest: kill connection %d: %v", connectionID, err)
-	}
 }
 
 // LineItems reads jobs' lines with shopdb.DB.Lines as a pass holds them:

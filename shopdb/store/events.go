@@ -3,14 +3,13 @@ package store
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"fmt"
 	"strconv"
-	"time"
 )
 
-// eventColumns is the column list of the events table in scan order.
-const eventColumns = "id, insurer, request_id, job, kind, from_phase, to_phase, reason, route, status, attempt, duration_ms, items, hash, message, `at`"
+// eventColumns are the columns of an Event (its fields' db names).
+const eventColumns = "id, insurer, request_id, job, kind, from_phase, to_phase, reason, route, status, attempt, " +
+	"duration_ms * 1000000 AS duration, items, hash, COALESCE(message, '') AS message, `at`"
 
 // The columns an event is written with, and one row's placeholders.
 const (
@@ -103,30 +102,10 @@ func (st *Store) Events(ctx context.Context, requestID string, limit int) ([]Eve
 
 // queryEvents runs query, which selects eventColumns, and scans its rows.
 func (st *Store) queryEvents(ctx context.Context, query string, args ...any) ([]Event, error) {
-	rows, err := st.x.QueryContext(ctx, query, args...)
+	var out []Event
+	err := st.x.SelectContext(ctx, &out, query, args...)
 	if mysqlErrno(err) == errNoSuchTable {
 		err = ErrNoStateTables
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Event
-	for rows.Next() {
-		var (
-			ev  Event
-			ms  int64
-			msg sql.NullString
-		)
-		err := rows.Scan(&ev.ID, &ev.Insurer, &ev.RequestID, &ev.Job, &ev.Kind, &ev.From, &ev.To, &ev.Reason, &ev.Route,
-			&ev.Status, &ev.Attempt, &ms, &ev.Items, &ev.Hash, &msg, &ev.At)
-		if err != nil {
-			return nil, err
-		}
-		ev.Duration = time.Duration(ms) * time.Millisecond
-		ev.Message = msg.String
-		ev.At = ev.At.UTC()
-		out = append(out, ev)
-	}
-	return out, rows.Err()
+	return out, err
 }

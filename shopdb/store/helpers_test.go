@@ -224,3 +224,12 @@ func checkStored(tb testing.TB, db testDB, r store.Request) {
 		tb.Fatalf("returned row differs from the stored row (-stored +returned):\n%s", diff)
 	}
 }
+
+// kill ends a server session (KILL CONNECTION) from the test's own pool, as
+// a crashed client or a network partition would.
+func kill(tb testing.TB, d *shopdbtest.Database, connectionID int64) {
+	tb.Helper()
+	if _, err := d.SQL.Exec(fmt.Sprintf("KILL CONNECTION %d", connectionID)); err != nil {
+		tb.Fatalf("kill connection %d: %v", connectionID, err)
+	}
+}

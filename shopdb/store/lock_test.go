@@ -40,7 +40,7 @@ func TestLockPassesOnWhenHolderDies(t *testing.T) {
 		t.Errorf("Check cost %d round trips, want 1", got)
 	}
 
-	d.Kill(t, store.LockConnectionID(la))
+	kill(t, d, store.LockConnectionID(la))
 	select {
 	case <-la.Lost():
 	case <-time.After(5 * time.Second):

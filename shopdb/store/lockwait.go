@@ -107,19 +107,20 @@ type lockHolder struct {
 	User    string // user@host
 	Command string // what the session does now: Sleep, Query, …
 	Open    int64  // seconds since its transaction started
-	Query   string // the statement it runs, "" when idle or in another database
-	Other   bool   // a session outside the shop's database: its statement is not shown
+	// Query is the statement it runs, "" when idle; NULL (not Valid) for a
+	// session outside the shop's database, whose statement is not shown.
+	Query sql.NullString
 }
 
 func (h lockHolder) String() string {
 	s := fmt.Sprintf("connection %d (%s, transaction open %ds, ", h.ID, h.User, h.Open)
-	if h.Other {
+	if !h.Query.Valid {
 		return s + "a session outside the shop's database)"
 	}
-	if h.Query == "" {
+	if h.Query.String == "" {
 		return s + fmt.Sprintf("no statement running (%s): a transaction left open)", h.Command)
 	}
-	return s + fmt.Sprintf("running %q)", h.Query)
+	return s + fmt.Sprintf("running %q)", h.Query.String)
 }
 
 // holderColumns are the columns of a holder, the blocking transaction as
@@ -127,9 +128,9 @@ func (h lockHolder) String() string {
 // statement of a session in another database (another application's, which
 // may carry its data) is never read: the server's other tenants are not
 // the shop's to show in quotesync's status.
-const holderColumns = `b.trx_mysql_thread_id, CONCAT(COALESCE(p.USER, '?'), '@', COALESCE(p.HOST, '?')),
-	COALESCE(p.COMMAND, ''), COALESCE(TIMESTAMPDIFF(SECOND, b.trx_started, NOW()), 0),
-	CASE WHEN p.DB <=> ? THEN COALESCE(LEFT(REPLACE(REPLACE(b.trx_query, '\n', ' '), '\r', ' '), 120), '') ELSE NULL END`
+const holderColumns = `b.trx_mysql_thread_id AS id, CONCAT(COALESCE(p.USER, '?'), '@', COALESCE(p.HOST, '?')) AS user,
+	COALESCE(p.COMMAND, '') AS command, COALESCE(TIMESTAMPDIFF(SECOND, b.trx_started, NOW()), 0) AS open,
+	CASE WHEN p.DB <=> ? THEN COALESCE(LEFT(REPLACE(REPLACE(b.trx_query, '\n', ' '), '\r', ' '), 120), '') ELSE NULL END AS query`
 
 // blockers returns the sessions holding the locks that sessions of
 // quotesync's database user, in the shop's database, wait for (another
@@ -160,20 +161,7 @@ LIMIT 3`, st.cfg.Database, st.cfg.Database)
 }
 
 func (st *Store) holders(ctx context.Context, query string, args ...any) ([]lockHolder, error) {
-	rows, err := st.x.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var out []lockHolder
-	for rows.Next() {
-		var h lockHolder
-		var query sql.NullString
-		if err := rows.Scan(&h.ID, &h.User, &h.Command, &h.Open, &query); err != nil {
-			return nil, err
-		}
-		h.Query, h.Other = query.String, !query.Valid
-		out = append(out, h)
-	}
-	return out, rows.Err()
+	err := st.x.SelectContext(ctx, &out, query, args...)
+	return out, err
 }

@@ -87,6 +87,7 @@ func (st *Store) currentVersion(ctx context.Context, x queryer) (int, error) {
 		return 0, err
 	}
 	defer rows.Close()
+	// Zero rows (go-mysql-server's answer on an empty table) is version 0.
 	var v int
 	if rows.Next() {
 		if err := rows.Scan(&v); err != nil {

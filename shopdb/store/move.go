@@ -243,7 +243,7 @@ func (st *Store) Adoptable(ctx context.Context, name string) (rows []Request, ke
 		" n ON n.insurer = ? AND n.request_id = u.request_id WHERE u.insurer = '' ORDER BY u.request_id", name); err != nil {
 		return nil, nil, fmt.Errorf("look for the requests insurer %s tracks already: %w", name, err)
 	}
-	rows, err = st.queryRequests(ctx, st.x, "SELECT "+lightColumns+" FROM "+st.t.requests+" u WHERE insurer = ''"+
+	rows, err = queryRequestsInto(ctx, st.x, nil, "SELECT "+lightColumns+" FROM "+st.t.requests+" u WHERE insurer = ''"+
 		" AND NOT EXISTS (SELECT 1 FROM "+st.t.requests+" n WHERE n.insurer = ? AND n.request_id = u.request_id)"+
 		" ORDER BY created_at, request_id", name)
 	if err != nil {

@@ -35,23 +35,25 @@ type Outbox struct {
 
 // Delivery is one row of the outbox: one event for one target.
 type Delivery struct {
-	ID, EventID int64
+	ID      int64
+	EventID int64 `db:"event_id"`
 	// NoticeID is the event's notification id: a UUIDv7 the rows of all
 	// its targets share; "" for a row queued before quotesync had it.
-	NoticeID     string
+	NoticeID     string `db:"notice_id"`
 	Target, Kind string
 	// Insurer is the event's insurer ("" for a row queued before
 	// insurers had names and not adopted).
-	Insurer        string
-	RequestID, Job string
-	Claim          string
-	Phase          Phase
-	Reason         Reason
-	Detail         string
-	At             time.Time // when the event happened
-	Attempts       int       // failed attempts so far
-	NextAttemptAt  time.Time
-	LastError      string
+	Insurer       string
+	RequestID     string `db:"request_id"`
+	Job           string
+	Claim         string
+	Phase         Phase
+	Reason        Reason
+	Detail        string
+	At            time.Time // when the event happened
+	Attempts      int       // failed attempts so far
+	NextAttemptAt time.Time `db:"next_attempt_at"`
+	LastError     string    `db:"last_error"`
 }
 
 // ErrDelivered: the delivery was made already (by an earlier attempt
@@ -65,7 +67,10 @@ var errOnceHeld = errors.New("once key held")
 // retry's, so that new deliveries go first, in the order of their events.
 var dueAtOnce = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
 
-const deliveryColumns = "id, event_id, notice_id, target, kind, insurer, request_id, claim, job, phase, reason, detail, `at`, attempts, next_attempt_at, last_error"
+// deliveryColumns are the columns of a Delivery (its fields' db names).
+const deliveryColumns = "id, event_id, COALESCE(notice_id, '') AS notice_id, target, kind, insurer, request_id, " +
+	"claim, job, phase, reason, COALESCE(detail, '') AS detail, `at`, attempts, next_attempt_at, " +
+	"COALESCE(last_error, '') AS last_error"
 
 // queueDeliveries writes the outbox rows of the event eventID, in the
 // event's transaction x: one statement for every target, all with one new
@@ -141,30 +146,10 @@ func (st *Store) ReleaseOnce(ctx context.Context, key string) error {
 func (st *Store) PendingDeliveries(ctx context.Context, limit int) ([]Delivery, error) {
 	ctx, cancel := st.timeout(ctx)
 	defer cancel()
-	rows, err := st.x.QueryContext(ctx, "SELECT "+deliveryColumns+" FROM "+st.t.outbox+
-		" WHERE done_at IS NULL ORDER BY next_attempt_at, id LIMIT ?", limit)
-	if err != nil {
-		return nil, fmt.Errorf("read the outbox: %w", err)
-	}
-	defer rows.Close()
 	var out []Delivery
-	for rows.Next() {
-		var (
-			d                         Delivery
-			noticeID, detail, lastErr sql.NullString
-		)
-		if err := rows.Scan(&d.ID, &d.EventID, &noticeID, &d.Target, &d.Kind, &d.Insurer, &d.RequestID, &d.Claim, &d.Job, &d.Phase,
-			&d.Reason, &detail, &d.At, &d.Attempts, &d.NextAttemptAt, &lastErr); err != nil {
-			return nil, fmt.Errorf("read the outbox: %w", err)
-		}
-		d.NoticeID, d.Detail, d.LastError = noticeID.String, detail.String, lastErr.String
-		d.At, d.NextAttemptAt = d.At.UTC(), d.NextAttemptAt.UTC()
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the outbox: %w", err)
-	}
-	return out, nil
+	err := st.x.SelectContext(ctx, &out, "SELECT "+deliveryColumns+" FROM "+st.t.outbox+
+		" WHERE done_at IS NULL ORDER BY next_attempt_at, id LIMIT ?", limit)
+	return out, wrapf(err, "read the outbox")
 }
 
 // Deliver makes delivery id once: in one transaction it locks the

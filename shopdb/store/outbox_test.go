@@ -177,7 +177,7 @@ func TestWriteBackSessionKilledBeforeCommit(t *testing.T) {
 		if err := tx.GetContext(ctx, &id, "SELECT CONNECTION_ID()"); err != nil {
 			return err
 		}
-		d.Kill(t, id)
+		kill(t, d, id)
 		return nil
 	})
 	if err := db.WriteBack(ctx, dl, p); err == nil {

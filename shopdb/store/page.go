@@ -42,10 +42,8 @@ func (st *Store) RequestsPage(ctx context.Context, q PageQuery) ([]Request, erro
 // (ReleasedJob), newest first, without their RequestJSON. A job number
 // is held by one request at most, but one given up may have been reused.
 func (st *Store) RequestsOfJob(ctx context.Context, job string) ([]Request, error) {
-	ctx, cancel := st.timeout(ctx)
-	defer cancel()
-	return st.selectRequests(ctx, "read requests of job "+job, nil, "SELECT "+lightColumns+" FROM "+st.t.requests+
-		" WHERE job_number = ? OR released_job = ? ORDER BY created_at DESC, request_id DESC LIMIT 100", job, job)
+	return st.newest(ctx, "read requests of job "+job, lightColumns,
+		[]string{"(job_number = ? OR released_job = ?)"}, []any{job, job}, "", 100, 0)
 }
 
 // RequestKey names one request: its insurer and its id (two insurers'

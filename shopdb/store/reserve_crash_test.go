@@ -157,7 +157,7 @@ func TestReserveKilledInCreateJob(t *testing.T) {
 		_, err := reserve(ctx, db, newRequest("701", "CLM-KILL"))
 		done <- err
 	}()
-	d.Kill(t, waitForQuery(t, d, "DO SLEEP"))
+	kill(t, d, waitForQuery(t, d, "DO SLEEP"))
 	if err := <-done; err == nil {
 		t.Fatal("Reserve succeeded on a killed connection")
 	}
@@ -187,7 +187,7 @@ func TestReserveKilledBeforeCommit(t *testing.T) {
 		if n := count(t, d, "SELECT COUNT(*) FROM jobs WHERE claim_number = 'CLM-KILL2'"); n != 0 {
 			t.Errorf("the uncommitted job is visible to another session (%d rows)", n)
 		}
-		d.Kill(t, id)
+		kill(t, d, id)
 		killed = true
 		return nil
 	})

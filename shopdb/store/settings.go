@@ -46,7 +46,7 @@ func (st *Store) JobHolder(ctx context.Context, job string) (Request, error) {
 
 // jobHolder is JobHolder on x.
 func jobHolder(ctx context.Context, st *Store, x queryer, job string) (Request, error) {
-	rs, err := st.queryRequests(ctx, x, "SELECT "+lightColumns+" FROM "+st.t.requests+" WHERE job_number = ?", job)
+	rs, err := queryRequestsInto(ctx, x, nil, "SELECT "+lightColumns+" FROM "+st.t.requests+" WHERE job_number = ?", job)
 	if err != nil || len(rs) == 0 {
 		return Request{}, err
 	}

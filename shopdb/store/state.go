@@ -72,11 +72,6 @@ func utcTime(t sql.NullTime) time.Time {
 	return t.Time.UTC()
 }
 
-// queryRequests reads the rows of query, in order.
-func (st *Store) queryRequests(ctx context.Context, x queryer, query string, args ...any) ([]Request, error) {
-	return queryRequestsInto(ctx, x, nil, query, args...)
-}
-
 // queryRequestsInto appends the rows of query to out, in order, each
 // scanned in its place. Rows beyond out's capacity are read into chunks
 // and copied into one slice at the end: grown by append, a slice of
@@ -267,7 +262,7 @@ func (st *Store) readRequest(ctx context.Context, x queryer, requestID string, f
 	if forUpdate {
 		q += " FOR UPDATE"
 	}
-	rs, err := st.queryRequests(ctx, x, q, st.insurer, requestID)
+	rs, err := queryRequestsInto(ctx, x, nil, q, st.insurer, requestID)
 	if err != nil {
 		return Request{}, err
 	}

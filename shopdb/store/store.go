@@ -54,19 +54,11 @@ type shared struct {
 }
 
 // tables are the quoted names of quotesync's own tables.
-type tables struct {
-	requests, events, schema, settings string
-	outbox                             string
-}
+type tables struct{ requests, events, schema, settings, outbox string }
 
 func newTables(prefix string) tables {
-	return tables{
-		requests: "`" + prefix + "requests`",
-		events:   "`" + prefix + "events`",
-		schema:   "`" + prefix + "schema`",
-		settings: "`" + prefix + "settings`",
-		outbox:   "`" + prefix + "outbox`",
-	}
+	q := func(name string) string { return "`" + prefix + name + "`" }
+	return tables{q("requests"), q("events"), q("schema"), q("settings"), q("outbox")}
 }
 
 // New returns quotesync's store on db's connection pool (shop.table_prefix

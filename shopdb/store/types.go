@@ -80,11 +80,11 @@ type Event struct {
 	// Insurer is the request's insurer; written as the recording DB's
 	// when empty.
 	Insurer   string
-	RequestID string
+	RequestID string `db:"request_id"`
 	Job       string
 	Kind      string
-	From      Phase // for phase changes
-	To        Phase // for phase changes
+	From      Phase `db:"from_phase"` // for phase changes
+	To        Phase `db:"to_phase"`   // for phase changes
 	Reason    Reason
 	Route     string // for remote calls, e.g. "POST /requests/{id}"
 	Status    int    // HTTP status of a remote call, 0 when none

@@ -9,7 +9,6 @@ package testshops
 import (
 	"context"
 	_ "embed" // the schemas
-	"fmt"
 
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 )
@@ -97,10 +96,5 @@ func (s Shop) Apply(ctx context.Context, db sampleshop.Execer) error {
 	if s.Script == "" {
 		return sampleshop.Apply(ctx, db)
 	}
-	for i, stmt := range sampleshop.Statements(s.Script) {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("create shop %s: statement %d: %w", s.Name, i+1, err)
-		}
-	}
-	return nil
+	return sampleshop.Run(ctx, db, "create shop "+s.Name, s.Script)
 }
