@@ -73,9 +73,8 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return code
 	}
 	defer db.Close()
-	out := redacting(stdout, set.Daemon.Secrets) // it quotes the errors quotesync kept
-	defer out.flush()
-	stdout = out
+	stdout, flush := redacting(stdout, set.Daemon.Secrets) // it quotes the errors quotesync kept
+	defer flush()
 	if cur == 0 {
 		return failf(stderr, exitFailure, "quotesync history: %s is not tracked: quotesync's state tables do not exist yet in %s (the first start of 'quotesync run' or 'once' creates them)", termtext.Safe(arg), db.Config().Database)
 	}

@@ -79,9 +79,8 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return code
 	}
 	defer db.Close()
-	out := redacting(stdout, set.Daemon.Secrets) // it quotes the errors quotesync kept
-	defer out.flush()
-	stdout = out
+	stdout, flush := redacting(stdout, set.Daemon.Secrets) // it quotes the errors quotesync kept
+	defer flush()
 
 	var rows []store.Request
 	if cur > 0 {
