@@ -286,19 +286,14 @@ func phaseSummary(counts map[store.Phase]int) string {
 // printAttention writes what happened to r, its details and the fix,
 // wrapped, never cut; its insurer too when named.
 func printAttention(w io.Writer, r store.Request, named bool) {
-	ri := qsync.Reason(r.Reason)
-	head := ri.Words
-	fix := ri.Fix
-	if r.SupplementNeeded && r.Reason == qsync.ReasonNone {
-		head, fix = qsync.SupplementWords, qsync.SupplementFix
-	}
+	q := statuspage.RequestOf(r, named)
 	fmt.Fprintf(w, "  %s:\n", requestHead(r, named))
-	writeWrapped(w, "    ", head)
+	writeWrapped(w, "    ", q.ReasonWords)
 	if r.LastError != "" {
 		writeWrapped(w, "    details: ", flat(r.LastError))
 	}
-	if fix != "" {
-		writeWrapped(w, "    what to do: ", strings.ReplaceAll(fix, "REQUEST", statuspage.CommandArg(termtext.Safe(r.Insurer), termtext.Safe(r.RequestID), named)))
+	if q.Fix != "" {
+		writeWrapped(w, "    what to do: ", termtext.Safe(q.Fix))
 	}
 }
 

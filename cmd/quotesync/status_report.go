@@ -3,7 +3,6 @@ package main
 import (
 	"io"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/quotesync/quotesync/cmd/internal/statuspage"
@@ -145,7 +144,8 @@ func writeStatusJSON(w io.Writer, rep statusReport, form string) int {
 			SubmittedAt: r.SubmittedAt.UTC(),
 		}
 		if r.Reason != qsync.ReasonNone {
-			row.ReasonWords, row.Fix = ri.Words, strings.ReplaceAll(ri.Fix, "REQUEST", statuspage.CommandArg(r.Insurer, r.RequestID, rep.named))
+			q := statuspage.RequestOf(r, rep.named)
+			row.ReasonWords, row.Fix = q.ReasonWords, q.Fix
 		}
 		doc.Requests = append(doc.Requests, row)
 	}
