@@ -199,29 +199,26 @@ func printStatus(w io.Writer, rep statusReport, now time.Time) {
 	fmt.Fprintln(tw, head)
 	var attention, later []store.Request
 	for _, r := range rep.rows {
-		phase := string(r.Phase)
-		if r.SupplementNeeded {
+		q := statuspage.RequestOf(r, rep.named)
+		phase := q.Phase
+		if q.Supplement {
 			phase += " (supplement needed)"
 		}
 		last := "-"
 		if !r.PushedAt.IsZero() {
 			last = ago(now, r.PushedAt) + " ago"
 		}
-		reason := string(r.Reason)
-		if qsync.Reason(r.Reason).Hold {
+		reason := q.Reason
+		if q.Held {
 			reason = "held: " + reason
-		}
-		job := termtext.Safe(r.JobNumber)
-		if job == "" && r.ReleasedJob != "" {
-			job = "(" + termtext.Safe(r.ReleasedJob) + ")"
 		}
 		if rep.named {
 			fmt.Fprintf(tw, "%s\t", dash(termtext.Safe(r.Insurer)))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", truncate(termtext.Safe(r.RequestID), 24), dash(truncate(termtext.Safe(r.ClaimNumber), 24)), dash(job),
-			phase, dash(reason), last, ago(now, r.CreatedAt))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", truncate(termtext.Safe(r.RequestID), 24), dash(truncate(termtext.Safe(r.ClaimNumber), 24)),
+			dash(termtext.Safe(q.JobShown())), phase, dash(reason), last, ago(now, r.CreatedAt))
 		switch {
-		case qsync.NeedsPerson(r):
+		case q.NeedsPerson:
 			attention = append(attention, r)
 		case r.LastError != "" && qsync.IsOpen(r.Phase):
 			later = append(later, r)
