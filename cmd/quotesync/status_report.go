@@ -134,17 +134,16 @@ func writeStatusJSON(w io.Writer, rep statusReport, form string) int {
 		doc.Insurers[name] = ic
 	}
 	for _, r := range rep.rows {
-		ri := qsync.Reason(r.Reason)
+		q := statuspage.RequestOf(r, rep.named)
 		row := statusRow{
 			Insurer: r.Insurer, Request: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, ReleasedJob: r.ReleasedJob, Phase: string(r.Phase),
-			ResumePhase: string(r.ResumePhase), Reason: string(r.Reason), Held: ri.Hold, NeedsPerson: qsync.NeedsPerson(r),
+			ResumePhase: string(r.ResumePhase), Reason: string(r.Reason), Held: q.Held, NeedsPerson: q.NeedsPerson,
 			Intent: string(r.Intent), SupplementNeeded: r.SupplementNeeded, Attempts: r.Attempts,
 			NextAttemptAt: r.NextAttemptAt.UTC(), LastError: r.LastError, Expiry: r.Expiry.UTC(),
 			CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), PushedAt: r.PushedAt.UTC(),
 			SubmittedAt: r.SubmittedAt.UTC(),
 		}
-		if r.Reason != qsync.ReasonNone {
-			q := statuspage.RequestOf(r, rep.named)
+		if r.Reason != qsync.ReasonNone { // not a supplement's words
 			row.ReasonWords, row.Fix = q.ReasonWords, q.Fix
 		}
 		doc.Requests = append(doc.Requests, row)
