@@ -135,9 +135,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	} else {
 		checkConfig(ctx, cl, path, fc, os.Getenv, secrets)
 	}
-	out := redacting(stdout, secrets)
+	out, flush := redacting(stdout, secrets)
 	printChecklist(out, path, cl)
-	out.flush()
+	flush()
 	return cl.code()
 }
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/quotesync/quotesync/cmd/internal/statuspage"
 	"github.com/quotesync/quotesync/cmd/internal/termtext"
-	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 const historyHelp = `Usage: quotesync history [--config FILE] [--json] [--limit N] [--insurer NAME] REQUEST|JOB
@@ -65,24 +64,18 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if !ok {
 		return code
 	}
-	if *limit < 0 {
-		return failf(stderr, exitUsage, "quotesync history: --limit must be 0 (all) or more")
-	}
-	if *insurer != "" {
-		if err := store.CheckInsurerName(*insurer); err != nil {
-			return failf(stderr, exitUsage, "quotesync history: --insurer: %s", termtext.Safe(err.Error()))
-		}
+	if badListFlags(stderr, "history", *limit, *insurer) {
+		return exitUsage
 	}
 	n := cmp.Or(*limit, math.MaxInt32)
-	st, db, set, code := openStateDB(ctx, "history", cfg.common(), stderr)
+	st, db, set, cur, code := openStateDB(ctx, "history", cfg.common(), stderr)
 	if st == nil {
 		return code
 	}
 	defer db.Close()
-	out := redacting(stdout, set.Daemon.Secrets) // it quotes the errors quotesync kept
-	defer out.flush()
-	stdout = out
-	if cur, _, err := st.SchemaVersion(ctx); err == nil && cur == 0 {
+	stdout, flush := redacting(stdout, set.Daemon.Secrets) // it quotes the errors quotesync kept
+	defer flush()
+	if cur == 0 {
 		return failf(stderr, exitFailure, "quotesync history: %s is not tracked: quotesync's state tables do not exist yet in %s (the first start of 'quotesync run' or 'once' creates them)", termtext.Safe(arg), db.Config().Database)
 	}
 	stories, err := statuspage.FindStories(ctx, st, statuspage.Lookup{Arg: arg, Insurer: *insurer, Configured: set.Daemon.Names(), Limit: n})

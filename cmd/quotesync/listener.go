@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -291,6 +292,10 @@ func withStatusPage(obs, page http.Handler) http.Handler {
 // daemon uses now (a reload swaps it) and is on while the running
 // configuration's metrics.status_page says so.
 func (d *daemon) statusPage(set *config.Settings) http.Handler {
+	running := func() *config.Settings { // set until the daemon runs
+		_, cur := d.current()
+		return cmp.Or(cur, set)
+	}
 	return statuspage.New(statuspage.Options{
 		Store: func() *store.Store {
 			if qd, set := d.current(); qd != nil && set != nil {
@@ -298,18 +303,8 @@ func (d *daemon) statusPage(set *config.Settings) http.Handler {
 			}
 			return nil
 		},
-		Insurers: func() []string {
-			if _, cur := d.current(); cur != nil {
-				return cur.Daemon.Names()
-			}
-			return set.Daemon.Names()
-		},
-		Enabled: func() bool {
-			if _, cur := d.current(); cur != nil {
-				return cur.Metrics.StatusPageOn()
-			}
-			return set.Metrics.StatusPageOn()
-		},
+		Insurers: func() []string { return running().Daemon.Names() },
+		Enabled:  func() bool { return running().Metrics.StatusPageOn() },
 		Health:   d.pageHealth,
 		Location: set.Daemon.Sync.Location,
 		Version:  version,

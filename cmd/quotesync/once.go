@@ -63,9 +63,8 @@ func runOnce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return failf(stderr, exitUsage, "quotesync once: --json prints the plan of a dry run and needs --dry-run; a real pass reports on its log (quotesync once --dry-run --json)")
 	}
 	cf.secrets = redact.New()
-	out := redacting(stdout, cf.secrets) // the plan quotes the service's answers
-	defer out.flush()
-	stdout = out
+	stdout, flush := redacting(stdout, cf.secrets) // the plan quotes the service's answers
+	defer flush()
 	qd, done, code := cf.assemble(ctx, "once", config.AllSecrets, qsync.OpenOptions{Migrate: !*dry, AllowNoTables: *dry}, stderr)
 	if qd == nil {
 		return code

@@ -66,10 +66,8 @@ func runPreview(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if !ok {
 		return code
 	}
-	if *insurer != "" {
-		if err := store.CheckInsurerName(*insurer); err != nil {
-			return failf(stderr, exitUsage, "quotesync preview: --insurer: %s", termtext.Safe(err.Error()))
-		}
+	if badListFlags(stderr, "preview", 0, *insurer) {
+		return exitUsage
 	}
 	cf := cfg.common()
 	set, err := cf.loadSettings(config.ShopSecrets)

@@ -84,9 +84,8 @@ func runRetry(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// executor: logged, and queued for delivery as its event says.
 	cf := cfg.common()
 	cf.secrets = redact.New()
-	out := redacting(stdout, cf.secrets) // it quotes the error quotesync kept
-	defer out.flush()
-	stdout = out
+	stdout, flush := redacting(stdout, cf.secrets) // it quotes the error quotesync kept
+	defer flush()
 	qd, done, code := cf.assemble(ctx, "retry", config.ShopSecrets, qsync.OpenOptions{AllowNoTables: true, StateOnly: true}, stderr)
 	if qd == nil {
 		return code

@@ -71,36 +71,24 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if *limit < 0 {
-		fmt.Fprintln(stderr, "quotesync status: --limit must be 0 (all) or more")
+	if badListFlags(stderr, "status", *limit, *insurer) {
 		return exitUsage
 	}
-	if *insurer != "" {
-		if err := store.CheckInsurerName(*insurer); err != nil {
-			fmt.Fprintf(stderr, "quotesync status: --insurer: %s\n", termtext.Safe(err.Error()))
-			return exitUsage
-		}
-	}
-	st, db, set, code := openStateDB(ctx, "status", cfg.common(), stderr)
+	st, db, set, cur, code := openStateDB(ctx, "status", cfg.common(), stderr)
 	if st == nil {
 		return code
 	}
 	defer db.Close()
-	out := redacting(stdout, set.Daemon.Secrets) // it quotes the errors quotesync kept
-	defer out.flush()
-	stdout = out
+	stdout, flush := redacting(stdout, set.Daemon.Secrets) // it quotes the errors quotesync kept
+	defer flush()
 
-	cur, _, err := st.SchemaVersion(ctx)
-	if err != nil {
-		printErr(stderr, "status", err)
-		return exitFailure
-	}
 	var rows []store.Request
 	if cur > 0 {
 		q := store.ListQuery{Insurer: *insurer}
 		if !*all {
 			q.Hide, q.KeepSupplements = []store.Phase{qsync.PhaseSubmitted, qsync.PhaseGone}, true
 		}
+		var err error
 		if rows, err = st.ListRequests(ctx, q); err != nil {
 			printErr(stderr, "status", err)
 			return exitFailure
@@ -148,20 +136,34 @@ func insurerStatusForm(ctx context.Context, st *store.Store, ins qsync.Insurer, 
 	return cmp.Or(rc.StatusMethod, "POST") + " " + rc.StatusPath
 }
 
+// badListFlags says on stderr what is wrong with a verb's --limit or
+// --insurer, if anything.
+func badListFlags(stderr io.Writer, verb string, limit int, insurer string) bool {
+	if limit < 0 {
+		fmt.Fprintf(stderr, "quotesync %s: --limit must be 0 (all) or more\n", verb)
+		return true
+	}
+	if err := store.CheckInsurerName(insurer); insurer != "" && err != nil {
+		fmt.Fprintf(stderr, "quotesync %s: --insurer: %s\n", verb, termtext.Safe(err.Error()))
+		return true
+	}
+	return false
+}
+
 // openStateDB opens the shop database for a verb that reads quotesync's
 // state: only the database password is read. It returns quotesync's store
-// (as qsync.RequestsStore reads it) and the database to close, or nil and
-// the exit code to use.
-func openStateDB(ctx context.Context, verb string, cf commonFlags, stderr io.Writer) (*store.Store, *shopdb.DB, *config.Settings, int) {
+// (as qsync.RequestsStore reads it), the database to close and the
+// version of the state tables (0: none yet), or nil and the exit code.
+func openStateDB(ctx context.Context, verb string, cf commonFlags, stderr io.Writer) (*store.Store, *shopdb.DB, *config.Settings, int, int) {
 	set, err := cf.loadSettings(config.ShopSecrets)
 	if err != nil {
 		printErr(stderr, verb, err)
-		return nil, nil, nil, exitUsage
+		return nil, nil, nil, 0, exitUsage
 	}
 	db, err := shopdb.Open(ctx, set.Daemon.Shop)
 	if err != nil {
 		printErr(stderr, verb, err)
-		return nil, nil, nil, exitFailure
+		return nil, nil, nil, 0, exitFailure
 	}
 	st := store.New(db)
 	// One place for every reader of quotesync's rows: tables another
@@ -178,9 +180,9 @@ func openStateDB(ctx context.Context, verb string, cf commonFlags, stderr io.Wri
 	if err != nil {
 		printErr(stderr, verb, err)
 		_ = db.Close()
-		return nil, nil, nil, exitFailure
+		return nil, nil, nil, 0, exitFailure
 	}
-	return qsync.RequestsStore(st, set.Daemon), db, set, exitOK
+	return qsync.RequestsStore(st, set.Daemon), db, set, cur, exitOK
 }
 
 // printStatus writes the table, what needs a person, and the counts.
@@ -197,29 +199,26 @@ func printStatus(w io.Writer, rep statusReport, now time.Time) {
 	fmt.Fprintln(tw, head)
 	var attention, later []store.Request
 	for _, r := range rep.rows {
-		phase := string(r.Phase)
-		if r.SupplementNeeded {
+		q := statuspage.RequestOf(r, rep.named)
+		phase := q.Phase
+		if q.Supplement {
 			phase += " (supplement needed)"
 		}
 		last := "-"
 		if !r.PushedAt.IsZero() {
 			last = ago(now, r.PushedAt) + " ago"
 		}
-		reason := string(r.Reason)
-		if qsync.Reason(r.Reason).Hold {
+		reason := q.Reason
+		if q.Held {
 			reason = "held: " + reason
-		}
-		job := termtext.Safe(r.JobNumber)
-		if job == "" && r.ReleasedJob != "" {
-			job = "(" + termtext.Safe(r.ReleasedJob) + ")"
 		}
 		if rep.named {
 			fmt.Fprintf(tw, "%s\t", dash(termtext.Safe(r.Insurer)))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", truncate(termtext.Safe(r.RequestID), 24), dash(truncate(termtext.Safe(r.ClaimNumber), 24)), dash(job),
-			phase, dash(reason), last, ago(now, r.CreatedAt))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", truncate(termtext.Safe(r.RequestID), 24), dash(truncate(termtext.Safe(r.ClaimNumber), 24)),
+			dash(termtext.Safe(q.JobShown())), phase, dash(reason), last, ago(now, r.CreatedAt))
 		switch {
-		case qsync.NeedsPerson(r):
+		case q.NeedsPerson:
 			attention = append(attention, r)
 		case r.LastError != "" && qsync.IsOpen(r.Phase):
 			later = append(later, r)
@@ -284,20 +283,14 @@ func phaseSummary(counts map[store.Phase]int) string {
 // printAttention writes what happened to r, its details and the fix,
 // wrapped, never cut; its insurer too when named.
 func printAttention(w io.Writer, r store.Request, named bool) {
-	ri := qsync.Reason(r.Reason)
-	head := ri.Words
-	fix := ri.Fix
-	if r.SupplementNeeded && r.Reason == qsync.ReasonNone {
-		head, fix = qsync.SupplementWords, qsync.SupplementFix
-	}
-	id := termtext.Safe(r.RequestID)
-	fmt.Fprintf(w, "  %s (%sjob %s, %s):\n", id, insurerOf(r, named), dash(termtext.Safe(jobOf(r))), r.Phase)
-	writeWrapped(w, "    ", head)
+	q := statuspage.RequestOf(r, named)
+	fmt.Fprintf(w, "  %s:\n", requestHead(r, named))
+	writeWrapped(w, "    ", q.ReasonWords)
 	if r.LastError != "" {
 		writeWrapped(w, "    details: ", flat(r.LastError))
 	}
-	if fix != "" {
-		writeWrapped(w, "    what to do: ", strings.ReplaceAll(fix, "REQUEST", statuspage.CommandArg(termtext.Safe(r.Insurer), id, named)))
+	if q.Fix != "" {
+		writeWrapped(w, "    what to do: ", termtext.Safe(q.Fix))
 	}
 }
 
@@ -321,18 +314,19 @@ func printLater(w io.Writer, rows []store.Request, named bool, now time.Time) {
 		if r.NextAttemptAt.After(now) {
 			next = fmt.Sprintf("in %s (%s)", ago(r.NextAttemptAt, now), r.NextAttemptAt.Local().Format(time.TimeOnly))
 		}
-		fmt.Fprintf(w, "  %s (%sjob %s, %s): %s; next attempt %s\n", termtext.Safe(r.RequestID), insurerOf(r, named), dash(termtext.Safe(jobOf(r))),
-			r.Phase, qsync.Reason(r.Reason).Words, next)
+		fmt.Fprintf(w, "  %s: %s; next attempt %s\n", requestHead(r, named), qsync.Reason(r.Reason).Words, next)
 		writeWrapped(w, "    last error: ", flat(r.LastError))
 	}
 }
 
-// insurerOf is "insurer NAME, " when named, else "".
-func insurerOf(r store.Request, named bool) string {
-	if !named {
-		return ""
+// requestHead is "ID (insurer NAME, job JOB, PHASE)", the insurer only
+// when named.
+func requestHead(r store.Request, named bool) string {
+	of := ""
+	if named {
+		of = "insurer " + dash(termtext.Safe(r.Insurer)) + ", "
 	}
-	return "insurer " + dash(termtext.Safe(r.Insurer)) + ", "
+	return fmt.Sprintf("%s (%sjob %s, %s)", termtext.Safe(r.RequestID), of, dash(termtext.Safe(jobOf(r))), r.Phase)
 }
 
 // jobOf is the job a row holds, or the one it gave up.
@@ -360,15 +354,6 @@ func writeWrapped(w io.Writer, prefix, text string) {
 		line, empty = line+word, false
 	}
 	fmt.Fprintln(w, line)
-}
-
-// timePtr is nil for the zero time (left out of the JSON).
-func timePtr(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	u := t.UTC()
-	return &u
 }
 
 // printDeliveries adds the outbox to status when a write-back or a

@@ -3,7 +3,6 @@ package main
 import (
 	"io"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/quotesync/quotesync/cmd/internal/statuspage"
@@ -73,28 +72,28 @@ func (rep statusReport) unconfigured(name string) string {
 
 // statusRow is one request in status --json.
 type statusRow struct {
-	Insurer          string     `json:"insurer"`
-	Request          string     `json:"request"`
-	Claim            string     `json:"claim"`
-	Job              string     `json:"job"`
-	ReleasedJob      string     `json:"released_job,omitempty"`
-	Phase            string     `json:"phase"`
-	ResumePhase      string     `json:"resume_phase,omitempty"`
-	Reason           string     `json:"reason,omitempty"`
-	ReasonWords      string     `json:"reason_words,omitempty"`
-	Fix              string     `json:"fix,omitempty"`
-	Held             bool       `json:"held"`
-	NeedsPerson      bool       `json:"needs_person"`
-	Intent           string     `json:"intent,omitempty"`
-	SupplementNeeded bool       `json:"supplement_needed"`
-	Attempts         int        `json:"attempts"`
-	NextAttemptAt    *time.Time `json:"next_attempt_at,omitempty"`
-	LastError        string     `json:"last_error"`
-	Expiry           *time.Time `json:"expiry,omitempty"`
-	CreatedAt        *time.Time `json:"created_at,omitempty"`
-	UpdatedAt        *time.Time `json:"updated_at,omitempty"`
-	PushedAt         *time.Time `json:"pushed_at,omitempty"`
-	SubmittedAt      *time.Time `json:"submitted_at,omitempty"`
+	Insurer          string    `json:"insurer"`
+	Request          string    `json:"request"`
+	Claim            string    `json:"claim"`
+	Job              string    `json:"job"`
+	ReleasedJob      string    `json:"released_job,omitempty"`
+	Phase            string    `json:"phase"`
+	ResumePhase      string    `json:"resume_phase,omitempty"`
+	Reason           string    `json:"reason,omitempty"`
+	ReasonWords      string    `json:"reason_words,omitempty"`
+	Fix              string    `json:"fix,omitempty"`
+	Held             bool      `json:"held"`
+	NeedsPerson      bool      `json:"needs_person"`
+	Intent           string    `json:"intent,omitempty"`
+	SupplementNeeded bool      `json:"supplement_needed"`
+	Attempts         int       `json:"attempts"`
+	NextAttemptAt    time.Time `json:"next_attempt_at,omitzero"`
+	LastError        string    `json:"last_error"`
+	Expiry           time.Time `json:"expiry,omitzero"`
+	CreatedAt        time.Time `json:"created_at,omitzero"`
+	UpdatedAt        time.Time `json:"updated_at,omitzero"`
+	PushedAt         time.Time `json:"pushed_at,omitzero"`
+	SubmittedAt      time.Time `json:"submitted_at,omitzero"`
 }
 
 // statusDoc is the document status --json prints.
@@ -135,17 +134,17 @@ func writeStatusJSON(w io.Writer, rep statusReport, form string) int {
 		doc.Insurers[name] = ic
 	}
 	for _, r := range rep.rows {
-		ri := qsync.Reason(r.Reason)
+		q := statuspage.RequestOf(r, rep.named)
 		row := statusRow{
 			Insurer: r.Insurer, Request: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, ReleasedJob: r.ReleasedJob, Phase: string(r.Phase),
-			ResumePhase: string(r.ResumePhase), Reason: string(r.Reason), Held: ri.Hold, NeedsPerson: qsync.NeedsPerson(r),
+			ResumePhase: string(r.ResumePhase), Reason: string(r.Reason), Held: q.Held, NeedsPerson: q.NeedsPerson,
 			Intent: string(r.Intent), SupplementNeeded: r.SupplementNeeded, Attempts: r.Attempts,
-			NextAttemptAt: timePtr(r.NextAttemptAt), LastError: r.LastError, Expiry: timePtr(r.Expiry),
-			CreatedAt: timePtr(r.CreatedAt), UpdatedAt: timePtr(r.UpdatedAt), PushedAt: timePtr(r.PushedAt),
-			SubmittedAt: timePtr(r.SubmittedAt),
+			NextAttemptAt: r.NextAttemptAt.UTC(), LastError: r.LastError, Expiry: r.Expiry.UTC(),
+			CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), PushedAt: r.PushedAt.UTC(),
+			SubmittedAt: r.SubmittedAt.UTC(),
 		}
-		if r.Reason != qsync.ReasonNone {
-			row.ReasonWords, row.Fix = ri.Words, strings.ReplaceAll(ri.Fix, "REQUEST", statuspage.CommandArg(r.Insurer, r.RequestID, rep.named))
+		if r.Reason != qsync.ReasonNone { // not a supplement's words
+			row.ReasonWords, row.Fix = q.ReasonWords, q.Fix
 		}
 		doc.Requests = append(doc.Requests, row)
 	}

@@ -129,7 +129,7 @@ func TestStatusAndRetryBinary(t *testing.T) {
 		for _, row := range doc.Requests {
 			switch row.Claim {
 			case sampleshop.ClaimDraft:
-				if row.Phase != "drafted" || row.Job != sampleshop.JobDraft || row.PushedAt == nil {
+				if row.Phase != "drafted" || row.Job != sampleshop.JobDraft || row.PushedAt.IsZero() {
 					t.Errorf("draft row: %+v", row)
 				}
 			case sampleshop.ClaimBadLine:

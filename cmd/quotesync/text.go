@@ -23,27 +23,16 @@ import (
 // history, check, config, retry, once's plan) writes it through
 // redacting: the secrets are removed from the whole of it.
 
-// redactedOutput holds what a verb writes and writes it to w at flush,
-// the secrets of set redacted from the whole: a secret may span two
-// writes (a tabwriter's cells), and is matched only whole.
-type redactedOutput struct {
-	w   io.Writer
-	set *redact.Secrets
-	buf bytes.Buffer
-}
-
-// redacting returns w's stand-in for a verb's output; the verb flushes
-// it when it ends (defer).
-func redacting(w io.Writer, set *redact.Secrets) *redactedOutput {
-	return &redactedOutput{w: w, set: set}
-}
-
-func (o *redactedOutput) Write(p []byte) (int, error) { return o.buf.Write(p) }
-
-// flush writes what was held, redacted.
-func (o *redactedOutput) flush() {
-	_, _ = io.WriteString(o.w, o.set.Redact(o.buf.String()))
-	o.buf.Reset()
+// redacting returns w's stand-in for a verb's output, which holds what
+// the verb writes, and the flush that writes it to w when the verb ends
+// (defer), the secrets of set redacted from the whole: a secret may span
+// two writes (a tabwriter's cells), and is matched only whole.
+func redacting(w io.Writer, set *redact.Secrets) (io.Writer, func()) {
+	var buf bytes.Buffer
+	return &buf, func() {
+		_, _ = io.WriteString(w, set.Redact(buf.String()))
+		buf.Reset()
+	}
 }
 
 // redactedError is an error whose text had the secrets removed when it

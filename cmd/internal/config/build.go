@@ -259,16 +259,21 @@ func readSmall(path string, limit int64) ([]byte, error) {
 // expandPath expands ${VAR} in a secret file's path (systemd sets
 // CREDENTIALS_DIRECTORY for LoadCredential=).
 func expandPath(key, path string, getenv func(string) string) (string, error) {
-	var missing []string
-	out := os.Expand(path, func(name string) string {
-		v := getenv(name)
-		if v == "" {
-			missing = append(missing, name)
-		}
-		return v
-	})
+	out, missing := expand(path, getenv)
 	if len(missing) > 0 {
 		return "", fmt.Errorf("%s: %q uses ${%s}, which is not set (systemd sets CREDENTIALS_DIRECTORY for LoadCredential=; outside systemd run e.g. CREDENTIALS_DIRECTORY=/etc/quotesync/credentials quotesync …, or write the full path)", key, path, missing[0])
 	}
 	return out, nil
+}
+
+// expand is os.Expand of s by getenv, with the variables it found unset.
+func expand(s string, getenv func(string) string) (out string, unset []string) {
+	out = os.Expand(s, func(name string) string {
+		v := getenv(name)
+		if v == "" {
+			unset = append(unset, name)
+		}
+		return v
+	})
+	return out, unset
 }

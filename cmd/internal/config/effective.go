@@ -331,14 +331,7 @@ func (w *effWalk) secretSource(path, name string, v reflect.Value) {
 
 // expansion says what ${VAR} in s becomes in this environment.
 func (w *effWalk) expansion(s string) string {
-	var unset []string
-	out := os.Expand(s, func(name string) string {
-		v := w.getenv(name)
-		if v == "" {
-			unset = append(unset, name)
-		}
-		return v
-	})
+	out, unset := expand(s, w.getenv)
 	if len(unset) > 0 {
 		return fmt.Sprintf("${%s} unset here (systemd sets CREDENTIALS_DIRECTORY for the service)", strings.Join(unset, "}, ${"))
 	}

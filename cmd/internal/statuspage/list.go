@@ -125,7 +125,7 @@ func LoadFiltered(ctx context.Context, db *store.Store, f Filter) (List, error) 
 		return List{}, err
 	}
 	for _, r := range rows {
-		req := requestOf(r, l.Named)
+		req := RequestOf(r, l.Named)
 		if ev, ok := last[r.Key()]; ok {
 			s := stepOf(ev)
 			req.Last = &s

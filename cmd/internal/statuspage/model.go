@@ -99,8 +99,9 @@ func (r Request) JobShown() string {
 	return ""
 }
 
-// requestOf describes a row, its insurer named when named.
-func requestOf(r store.Request, named bool) Request {
+// RequestOf describes a row as people see it, its insurer named when
+// named (see NameInsurers).
+func RequestOf(r store.Request, named bool) Request {
 	out := Request{Insurer: r.Insurer, Named: named, ID: r.RequestID, Claim: r.ClaimNumber, Job: r.JobNumber, ReleasedJob: r.ReleasedJob,
 		Phase: string(r.Phase), Reason: string(r.Reason), Details: r.LastError,
 		Held: qsync.Reason(r.Reason).Hold, NeedsPerson: qsync.NeedsPerson(r), Supplement: r.SupplementNeeded,
@@ -173,7 +174,7 @@ func storyOf(ctx context.Context, db *store.Store, r store.Request, named bool, 
 	if err != nil {
 		return Story{}, fmt.Errorf("read the timeline of request %s: %w", r.RequestID, err)
 	}
-	st := Story{Request: requestOf(r, named)}
+	st := Story{Request: RequestOf(r, named)}
 	if len(evs) > limit { // newest first: the extra one is the oldest
 		evs, st.Cut = evs[:limit], true
 	}
@@ -270,7 +271,7 @@ func requestsOfID(ctx context.Context, db *store.Store, l Lookup) ([]store.Reque
 	}
 	amb := &AmbiguousError{ID: l.Arg}
 	for _, r := range rows {
-		amb.Matches = append(amb.Matches, requestOf(r, true))
+		amb.Matches = append(amb.Matches, RequestOf(r, true))
 	}
 	return nil, amb
 }

@@ -2,7 +2,6 @@ package webauth
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -34,12 +33,7 @@ func LoadKeyPair(certFile, keyFile string) (*tls.Certificate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load TLS certificate %s and key %s: %w", certFile, keyFile, err)
 	}
-	if pair.Leaf == nil {
-		if pair.Leaf, err = x509.ParseCertificate(pair.Certificate[0]); err != nil {
-			return nil, fmt.Errorf("parse TLS certificate %s: %w", certFile, err)
-		}
-	}
-	return &pair, nil
+	return &pair, nil // Leaf parsed by X509KeyPair (Go 1.23+)
 }
 
 var errKeyReadable = errors.New("readable by every user of this machine")
