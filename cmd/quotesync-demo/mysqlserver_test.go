@@ -55,7 +55,7 @@ var t0 = time.Date(2026, 11, 2, 9, 30, 15, 123456000, time.UTC)
 // mustStartMySQL starts an embedded server for the test and stops it after.
 func mustStartMySQL(tb testing.TB, cfg mysqlConfig) string {
 	tb.Helper()
-	dsn, stop, err := startMySQL(cfg)
+	mc, stop, err := startMySQL(cfg)
 	if err != nil {
 		tb.Fatalf("startMySQL: %v", err)
 	}
@@ -64,7 +64,7 @@ func mustStartMySQL(tb testing.TB, cfg mysqlConfig) string {
 			tb.Errorf("stop embedded server: %v", err)
 		}
 	})
-	return dsn
+	return mc.FormatDSN()
 }
 
 // withParams returns dsn with extra driver settings applied by edit.
@@ -136,10 +136,11 @@ func mysqlErr(tb testing.TB, err error) *mysql.MySQLError {
 }
 
 func TestStartMySQL(t *testing.T) {
-	dsn, stop, err := startMySQL(mysqlConfig{})
+	mc, stop, err := startMySQL(mysqlConfig{})
 	if err != nil {
 		t.Fatalf("startMySQL: %v", err)
 	}
+	dsn := mc.FormatDSN()
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		t.Fatalf("parse DSN %q: %v", dsn, err)

@@ -16,7 +16,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
@@ -89,16 +88,12 @@ func startStack(ctx context.Context, o demoOptions, log *zap.Logger, tl *timelin
 			s = nil
 		}
 	}()
-	dsn, stopMySQL, pool, err := startShop(ctx, o.mysqlAddr)
+	mc, stopMySQL, pool, err := startShop(ctx, o.mysqlAddr)
 	if err != nil {
 		return s, err
 	}
 	s.shopPool, s.shop = pool, sampleshop.New(pool)
 	s.closers = append(s.closers, stopMySQL, pool.Close)
-	mc, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		return s, fmt.Errorf("parse the embedded server's dsn: %w", err)
-	}
 	s.mysqlAddr = mc.Addr
 	// The directory holds harbour's token file.
 	tmpDir, err := os.MkdirTemp("", "quotesync-demo-")
