@@ -199,15 +199,3 @@ func printSummary(w io.Writer, tl *timeline, outs []outcome, apis []*insurerAPI,
 	_ = tw.Flush()
 	fmt.Fprintf(w, "quotesync: %d statements sent to the shop database\n", trips)
 }
-
-// problems lists what did not converge, one line per request.
-func problems(outs []outcome) []string {
-	var out []string
-	for _, o := range outs {
-		if len(o.Problems) > 0 {
-			out = append(out, fmt.Sprintf("%s's request %s (claim %s, job %s): %s", o.insurer, o.id, o.claim, cmp.Or(o.Job, "-"),
-				strings.Join(o.Problems, "; ")))
-		}
-	}
-	return out
-}

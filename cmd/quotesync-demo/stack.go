@@ -110,8 +110,7 @@ func startStack(ctx context.Context, o demoOptions, log *zap.Logger, tl *timelin
 		return s, fmt.Errorf("load the example configuration: %w", err)
 	}
 	env := make(map[string]string) // what the build reads as the environment
-	acme := &insurerAPI{name: insurerAcme, mode: emulator.ModeDocumented}
-	for _, a := range []*insurerAPI{acme, {name: insurerHarbour, mode: emulator.ModeSpec}} {
+	for _, a := range []*insurerAPI{{name: insurerAcme, mode: emulator.ModeDocumented}, {name: insurerHarbour, mode: emulator.ModeSpec}} {
 		secret := "demo-" + rand.Text() // a random token (or client secret) for this run, never shown
 		opts := emulator.Options{Token: secret, Seed: 1, Mode: a.mode, ClientID: "workshop-demo"}
 		if a.emu, err = emulator.New(opts); err != nil {
