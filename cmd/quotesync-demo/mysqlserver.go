@@ -37,25 +37,18 @@ const (
 	DefaultLockWaitTimeout = 10 * time.Second
 )
 
-// mysqlConfig configures the embedded MySQL-compatible server.
-type mysqlConfig struct {
-	// Addr is the TCP listen address; DefaultMySQLAddr when empty. Keep it on
-	// loopback: the server holds no real data but accepts any SQL.
-	Addr string
-	// LockWaitTimeout: see turnHandler; DefaultLockWaitTimeout when zero.
-	// Negative serves raw go-mysql-server, whose concurrent transactions lose
-	// writes (only the probes that pin that behaviour want it).
-	LockWaitTimeout time.Duration
-}
-
 // startMySQL starts go-mysql-server in-process with one empty in-memory
-// database and one superuser, listening on cfg.Addr, with whole transactions
-// serialised (turnHandler). It returns the client's configuration
-// (parseTime=true, the database selected), usable at once, and an idempotent
-// stop func that closes the listener and every open session.
-func startMySQL(cfg mysqlConfig) (mc *mysql.Config, stop func() error, err error) {
-	cfg.Addr = cmp.Or(cfg.Addr, DefaultMySQLAddr)
-	cfg.LockWaitTimeout = cmp.Or(cfg.LockWaitTimeout, DefaultLockWaitTimeout)
+// database and one superuser, listening on addr (DefaultMySQLAddr when
+// empty; keep it on loopback: the server holds no real data but accepts any
+// SQL), with whole transactions serialised (turnHandler), a statement
+// waiting at most lockWait (DefaultLockWaitTimeout when zero; negative
+// serves raw go-mysql-server, whose concurrent transactions lose writes:
+// only the probes that pin that behaviour want it). It returns the client's
+// configuration (parseTime=true, the database selected), usable at once,
+// and an idempotent stop func that closes the listener and every open
+// session.
+func startMySQL(addr string, lockWait time.Duration) (mc *mysql.Config, stop func() error, err error) {
+	addr, lockWait = cmp.Or(addr, DefaultMySQLAddr), cmp.Or(lockWait, DefaultLockWaitTimeout)
 	// go-mysql-server and its vitess fork log through logrus's standard
 	// logger: the demo shows none of it.
 	logrus.SetOutput(io.Discard)
@@ -75,16 +68,16 @@ func startMySQL(cfg mysqlConfig) (mc *mysql.Config, stop func() error, err error
 	mdb.AddSuperUser(ed, DefaultMySQLUser, "localhost", password)
 	ed.Close()
 
-	ln, err := net.Listen("tcp", cfg.Addr)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+		return nil, nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	var turns *turnHandler
 	wrap := func(h vmysql.Handler) (vmysql.Handler, error) {
-		if cfg.LockWaitTimeout < 0 {
+		if lockWait < 0 {
 			return h, nil
 		}
-		turns = &turnHandler{Handler: h, wait: cfg.LockWaitTimeout, turn: make(chan struct{}, 1)}
+		turns = &turnHandler{Handler: h, wait: lockWait, turn: make(chan struct{}, 1)}
 		return turns, nil
 	}
 	srv, err := server.NewServerWithHandler(server.Config{Protocol: "tcp", Address: ln.Addr().String(), Listener: ln},
@@ -124,7 +117,7 @@ func startMySQL(cfg mysqlConfig) (mc *mysql.Config, stop func() error, err error
 // startShop starts the embedded server and loads the sample shop through
 // a pool of the shop application's own.
 func startShop(ctx context.Context, addr string) (mc *mysql.Config, stop func() error, pool *gosql.DB, err error) {
-	if mc, stop, err = startMySQL(mysqlConfig{Addr: addr}); err != nil {
+	if mc, stop, err = startMySQL(addr, 0); err != nil {
 		return nil, nil, nil, fmt.Errorf("start the embedded mysql server: %w", err)
 	}
 	if pool, err = gosql.Open("mysql", mc.FormatDSN()); err == nil {
