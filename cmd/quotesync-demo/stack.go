@@ -153,9 +153,10 @@ func startStack(ctx context.Context, o demoOptions, log *zap.Logger, tl *timelin
 		return s, fmt.Errorf("build the example configuration: %w", err)
 	}
 	set.Daemon.Shop.Password = mc.Passwd
-	set.Daemon.Shop.Connector = &shopdbtest.Trips{} // the summary says how many statements were sent
+	set.Daemon.Shop.Connector = &shopdbtest.Trips{}   // the summary says how many statements were sent
+	names := make([]string, len(set.Daemon.Insurers)) // for the status page
 	for i, ins := range set.Daemon.Insurers {
-		s.insurers[i].built = ins
+		s.insurers[i].built, names[i] = ins, ins.Name
 	}
 	opts := qsync.OpenOptions{Migrate: true, Log: log, Observers: []qsync.Observer{tl},
 		ObserveCall: func(insurer string, ci remote.CallInfo) {
@@ -177,10 +178,6 @@ func startStack(ctx context.Context, o demoOptions, log *zap.Logger, tl *timelin
 	ln, err := net.Listen("tcp", o.pageAddr)
 	if err != nil {
 		return s, fmt.Errorf("status page: listen on %s: %w", o.pageAddr, err)
-	}
-	names := make([]string, len(s.daemon.Engines))
-	for i, e := range s.daemon.Engines {
-		names[i] = e.Insurer()
 	}
 	h := statuspage.New(statuspage.Options{Store: func() *store.Store { return s.daemon.Store },
 		Insurers: func() []string { return names }, Refresh: 5 * time.Second, Version: "demo"})
