@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -127,8 +129,8 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 		return 1
 	}
 	printSummary(stdout, tl, outs, s.insurers, shopdbtest.RoundTrips(s.daemon.Shop))
-	bad := problems(outs)
-	if verdict == "done" && len(bad) == 0 {
+	converged := !slices.ContainsFunc(outs, func(o outcome) bool { return len(o.Problems) > 0 })
+	if verdict == "done" && converged {
 		fmt.Fprintf(stdout, "\nOK: all %d requests of %s reached Submitted on their insurer's remote, each once, holding\nexactly the shop's final lines (checked item by item against the shop's rows); request %s,\nsent by both, is two requests with two jobs. Ran %s.\n",
 			len(outs), qsync.Plural(len(s.insurers), "insurer"), collidingID, time.Since(start).Round(100*time.Millisecond))
 		return 0
@@ -137,8 +139,11 @@ func runDemo(ctx context.Context, o demoOptions, stdout, stderr io.Writer) int {
 		verdict = "NOT CONVERGED: the remote and the shop disagree"
 	}
 	fmt.Fprintf(stdout, "\n%s. What did not converge:\n", verdict)
-	for _, p := range bad {
-		fmt.Fprintf(stdout, "  - %s\n", p)
+	for _, o := range outs { // what did not converge, one line per request
+		if len(o.Problems) > 0 {
+			fmt.Fprintf(stdout, "  - %s's request %s (claim %s, job %s): %s\n", o.insurer, o.id, o.claim, cmp.Or(o.Job, "-"),
+				strings.Join(o.Problems, "; "))
+		}
 	}
 	if w := sc.waiting(); w != "" {
 		fmt.Fprintf(stdout, "  - the shop's script still waits to run %s\n", w)

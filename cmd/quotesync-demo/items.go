@@ -7,33 +7,18 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/shopspring/decimal"
-
+	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 	qsync "github.com/quotesync/quotesync/sync"
 )
-
-// item is one quote item in a form the shop's lines and the remote's
-// quote can both be put in and compared. Amounts compare as numbers
-// (95.5 equals 95.5000).
-type item struct {
-	ID          string          `json:"-"`
-	Order       int             `json:"order"`
-	Type        string          `json:"type"`
-	Description string          `json:"description"`
-	PartNumber  string          `json:"partNumber"`
-	Quantity    decimal.Decimal `json:"quantity"`
-	Price       decimal.Decimal `json:"price"`
-	Total       decimal.Decimal `json:"total"`
-}
 
 // shopItems is what the remote must hold for the shop's live lines,
 // worked out here from the shop's rows and the sample mapping, not by
 // quotesync: the id is the line id, the type the mapped operation code,
 // the total the shop's line total or else quantity × price rounded half up
 // to cents.
-func shopItems(lines []sampleshop.Line, workTypes map[string]string) ([]item, error) {
-	out := make([]item, 0, len(lines))
+func shopItems(lines []sampleshop.Line, workTypes map[string]string) ([]remote.Item, error) {
+	out := make([]remote.Item, 0, len(lines))
 	for _, l := range lines {
 		typ, ok := workTypes[l.Code]
 		if !ok {
@@ -46,7 +31,7 @@ func shopItems(lines []sampleshop.Line, workTypes map[string]string) ([]item, er
 		if l.LineTotal.Valid {
 			total = l.LineTotal.Decimal
 		}
-		out = append(out, item{
+		out = append(out, remote.Item{
 			ID: strconv.FormatInt(l.LineID, 10), Order: l.LineNo, Type: typ, Description: l.Description,
 			PartNumber: l.PartNo, Quantity: l.Qty, Price: l.UnitPrice.Decimal, Total: total,
 		})
@@ -55,30 +40,19 @@ func shopItems(lines []sampleshop.Line, workTypes map[string]string) ([]item, er
 }
 
 // quoteItems decodes the items of a quote body, numbers exactly (a
-// decimal decodes a JSON number from its text).
-func quoteItems(body []byte) ([]item, error) {
-	var q struct {
-		Items []struct {
-			ID json.RawMessage `json:"id"`
-			item
-		} `json:"items"`
-	}
+// decimal decodes a JSON number from its text, a numeric id into its
+// decimal string).
+func quoteItems(body []byte) ([]remote.Item, error) {
+	var q remote.Quote
 	if err := json.Unmarshal(body, &q); err != nil {
 		return nil, fmt.Errorf("decode the remote quote: %w", err)
 	}
-	out := make([]item, len(q.Items))
-	for i, w := range q.Items {
-		out[i] = w.item
-		if json.Unmarshal(w.ID, &out[i].ID) != nil {
-			out[i].ID = string(w.ID) // a numeric id
-		}
-	}
-	return out, nil
+	return q.Items, nil
 }
 
 // diffItems lists the differences between the items the shop wants and
 // the items the remote holds, matched by id; nil when they are equal.
-func diffItems(want, got []item) []string {
+func diffItems(want, got []remote.Item) []string {
 	w, g := byID(want), byID(got)
 	var out []string
 	if len(got) != len(g) {
@@ -100,8 +74,8 @@ func diffItems(want, got []item) []string {
 	return out
 }
 
-func byID(items []item) map[string]item {
-	m := make(map[string]item, len(items))
+func byID(items []remote.Item) map[string]remote.Item {
+	m := make(map[string]remote.Item, len(items))
 	for _, it := range items {
 		m[it.ID] = it
 	}
@@ -110,7 +84,7 @@ func byID(items []item) map[string]item {
 
 // diffItem names the first field in which two items differ. Amounts
 // compare as numbers: a decimal's String has no trailing zeros.
-func diffItem(want, got item) string {
+func diffItem(want, got remote.Item) string {
 	q := strconv.Quote
 	for _, f := range [][3]string{
 		{"order", q(strconv.Itoa(want.Order)), q(strconv.Itoa(got.Order))},

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
+	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
 )
 
@@ -23,7 +24,7 @@ func TestShopItems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []item{
+	want := []remote.Item{
 		{ID: "1", Order: 1, Type: "RemoveReplaceLabour", Description: "Bumper", Quantity: dec("1.5"), Price: dec("95.5"), Total: dec("143.25")},
 		{ID: "2", Order: 2, Type: "Parts", Description: "Cover", PartNumber: "52119", Quantity: dec("1"), Price: dec("412.375"), Total: dec("412.38")},
 		// 0.333 × 10.015 = 3.334995: half up to cents is 3.33.
@@ -58,7 +59,7 @@ func TestQuoteItems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []item{
+	want := []remote.Item{
 		{ID: "11", Order: 2, Type: "Parts", Description: "Cover", PartNumber: "71501", Quantity: dec("1"), Price: dec("389"), Total: dec("389")},
 		{ID: "12", Order: 3, Type: "Miscellaneous", Description: "Levy", Quantity: dec("1"), Price: dec("0.1234567890123456789"), Total: dec("0.12")},
 	}
@@ -71,34 +72,34 @@ func TestQuoteItems(t *testing.T) {
 }
 
 func TestDiffItems(t *testing.T) {
-	base := item{ID: "1", Order: 1, Type: "Parts", Description: "Cover", PartNumber: "P1",
+	base := remote.Item{ID: "1", Order: 1, Type: "Parts", Description: "Cover", PartNumber: "P1",
 		Quantity: dec("1"), Price: dec("95.5"), Total: dec("95.50")}
-	with := func(f func(*item)) item {
+	with := func(f func(*remote.Item)) remote.Item {
 		it := base
 		f(&it)
 		return it
 	}
 	for _, tc := range []struct {
 		name      string
-		want, got []item
+		want, got []remote.Item
 		diffs     []string
 	}{
-		{"Equal", []item{base}, []item{with(func(it *item) { it.Price = dec("95.5000") })}, nil},
+		{"Equal", []remote.Item{base}, []remote.Item{with(func(it *remote.Item) { it.Price = dec("95.5000") })}, nil},
 		{"BothEmpty", nil, nil, nil},
-		{"Missing", []item{base}, nil, []string{"line 1 (Cover) is missing on the remote"}},
-		{"Extra", nil, []item{base}, []string{"the remote holds item 1 (Cover), which the shop does not have (or deleted)"}},
-		{"Repeated", []item{base}, []item{base, base}, []string{"the remote quote repeats an item id (2 items, 1 id)"}},
-		{"Quantity", []item{base}, []item{with(func(it *item) { it.Quantity = dec("1.5") })},
+		{"Missing", []remote.Item{base}, nil, []string{"line 1 (Cover) is missing on the remote"}},
+		{"Extra", nil, []remote.Item{base}, []string{"the remote holds item 1 (Cover), which the shop does not have (or deleted)"}},
+		{"Repeated", []remote.Item{base}, []remote.Item{base, base}, []string{"the remote quote repeats an item id (2 items, 1 id)"}},
+		{"Quantity", []remote.Item{base}, []remote.Item{with(func(it *remote.Item) { it.Quantity = dec("1.5") })},
 			[]string{"line 1 differs: quantity 1.5, the shop has 1"}},
-		{"Total", []item{base}, []item{with(func(it *item) { it.Total = dec("95.49") })},
+		{"Total", []remote.Item{base}, []remote.Item{with(func(it *remote.Item) { it.Total = dec("95.49") })},
 			[]string{"line 1 differs: total 95.49, the shop has 95.5"}},
-		{"Description", []item{base}, []item{with(func(it *item) { it.Description = "Cover (price to be confirmed)" })},
+		{"Description", []remote.Item{base}, []remote.Item{with(func(it *remote.Item) { it.Description = "Cover (price to be confirmed)" })},
 			[]string{`line 1 differs: description "Cover (price to be confirmed)", the shop has "Cover"`}},
-		{"Type", []item{base}, []item{with(func(it *item) { it.Type = "RemoveReplace" })},
+		{"Type", []remote.Item{base}, []remote.Item{with(func(it *remote.Item) { it.Type = "RemoveReplace" })},
 			[]string{`line 1 differs: type "RemoveReplace", the shop has "Parts"`}},
-		{"PartNumber", []item{base}, []item{with(func(it *item) { it.PartNumber = "" })},
+		{"PartNumber", []remote.Item{base}, []remote.Item{with(func(it *remote.Item) { it.PartNumber = "" })},
 			[]string{`line 1 differs: partNumber "", the shop has "P1"`}},
-		{"Order", []item{base}, []item{with(func(it *item) { it.Order = 2 })},
+		{"Order", []remote.Item{base}, []remote.Item{with(func(it *remote.Item) { it.Order = 2 })},
 			[]string{`line 1 differs: order "2", the shop has "1"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 func TestMarkersOnEmbeddedServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	mc, err := mysql.ParseDSN(mustStartMySQL(t, mysqlConfig{}))
+	mc, err := mysql.ParseDSN(mustStartMySQL(t, 0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,25 +37,18 @@ const (
 	DefaultLockWaitTimeout = 10 * time.Second
 )
 
-// mysqlConfig configures the embedded MySQL-compatible server.
-type mysqlConfig struct {
-	// Addr is the TCP listen address; DefaultMySQLAddr when empty. Keep it on
-	// loopback: the server holds no real data but accepts any SQL.
-	Addr string
-	// LockWaitTimeout: see turnHandler; DefaultLockWaitTimeout when zero.
-	// Negative serves raw go-mysql-server, whose concurrent transactions lose
-	// writes (only the probes that pin that behaviour want it).
-	LockWaitTimeout time.Duration
-}
-
 // startMySQL starts go-mysql-server in-process with one empty in-memory
-// database and one superuser, listening on cfg.Addr, with whole transactions
-// serialised (turnHandler). It returns the DSN (parseTime=true, the database
-// selected), usable at once, and an idempotent stop func that closes the
-// listener and every open session.
-func startMySQL(cfg mysqlConfig) (dsn string, stop func() error, err error) {
-	cfg.Addr = cmp.Or(cfg.Addr, DefaultMySQLAddr)
-	cfg.LockWaitTimeout = cmp.Or(cfg.LockWaitTimeout, DefaultLockWaitTimeout)
+// database and one superuser, listening on addr (DefaultMySQLAddr when
+// empty; keep it on loopback: the server holds no real data but accepts any
+// SQL), with whole transactions serialised (turnHandler), a statement
+// waiting at most lockWait (DefaultLockWaitTimeout when zero; negative
+// serves raw go-mysql-server, whose concurrent transactions lose writes:
+// only the probes that pin that behaviour want it). It returns the client's
+// configuration (parseTime=true, the database selected), usable at once,
+// and an idempotent stop func that closes the listener and every open
+// session.
+func startMySQL(addr string, lockWait time.Duration) (mc *mysql.Config, stop func() error, err error) {
+	addr, lockWait = cmp.Or(addr, DefaultMySQLAddr), cmp.Or(lockWait, DefaultLockWaitTimeout)
 	// go-mysql-server and its vitess fork log through logrus's standard
 	// logger: the demo shows none of it.
 	logrus.SetOutput(io.Discard)
@@ -75,23 +68,23 @@ func startMySQL(cfg mysqlConfig) (dsn string, stop func() error, err error) {
 	mdb.AddSuperUser(ed, DefaultMySQLUser, "localhost", password)
 	ed.Close()
 
-	ln, err := net.Listen("tcp", cfg.Addr)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return "", nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+		return nil, nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	var turns *turnHandler
 	wrap := func(h vmysql.Handler) (vmysql.Handler, error) {
-		if cfg.LockWaitTimeout < 0 {
+		if lockWait < 0 {
 			return h, nil
 		}
-		turns = &turnHandler{Handler: h, wait: cfg.LockWaitTimeout, turn: make(chan struct{}, 1)}
+		turns = &turnHandler{Handler: h, wait: lockWait, turn: make(chan struct{}, 1)}
 		return turns, nil
 	}
 	srv, err := server.NewServerWithHandler(server.Config{Protocol: "tcp", Address: ln.Addr().String(), Listener: ln},
 		engine, sql.NewContext, memory.NewSessionBuilder(pro), nil, wrap)
 	if err != nil {
 		_ = ln.Close()
-		return "", nil, fmt.Errorf("create embedded mysql server: %w", err)
+		return nil, nil, fmt.Errorf("create embedded mysql server: %w", err)
 	}
 	if turns != nil {
 		turns.sessions = srv.SessionManager()
@@ -115,35 +108,35 @@ func startMySQL(cfg mysqlConfig) (dsn string, stop func() error, err error) {
 		}
 		return err
 	})
-	mc := mysql.NewConfig()
+	mc = mysql.NewConfig()
 	mc.User, mc.Passwd, mc.Net, mc.Addr = DefaultMySQLUser, password, "tcp", ln.Addr().String()
 	mc.DBName, mc.ParseTime = DefaultMySQLDatabase, true
-	return mc.FormatDSN(), stop, nil
+	return mc, stop, nil
 }
 
 // startShop starts the embedded server and loads the sample shop through
 // a pool of the shop application's own.
-func startShop(ctx context.Context, addr string) (dsn string, stop func() error, pool *gosql.DB, err error) {
-	if dsn, stop, err = startMySQL(mysqlConfig{Addr: addr}); err != nil {
-		return "", nil, nil, fmt.Errorf("start the embedded mysql server: %w", err)
+func startShop(ctx context.Context, addr string) (mc *mysql.Config, stop func() error, pool *gosql.DB, err error) {
+	if mc, stop, err = startMySQL(addr, 0); err != nil {
+		return nil, nil, nil, fmt.Errorf("start the embedded mysql server: %w", err)
 	}
-	if pool, err = gosql.Open("mysql", dsn); err == nil {
+	if pool, err = gosql.Open("mysql", mc.FormatDSN()); err == nil {
 		pool.SetMaxOpenConns(2)
 		if err = sampleshop.Apply(ctx, pool); err != nil {
 			_ = pool.Close()
 		}
 	}
 	if err != nil {
-		return "", nil, nil, errors.Join(fmt.Errorf("load the sample shop: %w", err), stop())
+		return nil, nil, nil, errors.Join(fmt.Errorf("load the sample shop: %w", err), stop())
 	}
-	return dsn, stop, pool, nil
+	return mc, stop, pool, nil
 }
 
 // serveMySQL starts the embedded server with the sample shop loaded,
 // prints its DSN and serves until ctx ends (Ctrl-C): for looking around
 // with a MySQL client, or running shopdb's tests against it (EMBEDDED-SERVER.md).
 func serveMySQL(ctx context.Context, addr string, stdout, stderr io.Writer) int {
-	dsn, stop, pool, err := startShop(ctx, addr)
+	mc, stop, pool, err := startShop(ctx, addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "quotesync-demo: %v\n", err)
 		return 1
@@ -151,7 +144,7 @@ func serveMySQL(ctx context.Context, addr string, stdout, stderr io.Writer) int 
 	_ = pool.Close() // the shop is loaded; a client brings its own connections
 	// The password is random and the data in memory: printing the DSN is
 	// the point of this mode.
-	fmt.Fprintf(stdout, "embedded MySQL-compatible server ready, sample shop loaded\n  DSN: %s\nPress Ctrl-C to stop.\n", dsn)
+	fmt.Fprintf(stdout, "embedded MySQL-compatible server ready, sample shop loaded\n  DSN: %s\nPress Ctrl-C to stop.\n", mc.FormatDSN())
 	<-ctx.Done()
 	if err := stop(); err != nil {
 		fmt.Fprintf(stderr, "quotesync-demo: stop the embedded mysql server: %v\n", err)

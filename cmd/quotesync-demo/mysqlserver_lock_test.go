@@ -35,7 +35,7 @@ func waitLockFree(tb testing.TB, db sqlx.QueryerContext, name string) bool {
 }
 
 func TestMySQLUserLocks(t *testing.T) {
-	db, dsn := mustShop(t, mysqlConfig{})
+	db, dsn := mustShop(t, 0)
 	ctx := context.Background()
 
 	t.Run("GetLockHeartbeatRelease", func(t *testing.T) {

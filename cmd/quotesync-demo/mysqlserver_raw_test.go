@@ -10,13 +10,13 @@ import (
 )
 
 // TestRawGMSConcurrency pins what go-mysql-server's in-memory engine does
-// with overlapping sessions when nothing serialises them (LockWaitTimeout <
-// 0): the reasons turnHandler exists. Each interleaving is driven step by
+// with overlapping sessions when nothing serialises them (a negative lock
+// wait): the reasons turnHandler exists. Each interleaving is driven step by
 // step, so the outcome is deterministic. If one of these starts to behave
 // like MySQL after an upgrade, update EMBEDDED-SERVER.md (and maybe drop
 // turnHandler).
 func TestRawGMSConcurrency(t *testing.T) {
-	db, _ := mustShop(t, mysqlConfig{LockWaitTimeout: -1})
+	db, _ := mustShop(t, -1)
 	ctx := context.Background()
 
 	t.Run("UncommittedRowsInvisible", func(t *testing.T) {
@@ -126,7 +126,7 @@ func TestRawGMSConcurrency(t *testing.T) {
 // TestTurnHandlerFixesStaleTransaction is QuirkStaleTransactionAfterFailedStatement
 // on the default server: the failed statement's transaction is rolled back.
 func TestTurnHandlerFixesStaleTransaction(t *testing.T) {
-	db, _ := mustShop(t, mysqlConfig{})
+	db, _ := mustShop(t, 0)
 	mustExec(t, db, `CREATE TABLE s (id INT PRIMARY KEY)`, `INSERT INTO s VALUES (1)`)
 	a, b := mustConn(t, db), mustConn(t, db)
 	if _, err := a.ExecContext(context.Background(), `INSERT INTO s VALUES (1), (4)`); mysqlErr(t, err).Number != 1062 {

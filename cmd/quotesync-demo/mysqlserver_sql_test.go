@@ -26,7 +26,7 @@ var protocols = []struct {
 func TestMySQLWrites(t *testing.T) {
 	for _, p := range protocols {
 		t.Run(p.name, func(t *testing.T) {
-			_, dsn := mustShop(t, mysqlConfig{})
+			_, dsn := mustShop(t, 0)
 			db := mustOpen(t, withParams(t, dsn, func(c *mysql.Config) { c.InterpolateParams = p.interpolate }))
 			testWrites(t, db)
 		})
@@ -132,7 +132,7 @@ func testWrites(t *testing.T, db *sqlx.DB) {
 func TestMySQLReads(t *testing.T) {
 	for _, p := range protocols {
 		t.Run(p.name, func(t *testing.T) {
-			db, dsn := mustShop(t, mysqlConfig{})
+			db, dsn := mustShop(t, 0)
 			mustExec(t, db,
 				`INSERT INTO jobs (id, job_no, claim_number, created_at, payload) VALUES
 					(1, 'RO-1', 'C-1', '2026-11-02 09:30:15.123456', '{"vehicle": {"registration": "AB12CDE"}}'),

@@ -53,9 +53,9 @@ var shopSchema = []string{
 var t0 = time.Date(2026, 11, 2, 9, 30, 15, 123456000, time.UTC)
 
 // mustStartMySQL starts an embedded server for the test and stops it after.
-func mustStartMySQL(tb testing.TB, cfg mysqlConfig) string {
+func mustStartMySQL(tb testing.TB, lockWait time.Duration) string {
 	tb.Helper()
-	dsn, stop, err := startMySQL(cfg)
+	mc, stop, err := startMySQL("", lockWait)
 	if err != nil {
 		tb.Fatalf("startMySQL: %v", err)
 	}
@@ -64,7 +64,7 @@ func mustStartMySQL(tb testing.TB, cfg mysqlConfig) string {
 			tb.Errorf("stop embedded server: %v", err)
 		}
 	})
-	return dsn
+	return mc.FormatDSN()
 }
 
 // withParams returns dsn with extra driver settings applied by edit.
@@ -103,9 +103,9 @@ func mustExec(tb testing.TB, db sqlx.ExecerContext, stmts ...string) {
 }
 
 // mustShop returns a pool on a fresh server loaded with shopSchema.
-func mustShop(tb testing.TB, cfg mysqlConfig) (*sqlx.DB, string) {
+func mustShop(tb testing.TB, lockWait time.Duration) (*sqlx.DB, string) {
 	tb.Helper()
-	dsn := mustStartMySQL(tb, cfg)
+	dsn := mustStartMySQL(tb, lockWait)
 	db := mustOpen(tb, dsn)
 	mustExec(tb, db, shopSchema...)
 	return db, dsn
@@ -136,10 +136,11 @@ func mysqlErr(tb testing.TB, err error) *mysql.MySQLError {
 }
 
 func TestStartMySQL(t *testing.T) {
-	dsn, stop, err := startMySQL(mysqlConfig{})
+	mc, stop, err := startMySQL("", 0)
 	if err != nil {
 		t.Fatalf("startMySQL: %v", err)
 	}
+	dsn := mc.FormatDSN()
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		t.Fatalf("parse DSN %q: %v", dsn, err)
@@ -196,7 +197,7 @@ func TestStartMySQL(t *testing.T) {
 }
 
 func TestMySQLSchema(t *testing.T) {
-	db, _ := mustShop(t, mysqlConfig{})
+	db, _ := mustShop(t, 0)
 
 	t.Run("TableExists", func(t *testing.T) {
 		const q = `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?`

@@ -72,7 +72,7 @@ func blocked(ch <-chan error, d time.Duration) bool {
 }
 
 func TestMySQLTransactions(t *testing.T) {
-	db, dsn := mustShop(t, mysqlConfig{})
+	db, dsn := mustShop(t, 0)
 
 	t.Run("RollbackLeavesNothing", func(t *testing.T) {
 		tx := mustBegin(t, db, nil)
@@ -269,7 +269,7 @@ func TestMySQLTransactions(t *testing.T) {
 }
 
 func TestMySQLLockWaitTimeout(t *testing.T) {
-	db, _ := mustShop(t, mysqlConfig{LockWaitTimeout: 300 * time.Millisecond})
+	db, _ := mustShop(t, 300*time.Millisecond)
 	ta := mustBegin(t, db, nil)
 	mustExec(t, ta, `UPDATE counters SET next_val = 1`)
 	start := time.Now()

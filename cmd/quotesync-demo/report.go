@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/remote/emulator"
@@ -23,15 +22,12 @@ import (
 // with it (nothing, when it converged).
 type outcome struct {
 	demoRequest
-	Job         string
-	Phase       string    // quotesync's state; "" when not tracked
-	Quote       string    // the remote quote's status; "" when none
-	Items       int       // items of the remote quote
-	Drafts      int       // Draft writes of the remote quote
-	Submits     int       // times the remote quote became Submitted
-	SubmittedAt time.Time // zero when not submitted
-	FrontDesk   string    // the job's insurer_status in the shop, written back by quotesync
-	Problems    []string
+	Job       string
+	Phase     string              // quotesync's state; "" when not tracked
+	Quote     emulator.QuoteState // the remote quote; zero when none
+	Items     int                 // items of the remote quote
+	FrontDesk string              // the job's insurer_status in the shop, written back by quotesync
+	Problems  []string
 }
 
 // outcomes reads every demo request's end state from its insurer's
@@ -59,9 +55,8 @@ func outcomes(ctx context.Context, s *stack) ([]outcome, error) {
 func checkRequest(ctx context.Context, s *stack, r demoRequest) (outcome, error) {
 	o := outcome{demoRequest: r}
 	problem := func(format string, args ...any) { o.Problems = append(o.Problems, fmt.Sprintf(format, args...)) }
-	st := s.insurer(r.insurer).emu.State()
-	rs, ok := st.Request(r.id)
-	if !ok {
+	rs, q, quoted := remoteQuote(s, r)
+	if rs.ID == "" {
 		problem("the remote of %s does not know the request", r.insurer)
 		return o, nil
 	}
@@ -105,13 +100,11 @@ LEFT JOIN estimates e ON e.job_id = j.job_id WHERE j.claim_number = ? ORDER BY j
 	if rs.ReferenceID != job.String {
 		problem("accepted with referenceId %s, but the shop's job is %s", rs.ReferenceID, job.String)
 	}
-	j, _ := st.Job(rs.ReferenceID)
-	q, ok := j.Quote(remote.QuoteTypeEstimate)
-	if !ok {
+	if !quoted {
 		problem("the remote holds no %s quote", remote.QuoteTypeEstimate)
 		return o, nil
 	}
-	o.Quote, o.Submits, o.Drafts, o.SubmittedAt = q.Status, q.SubmitCount, q.Writes-q.SubmitCount, q.SubmittedAt
+	o.Quote = q
 	if items, err := quoteItems(q.Body); err == nil {
 		o.Items = len(items)
 	}
@@ -140,16 +133,20 @@ LEFT JOIN estimates e ON e.job_id = j.job_id WHERE j.claim_number = ? ORDER BY j
 // remote Submitted a quote for every demo request it sent? The full check
 // (outcomes) follows when it has.
 func remoteDone(s *stack) bool {
-	for _, r := range demoRequests {
-		st := s.insurer(r.insurer).emu.State()
-		rs, _ := st.Request(r.id)
-		j, _ := st.Job(rs.ReferenceID)
-		q, _ := j.Quote(remote.QuoteTypeEstimate)
-		if rs.Status != emulator.RequestAccepted || q.Status != emulator.StatusSubmitted {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(demoRequests, func(r demoRequest) bool {
+		rs, q, _ := remoteQuote(s, r)
+		return rs.Status != emulator.RequestAccepted || q.Status != emulator.StatusSubmitted
+	})
+}
+
+// remoteQuote is request r on its insurer's emulator (zero: unknown) and
+// the estimate quote of the job it was accepted as (false: none).
+func remoteQuote(s *stack, r demoRequest) (emulator.RequestState, emulator.QuoteState, bool) {
+	st := s.insurer(r.insurer).emu.State()
+	rs, _ := st.Request(r.id)
+	j, _ := st.Job(rs.ReferenceID)
+	q, ok := j.Quote(remote.QuoteTypeEstimate)
+	return rs, q, ok
 }
 
 // printSummary prints the table of outcomes, then each insurer's
@@ -160,15 +157,15 @@ func printSummary(w io.Writer, tl *timeline, outs []outcome, apis []*insurerAPI,
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  insurer\trequest\tclaim\tjob\tquotesync\tremote quote\titems\tdrafts pushed\tsubmitted\tshop's job shows")
 	for _, o := range outs {
-		submitted := "no"
-		if o.Submits > 0 {
-			submitted = "yes, at " + tl.elapsed(o.SubmittedAt)
+		q, submitted := o.Quote, "no"
+		if q.SubmitCount > 0 {
+			submitted = "yes, at " + tl.elapsed(q.SubmittedAt)
 		}
-		if o.Submits > 1 {
-			submitted += fmt.Sprintf(" (%d times!)", o.Submits)
+		if q.SubmitCount > 1 {
+			submitted += fmt.Sprintf(" (%d times!)", q.SubmitCount)
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", o.insurer, o.id, o.claim, cmp.Or(o.Job, "-"), cmp.Or(o.Phase, "-"),
-			cmp.Or(o.Quote, "-"), o.Items, o.Drafts, submitted, cmp.Or(o.FrontDesk, "-"))
+			cmp.Or(q.Status, "-"), o.Items, q.Writes-q.SubmitCount, submitted, cmp.Or(o.FrontDesk, "-"))
 	}
 	_ = tw.Flush()
 
@@ -179,7 +176,7 @@ func printSummary(w io.Writer, tl *timeline, outs []outcome, apis []*insurerAPI,
 		for _, o := range outs {
 			if o.insurer == a.name {
 				n++
-				done += min(o.Submits, 1)
+				done += min(o.Quote.SubmitCount, 1)
 			}
 		}
 		calls := a.emu.Calls()
@@ -201,16 +198,4 @@ func printSummary(w io.Writer, tl *timeline, outs []outcome, apis []*insurerAPI,
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "quotesync: %d statements sent to the shop database\n", trips)
-}
-
-// problems lists what did not converge, one line per request.
-func problems(outs []outcome) []string {
-	var out []string
-	for _, o := range outs {
-		if len(o.Problems) > 0 {
-			out = append(out, fmt.Sprintf("%s's request %s (claim %s, job %s): %s", o.insurer, o.id, o.claim, cmp.Or(o.Job, "-"),
-				strings.Join(o.Problems, "; ")))
-		}
-	}
-	return out
 }

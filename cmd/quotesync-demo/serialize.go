@@ -100,7 +100,7 @@ func inTurn[T any](h *turnHandler, ctx context.Context, c *mysql.Conn, query str
 // holds it and is no longer inside a transaction (a table-less statement
 // such as SET autocommit=1 can end one too).
 func (h *turnHandler) leave(c *mysql.Conn) {
-	if !h.settle(c.ConnectionID) {
+	if !h.settle(c) {
 		h.release(c.ConnectionID)
 	}
 }
@@ -111,35 +111,27 @@ func (h *turnHandler) release(connID uint32) {
 	}
 }
 
-// settle reports whether connID's session is inside an explicit transaction
+// settle reports whether c's session is inside an explicit transaction
 // (START TRANSACTION, or autocommit off). A session in autocommit mode that
 // still holds a transaction after its statement is one whose statement
 // failed (a duplicate key, say): GMS leaves that transaction open, with its
 // stale copy of the tables, and commits it with the session's next statement,
 // wiping whatever other sessions wrote in between. settle rolls it back, as
 // MySQL rolls back a failed autocommitted statement.
-func (h *turnHandler) settle(connID uint32) (explicit bool) {
-	_ = h.sessions.Iter(func(s sql.Session) (bool, error) {
-		if s.ID() != connID {
-			return false, nil
-		}
-		tx := s.GetTransaction()
-		if tx == nil {
-			return true, nil
-		}
-		ctx := sql.NewContext(context.Background(), sql.WithSession(s))
-		v, _ := s.GetSessionVariable(ctx, sql.AutoCommitSessionVar)
-		if on, err := sql.ConvertToBool(ctx, v); s.GetIgnoreAutoCommit() || err == nil && !on {
-			explicit = true
-			return true, nil
-		}
-		if ts, ok := s.(sql.TransactionSession); ok {
-			_ = ts.Rollback(ctx, tx)
-		}
-		s.SetTransaction(nil)
-		return true, nil
-	})
-	return explicit
+func (h *turnHandler) settle(c *mysql.Conn) (explicit bool) {
+	ctx, err := h.sessions.NewContextWithQuery(context.Background(), c, "")
+	if err != nil || ctx.GetTransaction() == nil {
+		return false
+	}
+	v, _ := ctx.GetSessionVariable(ctx, sql.AutoCommitSessionVar)
+	if on, err := sql.ConvertToBool(ctx, v); ctx.GetIgnoreAutoCommit() || err == nil && !on {
+		return true
+	}
+	if ts, ok := ctx.Session.(sql.TransactionSession); ok {
+		_ = ts.Rollback(ctx, ctx.GetTransaction())
+	}
+	ctx.SetTransaction(nil)
+	return false
 }
 
 // tableless reports whether query is KILL, or a SELECT or SET without a

@@ -16,7 +16,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"go.uber.org/zap"
 
 	"github.com/quotesync/quotesync/cmd/internal/config"
@@ -89,16 +88,12 @@ func startStack(ctx context.Context, o demoOptions, log *zap.Logger, tl *timelin
 			s = nil
 		}
 	}()
-	dsn, stopMySQL, pool, err := startShop(ctx, o.mysqlAddr)
+	mc, stopMySQL, pool, err := startShop(ctx, o.mysqlAddr)
 	if err != nil {
 		return s, err
 	}
 	s.shopPool, s.shop = pool, sampleshop.New(pool)
 	s.closers = append(s.closers, stopMySQL, pool.Close)
-	mc, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		return s, fmt.Errorf("parse the embedded server's dsn: %w", err)
-	}
 	s.mysqlAddr = mc.Addr
 	// The directory holds harbour's token file.
 	tmpDir, err := os.MkdirTemp("", "quotesync-demo-")
@@ -115,8 +110,7 @@ func startStack(ctx context.Context, o demoOptions, log *zap.Logger, tl *timelin
 		return s, fmt.Errorf("load the example configuration: %w", err)
 	}
 	env := make(map[string]string) // what the build reads as the environment
-	acme := &insurerAPI{name: insurerAcme, mode: emulator.ModeDocumented}
-	for _, a := range []*insurerAPI{acme, {name: insurerHarbour, mode: emulator.ModeSpec}} {
+	for _, a := range []*insurerAPI{{name: insurerAcme, mode: emulator.ModeDocumented}, {name: insurerHarbour, mode: emulator.ModeSpec}} {
 		secret := "demo-" + rand.Text() // a random token (or client secret) for this run, never shown
 		opts := emulator.Options{Token: secret, Seed: 1, Mode: a.mode, ClientID: "workshop-demo"}
 		if a.emu, err = emulator.New(opts); err != nil {
@@ -159,9 +153,10 @@ func startStack(ctx context.Context, o demoOptions, log *zap.Logger, tl *timelin
 		return s, fmt.Errorf("build the example configuration: %w", err)
 	}
 	set.Daemon.Shop.Password = mc.Passwd
-	set.Daemon.Shop.Connector = &shopdbtest.Trips{} // the summary says how many statements were sent
+	set.Daemon.Shop.Connector = &shopdbtest.Trips{}   // the summary says how many statements were sent
+	names := make([]string, len(set.Daemon.Insurers)) // for the status page
 	for i, ins := range set.Daemon.Insurers {
-		s.insurers[i].built = ins
+		s.insurers[i].built, names[i] = ins, ins.Name
 	}
 	opts := qsync.OpenOptions{Migrate: true, Log: log, Observers: []qsync.Observer{tl},
 		ObserveCall: func(insurer string, ci remote.CallInfo) {
@@ -183,10 +178,6 @@ func startStack(ctx context.Context, o demoOptions, log *zap.Logger, tl *timelin
 	ln, err := net.Listen("tcp", o.pageAddr)
 	if err != nil {
 		return s, fmt.Errorf("status page: listen on %s: %w", o.pageAddr, err)
-	}
-	names := make([]string, len(s.daemon.Engines))
-	for i, e := range s.daemon.Engines {
-		names[i] = e.Insurer()
 	}
 	h := statuspage.New(statuspage.Options{Store: func() *store.Store { return s.daemon.Store },
 		Insurers: func() []string { return names }, Refresh: 5 * time.Second, Version: "demo"})
