@@ -209,11 +209,7 @@ func (p *Proposal) lineItems(q *Queries) string {
 }
 
 func (p *Proposal) finalValues() string {
-	lits := make([]string, len(p.Final))
-	for i, v := range p.Final {
-		lits[i] = Literal(v)
-	}
-	return strings.Join(lits, ", ")
+	return strings.Join(mapped(p.Final, Literal), ", ")
 }
 
 // statusExpr is the status column in the statements' aliases.
