@@ -277,13 +277,9 @@ type pair struct {
 }
 
 func names(jobs []jobTable) string {
-	var out []string
-	for i, j := range jobs {
-		if i == 5 {
-			out = append(out, "…")
-			break
-		}
-		out = append(out, j.table.Name)
+	out := mapped(jobs[:min(len(jobs), 5)], func(j jobTable) string { return j.table.Name })
+	if len(jobs) > 5 {
+		out = append(out, "…")
 	}
 	return strings.Join(out, ", ")
 }
@@ -396,14 +392,11 @@ func (p *Proposal) lineColumns(lt lineTable, overrides map[string]string) error 
 		p.LineID = pk
 		p.choose(Choice{Role: RoleLineID, Label: "line id column", Chosen: pk.Name, Why: "the primary key"})
 	default:
-		for _, u := range l.Unique {
-			if len(u) == 1 {
-				p.LineID = l.Column(u[0])
-				p.choose(Choice{Role: RoleLineID, Label: "line id column", Chosen: u[0], Why: "a unique column (no single-column primary key)", Guess: true})
-				break
-			}
-		}
-		if p.LineID == nil {
+		if i := slices.IndexFunc(l.Unique, func(u []string) bool { return len(u) == 1 }); i >= 0 {
+			p.LineID = l.Column(l.Unique[i][0])
+			p.choose(Choice{Role: RoleLineID, Label: "line id column", Chosen: l.Unique[i][0],
+				Why: "a unique column (no single-column primary key)", Guess: true})
+		} else {
 			key := l.PrimaryKey
 			if len(key) == 0 && len(l.Unique) > 0 {
 				key = l.Unique[0]
@@ -610,11 +603,7 @@ func (p *Proposal) numbering(ctx context.Context, sampler *Sampler, overrides ma
 		c.Guess = true
 		c.Why += "; the newest job numbers do not share one prefix: check the number's shape"
 	}
-	c.Options = []string{"counter", "auto_increment", "max_plus_one"}
-	c.Options = moveFirst(c.Options, c.Chosen)
-	if strings.HasPrefix(c.Chosen, "counter ") {
-		c.Options = moveFirst(c.Options[1:], "counter")
-	}
+	c.Options = moveFirst([]string{"counter", "auto_increment", "max_plus_one"}, n.Method)
 	p.choose(c)
 }
 
