@@ -16,11 +16,14 @@ import (
 // requestColumns is the column list every read of the requests table uses,
 // in the order requestScan expects; lightColumns is the same with NULL for
 // request_json, which a pass over thousands of rows does not need.
-const requestColumns = "insurer, request_id, claim_number, job_number, phase, resume_phase, reason, intent, " +
-	"job_created, released_job, pushed_hash, pushed_marker, supplement_needed, attempts, next_attempt_at, " +
-	"last_error, expiry, booking_date, request_json, created_at, updated_at, pushed_at, submitted_at, version"
-
-var lightColumns = strings.Replace(requestColumns, "request_json", "NULL", 1)
+const (
+	requestColumns = "insurer, request_id, claim_number, job_number, phase, resume_phase, reason, intent, " +
+		"job_created, released_job, pushed_hash, pushed_marker, supplement_needed, attempts, next_attempt_at, " +
+		"last_error, expiry, booking_date, request_json, created_at, updated_at, pushed_at, submitted_at, version"
+	lightColumns = "insurer, request_id, claim_number, job_number, phase, resume_phase, reason, intent, " +
+		"job_created, released_job, pushed_hash, pushed_marker, supplement_needed, attempts, next_attempt_at, " +
+		"last_error, expiry, booking_date, NULL, created_at, updated_at, pushed_at, submitted_at, version"
+)
 
 // requestScan reads rows of requestColumns (or lightColumns) into
 // destinations it reuses from row to row: 10,000 rows take 200,000
