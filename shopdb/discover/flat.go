@@ -43,13 +43,11 @@ func flatChoice(jobs []jobTable, pairs []pair, overrides map[string]string) (fla
 		if len(jt.claim) == 0 || len(jt.number) == 0 || t.IsUnique(jt.number[0].col.Name) {
 			continue
 		}
-		qty, price := numericCols(t, quantityNames), numericCols(t, priceNames)
-		if len(qty) == 0 || len(price) == 0 || (len(qty) == 1 && len(price) == 1 && qty[0].col == price[0].col) {
+		lt, ok := amounts(t)
+		if !ok {
 			continue
 		}
-		lt := lineTable{candidate: candidate{table: t}, quantity: qty, price: price}
-		lt.score = 0.5*qty[0].score + 0.5*price[0].score
-		lt.why = []string{"quantity " + qty[0].col.Name, "price " + price[0].col.Name}
+		lt.score = 0.5*lt.quantity[0].score + 0.5*lt.price[0].score
 		if len(descriptionCols(t)) > 0 {
 			lt.score++
 		}

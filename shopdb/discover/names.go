@@ -181,37 +181,17 @@ func vocabOf(role string) vocab {
 }
 
 // Data types, by what they can hold.
-func isText(c *Column) bool {
-	switch c.DataType {
-	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set", "nvarchar", "nchar":
-		return true
-	}
-	return false
-}
+var (
+	textTypes     = []string{"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set", "nvarchar", "nchar"}
+	integerTypes  = []string{"tinyint", "smallint", "mediumint", "int", "integer", "bigint"}
+	fractionTypes = []string{"decimal", "numeric", "float", "double", "real"}
+	timeTypes     = []string{"date", "datetime", "timestamp"}
+)
 
-func isInteger(c *Column) bool {
-	switch c.DataType {
-	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint":
-		return true
-	}
-	return false
-}
-
-func isNumeric(c *Column) bool {
-	switch c.DataType {
-	case "decimal", "numeric", "float", "double", "real":
-		return true
-	}
-	return isInteger(c)
-}
-
-func isTime(c *Column) bool {
-	switch c.DataType {
-	case "date", "datetime", "timestamp":
-		return true
-	}
-	return false
-}
+func isText(c *Column) bool    { return slices.Contains(textTypes, c.DataType) }
+func isInteger(c *Column) bool { return slices.Contains(integerTypes, c.DataType) }
+func isNumeric(c *Column) bool { return slices.Contains(fractionTypes, c.DataType) || isInteger(c) }
+func isTime(c *Column) bool    { return slices.Contains(timeTypes, c.DataType) }
 
 func isBoolish(c *Column) bool {
 	switch c.DataType {

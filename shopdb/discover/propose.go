@@ -227,11 +227,7 @@ func (p *Proposal) choosePair(s *Schema, jobs []jobTable, pairs []pair, override
 	ranked := slices.Clone(pairs)
 	slices.SortStableFunc(ranked, func(a, b pair) int { return cmp.Compare(b.score, a.score) })
 	chosen := ranked[0]
-	var jobOpts []string
-	for _, pr := range pairs {
-		jobOpts = append(jobOpts, pr.job.table.Name)
-	}
-	jobOpts = moveFirst(jobOpts, chosen.job.table.Name)
+	jobOpts := moveFirst(mapped(pairs, func(pr pair) string { return pr.job.table.Name }), chosen.job.table.Name)
 	runner, runnerScore := "", 0.0
 	if len(ranked) > 1 {
 		runner, runnerScore = ranked[1].job.table.Name, ranked[1].score
@@ -246,10 +242,7 @@ func (p *Proposal) choosePair(s *Schema, jobs []jobTable, pairs []pair, override
 	if len(p.Path) == 2 {
 		p.Mid = p.Path[0].To
 	}
-	var lineOpts []string
-	for _, l := range chosen.lines {
-		lineOpts = append(lineOpts, l.table.Name)
-	}
+	lineOpts := mapped(chosen.lines, func(l lineTable) string { return l.table.Name })
 	lineRunner, lineGuess := "", false
 	if len(chosen.lines) > 1 {
 		lineRunner = chosen.lines[1].table.Name
@@ -284,13 +277,9 @@ type pair struct {
 }
 
 func names(jobs []jobTable) string {
-	var out []string
-	for i, j := range jobs {
-		if i == 5 {
-			out = append(out, "…")
-			break
-		}
-		out = append(out, j.table.Name)
+	out := mapped(jobs[:min(len(jobs), 5)], func(j jobTable) string { return j.table.Name })
+	if len(jobs) > 5 {
+		out = append(out, "…")
 	}
 	return strings.Join(out, ", ")
 }
@@ -314,10 +303,8 @@ func (p *Proposal) Choice(role string) (Choice, bool) {
 // the best candidate. A guess: a runner-up within 80% of the winner, or
 // a winner named only partly like the role.
 func (p *Proposal) pick(role, label string, t *Table, cands []candidate, overrides map[string]string, optional bool) (*Column, error) {
-	c := Choice{Role: role, Label: label, Optional: optional}
-	for _, cand := range cands {
-		c.Options = append(c.Options, cand.col.Name)
-	}
+	c := Choice{Role: role, Label: label, Optional: optional,
+		Options: mapped(cands, func(c candidate) string { return c.col.Name })}
 	if o, ok := overrides[role]; ok && o != "" {
 		if o == None {
 			if !optional {
@@ -405,14 +392,11 @@ func (p *Proposal) lineColumns(lt lineTable, overrides map[string]string) error 
 		p.LineID = pk
 		p.choose(Choice{Role: RoleLineID, Label: "line id column", Chosen: pk.Name, Why: "the primary key"})
 	default:
-		for _, u := range l.Unique {
-			if len(u) == 1 {
-				p.LineID = l.Column(u[0])
-				p.choose(Choice{Role: RoleLineID, Label: "line id column", Chosen: u[0], Why: "a unique column (no single-column primary key)", Guess: true})
-				break
-			}
-		}
-		if p.LineID == nil {
+		if i := slices.IndexFunc(l.Unique, func(u []string) bool { return len(u) == 1 }); i >= 0 {
+			p.LineID = l.Column(l.Unique[i][0])
+			p.choose(Choice{Role: RoleLineID, Label: "line id column", Chosen: l.Unique[i][0],
+				Why: "a unique column (no single-column primary key)", Guess: true})
+		} else {
 			key := l.PrimaryKey
 			if len(key) == 0 && len(l.Unique) > 0 {
 				key = l.Unique[0]
@@ -420,10 +404,7 @@ func (p *Proposal) lineColumns(lt lineTable, overrides map[string]string) error 
 			if len(key) == 0 {
 				return fmt.Errorf("propose a mapping: %s has no primary key or unique index, and every line needs a stable id (it becomes the remote item id); name one with --choose %s=COLUMN", l.Name, RoleLineID)
 			}
-			parts := make([]string, len(key))
-			for i, k := range key {
-				parts[i] = "l." + Ident(k)
-			}
+			parts := mapped(key, func(k string) string { return aLine + "." + Ident(k) })
 			p.LineIDExpr = "CONCAT_WS('-', " + strings.Join(parts, ", ") + ")"
 			p.choose(Choice{Role: RoleLineID, Label: "line id column", Chosen: strings.Join(key, "+"), Why: "the columns of the composite key, joined by '-'", Guess: true})
 		}
@@ -502,10 +483,7 @@ func (p *Proposal) status(ctx context.Context, sampler *Sampler, overrides map[s
 		}
 	}
 	sortCandidates(cands)
-	c := Choice{Role: RoleStatus, Label: "status column (final)", Optional: true}
-	for _, cand := range cands {
-		c.Options = append(c.Options, cand.table.Name+"."+cand.col.Name)
-	}
+	c := Choice{Role: RoleStatus, Label: "status column (final)", Optional: true, Options: mapped(cands, candidate.qualified)}
 	if o := overrides[RoleStatus]; o != "" {
 		cands = pickQualified(cands, o, p)
 		if o == None {
@@ -519,9 +497,9 @@ func (p *Proposal) status(ctx context.Context, sampler *Sampler, overrides map[s
 	}
 	win := cands[0]
 	p.Status, p.StatusTable = win.col, win.table
-	c.Chosen, c.Why = win.table.Name+"."+win.col.Name, strings.Join(win.why, ", ")
+	c.Chosen, c.Why = win.qualified(), strings.Join(win.why, ", ")
 	if len(cands) > 1 {
-		c.RunnerUp = cands[1].table.Name + "." + cands[1].col.Name
+		c.RunnerUp = cands[1].qualified()
 	}
 	c.Guess = true // which value means final is a person's call, always
 	if sampler != nil {
@@ -534,7 +512,7 @@ func (p *Proposal) status(ctx context.Context, sampler *Sampler, overrides map[s
 // or "col".
 func pickQualified(cands []candidate, name string, p *Proposal) []candidate {
 	for _, c := range cands {
-		if strings.EqualFold(c.table.Name+"."+c.col.Name, name) || strings.EqualFold(c.col.Name, name) {
+		if strings.EqualFold(c.qualified(), name) || strings.EqualFold(c.col.Name, name) {
 			return []candidate{c}
 		}
 	}
@@ -625,11 +603,7 @@ func (p *Proposal) numbering(ctx context.Context, sampler *Sampler, overrides ma
 		c.Guess = true
 		c.Why += "; the newest job numbers do not share one prefix: check the number's shape"
 	}
-	c.Options = []string{"counter", "auto_increment", "max_plus_one"}
-	c.Options = moveFirst(c.Options, c.Chosen)
-	if strings.HasPrefix(c.Chosen, "counter ") {
-		c.Options = moveFirst(c.Options[1:], "counter")
-	}
+	c.Options = moveFirst([]string{"counter", "auto_increment", "max_plus_one"}, n.Method)
 	p.choose(c)
 }
 

@@ -209,11 +209,7 @@ func (p *Proposal) lineItems(q *Queries) string {
 }
 
 func (p *Proposal) finalValues() string {
-	lits := make([]string, len(p.Final))
-	for i, v := range p.Final {
-		lits[i] = Literal(v)
-	}
-	return strings.Join(lits, ", ")
+	return strings.Join(mapped(p.Final, Literal), ", ")
 }
 
 // statusExpr is the status column in the statements' aliases.
@@ -392,6 +388,13 @@ func (p *Proposal) insertValues(q *Queries, t *Table, set [][2]string) ([]string
 	return cols, vals
 }
 
+// insertSelect writes the INSERT … SELECT of a new row of t (see
+// insertValues) from the rest of a SELECT, from (its FROM …).
+func (p *Proposal) insertSelect(q *Queries, t *Table, set [][2]string, from string) string {
+	cols, vals := p.insertValues(q, t, set)
+	return fmt.Sprintf("INSERT INTO %s (%s)\nSELECT %s\n%s", Ident(t.Name), strings.Join(cols, ", "), strings.Join(vals, ", "), from)
+}
+
 // createJob writes the statements that make a job for a request, run in
 // the transaction that records the reservation: the number, the job row
 // (and the estimate row between, when lines hang off one), and last the
@@ -422,9 +425,8 @@ func (p *Proposal) createJob(q *Queries) []string {
 		}
 		number = p.numberExpr(v)
 		stmts = append(stmts, fmt.Sprintf("UPDATE %s %s SET %s.%s = %s.%s + 1%s", ctr, aCtr, aCtr, val, aCtr, val, where))
-		cols, vals := p.insertValues(q, p.Job, append([][2]string{{p.JobNumber.Name, number}}, set...))
-		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (%s)\nSELECT %s\nFROM %s %s%s", Ident(p.Job.Name), strings.Join(cols, ", "),
-			strings.Join(vals, ", "), ctr, aCtr, where))
+		stmts = append(stmts, p.insertSelect(q, p.Job, append([][2]string{{p.JobNumber.Name, number}}, set...),
+			fmt.Sprintf("FROM %s %s%s", ctr, aCtr, where)))
 		newJob = fmt.Sprintf("FROM %s %s JOIN %s %s ON %s = %s%s", Ident(p.Job.Name), aJob, ctr, aCtr, jobNo, number, where)
 		q.note("create_job", false, "the number: %s's row is bumped first (its row lock keeps two creations apart), then %s", n.Table.Name,
 			map[bool]string{true: "its value before the bump is the new number", false: "its value is the new number"}[n.HoldsNext])
@@ -445,13 +447,12 @@ func (p *Proposal) createJob(q *Queries) []string {
 			next = fmt.Sprintf("COALESCE(MAX(CAST(SUBSTRING(x.%s, %d) AS UNSIGNED)), 0) + 1", Ident(p.JobNumber.Name), utf8.RuneCountInString(n.Prefix)+1)
 		}
 		number = p.numberExpr(next)
-		cols, vals := p.insertValues(q, p.Job, append([][2]string{{p.JobNumber.Name, number}}, set...))
 		filter := ""
 		if n.Prefix != "" && !isInteger(p.JobNumber) {
 			filter = fmt.Sprintf(" WHERE LEFT(x.%s, %d) = %s", Ident(p.JobNumber.Name), utf8.RuneCountInString(n.Prefix), Literal(n.Prefix))
 		}
-		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (%s)\nSELECT %s\nFROM %s x%s", Ident(p.Job.Name), strings.Join(cols, ", "),
-			strings.Join(vals, ", "), Ident(p.Job.Name), filter))
+		stmts = append(stmts, p.insertSelect(q, p.Job, append([][2]string{{p.JobNumber.Name, number}}, set...),
+			fmt.Sprintf("FROM %s x%s", Ident(p.Job.Name), filter)))
 		q.note("create_job", true, "the number is the largest plus one: the unique index on %s.%s turns a race with the shop's own application into a failed insert that quotesync tries again at the next pass; a counter table of the shop's is better if it has one", p.Job.Name, p.JobNumber.Name)
 	}
 	if newJob == "" {
@@ -471,8 +472,7 @@ func (p *Proposal) createJob(q *Queries) []string {
 	}
 	if p.Mid != nil {
 		toJob := p.Path[1]
-		cols, vals := p.insertValues(q, p.Mid, [][2]string{{toJob.FromCol.Name, col(aJob, toJob.ToCol)}})
-		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (%s)\nSELECT %s\n%s", Ident(p.Mid.Name), strings.Join(cols, ", "), strings.Join(vals, ", "), newJob))
+		stmts = append(stmts, p.insertSelect(q, p.Mid, [][2]string{{toJob.FromCol.Name, col(aJob, toJob.ToCol)}}, newJob))
 		q.note("create_job", true, "a new job gets its %s row, as the shop's application would make it: check the values", p.Mid.Name)
 		if strings.Contains(newJob, "LAST_INSERT_ID()") && p.Mid.SinglePK() != nil && p.Mid.SinglePK().AutoIncrement {
 			// LAST_INSERT_ID() now names the estimate: find the job

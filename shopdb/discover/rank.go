@@ -16,6 +16,17 @@ type candidate struct {
 	why   []string
 }
 
+func (c candidate) qualified() string { return c.table.Name + "." + c.col.Name }
+
+// mapped is f of each of xs, nil for none.
+func mapped[T any](xs []T, f func(T) string) []string {
+	var out []string
+	for _, x := range xs {
+		out = append(out, f(x))
+	}
+	return out
+}
+
 // rankCols scores every usable column of t that pass accepts by the
 // role's names, adjusted by adjust (which may add evidence), best first;
 // columns scoring 0 are left out.
@@ -229,11 +240,7 @@ type path struct {
 }
 
 func (p path) String() string {
-	parts := make([]string, len(p.joins))
-	for i, j := range p.joins {
-		parts[i] = j.String()
-	}
-	return strings.Join(parts, ", then ")
+	return strings.Join(mapped(p.joins, Join.String), ", then ")
 }
 
 // findPath finds the best path from lines to jobs: directly, or through
@@ -286,6 +293,20 @@ func numericCols(t *Table, v vocab) []candidate {
 	})
 }
 
+// amounts is t as a line table of no job table yet: its quantity and
+// price columns, which must be two columns, and their evidence.
+func amounts(t *Table) (lineTable, bool) {
+	if !t.numericSet {
+		t.qty, t.price, t.numericSet = numericCols(t, quantityNames), numericCols(t, priceNames), true
+	}
+	qty, price := t.qty, t.price
+	if len(qty) == 0 || len(price) == 0 || (len(qty) == 1 && len(price) == 1 && qty[0].col == price[0].col) {
+		return lineTable{}, false
+	}
+	why := []string{"quantity " + qty[0].col.Name, "price " + price[0].col.Name}
+	return lineTable{candidate: candidate{table: t, why: why}, quantity: qty, price: price}, true
+}
+
 // rankLineTables scores every table as the line table of jobs: it needs
 // a quantity and a price column and a path to jobs.
 func rankLineTables(s *Schema, jobs *Table) []lineTable {
@@ -294,24 +315,19 @@ func rankLineTables(s *Schema, jobs *Table) []lineTable {
 		if t == jobs || !usableIdent(t.Name) {
 			continue
 		}
-		if !t.numericSet {
-			t.qty, t.price, t.numericSet = numericCols(t, quantityNames), numericCols(t, priceNames), true
-		}
-		qty, price := t.qty, t.price
-		if len(qty) == 0 || len(price) == 0 || (len(qty) == 1 && len(price) == 1 && qty[0].col == price[0].col) {
-			continue
-		}
-		p, ok := findPath(s, t, jobs)
+		lt, ok := amounts(t)
 		if !ok {
 			continue
 		}
-		lt := lineTable{candidate: candidate{table: t}, path: p, quantity: qty, price: price}
-		name, term := lineTableNames.scoreWords(t.words())
-		lt.score = name + 0.5*qty[0].score + 0.5*price[0].score + p.score
-		if name > 0 {
-			lt.why = append(lt.why, fmt.Sprintf("named like %q", term))
+		if lt.path, ok = findPath(s, t, jobs); !ok {
+			continue
 		}
-		lt.why = append(lt.why, "quantity "+qty[0].col.Name, "price "+price[0].col.Name, "reaches "+jobs.Name+" by "+p.String())
+		name, term := lineTableNames.scoreWords(t.words())
+		lt.score = name + 0.5*lt.quantity[0].score + 0.5*lt.price[0].score + lt.path.score
+		if name > 0 {
+			lt.why = append([]string{fmt.Sprintf("named like %q", term)}, lt.why...)
+		}
+		lt.why = append(lt.why, "reaches "+jobs.Name+" by "+lt.path.String())
 		if len(descriptionCols(t)) > 0 {
 			lt.score++
 		}

@@ -93,10 +93,7 @@ func (s *Sampler) query(ctx context.Context, query string, row func(vals []sql.N
 // window is the FROM clause over the table's newest rows (by its
 // primary key), or over any sampleWindow rows when it has none.
 func window(t *Table, cols ...*Column) string {
-	names := make([]string, len(cols))
-	for i, c := range cols {
-		names[i] = quoteIdent(c.Name)
-	}
+	names := mapped(cols, func(c *Column) string { return quoteIdent(c.Name) })
 	order := ""
 	if pk := t.SinglePK(); pk != nil {
 		order = " ORDER BY " + quoteIdent(pk.Name) + " DESC"
