@@ -217,7 +217,7 @@ func (e *Engine) adopt(ctx context.Context, st *store.Store) (store.Adopted, err
 		}
 		chs := make([]change, len(rows))
 		for i, r := range rows {
-			chs[i] = decideAdopt(r, name)
+			chs[i] = decideMove(r, EventAdopted, name)
 		}
 		_, a, err := e.commitMoves(ctx, chs, &rest)
 		if try < adoptTries && (errors.Is(err, store.ErrStale) || errors.Is(err, store.ErrExists)) {

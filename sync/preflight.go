@@ -417,6 +417,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 	if len(notes) > 0 {
 		scope += "; " + strings.Join(notes, "; ")
 	}
+	mapped := strings.Join(slices.Sorted(maps.Keys(workTypes)), ", ")
 	switch {
 	case len(unmapped) > 0:
 		var hint []string
@@ -427,16 +428,14 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 			len(unmapped), scope, map[bool]string{true: "has", false: "have"}[len(unmapped) == 1], strings.Join(unmapped, "\n"), strings.Join(hint, ", "))
 	case len(list) == 0 && c.stateOld():
 		c.add(CheckOK, name, "no pending request has a job in the shop, and the jobs of the requests quotesync tracks are left out: %s; the daemon checks each job's codes before its first push (mapped codes: %s)",
-			c.stateOldWhy(), strings.Join(slices.Sorted(maps.Keys(workTypes)), ", "))
+			c.stateOldWhy(), mapped)
 	case len(list) == 0:
-		c.add(CheckOK, name, "no estimates to look at yet: quotesync tracks no job, and no pending request has a job in the shop; the daemon checks each job's codes before its first push (mapped codes: %s)",
-			strings.Join(slices.Sorted(maps.Keys(workTypes)), ", "))
+		c.add(CheckOK, name, "no estimates to look at yet: quotesync tracks no job, and no pending request has a job in the shop; the daemon checks each job's codes before its first push (mapped codes: %s)", mapped)
 	case len(codes) == 0 && len(warns) == 0:
 		c.add(CheckOK, name, "no lines yet on %s; the daemon checks each job's codes before its first push (mapped codes: %s)",
-			scope, strings.Join(slices.Sorted(maps.Keys(workTypes)), ", "))
+			scope, mapped)
 	case len(codes) == 0:
-		c.add(CheckOK, name, "no line with a valid code yet on %s (see the shop data warnings); mapped codes: %s",
-			scope, strings.Join(slices.Sorted(maps.Keys(workTypes)), ", "))
+		c.add(CheckOK, name, "no line with a valid code yet on %s (see the shop data warnings); mapped codes: %s", scope, mapped)
 	default:
 		c.add(CheckOK, name, "every code on %s is mapped; codes seen: %s", scope, codeCounts(codes))
 	}
