@@ -219,7 +219,7 @@ func TestEveryTransitionReachable(t *testing.T) {
 	// would make its job look free to other requests.
 	for _, ph := range []store.Phase{PhaseAcceptUnknown, PhaseAccepted, PhaseDrafted} {
 		for _, reason := range []store.Reason{ReasonNone, ReasonLeftList, ReasonExpired, ReasonUnknownRequest} {
-			ch := gone(row(ph), reason, "test", Event{})
+			ch := giveUp(row(ph), PhaseGone, reason, "test", Event{})
 			var te *ErrTransition
 			if _, err := prepare(ch); !errors.As(err, &te) || !strings.Contains(err.Error(), "only for insurer_ended") {
 				t.Errorf("prepare(%s -> gone, reason %q) = %v, want it refused, naming insurer_ended", ph, reason, err)
