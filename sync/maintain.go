@@ -126,7 +126,7 @@ func (d *Daemon) Adopt(ctx context.Context, name string) (store.Adopted, error) 
 // events and deliveries, through the executor of to's engine: an event
 // "moved" each, as to's. A request id to tracks already is not moved; its error is
 // among errs, and the others go on. Then what is keyed by from beside its
-// requests moves too (see moveRekey; to's own status form wins). It
+// requests moves too (see rekey; to's own status form wins). It
 // returns the rows as moved.
 func (d *Daemon) MoveRequests(ctx context.Context, from, to string) (moved []store.Request, errs []error, err error) {
 	e := d.EngineOf(to)
@@ -150,7 +150,7 @@ func (d *Daemon) MoveRequests(ctx context.Context, from, to string) (moved []sto
 	}
 	// What is from's beside its requests: its notices of no request
 	// (auth_failing), the once keys of its notices, its status form.
-	if _, err := d.Store.MoveRest(ctx, to, moveRekey(from, to)); err != nil {
+	if _, err := d.Store.MoveRest(ctx, to, rekey(from, to)); err != nil {
 		errs = append(errs, err)
 	}
 	return moved, errs, nil
