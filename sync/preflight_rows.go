@@ -56,7 +56,7 @@ func (c *checks) realRows(ctx context.Context, db *shopdb.DB, st *store.Store, s
 	var sharedErr error
 	for _, ins := range s.Insurers {
 		view, _, key := insurerView(db, s, ins)
-		c.rowsFind(ctx, view, st, c.name(checkRowsFind, ins.Name), samples)
+		c.rowsFind(ctx, view, st, c.name(checkRowsFind, ins, false), samples)
 		report, err := shared, sharedErr
 		switch {
 		case ins.WorkTypes != nil:
@@ -65,7 +65,7 @@ func (c *checks) realRows(ctx context.Context, db *shopdb.DB, st *store.Store, s
 			shared, sharedErr = view.Lines(ctx, jobs)
 			report, err = shared, sharedErr
 		}
-		c.rowsLines(c.name(checkRowsLines, ins.Name), key, jobs, report, err)
+		c.rowsLines(c.name(checkRowsLines, ins, false), key, jobs, report, err)
 	}
 	c.rowsState(ctx, db, jobs)
 }
