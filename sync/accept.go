@@ -21,7 +21,7 @@ func (e *Engine) acceptAll(ctx context.Context, p *pass, steps []acceptStep) []s
 	out := make([]*store.Request, len(steps))
 	p.each(ctx, len(steps), func(ctx context.Context, i int) {
 		pl := planAccept(p.now, steps[i])
-		if r, ok := p.perform(ctx, pl); ok && pl.call.kind == callAccept {
+		if r, ok := p.act.perform(ctx, p, pl); ok && pl.call.kind == callAccept {
 			out[i] = &r
 		}
 	})

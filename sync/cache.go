@@ -202,12 +202,8 @@ func (e *Engine) aheadStates(ctx context.Context, p *pass, jobs []string) (state
 		if err != nil {
 			return nil, nil, false, err
 		}
-		for j, st := range got {
-			states[j] = st
-		}
-		for j, berr := range gotBad {
-			bad[j] = berr
-		}
+		maps.Copy(states, got)
+		maps.Copy(bad, gotBad)
 	}
 	e.mu.Lock()
 	e.aheadPasses++

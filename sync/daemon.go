@@ -278,15 +278,7 @@ func (d *Daemon) Close() error {
 }
 
 // Lock is the single-instance lock as Run takes it (see acquire).
-func (d *Daemon) Lock() LockFunc {
-	return func(ctx context.Context) (Lease, error) {
-		l, err := d.acquire(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return l, nil
-	}
-}
+func (d *Daemon) Lock() LockFunc { return d.acquire }
 
 // acquire takes the single-instance lock and, holding it, adopts the rows
 // an older quotesync wrote with no insurer meanwhile, before any pass
@@ -297,7 +289,7 @@ func (d *Daemon) Lock() LockFunc {
 // insurers they are refused as at the start, no pass runs, and the lock
 // is given up again. It costs a round trip each time the lock is taken,
 // none per pass.
-func (d *Daemon) acquire(ctx context.Context) (*store.Lock, error) {
+func (d *Daemon) acquire(ctx context.Context) (Lease, error) {
 	l, err := d.Store.AcquireLock(ctx)
 	if err != nil {
 		return nil, err

@@ -259,7 +259,7 @@ func decideAccept(cfg Config, cur store.Request, c call, a answer) (change, bool
 		if expired(a.now, cur.Expiry) {
 			reason = ReasonExpired
 		}
-		return gone(cur, reason, fmt.Sprintf("the remote no longer knows the request (status %d): it expired, or was withdrawn before our accept landed", status), call), true
+		return giveUp(cur, PhaseGone, reason, fmt.Sprintf("the remote no longer knows the request (status %d): it expired, or was withdrawn before our accept landed", status), call), true
 	case c.listed && remoteInfo(err).Attempts > 1:
 		// The client sent the accept again within this call after an
 		// attempt whose outcome is unknown, and the later attempt was
@@ -283,7 +283,7 @@ func decideAccept(cfg Config, cur store.Request, c call, a answer) (change, bool
 	case !c.listed && errors.Is(err, remote.ErrConflict) && ref != "" && ref == cur.JobNumber && aboutUs:
 		return accepted(fmt.Sprintf("the request left the pending list, and a repeated accept answered %d naming our referenceId %s: ours had landed", status, ref)), true
 	case !c.listed && errors.Is(err, remote.ErrConflict) && ref != "" && aboutUs:
-		return takenElsewhere(cur, ReasonOtherReference, fmt.Sprintf("the remote says the request was accepted with referenceId %s, not ours (%s)", ref, cur.JobNumber), call), true
+		return giveUp(cur, PhaseTakenElsewhere, ReasonOtherReference, fmt.Sprintf("the remote says the request was accepted with referenceId %s, not ours (%s)", ref, cur.JobNumber), call), true
 	case !c.listed && c.maybeLanded:
 		next := cur
 		next.Phase, next.Reason = PhaseAcceptUnknown, ReasonAcceptLost
@@ -293,13 +293,13 @@ func decideAccept(cfg Config, cur store.Request, c call, a answer) (change, bool
 		ev.Kind, ev.Detail = EventAcceptUnknown, next.LastError
 		return change{cur: cur, next: next, ev: ev}, true
 	case !c.listed && errors.Is(err, remote.ErrConflict):
-		return takenElsewhere(cur, ReasonOtherReference, "the request left the pending list and the remote answered 409 (already accepted) without naming the referenceId; no accept of ours can have landed", call), true
+		return giveUp(cur, PhaseTakenElsewhere, ReasonOtherReference, "the request left the pending list and the remote answered 409 (already accepted) without naming the referenceId; no accept of ours can have landed", call), true
 	case !c.listed:
 		reason, why := ReasonLeftList, "the request left the pending list before our accept landed, and "+refused
 		if expired(a.now, cur.Expiry) {
 			reason = ReasonExpired
 		}
-		return gone(cur, reason, why, call), true
+		return giveUp(cur, PhaseGone, reason, why, call), true
 	}
 	next := cur
 	next.Phase, next.ResumePhase, next.Reason, next.Intent = PhaseRejected, cur.Phase, ReasonRefused, IntentNone
@@ -354,26 +354,16 @@ func decideRetrying(cfg Config, now time.Time, jitter float64, cur store.Request
 	return change{cur: cur, next: next, ev: ev}
 }
 
-// gone is the change of a request that went away before our accept
-// landed; its job number is given up.
-func gone(cur store.Request, reason store.Reason, why string, call Event) change {
-	return giveUp(cur, PhaseGone, EventGone, reason, why, call)
-}
-
-// takenElsewhere is the change of a request someone else accepted; its job
-// number is given up.
-func takenElsewhere(cur store.Request, reason store.Reason, why string, call Event) change {
-	return giveUp(cur, PhaseTakenElsewhere, EventTakenElsewhere, reason, why, call)
-}
-
-// giveUp moves cur to a phase where quotesync no longer works on it,
-// giving its job number up (release_job, in the same transaction).
-func giveUp(cur store.Request, phase store.Phase, kind EventKind, reason store.Reason, why string, call Event) change {
+// giveUp moves cur to a phase where quotesync no longer works on it, with
+// the event of the same name: gone (it went away before our accept
+// landed) or taken_elsewhere (someone else accepted it). Its job number
+// is given up (release_job, in the same transaction).
+func giveUp(cur store.Request, phase store.Phase, reason store.Reason, why string, call Event) change {
 	next := cur
 	next.Phase, next.Reason, next.Intent = phase, reason, IntentNone
 	next.Attempts, next.NextAttemptAt, next.LastError = 0, time.Time{}, why
 	ev := call
-	ev.Kind, ev.Detail, ev.Err = kind, why, nil
+	ev.Kind, ev.Detail, ev.Err = EventKind(phase), why, nil
 	return change{cur: cur, next: next, ev: ev, release: cur.JobNumber != ""}
 }
 

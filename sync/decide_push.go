@@ -320,7 +320,7 @@ func decidePush(cfg Config, cur store.Request, c call, a answer) (change, bool) 
 		return rejected(cur, ReasonPushConflict, fmt.Sprintf("push draft of job %s: the remote refused it as a conflict and no submit of ours was sent; if the service does not let a new POST replace a Draft, set remote.draft_update: put, then run quotesync retry %s: %v",
 			cur.JobNumber, cur.RequestID, err), call), true
 	case errors.Is(err, remote.ErrNotFound) && cur.Phase == PhaseAcceptUnknown:
-		return takenElsewhere(cur, ReasonNotOurs, fmt.Sprintf("the first Draft push to job %s answered %d: the remote has no such job, so our accept never landed and someone else has the request", cur.JobNumber, status), call), true
+		return giveUp(cur, PhaseTakenElsewhere, ReasonNotOurs, fmt.Sprintf("the first Draft push to job %s answered %d: the remote has no such job, so our accept never landed and someone else has the request", cur.JobNumber, status), call), true
 	case errors.Is(err, remote.ErrNotFound), errors.Is(err, remote.ErrRejected):
 		return rejected(cur, ReasonRefused, fmt.Sprintf("push draft of job %s: %v", cur.JobNumber, err), call), true
 	}

@@ -42,7 +42,7 @@ type change struct {
 	release bool
 	// move: the request goes to the insurer of the engine that commits
 	// the change, with its events and deliveries; nothing else changes
-	// (decideMove, decideAdopt).
+	// (decideMove).
 	move bool
 }
 
@@ -325,9 +325,9 @@ func (e *Engine) commitNotes(ctx context.Context, p *pass) {
 	e.touched()
 }
 
-// commitMoves moves the requests of chs (each a move: decideMove,
-// decideAdopt) to e's insurer, each with its event, and gives it what
-// rest names besides (the adoption's settings and notice keys), in one
+// commitMoves moves the requests of chs (each a move: decideMove) to e's
+// insurer, each with its event, and gives it what rest names besides
+// (the adoption's settings and notice keys), in one
 // transaction: each row compare-and-set on its version (store.ErrStale
 // when one changed meanwhile, and nothing moves), its events and
 // deliveries with it (store.ErrExists when e's insurer tracks one of the

@@ -170,32 +170,25 @@ func errUnnamed(n, insurers int) error {
 		"the daemon was serving one insurer then), then start again", Plural(n, "request"), insurers)
 }
 
-// adoptRekey is what moves with the rows written with no insurer to the
-// insurer name: the status form found then, and the once keys of the
-// notices recorded then (a lone insurer's, DefaultInsurer's form).
-func adoptRekey(name string) store.Rekey {
-	return store.Rekey{From: "", Settings: map[string]string{LegacyStatusFormKey: StatusFormKey(name)}, OnceKeys: onceRekey(DefaultInsurer, name)}
-}
-
-// moveRekey is what moves with the requests of the insurer from to the
-// insurer to (a rename): its status form, and the once keys of its
-// notices, so that a notice recorded under the old name is not recorded
-// again under the new one.
-func moveRekey(from, to string) store.Rekey {
-	return store.Rekey{From: from, Settings: map[string]string{StatusFormKey(from): StatusFormKey(to)}, OnceKeys: onceRekey(from, to)}
-}
-
-// onceRekey maps the prefix of the once keys of the insurer from's
-// notices to the insurer to's.
-func onceRekey(from, to string) map[string]string {
-	if from == to {
-		return nil
+// rekey is what moves with the requests of the insurer from to the
+// insurer to (a rename): its status form, and the prefix of the once keys
+// of its notices, so that a notice recorded under the old name is not
+// recorded again under the new one. from "" stands for the rows written
+// with no insurer (an adoption): the status form found then, and the once
+// keys of a lone insurer's notices (DefaultInsurer's).
+func rekey(from, to string) store.Rekey {
+	form, once := LegacyStatusFormKey, DefaultInsurer
+	if from != "" {
+		form, once = StatusFormKey(from), from
 	}
-	out := map[string]string{}
-	for _, kind := range []string{NoticeExpiring, NoticeAuthFailing} {
-		out[onceKey(kind, from, "")+":"] = onceKey(kind, to, "") + ":"
+	r := store.Rekey{From: from, Settings: map[string]string{form: StatusFormKey(to)}}
+	if once != to {
+		r.OnceKeys = map[string]string{}
+		for _, kind := range []string{NoticeExpiring, NoticeAuthFailing} {
+			r.OnceKeys[onceKey(kind, once, "")+":"] = onceKey(kind, to, "") + ":"
+		}
 	}
-	return out
+	return r
 }
 
 // adoptTries is how many times an adoption reads the rows again when one
@@ -204,12 +197,12 @@ const adoptTries = 3
 
 // adopt gives the rows written with no insurer to e's insurer, through the
 // executor (commitMoves: each row with an event "adopted", in one
-// transaction with what adoptRekey renames), and returns what it gave and
+// transaction with what rekey renames), and returns what it gave and
 // the ids it left (Adopted.Kept: e's insurer tracks them already). Rows
 // that change meanwhile are read again. Running it again adopts nothing.
 func (e *Engine) adopt(ctx context.Context, st *store.Store) (store.Adopted, error) {
 	name := e.cfg.Insurer
-	rest := adoptRekey(name)
+	rest := rekey("", name)
 	for try := 1; ; try++ {
 		rows, kept, err := st.Adoptable(ctx, name)
 		if err != nil {
@@ -217,7 +210,7 @@ func (e *Engine) adopt(ctx context.Context, st *store.Store) (store.Adopted, err
 		}
 		chs := make([]change, len(rows))
 		for i, r := range rows {
-			chs[i] = decideAdopt(r, name)
+			chs[i] = decideMove(r, EventAdopted, name)
 		}
 		_, a, err := e.commitMoves(ctx, chs, &rest)
 		if try < adoptTries && (errors.Is(err, store.ErrStale) || errors.Is(err, store.ErrExists)) {

@@ -219,7 +219,7 @@ func TestEveryTransitionReachable(t *testing.T) {
 	// would make its job look free to other requests.
 	for _, ph := range []store.Phase{PhaseAcceptUnknown, PhaseAccepted, PhaseDrafted} {
 		for _, reason := range []store.Reason{ReasonNone, ReasonLeftList, ReasonExpired, ReasonUnknownRequest} {
-			ch := gone(row(ph), reason, "test", Event{})
+			ch := giveUp(row(ph), PhaseGone, reason, "test", Event{})
 			var te *ErrTransition
 			if _, err := prepare(ch); !errors.As(err, &te) || !strings.Contains(err.Error(), "only for insurer_ended") {
 				t.Errorf("prepare(%s -> gone, reason %q) = %v, want it refused, naming insurer_ended", ph, reason, err)
@@ -278,8 +278,8 @@ func TestTablesDescribeEverything(t *testing.T) {
 	}
 }
 
-// TestMovesKeepThePhase: a move to another insurer (decideMove,
-// decideAdopt) passes the executor's check in every phase, one this
+// TestMovesKeepThePhase: a move to another insurer (decideMove, a
+// rename or an adoption) passes the executor's check in every phase, one this
 // quotesync does not know included, and only as a move that keeps the
 // phase: one that would also change it, or move a request with no row,
 // is refused, and nothing is written.
@@ -292,7 +292,7 @@ func TestMovesKeepThePhase(t *testing.T) {
 	}
 	for _, ph := range append(phases, "archived") {
 		cur := store.Request{Insurer: "old", RequestID: "7", Phase: ph, Version: 3}
-		for _, ch := range []change{decideMove(cur, "aa"), decideAdopt(cur, "aa")} {
+		for _, ch := range []change{decideMove(cur, EventMoved, "aa"), decideMove(cur, EventAdopted, "aa")} {
 			got, err := prepare(ch)
 			if err != nil {
 				t.Errorf("prepare(%s of a %s request) = %v, want it allowed", ch.ev.Kind, ph, err)
@@ -304,12 +304,12 @@ func TestMovesKeepThePhase(t *testing.T) {
 		}
 	}
 	var te *ErrTransition
-	changed := decideMove(store.Request{RequestID: "7", Phase: PhaseDrafted, Version: 3}, "aa")
+	changed := decideMove(store.Request{RequestID: "7", Phase: PhaseDrafted, Version: 3}, EventMoved, "aa")
 	changed.next.Phase = PhaseSubmitted
 	if _, err := prepare(changed); !errors.As(err, &te) || !te.Move || !strings.Contains(err.Error(), "another insurer") {
 		t.Errorf("a move that changes the phase: %v, want ErrTransition of a move", err)
 	}
-	if _, err := prepare(decideMove(store.Request{RequestID: "7", Phase: PhaseWaiting}, "aa")); !errors.As(err, &te) {
+	if _, err := prepare(decideMove(store.Request{RequestID: "7", Phase: PhaseWaiting}, EventMoved, "aa")); !errors.As(err, &te) {
 		t.Errorf("a move of a request with no row: %v, want ErrTransition", err)
 	}
 }

@@ -22,18 +22,16 @@ const (
 	EventAdopted EventKind = "adopted" // written before insurers had names, given to the one insurer
 )
 
-// decideMove is the change that moves cur to the insurer to (a rename):
-// its row, its events and its deliveries; nothing else changes.
-func decideMove(cur store.Request, to string) change {
-	return change{cur: cur, next: cur, move: true, ev: Event{Kind: EventMoved,
-		Detail: fmt.Sprintf("moved from insurer %s to %s (quotesync insurers move)", cur.Insurer, to)}}
-}
-
-// decideAdopt is the change that gives cur, a row written before insurers
-// had names, to the insurer name.
-func decideAdopt(cur store.Request, name string) change {
-	return change{cur: cur, next: cur, move: true, ev: Event{Kind: EventAdopted,
-		Detail: fmt.Sprintf("written before insurers had names; given to insurer %s", name)}}
+// decideMove is the change that moves cur to the insurer to, its row,
+// its events and its deliveries, nothing else changing: a rename
+// (EventMoved), or the adoption of a row written before insurers had
+// names (EventAdopted).
+func decideMove(cur store.Request, kind EventKind, to string) change {
+	detail := fmt.Sprintf("moved from insurer %s to %s (quotesync insurers move)", cur.Insurer, to)
+	if kind == EventAdopted {
+		detail = "written before insurers had names; given to insurer " + to
+	}
+	return change{cur: cur, next: cur, move: true, ev: Event{Kind: kind, Detail: detail}}
 }
 
 // decideEnd is the change that ends a live request of an insurer no
@@ -128,7 +126,7 @@ func (d *Daemon) Adopt(ctx context.Context, name string) (store.Adopted, error) 
 // events and deliveries, through the executor of to's engine: an event
 // "moved" each, as to's. A request id to tracks already is not moved; its error is
 // among errs, and the others go on. Then what is keyed by from beside its
-// requests moves too (see moveRekey; to's own status form wins). It
+// requests moves too (see rekey; to's own status form wins). It
 // returns the rows as moved.
 func (d *Daemon) MoveRequests(ctx context.Context, from, to string) (moved []store.Request, errs []error, err error) {
 	e := d.EngineOf(to)
@@ -143,7 +141,7 @@ func (d *Daemon) MoveRequests(ctx context.Context, from, to string) (moved []sto
 		return nil, nil, err
 	}
 	for _, r := range slices.Backward(rows) { // oldest first
-		saved, _, err := e.commitMoves(ctx, []change{decideMove(r, to)}, nil)
+		saved, _, err := e.commitMoves(ctx, []change{decideMove(r, EventMoved, to)}, nil)
 		if err != nil {
 			errs = append(errs, err) // it names the request
 			continue
@@ -152,7 +150,7 @@ func (d *Daemon) MoveRequests(ctx context.Context, from, to string) (moved []sto
 	}
 	// What is from's beside its requests: its notices of no request
 	// (auth_failing), the once keys of its notices, its status form.
-	if _, err := d.Store.MoveRest(ctx, to, moveRekey(from, to)); err != nil {
+	if _, err := d.Store.MoveRest(ctx, to, rekey(from, to)); err != nil {
 		errs = append(errs, err)
 	}
 	return moved, errs, nil

@@ -141,8 +141,11 @@ var noticeWords = map[string][2]string{
 
 // noticeOf is the notice of delivery d.
 func noticeOf(d store.Delivery) Notice {
-	n := Notice{ID: noticeID(d), Event: d.Kind, Insurer: d.Insurer, Request: d.RequestID, Claim: d.Claim,
-		Job: d.Job, Phase: d.Phase, Reason: string(d.Reason), Detail: d.Detail, Time: d.At}
+	// The id drawn with its event, or for a row queued before quotesync
+	// drew them, the id it was sent with then.
+	n := Notice{ID: cmp.Or(d.NoticeID, fmt.Sprintf("quotesync-event-%d", d.EventID)), Event: d.Kind,
+		Insurer: d.Insurer, Request: d.RequestID, Claim: d.Claim, Job: d.Job, Phase: d.Phase,
+		Reason: string(d.Reason), Detail: d.Detail, Time: d.At}
 	w := noticeWords[d.Kind]
 	n.Words, n.Fix = w[0], w[1]
 	if d.Reason != ReasonNone {
@@ -152,15 +155,6 @@ func noticeOf(d store.Delivery) Notice {
 	}
 	n.Words = cmp.Or(n.Words, d.Kind)
 	return n
-}
-
-// noticeID is the id of d's notice: the one drawn with its event, or for
-// a row queued before quotesync drew them, the id it was sent with then.
-func noticeID(d store.Delivery) string {
-	if d.NoticeID != "" {
-		return d.NoticeID
-	}
-	return fmt.Sprintf("quotesync-event-%d", d.EventID)
 }
 
 // notifier sends one notice.

@@ -387,27 +387,27 @@ func (o *Outbox) recordNotices(ctx context.Context) {
 // refused and none is open, and closes it when the token works again.
 func (o *Outbox) recordAuth(ctx context.Context, insurer string, a authEpisode) {
 	key := onceKey(NoticeAuthFailing, insurer, "")
+	open := 1
 	switch {
 	case a.fail && a.open != 1:
 		n := notice{ev: Event{Kind: EventAuthFailing, Insurer: insurer, At: o.Now(),
 			Detail: "the remote refused the token (401/403); every pass of this insurer stops until the token works"},
 			out: &store.Outbox{Kind: NoticeAuthFailing, OnceKey: key, Targets: o.to}}
-		if o.recordOnce(ctx, n) {
-			o.setAuth(insurer, 1)
+		if !o.recordOnce(ctx, n) {
+			return
 		}
 	case !a.fail && a.open != -1:
 		if err := o.store.ReleaseOnce(ctx, key); err != nil {
 			o.log.Warn(msgOutboxFailed, zap.Error(err))
 			return
 		}
-		o.setAuth(insurer, -1)
+		open = -1
+	default:
+		return
 	}
-}
-
-func (o *Outbox) setAuth(insurer string, v int) {
 	o.mu.Lock()
-	a := o.auth[insurer]
-	a.open = v
+	a = o.auth[insurer]
+	a.open = open
 	o.auth[insurer] = a
 	o.mu.Unlock()
 }

@@ -87,11 +87,6 @@ func (p *pass) print(a Action) {
 	p.mu.Unlock()
 }
 
-// perform hands pl to the pass's performer.
-func (p *pass) perform(ctx context.Context, pl plan) (store.Request, bool) {
-	return p.act.perform(ctx, p, pl)
-}
-
 // fail records a pass-level failure.
 func (p *pass) fail(err error) {
 	p.mu.Lock()

@@ -69,7 +69,7 @@ func Check(ctx context.Context, s Settings) []CheckItem {
 	c.insurers(ctx, db, st, s)
 	for i, ins := range s.Insurers {
 		view, workTypes, _ := insurerView(db, s, ins)
-		c.workTypes(ctx, view, st.Insurer(ins.Name), c.name("work types", ins.Name), workTypes, pending[i])
+		c.workTypes(ctx, view, st.Insurer(ins.Name), c.name("work types", ins, false), workTypes, pending[i])
 	}
 	c.realRows(ctx, db, st, s)
 	for _, ins := range s.Insurers {
@@ -116,20 +116,12 @@ func (c *checks) add(status, name, format string, args ...any) {
 }
 
 // name is the name of a check of one insurer: the insurer's name follows
-// when there are several.
-func (c *checks) name(check, insurer string) string {
-	if !c.several {
-		return check
-	}
-	return check + " (" + insurer + ")"
-}
-
-// service is the name of a check of an insurer's own service (its list
-// call, its data, its status form): the insurer's name follows when
-// there are several, and when the file names the one insurer (remotes:).
-// The checks of the shop's rows keep their plain name with one insurer.
-func (c *checks) service(check string, ins Insurer) string {
-	if !c.several && !ins.Listed() {
+// when there are several, and for a check of the insurer's own service
+// (its list call, its data, its status form) also when the file names
+// the one insurer (remotes:). The checks of the shop's rows keep their
+// plain name with one insurer.
+func (c *checks) name(check string, ins Insurer, service bool) string {
+	if !c.several && !(service && ins.Listed()) {
 		return check
 	}
 	return check + " (" + ins.Name + ")"
@@ -290,7 +282,7 @@ func (c *checks) someJobs(ctx context.Context, st *store.Store) []string {
 // remote lists the pending requests of an insurer with its token, with
 // few retries; none when the list could not be read.
 func (c *checks) remote(ctx context.Context, ins Insurer) []remote.Request {
-	name, tokenFrom := c.service("remote", ins), ins.TokenFrom
+	name, tokenFrom := c.name("remote", ins, true), ins.TokenFrom
 	rc := ins.Remote
 	if rc.MaxAttempts == 0 || rc.MaxAttempts > 2 {
 		rc.MaxAttempts = 2
@@ -312,7 +304,7 @@ func (c *checks) remote(ctx context.Context, ins Insurer) []remote.Request {
 	}
 	c.add(CheckOK, name, "GET %s answered with the token: %s", where, Plural(len(reqs), "pending request"))
 	if de != nil {
-		c.add(CheckWarn, c.service("remote data", ins), "%v; quotesync skips those requests until the service fixes them", de)
+		c.add(CheckWarn, c.name("remote data", ins, true), "%v; quotesync skips those requests until the service fixes them", de)
 	}
 	return reqs
 }
@@ -417,6 +409,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 	if len(notes) > 0 {
 		scope += "; " + strings.Join(notes, "; ")
 	}
+	mapped := strings.Join(slices.Sorted(maps.Keys(workTypes)), ", ")
 	switch {
 	case len(unmapped) > 0:
 		var hint []string
@@ -427,16 +420,14 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 			len(unmapped), scope, map[bool]string{true: "has", false: "have"}[len(unmapped) == 1], strings.Join(unmapped, "\n"), strings.Join(hint, ", "))
 	case len(list) == 0 && c.stateOld():
 		c.add(CheckOK, name, "no pending request has a job in the shop, and the jobs of the requests quotesync tracks are left out: %s; the daemon checks each job's codes before its first push (mapped codes: %s)",
-			c.stateOldWhy(), strings.Join(slices.Sorted(maps.Keys(workTypes)), ", "))
+			c.stateOldWhy(), mapped)
 	case len(list) == 0:
-		c.add(CheckOK, name, "no estimates to look at yet: quotesync tracks no job, and no pending request has a job in the shop; the daemon checks each job's codes before its first push (mapped codes: %s)",
-			strings.Join(slices.Sorted(maps.Keys(workTypes)), ", "))
+		c.add(CheckOK, name, "no estimates to look at yet: quotesync tracks no job, and no pending request has a job in the shop; the daemon checks each job's codes before its first push (mapped codes: %s)", mapped)
 	case len(codes) == 0 && len(warns) == 0:
 		c.add(CheckOK, name, "no lines yet on %s; the daemon checks each job's codes before its first push (mapped codes: %s)",
-			scope, strings.Join(slices.Sorted(maps.Keys(workTypes)), ", "))
+			scope, mapped)
 	case len(codes) == 0:
-		c.add(CheckOK, name, "no line with a valid code yet on %s (see the shop data warnings); mapped codes: %s",
-			scope, strings.Join(slices.Sorted(maps.Keys(workTypes)), ", "))
+		c.add(CheckOK, name, "no line with a valid code yet on %s (see the shop data warnings); mapped codes: %s", scope, mapped)
 	default:
 		c.add(CheckOK, name, "every code on %s is mapped; codes seen: %s", scope, codeCounts(codes))
 	}
@@ -448,7 +439,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 // statusForm says which status change the daemon sends to an insurer,
 // and what auto mode found before.
 func (c *checks) statusForm(ctx context.Context, st *store.Store, ins Insurer) {
-	rc, name, key := ins.Remote, c.service("status change", ins), cmp.Or(ins.Key, "remote")
+	rc, name, key := ins.Remote, c.name("status change", ins, true), cmp.Or(ins.Key, "remote")
 	client, err := remote.New(rc, remote.StaticToken("unused"))
 	if err != nil {
 		return

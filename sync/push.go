@@ -96,7 +96,7 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []store.Request) {
 			if pl.do == DoHold {
 				p.add(&p.summary.Held, 1)
 			}
-			if r, ok := p.perform(ctx, pl); ok && pl.final {
+			if r, ok := p.act.perform(ctx, p, pl); ok && pl.final {
 				got[i] = &pushJob{row: r, state: w.state}
 			}
 		})
@@ -191,7 +191,7 @@ func (e *Engine) submitAll(ctx context.Context, p *pass, ready []*pushJob) {
 		return
 	}
 	todo = p.act.stillFinal(ctx, p, todo)
-	p.each(ctx, len(todo), func(ctx context.Context, i int) { p.perform(ctx, planSubmit(p.now, todo[i].row)) })
+	p.each(ctx, len(todo), func(ctx context.Context, i int) { p.act.perform(ctx, p, planSubmit(p.now, todo[i].row)) })
 }
 
 // stillFinal keeps the jobs whose estimate is still final and unchanged

@@ -35,10 +35,8 @@ func buildQuote(cfg QuoteConfig, job string, lines []shopdb.Line, fields map[str
 	if !cfg.OmitReferenceID {
 		q.ReferenceID = job
 	}
-	if len(cfg.Rates) > 0 {
-		for _, t := range slices.Sorted(maps.Keys(cfg.Rates)) {
-			q.Rates = append(q.Rates, remote.Rate{Type: t, Rate: cfg.Rates[t]})
-		}
+	for _, t := range slices.Sorted(maps.Keys(cfg.Rates)) {
+		q.Rates = append(q.Rates, remote.Rate{Type: t, Rate: cfg.Rates[t]})
 	}
 	q.Items = make([]remote.Item, 0, len(lines))
 	for _, l := range lines {
