@@ -116,13 +116,15 @@ func printHistory(w io.Writer, st statuspage.Story, loc *time.Location) {
 		of = "  insurer " + dash(termtext.Safe(st.Insurer))
 	}
 	fmt.Fprintf(w, "request %s%s  claim %s  job %s\n", termtext.Safe(st.ID), of, dash(termtext.Safe(st.Claim)), dash(termtext.Safe(st.JobShown())))
-	fmt.Fprintf(w, "phase: %s (%s)\n", st.Phase, st.PhaseWords)
+	// Phases, reasons and event kinds are quotesync's own words, but rows
+	// written by another version may hold others: shown escaped.
+	fmt.Fprintf(w, "phase: %s (%s)\n", termtext.Safe(st.Phase), termtext.Safe(st.PhaseWords))
 	if st.ReasonWords != "" {
 		head := "reason: "
 		if st.Held {
 			head = "held: "
 		}
-		writeWrapped(w, head, st.ReasonWords)
+		writeWrapped(w, head, termtext.Safe(st.ReasonWords))
 		if st.Details != "" {
 			writeWrapped(w, "details: ", flat(st.Details))
 		}
@@ -152,7 +154,7 @@ func printHistory(w io.Writer, st statuspage.Story, loc *time.Location) {
 		if s.Route != "" && s.Status != 0 {
 			what += fmt.Sprintf(" [%s: %d]", s.Route, s.Status)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.At.In(loc).Format("2006-01-02 15:04:05 MST"), s.Kind, dash(phase), termtext.Safe(what))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.At.In(loc).Format("2006-01-02 15:04:05 MST"), termtext.Safe(s.Kind), dash(termtext.Safe(phase)), termtext.Safe(what))
 		if s.Details != "" && !strings.Contains(what, s.Details) {
 			for _, l := range strings.Split(termtext.Lines(s.Details), "\n") {
 				fmt.Fprintf(tw, "\t\t\t  %s\n", l)
@@ -180,7 +182,7 @@ func printAmbiguous(stdout, stderr io.Writer, amb *statuspage.AmbiguousError, as
 	fmt.Fprintln(tw, "INSURER\tREQUEST\tCLAIM\tJOB\tPHASE")
 	for _, m := range amb.Matches {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", dash(termtext.Safe(m.Insurer)), truncate(id, 24), dash(truncate(termtext.Safe(m.Claim), 24)),
-			dash(termtext.Safe(m.JobShown())), m.Phase)
+			dash(termtext.Safe(m.JobShown())), termtext.Safe(m.Phase))
 	}
 	_ = tw.Flush()
 	return exitFailure

@@ -200,7 +200,9 @@ func printStatus(w io.Writer, rep statusReport, now time.Time) {
 	var attention, later []store.Request
 	for _, r := range rep.rows {
 		q := statuspage.RequestOf(r, rep.named)
-		phase := q.Phase
+		// Phase and reason are quotesync's own words, but a row written by
+		// another version may hold others: shown escaped like the rest.
+		phase := termtext.Safe(q.Phase)
 		if q.Supplement {
 			phase += " (supplement needed)"
 		}
@@ -208,7 +210,7 @@ func printStatus(w io.Writer, rep statusReport, now time.Time) {
 		if !r.PushedAt.IsZero() {
 			last = ago(now, r.PushedAt) + " ago"
 		}
-		reason := q.Reason
+		reason := termtext.Safe(q.Reason)
 		if q.Held {
 			reason = "held: " + reason
 		}
@@ -285,7 +287,7 @@ func phaseSummary(counts map[store.Phase]int) string {
 func printAttention(w io.Writer, r store.Request, named bool) {
 	q := statuspage.RequestOf(r, named)
 	fmt.Fprintf(w, "  %s:\n", requestHead(r, named))
-	writeWrapped(w, "    ", q.ReasonWords)
+	writeWrapped(w, "    ", termtext.Safe(q.ReasonWords))
 	if r.LastError != "" {
 		writeWrapped(w, "    details: ", flat(r.LastError))
 	}
@@ -314,7 +316,7 @@ func printLater(w io.Writer, rows []store.Request, named bool, now time.Time) {
 		if r.NextAttemptAt.After(now) {
 			next = fmt.Sprintf("in %s (%s)", ago(r.NextAttemptAt, now), r.NextAttemptAt.Local().Format(time.TimeOnly))
 		}
-		fmt.Fprintf(w, "  %s: %s; next attempt %s\n", requestHead(r, named), qsync.Reason(r.Reason).Words, next)
+		fmt.Fprintf(w, "  %s: %s; next attempt %s\n", requestHead(r, named), termtext.Safe(qsync.Reason(r.Reason).Words), next)
 		writeWrapped(w, "    last error: ", flat(r.LastError))
 	}
 }
@@ -326,7 +328,7 @@ func requestHead(r store.Request, named bool) string {
 	if named {
 		of = "insurer " + dash(termtext.Safe(r.Insurer)) + ", "
 	}
-	return fmt.Sprintf("%s (%sjob %s, %s)", termtext.Safe(r.RequestID), of, dash(termtext.Safe(jobOf(r))), r.Phase)
+	return fmt.Sprintf("%s (%sjob %s, %s)", termtext.Safe(r.RequestID), of, dash(termtext.Safe(jobOf(r))), termtext.Safe(string(r.Phase)))
 }
 
 // jobOf is the job a row holds, or the one it gave up.
