@@ -292,3 +292,31 @@ func TestAcceptAnswerUnreadable(t *testing.T) {
 		t.Errorf("the accept did not land: %+v", r)
 	}
 }
+
+// TestBrokenEntryKeepsItsID: an entry with a syntax error before its id
+// (a control character in a string, a bad literal, a leading zero) is
+// skipped under its id, as sync needs to see the list whole; only
+// brackets and strings must be valid to read it.
+func TestBrokenEntryKeepsItsID(t *testing.T) {
+	for _, tt := range []struct {
+		entry, id, text string
+		unlike          bool
+	}{
+		{"{\"notes\":\"a\x01b\",\"id\":\"r1\"}", "r1", "r1", false},
+		{`{"x":tru,"id":"r1"}`, "r1", "r1", false},
+		{`{"x":01,"id":"r1"}`, "r1", "r1", false},
+		{`{"x":{"id":"no","y":[1,,2]},"id" : 42 }`, "42", "42", false},
+		{`{"x":"\",\"id\":1","y":tru,"id":"r1"}`, "r1", "r1", false},
+		{`{"x":tru,"y":"id","id":{"z":1}}`, "", "", true},
+	} {
+		body := "[" + tt.entry + `,{"id":"ok"}]`
+		reqs, skipped, _, err := decodeRequestsFrom(strings.NewReader(body), 1<<20, 1<<20)
+		if err != nil || len(reqs) != 1 || skipped == nil || len(skipped.Skipped) != 1 {
+			t.Fatalf("%s: %d requests, skipped %v, err %v; want one of each", body, len(reqs), skipped, err)
+		}
+		if s := skipped.Skipped[0]; s.ID != tt.id || s.IDText != tt.text || s.Unlike != tt.unlike {
+			t.Errorf("%s: skipped with ID %q, IDText %q, unlike %v; want %q, %q, %v",
+				tt.entry, s.ID, s.IDText, s.Unlike, tt.id, tt.text, tt.unlike)
+		}
+	}
+}

@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"unicode/utf8"
 )
 
-// What is wrong with a list entry that is not decoded (its id, the member
-// that is too large, too deep or not valid UTF-8) is read by walking its
+// What is wrong with a list entry that is not decoded (the member that is
+// too large, too deep or not valid UTF-8; its id: idMember) is read by walking its
 // tokens: json.Decoder.Token neither recurses nor limits the depth, and
 // what it read before the end of a prefix of the entry, or before text it
 // cannot read, is still named.
@@ -26,19 +25,16 @@ type frame struct {
 // walk reads data token by token and calls visit with the frames open
 // around each token, the token (as json.Decoder.Token gives it), its text
 // as in data and whether it is a key, until visit returns false or data
-// ends. It returns the frames open where it stopped and, when data ended
-// inside a value, what there is of that value (else nil).
-func walk(data []byte, visit func(open []frame, tok any, raw []byte, key bool) bool) ([]frame, []byte) {
+// ends. It returns the frames open where it stopped.
+func walk(data []byte, visit func(open []frame, tok any, raw []byte, key bool) bool) []frame {
 	var open []frame
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
 	for {
 		start := d.InputOffset()
 		tok, err := d.Token()
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return open, bytes.TrimLeft(data[start:], " \t\r\n,:")
-		} else if err != nil {
-			return open, nil
+		if err != nil {
+			return open
 		}
 		raw := bytes.TrimLeft(data[start:d.InputOffset()], " \t\r\n,:")
 		_, str := tok.(string)
@@ -50,7 +46,7 @@ func walk(data []byte, visit func(open []frame, tok any, raw []byte, key bool) b
 			open[len(open)-1].key, open[len(open)-1].wantKey = raw, false
 		}
 		if !visit(open, tok, raw, key) {
-			return open, nil
+			return open
 		}
 		switch {
 		case tok == json.Delim('{') || tok == json.Delim('['):
@@ -86,18 +82,7 @@ func pathOf(open []frame) string {
 // for people when anything of it could be read (a prefix and its length
 // for a long one); unlike is set for an id of a type no request id has.
 func entryID(data []byte) (id, text string, unlike bool) {
-	isID := func(open []frame) bool { return len(open) == 1 && string(open[0].key) == `"id"` }
-	var v []byte
-	open, rest := walk(data, func(open []frame, _ any, raw []byte, key bool) bool {
-		if !key && isID(open) {
-			v = raw
-		}
-		return v == nil
-	})
-	cut := v == nil && isID(open) && !open[0].wantKey
-	if cut {
-		v = rest
-	}
+	v, cut := idMember(data)
 	switch {
 	case len(v) == 0 || v[0] == 'n':
 		return "", "", false
@@ -116,6 +101,47 @@ func entryID(data []byte) (id, text string, unlike bool) {
 		}
 	}
 	return "", boundValue(v, cut), false
+}
+
+// idMember is the raw value of the entry's top-level "id" member (nil when
+// there is none; cut when data ends inside it). It needs only valid
+// brackets and strings, unlike walk: text a decoder stops at (a control
+// character in a string, 01, tru) before the id still leaves it read.
+func idMember(data []byte) (v []byte, cut bool) {
+	level, key, isID, start := 0, true, false, -1
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if level == 1 && start >= 0 && (c == ',' || c == '}') {
+			return bytes.TrimSpace(data[start:i]), false
+		}
+		switch c {
+		case '"':
+			end := i + 1
+			for ; end < len(data) && data[end] != '"'; end++ {
+				if data[end] == '\\' {
+					end++ // the escaped character
+				}
+			}
+			if level == 1 && key {
+				isID, key = string(data[i:min(end+1, len(data))]) == `"id"`, false
+			}
+			i = end
+		case '{', '[':
+			level++
+		case '}', ']':
+			level--
+		case ',':
+			key = level == 1
+		case ':':
+			if level == 1 && isID && start < 0 {
+				start = i + 1
+			}
+		}
+	}
+	if start < 0 {
+		return nil, false
+	}
+	return bytes.TrimLeft(data[start:], " \t\r\n"), true
 }
 
 // boundValue shows the first bytes of a raw value that is too long, or not
@@ -191,7 +217,7 @@ func heaviest(data []byte) (largest, deepest string) {
 			deepest, maxDepth = cur, depth
 		}
 	}
-	open, _ := walk(data, func(open []frame, _ any, raw []byte, key bool) bool {
+	open := walk(data, func(open []frame, _ any, raw []byte, key bool) bool {
 		switch {
 		case key && len(open) == 1:
 			end()
