@@ -261,6 +261,8 @@ func TestEntryText(t *testing.T) {
 		{`{"id":"1","vehicle":{"model":"\ude97 car"}}`, "vehicle.model", true},
 		{"{\"id\":\"1\",\"accident\":{\"notes\":[\"ok\",\"\xfe\"]}}", "accident.notes[1]", true},
 		{"{\"id\":\"1\",\"k\xff\":1}", `"k\xff"`, true},
+		{"{\"id\":\"1\",\"a\":1\xff}", "a", true},
+		{"{\"id\":\"1\",\"a\":[1, \xff]}", "a[1]", true},
 	} {
 		got, cause := badTextMember([]byte(tt.raw))
 		if (cause != nil) != tt.bad {
@@ -318,5 +320,18 @@ func TestBrokenEntryKeepsItsID(t *testing.T) {
 			t.Errorf("%s: skipped with ID %q, IDText %q, unlike %v; want %q, %q, %v",
 				tt.entry, s.ID, s.IDText, s.Unlike, tt.id, tt.text, tt.unlike)
 		}
+	}
+}
+
+// TestDeepEntryWithMismatch: an entry too deep whose brackets mismatch past
+// the depth limit names its deep member, where json stopped reading.
+func TestDeepEntryWithMismatch(t *testing.T) {
+	entry := `{"id":"D1","deep":` + strings.Repeat("[", 70) + "}" + strings.Repeat("]", 69) + "}"
+	_, skipped, _, err := decodeRequestsFrom(strings.NewReader("["+entry+"]"), 1<<20, 1<<20)
+	if err != nil || skipped == nil || len(skipped.Skipped) != 1 {
+		t.Fatalf("skipped %v, err %v; want the entry skipped", skipped, err)
+	}
+	if s := skipped.Skipped[0]; s.Field != "deep" || !strings.Contains(s.Err.Error(), "levels deep") {
+		t.Errorf("skipped as field %q: %v; want deep, too deep", s.Field, s.Err)
 	}
 }

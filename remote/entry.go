@@ -25,8 +25,9 @@ type frame struct {
 // walk reads data token by token and calls visit with the frames open
 // around each token, the token (as json.Decoder.Token gives it), its text
 // as in data and whether it is a key, until visit returns false or data
-// ends. It returns the frames open where it stopped.
-func walk(data []byte, visit func(open []frame, tok any, raw []byte, key bool) bool) []frame {
+// ends. It returns the frames open where it stopped and, when data ended
+// or json could read no further, the rest of data from there.
+func walk(data []byte, visit func(open []frame, tok any, raw []byte, key bool) bool) ([]frame, []byte) {
 	var open []frame
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
@@ -34,7 +35,7 @@ func walk(data []byte, visit func(open []frame, tok any, raw []byte, key bool) b
 		start := d.InputOffset()
 		tok, err := d.Token()
 		if err != nil {
-			return open
+			return open, bytes.TrimLeft(data[start:], " \t\r\n,:")
 		}
 		raw := bytes.TrimLeft(data[start:d.InputOffset()], " \t\r\n,:")
 		_, str := tok.(string)
@@ -46,7 +47,7 @@ func walk(data []byte, visit func(open []frame, tok any, raw []byte, key bool) b
 			open[len(open)-1].key, open[len(open)-1].wantKey = raw, false
 		}
 		if !visit(open, tok, raw, key) {
-			return open
+			return open, nil
 		}
 		switch {
 		case tok == json.Delim('{') || tok == json.Delim('['):
@@ -217,7 +218,7 @@ func heaviest(data []byte) (largest, deepest string) {
 			deepest, maxDepth = cur, depth
 		}
 	}
-	open := walk(data, func(open []frame, _ any, raw []byte, key bool) bool {
+	open, _ := walk(data, func(open []frame, _ any, raw []byte, key bool) bool {
 		switch {
 		case key && len(open) == 1:
 			end()
@@ -227,10 +228,10 @@ func heaviest(data []byte) (largest, deepest string) {
 		}
 		return true
 	})
+	end() // the member the walk stopped in counts for depth too
 	if len(open) > 1 || len(open) == 1 && !open[0].wantKey {
 		return cur, deepest
 	}
-	end()
 	return largest, deepest
 }
 
@@ -242,7 +243,7 @@ func badTextMember(data []byte) (path string, cause error) {
 	if utf8.Valid(data) && !bytes.Contains(data, []byte(`\ud`)) && !bytes.Contains(data, []byte(`\uD`)) {
 		return "", nil // the common case, told at the cost of a scan
 	}
-	walk(data, func(open []frame, tok any, raw []byte, _ bool) bool {
+	open, rest := walk(data, func(open []frame, tok any, raw []byte, _ bool) bool {
 		s, _ := tok.(string)
 		if cause = textError(raw, s); cause != nil {
 			path = pathOf(open)
@@ -251,6 +252,9 @@ func badTextMember(data []byte) (path string, cause error) {
 	})
 	if cause == nil && !utf8.Valid(data) {
 		cause = errInvalidUTF8 // outside any string json could read
+		if r, _ := utf8.DecodeRune(rest); r == utf8.RuneError && len(rest) > 0 {
+			path = pathOf(open) // json stopped at it: name where
+		}
 	}
 	return path, cause
 }
