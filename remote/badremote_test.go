@@ -335,3 +335,21 @@ func TestDeepEntryWithMismatch(t *testing.T) {
 		t.Errorf("skipped as field %q: %v; want deep, too deep", s.Field, s.Err)
 	}
 }
+
+// TestListExcerptEndsAtFailure: a list that is not a valid array shows
+// the body up to where decoding failed, not as far as it was read ahead,
+// and not marked cut when the failure comes early.
+func TestListExcerptEndsAtFailure(t *testing.T) {
+	body := `[{"id":"a","claimNumber":"c1"} {"id":"b"}]` + strings.Repeat(" ", 600)
+	_, _, head, err := decodeRequestsFrom(strings.NewReader(body), 1<<20, 1<<20)
+	if want := `[{"id":"a","claimNumber":"c1"} {`; err == nil || string(head) != want {
+		t.Errorf("head %q, err %v; want %q and an error", head, err, want)
+	}
+	_, srv := newEmulator(t, rewriteAnswers(isList, func(int, http.Header, []byte) (int, []byte) {
+		return http.StatusOK, []byte(body)
+	}))
+	_, err = emuClient(t, srv, nil).ListRequests(context.Background())
+	if want := `200 OK (4 attempts): [{"id":"a","claimNumber":"c1"} {`; err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("err %v, want it to end %q", err, want)
+	}
+}
