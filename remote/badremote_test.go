@@ -261,6 +261,8 @@ func TestEntryText(t *testing.T) {
 		{`{"id":"1","vehicle":{"model":"\ude97 car"}}`, "vehicle.model", true},
 		{"{\"id\":\"1\",\"accident\":{\"notes\":[\"ok\",\"\xfe\"]}}", "accident.notes[1]", true},
 		{"{\"id\":\"1\",\"k\xff\":1}", `"k\xff"`, true},
+		{"{\"id\":\"1\",\"a\":1\xff}", "a", true},
+		{"{\"id\":\"1\",\"a\":[1, \xff]}", "a[1]", true},
 	} {
 		got, cause := badTextMember([]byte(tt.raw))
 		if (cause != nil) != tt.bad {
@@ -290,5 +292,64 @@ func TestAcceptAnswerUnreadable(t *testing.T) {
 	}
 	if r, _ := emu.State().Request(id); r.ReferenceID != "RO-5" {
 		t.Errorf("the accept did not land: %+v", r)
+	}
+}
+
+// TestBrokenEntryKeepsItsID: an entry with a syntax error before its id
+// (a control character in a string, a bad literal, a leading zero) is
+// skipped under its id, as sync needs to see the list whole; only
+// brackets and strings must be valid to read it.
+func TestBrokenEntryKeepsItsID(t *testing.T) {
+	for _, tt := range []struct {
+		entry, id, text string
+		unlike          bool
+	}{
+		{"{\"notes\":\"a\x01b\",\"id\":\"r1\"}", "r1", "r1", false},
+		{`{"x":tru,"id":"r1"}`, "r1", "r1", false},
+		{`{"x":01,"id":"r1"}`, "r1", "r1", false},
+		{`{"x":{"id":"no","y":[1,,2]},"id" : 42 }`, "42", "42", false},
+		{`{"x":"\",\"id\":1","y":tru,"id":"r1"}`, "r1", "r1", false},
+		{`{"x":tru,"y":"id","id":{"z":1}}`, "", "", true},
+	} {
+		body := "[" + tt.entry + `,{"id":"ok"}]`
+		reqs, skipped, _, err := decodeRequestsFrom(strings.NewReader(body), 1<<20, 1<<20)
+		if err != nil || len(reqs) != 1 || skipped == nil || len(skipped.Skipped) != 1 {
+			t.Fatalf("%s: %d requests, skipped %v, err %v; want one of each", body, len(reqs), skipped, err)
+		}
+		if s := skipped.Skipped[0]; s.ID != tt.id || s.IDText != tt.text || s.Unlike != tt.unlike {
+			t.Errorf("%s: skipped with ID %q, IDText %q, unlike %v; want %q, %q, %v",
+				tt.entry, s.ID, s.IDText, s.Unlike, tt.id, tt.text, tt.unlike)
+		}
+	}
+}
+
+// TestDeepEntryWithMismatch: an entry too deep whose brackets mismatch past
+// the depth limit names its deep member, where json stopped reading.
+func TestDeepEntryWithMismatch(t *testing.T) {
+	entry := `{"id":"D1","deep":` + strings.Repeat("[", 70) + "}" + strings.Repeat("]", 69) + "}"
+	_, skipped, _, err := decodeRequestsFrom(strings.NewReader("["+entry+"]"), 1<<20, 1<<20)
+	if err != nil || skipped == nil || len(skipped.Skipped) != 1 {
+		t.Fatalf("skipped %v, err %v; want the entry skipped", skipped, err)
+	}
+	if s := skipped.Skipped[0]; s.Field != "deep" || !strings.Contains(s.Err.Error(), "levels deep") {
+		t.Errorf("skipped as field %q: %v; want deep, too deep", s.Field, s.Err)
+	}
+}
+
+// TestListExcerptEndsAtFailure: a list that is not a valid array shows
+// the body up to where decoding failed, not as far as it was read ahead,
+// and not marked cut when the failure comes early.
+func TestListExcerptEndsAtFailure(t *testing.T) {
+	body := `[{"id":"a","claimNumber":"c1"} {"id":"b"}]` + strings.Repeat(" ", 600)
+	_, _, head, err := decodeRequestsFrom(strings.NewReader(body), 1<<20, 1<<20)
+	if want := `[{"id":"a","claimNumber":"c1"} {`; err == nil || string(head) != want {
+		t.Errorf("head %q, err %v; want %q and an error", head, err, want)
+	}
+	_, srv := newEmulator(t, rewriteAnswers(isList, func(int, http.Header, []byte) (int, []byte) {
+		return http.StatusOK, []byte(body)
+	}))
+	_, err = emuClient(t, srv, nil).ListRequests(context.Background())
+	if want := `200 OK (4 attempts): [{"id":"a","claimNumber":"c1"} {`; err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("err %v, want it to end %q", err, want)
 	}
 }

@@ -111,11 +111,15 @@ var errNotArray = errors.New("not a JSON array")
 // The decodable entries may take keep bytes in all, the body read bytes.
 // A body that is not an array, is cut short or breaks the limits as a
 // whole is an error with no requests; head is then the start of the body
-// (at most headBytes), for the message.
+// (at most headBytes; up to where decoding failed in an array), for the
+// message.
 func decodeRequestsFrom(r io.Reader, keep, read int64) (reqs []Request, skipped *DecodeError, head []byte, err error) {
 	s := &listScanner{lr: &io.LimitedReader{R: r, N: read}, limit: read}
 	s.r = bufio.NewReaderSize(io.TeeReader(s.lr, &s.head), 32<<10)
 	if reqs, skipped, err = s.list(keep); err != nil {
+		if err != errNotArray { // not what bufio read ahead
+			s.head = s.head[:min(int64(len(s.head)), s.limit-s.lr.N-int64(s.r.Buffered()))]
+		}
 		return nil, nil, s.head, err
 	}
 	return reqs, skipped, nil, nil

@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"unicode/utf8"
 )
 
-// What is wrong with a list entry that is not decoded (its id, the member
-// that is too large, too deep or not valid UTF-8) is read by walking its
+// What is wrong with a list entry that is not decoded (the member that is
+// too large, too deep or not valid UTF-8; its id: idMember) is read by walking its
 // tokens: json.Decoder.Token neither recurses nor limits the depth, and
 // what it read before the end of a prefix of the entry, or before text it
 // cannot read, is still named.
@@ -27,7 +26,7 @@ type frame struct {
 // around each token, the token (as json.Decoder.Token gives it), its text
 // as in data and whether it is a key, until visit returns false or data
 // ends. It returns the frames open where it stopped and, when data ended
-// inside a value, what there is of that value (else nil).
+// or json could read no further, the rest of data from there.
 func walk(data []byte, visit func(open []frame, tok any, raw []byte, key bool) bool) ([]frame, []byte) {
 	var open []frame
 	d := json.NewDecoder(bytes.NewReader(data))
@@ -35,10 +34,8 @@ func walk(data []byte, visit func(open []frame, tok any, raw []byte, key bool) b
 	for {
 		start := d.InputOffset()
 		tok, err := d.Token()
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
+		if err != nil {
 			return open, bytes.TrimLeft(data[start:], " \t\r\n,:")
-		} else if err != nil {
-			return open, nil
 		}
 		raw := bytes.TrimLeft(data[start:d.InputOffset()], " \t\r\n,:")
 		_, str := tok.(string)
@@ -86,18 +83,7 @@ func pathOf(open []frame) string {
 // for people when anything of it could be read (a prefix and its length
 // for a long one); unlike is set for an id of a type no request id has.
 func entryID(data []byte) (id, text string, unlike bool) {
-	isID := func(open []frame) bool { return len(open) == 1 && string(open[0].key) == `"id"` }
-	var v []byte
-	open, rest := walk(data, func(open []frame, _ any, raw []byte, key bool) bool {
-		if !key && isID(open) {
-			v = raw
-		}
-		return v == nil
-	})
-	cut := v == nil && isID(open) && !open[0].wantKey
-	if cut {
-		v = rest
-	}
+	v, cut := idMember(data)
 	switch {
 	case len(v) == 0 || v[0] == 'n':
 		return "", "", false
@@ -116,6 +102,47 @@ func entryID(data []byte) (id, text string, unlike bool) {
 		}
 	}
 	return "", boundValue(v, cut), false
+}
+
+// idMember is the raw value of the entry's top-level "id" member (nil when
+// there is none; cut when data ends inside it). It needs only valid
+// brackets and strings, unlike walk: text a decoder stops at (a control
+// character in a string, 01, tru) before the id still leaves it read.
+func idMember(data []byte) (v []byte, cut bool) {
+	level, key, isID, start := 0, true, false, -1
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if level == 1 && start >= 0 && (c == ',' || c == '}') {
+			return bytes.TrimSpace(data[start:i]), false
+		}
+		switch c {
+		case '"':
+			end := i + 1
+			for ; end < len(data) && data[end] != '"'; end++ {
+				if data[end] == '\\' {
+					end++ // the escaped character
+				}
+			}
+			if level == 1 && key {
+				isID, key = string(data[i:min(end+1, len(data))]) == `"id"`, false
+			}
+			i = end
+		case '{', '[':
+			level++
+		case '}', ']':
+			level--
+		case ',':
+			key = level == 1
+		case ':':
+			if level == 1 && isID && start < 0 {
+				start = i + 1
+			}
+		}
+	}
+	if start < 0 {
+		return nil, false
+	}
+	return bytes.TrimLeft(data[start:], " \t\r\n"), true
 }
 
 // boundValue shows the first bytes of a raw value that is too long, or not
@@ -201,10 +228,10 @@ func heaviest(data []byte) (largest, deepest string) {
 		}
 		return true
 	})
+	end() // the member the walk stopped in counts for depth too
 	if len(open) > 1 || len(open) == 1 && !open[0].wantKey {
 		return cur, deepest
 	}
-	end()
 	return largest, deepest
 }
 
@@ -216,7 +243,7 @@ func badTextMember(data []byte) (path string, cause error) {
 	if utf8.Valid(data) && !bytes.Contains(data, []byte(`\ud`)) && !bytes.Contains(data, []byte(`\uD`)) {
 		return "", nil // the common case, told at the cost of a scan
 	}
-	walk(data, func(open []frame, tok any, raw []byte, _ bool) bool {
+	open, rest := walk(data, func(open []frame, tok any, raw []byte, _ bool) bool {
 		s, _ := tok.(string)
 		if cause = textError(raw, s); cause != nil {
 			path = pathOf(open)
@@ -225,6 +252,9 @@ func badTextMember(data []byte) (path string, cause error) {
 	})
 	if cause == nil && !utf8.Valid(data) {
 		cause = errInvalidUTF8 // outside any string json could read
+		if r, _ := utf8.DecodeRune(rest); r == utf8.RuneError && len(rest) > 0 {
+			path = pathOf(open) // json stopped at it: name where
+		}
 	}
 	return path, cause
 }

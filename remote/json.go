@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
@@ -140,7 +141,7 @@ func textError(raw []byte, s string) error {
 	switch {
 	case !utf8.Valid(raw):
 		return errInvalidUTF8
-	case strings.ContainsRune(s, utf8.RuneError) && !sendsReplacement(raw):
+	case strings.ContainsRune(s, utf8.RuneError) && loneSurrogate(raw):
 		return errBadEscape
 	}
 	return nil
@@ -152,10 +153,35 @@ var (
 	errBadEscape   = errors.New("a \\u escape that is no character (a lone UTF-16 surrogate)")
 )
 
-// sendsReplacement reports whether raw spells U+FFFD itself, so that one
-// in the decoded string is data, not the decoder's replacement.
-func sendsReplacement(raw []byte) bool {
-	return bytes.ContainsRune(raw, utf8.RuneError) || bytes.Contains(bytes.ToLower(raw), []byte(`\ufffd`))
+// loneSurrogate reports whether the JSON string raw holds a \u escape of
+// an unpaired UTF-16 surrogate (encoding/json replaces it with U+FFFD,
+// as it keeps a U+FFFD or \ufffd the remote sent: only the escape tells).
+func loneSurrogate(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		if r := hex4(raw, i); utf16.IsSurrogate(r) {
+			if utf16.DecodeRune(r, hex4(raw, i+6)) == utf8.RuneError {
+				return true
+			}
+			i += 6 // past the high half: the low one is skipped as an escape
+		}
+		i++ // the escaped character
+	}
+	return false
+}
+
+// hex4 is the code of the \u escape at raw[i:], or -1 when there is none.
+func hex4(raw []byte, i int) rune {
+	if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+		return -1
+	}
+	n, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
+	if err != nil {
+		return -1
+	}
+	return rune(n)
 }
 
 // textOf shows an id or another outside value in a message: whole when it

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -200,5 +201,40 @@ func TestJobAndRequestMarshal(t *testing.T) {
 	var back Request
 	if err := json.Unmarshal([]byte(got), &back); err != nil || !back.Expiry.Equal(r.Expiry) || back.ID != r.ID {
 		t.Errorf("round trip = %+v, %v", back, err)
+	}
+}
+
+// TestLoneSurrogateBesideReplacement: a lone surrogate escape is refused
+// even when the same string also sends a U+FFFD (escaped or raw) of its
+// own; a valid pair and an escaped backslash before "ud800" are text.
+func TestLoneSurrogateBesideReplacement(t *testing.T) {
+	const bad = "a \\u escape that is no character (a lone UTF-16 surrogate)"
+	for _, tt := range []struct{ in, want string }{
+		{`{"id":"r1","claimNumber":"\ufffd\ud800"}`, "decode request: claimNumber: " + bad},
+		{`{"id":"r1","claimNumber":"\uFFFD\udc00"}`, "decode request: claimNumber: " + bad},
+		{`{"id":"r1","claimNumber":"� \ud800"}`, "decode request: claimNumber: " + bad},
+		{`{"id":"r1","claimNumber":"\\ufffd\ud800"}`, "decode request: claimNumber: " + bad},
+		{`{"id":"r1","vehicle":{"make":"\ufffd\ud800"}}`, "vehicle.make: " + bad},
+		{`{"id":"r1","claimNumber":"\ufffd\ud83d\ude97 \\ud800 �"}`, ""},
+	} {
+		var r Request
+		err := json.Unmarshal([]byte(tt.in), &r)
+		if got := fmt.Sprint(err); tt.want == "" && err != nil || tt.want != "" && !strings.Contains(got, tt.want) {
+			t.Errorf("Unmarshal(%s) = %v, want %q", tt.in, err, tt.want)
+		}
+	}
+	var q Quote
+	in := `{"id":"q1","items":[{"id":"1","type":"Part","description":"\ufffd\ud800","quantity":1,"price":1}]}`
+	if err := json.Unmarshal([]byte(in), &q); !strings.Contains(fmt.Sprint(err), "items[0].description: "+bad) {
+		t.Errorf("Unmarshal(%s) = %v, want items[0].description refused", in, err)
+	}
+	for raw, field := range map[string]string{
+		`{"id":"1","claimNumber":"\ufffd\ud800"}`:         "claimNumber",
+		`{"id":"1","vehicle":{"make":"� \udc00"}}`:        "vehicle.make",
+		`{"id":"1","notes":["ok","\\ufffd\ud800\u00e9"]}`: "notes[1]",
+	} {
+		if got, cause := badTextMember([]byte(raw)); got != field || cause != errBadEscape {
+			t.Errorf("badTextMember(%s) = %q, %v; want %q, errBadEscape", raw, got, cause, field)
+		}
 	}
 }

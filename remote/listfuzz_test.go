@@ -83,3 +83,9 @@ func FuzzListRequests(f *testing.F) {
 		}
 	})
 }
+
+// sendsReplacement reports whether raw spells U+FFFD itself, so that one
+// in the decoded string is data, not the decoder's replacement.
+func sendsReplacement(raw []byte) bool {
+	return bytes.ContainsRune(raw, utf8.RuneError) || bytes.Contains(bytes.ToLower(raw), []byte(`\ufffd`))
+}

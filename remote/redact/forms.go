@@ -1,10 +1,10 @@
 package redact
 
 import (
-	"bytes"
 	"encoding/base64"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -25,15 +25,17 @@ import (
 func echoes(v string) []string {
 	q := url.QueryEscape(v)
 	component := strings.ReplaceAll(q, "+", "%20") // a strict URI component
-	forms := []string{v, q, component, jsComponent.Replace(component), url.PathEscape(v),
-		htmlTemplate.Replace(v), htmlText.Replace(v)}
+	// Every % in these is an escape the encoder wrote (v's own % is %25),
+	// so only they are lowered; v's own % or \u in other forms is text.
+	forms := []string{q, component, jsComponent.Replace(component), url.PathEscape(v)}
+	for _, f := range slices.Clone(forms) {
+		forms = append(forms, percentHex.ReplaceAllStringFunc(f, strings.ToLower))
+	}
+	forms = append(forms, v, htmlTemplate.Replace(v), htmlText.Replace(v))
 	for _, st := range []jsonStyle{{}, {html: true}, {nonASCII: true}, {html: true, nonASCII: true}, {all: true}} {
-		forms = append(forms, jsonEscape(v, st))
+		forms = append(forms, jsonEscape(v, st, "%04x"), jsonEscape(v, st, "%04X"))
 	}
 	forms = append(forms, base64Forms(v)...)
-	for _, f := range slices.Clone(forms) {
-		forms = append(forms, hexCase(f, bytes.ToUpper), hexCase(f, bytes.ToLower))
-	}
 	for _, f := range slices.Clone(forms) {
 		if strings.Contains(f, "/") {
 			for _, esc := range []string{`\/`, `\u002f`, `\u002F`} {
@@ -50,24 +52,8 @@ func echoes(v string) []string {
 // encodeURIComponent writes: it also keeps !'()*.
 var jsComponent = strings.NewReplacer("%21", "!", "%27", "'", "%28", "(", "%29", ")", "%2A", "*")
 
-// hexCase returns s with the hex digits of its %XX and \uXXXX escapes
-// passed through change (bytes.ToUpper or bytes.ToLower).
-func hexCase(s string, change func([]byte) []byte) string {
-	b := []byte(s)
-	for i := 0; i < len(b); i++ {
-		n := 0
-		switch {
-		case b[i] == '%':
-			n = 2
-		case b[i] == '\\' && i+1 < len(b) && b[i+1] == 'u':
-			i, n = i+1, 4
-		}
-		end := min(i+1+n, len(b))
-		copy(b[i+1:end], change(b[i+1:end]))
-		i = end - 1
-	}
-	return string(b)
-}
+// percentHex is a %XX escape.
+var percentHex = regexp.MustCompile(`%[0-9A-F]{2}`)
 
 // jsonStyle says how a JSON encoder escapes a string.
 type jsonStyle struct {
@@ -76,8 +62,9 @@ type jsonStyle struct {
 	all      bool // every rune but ASCII letters and digits as \u escapes
 }
 
-// jsonEscape escapes v as a JSON string's content in style st.
-func jsonEscape(v string, st jsonStyle) string {
+// jsonEscape escapes v as a JSON string's content in style st, writing
+// the hex of \u escapes with verb hex (%04x or %04X).
+func jsonEscape(v string, st jsonStyle, hex string) string {
 	var b strings.Builder
 	for _, r := range v {
 		alnum := r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
@@ -87,9 +74,9 @@ func jsonEscape(v string, st jsonStyle) string {
 			st.html && strings.ContainsRune("<>&", r), st.nonASCII && r > 0x7f:
 			if r > 0xffff { // a UTF-16 surrogate pair
 				r -= 0x10000
-				fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+				fmt.Fprintf(&b, `\u`+hex+`\u`+hex, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
 			} else {
-				fmt.Fprintf(&b, `\u%04x`, r)
+				fmt.Fprintf(&b, `\u`+hex, r)
 			}
 		case jsonShort[r] != "":
 			b.WriteString(jsonShort[r])

@@ -281,3 +281,24 @@ func TestURL(t *testing.T) {
 		t.Errorf("URL of a bare origin = %q, want no secret", v)
 	}
 }
+
+// TestRedactHexCaseLiteral: a secret holding a % or a backslash before u
+// of its own is still found in its upper- and lower-case-hex echoes (a %
+// or \u of the secret's text is no escape whose hex case changes), as
+// .NET's System.Text.Json (upper-case \u003C) and others write them.
+func TestRedactHexCaseLiteral(t *testing.T) {
+	for secret, forms := range map[string][]string{
+		"Passw%rd>é": {`Passw%rd\u003E\u00E9`, `Passw%rd\u003e\u00e9`, `Passw%rd\u003Eé`,
+			"Passw%25rd%3E%C3%A9", "Passw%25rd%3e%c3%a9"},
+		`C:\users<k>`: {`C:\\users\u003Ck\u003E`, `C:\\users\u003ck\u003e`,
+			`C\u003A\u005Cusers\u003Ck\u003E`, "C%3A%5Cusers%3Ck%3E", "C%3a%5cusers%3ck%3e"},
+	} {
+		s := redact.New(secret)
+		for _, form := range forms {
+			in := `{"password":"` + form + `"}`
+			if got, want := s.Redact(in), `{"password":"`+redact.Mark+`"}`; got != want {
+				t.Errorf("New(%q).Redact(%q) = %q, want %q", secret, in, got, want)
+			}
+		}
+	}
+}
