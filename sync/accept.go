@@ -120,7 +120,8 @@ func (e *Engine) reserve(ctx context.Context, p *pass, req remote.Request) (stor
 		// the others instead of queueing behind the lock; the pass's
 		// later create_jobs wait for the next pass too, naming this error.
 		if createWaited {
-			p.counterLocked.CompareAndSwap(nil, &err) // the pass's first
+			first := err // a copy: later lines may reassign err
+			p.counterLocked.CompareAndSwap(nil, &first)
 		}
 		e.recordUnreserved(ctx, p, req, func(cur store.Request) change { return decideShopLocked(cur, req, err) })
 		return store.Request{}, false
