@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -116,16 +115,21 @@ func (c Config) retryBackoff() remote.Backoff {
 	return remote.Backoff{Initial: c.RetryBackoffMin, Max: c.RetryBackoffMax}
 }
 
-// withDefaults fills zero fields with their defaults (DefaultConfig's).
+// withDefaults fills zero tunables with their defaults (DefaultConfig's),
+// one by one as shopdb's and remote's do: a field whose zero means
+// something (a false flag, an empty map) is never overwritten by accident.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
-	cv, dv := reflect.ValueOf(&c).Elem(), reflect.ValueOf(d)
-	for i := range cv.NumField() {
-		if f := cv.Field(i); f.IsZero() {
-			f.Set(dv.Field(i))
-		}
-	}
 	c.Insurer = cmp.Or(c.Insurer, shopdb.DefaultInsurer)
+	c.Schedule = cmp.Or(c.Schedule, d.Schedule)
+	c.Location = cmp.Or(c.Location, d.Location)
+	c.Concurrency = cmp.Or(c.Concurrency, d.Concurrency)
+	c.PassTimeout = cmp.Or(c.PassTimeout, d.PassTimeout)
+	c.RetryBackoffMin = cmp.Or(c.RetryBackoffMin, d.RetryBackoffMin)
+	c.RetryBackoffMax = cmp.Or(c.RetryBackoffMax, d.RetryBackoffMax)
+	c.MaxConflicts = cmp.Or(c.MaxConflicts, d.MaxConflicts)
+	c.WatchSubmitted = cmp.Or(c.WatchSubmitted, d.WatchSubmitted)
+	c.MaxNewPerPass = cmp.Or(c.MaxNewPerPass, d.MaxNewPerPass)
 	c.Quote.Type = cmp.Or(c.Quote.Type, d.Quote.Type)
 	return c
 }
