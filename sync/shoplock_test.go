@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"database/sql"
 	"fmt"
 	"strings"
 	gosync "sync"
@@ -22,21 +23,7 @@ func TestReserveBehindShopLock(t *testing.T) {
 	t.Parallel()
 	h := newReserveHarness(t, func(c *shopdb.Config) { c.LockWait = time.Second })
 	before := h.counter()
-	shop, err := h.d.SQL.Conn(h.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer shop.Close()
-	var holder int64
-	if err := shop.QueryRowContext(h.ctx, "SELECT CONNECTION_ID()").Scan(&holder); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := shop.ExecContext(h.ctx, "BEGIN"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := shop.ExecContext(h.ctx, "SELECT next_val FROM counters WHERE name = 'job' FOR UPDATE"); err != nil {
-		t.Fatal(err)
-	}
+	shop, holder := holdCounter(t, h)
 	req := pendingReq("301", "CLM-SHOPLOCK")
 	for attempt := 1; attempt <= 2; attempt++ { // two passes
 
@@ -138,20 +125,7 @@ func TestBehindShopLockLast(t *testing.T) {
 func TestReserveBehindShopLockConcurrent(t *testing.T) {
 	t.Parallel()
 	h := newReserveHarness(t, func(c *shopdb.Config) { c.LockWait = time.Second })
-	shop, err := h.d.SQL.Conn(h.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer shop.Close()
-	var holder int64
-	if err := shop.QueryRowContext(h.ctx, "SELECT CONNECTION_ID()").Scan(&holder); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{"BEGIN", "SELECT next_val FROM counters WHERE name = 'job' FOR UPDATE"} {
-		if _, err := shop.ExecContext(h.ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	shop, holder := holdCounter(t, h)
 	defer func() { _, _ = shop.ExecContext(h.ctx, "ROLLBACK") }()
 	p := &pass{e: h.e, now: h.now, phases: map[string]store.Phase{}}
 	ids := []string{"401", "402", "403"}
@@ -179,4 +153,26 @@ func TestReserveBehindShopLockConcurrent(t *testing.T) {
 	if waited != 1 {
 		t.Errorf("%d of %d side-by-side create_jobs waited for the shop's lock, want 1", waited, len(ids))
 	}
+}
+
+// holdCounter opens a session of the shop's own (closed at the test's
+// end) that holds the job counter's row locked in an open transaction,
+// as the shop's program does while it numbers a job; holder is its
+// connection id.
+func holdCounter(t *testing.T, h *reserveHarness) (shop *sql.Conn, holder int64) {
+	t.Helper()
+	shop, err := h.d.SQL.Conn(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { shop.Close() })
+	if err := shop.QueryRowContext(h.ctx, "SELECT CONNECTION_ID()").Scan(&holder); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"BEGIN", "SELECT next_val FROM counters WHERE name = 'job' FOR UPDATE"} {
+		if _, err := shop.ExecContext(h.ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return shop, holder
 }
