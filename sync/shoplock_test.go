@@ -1,7 +1,6 @@
 package sync
 
 import (
-	"database/sql"
 	"fmt"
 	"strings"
 	gosync "sync"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 	"github.com/quotesync/quotesync/shopdb/store"
 )
 
@@ -23,7 +23,7 @@ func TestReserveBehindShopLock(t *testing.T) {
 	t.Parallel()
 	h := newReserveHarness(t, func(c *shopdb.Config) { c.LockWait = time.Second })
 	before := h.counter()
-	shop, holder := holdCounter(t, h)
+	shop, holder := shopdbtest.Hold(t, h.ctx, h.d.SQL.DB, "BEGIN", "SELECT next_val FROM counters WHERE name = 'job' FOR UPDATE")
 	req := pendingReq("301", "CLM-SHOPLOCK")
 	for attempt := 1; attempt <= 2; attempt++ { // two passes
 
@@ -125,7 +125,7 @@ func TestBehindShopLockLast(t *testing.T) {
 func TestReserveBehindShopLockConcurrent(t *testing.T) {
 	t.Parallel()
 	h := newReserveHarness(t, func(c *shopdb.Config) { c.LockWait = time.Second })
-	shop, holder := holdCounter(t, h)
+	shop, holder := shopdbtest.Hold(t, h.ctx, h.d.SQL.DB, "BEGIN", "SELECT next_val FROM counters WHERE name = 'job' FOR UPDATE")
 	defer func() { _, _ = shop.ExecContext(h.ctx, "ROLLBACK") }()
 	p := &pass{e: h.e, now: h.now, phases: map[string]store.Phase{}}
 	ids := []string{"401", "402", "403"}
@@ -153,26 +153,4 @@ func TestReserveBehindShopLockConcurrent(t *testing.T) {
 	if waited != 1 {
 		t.Errorf("%d of %d side-by-side create_jobs waited for the shop's lock, want 1", waited, len(ids))
 	}
-}
-
-// holdCounter opens a session of the shop's own (closed at the test's
-// end) that holds the job counter's row locked in an open transaction,
-// as the shop's program does while it numbers a job; holder is its
-// connection id.
-func holdCounter(t *testing.T, h *reserveHarness) (shop *sql.Conn, holder int64) {
-	t.Helper()
-	shop, err := h.d.SQL.Conn(h.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { shop.Close() })
-	if err := shop.QueryRowContext(h.ctx, "SELECT CONNECTION_ID()").Scan(&holder); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{"BEGIN", "SELECT next_val FROM counters WHERE name = 'job' FOR UPDATE"} {
-		if _, err := shop.ExecContext(h.ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return shop, holder
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/quotesync/quotesync/cmd/internal/config"
 	"github.com/quotesync/quotesync/remote/emulator"
 	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 )
 
 // TestPlanCountsItems: a dry run's plan says "push draft (1 item)" for a
@@ -85,20 +86,7 @@ func TestLockWaitMessage(t *testing.T) {
 	e.Emu.AddRequests(emulator.SeedRequest{ClaimNumber: "CLM-LOCKED", Vehicle: json.RawMessage(`{"registration":"LK01"}`)})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	shop, err := e.DB.SQL.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer shop.Close()
-	var holder int64
-	if err := shop.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&holder); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{"BEGIN", "UPDATE counters SET next_val = next_val WHERE name = 'job'"} {
-		if _, err := shop.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	shop, holder := shopdbtest.Hold(t, ctx, e.DB.SQL.DB, "BEGIN", "UPDATE counters SET next_val = next_val WHERE name = 'job'")
 	r := e.run("once", "--config", e.Conf)
 	if _, err := shop.ExecContext(ctx, "ROLLBACK"); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/quotesync/quotesync/remote/emulator"
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 )
 
 // The shop's own locks, end to end: the shop's program holds the job
@@ -81,23 +82,11 @@ func runShopLock(tb testing.TB, o shopLockOptions) shopLockRun {
 	}
 
 	// The shop's program locks the job counter and leaves the dialog open.
-	shop, err := e.sql.Conn(ctx)
-	if err != nil {
+	if err := e.sql.GetContext(ctx, &run.counterBefore, "SELECT next_val FROM counters WHERE name = 'job'"); err != nil {
 		tb.Fatal(err)
 	}
-	defer shop.Close()
-	if err := shop.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&run.holder); err != nil {
-		tb.Fatal(err)
-	}
-	if err := shop.QueryRowContext(ctx, "SELECT next_val FROM counters WHERE name = 'job'").Scan(&run.counterBefore); err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := shop.ExecContext(ctx, "BEGIN"); err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := shop.ExecContext(ctx, "SELECT next_val FROM counters WHERE name = 'job' FOR UPDATE"); err != nil {
-		tb.Fatal(err)
-	}
+	var shop *sql.Conn
+	shop, run.holder = shopdbtest.Hold(tb, ctx, e.sql.DB, "BEGIN", "SELECT next_val FROM counters WHERE name = 'job' FOR UPDATE")
 	locked := time.Now()
 	released := false
 	release := func() {

@@ -9,6 +9,7 @@ package shopdbtest
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"os"
 	"testing"
@@ -232,4 +233,26 @@ func LineItems(ctx context.Context, db *shopdb.DB, jobs []string) (map[string][]
 		}
 	}
 	return lines, bad, nil
+}
+
+// Hold opens a session of its own on db (closed at the test's end) and
+// runs stmts in it, typically "BEGIN" and a statement that locks rows:
+// the shop's program holding a lock while a dialog is open. holder is the
+// session's connection id, which quotesync's messages must name.
+func Hold(tb testing.TB, ctx context.Context, db *sql.DB, stmts ...string) (conn *sql.Conn, holder int64) {
+	tb.Helper()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { conn.Close() })
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&holder); err != nil {
+		tb.Fatal(err)
+	}
+	for _, q := range stmts {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			tb.Fatalf("%s: %v", q, err)
+		}
+	}
+	return conn, holder
 }

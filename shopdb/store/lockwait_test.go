@@ -32,23 +32,9 @@ func TestLockWaitNamesHolder(t *testing.T) {
 
 	// The shop's application: a transaction that locked the job counter
 	// and was left open.
-	shop, err := d.SQL.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer shop.Close()
-	var holder int64
-	if err := shop.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&holder); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := shop.ExecContext(ctx, "BEGIN"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := shop.ExecContext(ctx, "UPDATE counters SET next_val = next_val WHERE name = 'job'"); err != nil {
-		t.Fatal(err)
-	}
+	shop, holder := shopdbtest.Hold(t, ctx, d.SQL.DB, "BEGIN", "UPDATE counters SET next_val = next_val WHERE name = 'job'")
 	nr := shopdb.NewRequest{RequestID: "9001", ClaimNumber: "CLM-LOCKED", RequestJSON: []byte(`{"id":"9001"}`)}
-	err = db.InTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
+	err := db.InTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
 		jobs := db.shop.Jobs(tx.SQL(), nr)
 		_, err := jobs.Create(ctx)
 		return err
@@ -115,28 +101,14 @@ func TestServerLockWaitNamesHolder(t *testing.T) {
 		t.Errorf("session lock waits %d s (rows) and %d s (metadata), want shop.lock_wait's 1 s for both", rowWait, mdlWait)
 	}
 
-	shop, err := d.SQL.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer shop.Close()
-	var holder int64
-	if err := shop.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&holder); err != nil {
-		t.Fatal(err)
-	}
 	var before int64
-	if err := shop.QueryRowContext(ctx, "SELECT next_val FROM counters WHERE name = 'job'").Scan(&before); err != nil {
+	if err := d.SQL.QueryRowContext(ctx, "SELECT next_val FROM counters WHERE name = 'job'").Scan(&before); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := shop.ExecContext(ctx, "BEGIN"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := shop.ExecContext(ctx, "SELECT next_val FROM counters WHERE name = 'job' FOR UPDATE"); err != nil {
-		t.Fatal(err)
-	}
+	shop, holder := shopdbtest.Hold(t, ctx, d.SQL.DB, "BEGIN", "SELECT next_val FROM counters WHERE name = 'job' FOR UPDATE")
 	nr := shopdb.NewRequest{RequestID: "9101", ClaimNumber: "CLM-LOCKED-2", RequestJSON: []byte(`{"id":"9101"}`)}
 	start := time.Now()
-	err = db.InTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
+	err := db.InTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
 		_, err := db.shop.Jobs(tx.SQL(), nr).Create(ctx)
 		return err
 	})
@@ -180,20 +152,8 @@ func TestLockHolderOfAnotherDatabase(t *testing.T) {
 	cfg.QueryTimeout, cfg.LockWait = time.Second, 30*time.Second
 	db := openStore(t, d, cfg)
 
-	other, err := d.SQL.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	var holder int64
-	if err := other.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&holder); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{"USE mysql", "BEGIN", "UPDATE `" + cfg.Database + "`.counters SET next_val = next_val WHERE name = 'job'"} {
-		if _, err := other.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	other, holder := shopdbtest.Hold(t, ctx, d.SQL.DB, "USE mysql", "BEGIN",
+		"UPDATE `"+cfg.Database+"`.counters SET next_val = next_val WHERE name = 'job'")
 	// The other application runs a statement while it holds the lock.
 	running := make(chan error, 1)
 	go func() {
@@ -215,7 +175,7 @@ func TestLockHolderOfAnotherDatabase(t *testing.T) {
 		}
 	}
 	nr := shopdb.NewRequest{RequestID: "9201", ClaimNumber: "CLM-LOCKED-3", RequestJSON: []byte(`{"id":"9201"}`)}
-	err = db.InTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
+	err := db.InTx(ctx, nr.RequestID, func(ctx context.Context, tx *store.Tx) error {
 		_, err := db.shop.Jobs(tx.SQL(), nr).Create(ctx)
 		return err
 	})
