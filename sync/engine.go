@@ -310,13 +310,6 @@ func (e *Engine) Pass(ctx context.Context) (Summary, error) {
 	return p.summary, err
 }
 
-// lastPass is Pass for an engine that runs no other (quotesync once): it
-// keeps nothing for a next pass.
-func (e *Engine) lastPass(ctx context.Context) (Summary, error) {
-	p, err := e.pass(ctx, passLast)
-	return p.summary, err
-}
-
 // Plan computes what a pass would do now, from real reads of the remote's
 // pending list, quotesync's state and the shop's lines, without writing
 // anywhere: no remote write, no shop statement that writes, no state change.
