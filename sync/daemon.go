@@ -190,9 +190,8 @@ func (d *Daemon) openEngine(s Settings, ins Insurer, o OpenOptions, log *zap.Log
 	return e, client, err
 }
 
-// commitNotice records a notice the outbox found (a request close to its
-// expiry, an episode of refused tokens) through the executor of its
-// insurer's engine (Engine.commitNotice), whose observers it reaches.
+// commitNotice records a notice the outbox found through the executor of
+// its insurer's engine (Engine.commitNotice), whose observers it reaches.
 func (d *Daemon) commitNotice(ctx context.Context, ev Event, out *store.Outbox) (bool, error) {
 	return cmp.Or(d.EngineOf(ev.Insurer), d.Engine).commitNotice(ctx, ev, out)
 }
