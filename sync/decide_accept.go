@@ -3,6 +3,8 @@ package sync
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -52,10 +54,7 @@ func (l pendingList) ids() []string {
 	for _, r := range l.requests {
 		out = append(out, r.ID)
 	}
-	for id := range l.skipped {
-		out = append(out, id)
-	}
-	return out
+	return slices.AppendSeq(out, maps.Keys(l.skipped))
 }
 
 // classify sorts the pending list and the rows into the accept stage's

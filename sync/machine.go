@@ -226,10 +226,7 @@ func (e *ErrTransition) Error() string {
 		return fmt.Sprintf("request %s: the state machine does not allow moving a request from %s to %s to another insurer", e.Request, from, e.To)
 	}
 	if len(e.Only) > 0 {
-		only := make([]string, len(e.Only))
-		for i, r := range e.Only {
-			only[i] = string(r)
-		}
+		only := stringsOf(e.Only, func(r store.Reason) string { return string(r) })
 		return fmt.Sprintf("request %s: the state machine does not allow %s -> %s for reason %q, only for %s",
 			e.Request, from, e.To, e.Reason, strings.Join(only, ", "))
 	}

@@ -184,9 +184,5 @@ func (d *Daemon) End(ctx context.Context, from string) (ended []store.Request, e
 
 // names lists the configured insurers, for messages.
 func (d *Daemon) names() string {
-	names := make([]string, len(d.Engines))
-	for i, e := range d.Engines {
-		names[i] = e.cfg.Insurer
-	}
-	return strings.Join(names, ", ")
+	return strings.Join(stringsOf(d.Engines, func(e *Engine) string { return e.cfg.Insurer }), ", ")
 }

@@ -412,10 +412,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 	mapped := strings.Join(slices.Sorted(maps.Keys(workTypes)), ", ")
 	switch {
 	case len(unmapped) > 0:
-		var hint []string
-		for _, code := range slices.Sorted(maps.Keys(missing)) {
-			hint = append(hint, fmt.Sprintf("%q: <work type, e.g. Miscellaneous>", code))
-		}
+		hint := stringsOf(slices.Sorted(maps.Keys(missing)), func(code string) string { return fmt.Sprintf("%q: <work type, e.g. Miscellaneous>", code) })
 		c.add(CheckFail, name, "%d of %s %s lines whose code is not under shop.work_types:\n%s\nunder shop.work_types add %s",
 			len(unmapped), scope, map[bool]string{true: "has", false: "have"}[len(unmapped) == 1], strings.Join(unmapped, "\n"), strings.Join(hint, ", "))
 	case len(list) == 0 && c.stateOld():
@@ -476,10 +473,6 @@ func findJob(ctx context.Context, db *shopdb.DB, st *store.Store, nr shopdb.NewR
 
 // codeCounts renders {"PART": 3, "R&R": 2} as "PART ×3, R&R ×2".
 func codeCounts(codes map[string]int) string {
-	keys := slices.Sorted(maps.Keys(codes))
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s ×%d", k, codes[k])
-	}
+	parts := stringsOf(slices.Sorted(maps.Keys(codes)), func(k string) string { return fmt.Sprintf("%s ×%d", k, codes[k]) })
 	return strings.Join(parts, ", ")
 }
