@@ -111,9 +111,8 @@ var ErrStranded = errors.New("live requests of an insurer no longer configured")
 // the insurer adopting them tracking requests with their ids already.
 var ErrAdoptKept = errors.New("requests written without an insurer left unadopted")
 
-// prepareInsurers gives the rows written with no insurer to the one
-// configured insurer (a start that migrates: run, once), or refuses them
-// when several are configured or when nothing may be written; and it
+// prepareInsurers adopts or refuses the rows written with no insurer
+// (adoptUnnamed; a start that migrates, run or once, may adopt) and
 // refuses live requests of an insurer no longer configured. A database
 // whose tables do not exist yet has neither.
 func (d *Daemon) prepareInsurers(ctx context.Context, s Settings, o OpenOptions) error {

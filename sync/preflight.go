@@ -332,8 +332,7 @@ func explainRemote(err error, tokenFrom, baseURL string) string {
 // A shop has no generic "open estimates" query, so these are the estimates
 // that matter: any other job is checked by the daemon when a request for
 // it arrives (the job is held, with the line named, until the code is
-// mapped). It also warns about a mapped work type the service's public
-// documentation does not list.
+// mapped).
 func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, name string, workTypes map[string]string, pending []remote.Request) {
 	ctx, cancel := context.WithTimeout(ctx, 2*checkTimeout)
 	defer cancel()
