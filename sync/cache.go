@@ -52,11 +52,6 @@ func newJobStates() jobStates {
 	return jobStates{states: map[string]shopdb.JobState{}, bad: map[string]error{}, absent: map[string]bool{}}
 }
 
-// clone returns a copy of s that can be changed without changing s.
-func (s jobStates) clone() jobStates {
-	return jobStates{states: maps.Clone(s.states), bad: maps.Clone(s.bad), absent: maps.Clone(s.absent)}
-}
-
 // readRows returns the rows a pass works on: those of the last pass when
 // nothing changed since, else read anew.
 func (e *Engine) readRows(ctx context.Context, p *pass, l pendingList) ([]store.Request, error) {
@@ -246,7 +241,8 @@ func (e *Engine) readStates(ctx context.Context, p *pass, jobs []string) (map[st
 	}
 	if len(need) > 0 {
 		if cached {
-			have = have.clone() // the cache's are kept as they are
+			// The cache's are kept as they are.
+			have = jobStates{states: maps.Clone(have.states), bad: maps.Clone(have.bad), absent: maps.Clone(have.absent)}
 		}
 		got, gotBad, ok, err := e.aheadStates(ctx, p, need)
 		if err == nil && !ok {
