@@ -302,14 +302,12 @@ func (e *Engine) keepCache(p *pass, rows []store.Request, ids []string, err erro
 	if p.fp == nil {
 		return
 	}
-	if err != nil || !p.keep {
-		e.mu.Lock()
-		e.cache = nil
-		e.mu.Unlock()
-		return
-	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err != nil || !p.keep {
+		e.cache = nil
+		return
+	}
 	old := e.cache
 	c := &stateCache{fp: *p.fp, at: p.cachedAt, rows: rows, listed: ids}
 	if p.rowsCached && old != nil {
