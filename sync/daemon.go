@@ -44,9 +44,7 @@ type Settings struct {
 // shared returns s with its one set of secrets in each package's
 // configuration (see Settings.Secrets), made first when s has none.
 func (s Settings) shared() Settings {
-	if s.Secrets == nil {
-		s.Secrets = redact.New()
-	}
+	s.Secrets = cmp.Or(s.Secrets, redact.New())
 	s.Shop.Redact = s.Secrets
 	s.Sync.Secrets = s.Secrets
 	s.Notify.Secrets = s.Secrets
@@ -113,10 +111,7 @@ type Daemon struct {
 // live requests of an insurer no longer configured, and builds each
 // insurer's remote client and engine.
 func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
-	log := o.Log
-	if log == nil {
-		log = zap.NewNop()
-	}
+	log := cmp.Or(o.Log, zap.NewNop())
 	if err := s.validateInsurers(); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -236,9 +237,7 @@ func decideAccept(cfg Config, cur store.Request, c call, a answer) (change, bool
 		next.Attempts, next.LastError, next.NextAttemptAt = 0, "", time.Time{}
 		ev := call
 		ev.Kind, ev.Err = EventAccepted, nil
-		if status == 0 {
-			ev.Status = 201
-		}
+		ev.Status = cmp.Or(status, 201)
 		if inferred != "" {
 			ev.Inferred, ev.Detail = true, inferred
 		}

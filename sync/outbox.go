@@ -511,10 +511,7 @@ func (o *Outbox) attempt(ctx context.Context, d store.Delivery) error {
 
 // writeBackParams are the write-back statement's parameters of d.
 func writeBackParams(secrets *redact.Secrets, d store.Delivery) shopdb.WriteBackParams {
-	reason := d.Detail
-	if d.Reason != ReasonNone {
-		reason = joinText(Reason(d.Reason).Words, d.Detail)
-	}
+	reason := joinText(Reason(d.Reason).Words, d.Detail) // ReasonNone has no words
 	return shopdb.WriteBackParams{Insurer: d.Insurer, Job: d.Job, Request: d.RequestID, Claim: d.Claim, Status: d.Kind,
 		Reason: cutRunes(secrets.Redact(reason), reasonMax), Time: d.At}
 }
