@@ -14,11 +14,9 @@ import (
 // This file is the state machine of one tracked request, as data: its
 // phases, the transitions allowed between them, the reasons that say why a
 // request is where it is (or what holds it), and the intents that say which
-// remote effect may have landed. The decisions (decide_accept.go,
-// decide_reserve.go, decide_push.go, retry.go) turn facts into plans and
-// changes; the executor (commit, in exec.go) refuses any change this
-// table does not allow before it writes anything. Nothing else edits a
-// row.
+// remote effect may have landed. The executor (exec.go), through which
+// every write of a row goes, refuses any change this table does not allow
+// before it writes anything.
 
 // The phases of a tracked request (the phase column).
 const (

@@ -342,7 +342,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 	}
 	jobs := map[string]bool{}
 	var tracked, found int
-	var notes []string
+	note := ""
 	if c.schema > 0 && !c.stateOld() {
 		rows, err := st.ListRequests(ctx, store.ListQuery{Hide: ClosedPhases(), Insurer: st.InsurerName()})
 		if err != nil {
@@ -357,7 +357,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 		}
 	}
 	if len(pending) > maxCheckPending {
-		notes = append(notes, fmt.Sprintf("looked up the first %d of %d pending requests", maxCheckPending, len(pending)))
+		note = fmt.Sprintf("; looked up the first %d of %d pending requests", maxCheckPending, len(pending))
 		pending = pending[:maxCheckPending]
 	}
 	for _, req := range pending {
@@ -405,9 +405,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 	if c.stateOld() {
 		scope = fmt.Sprintf("%s (found for pending requests; those of the requests quotesync tracks are left out until its tables are migrated)", Plural(len(list), "job"))
 	}
-	if len(notes) > 0 {
-		scope += "; " + strings.Join(notes, "; ")
-	}
+	scope += note
 	mapped := strings.Join(slices.Sorted(maps.Keys(workTypes)), ", ")
 	switch {
 	case len(unmapped) > 0:
