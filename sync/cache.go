@@ -223,21 +223,18 @@ func (e *Engine) readStates(ctx context.Context, p *pass, jobs []string) (map[st
 	var need []string
 	found := 0 // jobs in have.states
 	for _, j := range jobs {
-		_, ok := have.states[j]
-		if ok {
+		if _, ok := have.states[j]; ok {
 			found++
 		} else if have.bad[j] == nil && !have.absent[j] {
 			need = append(need, j)
 		}
 	}
 	fresh := len(have.states)+len(have.bad)+len(have.absent) == 0
-	if len(need) == 0 {
+	if len(need) == 0 && found == len(have.states) && len(have.bad) == 0 {
+		// The states are those of the jobs (the usual idle pass): no need
+		// to copy them.
 		p.shop = have
-		if found == len(have.states) && len(have.bad) == 0 {
-			// The states are those of the jobs (the usual idle pass): no
-			// need to copy them.
-			return have.states, have.bad, nil
-		}
+		return have.states, have.bad, nil
 	}
 	if len(need) > 0 {
 		if cached {
