@@ -72,9 +72,9 @@ const maxShownID = 64
 // badEntryOf reports an undecodable entry: by its id when readable, else
 // by its position; the field at fault and the cause, bounded.
 func badEntryOf(set *redact.Secrets, sk remote.SkippedRequest) badEntry {
-	who := sk.IDText
+	who, name := sk.IDText, "request "+boundText(set, sk.IDText, 2*maxShownID)
 	if who == "" {
-		who = fmt.Sprintf("#%d", sk.Index) // no id: its position is all there is
+		who, name = fmt.Sprintf("#%d", sk.Index), "no readable id" // no id: its position is all there is
 	}
 	cause := boundText(set, sk.Err.Error(), 1000)
 	return badEntry{
@@ -82,18 +82,10 @@ func badEntryOf(set *redact.Secrets, sk remote.SkippedRequest) badEntry {
 		// position, which moves as other requests come and go).
 		key: "bad:" + boundText(set, who, 2*maxShownID) + ":" + sk.Field,
 		ev: Event{Kind: EventSkipped, Request: boundText(set, sk.IDText, 2*maxShownID), Reason: ReasonBadEntry,
-			Detail: fmt.Sprintf("%s of the pending list cannot be read (field %s); it is left out, the other requests go on: tell the insurer's support",
-				entryName(set, sk), cmp.Or(sk.Field, "the whole entry")),
+			Detail: fmt.Sprintf("entry %d (%s) of the pending list cannot be read (field %s); it is left out, the other requests go on: tell the insurer's support",
+				sk.Index, name, cmp.Or(sk.Field, "the whole entry")),
 			Err: errors.New(cause)},
 	}
-}
-
-// entryName names a skipped entry by its position and what id it has.
-func entryName(set *redact.Secrets, sk remote.SkippedRequest) string {
-	if sk.IDText != "" {
-		return fmt.Sprintf("entry %d (request %s)", sk.Index, boundText(set, sk.IDText, 2*maxShownID))
-	}
-	return fmt.Sprintf("entry %d (no readable id)", sk.Index)
 }
 
 // tooLongEntry reports a listed request whose id or claim number is longer

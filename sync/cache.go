@@ -52,11 +52,6 @@ func newJobStates() jobStates {
 	return jobStates{states: map[string]shopdb.JobState{}, bad: map[string]error{}, absent: map[string]bool{}}
 }
 
-// clone returns a copy of s that can be changed without changing s.
-func (s jobStates) clone() jobStates {
-	return jobStates{states: maps.Clone(s.states), bad: maps.Clone(s.bad), absent: maps.Clone(s.absent)}
-}
-
 // readRows returns the rows a pass works on: those of the last pass when
 // nothing changed since, else read anew.
 func (e *Engine) readRows(ctx context.Context, p *pass, l pendingList) ([]store.Request, error) {
@@ -228,25 +223,23 @@ func (e *Engine) readStates(ctx context.Context, p *pass, jobs []string) (map[st
 	var need []string
 	found := 0 // jobs in have.states
 	for _, j := range jobs {
-		_, ok := have.states[j]
-		if ok {
+		if _, ok := have.states[j]; ok {
 			found++
 		} else if have.bad[j] == nil && !have.absent[j] {
 			need = append(need, j)
 		}
 	}
 	fresh := len(have.states)+len(have.bad)+len(have.absent) == 0
-	if len(need) == 0 {
+	if len(need) == 0 && found == len(have.states) && len(have.bad) == 0 {
+		// The states are those of the jobs (the usual idle pass): no need
+		// to copy them.
 		p.shop = have
-		if found == len(have.states) && len(have.bad) == 0 {
-			// The states are those of the jobs (the usual idle pass): no
-			// need to copy them.
-			return have.states, have.bad, nil
-		}
+		return have.states, have.bad, nil
 	}
 	if len(need) > 0 {
 		if cached {
-			have = have.clone() // the cache's are kept as they are
+			// The cache's are kept as they are.
+			have = jobStates{states: maps.Clone(have.states), bad: maps.Clone(have.bad), absent: maps.Clone(have.absent)}
 		}
 		got, gotBad, ok, err := e.aheadStates(ctx, p, need)
 		if err == nil && !ok {
@@ -306,14 +299,12 @@ func (e *Engine) keepCache(p *pass, rows []store.Request, ids []string, err erro
 	if p.fp == nil {
 		return
 	}
-	if err != nil || !p.keep {
-		e.mu.Lock()
-		e.cache = nil
-		e.mu.Unlock()
-		return
-	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err != nil || !p.keep {
+		e.cache = nil
+		return
+	}
 	old := e.cache
 	c := &stateCache{fp: *p.fp, at: p.cachedAt, rows: rows, listed: ids}
 	if p.rowsCached && old != nil {

@@ -44,9 +44,7 @@ type Settings struct {
 // shared returns s with its one set of secrets in each package's
 // configuration (see Settings.Secrets), made first when s has none.
 func (s Settings) shared() Settings {
-	if s.Secrets == nil {
-		s.Secrets = redact.New()
-	}
+	s.Secrets = cmp.Or(s.Secrets, redact.New())
 	s.Shop.Redact = s.Secrets
 	s.Sync.Secrets = s.Secrets
 	s.Notify.Secrets = s.Secrets
@@ -113,10 +111,7 @@ type Daemon struct {
 // live requests of an insurer no longer configured, and builds each
 // insurer's remote client and engine.
 func Open(ctx context.Context, s Settings, o OpenOptions) (*Daemon, error) {
-	log := o.Log
-	if log == nil {
-		log = zap.NewNop()
-	}
+	log := cmp.Or(o.Log, zap.NewNop())
 	if err := s.validateInsurers(); err != nil {
 		return nil, err
 	}
@@ -187,21 +182,13 @@ func (d *Daemon) openEngine(s Settings, ins Insurer, o OpenOptions, log *zap.Log
 	shop, _, _ := insurerView(d.Shop, s, ins)
 	d.states.engines = len(s.Insurers)
 	e, err := New(cfg, client, sharedStates{sharedShop{shop, &d.fps}, &d.states}, d.Store.Insurer(ins.Name), log, d.obs...)
-	if err != nil {
-		return nil, nil, err
-	}
-	return e, client, nil
+	return e, client, err
 }
 
-// commitNotice records a notice the outbox found (a request close to its
-// expiry, an episode of refused tokens) through the executor of its
-// insurer's engine (Engine.commitNotice), whose observers it reaches.
+// commitNotice records a notice the outbox found through the executor of
+// its insurer's engine (Engine.commitNotice), whose observers it reaches.
 func (d *Daemon) commitNotice(ctx context.Context, ev Event, out *store.Outbox) (bool, error) {
-	e := d.Engine
-	if x := d.EngineOf(ev.Insurer); x != nil {
-		e = x
-	}
-	return e.commitNotice(ctx, ev, out)
+	return cmp.Or(d.EngineOf(ev.Insurer), d.Engine).commitNotice(ctx, ev, out)
 }
 
 // EngineOf returns the engine of the insurer name, nil when none is
@@ -281,14 +268,13 @@ func (d *Daemon) Close() error {
 func (d *Daemon) Lock() LockFunc { return d.acquire }
 
 // acquire takes the single-instance lock and, holding it, adopts the rows
-// an older quotesync wrote with no insurer meanwhile, before any pass
-// works: an older quotesync that held the lock while this one started
-// (and migrated) may have written requests with no insurer since, which
-// the one configured insurer's passes would not see (and would take for
-// new when listed: a second accept). They are given to it; with several
-// insurers they are refused as at the start, no pass runs, and the lock
-// is given up again. It costs a round trip each time the lock is taken,
-// none per pass.
+// with no insurer written meanwhile, before any pass works: an older
+// quotesync that held the lock while this one started (and migrated) may
+// have written some, which the one configured insurer's passes would not
+// see (and would take for new when listed: a second accept). They are
+// given to it; with several insurers they are refused as at the start, no
+// pass runs, and the lock is given up again. It costs a round trip each
+// time the lock is taken, none per pass.
 func (d *Daemon) acquire(ctx context.Context) (Lease, error) {
 	l, err := d.Store.AcquireLock(ctx)
 	if err != nil {
@@ -323,7 +309,10 @@ func (d *Daemon) Once(ctx context.Context) (Summary, error) {
 	defer lock.Release()
 	ctx, cancel := whileHeld(ctx, lock)
 	defer cancel()
-	s, err := d.each(ctx, func(ctx context.Context, e *Engine) (Summary, error) { return e.lastPass(ctx) })
+	s, err := d.each(ctx, func(ctx context.Context, e *Engine) (Summary, error) {
+		p, err := e.pass(ctx, passLast)
+		return p.summary, err
+	})
 	d.Deliver(ctx)
 	return s, err
 }

@@ -1,8 +1,11 @@
 package sync
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -52,10 +55,7 @@ func (l pendingList) ids() []string {
 	for _, r := range l.requests {
 		out = append(out, r.ID)
 	}
-	for id := range l.skipped {
-		out = append(out, id)
-	}
-	return out
+	return slices.AppendSeq(out, maps.Keys(l.skipped))
 }
 
 // classify sorts the pending list and the rows into the accept stage's
@@ -237,9 +237,7 @@ func decideAccept(cfg Config, cur store.Request, c call, a answer) (change, bool
 		next.Attempts, next.LastError, next.NextAttemptAt = 0, "", time.Time{}
 		ev := call
 		ev.Kind, ev.Err = EventAccepted, nil
-		if status == 0 {
-			ev.Status = 201
-		}
+		ev.Status = cmp.Or(status, 201)
 		if inferred != "" {
 			ev.Inferred, ev.Detail = true, inferred
 		}

@@ -240,12 +240,10 @@ func decideNote(r store.Request, st shopdb.JobState) (change, bool) {
 	if r.PushedMarker == st.Marker && !wasHeld {
 		return change{}, false
 	}
-	next := r
-	next.PushedMarker = st.Marker
-	ch := change{cur: r, next: next}
+	ch := change{cur: r, next: r}
+	ch.next.PushedMarker = st.Marker
 	if wasHeld {
-		next.Reason, next.LastError = ReasonNone, ""
-		ch.next = next
+		ch.next.Reason, ch.next.LastError = ReasonNone, ""
 		ch.ev = Event{Kind: EventReleased, Detail: "the job's data is valid again (it was held: " + string(r.Reason) + ")"}
 	}
 	return ch, true

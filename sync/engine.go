@@ -105,10 +105,10 @@ type Engine struct {
 	Rand func() float64
 
 	passStart atomic.Int64 // unix nanoseconds of the running pass's start, 0 when idle
-	// heldExamined: every held job was examined again since this engine
-	// was built (a restart or a reload builds a new one), so that a hold
-	// the new configuration lifts is lifted. Until then, the first
-	// successful pass examines every held job again.
+	// heldExamined: a successful pass examined every held job again since
+	// this engine was built (a restart or a reload builds a new one), so
+	// that a hold the new configuration lifts is lifted; until then every
+	// pass does.
 	heldExamined atomic.Bool
 	formLoaded   atomic.Bool  // the status form found by an earlier run was loaded
 	failStreak   atomic.Int64 // consecutive failed passes
@@ -307,13 +307,6 @@ const (
 // requests are recorded on their rows and counted in the Summary instead.
 func (e *Engine) Pass(ctx context.Context) (Summary, error) {
 	p, err := e.pass(ctx, passKeep)
-	return p.summary, err
-}
-
-// lastPass is Pass for an engine that runs no other (quotesync once): it
-// keeps nothing for a next pass.
-func (e *Engine) lastPass(ctx context.Context) (Summary, error) {
-	p, err := e.pass(ctx, passLast)
 	return p.summary, err
 }
 

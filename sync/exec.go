@@ -16,18 +16,17 @@ import (
 // goes through commit (or commitTx, when what to write is decided on facts
 // read in the same shop transaction): a pass's steps, the reservation of
 // a job number, `quotesync retry` and `insurers end`; a move to another
-// insurer (`insurers move`, the adoption of the rows written before
-// insurers) through commitMoves, the markers a pass remembers through
-// commitNotes, a notice that is no change of a row (a request close to its
-// expiry, refused tokens) through commitNotice. Each checks the change
-// against the state machine first (ErrTransition, and nothing is written),
-// writes the row (compare-and-set on its version, which it bumps) and its
-// event in one transaction, with the deliveries the event queues in the
-// outbox (write-back, notifications), and then reports the event once to
-// every observer registered at assembly (the log, the metrics, the
-// outbox's deliverer, the demo, tests). No caller writes to a sink itself,
-// and no other file of this package calls the store's writes of a
-// request's state (a test reads the package to keep it so).
+// insurer (`insurers move`, an adoption) through commitMoves, a pass's
+// markers through commitNotes, a notice that is no change of a row
+// through commitNotice. Each checks the change against the state machine
+// first (ErrTransition, and nothing is written), writes the row
+// (compare-and-set on its version, which it bumps) and its event in one
+// transaction, with the deliveries the event queues in the outbox, and
+// then reports the event once to every observer registered at assembly
+// (the log, the metrics, the outbox's deliverer, the demo, tests). No
+// caller writes to a sink itself, and no other file of this package
+// calls the store's writes of a request's state (a test reads the
+// package to keep it so).
 
 // change is one decided state change of one request: the row as read
 // (cur; its Phase is phaseNew and its Version 0 when the request has no row
@@ -84,11 +83,9 @@ func prepare(ch change) (change, error) {
 	return ch, nil
 }
 
-// commit performs ch: it checks it against the state machine (ErrTransition,
-// and nothing is written), writes the row and its event in one
-// transaction (with release_job when ch asks), and reports the change. It
-// returns the stored row and the event as reported; store.ErrStale or
-// ErrExists when the row changed under us.
+// commit performs ch as the executor does every change (above), with
+// release_job when ch asks. It returns the stored row and the event as
+// reported; store.ErrStale or ErrExists when the row changed under us.
 func (e *Engine) commit(ctx context.Context, ch change) (store.Request, Event, error) {
 	if ch.move {
 		return ch.cur, ch.ev, errors.New("commit: a move is committed by commitMoves, with the rows it carries")
@@ -192,10 +189,10 @@ func (e *Engine) report(saved store.Request, ev Event) Event {
 	return ev
 }
 
-// apply commits ch for pass p. It runs even while the pass is being
-// cancelled: the outcome of a remote call that already happened must be
-// recorded. It returns the stored row and true, or cur and false when the
-// row changed under us (left to the next pass) or the write failed (a
+// apply commits ch for pass p, even while the pass is being cancelled:
+// the outcome of a remote call that already happened must be recorded.
+// It returns the stored row and true, or cur and false when the row
+// changed under us (left to the next pass) or the write failed (a
 // failure of the pass).
 func (e *Engine) apply(ctx context.Context, p *pass, ch change) (store.Request, bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
@@ -308,11 +305,9 @@ func (e *Engine) note(p *pass, r store.Request, u store.MarkerUpdate) {
 }
 
 // commitNotes writes the markers of the jobs examined with nothing to
-// push (note), all in one statement (store.Store.UpdateMarkers; split
-// only past a few megabytes), compare-and-set on each row's version,
-// which it bumps: a shop that touched ten thousand jobs without changing
-// what they would push costs one write, not ten thousand. They are silent
-// changes: no event.
+// push (note) in one statement (store.Store.UpdateMarkers): a shop that
+// touched ten thousand jobs without changing what they would push costs
+// one write, not ten thousand. They are silent changes: no event.
 func (e *Engine) commitNotes(ctx context.Context, p *pass) {
 	if len(p.notes) == 0 {
 		return
@@ -327,12 +322,12 @@ func (e *Engine) commitNotes(ctx context.Context, p *pass) {
 
 // commitMoves moves the requests of chs (each a move: decideMove) to e's
 // insurer, each with its event, and gives it what rest names besides
-// (the adoption's settings and notice keys), in one
-// transaction: each row compare-and-set on its version (store.ErrStale
-// when one changed meanwhile, and nothing moves), its events and
-// deliveries with it (store.ErrExists when e's insurer tracks one of the
-// ids already). It reports each event, as e's insurer's, once all is
-// durable, and returns the rows as stored and what moved.
+// (the adoption's settings and notice keys), in one transaction: each
+// row compare-and-set on its version (store.ErrStale when one changed
+// meanwhile, and nothing moves), its events and deliveries with it
+// (store.ErrExists when e's insurer tracks one of the ids already). It
+// reports each event, as e's insurer's, once all is durable, and returns
+// the rows as stored and what moved.
 func (e *Engine) commitMoves(ctx context.Context, chs []change, rest *store.Rekey) ([]store.Request, store.Adopted, error) {
 	rows := make([]store.Request, len(chs))
 	evs := make([]store.Event, len(chs))
@@ -355,9 +350,9 @@ func (e *Engine) commitMoves(ctx context.Context, chs []change, rest *store.Reke
 
 // commitNotice records ev, a notice that is no change of a row (a
 // request close to its expiry, an episode of refused tokens), with the
-// deliveries out queues, once while out's once key is held; and reports
-// it to the observers as commit reports a change. fresh is false when
-// the key was held and nothing was written.
+// deliveries out queues, once while out's once key is held, and reports
+// it as commit does. fresh is false when the key was held and nothing
+// was written.
 func (e *Engine) commitNotice(ctx context.Context, ev Event, out *store.Outbox) (fresh bool, err error) {
 	s := e.stored(ev)
 	s.Insurer, s.RequestID, s.At, s.Outbox = ev.Insurer, ev.Request, ev.At, out

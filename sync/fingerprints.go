@@ -14,15 +14,14 @@ import (
 // cache.go): with shop.queries.shop_changed configured, every pass starts
 // by reading it, and the insurers' passes, on the same schedule, start at
 // the same moment. One read serves them all: the statement binds no
-// insurer (shop_changed takes no parameter) and its state part counts and
-// dates the rows of every insurer (store.Store.StateFingerprint), so what one
-// engine reads is what another's own read would have returned.
+// insurer (shop_changed takes no parameter) and its state part counts
+// and dates the rows of every insurer (store.Store.StateFingerprint), so
+// what one engine reads is what another's own read would have returned.
 //
 // An engine that asks while a read is in flight joins it instead of
-// sending its own. The answer is then that of a moment a little before it
-// asked, as if its own read had been answered from a snapshot taken when
-// the shared one started; that is safe for the same reasons a read of its
-// own is:
+// sending its own. The answer is then that of a moment a little before
+// it asked, as if from a snapshot taken when the shared read started;
+// that is safe for the same reasons a read of its own is:
 //
 //   - whatever the pass reads after the fingerprint (quotesync's rows, the
 //     estimate states it keeps with it) is read after the shared read

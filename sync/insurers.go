@@ -68,11 +68,7 @@ func (ins Insurer) workTypesKey() string {
 
 // Names returns the names of the insurers, in order.
 func (s Settings) Names() []string {
-	out := make([]string, len(s.Insurers))
-	for i, ins := range s.Insurers {
-		out[i] = ins.Name
-	}
-	return out
+	return stringsOf(s.Insurers, func(ins Insurer) string { return ins.Name })
 }
 
 // validateInsurers refuses settings without an insurer, with a name that
@@ -115,9 +111,8 @@ var ErrStranded = errors.New("live requests of an insurer no longer configured")
 // the insurer adopting them tracking requests with their ids already.
 var ErrAdoptKept = errors.New("requests written without an insurer left unadopted")
 
-// prepareInsurers gives the rows written with no insurer to the one
-// configured insurer (a start that migrates: run, once), or refuses them
-// when several are configured or when nothing may be written; and it
+// prepareInsurers adopts or refuses the rows written with no insurer
+// (adoptUnnamed; a start that migrates, run or once, may adopt) and
 // refuses live requests of an insurer no longer configured. A database
 // whose tables do not exist yet has neither.
 func (d *Daemon) prepareInsurers(ctx context.Context, s Settings, o OpenOptions) error {
@@ -253,11 +248,8 @@ func keptError(prefix, name string, kept []string) error {
 // shownIDs lists ids, the first of total, for a message: each bounded,
 // and how many more there are.
 func shownIDs(ids []string, total int) string {
-	shown := make([]string, len(ids))
-	for i, id := range ids {
-		shown[i] = boundText(nil, id, maxShownID) // quotesync's own keys
-	}
-	s := strings.Join(shown, ", ")
+	// quotesync's own keys: no secret to redact
+	s := strings.Join(stringsOf(ids, func(id string) string { return boundText(nil, id, maxShownID) }), ", ")
 	if total > len(ids) {
 		s += fmt.Sprintf(" and %d more", total-len(ids))
 	}
@@ -275,10 +267,9 @@ func CheckStranded(ctx context.Context, st *store.Store, names []string) error {
 	if len(stranded) == 0 {
 		return nil
 	}
-	var parts []string
-	for _, g := range stranded {
-		parts = append(parts, fmt.Sprintf("insurer %s: %s (%s)", g.Insurer, Plural(g.Count, "live request"), shownIDs(g.Requests, g.Count)))
-	}
+	parts := stringsOf(stranded, func(g store.StrandedInsurer) string {
+		return fmt.Sprintf("insurer %s: %s (%s)", g.Insurer, Plural(g.Count, "live request"), shownIDs(g.Requests, g.Count))
+	})
 	return fmt.Errorf("%w: %s; configured: %s. Put the insurer back under remotes:, or move its requests to its new name "+
 		"('quotesync insurers move OLD NEW --force') or end them ('quotesync insurers end OLD --force')",
 		ErrStranded, strings.Join(parts, "; "), strings.Join(names, ", "))
@@ -321,10 +312,7 @@ func (d *Daemon) EngineFor(ctx context.Context, insurer, requestID string) (*Eng
 	case 1:
 		return d.EngineFor(ctx, rows[0].Insurer, requestID)
 	}
-	names := make([]string, len(rows))
-	for i, r := range rows {
-		names[i] = r.Insurer
-	}
+	names := stringsOf(rows, func(r store.Request) string { return r.Insurer })
 	return nil, fmt.Errorf("request %s: %w (%s): name the insurer", requestID, ErrAmbiguous, strings.Join(names, ", "))
 }
 

@@ -180,7 +180,14 @@ func (o *LogObserver) passDone(ev Event) {
 	if ev.Summary != nil {
 		s = *ev.Summary
 	}
-	fields := append(summaryFields(s), zap.Duration(fieldDuration, s.Duration))
+	fields := []zap.Field{
+		zap.Int("pending", s.Pending), zap.Int("tracked", s.Tracked),
+		zap.Int("accepted", s.Accepted), zap.Int("drafted", s.Drafted), zap.Int("redrafted", s.Redrafted),
+		zap.Int("submitted", s.Submitted), zap.Int("rejected", s.Rejected), zap.Int("gone", s.Gone),
+		zap.Int("taken_elsewhere", s.TakenElsewhere), zap.Int("accept_unknown", s.AcceptUnknown),
+		zap.Int("held", s.Held), zap.Int("waiting", s.Waiting), zap.Int("retrying", s.Retrying),
+		zap.Int("supplements", s.Supplements), zap.Duration(fieldDuration, s.Duration),
+	}
 	if ev.Insurer != "" {
 		fields = append([]zap.Field{zap.String(fieldInsurer, ev.Insurer)}, fields...)
 	}
@@ -208,17 +215,5 @@ func (o *LogObserver) passDone(ev Event) {
 		o.log.Info(msgPassDone, fields...)
 	default:
 		o.log.Debug(msgPassDone, fields...)
-	}
-}
-
-// summaryFields are the counts of a pass summary.
-func summaryFields(s Summary) []zap.Field {
-	return []zap.Field{
-		zap.Int("pending", s.Pending), zap.Int("tracked", s.Tracked),
-		zap.Int("accepted", s.Accepted), zap.Int("drafted", s.Drafted), zap.Int("redrafted", s.Redrafted),
-		zap.Int("submitted", s.Submitted), zap.Int("rejected", s.Rejected), zap.Int("gone", s.Gone),
-		zap.Int("taken_elsewhere", s.TakenElsewhere), zap.Int("accept_unknown", s.AcceptUnknown),
-		zap.Int("held", s.Held), zap.Int("waiting", s.Waiting), zap.Int("retrying", s.Retrying),
-		zap.Int("supplements", s.Supplements),
 	}
 }

@@ -14,10 +14,9 @@ import (
 // This file is the state machine of one tracked request, as data: its
 // phases, the transitions allowed between them, the reasons that say why a
 // request is where it is (or what holds it), and the intents that say which
-// remote effect may have landed. The decisions (decide_accept.go,
-// decide_reserve.go, decide_push.go, retry.go) turn facts into plans and changes; the
-// executor (commit, in exec.go) refuses any change this table does not
-// allow before it writes anything. Nothing else edits a row.
+// remote effect may have landed. The executor (exec.go), through which
+// every write of a row goes, refuses any change this table does not allow
+// before it writes anything.
 
 // The phases of a tracked request (the phase column).
 const (
@@ -199,12 +198,11 @@ func allowedFor(from, to store.Phase, reason store.Reason) bool {
 }
 
 // allowedMove reports whether a request in phase from may be given to
-// another insurer and be in phase to after: a move (`quotesync insurers
-// move`, the adoption of the rows written before insurers had names)
-// changes whose the request is, never where it stands, and so is allowed
-// in every phase, one this machine does not know included (the move
-// carries the row as it is, whatever a newer quotesync or a person meant
-// by it).
+// another insurer and be in phase to after: a move (`insurers move`, an
+// adoption) changes whose the request is, never where it stands, so it
+// is allowed in every phase, one this machine does not know included
+// (the row is carried as it is, whatever a newer quotesync or a person
+// meant by it).
 func allowedMove(from, to store.Phase) bool { return from == to }
 
 // ErrTransition: a change the state machine does not allow; only a bug
@@ -226,10 +224,7 @@ func (e *ErrTransition) Error() string {
 		return fmt.Sprintf("request %s: the state machine does not allow moving a request from %s to %s to another insurer", e.Request, from, e.To)
 	}
 	if len(e.Only) > 0 {
-		only := make([]string, len(e.Only))
-		for i, r := range e.Only {
-			only[i] = string(r)
-		}
+		only := stringsOf(e.Only, func(r store.Reason) string { return string(r) })
 		return fmt.Sprintf("request %s: the state machine does not allow %s -> %s for reason %q, only for %s",
 			e.Request, from, e.To, e.Reason, strings.Join(only, ", "))
 	}

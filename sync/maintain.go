@@ -124,10 +124,10 @@ func (d *Daemon) Adopt(ctx context.Context, name string) (store.Adopted, error) 
 // MoveRequests moves every request of the insurer from, which is not
 // configured, to the configured insurer to (a rename), each with its
 // events and deliveries, through the executor of to's engine: an event
-// "moved" each, as to's. A request id to tracks already is not moved; its error is
-// among errs, and the others go on. Then what is keyed by from beside its
-// requests moves too (see rekey; to's own status form wins). It
-// returns the rows as moved.
+// "moved" each, as to's. A request id to tracks already is not moved;
+// its error is among errs, and the others go on. Then what is keyed by
+// from beside its requests moves too (see rekey; to's own status form
+// wins). It returns the rows as moved.
 func (d *Daemon) MoveRequests(ctx context.Context, from, to string) (moved []store.Request, errs []error, err error) {
 	e := d.EngineOf(to)
 	if e == nil {
@@ -184,9 +184,5 @@ func (d *Daemon) End(ctx context.Context, from string) (ended []store.Request, e
 
 // names lists the configured insurers, for messages.
 func (d *Daemon) names() string {
-	names := make([]string, len(d.Engines))
-	for i, e := range d.Engines {
-		names[i] = e.cfg.Insurer
-	}
-	return strings.Join(names, ", ")
+	return strings.Join(stringsOf(d.Engines, func(e *Engine) string { return e.cfg.Insurer }), ", ")
 }

@@ -148,10 +148,8 @@ func noticeOf(d store.Delivery) Notice {
 		Reason: string(d.Reason), Detail: d.Detail, Time: d.At}
 	w := noticeWords[d.Kind]
 	n.Words, n.Fix = w[0], w[1]
-	if d.Reason != ReasonNone {
-		if ri := Reason(d.Reason); ri.Fix != "" {
-			n.Words, n.Fix = ri.Words, ri.Fix
-		}
+	if ri := Reason(d.Reason); ri.Fix != "" {
+		n.Words, n.Fix = ri.Words, ri.Fix
 	}
 	n.Words = cmp.Or(n.Words, d.Kind)
 	return n

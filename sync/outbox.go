@@ -71,9 +71,9 @@ const reasonMax = 250
 // mapping's write-back statements and the notifications. The rows are
 // written with the event, in its transaction (Engine.stored); Outbox
 // works them after it, so a delivery never blocks a pass, and retries a
-// failed one after Config.RetryBackoff. A
-// write-back runs in one transaction with the mark that it ran; a
-// notification is marked right after its receiver accepted it.
+// failed one after Config.RetryBackoff. A write-back runs in one
+// transaction with the mark that it ran; a notification is marked right
+// after its receiver accepted it.
 //
 // It is an Observer: an event that queued a delivery wakes it, and the
 // passes' outcomes drive the once-per-episode notice of a refused token.
@@ -158,9 +158,8 @@ func NewOutbox(st OutboxStore, shop WriteBacks, cfg NotifyConfig, retry remote.B
 	return o, nil
 }
 
-// configured reports whether anything is delivered: a write-back
-// statement or a notifier. Without either, `once` asks nothing of the
-// outbox.
+// configured reports whether a write-back statement or a notifier is
+// configured; without either, `once` asks nothing of the outbox.
 func (o *Outbox) configured() bool {
 	return len(o.targets) > 0 || slices.ContainsFunc(shopdb.WriteBackKinds(), o.shop.HasWriteBack)
 }
@@ -188,8 +187,8 @@ func (o *Outbox) outboxOf(ev Event) *store.Outbox {
 }
 
 // Observe implements Observer: it wakes the deliverer when an event
-// queued a delivery, follows the leadership, and watches the passes for a
-// refused token.
+// queued a delivery, follows the leadership, and watches the passes for
+// a refused token.
 func (o *Outbox) Observe(ev Event) {
 	switch ev.Kind {
 	case EventLeader:
@@ -233,9 +232,9 @@ func (o *Outbox) wake() {
 	}
 }
 
-// startOutbox runs the outbox o beside Run's passes; active says whether
-// it works before a leadership event (no lock: at once). The returned
-// function stops it and waits.
+// startOutbox runs o beside Run's passes; active says whether it works
+// before a leadership event (no lock: at once). The returned function
+// stops it and waits.
 func startOutbox(ctx context.Context, o *Outbox, active bool) func() {
 	if o == nil {
 		return func() {}
@@ -419,8 +418,8 @@ type notice struct {
 	out *store.Outbox
 }
 
-// recordOnce records n through the executor (record); false when it
-// could not be written (a database failure, logged) or cannot be yet.
+// recordOnce records n through record; false when it could not be
+// written (a database failure, logged) or cannot be yet.
 func (o *Outbox) recordOnce(ctx context.Context, n notice) bool {
 	if o.record == nil {
 		return false
@@ -512,10 +511,7 @@ func (o *Outbox) attempt(ctx context.Context, d store.Delivery) error {
 
 // writeBackParams are the write-back statement's parameters of d.
 func writeBackParams(secrets *redact.Secrets, d store.Delivery) shopdb.WriteBackParams {
-	reason := d.Detail
-	if d.Reason != ReasonNone {
-		reason = joinText(Reason(d.Reason).Words, d.Detail)
-	}
+	reason := joinText(Reason(d.Reason).Words, d.Detail) // ReasonNone has no words
 	return shopdb.WriteBackParams{Insurer: d.Insurer, Job: d.Job, Request: d.RequestID, Claim: d.Claim, Status: d.Kind,
 		Reason: cutRunes(secrets.Redact(reason), reasonMax), Time: d.At}
 }

@@ -65,16 +65,10 @@ func (e *Engine) panicked(p *pass, err error) {
 	p.mu.Unlock()
 	streak := int(e.failStreak.Add(1))
 	s.Duration = e.Now().Sub(p.now)
-	e.emitSafe(Event{Kind: EventPassDone, At: e.Now(), Summary: &s, Err: err, Streak: streak, Duration: s.Duration})
-}
-
-// emitSafe is emit for a report made after a panic: an observer that
-// panics again is logged, not let through.
-func (e *Engine) emitSafe(ev Event) {
-	defer func() {
+	defer func() { // an observer that panics again is logged, not let through
 		if v := recover(); v != nil {
 			_ = e.recovered(v)
 		}
 	}()
-	e.emit(ev)
+	e.emit(Event{Kind: EventPassDone, At: e.Now(), Summary: &s, Err: err, Streak: streak, Duration: s.Duration})
 }

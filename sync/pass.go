@@ -79,14 +79,6 @@ func (p *pass) note(u store.MarkerUpdate) {
 	p.mu.Unlock()
 }
 
-// print records an action of a dry run.
-func (p *pass) print(a Action) {
-	a.Insurer = p.e.cfg.Insurer
-	p.mu.Lock()
-	p.actions = append(p.actions, a)
-	p.mu.Unlock()
-}
-
 // fail records a pass-level failure.
 func (p *pass) fail(err error) {
 	p.mu.Lock()

@@ -137,11 +137,14 @@ type printer struct{ e *Engine }
 
 func (pr printer) perform(ctx context.Context, p *pass, pl plan) (store.Request, bool) {
 	a := pl.action()
+	a.Insurer = pr.e.cfg.Insurer
 	if pl.reserve != nil {
 		a = pr.e.reserveAction(ctx, a, *pl.reserve)
 	}
 	if a.Do != "" {
-		p.print(a)
+		p.mu.Lock()
+		p.actions = append(p.actions, a)
+		p.mu.Unlock()
 	}
 	// A dry run takes a push as landing, so that the submit it leads to
 	// is printed too; what follows an accept depends on its answer, and

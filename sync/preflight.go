@@ -332,8 +332,7 @@ func explainRemote(err error, tokenFrom, baseURL string) string {
 // A shop has no generic "open estimates" query, so these are the estimates
 // that matter: any other job is checked by the daemon when a request for
 // it arrives (the job is held, with the line named, until the code is
-// mapped). It also warns about a mapped work type the service's public
-// documentation does not list.
+// mapped).
 func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, name string, workTypes map[string]string, pending []remote.Request) {
 	ctx, cancel := context.WithTimeout(ctx, 2*checkTimeout)
 	defer cancel()
@@ -343,7 +342,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 	}
 	jobs := map[string]bool{}
 	var tracked, found int
-	var notes []string
+	note := ""
 	if c.schema > 0 && !c.stateOld() {
 		rows, err := st.ListRequests(ctx, store.ListQuery{Hide: ClosedPhases(), Insurer: st.InsurerName()})
 		if err != nil {
@@ -358,7 +357,7 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 		}
 	}
 	if len(pending) > maxCheckPending {
-		notes = append(notes, fmt.Sprintf("looked up the first %d of %d pending requests", maxCheckPending, len(pending)))
+		note = fmt.Sprintf("; looked up the first %d of %d pending requests", maxCheckPending, len(pending))
 		pending = pending[:maxCheckPending]
 	}
 	for _, req := range pending {
@@ -406,16 +405,11 @@ func (c *checks) workTypes(ctx context.Context, db *shopdb.DB, st *store.Store, 
 	if c.stateOld() {
 		scope = fmt.Sprintf("%s (found for pending requests; those of the requests quotesync tracks are left out until its tables are migrated)", Plural(len(list), "job"))
 	}
-	if len(notes) > 0 {
-		scope += "; " + strings.Join(notes, "; ")
-	}
+	scope += note
 	mapped := strings.Join(slices.Sorted(maps.Keys(workTypes)), ", ")
 	switch {
 	case len(unmapped) > 0:
-		var hint []string
-		for _, code := range slices.Sorted(maps.Keys(missing)) {
-			hint = append(hint, fmt.Sprintf("%q: <work type, e.g. Miscellaneous>", code))
-		}
+		hint := stringsOf(slices.Sorted(maps.Keys(missing)), func(code string) string { return fmt.Sprintf("%q: <work type, e.g. Miscellaneous>", code) })
 		c.add(CheckFail, name, "%d of %s %s lines whose code is not under shop.work_types:\n%s\nunder shop.work_types add %s",
 			len(unmapped), scope, map[bool]string{true: "has", false: "have"}[len(unmapped) == 1], strings.Join(unmapped, "\n"), strings.Join(hint, ", "))
 	case len(list) == 0 && c.stateOld():
@@ -476,10 +470,6 @@ func findJob(ctx context.Context, db *shopdb.DB, st *store.Store, nr shopdb.NewR
 
 // codeCounts renders {"PART": 3, "R&R": 2} as "PART ×3, R&R ×2".
 func codeCounts(codes map[string]int) string {
-	keys := slices.Sorted(maps.Keys(codes))
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s ×%d", k, codes[k])
-	}
+	parts := stringsOf(slices.Sorted(maps.Keys(codes)), func(k string) string { return fmt.Sprintf("%s ×%d", k, codes[k]) })
 	return strings.Join(parts, ", ")
 }

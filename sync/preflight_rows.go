@@ -48,10 +48,7 @@ func (c *checks) realRows(ctx context.Context, db *shopdb.DB, st *store.Store, s
 		c.add(CheckOK, checkRowsAll, "shop.queries.sample_jobs returns no job yet: nothing to prove the mapping on")
 		return
 	}
-	jobs := make([]string, len(samples))
-	for i, sj := range samples {
-		jobs[i] = sj.Job
-	}
+	jobs := stringsOf(samples, func(sj shopdb.SampleJob) string { return sj.Job })
 	var shared map[string]shopdb.JobLines // the lines read with the shop's work types
 	var sharedErr error
 	for _, ins := range s.Insurers {

@@ -353,10 +353,7 @@ func ScheduleItem(c Config, now time.Time) CheckItem {
 	if len(runs) == 0 { // unreachable: Validate refuses it
 		return CheckItem{Status: CheckFail, Name: "sync.schedule", Detail: fmt.Sprintf("%q never fires", c.Schedule)}
 	}
-	shown := make([]string, len(runs))
-	for i, t := range runs {
-		shown[i] = t.Format("Mon 2006-01-02 15:04:05 MST")
-	}
+	shown := stringsOf(runs, func(t time.Time) string { return t.Format("Mon 2006-01-02 15:04:05 MST") })
 	return CheckItem{Status: CheckOK, Name: "sync.schedule", Detail: fmt.Sprintf("%q in time zone %s: next passes %s (and one at start)",
 		c.Schedule, c.Location, strings.Join(shown, ", "))}
 }

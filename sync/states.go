@@ -15,11 +15,10 @@ import (
 // their passes overlap. Without shop.queries.shop_changed every idle pass
 // reads the states of its jobs (statesAhead, cache.go), and the insurers'
 // passes, on the same schedule, start at the same moment. The server's
-// cost of estimate_state is mostly per statement, not per job: with the
-// sample shop, one statement over 10,000 jobs costs it about half the CPU
-// of two over 5,000 each, sent one after the other or at once. So the
-// engines that ask within a few milliseconds of each other have their
-// jobs read in one statement, and each is given the states of its own.
+// cost of estimate_state is mostly per statement, not per job
+// (BenchmarkIdlePassInsurers), so the engines that ask within a few
+// milliseconds of each other have their jobs read in one statement, and
+// each is given the states of its own.
 //
 // A state is the same whichever insurer asks: estimate_state binds the
 // jobs only (never the insurer), the change markers derived from the
@@ -117,9 +116,8 @@ func (s *stateReads) read(ctx context.Context, db *shopdb.DB, jobs []string) (ma
 func (s *stateReads) send(b *statesBatch, db *shopdb.DB) {
 	defer close(b.done)
 	defer b.cancel()
-	// A panic here would be on a goroutine of its own, where nothing can
-	// recover it: the daemon would stop for every insurer. As an error it
-	// fails the passes that read it, as before the read was shared.
+	// A panic on this goroutine of its own (nothing could recover it)
+	// becomes the readers' error, as in fingerprints.read.
 	defer func() {
 		if r := recover(); r != nil {
 			b.states, b.bad, b.err = nil, nil, fmt.Errorf("read estimate states: panic: %v", r)

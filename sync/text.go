@@ -27,6 +27,15 @@ func Plural(n int, word string) string {
 	return fmt.Sprintf("%d %s", n, word)
 }
 
+// stringsOf is f of each of xs, in order.
+func stringsOf[T any](xs []T, f func(T) string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
+	}
+	return out
+}
+
 // boundText keeps at most max bytes of s for a log line or a message (cut
 // on a rune boundary), saying how long the whole was: a 3 MB request id
 // must not become a 3 MB log line. The secrets of set are redacted from
