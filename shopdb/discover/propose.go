@@ -168,10 +168,9 @@ func Propose(ctx context.Context, s *Schema, sampler *Sampler, overrides map[str
 	if len(jobs) == 0 {
 		return nil, &NoJobsError{Tables: len(s.Tables), Detail: "no table has a job number column beside a job-like name or a claim-number column. " + lookedFor}
 	}
-	// The job table and the line table are chosen together: the best
-	// job table that has a line table.
-	// The line tables of the best job tables only: a schema of hundreds
-	// of tables has dozens that look a little like jobs.
+	// The job table and the line table are chosen together: the best job
+	// table that has a line table, among the best job tables only (a
+	// schema of hundreds of tables has dozens that look a little like jobs).
 	if len(jobs) > maxJobTables && overrides[RoleJobTable] == "" {
 		jobs = jobs[:maxJobTables]
 	}
@@ -259,10 +258,7 @@ func (p *Proposal) choosePair(s *Schema, jobs []jobTable, pairs []pair, override
 	if err := p.jobColumns(chosen.job, overrides); err != nil {
 		return err
 	}
-	if err := p.lineColumns(lt, overrides); err != nil {
-		return err
-	}
-	return nil
+	return p.lineColumns(lt, overrides)
 }
 
 // maxJobTables is how many of the best job tables Propose looks for line
@@ -580,9 +576,7 @@ func (p *Proposal) numbering(ctx context.Context, sampler *Sampler, overrides ma
 	case override == "auto_increment" || (override == "" && p.JobNumber.AutoIncrement):
 		n.Method = "auto_increment"
 		c.Chosen, c.Why = "auto_increment", p.Job.Name+"."+p.JobNumber.Name+" is AUTO_INCREMENT: the server numbers new jobs"
-		if !p.JobNumber.AutoIncrement {
-			c.Guess = true
-		}
+		c.Guess = !p.JobNumber.AutoIncrement
 	case override == "counter" || (override == "" && counter != nil):
 		if counter == nil {
 			c.Chosen, c.Why, c.Guess = "max_plus_one", "no counter table found", true
@@ -772,9 +766,9 @@ func (p *Proposal) defaultValue(ctx context.Context, sampler *Sampler, t *Table,
 		}
 	}
 	if c.DataType == "enum" {
-		if i := strings.Index(c.ColumnType, "'"); i >= 0 {
-			if j := strings.Index(c.ColumnType[i+1:], "'"); j >= 0 {
-				return Literal(c.ColumnType[i+1 : i+1+j])
+		if _, rest, ok := strings.Cut(c.ColumnType, "'"); ok {
+			if v, _, ok := strings.Cut(rest, "'"); ok {
+				return Literal(v)
 			}
 		}
 	}
