@@ -46,13 +46,13 @@ const (
 // mapping's.
 const markerBatch = 500
 
-// markerStatement is UpdateMarkers' statement on the requests table
-// (kept as shared.markerSQL). JSON_TABLE
-// reads the rows from one JSON array argument of [request_id, version,
-// marker] arrays, so the server parses one short statement whatever the
-// number of rows (a derived table of 10,000 SELECTs joined with UNION ALL
-// costs MariaDB more to parse than the update itself, and grows faster
-// than the rows; on go-mysql-server it takes seconds for 300). Explicit:
+// markerStatement is UpdateMarkers' statement (kept as shared.markerSQL).
+// JSON_TABLE reads the rows from one JSON array argument of [request_id,
+// version, marker] arrays, so the server parses one short statement
+// whatever the number of rows (a derived table of 10,000 SELECTs joined
+// with UNION ALL costs MariaDB more to parse than the update itself, and
+// grows faster than the rows; on go-mysql-server it takes seconds for
+// 300). Explicit:
 //
 //   - utf8mb4_bin on the JSON columns, the requests table's collation: the
 //     join compares ids as the primary key does (MySQL 8 would otherwise
@@ -82,11 +82,12 @@ func (st *Store) markerStatement() string {
 // updated_at argument (28 bytes quoted) and the packet's command byte.
 const markerSQLSlack = 100
 
-// UpdateMarkers writes many rows' of db's insurer PushedMarker (with Version+1 and
-// UpdatedAt now), compare-and-set on each row's version: a row that
-// changed meanwhile is left as it is (the next pass looks at it again) and
-// not counted. It returns how many rows were written. No event is
-// recorded: a marker is bookkeeping, not a change of phase.
+// UpdateMarkers writes the PushedMarker of many rows of db's insurer
+// (with Version+1 and UpdatedAt now), compare-and-set on each row's
+// version: a row that changed meanwhile is left as it is (the next pass
+// looks at it again) and not counted. It returns how many rows were
+// written. No event is recorded: a marker is bookkeeping, not a change of
+// phase.
 //
 // All the rows go in one statement (markerStatement), split only where one
 // would exceed its byte bound (see markerAskBytes). A server without
