@@ -195,8 +195,8 @@ func (f driverLogger) Print(v ...any) {
 // Parameters available to FindJob, CreateJob, BookingDate and ReleaseJob:
 // :request_id, :claim_number, :expiry (NULL when none) and every key of
 // Config.Params; BookingDate also gets :job, ReleaseJob :job and
-// :job_created. LineItems and EstimateState get
-// :jobs, a list, expanded for "IN (:jobs)"; they must use it.
+// :job_created. LineItems and EstimateState get :jobs, a list, expanded
+// for "IN (:jobs)"; they must use it.
 type Queries struct {
 	// FindJob (shop.queries.find_job) returns the existing job for a
 	// request: one column "job", zero rows for none, never more than one.
@@ -230,8 +230,9 @@ type Queries struct {
 	// number, non-zero meaning final, or true/false; NULL is false; with
 	// no final column no estimate is ever final: Drafts are pushed and
 	// nothing is submitted) and marker (any type; it must change whenever
-	// the estimate or its lines change). Other columns are an error; a job with two rows or an
-	// invalid final is reported, not loaded, and the others go on.
+	// the estimate or its lines change). Other columns are an error; a job
+	// with two rows or an invalid final is reported, not loaded, and the
+	// others go on.
 	EstimateState string
 	// ShopChanged (shop.queries.shop_changed), optional but worth it for a
 	// shop with many jobs: a cheap query, without parameters, returning one
