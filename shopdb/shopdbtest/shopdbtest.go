@@ -7,6 +7,7 @@
 package shopdbtest
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -46,11 +47,7 @@ type Database struct {
 // serverConfig parses the test server's DSN.
 func serverConfig(tb testing.TB) *mysql.Config {
 	tb.Helper()
-	dsn := os.Getenv(EnvDSN)
-	if dsn == "" {
-		dsn = DefaultDSN
-	}
-	cfg, err := mysql.ParseDSN(dsn)
+	cfg, err := mysql.ParseDSN(cmp.Or(os.Getenv(EnvDSN), DefaultDSN))
 	if err != nil {
 		tb.Fatalf("shopdbtest: %s is not a go-sql-driver/mysql DSN: %v", EnvDSN, err)
 	}
