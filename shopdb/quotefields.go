@@ -30,11 +30,9 @@ func quoteFieldColumns(key string, cols []string) (job int, fields []metaCol, er
 			job = i
 			continue
 		}
-		for _, r := range ReservedQuoteFields() {
-			if strings.EqualFold(c, r) {
-				return 0, nil, fmt.Errorf("%s returns column %q, a quote field quotesync writes itself (%s); alias it with another name",
-					key, c, strings.Join(ReservedQuoteFields(), ", "))
-			}
+		if slices.ContainsFunc(ReservedQuoteFields(), func(r string) bool { return strings.EqualFold(c, r) }) {
+			return 0, nil, fmt.Errorf("%s returns column %q, a quote field quotesync writes itself (%s); alias it with another name",
+				key, c, strings.Join(ReservedQuoteFields(), ", "))
 		}
 		if strings.TrimSpace(c) == "" {
 			return 0, nil, fmt.Errorf("%s returns a column without a name; alias it with AS (the name is the quote field's)", key)

@@ -76,9 +76,7 @@ func (st *Store) runTx(ctx context.Context, requestID string, readOnly bool, f f
 			err = st.beforeCommit(ctx, stx)
 		}
 		if err == nil {
-			if err = stx.Commit(); err != nil {
-				err = fmt.Errorf("commit: %w", err)
-			}
+			err = wrapf(stx.Commit(), "commit")
 		}
 	}
 	if err != nil || readOnly {
