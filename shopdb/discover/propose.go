@@ -608,7 +608,7 @@ func (p *Proposal) findCounter(ctx context.Context, sampler *Sampler, maxNum int
 	var best *Numbering
 	bestScore, why := 0.0, ""
 	for _, t := range p.Schema.Tables {
-		name, _ := counterTableNames.score(t.Name)
+		name, _ := counterTableNames.scoreWords(t.words())
 		if name == 0 || t == p.Job || t == p.Lines || !usableIdent(t.Name) {
 			continue
 		}
