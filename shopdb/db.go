@@ -109,8 +109,7 @@ func connect(ctx context.Context, cfg Config) (*sql.DB, error) {
 	return sdb, nil
 }
 
-// Close closes the connection pool, which every DB of the same Open
-// shares.
+// Close closes the pool, which every DB of one Open shares.
 func (db *DB) Close() error {
 	return db.x.Close()
 }

@@ -48,11 +48,10 @@ func quoteFieldColumns(key string, cols []string) (job int, fields []metaCol, er
 
 // QuoteFields runs quote_fields (shop.queries.quote_fields) for jobs in one
 // statement: the quote-level fields of each job, by name, their values as
-// text. A NULL or empty value leaves its field out; a job without a row
-// has none. A job with two rows is in bad (its quote cannot be told) and
-// not in fields. Without the query it returns nothing and costs nothing.
-// err is for the query as a whole (the database, or columns that do not
-// fit).
+// text. A NULL or empty value leaves its field out; a job without a row has
+// none. A job with two rows is in bad (its quote cannot be told) and not in
+// fields. Without the query it returns nothing and costs nothing. err is
+// for the query as a whole (the database, or columns that do not fit).
 func (db *DB) QuoteFields(ctx context.Context, jobs []string) (fields map[string]map[string]string, bad map[string]error, err error) {
 	fields, bad = map[string]map[string]string{}, map[string]error{}
 	q := db.q.quoteFields

@@ -12,8 +12,7 @@ import (
 	"strings"
 )
 
-// Role keys: what each Choice decides, and the keys of Propose's
-// overrides.
+// Role keys: what each Choice decides; the keys of Propose's overrides.
 const (
 	RoleJobTable     = "job_table"
 	RoleJobNumber    = "job_number"

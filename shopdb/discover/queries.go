@@ -9,9 +9,8 @@ import (
 	"unicode/utf8"
 )
 
-// Queries is the mapping written from a Proposal: the statements of
-// shopdb's Queries by the same names, and what to tell a person about
-// each.
+// Queries is the mapping written from a Proposal: shopdb's Queries by the
+// same names, and what to tell a person about each.
 type Queries struct {
 	FindJob       string
 	CreateJob     []string
@@ -50,9 +49,8 @@ const (
 
 func col(alias string, c *Column) string { return alias + "." + Ident(c.Name) }
 
-// Queries writes the mapping's statements. Those of a flat table read
-// the one table (alias l), a job being the distinct job number of its
-// lines.
+// Queries writes the mapping's statements. A flat table's read the one
+// table (alias l), a job being the distinct job number of its lines.
 func (p *Proposal) Queries() Queries {
 	q := Queries{Notes: map[string][]Note{}}
 	a, agg := aJob, func(e string) string { return e }

@@ -69,8 +69,7 @@ type Column struct {
 	Table    string
 	Name     string
 	DataType string // information_schema DATA_TYPE, lower case: varchar, decimal, int …
-	// ColumnType is the full type, e.g. "decimal(12,4)" or
-	// "enum('Y','N')".
+	// ColumnType is the full type: "decimal(12,4)", "enum('Y','N')".
 	ColumnType string
 	Nullable   bool
 	HasDefault bool

@@ -53,12 +53,11 @@ func quoteIdent(name string) string {
 	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 }
 
-// Literal writes a value seen in the shop's data as an SQL string
-// literal: 'FINAL' for plain text, and for anything with a quote, a
-// backslash, a colon, a "?" or a character that is not printable, a
-// hexadecimal utf8mb4 literal (_utf8mb4 X'…'), which reads the same
-// whatever the server's sql_mode and passes the named-parameter binder
-// untouched.
+// Literal writes a value seen in the shop's data as an SQL string literal:
+// 'FINAL' for plain text, and for anything with a quote, a backslash, a
+// colon, a "?" or a character that is not printable, a hexadecimal utf8mb4
+// literal (_utf8mb4 X'…'), which reads the same whatever the server's
+// sql_mode and passes the named-parameter binder untouched.
 func Literal(v string) string {
 	if !strings.ContainsFunc(v, func(r rune) bool {
 		return r == '\'' || r == '\\' || r == ':' || r == '?' || r == '`' || !unicode.IsPrint(r) || r > unicode.MaxASCII

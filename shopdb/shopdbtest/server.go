@@ -24,9 +24,8 @@ import (
 
 // Server is a MariaDB server of the tests' own, on a fresh data directory
 // and its own port on loopback: for what the shared test server cannot be
-// made without touching every other test (a server-wide sql_mode, TLS
-// with a certificate a test made). Its root logs in over TCP without a
-// password.
+// made without touching every other test (a server-wide sql_mode, TLS with
+// a certificate a test made). Its root logs in over TCP without a password.
 type Server struct {
 	// Addr is host:port on loopback.
 	Addr string
@@ -45,9 +44,8 @@ type ServerOptions struct {
 	// starts with it); "" is the empty mode of old servers. nil: MariaDB's
 	// default.
 	SQLMode *string
-	// TLSCert, TLSKey and TLSCA are PEM files: the server's certificate
-	// and key, and the CA it names (ssl_cert, ssl_key, ssl_ca). Empty: no
-	// TLS.
+	// TLSCert, TLSKey and TLSCA are PEM files: the server's certificate and
+	// key, and the CA it names (ssl_cert, ssl_key, ssl_ca); empty: no TLS.
 	TLSCert, TLSKey, TLSCA string
 }
 

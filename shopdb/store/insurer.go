@@ -27,11 +27,10 @@ func CheckInsurerName(name string) error {
 	return nil
 }
 
-// Unnamed is what an adoption would find (the rows written with no
-// insurer given to one: Adoptable, then Move with the rest): the rows
-// written with no insurer (the empty name), by a quotesync of before
-// insurers, or by one still running beside a newer one that migrated the
-// tables.
+// Unnamed is what an adoption (Adoptable, then Move with the rest) would
+// find: the rows written with no insurer (the empty name), by a quotesync
+// of before insurers, or by one still running beside a newer one that
+// migrated the tables.
 type Unnamed struct {
 	// Requests counts the requests; Tracked, those whose id the insurer
 	// Unnamed was asked about tracks already (an adoption leaves them).

@@ -82,12 +82,11 @@ func (st *Store) markerStatement() string {
 // updated_at argument (28 bytes quoted) and the packet's command byte.
 const markerSQLSlack = 100
 
-// UpdateMarkers writes the PushedMarker of many rows of db's insurer
-// (with Version+1 and UpdatedAt now), compare-and-set on each row's
-// version: a row that changed meanwhile is left as it is (the next pass
-// looks at it again) and not counted. It returns how many rows were
-// written. No event is recorded: a marker is bookkeeping, not a change of
-// phase.
+// UpdateMarkers writes the PushedMarker of many rows of db's insurer (with
+// Version+1 and UpdatedAt now), compare-and-set on each row's version: a
+// row that changed meanwhile is left as it is (the next pass looks at it
+// again) and not counted. It returns how many rows were written. No event
+// is recorded: a marker is bookkeeping, not a change of phase.
 //
 // All the rows go in one statement (markerStatement), split only where one
 // would exceed its byte bound (see markerAskBytes). A server without
