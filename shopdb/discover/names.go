@@ -46,8 +46,7 @@ func stem(w string) string {
 	return w
 }
 
-// term is one name a role is known by, and how strongly it suggests the
-// role.
+// term is one of a role's names, and how strongly it suggests the role.
 type term struct {
 	pat    string   // as written: "job_no"
 	words  []string // its words, stemmed as tokens stems a name's

@@ -138,8 +138,7 @@ type Proposal struct {
 	Choices []Choice
 }
 
-// NoJobsError says that nothing job-like was found, and what was looked
-// for.
+// NoJobsError says that nothing job-like was found, and what was sought.
 type NoJobsError struct {
 	Tables int    // tables the user can see
 	Detail string // what was missing

@@ -40,9 +40,8 @@ type Server struct {
 
 // ServerOptions say how to start a Server.
 type ServerOptions struct {
-	// SQLMode, when not nil, is the server's sql_mode (every session
-	// starts with it); "" is the empty mode of old servers. nil: MariaDB's
-	// default.
+	// SQLMode is the server's sql_mode (every session starts with it): ""
+	// the empty mode of old servers, nil MariaDB's default.
 	SQLMode *string
 	// TLSCert, TLSKey and TLSCA are PEM files: the server's certificate and
 	// key, and the CA it names (ssl_cert, ssl_key, ssl_ca); empty: no TLS.
@@ -247,8 +246,7 @@ func (s *Server) end() {
 	})
 }
 
-// NewDatabase creates an empty database on the server, dropped in
-// tb.Cleanup.
+// NewDatabase creates an empty database on s, dropped in tb.Cleanup.
 func (s *Server) NewDatabase(tb testing.TB) *Database {
 	tb.Helper()
 	return newDatabase(tb, s.config())
@@ -260,8 +258,7 @@ func (s *Server) NewSampleShop(tb testing.TB) *Database {
 	return withSampleShop(tb, s.NewDatabase(tb))
 }
 
-// SQL opens a pool as root on the server (no database), closed in
-// tb.Cleanup.
+// SQL opens a pool as root on s (no database), closed in tb.Cleanup.
 func (s *Server) SQL(tb testing.TB) *sqlx.DB {
 	tb.Helper()
 	db, err := sqlx.Open("mysql", s.DSN())

@@ -60,9 +60,8 @@ func (st *Store) Unnamed(ctx context.Context, name string, settings []string) (U
 		args = append(args, name)
 	}
 	// Every read is of an index (the outbox has none on insurer, and
-	// grows): a delivery is written with its event, and an adoption gives
-	// them away together, so an unnamed delivery comes with an unnamed
-	// event.
+	// grows): a delivery is written with its event and adopted with it, so
+	// an unnamed delivery comes with an unnamed event.
 	q := "SELECT (SELECT COUNT(*) FROM " + st.t.requests + " WHERE insurer = ''), " + tracked + ", " +
 		"EXISTS (SELECT 1 FROM " + st.t.events + " WHERE insurer = '')"
 	if len(settings) > 0 {

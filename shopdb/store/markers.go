@@ -226,10 +226,9 @@ func literalLen(b []byte) int {
 	return n
 }
 
-// appendJSONString appends s, UTF-8 text (see textMarkers), to b as a
-// JSON string. Characters from U+0020 up are written as they are (the
-// server reads the JSON as utf8mb4), so that the string is the shortest
-// JSON can make it.
+// appendJSONString appends s, UTF-8 text (see textMarkers), to b as a JSON
+// string. Characters from U+0020 up are written as they are (the server
+// reads the JSON as utf8mb4): the shortest string JSON can make.
 func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
