@@ -95,16 +95,16 @@ type Config struct {
 	QueryTimeout time.Duration
 	// LockWait (shop.lock_wait) is the server's lock wait of quotesync's
 	// sessions (innodb_lock_wait_timeout for row locks, lock_wait_timeout
-	// for table and metadata locks, both in whole seconds): a statement
-	// that waits longer for a lock the shop's program holds fails, so
-	// that one request behind a lock waits for the next pass while the
-	// rest go on. Default DefaultLockWait; whole seconds; at or above
-	// QueryTimeout, QueryTimeout ends the wait first; negative: the
-	// server's own (its defaults are 50s and a year), for a server that
-	// keeps no such setting per session.
+	// for table and metadata locks): a statement that waits longer for a
+	// lock the shop's program holds fails, so that one request behind a
+	// lock waits for the next pass while the rest go on. Default
+	// DefaultLockWait; whole seconds; at or above QueryTimeout,
+	// QueryTimeout ends the wait first; negative: the server's own (its
+	// defaults are 50s and a year), for a server that keeps no such setting
+	// per session.
 	LockWait time.Duration
-	// LockHeartbeat (shop.lock_heartbeat) is how often the lock checks it is
-	// still held. Default DefaultLockHeartbeat.
+	// LockHeartbeat (shop.lock_heartbeat) is how often the lock checks it
+	// is still held. Default DefaultLockHeartbeat.
 	LockHeartbeat time.Duration
 	// LockSessionTimeout (shop.lock_session_timeout) is the wait_timeout of
 	// the lock's connection: how soon the server frees the lock of a
@@ -133,7 +133,7 @@ type Config struct {
 	Limits Limits
 	// WriteBack (shop.write_back) is the optional statement run in the
 	// shop's database after each kind of event (WriteBackKinds), with the
-	// parameters :job, :request, :claim, :status, :reason and :time.
+	// parameters of WriteBackParams.
 	WriteBack map[string]string
 
 	// DriverLog, when set, receives the MySQL driver's own diagnostics
