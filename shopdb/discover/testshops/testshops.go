@@ -1,9 +1,10 @@
-// Package testshops holds shop-management schemas unlike the sample
-// shop, with a few rows each, for the tests of quotesync init, check and
-// preview: a repair-order schema, a denormalised one, one whose names
-// must be quoted, and a flat estimate table with no table of jobs. Each says what an integrator would answer where no
-// schema can tell (which status means final, which code is which work
-// type) and which job a test can take a request onto.
+// Package testshops holds shop-management schemas unlike the sample shop,
+// with a few rows each, for tests of quotesync init, check and preview: a
+// repair-order schema, a denormalised one, one whose names must be quoted,
+// and a flat estimate table with no table of jobs. Each says what an
+// integrator would answer where no schema can tell (which status means
+// final, which code is which work type) and which job a test can take a
+// request onto.
 package testshops
 
 import (
