@@ -430,11 +430,10 @@ func (p *Proposal) lineColumns(lt lineTable, overrides map[string]string) error 
 	if p.LineNo == nil {
 		c := &p.Choices[len(p.Choices)-1]
 		c.Guess = true
-		switch {
-		case p.LineID != nil && isInteger(p.LineID):
+		if p.LineID != nil && isInteger(p.LineID) {
 			p.LineNoExpr = "l." + Ident(p.LineID.Name)
 			c.Why = "no line number column: the line id orders the items"
-		default:
+		} else {
 			p.LineNoExpr = "0"
 			c.Why = "no line number column: items are ordered by their line id"
 		}

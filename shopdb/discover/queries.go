@@ -188,10 +188,9 @@ func (p *Proposal) lineItems(q *Queries) string {
 	where := jobExpr + " IN (:jobs)"
 	if live := p.live(); live != "" {
 		where += " AND " + live
-		switch {
-		case isText(p.SoftDelete):
+		if isText(p.SoftDelete) {
 			q.note("line_items", true, "soft-deleted lines (%s of Y, 1 or T) are left out; values seen: %s", p.SoftDelete.Name, ValueList(p.SoftDeleteValues))
-		default:
+		} else {
 			q.note("line_items", false, "soft-deleted lines (%s) are left out", p.SoftDelete.Name)
 		}
 	} else {

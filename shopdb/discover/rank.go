@@ -68,11 +68,10 @@ func except(cs []candidate, used ...*Column) []candidate {
 // number: named like one, text or whole number, unique.
 func jobNumberCols(t *Table) []candidate {
 	return rankCols(t, jobNumberNames, func(c *Column) bool { return isText(c) || isInteger(c) }, func(c *Column, cand *candidate) {
-		switch {
-		case t.IsUnique(c.Name):
+		if t.IsUnique(c.Name) {
 			cand.score += 2
 			cand.why = append(cand.why, "unique")
-		default:
+		} else {
 			cand.score -= 2
 			cand.why = append(cand.why, "not unique")
 		}
