@@ -443,11 +443,10 @@ func text(v any) (string, bool) {
 	}
 }
 
-// WithoutInsurer returns the keys of the statements that may use
-// :insurer and do not (find_job, create_job, booking_date, release_job,
-// quote_fields, write_back): with several insurers they run alike for
-// every insurer's requests, which is right when the shop does not tell
-// its insurers apart there.
+// WithoutInsurer returns the keys of the statements that may use :insurer
+// (ParamInsurer) and do not: with several insurers they run alike for every
+// insurer's requests, which is right when the shop does not tell its
+// insurers apart there.
 func (db *DB) WithoutInsurer() []string {
 	var out []string
 	add := func(q *namedQuery) {

@@ -124,10 +124,9 @@ type Proposal struct {
 	// JobNumbers are a few of the newest job numbers, as evidence.
 	JobNumbers []string
 
-	// Flat says that there is no job table: Lines (which is Job too)
-	// repeats the job number, the claim and the status on every line,
-	// and a job exists once the shop writes its first line (Path is
-	// empty, JobKey nil, and create_job is not written).
+	// Flat says that there is no job table: Lines, which is Job too,
+	// repeats the job number, the claim and the status on every line
+	// (flat.go); Path is empty, JobKey nil, and create_job is not written.
 	Flat bool
 
 	Numbering Numbering
