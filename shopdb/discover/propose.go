@@ -350,7 +350,7 @@ func (p *Proposal) jobColumns(jt jobTable, overrides map[string]string) error {
 	if p.Registration, err = p.pick(RoleRegistration, "registration column", p.Job, except(jt.registration, p.JobNumber, p.Claim), overrides, true); err != nil {
 		return err
 	}
-	p.BookingDate, err = p.pick(RoleBookingDate, "booking date column", p.Job, bookingCols(p.Job), overrides, true)
+	p.BookingDate, err = p.pick(RoleBookingDate, "booking date column", p.Job, rankCols(p.Job, bookingNames, isTime, nil), overrides, true)
 	return err
 }
 

@@ -97,9 +97,6 @@ func claimCols(t *Table) []candidate {
 	})
 }
 
-func registrationCols(t *Table) []candidate { return rankCols(t, registrationNames, isText, nil) }
-func bookingCols(t *Table) []candidate      { return rankCols(t, bookingNames, isTime, nil) }
-
 // jobTable is a ranked job table with its best columns.
 type jobTable struct {
 	candidate
@@ -121,7 +118,7 @@ func rankJobTables(s *Schema) []jobTable {
 		if !usableIdent(t.Name) {
 			continue
 		}
-		jt := jobTable{candidate: candidate{table: t}, number: jobNumberCols(t), claim: claimCols(t), registration: registrationCols(t)}
+		jt := jobTable{candidate: candidate{table: t}, number: jobNumberCols(t), claim: claimCols(t), registration: rankCols(t, registrationNames, isText, nil)}
 		if len(jt.number) == 0 {
 			continue
 		}
