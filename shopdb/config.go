@@ -333,7 +333,7 @@ func (c Config) validateConnection() error {
 		switch path := c.Params[name]; {
 		case !paramPattern.MatchString(name):
 			return fmt.Errorf("shop.params.%s: a parameter name is letters, digits and underscores", name)
-		case isBuiltinParam(name):
+		case slices.Contains(builtinParams, name):
 			return fmt.Errorf("shop.params.%s: %s is a built-in parameter; choose another name", name, name)
 		case path == "" || strings.HasPrefix(path, ".") || strings.HasSuffix(path, ".") || strings.Contains(path, ".."):
 			return fmt.Errorf("shop.params.%s: %q is not a dotted JSON path such as vehicle.registration", name, path)

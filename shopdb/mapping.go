@@ -30,10 +30,9 @@ const (
 	ParamInsurer = "insurer"
 )
 
-func isBuiltinParam(name string) bool {
-	builtin := []string{ParamRequestID, ParamClaimNumber, ParamExpiry, ParamJob, ParamJobs, ParamJobCreated, ParamInsurer}
-	return slices.Contains(builtin, name)
-}
+// builtinParams are the built-in parameter names, which shop.params may
+// not take.
+var builtinParams = []string{ParamRequestID, ParamClaimNumber, ParamExpiry, ParamJob, ParamJobs, ParamJobCreated, ParamInsurer}
 
 // namedQuery is one validated mapping query.
 type namedQuery struct {

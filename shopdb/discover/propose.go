@@ -404,6 +404,10 @@ func (p *Proposal) lineColumns(lt lineTable, overrides map[string]string) error 
 	}
 	used = append(used, p.LineID)
 	parts := rankCols(l, partNumberNames, isText, nil)
+	var firstPart *Column
+	if len(parts) > 0 {
+		firstPart = parts[0].col
+	}
 	// Each role in turn, among the columns no earlier role took; the best
 	// part number column is no operation code.
 	for _, r := range []struct {
@@ -417,7 +421,7 @@ func (p *Proposal) lineColumns(lt lineTable, overrides map[string]string) error 
 		{RolePrice, "unit price column", &p.Price, lt.price, false, nil},
 		{RoleTotal, "line total column", &p.Total, numericCols(l, totalNames), true, nil},
 		{RoleDescription, "description column", &p.Description, descriptionCols(l), false, nil},
-		{RoleCode, "operation code column", &p.Code, rankCols(l, codeNames, shortText, nil), false, firstCol(parts)},
+		{RoleCode, "operation code column", &p.Code, rankCols(l, codeNames, shortText, nil), false, firstPart},
 		{RolePartNumber, "part number column", &p.PartNumber, parts, true, nil},
 		{RoleLineNo, "line number column", &p.LineNo, rankCols(l, lineNoNames, isNumeric, nil), true, nil},
 	} {
@@ -449,13 +453,6 @@ func (p *Proposal) lineColumns(lt lineTable, overrides map[string]string) error 
 	})
 	p.LineUpdated, err = p.pick(RoleLineUpdated, "line change time column", l, upd, overrides, true)
 	return err
-}
-
-func firstCol(cs []candidate) *Column {
-	if len(cs) == 0 {
-		return nil
-	}
-	return cs[0].col
 }
 
 // status finds the column that says how far the estimate is: on the

@@ -205,10 +205,6 @@ func (p *Proposal) lineItems(q *Queries) string {
 	return fmt.Sprintf("SELECT %s\nFROM %s\nWHERE %s", strings.Join(cols, ",\n       "), from, where)
 }
 
-func (p *Proposal) finalValues() string {
-	return strings.Join(mapped(p.Final, Literal), ", ")
-}
-
 // statusExpr is the status column in the statements' aliases.
 func (p *Proposal) statusExpr() string {
 	alias := aJob
@@ -261,7 +257,7 @@ func (p *Proposal) estimateState(q *Queries) string {
 	cols := []string{jobNo + " AS job"}
 	switch {
 	case p.Status != nil && len(p.Final) > 0:
-		isFinal := fmt.Sprintf("CASE WHEN %s IN (%s) THEN 1 ELSE 0 END", p.statusExpr(), p.finalValues())
+		isFinal := fmt.Sprintf("CASE WHEN %s IN (%s) THEN 1 ELSE 0 END", p.statusExpr(), strings.Join(mapped(p.Final, Literal), ", "))
 		if live := p.live(); p.Flat && live != "" {
 			isFinal = fmt.Sprintf("CASE WHEN %s THEN %s END", live, isFinal)
 		}
