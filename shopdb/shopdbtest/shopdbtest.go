@@ -116,9 +116,7 @@ func newDatabase(tb testing.TB, base *mysql.Config) *Database {
 			tb.Errorf("shopdbtest: drop database %s: %v", name, err)
 		}
 	})
-	cfg := base.Clone()
-	cfg.DBName = name
-	if d.SQL, err = sqlx.Open("mysql", cfg.FormatDSN()); err != nil {
+	if d.SQL, err = sqlx.Open("mysql", d.DSN()); err != nil {
 		tb.Fatalf("shopdbtest: %v", err)
 	}
 	tb.Cleanup(func() { d.SQL.Close() })
