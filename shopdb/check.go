@@ -25,8 +25,7 @@ type QueryCheck struct {
 	Warn string
 }
 
-// NoFinalWarning is what check says of an estimate_state without a final
-// column.
+// NoFinalWarning is check's word on an estimate_state with no final column.
 const NoFinalWarning = "no final column: no estimate is ever final, so quotesync pushes Drafts and submits nothing; " +
 	"return final (1 when the shop marks the estimate final) once you know which status means final"
 

@@ -174,8 +174,7 @@ func ConfigFromDSN(dsn string) (Config, error) {
 	return c, nil
 }
 
-// Redacter removes secret values from a text; remote/redact's Secrets
-// implements it.
+// Redacter removes secret values from a text (remote/redact's Secrets).
 type Redacter interface {
 	Redact(text string) string
 }

@@ -7,9 +7,8 @@ import (
 	"strings"
 )
 
-// ReservedQuoteFields are the quote fields quotesync writes itself:
-// shop.queries.quote_fields may not return a column of one of these names
-// (in any case).
+// ReservedQuoteFields are the quote fields quotesync writes itself, which
+// shop.queries.quote_fields may not return (in any letter case).
 func ReservedQuoteFields() []string {
 	return []string{"type", "status", "referenceId", "rates", "items"}
 }

@@ -258,8 +258,7 @@ func (p *Proposal) choosePair(s *Schema, jobs []jobTable, pairs []pair, override
 	return p.lineColumns(lt, overrides)
 }
 
-// maxJobTables is how many of the best job tables Propose looks for line
-// tables of.
+// maxJobTables caps the best job tables Propose seeks line tables of.
 const maxJobTables = 10
 
 // pair is a job table and the line tables that reach it.

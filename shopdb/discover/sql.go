@@ -15,8 +15,7 @@ import (
 // syntax reads ":name" anywhere in the text, and "::" is a literal colon.
 func Ident(name string) string { return strings.ReplaceAll(quoteIdent(name), ":", "::") }
 
-// plainIdent: lower-case ASCII letters, digits and "_", not starting with a
-// digit.
+// plainIdent: lower-case ASCII letters, digits and "_", not led by a digit.
 func plainIdent(name string) bool {
 	if name == "" || (name[0] >= '0' && name[0] <= '9') {
 		return false

@@ -171,8 +171,7 @@ func (d *Database) Config() shopdb.Config {
 	return cfg
 }
 
-// Open opens cfg and migrates quotesync's tables on it; the DB is closed
-// in tb.Cleanup.
+// Open opens cfg and migrates quotesync's tables; tb.Cleanup closes the DB.
 func (d *Database) Open(tb testing.TB, cfg shopdb.Config) *shopdb.DB {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

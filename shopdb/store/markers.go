@@ -106,8 +106,7 @@ func (st *Store) UpdateMarkers(ctx context.Context, us []MarkerUpdate) (int, err
 		var n, used int
 		n, used, buf, err = st.updateMarkersJSON(ctx, us, buf)
 		if refusedSyntax(err) {
-			// Nothing was written: the server refused the statement
-			// before running it.
+			// Nothing was written: the server refused it before running it.
 			st.markerCase.Store(true)
 			break
 		}

@@ -18,8 +18,7 @@ type PageQuery struct {
 	// Offset skips that many rows, newest first; Limit caps the rows
 	// returned (required, > 0).
 	Offset, Limit int
-	// Insurer, when set, keeps the rows of that insurer only; "": every
-	// insurer's.
+	// Insurer keeps the rows of that insurer only; "": every insurer's.
 	Insurer string
 }
 

@@ -18,8 +18,7 @@ import (
 type Shop struct {
 	Name   string
 	Script string // the schema and its rows, statements ending with ";" at a line end
-	// Final are the status values that mean final, as the integrator
-	// answers them.
+	// Final are the status values the integrator says mean final.
 	Final []string
 	// WorkTypes maps every operation code of the data to a work type.
 	WorkTypes map[string]string
@@ -45,8 +44,7 @@ var (
 	flatSQL string
 )
 
-// Shops are the schemas, the sample shop's not among them (it lives in
-// sampleshop).
+// Shops are the schemas but the sample shop's (which sampleshop holds).
 var Shops = []Shop{
 	{
 		Name: "repairorder", Script: repairOrderSQL, Final: []string{"F"},
