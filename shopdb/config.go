@@ -54,8 +54,7 @@ type Config struct {
 	// it is never printed, not even by String.
 	Password string
 	// PasswordFrom says where the password comes from ("file
-	// /etc/quotesync/credentials/db-password"), for messages; "" when none
-	// is configured.
+	// /etc/quotesync/credentials/db-password"), for messages; "": none.
 	PasswordFrom string
 	// Database (shop.database) is the shop's schema; quotesync's own tables
 	// live beside the shop's. Required.

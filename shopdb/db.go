@@ -33,8 +33,7 @@ type pool struct {
 	x   *sqlx.DB
 	q   queries
 	lim bounds // cfg.Limits, ready
-	// digest derives change markers when estimate_state has none
-	// (linedigest.go).
+	// digest derives the markers estimate_state lacks (linedigest.go).
 	digest lineDigest
 	// linesPerJob is how many lines a job had in the last Lines call, on
 	// average: the next call makes each job's slice that big at once.

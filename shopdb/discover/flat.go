@@ -13,8 +13,7 @@ import (
 // first line: quotesync finds jobs (find_job, by the claim) and never makes
 // one (no create_job: a request waits until then).
 
-// flatTable is a table that is its own job table: its lines repeat the
-// job number.
+// flatTable is its own job table: its lines repeat the job number.
 type flatTable struct {
 	job   jobTable
 	lines lineTable

@@ -496,8 +496,7 @@ func (p *Proposal) status(ctx context.Context, sampler *Sampler, overrides map[s
 	p.choose(c)
 }
 
-// pickQualified narrows status candidates to the one named "table.col"
-// or "col".
+// pickQualified narrows cands to the one named "table.col" or "col".
 func pickQualified(cands []candidate, name string, p *Proposal) []candidate {
 	for _, c := range cands {
 		if strings.EqualFold(c.qualified(), name) || strings.EqualFold(c.col.Name, name) {

@@ -468,8 +468,7 @@ func (p *Proposal) createJob(q *Queries) []string {
 		stmts = append(stmts, p.insertSelect(q, p.Mid, [][2]string{{toJob.FromCol.Name, col(aJob, toJob.ToCol)}}, newJob))
 		q.note("create_job", true, "a new job gets its %s row, as the shop's application would make it: check the values", p.Mid.Name)
 		if strings.Contains(newJob, "LAST_INSERT_ID()") && p.Mid.SinglePK() != nil && p.Mid.SinglePK().AutoIncrement {
-			// LAST_INSERT_ID() now names the estimate: find the job
-			// through it.
+			// LAST_INSERT_ID() now names the estimate: find the job by it.
 			mk := p.Mid.SinglePK()
 			newJob = fmt.Sprintf("FROM %s %s JOIN %s %s ON %s = %s WHERE %s = LAST_INSERT_ID()", Ident(p.Job.Name), aJob,
 				Ident(p.Mid.Name), aMid, col(aMid, toJob.FromCol), col(aJob, toJob.ToCol), col(aMid, mk))

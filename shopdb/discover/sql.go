@@ -43,8 +43,7 @@ func usableIdent(name string) bool {
 }
 
 // quoteIdent writes a name for a statement discover runs itself (the
-// samples): backquoted, colons as they are, since no named-parameter
-// binder reads it.
+// samples): backquoted, colons kept (no named-parameter binder reads it).
 func quoteIdent(name string) string {
 	if plainIdent(name) && !reserved[strings.ToUpper(name)] {
 		return name

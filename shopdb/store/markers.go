@@ -38,12 +38,11 @@ const (
 	markerMaxBytes = 16 << 20
 )
 
-// markerBatch is how many rows one statement writes when the server has
-// no JSON_TABLE (see updateMarkersCase). 500 rows keep that statement's
-// CASE short (each row it writes compares its id with every WHEN) and its
-// size under markerAskBytes: about 0.8 MB when every id and marker has its
-// column's full length in 4-byte characters, 60 kB for the sample
-// mapping's.
+// markerBatch is how many rows a statement writes where the server has no
+// JSON_TABLE (updateMarkersCase). 500 rows keep its CASE short (each row it
+// writes compares its id with every WHEN) and its size under
+// markerAskBytes: about 0.8 MB when every id and marker has its column's
+// full length in 4-byte characters, 60 kB for the sample mapping's.
 const markerBatch = 500
 
 // markerStatement is UpdateMarkers' statement (kept as shared.markerSQL).
