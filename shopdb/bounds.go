@@ -28,10 +28,9 @@ const DefaultMaxDigits = 15
 // exactly).
 const maxMaxDigits = 38
 
-// Limits are the plausible bounds of a line's amounts (shop.limits). A
-// line outside them is invalid (a *RowError of kind RowBounds): its job is
-// held, with the line named, until the shop fixes the line or the bound is
-// raised.
+// Limits are the plausible bounds of a line's amounts (shop.limits). A line
+// outside them is invalid (a *RowError of kind RowBounds): its job is held,
+// the line named, until the shop fixes the line or the bound is raised.
 type Limits struct {
 	// MaxQuantity (shop.limits.max_quantity) bounds the absolute value of
 	// a quantity. Zero means DefaultMaxQuantity.
@@ -70,8 +69,7 @@ func (l Limits) validate() error {
 	return nil
 }
 
-// bounds is Limits with defaults filled, ready for the checks of every
-// line.
+// bounds is Limits with defaults filled, ready for every line's checks.
 type bounds struct {
 	max       [3]decimal.Decimal // by amount kind
 	maxCanon  [3]string

@@ -25,8 +25,7 @@ type QueryCheck struct {
 	Warn string
 }
 
-// NoFinalWarning is what check says of an estimate_state without a final
-// column.
+// NoFinalWarning is check's word on an estimate_state with no final column.
 const NoFinalWarning = "no final column: no estimate is ever final, so quotesync pushes Drafts and submits nothing; " +
 	"return final (1 when the shop marks the estimate final) once you know which status means final"
 
@@ -138,8 +137,7 @@ func (db *DB) CheckQueries(ctx context.Context, jobs []string, state string) []Q
 
 // checkDerived says, for an estimate_state without a marker column, how
 // idle passes tell that lines did not change: by markers derived from the
-// lines (tried on jobs), or by reading every job's lines, which is a
-// warning.
+// lines (tried on jobs), or, a warning, by reading every job's lines.
 func (db *DB) checkDerived(ctx context.Context, c *QueryCheck, jobs []string) {
 	if slices.ContainsFunc(c.Columns, func(col string) bool { return strings.EqualFold(col, "marker") }) {
 		return

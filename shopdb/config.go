@@ -54,8 +54,7 @@ type Config struct {
 	// it is never printed, not even by String.
 	Password string
 	// PasswordFrom says where the password comes from ("file
-	// /etc/quotesync/credentials/db-password"), for messages; "" when none
-	// is configured.
+	// /etc/quotesync/credentials/db-password"), for messages; "": none.
 	PasswordFrom string
 	// Database (shop.database) is the shop's schema; quotesync's own tables
 	// live beside the shop's. Required.
@@ -95,16 +94,16 @@ type Config struct {
 	QueryTimeout time.Duration
 	// LockWait (shop.lock_wait) is the server's lock wait of quotesync's
 	// sessions (innodb_lock_wait_timeout for row locks, lock_wait_timeout
-	// for table and metadata locks, both in whole seconds): a statement
-	// that waits longer for a lock the shop's program holds fails, so
-	// that one request behind a lock waits for the next pass while the
-	// rest go on. Default DefaultLockWait; whole seconds; at or above
-	// QueryTimeout, QueryTimeout ends the wait first; negative: the
-	// server's own (its defaults are 50s and a year), for a server that
-	// keeps no such setting per session.
+	// for table and metadata locks): a statement that waits longer for a
+	// lock the shop's program holds fails, so that one request behind a
+	// lock waits for the next pass while the rest go on. Default
+	// DefaultLockWait; whole seconds; at or above QueryTimeout,
+	// QueryTimeout ends the wait first; negative: the server's own (its
+	// defaults are 50s and a year), for a server that keeps no such setting
+	// per session.
 	LockWait time.Duration
-	// LockHeartbeat (shop.lock_heartbeat) is how often the lock checks it is
-	// still held. Default DefaultLockHeartbeat.
+	// LockHeartbeat (shop.lock_heartbeat) is how often the lock checks it
+	// is still held. Default DefaultLockHeartbeat.
 	LockHeartbeat time.Duration
 	// LockSessionTimeout (shop.lock_session_timeout) is the wait_timeout of
 	// the lock's connection: how soon the server frees the lock of a
@@ -133,7 +132,7 @@ type Config struct {
 	Limits Limits
 	// WriteBack (shop.write_back) is the optional statement run in the
 	// shop's database after each kind of event (WriteBackKinds), with the
-	// parameters :job, :request, :claim, :status, :reason and :time.
+	// parameters of WriteBackParams.
 	WriteBack map[string]string
 
 	// DriverLog, when set, receives the MySQL driver's own diagnostics
@@ -174,8 +173,7 @@ func ConfigFromDSN(dsn string) (Config, error) {
 	return c, nil
 }
 
-// Redacter removes secret values from a text; remote/redact's Secrets
-// implements it.
+// Redacter removes secret values from a text (remote/redact's Secrets).
 type Redacter interface {
 	Redact(text string) string
 }
@@ -195,8 +193,8 @@ func (f driverLogger) Print(v ...any) {
 // Parameters available to FindJob, CreateJob, BookingDate and ReleaseJob:
 // :request_id, :claim_number, :expiry (NULL when none) and every key of
 // Config.Params; BookingDate also gets :job, ReleaseJob :job and
-// :job_created. LineItems and EstimateState get
-// :jobs, a list, expanded for "IN (:jobs)"; they must use it.
+// :job_created. LineItems and EstimateState get :jobs, a list, expanded
+// for "IN (:jobs)"; they must use it.
 type Queries struct {
 	// FindJob (shop.queries.find_job) returns the existing job for a
 	// request: one column "job", zero rows for none, never more than one.
@@ -230,8 +228,9 @@ type Queries struct {
 	// number, non-zero meaning final, or true/false; NULL is false; with
 	// no final column no estimate is ever final: Drafts are pushed and
 	// nothing is submitted) and marker (any type; it must change whenever
-	// the estimate or its lines change). Other columns are an error; a job with two rows or an
-	// invalid final is reported, not loaded, and the others go on.
+	// the estimate or its lines change). Other columns are an error; a job
+	// with two rows or an invalid final is reported, not loaded, and the
+	// others go on.
 	EstimateState string
 	// ShopChanged (shop.queries.shop_changed), optional but worth it for a
 	// shop with many jobs: a cheap query, without parameters, returning one
@@ -332,7 +331,7 @@ func (c Config) validateConnection() error {
 		switch path := c.Params[name]; {
 		case !paramPattern.MatchString(name):
 			return fmt.Errorf("shop.params.%s: a parameter name is letters, digits and underscores", name)
-		case isBuiltinParam(name):
+		case slices.Contains(builtinParams, name):
 			return fmt.Errorf("shop.params.%s: %s is a built-in parameter; choose another name", name, name)
 		case path == "" || strings.HasPrefix(path, ".") || strings.HasSuffix(path, ".") || strings.Contains(path, ".."):
 			return fmt.Errorf("shop.params.%s: %q is not a dotted JSON path such as vehicle.registration", name, path)

@@ -12,8 +12,7 @@ import (
 // transaction_isolation and tx_isolation each fail on one of them.
 const sessionInit = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
 
-// sessionConnector runs sessionInit on every connection its driver's
-// connector makes.
+// sessionConnector runs sessionInit on each connection its connector makes.
 type sessionConnector struct{ driver.Connector }
 
 // Connect implements driver.Connector.

@@ -33,8 +33,7 @@ type pool struct {
 	x   *sqlx.DB
 	q   queries
 	lim bounds // cfg.Limits, ready
-	// digest derives change markers when estimate_state has none
-	// (linedigest.go).
+	// digest derives the markers estimate_state lacks (linedigest.go).
 	digest lineDigest
 	// linesPerJob is how many lines a job had in the last Lines call, on
 	// average: the next call makes each job's slice that big at once.
@@ -109,8 +108,7 @@ func connect(ctx context.Context, cfg Config) (*sql.DB, error) {
 	return sdb, nil
 }
 
-// Close closes the connection pool, which every DB of the same Open
-// shares.
+// Close closes the pool, which every DB of one Open shares.
 func (db *DB) Close() error {
 	return db.x.Close()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"unicode"
 
@@ -23,7 +22,7 @@ import (
 // nonTransactional returns, of the tables named (as a statement writes
 // them: "jobs", "shop.jobs"), those of the current database whose engine
 // ignores transactions, with their engine: information_schema.TABLES and
-// ENGINES, read by position (MySQL 8 names their columns in capitals).
+// ENGINES, their columns aliased (MySQL 8 names them in capitals).
 func (db *DB) nonTransactional(ctx context.Context, tables []string) (map[string]string, error) {
 	var names []string
 	for _, t := range tables {
@@ -41,25 +40,20 @@ func (db *DB) nonTransactional(ctx context.Context, tables []string) (map[string
 	}
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()
-	q, args, err := sqlx.In(`SELECT t.TABLE_NAME, t.ENGINE
+	q, args, err := sqlx.In(`SELECT t.TABLE_NAME AS name, t.ENGINE AS engine
 FROM information_schema.TABLES t JOIN information_schema.ENGINES e ON e.ENGINE = t.ENGINE
 WHERE t.TABLE_SCHEMA = DATABASE() AND t.TABLE_NAME IN (?) AND e.TRANSACTIONS <> 'YES'`, names)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.x.QueryContext(ctx, q, args...)
-	if err != nil {
+	var rows []struct{ Name, Engine string }
+	if err := db.x.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, fmt.Errorf("read the engines of %s: %w", strings.Join(names, ", "), err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var name, engine string
-		if err := rows.Scan(&name, &engine); err != nil {
-			return nil, err
-		}
-		out[name] = engine
+	for _, r := range rows {
+		out[r.Name] = r.Engine
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // What keeping a statement's effect after a rollback means, by the
@@ -92,7 +86,7 @@ func (db *DB) warnNonTransactional(ctx context.Context, c *QueryCheck, text, wha
 	for t, e := range engines {
 		named = append(named, t+" ("+e+")")
 	}
-	sort.Strings(named)
+	slices.Sort(named)
 	w := fmt.Sprintf("writes %s, which %s transactions: %s", strings.Join(named, ", "),
 		map[bool]string{true: "ignores", false: "ignore"}[len(named) == 1], what)
 	c.Warn = strings.TrimPrefix(c.Warn+"; "+w, "; ")

@@ -21,9 +21,8 @@ func (db *DB) HasShopChanged() bool { return db.q.shopChanged != nil }
 
 // Fingerprint reads shop.queries.shop_changed's row and, in the same
 // statement, state: a scalar subquery on the same database whose value is
-// the Fingerprint's State (quotesync's store gives the one that sums its
-// rows up, store.Store.Fingerprint), so that an idle pass is one round
-// trip. It needs shop_changed (HasShopChanged).
+// the Fingerprint's State (store.Store.StateFingerprint), so that an idle
+// pass is one round trip. It needs shop_changed (HasShopChanged).
 func (db *DB) Fingerprint(ctx context.Context, state string) (Fingerprint, error) {
 	q := db.q.shopChanged
 	if q == nil {

@@ -24,14 +24,13 @@ func (c Config) Footprint() Footprint {
 	return Footprint{Addr: d.Addr, Database: d.Database, TablePrefix: d.TablePrefix, LockName: d.LockName}
 }
 
-// Shares says whether f and g would use the same state tables (one
-// server, one schema, one prefix) and the same lock (one server, one
-// name). It errs on the side of meeting: names are compared regardless of
-// case (MySQL's GET_LOCK names and, with lower_case_table_names, its
-// schema names are), and every address of this host (a unix socket, a
-// loopback address, whatever the port) counts as one server. Addresses
-// that name one remote server differently (a host name and its IP) are
-// not recognised as one.
+// Shares says whether f and g would use the same state tables (one server,
+// one schema, one prefix) and the same lock (one server, one name). It errs
+// on the side of meeting: names are compared regardless of case (MySQL's
+// GET_LOCK names and, with lower_case_table_names, its schema names are),
+// and every address of this host (a unix socket, a loopback address,
+// whatever the port) counts as one server. Addresses that name one remote
+// server differently (a host name and its IP) are not recognised as one.
 func (f Footprint) Shares(g Footprint) (tables, lock bool) {
 	if serverKey(f.Addr) != serverKey(g.Addr) {
 		return false, false

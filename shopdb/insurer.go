@@ -7,10 +7,9 @@ const DefaultInsurer = "default"
 // workTypesKey is where the shop's work types are configured.
 const workTypesKey = "shop.work_types"
 
-// Insurer returns a DB that works for the insurer name, on the same pool:
-// :insurer in the mapping's statements is its name, and its jobs' lines
-// are read with Config.WorkTypes (see WithWorkTypes). Nothing is read or
-// checked.
+// Insurer returns a DB for the insurer name, on the same pool: :insurer in
+// the mapping's statements is its name, and its jobs' lines are read with
+// Config.WorkTypes (see WithWorkTypes). Nothing is read or checked.
 func (db *DB) Insurer(name string) *DB {
 	return &DB{pool: db.pool, insurer: name, workTypes: db.cfg.WorkTypes, workKey: workTypesKey}
 }

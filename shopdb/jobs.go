@@ -11,11 +11,10 @@ import (
 
 // Jobs are the mapping's job statements for one request (find_job,
 // create_job, booking_date, release_job), run in a transaction the caller
-// opened on this DB's pool (SQL): quotesync's store opens it, locks the
-// request's row in it and writes the row in it, so that a job create_job
-// made and the row that records it commit together or not at all. Jobs
-// neither begins, commits nor rolls back. It is not safe for concurrent
-// use.
+// opened on this DB's pool (SQL): quotesync's store opens it and locks and
+// writes the request's row in it, so that a job create_job made and the row
+// that records it commit together or not at all. Jobs neither begins,
+// commits nor rolls back. It is not safe for concurrent use.
 type Jobs struct {
 	db      *DB
 	tx      *sqlx.Tx

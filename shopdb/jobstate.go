@@ -174,8 +174,7 @@ func stateRow(job string, idx map[string]int, vals []any, states map[string]JobS
 }
 
 // truth reads a boolean column: a number (non-zero is true), true/false,
-// yes/no, y/n; NULL is false. The error says what the value is and what is
-// needed.
+// yes/no, y/n; NULL is false. The error names the value and what is needed.
 func truth(v any) (bool, error) {
 	s, ok := text(v)
 	if !ok {

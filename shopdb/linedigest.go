@@ -195,8 +195,7 @@ func newJoinedQuery(estimateState, lineItems namedQuery, names []string, form di
 	return compileJobsQuery(estimateState.key+" (with the "+form.name+" sums of "+lineItems.key+")", text)
 }
 
-// lineColumns reads the names of line_items' columns, running it for one
-// job.
+// lineColumns reads line_items' column names, running it for one job.
 func (db *DB) lineColumns(ctx context.Context) ([]string, error) {
 	ctx, cancel := db.timeout(ctx)
 	defer cancel()

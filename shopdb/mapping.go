@@ -30,10 +30,9 @@ const (
 	ParamInsurer = "insurer"
 )
 
-func isBuiltinParam(name string) bool {
-	builtin := []string{ParamRequestID, ParamClaimNumber, ParamExpiry, ParamJob, ParamJobs, ParamJobCreated, ParamInsurer}
-	return slices.Contains(builtin, name)
-}
+// builtinParams are the built-in parameter names, which shop.params may
+// not take.
+var builtinParams = []string{ParamRequestID, ParamClaimNumber, ParamExpiry, ParamJob, ParamJobs, ParamJobCreated, ParamInsurer}
 
 // namedQuery is one validated mapping query.
 type namedQuery struct {
@@ -83,23 +82,14 @@ func compileQueries(c Config) (queries, error) {
 	if qs.findJob, err = optional("find_job", q.FindJob, reqParams); err != nil {
 		return qs, err
 	}
-	for i, text := range q.CreateJob {
-		nq, err := compileNamed(fmt.Sprintf("shop.queries.create_job[%d]", i), text, reqParams)
-		if err != nil {
-			return qs, err
-		}
-		qs.createJob = append(qs.createJob, nq)
+	if qs.createJob, err = compileEach("create_job", q.CreateJob, reqParams); err != nil {
+		return qs, err
 	}
 	if qs.bookingDate, err = optional("booking_date", q.BookingDate, append([]string{ParamJob}, reqParams...)); err != nil {
 		return qs, err
 	}
-	for i, text := range q.ReleaseJob {
-		nq, err := compileNamed(fmt.Sprintf("shop.queries.release_job[%d]", i), text,
-			append([]string{ParamJob, ParamJobCreated}, reqParams...))
-		if err != nil {
-			return qs, err
-		}
-		qs.releaseJob = append(qs.releaseJob, nq)
+	if qs.releaseJob, err = compileEach("release_job", q.ReleaseJob, append([]string{ParamJob, ParamJobCreated}, reqParams...)); err != nil {
+		return qs, err
 	}
 	if qs.lineItems, err = compileJobsQuery("shop.queries.line_items", q.LineItems); err != nil {
 		return qs, err
@@ -124,6 +114,19 @@ func compileQueries(c Config) (queries, error) {
 		return qs, err
 	}
 	return qs, nil
+}
+
+// compileEach compiles the statements of a list, each keyed by its index.
+func compileEach(name string, texts []string, params []string) ([]namedQuery, error) {
+	var out []namedQuery
+	for i, text := range texts {
+		nq, err := compileNamed(fmt.Sprintf("shop.queries.%s[%d]", name, i), text, params)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, nq)
+	}
+	return out, nil
 }
 
 func compileJobsQuery(key, text string, more ...string) (namedQuery, error) {
@@ -152,23 +155,15 @@ func compileNamed(key, text string, allowed []string) (namedQuery, error) {
 	if strings.Count(bound, "?") != len(names) {
 		return nq, fmt.Errorf("%s: contains a literal \"?\"; write CHAR(63) instead (parameters are :name)", key)
 	}
-	ok := make(map[string]bool, len(allowed))
-	for _, a := range allowed {
-		ok[a] = true
-	}
-	nq.insurer = ok[ParamInsurer]
+	nq.insurer = slices.Contains(allowed, ParamInsurer)
 	vals := make(map[string]any, len(names))
 	for _, n := range names {
-		if !ok[n] {
+		if !slices.Contains(allowed, n) {
 			return nq, fmt.Errorf("%s: unknown parameter :%s; known here: :%s (add others under shop.params)", key, n, strings.Join(allowed, ", :"))
 		}
 		vals[n] = nil
-		if n == ParamJobs {
-			nq.usesJobs = true
-		}
-		if n == ParamInsurer {
-			nq.usesInsurer = true
-		}
+		nq.usesJobs = nq.usesJobs || n == ParamJobs
+		nq.usesInsurer = nq.usesInsurer || n == ParamInsurer
 		if !slices.Contains(nq.names, n) {
 			nq.names = append(nq.names, n)
 		}
@@ -447,11 +442,10 @@ func text(v any) (string, bool) {
 	}
 }
 
-// WithoutInsurer returns the keys of the statements that may use
-// :insurer and do not (find_job, create_job, booking_date, release_job,
-// quote_fields, write_back): with several insurers they run alike for
-// every insurer's requests, which is right when the shop does not tell
-// its insurers apart there.
+// WithoutInsurer returns the keys of the statements that may use :insurer
+// (ParamInsurer) and do not: with several insurers they run alike for every
+// insurer's requests, which is right when the shop does not tell its
+// insurers apart there.
 func (db *DB) WithoutInsurer() []string {
 	var out []string
 	add := func(q *namedQuery) {

@@ -7,9 +7,8 @@ import (
 	"strings"
 )
 
-// ReservedQuoteFields are the quote fields quotesync writes itself:
-// shop.queries.quote_fields may not return a column of one of these names
-// (in any case).
+// ReservedQuoteFields are the quote fields quotesync writes itself, which
+// shop.queries.quote_fields may not return (in any letter case).
 func ReservedQuoteFields() []string {
 	return []string{"type", "status", "referenceId", "rates", "items"}
 }
@@ -30,11 +29,9 @@ func quoteFieldColumns(key string, cols []string) (job int, fields []metaCol, er
 			job = i
 			continue
 		}
-		for _, r := range ReservedQuoteFields() {
-			if strings.EqualFold(c, r) {
-				return 0, nil, fmt.Errorf("%s returns column %q, a quote field quotesync writes itself (%s); alias it with another name",
-					key, c, strings.Join(ReservedQuoteFields(), ", "))
-			}
+		if slices.ContainsFunc(ReservedQuoteFields(), func(r string) bool { return strings.EqualFold(c, r) }) {
+			return 0, nil, fmt.Errorf("%s returns column %q, a quote field quotesync writes itself (%s); alias it with another name",
+				key, c, strings.Join(ReservedQuoteFields(), ", "))
 		}
 		if strings.TrimSpace(c) == "" {
 			return 0, nil, fmt.Errorf("%s returns a column without a name; alias it with AS (the name is the quote field's)", key)
@@ -50,11 +47,10 @@ func quoteFieldColumns(key string, cols []string) (job int, fields []metaCol, er
 
 // QuoteFields runs quote_fields (shop.queries.quote_fields) for jobs in one
 // statement: the quote-level fields of each job, by name, their values as
-// text. A NULL or empty value leaves its field out; a job without a row
-// has none. A job with two rows is in bad (its quote cannot be told) and
-// not in fields. Without the query it returns nothing and costs nothing.
-// err is for the query as a whole (the database, or columns that do not
-// fit).
+// text. A NULL or empty value leaves its field out; a job without a row has
+// none. A job with two rows is in bad (its quote cannot be told) and not in
+// fields. Without the query it returns nothing and costs nothing. err is
+// for the query as a whole (the database, or columns that do not fit).
 func (db *DB) QuoteFields(ctx context.Context, jobs []string) (fields map[string]map[string]string, bad map[string]error, err error) {
 	fields, bad = map[string]map[string]string{}, map[string]error{}
 	q := db.q.quoteFields

@@ -15,9 +15,8 @@ import (
 // A database server with a certificate of its own: MySQL 8 makes one at
 // install (ca.pem and server-cert.pem in its data directory), and a shop's
 // server on the LAN is often signed by the shop's own CA. shop.tls_ca_file
-// names that CA, and the connection then verifies the server's
-// certificate against it, and its name: the host of shop.addr, or
-// shop.tls_server_name.
+// names that CA, and the connection then verifies the server's certificate
+// against it, and its name: the host of shop.addr, or shop.tls_server_name.
 //
 // The verification is quotesync's own (VerifyConnection) rather than the
 // standard library's, for two reasons: its errors name the key to change

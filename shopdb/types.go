@@ -31,9 +31,8 @@ type Line struct {
 	// Total is the shop's line total when the query returns one, else
 	// Quantity × Price rounded half up to cents.
 	Total decimal.Decimal
-	// Markup is the line's markup (column markup), nil when none; it
-	// follows the rules of a price (sign, shop.limits.max_price,
-	// shop.limits.max_digits).
+	// Markup is the line's markup (column markup), nil when none, under a
+	// price's rules (sign, shop.limits.max_price, shop.limits.max_digits).
 	Markup *decimal.Decimal
 	// OnReport says whether the item is on the report (column
 	// is_on_report), nil when the shop does not say.

@@ -22,8 +22,7 @@ const (
 	WriteBackRetried          = "retried"           // a person put the request back into the flow (quotesync retry)
 )
 
-// WriteBackKinds lists the keys shop.write_back takes, in the order of the
-// workflow.
+// WriteBackKinds lists the keys shop.write_back takes, in workflow order.
 func WriteBackKinds() []string {
 	return []string{WriteBackAccepted, WriteBackDraftPushed, WriteBackSubmitted, WriteBackRejected,
 		WriteBackTakenElsewhere, WriteBackSupplementNeeded, WriteBackGone, WriteBackRetried}

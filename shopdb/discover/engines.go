@@ -2,10 +2,9 @@ package discover
 
 import "fmt"
 
-// noteNonTransactional says, for each table create_job writes that
-// ignores transactions (MyISAM), what a crash between create_job and the
-// commit of the reservation leaves behind, and what the next pass does
-// with it.
+// noteNonTransactional says, for each table create_job writes that ignores
+// transactions (MyISAM), what a crash after create_job, before the
+// reservation commits, leaves behind, and what the next pass does with it.
 func (p *Proposal) noteNonTransactional(q *Queries) {
 	if n := p.Numbering; n.Method == "counter" && n.Table.NonTransactional {
 		q.note("create_job", true, "%s is %s, which keeps what a statement wrote even when the transaction around it rolls back: "+

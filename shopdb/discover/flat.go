@@ -6,16 +6,14 @@ import (
 	"strings"
 )
 
-// The flat estimate table: some shop systems have no table of jobs at
-// all. One table holds the estimate's lines, and every line repeats the
-// job number, the claim, the registration and the status. A job is then
-// the distinct job number of the lines; it exists once the shop writes
-// its first line, so quotesync finds jobs (find_job, by the claim) and
-// never makes one (no create_job: a request waits until the shop writes
-// the job's first line).
+// The flat estimate table: some shop systems have no table of jobs at all.
+// One table holds the estimate's lines, and every line repeats the job
+// number, the claim, the registration and the status. A job is then the
+// distinct job number of the lines, and exists once the shop writes its
+// first line: quotesync finds jobs (find_job, by the claim) and never makes
+// one (no create_job: a request waits until then).
 
-// flatTable is a table that is its own job table: its lines repeat the
-// job number.
+// flatTable is its own job table: its lines repeat the job number.
 type flatTable struct {
 	job   jobTable
 	lines lineTable

@@ -46,8 +46,7 @@ func stem(w string) string {
 	return w
 }
 
-// term is one name a role is known by, and how strongly it suggests the
-// role.
+// term is one of a role's names, and how strongly it suggests the role.
 type term struct {
 	pat    string   // as written: "job_no"
 	words  []string // its words, stemmed as tokens stems a name's
@@ -62,16 +61,11 @@ type vocab struct {
 	exclude []string
 }
 
-// score says how strongly name suggests the role: the weight of the best
-// term it matches whole (its words, or its words run together: "jobno"),
-// 0.7 of it when the term's words appear in the name among others
-// ("ro_header_no" has "no"), and 0 when the name holds an excluded word.
-// It returns the matched term, for the evidence.
-func (v vocab) score(name string) (float64, string) {
-	return v.scoreWords(tokens(name))
-}
-
-// scoreWords is score of a name already split by tokens.
+// scoreWords says how strongly a name (split by tokens) suggests the
+// role: the weight of the best term it matches whole (its words, or its
+// words run together: "jobno"), 0.7 of it when the term's words appear in
+// the name among others ("ro_header_no" has "no"), and 0 when the name
+// holds an excluded word. It returns the matched term, for the evidence.
 func (v vocab) scoreWords(ws []string) (float64, string) {
 	if len(ws) == 0 || slices.ContainsFunc(ws, func(w string) bool { return slices.Contains(v.exclude, w) }) {
 		return 0, ""

@@ -12,8 +12,7 @@ import (
 	"strings"
 )
 
-// Role keys: what each Choice decides, and the keys of Propose's
-// overrides.
+// Role keys: what each Choice decides; the keys of Propose's overrides.
 const (
 	RoleJobTable     = "job_table"
 	RoleJobNumber    = "job_number"
@@ -125,10 +124,9 @@ type Proposal struct {
 	// JobNumbers are a few of the newest job numbers, as evidence.
 	JobNumbers []string
 
-	// Flat says that there is no job table: Lines (which is Job too)
-	// repeats the job number, the claim and the status on every line,
-	// and a job exists once the shop writes its first line (Path is
-	// empty, JobKey nil, and create_job is not written).
+	// Flat says that there is no job table: Lines, which is Job too,
+	// repeats the job number, the claim and the status on every line
+	// (flat.go); Path is empty, JobKey nil, and create_job is not written.
 	Flat bool
 
 	Numbering Numbering
@@ -139,8 +137,7 @@ type Proposal struct {
 	Choices []Choice
 }
 
-// NoJobsError says that nothing job-like was found, and what was looked
-// for.
+// NoJobsError says that nothing job-like was found, and what was sought.
 type NoJobsError struct {
 	Tables int    // tables the user can see
 	Detail string // what was missing
@@ -168,10 +165,9 @@ func Propose(ctx context.Context, s *Schema, sampler *Sampler, overrides map[str
 	if len(jobs) == 0 {
 		return nil, &NoJobsError{Tables: len(s.Tables), Detail: "no table has a job number column beside a job-like name or a claim-number column. " + lookedFor}
 	}
-	// The job table and the line table are chosen together: the best
-	// job table that has a line table.
-	// The line tables of the best job tables only: a schema of hundreds
-	// of tables has dozens that look a little like jobs.
+	// The job table and the line table are chosen together: the best job
+	// table that has a line table, among the best job tables only (a
+	// schema of hundreds of tables has dozens that look a little like jobs).
 	if len(jobs) > maxJobTables && overrides[RoleJobTable] == "" {
 		jobs = jobs[:maxJobTables]
 	}
@@ -259,14 +255,10 @@ func (p *Proposal) choosePair(s *Schema, jobs []jobTable, pairs []pair, override
 	if err := p.jobColumns(chosen.job, overrides); err != nil {
 		return err
 	}
-	if err := p.lineColumns(lt, overrides); err != nil {
-		return err
-	}
-	return nil
+	return p.lineColumns(lt, overrides)
 }
 
-// maxJobTables is how many of the best job tables Propose looks for line
-// tables of.
+// maxJobTables caps the best job tables Propose seeks line tables of.
 const maxJobTables = 10
 
 // pair is a job table and the line tables that reach it.
@@ -357,7 +349,7 @@ func (p *Proposal) jobColumns(jt jobTable, overrides map[string]string) error {
 	if p.Registration, err = p.pick(RoleRegistration, "registration column", p.Job, except(jt.registration, p.JobNumber, p.Claim), overrides, true); err != nil {
 		return err
 	}
-	p.BookingDate, err = p.pick(RoleBookingDate, "booking date column", p.Job, bookingCols(p.Job), overrides, true)
+	p.BookingDate, err = p.pick(RoleBookingDate, "booking date column", p.Job, rankCols(p.Job, bookingNames, isTime, nil), overrides, true)
 	return err
 }
 
@@ -411,6 +403,10 @@ func (p *Proposal) lineColumns(lt lineTable, overrides map[string]string) error 
 	}
 	used = append(used, p.LineID)
 	parts := rankCols(l, partNumberNames, isText, nil)
+	var firstPart *Column
+	if len(parts) > 0 {
+		firstPart = parts[0].col
+	}
 	// Each role in turn, among the columns no earlier role took; the best
 	// part number column is no operation code.
 	for _, r := range []struct {
@@ -424,7 +420,7 @@ func (p *Proposal) lineColumns(lt lineTable, overrides map[string]string) error 
 		{RolePrice, "unit price column", &p.Price, lt.price, false, nil},
 		{RoleTotal, "line total column", &p.Total, numericCols(l, totalNames), true, nil},
 		{RoleDescription, "description column", &p.Description, descriptionCols(l), false, nil},
-		{RoleCode, "operation code column", &p.Code, rankCols(l, codeNames, shortText, nil), false, firstCol(parts)},
+		{RoleCode, "operation code column", &p.Code, rankCols(l, codeNames, shortText, nil), false, firstPart},
 		{RolePartNumber, "part number column", &p.PartNumber, parts, true, nil},
 		{RoleLineNo, "line number column", &p.LineNo, rankCols(l, lineNoNames, isNumeric, nil), true, nil},
 	} {
@@ -436,11 +432,10 @@ func (p *Proposal) lineColumns(lt lineTable, overrides map[string]string) error 
 	if p.LineNo == nil {
 		c := &p.Choices[len(p.Choices)-1]
 		c.Guess = true
-		switch {
-		case p.LineID != nil && isInteger(p.LineID):
+		if p.LineID != nil && isInteger(p.LineID) {
 			p.LineNoExpr = "l." + Ident(p.LineID.Name)
 			c.Why = "no line number column: the line id orders the items"
-		default:
+		} else {
 			p.LineNoExpr = "0"
 			c.Why = "no line number column: items are ordered by their line id"
 		}
@@ -457,13 +452,6 @@ func (p *Proposal) lineColumns(lt lineTable, overrides map[string]string) error 
 	})
 	p.LineUpdated, err = p.pick(RoleLineUpdated, "line change time column", l, upd, overrides, true)
 	return err
-}
-
-func firstCol(cs []candidate) *Column {
-	if len(cs) == 0 {
-		return nil
-	}
-	return cs[0].col
 }
 
 // status finds the column that says how far the estimate is: on the
@@ -508,8 +496,7 @@ func (p *Proposal) status(ctx context.Context, sampler *Sampler, overrides map[s
 	p.choose(c)
 }
 
-// pickQualified narrows status candidates to the one named "table.col"
-// or "col".
+// pickQualified narrows cands to the one named "table.col" or "col".
 func pickQualified(cands []candidate, name string, p *Proposal) []candidate {
 	for _, c := range cands {
 		if strings.EqualFold(c.qualified(), name) || strings.EqualFold(c.col.Name, name) {
@@ -580,9 +567,7 @@ func (p *Proposal) numbering(ctx context.Context, sampler *Sampler, overrides ma
 	case override == "auto_increment" || (override == "" && p.JobNumber.AutoIncrement):
 		n.Method = "auto_increment"
 		c.Chosen, c.Why = "auto_increment", p.Job.Name+"."+p.JobNumber.Name+" is AUTO_INCREMENT: the server numbers new jobs"
-		if !p.JobNumber.AutoIncrement {
-			c.Guess = true
-		}
+		c.Guess = !p.JobNumber.AutoIncrement
 	case override == "counter" || (override == "" && counter != nil):
 		if counter == nil {
 			c.Chosen, c.Why, c.Guess = "max_plus_one", "no counter table found", true
@@ -614,7 +599,7 @@ func (p *Proposal) findCounter(ctx context.Context, sampler *Sampler, maxNum int
 	var best *Numbering
 	bestScore, why := 0.0, ""
 	for _, t := range p.Schema.Tables {
-		name, _ := counterTableNames.score(t.Name)
+		name, _ := counterTableNames.scoreWords(t.words())
 		if name == 0 || t == p.Job || t == p.Lines || !usableIdent(t.Name) {
 			continue
 		}
@@ -772,9 +757,9 @@ func (p *Proposal) defaultValue(ctx context.Context, sampler *Sampler, t *Table,
 		}
 	}
 	if c.DataType == "enum" {
-		if i := strings.Index(c.ColumnType, "'"); i >= 0 {
-			if j := strings.Index(c.ColumnType[i+1:], "'"); j >= 0 {
-				return Literal(c.ColumnType[i+1 : i+1+j])
+		if _, rest, ok := strings.Cut(c.ColumnType, "'"); ok {
+			if v, _, ok := strings.Cut(rest, "'"); ok {
+				return Literal(v)
 			}
 		}
 	}

@@ -9,9 +9,8 @@ import (
 	"unicode/utf8"
 )
 
-// Queries is the mapping written from a Proposal: the statements of
-// shopdb's Queries by the same names, and what to tell a person about
-// each.
+// Queries is the mapping written from a Proposal: shopdb's Queries by the
+// same names, and what to tell a person about each.
 type Queries struct {
 	FindJob       string
 	CreateJob     []string
@@ -50,9 +49,8 @@ const (
 
 func col(alias string, c *Column) string { return alias + "." + Ident(c.Name) }
 
-// Queries writes the mapping's statements. Those of a flat table read
-// the one table (alias l), a job being the distinct job number of its
-// lines.
+// Queries writes the mapping's statements. A flat table's read the one
+// table (alias l), a job being the distinct job number of its lines.
 func (p *Proposal) Queries() Queries {
 	q := Queries{Notes: map[string][]Note{}}
 	a, agg := aJob, func(e string) string { return e }
@@ -190,10 +188,9 @@ func (p *Proposal) lineItems(q *Queries) string {
 	where := jobExpr + " IN (:jobs)"
 	if live := p.live(); live != "" {
 		where += " AND " + live
-		switch {
-		case isText(p.SoftDelete):
+		if isText(p.SoftDelete) {
 			q.note("line_items", true, "soft-deleted lines (%s of Y, 1 or T) are left out; values seen: %s", p.SoftDelete.Name, ValueList(p.SoftDeleteValues))
-		default:
+		} else {
 			q.note("line_items", false, "soft-deleted lines (%s) are left out", p.SoftDelete.Name)
 		}
 	} else {
@@ -206,10 +203,6 @@ func (p *Proposal) lineItems(q *Queries) string {
 		}
 	}
 	return fmt.Sprintf("SELECT %s\nFROM %s\nWHERE %s", strings.Join(cols, ",\n       "), from, where)
-}
-
-func (p *Proposal) finalValues() string {
-	return strings.Join(mapped(p.Final, Literal), ", ")
 }
 
 // statusExpr is the status column in the statements' aliases.
@@ -264,7 +257,7 @@ func (p *Proposal) estimateState(q *Queries) string {
 	cols := []string{jobNo + " AS job"}
 	switch {
 	case p.Status != nil && len(p.Final) > 0:
-		isFinal := fmt.Sprintf("CASE WHEN %s IN (%s) THEN 1 ELSE 0 END", p.statusExpr(), p.finalValues())
+		isFinal := fmt.Sprintf("CASE WHEN %s IN (%s) THEN 1 ELSE 0 END", p.statusExpr(), strings.Join(mapped(p.Final, Literal), ", "))
 		if live := p.live(); p.Flat && live != "" {
 			isFinal = fmt.Sprintf("CASE WHEN %s THEN %s END", live, isFinal)
 		}
@@ -475,8 +468,7 @@ func (p *Proposal) createJob(q *Queries) []string {
 		stmts = append(stmts, p.insertSelect(q, p.Mid, [][2]string{{toJob.FromCol.Name, col(aJob, toJob.ToCol)}}, newJob))
 		q.note("create_job", true, "a new job gets its %s row, as the shop's application would make it: check the values", p.Mid.Name)
 		if strings.Contains(newJob, "LAST_INSERT_ID()") && p.Mid.SinglePK() != nil && p.Mid.SinglePK().AutoIncrement {
-			// LAST_INSERT_ID() now names the estimate: find the job
-			// through it.
+			// LAST_INSERT_ID() now names the estimate: find the job by it.
 			mk := p.Mid.SinglePK()
 			newJob = fmt.Sprintf("FROM %s %s JOIN %s %s ON %s = %s WHERE %s = LAST_INSERT_ID()", Ident(p.Job.Name), aJob,
 				Ident(p.Mid.Name), aMid, col(aMid, toJob.FromCol), col(aJob, toJob.ToCol), col(aMid, mk))

@@ -68,11 +68,10 @@ func except(cs []candidate, used ...*Column) []candidate {
 // number: named like one, text or whole number, unique.
 func jobNumberCols(t *Table) []candidate {
 	return rankCols(t, jobNumberNames, func(c *Column) bool { return isText(c) || isInteger(c) }, func(c *Column, cand *candidate) {
-		switch {
-		case t.IsUnique(c.Name):
+		if t.IsUnique(c.Name) {
 			cand.score += 2
 			cand.why = append(cand.why, "unique")
-		default:
+		} else {
 			cand.score -= 2
 			cand.why = append(cand.why, "not unique")
 		}
@@ -98,9 +97,6 @@ func claimCols(t *Table) []candidate {
 	})
 }
 
-func registrationCols(t *Table) []candidate { return rankCols(t, registrationNames, isText, nil) }
-func bookingCols(t *Table) []candidate      { return rankCols(t, bookingNames, isTime, nil) }
-
 // jobTable is a ranked job table with its best columns.
 type jobTable struct {
 	candidate
@@ -122,7 +118,7 @@ func rankJobTables(s *Schema) []jobTable {
 		if !usableIdent(t.Name) {
 			continue
 		}
-		jt := jobTable{candidate: candidate{table: t}, number: jobNumberCols(t), claim: claimCols(t), registration: registrationCols(t)}
+		jt := jobTable{candidate: candidate{table: t}, number: jobNumberCols(t), claim: claimCols(t), registration: rankCols(t, registrationNames, isText, nil)}
 		if len(jt.number) == 0 {
 			continue
 		}

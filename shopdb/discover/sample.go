@@ -57,17 +57,15 @@ func (s *Sampler) Close() error {
 	return s.tx.Rollback()
 }
 
-func (s *Sampler) bounded(query string) string {
-	if s.mariadb {
-		return fmt.Sprintf("SET STATEMENT max_statement_time=%g FOR %s", s.limit.Seconds(), query)
-	}
-	return strings.Replace(query, "SELECT ", fmt.Sprintf("SELECT /*+ MAX_EXECUTION_TIME(%d) */ ", s.limit.Milliseconds()), 1)
-}
-
 func (s *Sampler) query(ctx context.Context, query string, row func(vals []sql.NullString)) error {
 	ctx, cancel := context.WithTimeout(ctx, s.limit+2*time.Second)
 	defer cancel()
-	rows, err := s.tx.QueryContext(ctx, s.bounded(query))
+	if s.mariadb {
+		query = fmt.Sprintf("SET STATEMENT max_statement_time=%g FOR %s", s.limit.Seconds(), query)
+	} else {
+		query = strings.Replace(query, "SELECT ", fmt.Sprintf("SELECT /*+ MAX_EXECUTION_TIME(%d) */ ", s.limit.Milliseconds()), 1)
+	}
+	rows, err := s.tx.QueryContext(ctx, query)
 	if err != nil {
 		return err
 	}

@@ -69,8 +69,7 @@ type Column struct {
 	Table    string
 	Name     string
 	DataType string // information_schema DATA_TYPE, lower case: varchar, decimal, int …
-	// ColumnType is the full type, e.g. "decimal(12,4)" or
-	// "enum('Y','N')".
+	// ColumnType is the full type: "decimal(12,4)", "enum('Y','N')".
 	ColumnType string
 	Nullable   bool
 	HasDefault bool
@@ -177,9 +176,6 @@ func Read(ctx context.Context, db *sql.DB, o Options) (*Schema, error) {
 		return nil, fmt.Errorf("read the schema: no database selected; name it in the DSN, e.g. user@tcp(host:3306)/shopdb")
 	}
 	s.Database = dbName.String
-	skip := func(name string) bool {
-		return o.SkipPrefix != "" && strings.HasPrefix(strings.ToLower(name), strings.ToLower(o.SkipPrefix))
-	}
 	if err := each(ctx, db, qTables, func(scan func(...any) error) error {
 		t := &Table{Indexed: map[string]bool{}, byName: map[string]*Column{}}
 		var typ, transactions string
@@ -187,7 +183,7 @@ func Read(ctx context.Context, db *sql.DB, o Options) (*Schema, error) {
 			return err
 		}
 		t.NonTransactional = t.Engine != "" && !strings.EqualFold(transactions, "YES")
-		if skip(t.Name) {
+		if o.SkipPrefix != "" && strings.HasPrefix(strings.ToLower(t.Name), strings.ToLower(o.SkipPrefix)) {
 			return nil
 		}
 		t.View = strings.Contains(strings.ToUpper(typ), "VIEW")

@@ -15,8 +15,7 @@ import (
 // syntax reads ":name" anywhere in the text, and "::" is a literal colon.
 func Ident(name string) string { return strings.ReplaceAll(quoteIdent(name), ":", "::") }
 
-// plainIdent: lower-case ASCII letters, digits and "_", not starting with a
-// digit.
+// plainIdent: lower-case ASCII letters, digits and "_", not led by a digit.
 func plainIdent(name string) bool {
 	if name == "" || (name[0] >= '0' && name[0] <= '9') {
 		return false
@@ -44,8 +43,7 @@ func usableIdent(name string) bool {
 }
 
 // quoteIdent writes a name for a statement discover runs itself (the
-// samples): backquoted, colons as they are, since no named-parameter
-// binder reads it.
+// samples): backquoted, colons kept (no named-parameter binder reads it).
 func quoteIdent(name string) string {
 	if plainIdent(name) && !reserved[strings.ToUpper(name)] {
 		return name
@@ -53,12 +51,11 @@ func quoteIdent(name string) string {
 	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 }
 
-// Literal writes a value seen in the shop's data as an SQL string
-// literal: 'FINAL' for plain text, and for anything with a quote, a
-// backslash, a colon, a "?" or a character that is not printable, a
-// hexadecimal utf8mb4 literal (_utf8mb4 X'…'), which reads the same
-// whatever the server's sql_mode and passes the named-parameter binder
-// untouched.
+// Literal writes a value seen in the shop's data as an SQL string literal:
+// 'FINAL' for plain text, and for anything with a quote, a backslash, a
+// colon, a "?" or a character that is not printable, a hexadecimal utf8mb4
+// literal (_utf8mb4 X'…'), which reads the same whatever the server's
+// sql_mode and passes the named-parameter binder untouched.
 func Literal(v string) string {
 	if !strings.ContainsFunc(v, func(r rune) bool {
 		return r == '\'' || r == '\\' || r == ':' || r == '?' || r == '`' || !unicode.IsPrint(r) || r > unicode.MaxASCII

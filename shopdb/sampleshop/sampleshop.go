@@ -97,8 +97,7 @@ func Statements(script string) []string {
 	return out
 }
 
-// WorkTypes maps the sample shop's operation codes to the remote's work
-// types.
+// WorkTypes maps the sample shop's operation codes to remote work types.
 func WorkTypes() map[string]string {
 	return map[string]string{
 		"R&R":    "RemoveReplaceLabour",

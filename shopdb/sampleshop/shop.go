@@ -111,9 +111,8 @@ func (s *Shop) AddLine(ctx context.Context, job string, l Line) (Line, error) {
 }
 
 // AddLines appends lines to the job's estimate in one transaction, as a
-// shop's program saves an estimate's new lines together: a pass never
-// reads some of them without the others. A line whose LineNo is zero
-// takes the next number.
+// shop's program saves new lines together: a pass never reads some without
+// the others. A line with LineNo zero takes the next number.
 func (s *Shop) AddLines(ctx context.Context, job string, lines []Line) ([]Line, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {

@@ -24,9 +24,8 @@ import (
 
 // Server is a MariaDB server of the tests' own, on a fresh data directory
 // and its own port on loopback: for what the shared test server cannot be
-// made without touching every other test (a server-wide sql_mode, TLS
-// with a certificate a test made). Its root logs in over TCP without a
-// password.
+// made without touching every other test (a server-wide sql_mode, TLS with
+// a certificate a test made). Its root logs in over TCP without a password.
 type Server struct {
 	// Addr is host:port on loopback.
 	Addr string
@@ -41,13 +40,11 @@ type Server struct {
 
 // ServerOptions say how to start a Server.
 type ServerOptions struct {
-	// SQLMode, when not nil, is the server's sql_mode (every session
-	// starts with it); "" is the empty mode of old servers. nil: MariaDB's
-	// default.
+	// SQLMode is the server's sql_mode (every session starts with it): ""
+	// the empty mode of old servers, nil MariaDB's default.
 	SQLMode *string
-	// TLSCert, TLSKey and TLSCA are PEM files: the server's certificate
-	// and key, and the CA it names (ssl_cert, ssl_key, ssl_ca). Empty: no
-	// TLS.
+	// TLSCert, TLSKey and TLSCA are PEM files: the server's certificate and
+	// key, and the CA it names (ssl_cert, ssl_key, ssl_ca); empty: no TLS.
 	TLSCert, TLSKey, TLSCA string
 }
 
@@ -249,8 +246,7 @@ func (s *Server) end() {
 	})
 }
 
-// NewDatabase creates an empty database on the server, dropped in
-// tb.Cleanup.
+// NewDatabase creates an empty database on s, dropped in tb.Cleanup.
 func (s *Server) NewDatabase(tb testing.TB) *Database {
 	tb.Helper()
 	return newDatabase(tb, s.config())
@@ -262,8 +258,7 @@ func (s *Server) NewSampleShop(tb testing.TB) *Database {
 	return withSampleShop(tb, s.NewDatabase(tb))
 }
 
-// SQL opens a pool as root on the server (no database), closed in
-// tb.Cleanup.
+// SQL opens a pool as root on s (no database), closed in tb.Cleanup.
 func (s *Server) SQL(tb testing.TB) *sqlx.DB {
 	tb.Helper()
 	db, err := sqlx.Open("mysql", s.DSN())

@@ -7,6 +7,7 @@
 package shopdbtest
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -46,11 +47,7 @@ type Database struct {
 // serverConfig parses the test server's DSN.
 func serverConfig(tb testing.TB) *mysql.Config {
 	tb.Helper()
-	dsn := os.Getenv(EnvDSN)
-	if dsn == "" {
-		dsn = DefaultDSN
-	}
-	cfg, err := mysql.ParseDSN(dsn)
+	cfg, err := mysql.ParseDSN(cmp.Or(os.Getenv(EnvDSN), DefaultDSN))
 	if err != nil {
 		tb.Fatalf("shopdbtest: %s is not a go-sql-driver/mysql DSN: %v", EnvDSN, err)
 	}
@@ -119,9 +116,7 @@ func newDatabase(tb testing.TB, base *mysql.Config) *Database {
 			tb.Errorf("shopdbtest: drop database %s: %v", name, err)
 		}
 	})
-	cfg := base.Clone()
-	cfg.DBName = name
-	if d.SQL, err = sqlx.Open("mysql", cfg.FormatDSN()); err != nil {
+	if d.SQL, err = sqlx.Open("mysql", d.DSN()); err != nil {
 		tb.Fatalf("shopdbtest: %v", err)
 	}
 	tb.Cleanup(func() { d.SQL.Close() })
@@ -176,8 +171,7 @@ func (d *Database) Config() shopdb.Config {
 	return cfg
 }
 
-// Open opens cfg and migrates quotesync's tables on it; the DB is closed
-// in tb.Cleanup.
+// Open opens cfg and migrates quotesync's tables; tb.Cleanup closes the DB.
 func (d *Database) Open(tb testing.TB, cfg shopdb.Config) *shopdb.DB {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

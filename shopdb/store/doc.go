@@ -28,10 +28,8 @@
 // written in it; Deliver marks a delivery done in the transaction the
 // mapping's write-back statement runs in.
 //
-// Batched reads cost one statement whatever the number of rows:
-// OpenRequests sends one query. UpdateMarkers writes any number of rows'
-// markers in one statement too (JSON_TABLE; CASE statements of 500 rows on
-// servers without it).
+// Batched reads and writes cost one statement whatever the number of rows:
+// OpenRequests, and UpdateMarkers (JSON_TABLE; see it for servers without).
 //
 // Portability notes (MariaDB 10.11, MySQL 8, go-mysql-server for the demo):
 // DDL commits implicitly on all of them, hence one statement per migration

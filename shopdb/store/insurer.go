@@ -27,11 +27,10 @@ func CheckInsurerName(name string) error {
 	return nil
 }
 
-// Unnamed is what an adoption would find (the rows written with no
-// insurer given to one: Adoptable, then Move with the rest): the rows
-// written with no insurer (the empty name), by a quotesync of before
-// insurers, or by one still running beside a newer one that migrated the
-// tables.
+// Unnamed is what an adoption (Adoptable, then Move with the rest) would
+// find: the rows written with no insurer (the empty name), by a quotesync
+// of before insurers, or by one still running beside a newer one that
+// migrated the tables.
 type Unnamed struct {
 	// Requests counts the requests; Tracked, those whose id the insurer
 	// Unnamed was asked about tracks already (an adoption leaves them).
@@ -47,10 +46,10 @@ func (u Unnamed) Any() bool { return u.Requests > 0 || u.Others }
 // Adoptable counts the requests an adoption would give the insurer.
 func (u Unnamed) Adoptable() int { return u.Requests - u.Tracked }
 
-// Unnamed reads, in one statement, what an adoption would find for the insurer
-// name ("": none in particular) and the settings it renames; nothing when
-// the state tables do not exist yet. It takes no lock: the daemon asks it
-// each time it takes the single-instance lock.
+// Unnamed reads, in one statement, what an adoption would find for the
+// insurer name ("": none in particular) and the settings it renames;
+// nothing when the state tables do not exist yet. It takes no lock: the
+// daemon asks it each time it takes the single-instance lock.
 func (st *Store) Unnamed(ctx context.Context, name string, settings []string) (Unnamed, error) {
 	ctx, cancel := st.timeout(ctx)
 	defer cancel()
@@ -61,8 +60,8 @@ func (st *Store) Unnamed(ctx context.Context, name string, settings []string) (U
 		args = append(args, name)
 	}
 	// Every read is of an index (the outbox has none on insurer, and
-	// grows): a delivery is written with its event, and an adoption gives them
-	// away together, so an unnamed delivery comes with an unnamed event.
+	// grows): a delivery is written with its event and adopted with it, so
+	// an unnamed delivery comes with an unnamed event.
 	q := "SELECT (SELECT COUNT(*) FROM " + st.t.requests + " WHERE insurer = ''), " + tracked + ", " +
 		"EXISTS (SELECT 1 FROM " + st.t.events + " WHERE insurer = '')"
 	if len(settings) > 0 {

@@ -38,21 +38,20 @@ const (
 	markerMaxBytes = 16 << 20
 )
 
-// markerBatch is how many rows one statement writes when the server has
-// no JSON_TABLE (see updateMarkersCase). 500 rows keep that statement's
-// CASE short (each row it writes compares its id with every WHEN) and its
-// size under markerAskBytes: about 0.8 MB when every id and marker has its
-// column's full length in 4-byte characters, 60 kB for the sample
-// mapping's.
+// markerBatch is how many rows a statement writes where the server has no
+// JSON_TABLE (updateMarkersCase). 500 rows keep its CASE short (each row it
+// writes compares its id with every WHEN) and its size under
+// markerAskBytes: about 0.8 MB when every id and marker has its column's
+// full length in 4-byte characters, 60 kB for the sample mapping's.
 const markerBatch = 500
 
-// markerStatement is UpdateMarkers' statement on the requests table
-// (kept as shared.markerSQL). JSON_TABLE
-// reads the rows from one JSON array argument of [request_id, version,
-// marker] arrays, so the server parses one short statement whatever the
-// number of rows (a derived table of 10,000 SELECTs joined with UNION ALL
-// costs MariaDB more to parse than the update itself, and grows faster
-// than the rows; on go-mysql-server it takes seconds for 300). Explicit:
+// markerStatement is UpdateMarkers' statement (kept as shared.markerSQL).
+// JSON_TABLE reads the rows from one JSON array argument of [request_id,
+// version, marker] arrays, so the server parses one short statement
+// whatever the number of rows (a derived table of 10,000 SELECTs joined
+// with UNION ALL costs MariaDB more to parse than the update itself, and
+// grows faster than the rows; on go-mysql-server it takes seconds for
+// 300). Explicit:
 //
 //   - utf8mb4_bin on the JSON columns, the requests table's collation: the
 //     join compares ids as the primary key does (MySQL 8 would otherwise
@@ -82,11 +81,11 @@ func (st *Store) markerStatement() string {
 // updated_at argument (28 bytes quoted) and the packet's command byte.
 const markerSQLSlack = 100
 
-// UpdateMarkers writes many rows' of db's insurer PushedMarker (with Version+1 and
-// UpdatedAt now), compare-and-set on each row's version: a row that
-// changed meanwhile is left as it is (the next pass looks at it again) and
-// not counted. It returns how many rows were written. No event is
-// recorded: a marker is bookkeeping, not a change of phase.
+// UpdateMarkers writes the PushedMarker of many rows of db's insurer (with
+// Version+1 and UpdatedAt now), compare-and-set on each row's version: a
+// row that changed meanwhile is left as it is (the next pass looks at it
+// again) and not counted. It returns how many rows were written. No event
+// is recorded: a marker is bookkeeping, not a change of phase.
 //
 // All the rows go in one statement (markerStatement), split only where one
 // would exceed its byte bound (see markerAskBytes). A server without
@@ -106,8 +105,7 @@ func (st *Store) UpdateMarkers(ctx context.Context, us []MarkerUpdate) (int, err
 		var n, used int
 		n, used, buf, err = st.updateMarkersJSON(ctx, us, buf)
 		if refusedSyntax(err) {
-			// Nothing was written: the server refused the statement
-			// before running it.
+			// Nothing was written: the server refused it before running it.
 			st.markerCase.Store(true)
 			break
 		}
@@ -226,10 +224,9 @@ func literalLen(b []byte) int {
 	return n
 }
 
-// appendJSONString appends s, UTF-8 text (see textMarkers), to b as a
-// JSON string. Characters from U+0020 up are written as they are (the
-// server reads the JSON as utf8mb4), so that the string is the shortest
-// JSON can make it.
+// appendJSONString appends s, UTF-8 text (see textMarkers), to b as a JSON
+// string. Characters from U+0020 up are written as they are (the server
+// reads the JSON as utf8mb4): the shortest string JSON can make.
 func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')

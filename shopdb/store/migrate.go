@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -8,7 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,13 +18,14 @@ import (
 	"github.com/quotesync/quotesync/shopdb/internal/server"
 )
 
-// Weighed pressly/goose and golang-migrate: after a DDL whose version row a crash lost, goose fails on "already exists" and golang-migrate on its dirty flag until a person steps in; this runner counts the step applied.
-//
 // migrations/NNNN_name.sql: one DDL statement per file (MariaDB and MySQL
 // commit DDL implicitly, so a step cannot be transactional), "{{prefix}}"
 // replaced by the table prefix. A step that fails with "already exists"
 // (table, column, key) or "cannot drop" counts as applied: that is a
-// previous run that died between the DDL and its version row.
+// previous run that died between the DDL and its version row. pressly/goose
+// and golang-migrate were weighed: after a DDL whose version row a crash
+// lost, goose fails on "already exists" and golang-migrate on its dirty
+// flag until a person steps in.
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
@@ -53,7 +55,7 @@ func loadMigrations(prefix string) ([]migration, error) {
 		}
 		ms = append(ms, migration{version: v, name: name, sql: strings.ReplaceAll(string(b), "{{prefix}}", prefix)})
 	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	slices.SortFunc(ms, func(a, b migration) int { return cmp.Compare(a.version, b.version) })
 	for i := range ms {
 		if ms[i].version != i+1 {
 			return nil, fmt.Errorf("read embedded migrations: versions are not 1..%d without gaps", len(ms))

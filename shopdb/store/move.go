@@ -142,8 +142,7 @@ func (st *Store) moveRows(ctx context.Context, tx *sqlx.Tx, rows []Request, to s
 	return nil
 }
 
-// moved pairs the tables whose rows move with a request with a's counts
-// of them.
+// moved pairs the tables whose rows move with a request with a's counts.
 func (a *Adopted) moved(st *Store) []tableCount {
 	return []tableCount{{st.t.events, &a.Events}, {st.t.outbox, &a.Deliveries}}
 }
@@ -169,12 +168,11 @@ func placeholders(n int, one string) string {
 	return strings.TrimSuffix(strings.Repeat(one+", ", n), ", ")
 }
 
-// MoveRest gives the insurer to what of the insurer rk.From is left once
-// its requests are moved (Move, request by request), in one transaction:
-// the events and deliveries of rk.From that no request of rk.From holds
-// (those of no request, such as an auth_failing notice, and any written
-// for a request after it moved), and what rk rekeys. None of it is a
-// request's state.
+// MoveRest gives the insurer to what of rk.From is left once its requests
+// are moved (Move, request by request), in one transaction: the events and
+// deliveries of rk.From that no request of rk.From holds (those of no
+// request, such as an auth_failing notice, and any written for a request
+// after it moved), and what rk rekeys. None of it is a request's state.
 func (st *Store) MoveRest(ctx context.Context, to string, rk Rekey) (Adopted, error) {
 	var a Adopted
 	if err := CheckInsurerName(to); err != nil {

@@ -6,8 +6,7 @@ import (
 )
 
 // The reads of the status page and `quotesync history`: bounded slices of
-// quotesync's own tables, read without locks, so that they never hold up
-// a pass.
+// quotesync's own tables, read without locks: they never hold up a pass.
 
 // PageQuery says which rows RequestsPage reads.
 type PageQuery struct {
@@ -18,13 +17,11 @@ type PageQuery struct {
 	// Offset skips that many rows, newest first; Limit caps the rows
 	// returned (required, > 0).
 	Offset, Limit int
-	// Insurer, when set, keeps the rows of that insurer only; "": every
-	// insurer's.
+	// Insurer keeps the rows of that insurer only; "": every insurer's.
 	Insurer string
 }
 
-// RequestsPage returns the rows q selects, newest first, without their
-// RequestJSON.
+// RequestsPage returns q's rows, newest first, without their RequestJSON.
 func (st *Store) RequestsPage(ctx context.Context, q PageQuery) ([]Request, error) {
 	if q.Limit <= 0 || q.Offset < 0 {
 		return nil, fmt.Errorf("read requests page: limit %d, offset %d: want limit > 0 and offset >= 0", q.Limit, q.Offset)

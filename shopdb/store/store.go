@@ -98,8 +98,7 @@ func (st *Store) inTx(ctx context.Context, f func(tx *sqlx.Tx) error) error {
 	return wrapf(tx.Commit(), "commit")
 }
 
-// queryer is what the store's statements run on: the pool or a
-// transaction.
+// queryer is what the store's statements run on: the pool or a transaction.
 type queryer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)

@@ -33,9 +33,8 @@ func checkRow(r Request) error {
 
 // Tx is one transaction on the shop database in which the reconciler reads
 // a request's row (locked), has the mapping's job statements run (on SQL,
-// the same transaction: shopdb.DB.Jobs) and writes the row: a job
-// create_job made and the row that records it commit together or not at
-// all. It is not safe for concurrent use.
+// the same transaction: shopdb.DB.Jobs, which says why) and writes the row.
+// It is not safe for concurrent use.
 type Tx struct {
 	st        *Store
 	tx        *sqlx.Tx
@@ -76,9 +75,7 @@ func (st *Store) runTx(ctx context.Context, requestID string, readOnly bool, f f
 			err = st.beforeCommit(ctx, stx)
 		}
 		if err == nil {
-			if err = stx.Commit(); err != nil {
-				err = fmt.Errorf("commit: %w", err)
-			}
+			err = wrapf(stx.Commit(), "commit")
 		}
 	}
 	if err != nil || readOnly {

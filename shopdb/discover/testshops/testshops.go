@@ -1,9 +1,10 @@
-// Package testshops holds shop-management schemas unlike the sample
-// shop, with a few rows each, for the tests of quotesync init, check and
-// preview: a repair-order schema, a denormalised one, one whose names
-// must be quoted, and a flat estimate table with no table of jobs. Each says what an integrator would answer where no
-// schema can tell (which status means final, which code is which work
-// type) and which job a test can take a request onto.
+// Package testshops holds shop-management schemas unlike the sample shop,
+// with a few rows each, for tests of quotesync init, check and preview: a
+// repair-order schema, a denormalised one, one whose names must be quoted,
+// and a flat estimate table with no table of jobs. Each says what an
+// integrator would answer where no schema can tell (which status means
+// final, which code is which work type) and which job a test can take a
+// request onto.
 package testshops
 
 import (
@@ -17,8 +18,7 @@ import (
 type Shop struct {
 	Name   string
 	Script string // the schema and its rows, statements ending with ";" at a line end
-	// Final are the status values that mean final, as the integrator
-	// answers them.
+	// Final are the status values the integrator says mean final.
 	Final []string
 	// WorkTypes maps every operation code of the data to a work type.
 	WorkTypes map[string]string
@@ -44,8 +44,7 @@ var (
 	flatSQL string
 )
 
-// Shops are the schemas, the sample shop's not among them (it lives in
-// sampleshop).
+// Shops are the schemas but the sample shop's (which sampleshop holds).
 var Shops = []Shop{
 	{
 		Name: "repairorder", Script: repairOrderSQL, Final: []string{"F"},
