@@ -92,11 +92,10 @@ func (p priorityEncoder) EncodeEntry(ent zapcore.Entry, fields []zapcore.Field) 
 // journalErrors writes to standard error when it is the journal's stream:
 // every line it passes on starts with "<3>" (err), except the logger's own
 // lines (written through logLines), which carry their priority already.
-// What a verb writes to standard error
-// outside its log is why it stops (a bad flag, a configuration it cannot
-// use, a start that failed), often before the log exists; without the
-// prefix journald would file it at info, and `journalctl -p err` would
-// not show why the service did not start.
+// What a verb writes to standard error outside its log is why it stops (a
+// bad flag, a configuration it cannot use, a start that failed), often
+// before the log exists; without the prefix journald would file it at info,
+// and `journalctl -p err` would not show why the service did not start.
 type journalErrors struct {
 	mu     gosync.Mutex
 	w      io.Writer

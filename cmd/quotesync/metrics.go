@@ -54,11 +54,10 @@ var eventErrorKinds = map[qsync.EventKind]string{
 	qsync.EventLeaseLost:      errKindLock,
 }
 
-// promMetrics exports the engines' events (it is a qsync.Observer) and
-// the remote clients' calls (observe) to Prometheus, the series of
-// requests and passes labelled by insurer. It lives as long as the
-// process: a reload hands the same one to the new engines, so counters
-// never go back.
+// promMetrics exports the engines' events (it is a qsync.Observer) and the
+// remote clients' calls (observe) to Prometheus, the series of requests and
+// passes labelled by insurer. It lives as long as the process: a reload
+// hands the same one to the new engines, so counters never go back.
 type promMetrics struct {
 	handler http.Handler // serves /metrics, gzipped when the scraper accepts it
 

@@ -18,9 +18,8 @@ import (
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
-// Settings are what a configuration file says: each package's
-// configuration (Daemon), secrets resolved, and the command's own
-// sections.
+// Settings are what a configuration file says: each package's configuration
+// (Daemon), secrets resolved, and the command's own sections.
 type Settings struct {
 	Daemon       qsync.Settings // the insurers' Tokens are nil when the remote secrets were not read
 	TokenFrom    string         // where the first insurer's token comes from, for check (never the token)

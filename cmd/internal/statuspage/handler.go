@@ -208,7 +208,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 		v.Title += " · " + f.Insurer
 	}
 	v.List = data.(List)
-	h.render(w, "list", v)
+	h.renderCode(w, http.StatusOK, "list", v)
 }
 
 // request answers /status/requests/{insurer}/{id}, and
@@ -260,7 +260,7 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request) {
 		v.Title += " · " + st.Insurer
 	}
 	v.Story = st
-	h.render(w, "request", v)
+	h.renderCode(w, http.StatusOK, "request", v)
 }
 
 func storiesOf(rs []Request) []Story {
@@ -313,7 +313,7 @@ func (h *Handler) renderFound(w http.ResponseWriter, r *http.Request, title, q s
 	if f.ambiguous {
 		v.Message = "Several insurers' services sent a request " + q + ": choose one."
 	}
-	h.render(w, "find", v)
+	h.renderCode(w, http.StatusOK, "find", v)
 }
 
 // load returns the data under key: read again by fn when older than
@@ -461,10 +461,6 @@ func (h *Handler) parse() map[string]*template.Template {
 			"templates/layout.html", "templates/"+name+".html"))
 	}
 	return out
-}
-
-func (h *Handler) render(w http.ResponseWriter, name string, v view) {
-	h.renderCode(w, http.StatusOK, name, v)
 }
 
 // renderCode answers with code and the page name shows for v. The page

@@ -31,8 +31,7 @@ type InsurerCount struct {
 	Configured bool
 }
 
-// Shown is the count a filter link shows: Person when person, else
-// Total.
+// Shown is the count a filter link shows: Person when person, else Total.
 func (c InsurerCount) Shown(person bool) int {
 	if person {
 		return c.Person

@@ -52,8 +52,7 @@ type Users struct {
 // LoadUsers reads the users file at path: one "name:hash" line per user
 // (the htpasswd format), bcrypt hashes only ($2a$, $2b$, $2y$, as
 // `htpasswd -B` and `quotesync passwd` write them); empty lines and lines
-// starting with # are skipped. An empty file has no users: nobody can
-// log in.
+// starting with # are skipped. An empty file has no users: nobody can log in.
 func LoadUsers(path string) (*Users, error) {
 	data, mode, err := readSmall(path, MaxUsersFileBytes, nil)
 	var u *Users
