@@ -84,11 +84,7 @@ func (c *File) Build(o BuildOptions) (*Settings, error) {
 		s.Daemon.Secrets = redact.New()
 	}
 	var errs []error
-	add := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
+	add := func(err error) { errs = append(errs, err) } // errors.Join drops the nils
 
 	add(c.buildInsurers(s, getenv, scope&RemoteSecrets != 0, o.UserAgent))
 	add(c.buildShop(s, getenv, scope&ShopSecrets != 0))

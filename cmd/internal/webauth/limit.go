@@ -1,8 +1,10 @@
 package webauth
 
 import (
+	"maps"
 	"net"
 	"net/netip"
+	"slices"
 	gosync "sync"
 	"time"
 
@@ -86,9 +88,7 @@ func (l *failLimiter) begin(key netip.Prefix, now time.Time) time.Duration {
 func (l *failLimiter) end(key netip.Prefix, now time.Time, failed bool) (limited bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if n := l.checks[key] - 1; n > 0 {
-		l.checks[key] = n
-	} else {
+	if l.checks[key]--; l.checks[key] <= 0 {
 		delete(l.checks, key)
 	}
 	if !failed {
@@ -132,11 +132,8 @@ func (l *failLimiter) waitLocked(key netip.Prefix, now time.Time) time.Duration 
 
 // evictOldest forgets the address whose last failure is the oldest.
 func (l *failLimiter) evictOldest() {
-	var oldest *netip.Prefix
-	for k, b := range l.m {
-		if oldest == nil || b.last.Before(l.m[*oldest].last) {
-			oldest = &k
-		}
-	}
-	delete(l.m, *oldest)
+	oldest := slices.MinFunc(slices.Collect(maps.Keys(l.m)), func(a, b netip.Prefix) int {
+		return l.m[a].last.Compare(l.m[b].last)
+	})
+	delete(l.m, oldest)
 }

@@ -191,11 +191,8 @@ func CheckUserName(name string) error {
 		return errors.New("the user name is not UTF-8 text")
 	case strings.HasPrefix(name, "#"):
 		return fmt.Errorf("user name %q: a # at its start starts a comment in the users file, where the user could never log in; choose a name without it", name)
-	}
-	for _, r := range name {
-		if r == ':' || unicode.IsSpace(r) || !unicode.IsPrint(r) {
-			return fmt.Errorf("user name %q: no colon, space or control character, please", name)
-		}
+	case strings.ContainsFunc(name, func(r rune) bool { return r == ':' || unicode.IsSpace(r) || !unicode.IsPrint(r) }):
+		return fmt.Errorf("user name %q: no colon, space or control character, please", name)
 	}
 	return nil
 }
