@@ -274,8 +274,8 @@ func Load(path string) (*File, error) {
 // friendlyYAMLError rewrites yaml's "field x not found in type main.y" into
 // words about the file.
 func friendlyYAMLError(err error) error {
-	var te *yaml.TypeError
-	if !errors.As(err, &te) {
+	te, ok := errors.AsType[*yaml.TypeError](err)
+	if !ok {
 		return err
 	}
 	msgs := make([]string, 0, len(te.Errors))

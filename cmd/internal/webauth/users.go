@@ -224,8 +224,7 @@ func readSmall(path string, limit int64, check func(fs.FileMode) error) ([]byte,
 
 // unwrapPath drops the path of an *os.PathError; the caller names it.
 func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
+	if pe, ok := errors.AsType[*os.PathError](err); ok {
 		return pe.Err
 	}
 	return err
