@@ -132,20 +132,12 @@ func unsafe(r rune) bool {
 // firstUnsafe is the index of the first character of the rule in s (C0
 // left out when keepC0), or -1.
 func firstUnsafe(s string, keepC0 bool) int {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c == 0x7f || (c < 0x20 && !keepC0) {
-				return i
-			}
-			i++
-			continue
+	for i, r := range s {
+		switch {
+		case r >= 0x20 && r < 0x7f, r < 0x20 && keepC0: // printable ASCII first: the common case
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"), unsafe(r):
+			return i // a byte of invalid UTF-8, or a character of the rule
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || unsafe(r) {
-			return i
-		}
-		i += size
 	}
 	return -1
 }
