@@ -195,10 +195,6 @@ func (m *promMetrics) passDone(ev qsync.Event) {
 	}
 }
 
-// leaderless marks this instance as not holding the lock (a reload
-// released it; the next tick takes it again).
-func (m *promMetrics) leaderless() { m.leader.Set(0) }
-
 // observe is the remote clients' per-attempt hook (remote.Config.Observe),
 // told which insurer's client made the call.
 func (m *promMetrics) observe(insurer string, ci remote.CallInfo) {

@@ -96,8 +96,11 @@ func (l *failLimiter) end(key netip.Prefix, now time.Time, failed bool) (limited
 	}
 	b, ok := l.m[key]
 	if !ok {
-		if len(l.m) >= maxLimited {
-			l.evictOldest()
+		if len(l.m) >= maxLimited { // forget the address whose last failure is the oldest
+			oldest := slices.MinFunc(slices.Collect(maps.Keys(l.m)), func(a, b netip.Prefix) int {
+				return l.m[a].last.Compare(l.m[b].last)
+			})
+			delete(l.m, oldest)
 		}
 		b = &failBucket{lim: rate.NewLimiter(rate.Every(l.every), l.burst)}
 		l.m[key] = b
@@ -128,12 +131,4 @@ func (l *failLimiter) waitLocked(key netip.Prefix, now time.Time) time.Duration 
 	}
 	need = min(need, float64(l.burst))
 	return max(time.Duration((need-tokens)*float64(l.every)), time.Second)
-}
-
-// evictOldest forgets the address whose last failure is the oldest.
-func (l *failLimiter) evictOldest() {
-	oldest := slices.MinFunc(slices.Collect(maps.Keys(l.m)), func(a, b netip.Prefix) int {
-		return l.m[a].last.Compare(l.m[b].last)
-	})
-	delete(l.m, oldest)
 }
