@@ -38,8 +38,7 @@ type File struct {
 	Control ControlSection `yaml:"control"`
 
 	// remoteLine is the line of the remote: key when Parse found one,
-	// whatever its value: an empty remote: {} (or a bare remote:) decodes
-	// to nothing, yet beside remotes: it is a mistake to say, not ignore.
+	// whatever its value, which may decode to nothing (see buildInsurers).
 	remoteLine int
 	// site is the site of the template unit the file is read for
 	// (SetSite); "" for none.
