@@ -154,14 +154,11 @@ func (c *File) buildShop(s *Settings, getenv func(string) string, secrets bool) 
 
 // location is sync.time_zone's; time.Local on error.
 func (sy SyncSection) location() (*time.Location, error) {
-	if sy.TimeZone == "" || sy.TimeZone == "Local" {
+	if sy.TimeZone == "" {
 		return time.Local, nil
 	}
-	l, err := time.LoadLocation(sy.TimeZone)
-	if err != nil {
-		return time.Local, err
-	}
-	return l, nil
+	l, err := time.LoadLocation(sy.TimeZone) // "Local" too
+	return cmp.Or(l, time.Local), err
 }
 
 func (c *File) buildSync(s *Settings) error {

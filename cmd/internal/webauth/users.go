@@ -1,8 +1,6 @@
 package webauth
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -72,11 +70,10 @@ func LoadUsers(path string) (*Users, error) {
 // x/crypto/bcrypt checks the hashes on its own.
 func parseUsers(data []byte) (*Users, error) {
 	u := &Users{hashes: map[string][]byte{}, costs: map[string]int{}, compare: bcrypt.CompareHashAndPassword}
-	minCost, maxCost := 0, 0
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), MaxUsersFileBytes)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
+	minCost, maxCost, n := 0, 0, 0
+	for line := range strings.Lines(string(data)) {
+		n++
+		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
@@ -99,9 +96,6 @@ func parseUsers(data []byte) (*Users, error) {
 			return nil, fmt.Errorf("line %d: user %s is listed twice; keep one line", n, name)
 		}
 		u.hashes[name], u.costs[name] = []byte(hash), cost
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
 	}
 	if maxCost == 0 { // no users: nobody logs in, and a refusal costs one comparison
 		u.level, u.pad = GoodCost, map[int][]byte{GoodCost: []byte(dummyHash)}
