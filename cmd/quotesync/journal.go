@@ -136,16 +136,12 @@ func (j *journalErrors) write(p []byte, logged bool) (int, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	out := make([]byte, 0, len(p)+8)
-	for rest := p; len(rest) > 0; {
-		line, after, ended := bytes.Cut(rest, []byte{'\n'})
-		if !j.inLine && !(logged && len(out) == 0 && hasPriority(rest)) {
+	for line := range bytes.Lines(p) {
+		if !j.inLine && !(logged && len(out) == 0 && hasPriority(line)) {
 			out = append(out, '<', '0'+prioErr, '>')
 		}
 		out = append(out, line...)
-		if ended {
-			out = append(out, '\n')
-		}
-		j.inLine, rest = !ended, after
+		j.inLine = line[len(line)-1] != '\n'
 	}
 	if _, err := j.w.Write(out); err != nil {
 		return 0, err
