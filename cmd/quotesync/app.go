@@ -18,9 +18,6 @@ import (
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
-// defaultConfigPath is where the package installs the configuration.
-const defaultConfigPath = config.DefaultPath
-
 // configFlags are --config and --site, which every verb that reads the
 // configuration takes. --site SITE is one of the sites of the template
 // unit (quotesync@SITE.service): the file is config.SitePath(SITE) unless

@@ -34,9 +34,8 @@ var clusterNames = map[string]string{
 	shopdb.ClusterGroupReplication: "a Group Replication member",
 }
 
-// clusterVerdict judges the server for check and the start: ok on a
-// server on its own or with shop.single_writer, else a warning and what
-// to do.
+// clusterVerdict judges the server for check and the start: ok on a server
+// on its own or with shop.single_writer, else a warning and what to do.
 func clusterVerdict(c shopdb.Cluster, singleWriter bool) (status, detail string) {
 	if c.Kind == "" {
 		return qsync.CheckOK, "the server stands alone (not Galera, not Group Replication): the single-instance lock (GET_LOCK) covers every instance that uses it"

@@ -110,8 +110,7 @@ func startControl(path string, isDefault bool, d *daemon) *controlServer {
 		return nil
 	}
 	c := &controlServer{ln: ln}
-	c.wg.Add(1)
-	go c.serve(d)
+	c.wg.Go(func() { c.serve(d) })
 	d.log.Info(msgControlListen, zap.String(fieldPath, path))
 	return c
 }
@@ -144,18 +143,15 @@ func listenControl(path string) (net.Listener, error) {
 }
 
 func (c *controlServer) serve(d *daemon) {
-	defer c.wg.Done()
 	for {
 		conn, err := c.ln.Accept()
 		if err != nil {
 			return // closed
 		}
-		c.wg.Add(1)
-		go func() {
-			defer c.wg.Done()
+		c.wg.Go(func() {
 			defer conn.Close()
 			c.handle(conn, d)
-		}()
+		})
 	}
 }
 

@@ -124,13 +124,7 @@ func printHistory(w io.Writer, st statuspage.Story, loc *time.Location) {
 		if st.Held {
 			head = "held: "
 		}
-		writeWrapped(w, head, termtext.Safe(st.ReasonWords))
-		if st.Details != "" {
-			writeWrapped(w, "details: ", flat(st.Details))
-		}
-		if st.Fix != "" {
-			writeWrapped(w, "what to do: ", termtext.Safe(st.Fix))
-		}
+		writeWhy(w, "", head, st.Request)
 	}
 	fmt.Fprintln(w)
 	if len(st.Steps) == 0 {

@@ -246,9 +246,8 @@ func (s *initSession) discover(ctx context.Context) error {
 	defer sampler.Close()
 	overrides, final := s.o.choose, s.o.final
 	propose := func() error {
-		var nj *discover.NoJobsError
 		s.p, err = discover.Propose(ctx, s.schema, sampler, overrides, final)
-		if errors.As(err, &nj) {
+		if nj, ok := errors.AsType[*discover.NoJobsError](err); ok {
 			return fmt.Errorf("%w\nThe user %s sees %d tables in %s; if the shop's tables are not among them, grant it SELECT on them", err, s.cfg.User, nj.Tables, s.schema.Database)
 		}
 		return err

@@ -84,8 +84,7 @@ func (a *asker) choices(p *discover.Proposal, overrides map[string]string) bool 
 }
 
 // final shows the status values with their counts and asks which mean
-// final; none is a valid answer (nothing is submitted until the file
-// says).
+// final; none is a valid answer (nothing is submitted until the file says).
 func (a *asker) final(p *discover.Proposal) []string {
 	if p.Status == nil {
 		fmt.Fprintf(a.out, "\nNo status column was found: the configuration pushes Drafts and submits nothing until estimate_state returns a final column.\n")

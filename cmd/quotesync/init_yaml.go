@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/template"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -49,19 +50,12 @@ func isPlainScalar(s string) bool {
 // wrap splits text into lines of at most width runes at spaces.
 func wrap(text string, width int) []string {
 	var out []string
-	var cur strings.Builder
 	for _, word := range strings.Fields(text) {
-		if cur.Len() > 0 && len([]rune(cur.String()))+1+len([]rune(word)) > width {
-			out = append(out, cur.String())
-			cur.Reset()
+		if n := len(out); n > 0 && utf8.RuneCountInString(out[n-1])+1+utf8.RuneCountInString(word) <= width {
+			out[n-1] += " " + word
+		} else {
+			out = append(out, word)
 		}
-		if cur.Len() > 0 {
-			cur.WriteByte(' ')
-		}
-		cur.WriteString(word)
-	}
-	if cur.Len() > 0 {
-		out = append(out, cur.String())
 	}
 	return out
 }

@@ -92,11 +92,10 @@ func (p priorityEncoder) EncodeEntry(ent zapcore.Entry, fields []zapcore.Field) 
 // journalErrors writes to standard error when it is the journal's stream:
 // every line it passes on starts with "<3>" (err), except the logger's own
 // lines (written through logLines), which carry their priority already.
-// What a verb writes to standard error
-// outside its log is why it stops (a bad flag, a configuration it cannot
-// use, a start that failed), often before the log exists; without the
-// prefix journald would file it at info, and `journalctl -p err` would
-// not show why the service did not start.
+// What a verb writes to standard error outside its log is why it stops (a
+// bad flag, a configuration it cannot use, a start that failed), often
+// before the log exists; without the prefix journald would file it at info,
+// and `journalctl -p err` would not show why the service did not start.
 type journalErrors struct {
 	mu     gosync.Mutex
 	w      io.Writer
@@ -137,16 +136,12 @@ func (j *journalErrors) write(p []byte, logged bool) (int, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	out := make([]byte, 0, len(p)+8)
-	for rest := p; len(rest) > 0; {
-		line, after, ended := bytes.Cut(rest, []byte{'\n'})
-		if !j.inLine && !(logged && len(out) == 0 && hasPriority(rest)) {
+	for line := range bytes.Lines(p) {
+		if !j.inLine && !(logged && len(out) == 0 && hasPriority(line)) {
 			out = append(out, '<', '0'+prioErr, '>')
 		}
 		out = append(out, line...)
-		if ended {
-			out = append(out, '\n')
-		}
-		j.inLine, rest = !ended, after
+		j.inLine = line[len(line)-1] != '\n'
 	}
 	if _, err := j.w.Write(out); err != nil {
 		return 0, err

@@ -17,10 +17,6 @@ import (
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
-// scrapePaths are the listener's paths for machines, which
-// metrics.scrape_auth governs; every other path is the page's.
-func scrapePaths() []string { return []string{"/metrics", "/healthz", "/livez"} }
-
 // listenerAuth is what the listener's login needs from one configuration:
 // who it lets in, and the users file and the certificate as read now.
 type listenerAuth struct {
@@ -83,8 +79,10 @@ func listenerMoved(prev, next *config.Settings, running *obsServer) bool {
 
 // guarded is h behind the login of a, with the daemon's session key.
 func (d *daemon) guarded(h http.Handler, a *listenerAuth) *webauth.Guard {
+	// ScrapePaths are those for machines, which metrics.scrape_auth
+	// governs; every other path is the page's.
 	return webauth.New(h, a.policy(), webauth.Options{Key: d.sessionKey, Log: d.log.Named(loggerHTTP),
-		ScrapePaths: scrapePaths(), Home: "/status"})
+		ScrapePaths: []string{"/metrics", "/healthz", "/livez"}, Home: "/status"})
 }
 
 // logListenerAuth says who the listener lets in, once per start and
@@ -146,7 +144,7 @@ func (a *listenerAuth) problems(now time.Time) []listenerProblem {
 		if weak := u.Weak(); len(weak) > 0 {
 			out = append(out, listenerProblem{msgListenerWeakHashes, []zap.Field{file, zap.Strings(fieldWeakUsers, weak)},
 				fmt.Sprintf("%s of %s (%s) %s a bcrypt hash below cost %d, quick to crack from a copy of the file: set the password again with quotesync passwd (cost %d) or htpasswd -B -C %d",
-					qsync.Plural(len(weak), "user"), dec.UsersFile, strings.Join(weak, ", "), hasHave(len(weak)), webauth.GoodCost, webauth.GoodCost, webauth.GoodCost)})
+					qsync.Plural(len(weak), "user"), dec.UsersFile, strings.Join(weak, ", "), map[bool]string{true: "has", false: "have"}[len(weak) == 1], webauth.GoodCost, webauth.GoodCost, webauth.GoodCost)})
 		}
 	}
 	if !dec.Loopback && !dec.TLS() && (dec.Page == config.AuthUsers || dec.Scrape == config.AuthUsers) {
@@ -158,14 +156,6 @@ func (a *listenerAuth) problems(now time.Time) []listenerProblem {
 			fmt.Sprintf("the certificate %s expired on %s: browsers refuse it", dec.TLSCertFile, until.Format(time.DateOnly))})
 	}
 	return out
-}
-
-// hasHave is "has" for one, "have" for more.
-func hasHave(n int) string {
-	if n == 1 {
-		return "has"
-	}
-	return "have"
 }
 
 // checkListener adds the line "listener": who the metrics listener lets

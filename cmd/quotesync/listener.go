@@ -44,8 +44,7 @@ type liveReport struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// obsHandler serves /metrics (Prometheus text format), /healthz and
-// /livez.
+// obsHandler serves /metrics (Prometheus text format), /healthz and /livez.
 func obsHandler(m *promMetrics, h healthFunc, live liveFunc) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.handler)

@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"slices"
 	"syscall"
+
+	"github.com/quotesync/quotesync/cmd/internal/config"
 )
 
 // Exit codes, documented in docs/operations.md.
@@ -78,10 +80,10 @@ func usage(w io.Writer) {
 	for _, name := range slices.Sorted(maps.Keys(verbs)) {
 		fmt.Fprintf(w, "  %-10s %s\n", name, verbs[name].summary)
 	}
-	fmt.Fprintf(w, "\nEvery command that reads the configuration takes --config FILE (default %s).\n", defaultConfigPath)
+	fmt.Fprintf(w, "\nEvery command that reads the configuration takes --config FILE (default %s).\n", config.DefaultPath)
 	fmt.Fprintf(w, "Run 'quotesync <command> --help' for the flags of one command; --version prints the version.\n\n")
 	fmt.Fprintf(w, "Exit status: 0 success, 1 the work or a check failed, 2 bad command line or configuration.\n\n")
-	fmt.Fprintf(w, "Example:\n  quotesync check --config %s\n", defaultConfigPath)
+	fmt.Fprintf(w, "Example:\n  quotesync check --config %s\n", config.DefaultPath)
 }
 
 // version is set at build time with -ldflags "-X main.version=...".

@@ -54,11 +54,10 @@ var eventErrorKinds = map[qsync.EventKind]string{
 	qsync.EventLeaseLost:      errKindLock,
 }
 
-// promMetrics exports the engines' events (it is a qsync.Observer) and
-// the remote clients' calls (observe) to Prometheus, the series of
-// requests and passes labelled by insurer. It lives as long as the
-// process: a reload hands the same one to the new engines, so counters
-// never go back.
+// promMetrics exports the engines' events (it is a qsync.Observer) and the
+// remote clients' calls (observe) to Prometheus, the series of requests and
+// passes labelled by insurer. It lives as long as the process: a reload
+// hands the same one to the new engines, so counters never go back.
 type promMetrics struct {
 	handler http.Handler // serves /metrics, gzipped when the scraper accepts it
 
@@ -86,9 +85,6 @@ func newPromMetrics() *promMetrics {
 	counters := func(name, help string, labels ...string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricsNamespace + name, Help: help}, labels)
 	}
-	gauge := func(name, help string) prometheus.Gauge {
-		return prometheus.NewGauge(prometheus.GaugeOpts{Name: metricsNamespace + name, Help: help})
-	}
 	gauges := func(name, help string, labels ...string) *prometheus.GaugeVec {
 		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: metricsNamespace + name, Help: help}, labels)
 	}
@@ -105,8 +101,8 @@ func newPromMetrics() *promMetrics {
 		errors: counters("_errors_total",
 			"Errors by insurer (\"\" for the lock's) and kind (list, state, shop_data, reserve, temporary, rejected, unauthorized, lock).",
 			labelInsurer, "kind"),
-		leader: gauge("_leader",
-			"1 while this instance holds the single-instance lock, else 0."),
+		leader: prometheus.NewGauge(prometheus.GaugeOpts{Name: metricsNamespace + "_leader",
+			Help: "1 while this instance holds the single-instance lock, else 0."}),
 		lastSuccess: gauges("_last_success_timestamp_seconds",
 			"Unix time of the end of the insurer's last successful pass; 0 before the first.", labelInsurer),
 		remoteCalls: counters("_remote_calls_total",
@@ -122,8 +118,7 @@ func newPromMetrics() *promMetrics {
 			"Requests the insurer's service listed as pending at its last pass.", labelInsurer),
 		state: newPhaseGauges(),
 	}
-	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: metricsNamespace + "_build_info",
-		Help: "Always 1; the labels say which quotesync runs."}, []string{"version", "goversion"})
+	info := gauges("_build_info", "Always 1; the labels say which quotesync runs.", "version", "goversion")
 	info.WithLabelValues(version, runtime.Version()).Set(1)
 	reg.MustRegister(m.passes, m.passDuration, m.transitions, m.errors, m.leader,
 		m.lastSuccess, m.remoteCalls, m.remoteDuration, m.reloads, m.pending, m.state, info,
@@ -195,10 +190,6 @@ func (m *promMetrics) passDone(ev qsync.Event) {
 		m.errors.WithLabelValues(ins, errKindState).Inc()
 	}
 }
-
-// leaderless marks this instance as not holding the lock (a reload
-// released it; the next tick takes it again).
-func (m *promMetrics) leaderless() { m.leader.Set(0) }
 
 // observe is the remote clients' per-attempt hook (remote.Config.Observe),
 // told which insurer's client made the call.

@@ -132,9 +132,8 @@ func heldWhy(pv qsync.Preview) string {
 	return "the job has no lines yet (a job gets its first Draft when its first line appears)"
 }
 
-// printPreview writes the items, what holds the job, the totals, the
-// hash and what a pass would do; insurer, when not "", is whose pass
-// builds it.
+// printPreview writes the items, what holds the job, the totals, the hash
+// and what a pass would do; insurer, when not "", is whose pass builds it.
 func printPreview(w io.Writer, pv qsync.Preview, insurer string) {
 	state := "not final"
 	switch {

@@ -361,7 +361,7 @@ func (d *daemon) swap(w *wiring) {
 	d.useMetrics(w)
 	_ = old.Close()
 	d.level.SetLevel(w.set.LogLevel)
-	d.metrics.leaderless() // the old scheduler released the lock; the next tick takes it again
+	d.metrics.leader.Set(0) // the old scheduler released the lock; the next tick takes it again
 	d.metrics.reloaded(true)
 	d.prog.Restart(time.Now())
 	spec := w.set.Daemon.Sync.Schedule

@@ -285,14 +285,19 @@ func phaseSummary(counts map[store.Phase]int) string {
 // printAttention writes what happened to r, its details and the fix,
 // wrapped, never cut; its insurer too when named.
 func printAttention(w io.Writer, r store.Request, named bool) {
-	q := statuspage.RequestOf(r, named)
 	fmt.Fprintf(w, "  %s:\n", requestHead(r, named))
-	writeWrapped(w, "    ", termtext.Safe(q.ReasonWords))
-	if r.LastError != "" {
-		writeWrapped(w, "    details: ", flat(r.LastError))
+	writeWhy(w, "    ", "", statuspage.RequestOf(r, named))
+}
+
+// writeWhy writes q's reason in words after head, then its details and
+// the fix, wrapped, every line after indent.
+func writeWhy(w io.Writer, indent, head string, q statuspage.Request) {
+	writeWrapped(w, indent+head, termtext.Safe(q.ReasonWords))
+	if q.Details != "" {
+		writeWrapped(w, indent+"details: ", flat(q.Details))
 	}
 	if q.Fix != "" {
-		writeWrapped(w, "    what to do: ", termtext.Safe(q.Fix))
+		writeWrapped(w, indent+"what to do: ", termtext.Safe(q.Fix))
 	}
 }
 

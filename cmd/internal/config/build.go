@@ -18,9 +18,8 @@ import (
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
-// Settings are what a configuration file says: each package's
-// configuration (Daemon), secrets resolved, and the command's own
-// sections.
+// Settings are what a configuration file says: each package's configuration
+// (Daemon), secrets resolved, and the command's own sections.
 type Settings struct {
 	Daemon       qsync.Settings // the insurers' Tokens are nil when the remote secrets were not read
 	TokenFrom    string         // where the first insurer's token comes from, for check (never the token)
@@ -85,11 +84,7 @@ func (c *File) Build(o BuildOptions) (*Settings, error) {
 		s.Daemon.Secrets = redact.New()
 	}
 	var errs []error
-	add := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
+	add := func(err error) { errs = append(errs, err) } // errors.Join drops the nils
 
 	add(c.buildInsurers(s, getenv, scope&RemoteSecrets != 0, o.UserAgent))
 	add(c.buildShop(s, getenv, scope&ShopSecrets != 0))
@@ -159,14 +154,11 @@ func (c *File) buildShop(s *Settings, getenv func(string) string, secrets bool) 
 
 // location is sync.time_zone's; time.Local on error.
 func (sy SyncSection) location() (*time.Location, error) {
-	if sy.TimeZone == "" || sy.TimeZone == "Local" {
+	if sy.TimeZone == "" {
 		return time.Local, nil
 	}
-	l, err := time.LoadLocation(sy.TimeZone)
-	if err != nil {
-		return time.Local, err
-	}
-	return l, nil
+	l, err := time.LoadLocation(sy.TimeZone) // "Local" too
+	return cmp.Or(l, time.Local), err
 }
 
 func (c *File) buildSync(s *Settings) error {

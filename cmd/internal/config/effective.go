@@ -351,12 +351,7 @@ func isSecretName(name string) bool {
 	case "value", "password", "secret", "client_secret", "token":
 		return true
 	}
-	for _, suffix := range []string{"_password", "_secret", "_token"} {
-		if strings.HasSuffix(name, suffix) {
-			return true
-		}
-	}
-	return false
+	return strings.HasSuffix(name, "_password") || strings.HasSuffix(name, "_secret") || strings.HasSuffix(name, "_token")
 }
 
 func shown(v reflect.Value) string {

@@ -38,8 +38,7 @@ type File struct {
 	Control ControlSection `yaml:"control"`
 
 	// remoteLine is the line of the remote: key when Parse found one,
-	// whatever its value: an empty remote: {} (or a bare remote:) decodes
-	// to nothing, yet beside remotes: it is a mistake to say, not ignore.
+	// whatever its value, which may decode to nothing (see buildInsurers).
 	remoteLine int
 	// site is the site of the template unit the file is read for
 	// (SetSite); "" for none.
@@ -274,8 +273,8 @@ func Load(path string) (*File, error) {
 // friendlyYAMLError rewrites yaml's "field x not found in type main.y" into
 // words about the file.
 func friendlyYAMLError(err error) error {
-	var te *yaml.TypeError
-	if !errors.As(err, &te) {
+	te, ok := errors.AsType[*yaml.TypeError](err)
+	if !ok {
 		return err
 	}
 	msgs := make([]string, 0, len(te.Errors))

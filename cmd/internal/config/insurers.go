@@ -29,10 +29,6 @@ type RemoteEntry struct {
 	Concurrency int    `yaml:"concurrency"`
 }
 
-// remoteSet reports whether the file has a remote: block (an empty one
-// counts as none).
-func (c *File) remoteSet() bool { return !reflect.ValueOf(c.Remote).IsZero() }
-
 type remoteBlock struct {
 	key string
 	r   RemoteSection
@@ -63,7 +59,7 @@ func (c *File) DropRemote() {
 // daemon's insurers (a lone remote: is the insurer qsync.DefaultInsurer),
 // reading the tokens when secrets is set. Every problem names its key.
 func (c *File) buildInsurers(s *Settings, getenv func(string) string, secrets bool, userAgent string) error {
-	if (c.remoteSet() || c.remoteLine > 0) && len(c.Remotes) > 0 {
+	if (!reflect.ValueOf(c.Remote).IsZero() || c.remoteLine > 0) && len(c.Remotes) > 0 {
 		at := ""
 		if c.remoteLine > 0 {
 			at = fmt.Sprintf(" (line %d)", c.remoteLine)

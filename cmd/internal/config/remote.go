@@ -119,8 +119,7 @@ func validateDateLayout(layout string) error {
 // remoteConfigError names the key of the field an error of remote.New is
 // about, in the remote block configured under key.
 func remoteConfigError(key string, err error) error {
-	var ce *remote.ConfigError
-	if errors.As(err, &ce) {
+	if ce, ok := errors.AsType[*remote.ConfigError](err); ok {
 		// The fields of remote.Config the file sets are RemoteSection's.
 		if f, ok := reflect.TypeFor[RemoteSection]().FieldByName(ce.Field); ok {
 			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")

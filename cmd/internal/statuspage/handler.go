@@ -100,6 +100,9 @@ func New(o Options) *Handler {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Insurers == nil {
+		o.Insurers = func() []string { return nil }
+	}
 	h := &Handler{o: o, read: make(chan struct{}, 1), cache: map[string]cached{}}
 	h.tmpl = h.parse()
 	h.mux = http.NewServeMux()
@@ -160,13 +163,6 @@ func (h *Handler) view(r *http.Request, title string) view {
 	return v
 }
 
-func (h *Handler) configured() []string {
-	if h.o.Insurers == nil {
-		return nil
-	}
-	return h.o.Insurers()
-}
-
 // insurerParam is r's ?insurer=, checked; ok is false when it answered
 // the request with an error page.
 func (h *Handler) insurerParam(w http.ResponseWriter, r *http.Request) (name string, ok bool) {
@@ -181,7 +177,7 @@ func (h *Handler) insurerParam(w http.ResponseWriter, r *http.Request) (name str
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := Filter{PersonOnly: q.Get("need") == "person", Size: h.o.PageSize, Configured: h.configured()}
+	f := Filter{PersonOnly: q.Get("need") == "person", Size: h.o.PageSize, Configured: h.o.Insurers()}
 	var err error
 	f.Page, err = strconv.Atoi(q.Get("page"))
 	if q.Get("page") != "" && (err != nil || f.Page < 1) {
@@ -208,7 +204,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 		v.Title += " · " + f.Insurer
 	}
 	v.List = data.(List)
-	h.render(w, "list", v)
+	h.renderCode(w, http.StatusOK, "list", v)
 }
 
 // request answers /status/requests/{insurer}/{id}, and
@@ -225,7 +221,7 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusNotFound, "Not found", "There is no insurer "+ins+"; the list of requests is at /status.")
 		return
 	}
-	configured := h.configured()
+	configured := h.o.Insurers()
 	key := "request " + ins + " " + id + " " + strings.Join(configured, ",")
 	data, err := h.load(r.Context(), key, func(ctx context.Context, db *store.Store) (any, error) {
 		if ins != "" {
@@ -260,7 +256,7 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request) {
 		v.Title += " · " + st.Insurer
 	}
 	v.Story = st
-	h.render(w, "request", v)
+	h.renderCode(w, http.StatusOK, "request", v)
 }
 
 func storiesOf(rs []Request) []Story {
@@ -281,7 +277,7 @@ func (h *Handler) find(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadRequest, "Too long", "Request ids and job numbers have 64 characters at most.")
 		return
 	}
-	configured := h.configured()
+	configured := h.o.Insurers()
 	data, err := h.load(r.Context(), "find "+strings.Join(configured, ",")+" "+q, func(ctx context.Context, db *store.Store) (any, error) {
 		st, err := FindStories(ctx, db, Lookup{Arg: q, Configured: configured, Limit: 1})
 		var amb *AmbiguousError
@@ -313,7 +309,7 @@ func (h *Handler) renderFound(w http.ResponseWriter, r *http.Request, title, q s
 	if f.ambiguous {
 		v.Message = "Several insurers' services sent a request " + q + ": choose one."
 	}
-	h.render(w, "find", v)
+	h.renderCode(w, http.StatusOK, "find", v)
 }
 
 // load returns the data under key: read again by fn when older than
@@ -461,10 +457,6 @@ func (h *Handler) parse() map[string]*template.Template {
 			"templates/layout.html", "templates/"+name+".html"))
 	}
 	return out
-}
-
-func (h *Handler) render(w http.ResponseWriter, name string, v view) {
-	h.renderCode(w, http.StatusOK, name, v)
 }
 
 // renderCode answers with code and the page name shows for v. The page

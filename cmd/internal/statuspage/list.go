@@ -1,6 +1,7 @@
 package statuspage
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"maps"
@@ -31,8 +32,7 @@ type InsurerCount struct {
 	Configured bool
 }
 
-// Shown is the count a filter link shows: Person when person, else
-// Total.
+// Shown is the count a filter link shows: Person when person, else Total.
 func (c InsurerCount) Shown(person bool) int {
 	if person {
 		return c.Person
@@ -79,10 +79,7 @@ type Filter struct {
 // LoadFiltered reads the page of the requests f says, newest first, with
 // the count of each phase, of each insurer and of all: three statements.
 func LoadFiltered(ctx context.Context, db *store.Store, f Filter) (List, error) {
-	size := f.Size
-	if size <= 0 {
-		size = DefaultPageSize
-	}
+	size := cmp.Or(max(f.Size, 0), DefaultPageSize)
 	page := max(f.Page, 1)
 	l := List{PersonOnly: f.PersonOnly, Insurer: f.Insurer, Page: page, Size: size, Pages: 1}
 	counts, err := db.PhaseCounts(ctx)

@@ -26,17 +26,16 @@ import (
 // writes. Everything else ("Müller", "株式会社", a backslash) is left as
 // it is, and s itself is returned when nothing needs escaping.
 //
-// The escapes are Go's, as strconv.QuoteRune writes them: \x1b, \a, \n,
-// \t, \x7f, \u009b, \u202e, \u200f, \u2028; a byte of invalid UTF-8 is
-// \xff. strconv.Quote
-// itself is not used: it also escapes quotes and backslashes and every
-// rune unicode.IsPrint refuses (the no-break space, the zero-width joiner
-// inside emoji), harmless on a terminal, so names would be shown changed.
-// Strip-ANSI libraries (acarl005/stripansi) lost too: they delete the
-// sequences they recognise, hiding what was sent, and leave lone C1 and
-// bidi controls in. A backslash is not doubled, so data holding the four
-// characters \x1b reads like an escaped ESC; --json outputs give the
-// exact value.
+// The escapes are Go's, as strconv.QuoteRune writes them: \x1b, \a, \n, \t,
+// \x7f, \u009b, \u202e, \u200f, \u2028; a byte of invalid UTF-8 is \xff.
+// strconv.Quote itself is not used: it also escapes quotes and backslashes
+// and every rune unicode.IsPrint refuses (the no-break space, the
+// zero-width joiner inside emoji), harmless on a terminal, so names would
+// be shown changed. Strip-ANSI libraries (acarl005/stripansi) lost too:
+// they delete the sequences they recognise, hiding what was sent, and leave
+// lone C1 and bidi controls in. A backslash is not doubled, so data holding
+// the four characters \x1b reads like an escaped ESC; --json outputs give
+// the exact value.
 func Safe(s string) string {
 	i := firstUnsafe(s, false)
 	if i < 0 {
@@ -78,13 +77,13 @@ func Lines(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// JSON returns encoded JSON (or log lines of JSON) in which no character
-// of the rule is left raw inside a string: DEL, C1, the bidi controls and
-// the separators become \u escapes (encoding/json and zap escape C0 but
-// leave most of these as they are), a byte of invalid UTF-8 becomes \ufffd (what encoding/json
-// makes of it). A JSON parser reads the same values; C0 is not touched, so
-// the tabs and newlines between a log line's parts stay. It returns b
-// itself when nothing needs escaping.
+// JSON returns encoded JSON (or log lines of JSON) in which no character of
+// the rule is left raw inside a string: DEL, C1, the bidi controls and the
+// separators become \u escapes (encoding/json and zap escape C0 but leave
+// most of these as they are), a byte of invalid UTF-8 becomes \ufffd (what
+// encoding/json makes of it). A JSON parser reads the same values; C0 is
+// not touched, so the tabs and newlines between a log line's parts stay. It
+// returns b itself when nothing needs escaping.
 func JSON(b []byte) []byte {
 	s := string(b)
 	i := firstUnsafe(s, true)
@@ -133,20 +132,12 @@ func unsafe(r rune) bool {
 // firstUnsafe is the index of the first character of the rule in s (C0
 // left out when keepC0), or -1.
 func firstUnsafe(s string, keepC0 bool) int {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c == 0x7f || (c < 0x20 && !keepC0) {
-				return i
-			}
-			i++
-			continue
+	for i, r := range s {
+		switch {
+		case r >= 0x20 && r < 0x7f, r < 0x20 && keepC0: // printable ASCII first: the common case
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"), unsafe(r):
+			return i // a byte of invalid UTF-8, or a character of the rule
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || unsafe(r) {
-			return i
-		}
-		i += size
 	}
 	return -1
 }

@@ -1,8 +1,10 @@
 package webauth
 
 import (
+	"maps"
 	"net"
 	"net/netip"
+	"slices"
 	gosync "sync"
 	"time"
 
@@ -86,9 +88,7 @@ func (l *failLimiter) begin(key netip.Prefix, now time.Time) time.Duration {
 func (l *failLimiter) end(key netip.Prefix, now time.Time, failed bool) (limited bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if n := l.checks[key] - 1; n > 0 {
-		l.checks[key] = n
-	} else {
+	if l.checks[key]--; l.checks[key] <= 0 {
 		delete(l.checks, key)
 	}
 	if !failed {
@@ -96,8 +96,11 @@ func (l *failLimiter) end(key netip.Prefix, now time.Time, failed bool) (limited
 	}
 	b, ok := l.m[key]
 	if !ok {
-		if len(l.m) >= maxLimited {
-			l.evictOldest()
+		if len(l.m) >= maxLimited { // forget the address whose last failure is the oldest
+			oldest := slices.MinFunc(slices.Collect(maps.Keys(l.m)), func(a, b netip.Prefix) int {
+				return l.m[a].last.Compare(l.m[b].last)
+			})
+			delete(l.m, oldest)
 		}
 		b = &failBucket{lim: rate.NewLimiter(rate.Every(l.every), l.burst)}
 		l.m[key] = b
@@ -128,15 +131,4 @@ func (l *failLimiter) waitLocked(key netip.Prefix, now time.Time) time.Duration 
 	}
 	need = min(need, float64(l.burst))
 	return max(time.Duration((need-tokens)*float64(l.every)), time.Second)
-}
-
-// evictOldest forgets the address whose last failure is the oldest.
-func (l *failLimiter) evictOldest() {
-	var oldest *netip.Prefix
-	for k, b := range l.m {
-		if oldest == nil || b.last.Before(l.m[*oldest].last) {
-			oldest = &k
-		}
-	}
-	delete(l.m, *oldest)
 }

@@ -176,9 +176,8 @@ func clientIP(r *http.Request) string {
 }
 
 // PageHeaders sets the headers of a page for people (the login form, the
-// status page): not kept by caches, not sniffed, sending no referrer,
-// not framed, and no script, no outside resource, forms to this site
-// only.
+// status page): not kept by caches, not sniffed, sending no referrer, not
+// framed, and no script, no outside resource, forms to this site only.
 func PageHeaders(h http.Header) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")

@@ -65,10 +65,7 @@ func withUser(old []byte, user, hash string) ([]byte, bool) {
 	line := user + ":" + hash
 	var out []string
 	added := true
-	for _, l := range strings.SplitAfter(string(old), "\n") {
-		if l == "" {
-			continue
-		}
+	for l := range strings.Lines(string(old)) {
 		if name, _, ok := strings.Cut(strings.TrimSpace(l), ":"); ok && name == user {
 			if added {
 				out = append(out, line+"\n")

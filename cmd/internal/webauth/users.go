@@ -1,8 +1,6 @@
 package webauth
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -52,8 +50,7 @@ type Users struct {
 // LoadUsers reads the users file at path: one "name:hash" line per user
 // (the htpasswd format), bcrypt hashes only ($2a$, $2b$, $2y$, as
 // `htpasswd -B` and `quotesync passwd` write them); empty lines and lines
-// starting with # are skipped. An empty file has no users: nobody can
-// log in.
+// starting with # are skipped. An empty file has no users: nobody can log in.
 func LoadUsers(path string) (*Users, error) {
 	data, mode, err := readSmall(path, MaxUsersFileBytes, nil)
 	var u *Users
@@ -73,11 +70,10 @@ func LoadUsers(path string) (*Users, error) {
 // x/crypto/bcrypt checks the hashes on its own.
 func parseUsers(data []byte) (*Users, error) {
 	u := &Users{hashes: map[string][]byte{}, costs: map[string]int{}, compare: bcrypt.CompareHashAndPassword}
-	minCost, maxCost := 0, 0
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), MaxUsersFileBytes)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
+	minCost, maxCost, n := 0, 0, 0
+	for line := range strings.Lines(string(data)) {
+		n++
+		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
@@ -100,9 +96,6 @@ func parseUsers(data []byte) (*Users, error) {
 			return nil, fmt.Errorf("line %d: user %s is listed twice; keep one line", n, name)
 		}
 		u.hashes[name], u.costs[name] = []byte(hash), cost
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
 	}
 	if maxCost == 0 { // no users: nobody logs in, and a refusal costs one comparison
 		u.level, u.pad = GoodCost, map[int][]byte{GoodCost: []byte(dummyHash)}
@@ -192,11 +185,8 @@ func CheckUserName(name string) error {
 		return errors.New("the user name is not UTF-8 text")
 	case strings.HasPrefix(name, "#"):
 		return fmt.Errorf("user name %q: a # at its start starts a comment in the users file, where the user could never log in; choose a name without it", name)
-	}
-	for _, r := range name {
-		if r == ':' || unicode.IsSpace(r) || !unicode.IsPrint(r) {
-			return fmt.Errorf("user name %q: no colon, space or control character, please", name)
-		}
+	case strings.ContainsFunc(name, func(r rune) bool { return r == ':' || unicode.IsSpace(r) || !unicode.IsPrint(r) }):
+		return fmt.Errorf("user name %q: no colon, space or control character, please", name)
 	}
 	return nil
 }
@@ -228,8 +218,7 @@ func readSmall(path string, limit int64, check func(fs.FileMode) error) ([]byte,
 
 // unwrapPath drops the path of an *os.PathError; the caller names it.
 func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
+	if pe, ok := errors.AsType[*os.PathError](err); ok {
 		return pe.Err
 	}
 	return err
