@@ -74,17 +74,18 @@ func (m MetricsSection) Listener() (ListenerAuth, error) {
 		add("metrics.session_lifetime: %s is out of range; use a duration from %s to %s such as 12h (0 means the default, 12h)",
 			m.SessionLifetime, minSessionLifetime, "744h")
 	}
-	for key, p := range map[string]string{"metrics.users_file": m.UsersFile, "metrics.tls_cert_file": m.TLSCertFile,
-		"metrics.tls_key_file": m.TLSKeyFile} {
-		if p != "" && !filepath.IsAbs(p) {
+	// Slices, not maps: the errors come in the file's order on every run.
+	for _, kv := range [][2]string{{"metrics.users_file", m.UsersFile}, {"metrics.tls_cert_file", m.TLSCertFile},
+		{"metrics.tls_key_file", m.TLSKeyFile}} {
+		if key, p := kv[0], kv[1]; p != "" && !filepath.IsAbs(p) {
 			add("%s: %q must be an absolute path such as /etc/quotesync/%s", key, p, filepath.Base(p))
 		}
 	}
 	if (m.TLSCertFile == "") != (m.TLSKeyFile == "") {
 		add("metrics.tls_cert_file and metrics.tls_key_file: set both (the listener serves HTTPS) or neither")
 	}
-	for key, v := range map[string]string{"metrics.auth": m.Auth, "metrics.scrape_auth": m.ScrapeAuth} {
-		if v != "" && v != AuthUsers && v != AuthNone {
+	for _, kv := range [][2]string{{"metrics.auth", m.Auth}, {"metrics.scrape_auth", m.ScrapeAuth}} {
+		if key, v := kv[0], kv[1]; v != "" && v != AuthUsers && v != AuthNone {
 			add("%s: %q is not a mode; use users (a login of a user of metrics.users_file) or none", key, v)
 		}
 	}

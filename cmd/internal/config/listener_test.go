@@ -135,3 +135,25 @@ metrics:
 		t.Errorf("metrics.auth on loopback: %+v, want none", e)
 	}
 }
+
+// TestListenerErrorsInOrder: several wrong keys are named in the file's
+// order, the same on every call (they were read from maps, whose order
+// Go varies from run to run).
+func TestListenerErrorsInOrder(t *testing.T) {
+	m := MetricsSection{Listen: "127.0.0.1:9464", UsersFile: "users", TLSCertFile: "cert.pem", TLSKeyFile: "key.pem",
+		Auth: "nobody", ScrapeAuth: "everyone"}
+	want := []string{"metrics.users_file:", "metrics.tls_cert_file:", "metrics.tls_key_file:", "metrics.auth:", "metrics.scrape_auth:"}
+	for range 20 {
+		_, err := m.Listener()
+		if err == nil {
+			t.Fatal("no error for five wrong keys")
+		}
+		var got []string
+		for line := range strings.Lines(err.Error()) {
+			got = append(got, strings.Fields(line)[0])
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Fatalf("errors name %q, want %q in that order:\n%v", got, want, err)
+		}
+	}
+}
