@@ -71,10 +71,9 @@ type Config struct {
 	// DefaultMaxAttempts when zero, 1 = no retry. The one retry after a 401
 	// does not count against it.
 	MaxAttempts int
-	// BackoffInitial is the wait before the second attempt, doubled for
-	// each later one up to BackoffMax, each ±20% (see Backoff); a
-	// Retry-After is waited at least, BackoffMax at most.
-	// DefaultBackoffInitial and DefaultBackoffMax when zero.
+	// BackoffInitial and BackoffMax are the Backoff of temporary failures
+	// (the wait before the second attempt, and the cap of every wait; a
+	// Retry-After is waited at least); DefaultBackoff… when zero.
 	BackoffInitial, BackoffMax time.Duration
 	// RateLimit is the sustained calls (attempts) per second of the token
 	// bucket; DefaultRateLimit when zero; negative means unlimited.
@@ -88,10 +87,8 @@ type Config struct {
 	DraftUpdate string
 	// StatusMethod is "POST" (the default) or "PUT".
 	StatusMethod string
-	// StatusPath is one of the four path forms (StatusPathQuotesStatus, the
-	// default, which the public documentation's example uses;
-	// StatusPathQuoteStatus; StatusPathQuotesID; StatusPathQuoteID) or
-	// StatusPathAuto; DefaultStatusPath when empty.
+	// StatusPath is one of the four StatusPath… forms or StatusPathAuto;
+	// DefaultStatusPath (the public documentation's example) when empty.
 	StatusPath string
 	// BookingDateLayout is the Go time layout of bookingDate on accept;
 	// DefaultBookingDateLayout (ISO 8601 date) when empty.
@@ -107,9 +104,8 @@ type Config struct {
 	// the client sends joins it first (AddFetched). The daemon passes its
 	// one set; nil means a set of the client's own.
 	Secrets *redact.Secrets
-	// IdleConns is how many idle connections the default client keeps:
-	// as many as calls in flight (the daemon sets sync.concurrency).
-	// Default 16.
+	// IdleConns is how many idle connections the default client keeps: as
+	// many as calls in flight (the daemon sets sync.concurrency). Default 16.
 	IdleConns int
 }
 

@@ -98,10 +98,8 @@ func decodeObject(data []byte) (map[string]json.RawMessage, error) {
 		return nil, cause
 	}
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, err
-	}
-	return m, nil
+	err := json.Unmarshal(data, &m)
+	return m, err
 }
 
 func isNull(raw json.RawMessage) bool {
@@ -120,9 +118,8 @@ func describe(raw []byte) string {
 
 var kinds = map[byte]string{'{': "an object", '[': "an array", '"': "a string", 't': "a boolean", 'f': "a boolean", 'n': "null"}
 
-// decodeString decodes a JSON string; null gives "". A string that is not
-// valid UTF-8, or holds a lone UTF-16 surrogate escape, is an error:
-// encoding/json would silently replace those, and quotesync never changes
+// decodeString decodes a JSON string; null gives "". Text encoding/json
+// would silently change (textError) is an error: quotesync never changes
 // the remote's data.
 func decodeString(raw json.RawMessage) (string, error) {
 	if isNull(raw) {
@@ -197,7 +194,7 @@ func textOf(s string) string {
 // null gives "".
 func decodeID(raw json.RawMessage) (string, error) {
 	if isNull(raw) || bytes.TrimSpace(raw)[0] == '"' {
-		return decodeString(raw) // null gives ""
+		return decodeString(raw)
 	}
 	n, err := decodeNumber(raw)
 	if err != nil {
@@ -241,8 +238,7 @@ func decodeInt(raw json.RawMessage) (int, error) {
 
 // decodeBool decodes a JSON boolean or a quoted "true"/"false".
 func decodeBool(raw json.RawMessage) (bool, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && raw[0] == '"' {
+	if raw = bytes.TrimSpace(raw); len(raw) > 0 && raw[0] == '"' {
 		s, err := decodeString(raw)
 		if err != nil {
 			return false, err
@@ -386,8 +382,6 @@ func (j Job) MarshalJSON() ([]byte, error) {
 
 func compact(raw []byte) ([]byte, error) {
 	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	err := json.Compact(&b, raw)
+	return b.Bytes(), err
 }
