@@ -84,17 +84,13 @@ func New(opts Options) (*Emulator, error) {
 	if opts.Token == "" {
 		return nil, ErrNoToken
 	}
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = DefaultMaxBodyBytes
-	}
+	opts.MaxBodyBytes = cmp.Or(max(opts.MaxBodyBytes, 0), DefaultMaxBodyBytes)
 	opts.Mode = cmp.Or(opts.Mode, ModeSpec)
 	if opts.Mode != ModeSpec && opts.Mode != ModeDocumented {
 		return nil, fmt.Errorf("%w, got %q", ErrMode, opts.Mode)
 	}
 	opts.ClientID = cmp.Or(opts.ClientID, DefaultClientID)
-	if opts.TokenTTL <= 0 {
-		opts.TokenTTL = DefaultTokenTTL
-	}
+	opts.TokenTTL = cmp.Or(max(opts.TokenTTL, 0), DefaultTokenTTL)
 	e := &Emulator{opts: opts, now: opts.Now, routes: routeTable(opts.Mode)}
 	if e.now == nil {
 		e.now = time.Now
