@@ -20,9 +20,8 @@ const (
 	StatusPathQuotesID     = "/jobs/{jobId}/quotes/{quoteId}/status"
 	StatusPathQuoteStatus  = "/jobs/{jobId}/quote/status/{status}"
 	StatusPathQuotesStatus = "/jobs/{jobId}/quotes/status/{status}"
-	// StatusPathAuto tries the (method, form) pairs of autoCandidates in
-	// order, moving on at a 404 or 405, and remembers the first pair the
-	// service answers (see SetStatus).
+	// StatusPathAuto tries the (method, form) pairs of autoCandidates and
+	// remembers the first the service serves (see SetStatus).
 	StatusPathAuto = "auto"
 )
 

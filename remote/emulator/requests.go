@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 	"unicode"
 )
@@ -221,11 +222,8 @@ func checkReferenceID(ref string) *apiError {
 		return fieldError(CodeInvalidField, "referenceId", "referenceId must not be empty")
 	case len([]rune(ref)) > MaxReferenceIDLength:
 		return fieldError(CodeInvalidField, "referenceId", "referenceId is longer than %d characters", MaxReferenceIDLength)
-	}
-	for _, c := range ref {
-		if unicode.IsControl(c) {
-			return fieldError(CodeInvalidField, "referenceId", "referenceId contains a control character")
-		}
+	case strings.ContainsFunc(ref, unicode.IsControl):
+		return fieldError(CodeInvalidField, "referenceId", "referenceId contains a control character")
 	}
 	return nil
 }
