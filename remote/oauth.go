@@ -61,9 +61,7 @@ type ClientCredentialsConfig struct {
 // (4xx: a wrong client id or secret) is permanent; a network error, 408,
 // 429 or 5xx from the endpoint matches ErrTemporary.
 func ClientCredentials(cfg ClientCredentialsConfig) TokenSource {
-	if cfg.Secrets == nil {
-		cfg.Secrets = redact.New()
-	}
+	cfg.Secrets = cmp.Or(cfg.Secrets, redact.New())
 	return &ccToken{cfg: cfg, now: time.Now}
 }
 

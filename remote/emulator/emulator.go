@@ -108,9 +108,7 @@ func New(opts Options) (*Emulator, error) {
 // SetSeed reseeds the random source of fault probabilities and random
 // requests; 0 seeds from the clock.
 func (e *Emulator) SetSeed(seed uint64) {
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
+	seed = cmp.Or(seed, uint64(time.Now().UnixNano()))
 	e.mu.Lock()
 	e.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	e.mu.Unlock()
