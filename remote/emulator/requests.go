@@ -209,10 +209,7 @@ func decodeAccept(body []byte) (ref, booking string, aerr *apiError) {
 			return nil
 		}},
 	}, unknown("unknown field %q; the accept body has referenceId and bookingDate"))
-	if aerr != nil {
-		return "", "", aerr
-	}
-	return ref, booking, nil
+	return ref, booking, aerr
 }
 
 // checkReferenceID enforces the emulator's bounds on a referenceId.
