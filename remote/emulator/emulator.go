@@ -120,7 +120,9 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.EscapedPath()
 	switch {
 	case strings.HasPrefix(path, AdminPrefix) || path == strings.TrimSuffix(AdminPrefix, "/"):
-		e.serveAdmin(w, r)
+		if aerr := e.admin(w, r); aerr != nil {
+			writeError(w, aerr, false) // JSON in every mode
+		}
 	case strings.HasPrefix(path, APIPrefix+"/"):
 		e.serveAPI(w, r, strings.TrimPrefix(path, APIPrefix))
 	case path == TokenPath && e.documented():
