@@ -2,6 +2,7 @@ package remote
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -185,10 +186,7 @@ func (s *listScanner) list(keep int64) ([]Request, *DecodeError, error) {
 		}
 	}
 	if c, err := s.skipSpace(); err != io.EOF {
-		if err != nil {
-			return nil, nil, s.cut(err)
-		}
-		return nil, nil, fmt.Errorf("malformed JSON: %q after the array", c)
+		return nil, nil, cmp.Or(err, fmt.Errorf("malformed JSON: %q after the array", c))
 	}
 	if len(skipped.Skipped) == 0 {
 		return reqs, nil, nil
