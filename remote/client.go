@@ -191,31 +191,16 @@ func (cfg Config) normalize() (Config, string, error) {
 	case u.RawQuery != "" || u.Fragment != "":
 		bad("BaseURL", "must have no query or fragment, got %q", u.Redacted())
 	}
-	for _, d := range []struct {
-		name string
-		v    *time.Duration
-		def  time.Duration
-	}{{"Timeout", &cfg.Timeout, DefaultTimeout}, {"BackoffInitial", &cfg.BackoffInitial, DefaultBackoffInitial}, {"BackoffMax", &cfg.BackoffMax, DefaultBackoffMax}} {
-		if *d.v < 0 {
-			bad(d.name, "%s must not be negative; 0 means the default, %s", *d.v, d.def)
-		}
-		*d.v = cmp.Or(max(*d.v, 0), d.def)
-	}
+	orDefault(bad, "Timeout", &cfg.Timeout, DefaultTimeout)
+	orDefault(bad, "BackoffInitial", &cfg.BackoffInitial, DefaultBackoffInitial)
+	orDefault(bad, "BackoffMax", &cfg.BackoffMax, DefaultBackoffMax)
 	if cfg.BackoffMax < cfg.BackoffInitial {
 		bad("BackoffMax", "%s is shorter than BackoffInitial (%s)", cfg.BackoffMax, cfg.BackoffInitial)
 	}
-	for _, n := range []struct {
-		name   string
-		v, def int64
-	}{{"MaxAttempts", int64(cfg.MaxAttempts), DefaultMaxAttempts}, {"Burst", int64(cfg.Burst), DefaultBurst}, {"MaxBodyBytes", cfg.MaxBodyBytes, DefaultMaxBodyBytes}} {
-		if n.v < 0 {
-			bad(n.name, "%d must not be negative; 0 means the default, %d", n.v, n.def)
-		}
-	}
+	orDefault(bad, "MaxAttempts", &cfg.MaxAttempts, DefaultMaxAttempts)
+	orDefault(bad, "Burst", &cfg.Burst, DefaultBurst)
+	orDefault(bad, "MaxBodyBytes", &cfg.MaxBodyBytes, DefaultMaxBodyBytes)
 	cfg.UserAgent = cmp.Or(cfg.UserAgent, DefaultUserAgent)
-	cfg.MaxAttempts = cmp.Or(cfg.MaxAttempts, DefaultMaxAttempts)
-	cfg.Burst = cmp.Or(cfg.Burst, DefaultBurst)
-	cfg.MaxBodyBytes = cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
 	cfg.RateLimit = cmp.Or(cfg.RateLimit, DefaultRateLimit)
 	cfg.BookingDateLayout = cmp.Or(cfg.BookingDateLayout, DefaultBookingDateLayout)
 	if cfg.DraftUpdate = cmp.Or(strings.ToLower(cfg.DraftUpdate), DefaultDraftUpdate); cfg.DraftUpdate != DraftUpdateRepost && cfg.DraftUpdate != DraftUpdatePut {
@@ -228,6 +213,14 @@ func (cfg Config) normalize() (Config, string, error) {
 		bad("StatusPath", "%q must be one of %s, %s", cfg.StatusPath, strings.Join(statusForms, ", "), StatusPathAuto)
 	}
 	return cfg, strings.TrimRight(cfg.BaseURL, "/") + APIRoot, errors.Join(errs...)
+}
+
+// orDefault refuses a negative *v through bad, and makes a zero one def.
+func orDefault[T int | int64 | time.Duration](bad func(field, format string, args ...any), name string, v *T, def T) {
+	if *v < 0 {
+		bad(name, "%v must not be negative; 0 means the default, %v", *v, def)
+	}
+	*v = cmp.Or(max(*v, 0), def)
 }
 
 // ConfigError is New's error for an invalid field of Config, named as the
