@@ -179,9 +179,8 @@ func (s *Secrets) Longest() int {
 	return int(s.longest.Load())
 }
 
-// Cut returns text with every secret redacted, then cut to at most max
-// bytes on a rune boundary, "…" marking a cut: redacting first leaves no
-// half of a secret in what is kept.
+// Cut returns text with every secret redacted, then (see the package doc
+// for why in that order) cut to at most max bytes, "…" marking a cut.
 func (s *Secrets) Cut(text string, max int) string {
 	return cut(s.Redact(text), max, false)
 }
