@@ -90,9 +90,8 @@
 //	garbage         answer 200 with a body that is not JSON; nothing is applied
 //	land_then_drop  apply the call, then close the connection unanswered
 //	land_then_hang  apply the call, hold the connection for Latency, then close it unanswered
-//	echo            answer Status with plain text quoting the call's credentials and
-//	                Options.Token in every form of EchoForms; nothing is applied. For
-//	                redaction tests.
+//	echo            answer Status, plain text quoting the call's credentials and Options.Token
+//	                in every form of EchoForms (for redaction tests); nothing is applied
 //
 // The land_then_ actions are the "timed out but landed" cases: a client
 // that retries an accept with the same referenceId gets 409
