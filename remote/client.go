@@ -71,9 +71,9 @@ type Config struct {
 	// DefaultMaxAttempts when zero, 1 = no retry. The one retry after a 401
 	// does not count against it.
 	MaxAttempts int
-	// BackoffInitial and BackoffMax are the Backoff of temporary failures
-	// (the wait before the second attempt, and the cap of every wait; a
-	// Retry-After is waited at least); DefaultBackoff… when zero.
+	// BackoffInitial and BackoffMax (DefaultBackoffInitial and
+	// DefaultBackoffMax when zero) are the Backoff of temporary failures;
+	// a Retry-After is waited at least.
 	BackoffInitial, BackoffMax time.Duration
 	// RateLimit is the sustained calls (attempts) per second of the token
 	// bucket; DefaultRateLimit when zero; negative means unlimited.

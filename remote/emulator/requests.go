@@ -50,16 +50,14 @@ func (e *Emulator) AddRequests(reqs ...SeedRequest) []string {
 // addRequest inserts or updates one request and returns its id.
 func (s *store) addRequest(sr SeedRequest, now time.Time) string {
 	id := sr.ID
-	if id == "" {
-		for {
-			s.nextRequestID++
-			id = strconv.FormatInt(s.nextRequestID, 10)
-			if s.requests[id] == nil {
-				break
-			}
-		}
-	} else if n, err := strconv.ParseInt(id, 10, 64); err == nil && n > s.nextRequestID {
+	if n, err := strconv.ParseInt(id, 10, 64); err == nil && n > s.nextRequestID {
 		s.nextRequestID = n
+	}
+	for id == "" {
+		s.nextRequestID++
+		if next := strconv.FormatInt(s.nextRequestID, 10); s.requests[next] == nil {
+			id = next
+		}
 	}
 	r := s.requests[id]
 	if r == nil {
