@@ -101,7 +101,6 @@ type bodyReadError struct{ err error }
 func (e *bodyReadError) Error() string { return "read response body: " + e.err.Error() }
 func (e *bodyReadError) Unwrap() error { return e.err }
 
-// errNotArray is the cause when the list is not a JSON array.
 var errNotArray = errors.New("not a JSON array")
 
 // decodeRequestsFrom decodes the body of GET /requests as it is read: a
