@@ -217,10 +217,7 @@ func checkEntry(e rawEntry) error {
 	default:
 		field, cause = badTextMember(e.data)
 	}
-	if field == "" {
-		return cause
-	}
-	return &FieldError{Field: field, Err: cause}
+	return fieldErr(field, cause)
 }
 
 // skippedRequest describes entry i that failed with err. The error of a

@@ -33,18 +33,17 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
 // Unwrap returns the cause.
 func (e *FieldError) Unwrap() error { return e.Err }
 
-// fieldErr wraps err as a FieldError for field, prefixing an inner one's
-// name ("items" + "[2].price").
+// fieldErr wraps err as a FieldError for field ("" leaves err as it is),
+// prefixing an inner one's name ("items" + "[2].price").
 func fieldErr(field string, err error) error {
 	var fe *FieldError
-	if err == nil {
-		return nil
+	if err == nil || field == "" {
+		return err
 	} else if errors.As(err, &fe) {
-		sep := "."
-		if strings.HasPrefix(fe.Field, "[") {
-			sep = ""
+		if !strings.HasPrefix(fe.Field, "[") {
+			field += "."
 		}
-		return &FieldError{Field: field + sep + fe.Field, Err: fe.Err}
+		return &FieldError{Field: field + fe.Field, Err: fe.Err}
 	}
 	return &FieldError{Field: field, Err: err}
 }
@@ -92,10 +91,8 @@ func decodeObject(data []byte) (map[string]json.RawMessage, error) {
 	}
 	// encoding/json would replace bad text silently, in keys and in the
 	// members kept raw alike: name the member instead.
-	if f, cause := badTextMember(data); cause != nil && f != "" {
-		return nil, &FieldError{Field: f, Err: cause}
-	} else if cause != nil {
-		return nil, cause
+	if f, cause := badTextMember(data); cause != nil {
+		return nil, fieldErr(f, cause)
 	}
 	var m map[string]json.RawMessage
 	err := json.Unmarshal(data, &m)
