@@ -261,10 +261,18 @@ func clip(s string) string {
 	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
-// parseExpiry parses an ISO-8601 date-time or date. Without a zone it is
-// UTC, and a bare date means its first instant, the earliest it can mean,
-// so that an expired request is never taken for a live one.
-func parseExpiry(s string) (time.Time, error) {
+// decodeExpiry decodes an ISO-8601 date-time or date string; null or blank
+// gives the zero time. Without a zone it is UTC, and a bare date means its
+// first instant, the earliest it can mean, so that an expired request is
+// never taken for a live one.
+func decodeExpiry(raw json.RawMessage) (time.Time, error) {
+	s, err := decodeString(raw) // null gives ""
+	if err != nil {
+		return time.Time{}, fmt.Errorf("want an ISO-8601 date-time string, got %s", describe(raw))
+	}
+	if s = strings.TrimSpace(s); s == "" {
+		return time.Time{}, nil
+	}
 	layouts := [...]string{
 		time.RFC3339Nano,                      // 2024-05-01T10:00:00.5+02:00, ...Z
 		"2006-01-02T15:04:05.999999999Z0700",  // +0200 without colon
@@ -275,24 +283,12 @@ func parseExpiry(s string) (time.Time, error) {
 		"2006-01-02 15:04:05.999999999",       // space separator, no zone
 		time.DateOnly,                         // 2024-05-01
 	}
-	s = strings.TrimSpace(s)
 	for _, layout := range layouts {
 		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
 			return t, nil
 		}
 	}
 	return time.Time{}, fmt.Errorf("want an ISO-8601 date-time or date, got %q", clip(s))
-}
-
-func decodeExpiry(raw json.RawMessage) (time.Time, error) {
-	s, err := decodeString(raw) // null gives ""
-	if err != nil {
-		return time.Time{}, fmt.Errorf("want an ISO-8601 date-time string, got %s", describe(raw))
-	}
-	if strings.TrimSpace(s) == "" {
-		return time.Time{}, nil
-	}
-	return parseExpiry(s)
 }
 
 func rawOrNil(raw json.RawMessage) json.RawMessage {
@@ -304,7 +300,7 @@ func rawOrNil(raw json.RawMessage) json.RawMessage {
 
 // UnmarshalJSON decodes a request tolerantly: id as a string or a number
 // (exact digits kept), claim_number or claimNumber (the first non-empty),
-// expiry as an ISO-8601 date-time or date (see parseExpiry). A request
+// expiry as an ISO-8601 date-time or date (see decodeExpiry). A request
 // without an id is an error: it could never be accepted. Errors name the
 // request (when its id is known) and the field.
 func (r *Request) UnmarshalJSON(data []byte) error {
