@@ -81,9 +81,7 @@ func (s *Secrets) Add(values ...string) {
 	for _, v := range values {
 		if len(v) >= MinLen && !slices.Contains(s.values, v) {
 			s.values = append(s.values, v)
-			if i := slices.Index(s.fetched, v); i >= 0 {
-				s.fetched = slices.Delete(s.fetched, i, i+1)
-			}
+			s.fetched = slices.DeleteFunc(s.fetched, func(f string) bool { return f == v })
 			changed = true
 		}
 	}
