@@ -71,10 +71,9 @@ type Config struct {
 	// DefaultMaxAttempts when zero, 1 = no retry. The one retry after a 401
 	// does not count against it.
 	MaxAttempts int
-	// BackoffInitial is the wait before the second attempt, doubled for
-	// each later one up to BackoffMax, each ±20% (see Backoff); a
-	// Retry-After is waited at least, BackoffMax at most.
-	// DefaultBackoffInitial and DefaultBackoffMax when zero.
+	// BackoffInitial and BackoffMax (DefaultBackoffInitial and
+	// DefaultBackoffMax when zero) are the Backoff of temporary failures;
+	// a Retry-After is waited at least.
 	BackoffInitial, BackoffMax time.Duration
 	// RateLimit is the sustained calls (attempts) per second of the token
 	// bucket; DefaultRateLimit when zero; negative means unlimited.
@@ -88,10 +87,8 @@ type Config struct {
 	DraftUpdate string
 	// StatusMethod is "POST" (the default) or "PUT".
 	StatusMethod string
-	// StatusPath is one of the four path forms (StatusPathQuotesStatus, the
-	// default, which the public documentation's example uses;
-	// StatusPathQuoteStatus; StatusPathQuotesID; StatusPathQuoteID) or
-	// StatusPathAuto; DefaultStatusPath when empty.
+	// StatusPath is one of the four StatusPath… forms or StatusPathAuto;
+	// DefaultStatusPath (the public documentation's example) when empty.
 	StatusPath string
 	// BookingDateLayout is the Go time layout of bookingDate on accept;
 	// DefaultBookingDateLayout (ISO 8601 date) when empty.
@@ -107,9 +104,8 @@ type Config struct {
 	// the client sends joins it first (AddFetched). The daemon passes its
 	// one set; nil means a set of the client's own.
 	Secrets *redact.Secrets
-	// IdleConns is how many idle connections the default client keeps:
-	// as many as calls in flight (the daemon sets sync.concurrency).
-	// Default 16.
+	// IdleConns is how many idle connections the default client keeps: as
+	// many as calls in flight (the daemon sets sync.concurrency). Default 16.
 	IdleConns int
 }
 
@@ -195,31 +191,16 @@ func (cfg Config) normalize() (Config, string, error) {
 	case u.RawQuery != "" || u.Fragment != "":
 		bad("BaseURL", "must have no query or fragment, got %q", u.Redacted())
 	}
-	for _, d := range []struct {
-		name string
-		v    *time.Duration
-		def  time.Duration
-	}{{"Timeout", &cfg.Timeout, DefaultTimeout}, {"BackoffInitial", &cfg.BackoffInitial, DefaultBackoffInitial}, {"BackoffMax", &cfg.BackoffMax, DefaultBackoffMax}} {
-		if *d.v < 0 {
-			bad(d.name, "%s must not be negative; 0 means the default, %s", *d.v, d.def)
-		}
-		*d.v = cmp.Or(max(*d.v, 0), d.def)
-	}
+	orDefault(bad, "Timeout", &cfg.Timeout, DefaultTimeout)
+	orDefault(bad, "BackoffInitial", &cfg.BackoffInitial, DefaultBackoffInitial)
+	orDefault(bad, "BackoffMax", &cfg.BackoffMax, DefaultBackoffMax)
 	if cfg.BackoffMax < cfg.BackoffInitial {
 		bad("BackoffMax", "%s is shorter than BackoffInitial (%s)", cfg.BackoffMax, cfg.BackoffInitial)
 	}
-	for _, n := range []struct {
-		name   string
-		v, def int64
-	}{{"MaxAttempts", int64(cfg.MaxAttempts), DefaultMaxAttempts}, {"Burst", int64(cfg.Burst), DefaultBurst}, {"MaxBodyBytes", cfg.MaxBodyBytes, DefaultMaxBodyBytes}} {
-		if n.v < 0 {
-			bad(n.name, "%d must not be negative; 0 means the default, %d", n.v, n.def)
-		}
-	}
+	orDefault(bad, "MaxAttempts", &cfg.MaxAttempts, DefaultMaxAttempts)
+	orDefault(bad, "Burst", &cfg.Burst, DefaultBurst)
+	orDefault(bad, "MaxBodyBytes", &cfg.MaxBodyBytes, DefaultMaxBodyBytes)
 	cfg.UserAgent = cmp.Or(cfg.UserAgent, DefaultUserAgent)
-	cfg.MaxAttempts = cmp.Or(cfg.MaxAttempts, DefaultMaxAttempts)
-	cfg.Burst = cmp.Or(cfg.Burst, DefaultBurst)
-	cfg.MaxBodyBytes = cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
 	cfg.RateLimit = cmp.Or(cfg.RateLimit, DefaultRateLimit)
 	cfg.BookingDateLayout = cmp.Or(cfg.BookingDateLayout, DefaultBookingDateLayout)
 	if cfg.DraftUpdate = cmp.Or(strings.ToLower(cfg.DraftUpdate), DefaultDraftUpdate); cfg.DraftUpdate != DraftUpdateRepost && cfg.DraftUpdate != DraftUpdatePut {
@@ -232,6 +213,14 @@ func (cfg Config) normalize() (Config, string, error) {
 		bad("StatusPath", "%q must be one of %s, %s", cfg.StatusPath, strings.Join(statusForms, ", "), StatusPathAuto)
 	}
 	return cfg, strings.TrimRight(cfg.BaseURL, "/") + APIRoot, errors.Join(errs...)
+}
+
+// orDefault refuses a negative *v through bad, and makes a zero one def.
+func orDefault[T int | int64 | time.Duration](bad func(field, format string, args ...any), name string, v *T, def T) {
+	if *v < 0 {
+		bad(name, "%v must not be negative; 0 means the default, %v", *v, def)
+	}
+	*v = cmp.Or(max(*v, 0), def)
 }
 
 // ConfigError is New's error for an invalid field of Config, named as the

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -100,7 +101,6 @@ type bodyReadError struct{ err error }
 func (e *bodyReadError) Error() string { return "read response body: " + e.err.Error() }
 func (e *bodyReadError) Unwrap() error { return e.err }
 
-// errNotArray is the cause when the list is not a JSON array.
 var errNotArray = errors.New("not a JSON array")
 
 // decodeRequestsFrom decodes the body of GET /requests as it is read: a
@@ -185,10 +185,7 @@ func (s *listScanner) list(keep int64) ([]Request, *DecodeError, error) {
 		}
 	}
 	if c, err := s.skipSpace(); err != io.EOF {
-		if err != nil {
-			return nil, nil, s.cut(err)
-		}
-		return nil, nil, fmt.Errorf("malformed JSON: %q after the array", c)
+		return nil, nil, cmp.Or(err, fmt.Errorf("malformed JSON: %q after the array", c))
 	}
 	if len(skipped.Skipped) == 0 {
 		return reqs, nil, nil
@@ -220,10 +217,7 @@ func checkEntry(e rawEntry) error {
 	default:
 		field, cause = badTextMember(e.data)
 	}
-	if field == "" {
-		return cause
-	}
-	return &FieldError{Field: field, Err: cause}
+	return fieldErr(field, cause)
 }
 
 // skippedRequest describes entry i that failed with err. The error of a

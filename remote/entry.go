@@ -173,12 +173,7 @@ func boundValue(raw []byte, cut bool) string {
 
 // printable reports whether s is valid UTF-8 without control characters.
 func printable(s string) bool {
-	for _, r := range s {
-		if controlRune(r) || r == utf8.RuneError {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(s, func(r rune) bool { return controlRune(r) || r == utf8.RuneError })
 }
 
 // controlRune reports whether r is a control character: C0, DEL, C1, the

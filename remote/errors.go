@@ -181,10 +181,8 @@ func classify(sentinel, cause error) error {
 	return fmt.Errorf("%w: %w", sentinel, cause)
 }
 
-// excerpt returns at most max bytes of body as one valid UTF-8 string,
-// every secret of secrets redacted first; a cut is marked with "…". more
-// says body is the start of a longer one (a read stopped at its bound):
-// see redact.Secrets.Excerpt.
+// excerpt is secrets.Excerpt (redacted, then cut to max bytes, "…" at a
+// cut or with more) of body trimmed and made valid UTF-8.
 func excerpt(secrets *redact.Secrets, body []byte, max int, more bool) string {
 	s := strings.ToValidUTF8(string(body), "\uFFFD")
 	return secrets.Excerpt(strings.TrimSpace(s), max, more)

@@ -33,18 +33,17 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
 // Unwrap returns the cause.
 func (e *FieldError) Unwrap() error { return e.Err }
 
-// fieldErr wraps err as a FieldError for field, prefixing an inner one's
-// name ("items" + "[2].price").
+// fieldErr wraps err as a FieldError for field ("" leaves err as it is),
+// prefixing an inner one's name ("items" + "[2].price").
 func fieldErr(field string, err error) error {
 	var fe *FieldError
-	if err == nil {
-		return nil
+	if err == nil || field == "" {
+		return err
 	} else if errors.As(err, &fe) {
-		sep := "."
-		if strings.HasPrefix(fe.Field, "[") {
-			sep = ""
+		if !strings.HasPrefix(fe.Field, "[") {
+			field += "."
 		}
-		return &FieldError{Field: field + sep + fe.Field, Err: fe.Err}
+		return &FieldError{Field: field + fe.Field, Err: fe.Err}
 	}
 	return &FieldError{Field: field, Err: err}
 }
@@ -92,16 +91,12 @@ func decodeObject(data []byte) (map[string]json.RawMessage, error) {
 	}
 	// encoding/json would replace bad text silently, in keys and in the
 	// members kept raw alike: name the member instead.
-	if f, cause := badTextMember(data); cause != nil && f != "" {
-		return nil, &FieldError{Field: f, Err: cause}
-	} else if cause != nil {
-		return nil, cause
+	if f, cause := badTextMember(data); cause != nil {
+		return nil, fieldErr(f, cause)
 	}
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, err
-	}
-	return m, nil
+	err := json.Unmarshal(data, &m)
+	return m, err
 }
 
 func isNull(raw json.RawMessage) bool {
@@ -120,9 +115,8 @@ func describe(raw []byte) string {
 
 var kinds = map[byte]string{'{': "an object", '[': "an array", '"': "a string", 't': "a boolean", 'f': "a boolean", 'n': "null"}
 
-// decodeString decodes a JSON string; null gives "". A string that is not
-// valid UTF-8, or holds a lone UTF-16 surrogate escape, is an error:
-// encoding/json would silently replace those, and quotesync never changes
+// decodeString decodes a JSON string; null gives "". Text encoding/json
+// would silently change (textError) is an error: quotesync never changes
 // the remote's data.
 func decodeString(raw json.RawMessage) (string, error) {
 	if isNull(raw) {
@@ -197,7 +191,7 @@ func textOf(s string) string {
 // null gives "".
 func decodeID(raw json.RawMessage) (string, error) {
 	if isNull(raw) || bytes.TrimSpace(raw)[0] == '"' {
-		return decodeString(raw) // null gives ""
+		return decodeString(raw)
 	}
 	n, err := decodeNumber(raw)
 	if err != nil {
@@ -241,8 +235,7 @@ func decodeInt(raw json.RawMessage) (int, error) {
 
 // decodeBool decodes a JSON boolean or a quoted "true"/"false".
 func decodeBool(raw json.RawMessage) (bool, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && raw[0] == '"' {
+	if raw = bytes.TrimSpace(raw); len(raw) > 0 && raw[0] == '"' {
 		s, err := decodeString(raw)
 		if err != nil {
 			return false, err
@@ -268,10 +261,18 @@ func clip(s string) string {
 	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
-// parseExpiry parses an ISO-8601 date-time or date. Without a zone it is
-// UTC, and a bare date means its first instant, the earliest it can mean,
-// so that an expired request is never taken for a live one.
-func parseExpiry(s string) (time.Time, error) {
+// decodeExpiry decodes an ISO-8601 date-time or date string; null or blank
+// gives the zero time. Without a zone it is UTC, and a bare date means its
+// first instant, the earliest it can mean, so that an expired request is
+// never taken for a live one.
+func decodeExpiry(raw json.RawMessage) (time.Time, error) {
+	s, err := decodeString(raw) // null gives ""
+	if err != nil {
+		return time.Time{}, fmt.Errorf("want an ISO-8601 date-time string, got %s", describe(raw))
+	}
+	if s = strings.TrimSpace(s); s == "" {
+		return time.Time{}, nil
+	}
 	layouts := [...]string{
 		time.RFC3339Nano,                      // 2024-05-01T10:00:00.5+02:00, ...Z
 		"2006-01-02T15:04:05.999999999Z0700",  // +0200 without colon
@@ -282,24 +283,12 @@ func parseExpiry(s string) (time.Time, error) {
 		"2006-01-02 15:04:05.999999999",       // space separator, no zone
 		time.DateOnly,                         // 2024-05-01
 	}
-	s = strings.TrimSpace(s)
 	for _, layout := range layouts {
 		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
 			return t, nil
 		}
 	}
 	return time.Time{}, fmt.Errorf("want an ISO-8601 date-time or date, got %q", clip(s))
-}
-
-func decodeExpiry(raw json.RawMessage) (time.Time, error) {
-	s, err := decodeString(raw) // null gives ""
-	if err != nil {
-		return time.Time{}, fmt.Errorf("want an ISO-8601 date-time string, got %s", describe(raw))
-	}
-	if strings.TrimSpace(s) == "" {
-		return time.Time{}, nil
-	}
-	return parseExpiry(s)
 }
 
 func rawOrNil(raw json.RawMessage) json.RawMessage {
@@ -311,7 +300,7 @@ func rawOrNil(raw json.RawMessage) json.RawMessage {
 
 // UnmarshalJSON decodes a request tolerantly: id as a string or a number
 // (exact digits kept), claim_number or claimNumber (the first non-empty),
-// expiry as an ISO-8601 date-time or date (see parseExpiry). A request
+// expiry as an ISO-8601 date-time or date (see decodeExpiry). A request
 // without an id is an error: it could never be accepted. Errors name the
 // request (when its id is known) and the field.
 func (r *Request) UnmarshalJSON(data []byte) error {
@@ -386,8 +375,6 @@ func (j Job) MarshalJSON() ([]byte, error) {
 
 func compact(raw []byte) ([]byte, error) {
 	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	err := json.Compact(&b, raw)
+	return b.Bytes(), err
 }

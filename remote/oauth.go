@@ -50,20 +50,17 @@ type ClientCredentialsConfig struct {
 	Secrets *redact.Secrets
 }
 
-// ClientCredentials returns a TokenSource that fetches tokens with the OAuth2
-// client-credentials grant (golang.org/x/oauth2/clientcredentials; the
-// service gives no refresh token). A token is cached until ExpiryLeeway
-// before its expiry (forever when the endpoint gives no expires_in);
-// Invalidate drops it so the next call fetches a fresh one. Concurrent
-// callers share one fetch.
+// ClientCredentials returns a TokenSource that fetches tokens with the
+// OAuth2 client-credentials grant (golang.org/x/oauth2/clientcredentials;
+// the service gives no refresh token). A token is cached until
+// ExpiryLeeway before its expiry (forever when the endpoint gives no
+// expires_in) or Invalidate; concurrent callers share one fetch.
 //
 // Errors never contain the client secret or the token. A refused fetch
 // (4xx: a wrong client id or secret) is permanent; a network error, 408,
 // 429 or 5xx from the endpoint matches ErrTemporary.
 func ClientCredentials(cfg ClientCredentialsConfig) TokenSource {
-	if cfg.Secrets == nil {
-		cfg.Secrets = redact.New()
-	}
+	cfg.Secrets = cmp.Or(cfg.Secrets, redact.New())
 	return &ccToken{cfg: cfg, now: time.Now}
 }
 

@@ -100,13 +100,7 @@ func (q *Quote) UnmarshalJSON(data []byte) error {
 // order. Extra members named like a modelled field are not written: the
 // field wins.
 func (q Quote) MarshalJSON() ([]byte, error) {
-	rates, items := q.Rates, q.Items
-	if rates == nil {
-		rates = []Rate{}
-	}
-	if items == nil {
-		items = []Item{}
-	}
+	rates, items := append([]Rate{}, q.Rates...), append([]Item{}, q.Items...) // [], never null
 	b, err := json.Marshal(struct {
 		Type        string `json:"type"`
 		Status      string `json:"status"`

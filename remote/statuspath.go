@@ -20,9 +20,8 @@ const (
 	StatusPathQuotesID     = "/jobs/{jobId}/quotes/{quoteId}/status"
 	StatusPathQuoteStatus  = "/jobs/{jobId}/quote/status/{status}"
 	StatusPathQuotesStatus = "/jobs/{jobId}/quotes/status/{status}"
-	// StatusPathAuto tries the (method, form) pairs of autoCandidates in
-	// order, moving on at a 404 or 405, and remembers the first pair the
-	// service answers (see SetStatus).
+	// StatusPathAuto tries the (method, form) pairs of autoCandidates and
+	// remembers the first the service serves (see SetStatus).
 	StatusPathAuto = "auto"
 )
 
@@ -83,10 +82,6 @@ func (c *Client) UseStatusForm(form string) error {
 	return nil
 }
 
-func expandStatusPath(form, jobID, quoteID, status string) string {
-	return strings.NewReplacer("{jobId}", segment(jobID), "{quoteId}", segment(quoteID), "{status}", segment(status)).Replace(form)
-}
-
 // segment escapes s as one path segment. "." and ".." are escaped too, so a
 // job number can never walk the path.
 func segment(s string) string {
@@ -113,6 +108,7 @@ func (c *Client) SetStatus(ctx context.Context, jobID, quoteType, status string)
 	if err != nil {
 		return Quote{}, err
 	}
+	params := strings.NewReplacer("{jobId}", segment(jobID), "{quoteId}", segment(quoteType), "{status}", segment(status))
 	candidates := c.statusCandidates()
 	if i := c.statusForm.Load(); i > 0 {
 		candidates = candidates[i-1 : i]
@@ -121,10 +117,10 @@ func (c *Client) SetStatus(ctx context.Context, jobID, quoteType, status string)
 	for _, cand := range candidates {
 		var q Quote
 		method, form, _ := strings.Cut(cand, " ")
-		cl := call{
+		_, err := c.do(ctx, call{
 			method: method,
 			route:  cand,
-			path:   expandStatusPath(form, jobID, quoteType, status),
+			path:   params.Replace(form),
 			body:   body,
 			decode: func(a *answer) error {
 				if isEmptyBody(a.body) {
@@ -133,21 +129,17 @@ func (c *Client) SetStatus(ctx context.Context, jobID, quoteType, status string)
 				}
 				return q.UnmarshalJSON(a.body)
 			},
+		})
+		var e *Error
+		if errors.As(err, &e) && (e.Status == http.StatusNotFound || e.Status == http.StatusMethodNotAllowed) {
+			lastErr = err // a form the service does not serve: try the next
+			continue
 		}
-		_, err := c.do(ctx, cl)
-		if err == nil || !tryNextForm(err) {
-			if i := slices.Index(autoCandidates, cand); c.cfg.StatusPath == StatusPathAuto && i >= 0 &&
-				(err == nil || !errors.Is(err, ErrUnauthorized) && !errors.Is(err, ErrTemporary)) {
-				c.statusForm.Store(int32(i + 1))
-			}
-			return q, err
+		if i := slices.Index(autoCandidates, cand); c.cfg.StatusPath == StatusPathAuto && i >= 0 &&
+			(err == nil || !errors.Is(err, ErrUnauthorized) && !errors.Is(err, ErrTemporary)) {
+			c.statusForm.Store(int32(i + 1))
 		}
-		lastErr = err
+		return q, err
 	}
 	return Quote{}, lastErr
-}
-
-func tryNextForm(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && (e.Status == http.StatusNotFound || e.Status == http.StatusMethodNotAllowed)
 }

@@ -58,10 +58,9 @@ type Rate struct {
 }
 
 // Item is one line of a quote. Money and quantities are decimals and travel
-// as JSON numbers, never through float64.
-//
-// ID is the caller's string id, sent as given; a numeric id filled in by the
-// server decodes into its decimal string form ("17").
+// as JSON numbers, never through float64. ID is the caller's string id,
+// sent as given; a numeric id filled in by the server decodes into its
+// decimal string form ("17").
 type Item struct {
 	ID          string
 	Order       int

@@ -12,11 +12,10 @@ import (
 	qsync "github.com/quotesync/quotesync/sync"
 )
 
-// shopItems is what the remote must hold for the shop's live lines,
-// worked out here from the shop's rows and the sample mapping, not by
-// quotesync: the id is the line id, the type the mapped operation code,
-// the total the shop's line total or else quantity × price rounded half up
-// to cents.
+// shopItems is what the remote must hold for the shop's live lines, worked
+// out from the shop's rows and the sample mapping, not by quotesync: the
+// id is the line id, the type the mapped operation code, the total the
+// shop's line total or else quantity × price rounded half up to cents.
 func shopItems(lines []sampleshop.Line, workTypes map[string]string) ([]remote.Item, error) {
 	out := make([]remote.Item, 0, len(lines))
 	for _, l := range lines {

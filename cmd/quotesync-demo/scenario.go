@@ -105,9 +105,8 @@ type change struct {
 	final  bool
 }
 
-// shopScript is the shop's script. Each step waits until the remote
-// reflects what the previous ones did, so that every pass has one thing to
-// show.
+// shopScript is the shop's script: each step waits for what the previous
+// ones did, so that every pass has one thing to show.
 var shopScript = []step{
 	{what: "write lines on the jobs that had none",
 		wait: []string{sampleshop.ClaimNoLines, claimNewA, claimNewB}, changes: []change{

@@ -13,26 +13,25 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 )
 
-// turnHandler wraps go-mysql-server's protocol handler so that one session at
-// a time works on the data, and a session inside an open transaction keeps
-// that turn until COMMIT, ROLLBACK or the end of its connection.
+// turnHandler wraps go-mysql-server's protocol handler so that one session
+// at a time works on the data, and a session inside an open transaction
+// keeps that turn until COMMIT, ROLLBACK or the end of its connection.
 //
-// Why: GMS's in-memory tables are documented as not thread-safe and without
-// real transactions (upstream issues dolthub/go-mysql-server#1306, #1506). A
-// session's COMMIT writes back its whole copy of every table it touched, so
-// two overlapping transactions silently lose each other's writes (both
-// compare-and-set updates "win", two inserts of the same unique key both
-// commit, counter bumps hand out the same number), and SELECT … FOR UPDATE
-// locks nothing. Serialising whole transactions turns that into the strictest
-// InnoDB outcome: a conflicting statement waits, then sees the committed data.
+// Why: GMS's in-memory tables are not thread-safe and have no real
+// transactions: a session's COMMIT writes back its whole copy of every
+// table it touched, so overlapping transactions silently lose each other's
+// writes, and SELECT … FOR UPDATE locks nothing (EMBEDDED-SERVER.md lists
+// the cases and the upstream issues). Serialising whole transactions turns
+// that into the strictest InnoDB outcome: a conflicting statement waits,
+// then sees the committed data.
 //
-// Statements that touch no table (KILL, and SELECT or SET without FROM, such
-// as GET_LOCK or IS_USED_LOCK heartbeats) skip the queue, so a lock holder's
-// heartbeat and KILL CONNECTION work while another session is in a
-// transaction. A statement that waits longer than wait fails with MySQL error
-// 1205 (lock wait timeout), as InnoDB's would: that is what a client that
-// holds a transaction open on one connection while it waits for another gets
-// instead of a hang.
+// Statements that touch no table (KILL, and SELECT or SET without FROM,
+// such as GET_LOCK or IS_USED_LOCK heartbeats) skip the queue, so a lock
+// holder's heartbeat and KILL CONNECTION work while another session is in
+// a transaction. A statement that waits longer than wait fails with MySQL
+// error 1205 (lock wait timeout), as InnoDB's would, rather than hang a
+// client that holds a transaction open on one connection while it waits
+// on another.
 type turnHandler struct {
 	mysql.Handler
 	wait time.Duration

@@ -143,9 +143,8 @@ var eventWords = map[qsync.EventKind]string{
 	qsync.EventWaiting:   "waiting: the shop has no job for this claim yet",
 }
 
-// Observe renders one event of the daemon on the timeline (it is a
-// qsync.Observer). The pass summaries are left out: the tick lines give
-// them.
+// Observe renders one event of the daemon on the timeline (a
+// qsync.Observer); pass summaries are left out: the tick lines give them.
 func (t *timeline) Observe(ev qsync.Event) {
 	r := ref{Insurer: ev.Insurer, Request: ev.Request, Claim: ev.Claim, Job: ev.Job}
 	text, ok := eventWords[ev.Kind]

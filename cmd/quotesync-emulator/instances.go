@@ -130,8 +130,7 @@ func parseInstance(n int, spec string) (emulatorInstance, error) {
 	return in, nil
 }
 
-// parseValues reads the keys whose values need parsing (client-id and
-// token-ttl, the documented mode's, and seed-requests) and resolves the
+// parseValues reads the keys whose values need parsing and resolves the
 // token.
 func parseValues(in *emulatorInstance, kv map[string]string) (err error) {
 	for _, k := range []string{"client-id", "token-ttl"} {
@@ -162,9 +161,8 @@ func parseValues(in *emulatorInstance, kv map[string]string) (err error) {
 	return err
 }
 
-// instanceToken resolves an instance's token: its token-file, else its
-// token-env, else $QUOTESYNC_EMULATOR_TOKEN. The error never contains the
-// token.
+// instanceToken resolves an instance's token: token-file, else token-env,
+// else $QUOTESYNC_EMULATOR_TOKEN. No error contains the token.
 func instanceToken(file, env string) (string, error) {
 	switch {
 	case file != "" && env != "":

@@ -146,9 +146,8 @@ func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	return serveEmulators(ctx, insts, stdout, stderr)
 }
 
-// checkSingle checks the single-instance flags and resolves the token:
-// --token-file, then --token, then the environment. The error never
-// contains the token.
+// checkSingle checks the single-instance flags and resolves the token
+// (--token-file, --token, the environment); no error contains it.
 func checkSingle(in *emulatorInstance, token, tokenFile string) error {
 	switch {
 	case in.seedRequests < 0 || in.seedRequests > emulator.MaxRandomRequests:

@@ -10,13 +10,6 @@ import (
 	"time"
 )
 
-// serveAdmin serves the admin API under AdminPrefix.
-func (e *Emulator) serveAdmin(w http.ResponseWriter, r *http.Request) {
-	if aerr := e.admin(w, r); aerr != nil {
-		writeError(w, aerr, false)
-	}
-}
-
 // admin serves one call of the admin API; a refused one is its error.
 func (e *Emulator) admin(w http.ResponseWriter, r *http.Request) *apiError {
 	if !e.opts.AllowRemoteAdmin && !isLoopback(r.RemoteAddr) {

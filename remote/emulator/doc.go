@@ -49,9 +49,8 @@
 //
 // # History
 //
-// Every successful change appends a HistoryEntry (sequence number, time,
-// route, request and job ids, the Job or Quote as stored). State also gives
-// each request's referenceId and each quote's SubmitCount (1 when a client
+// Every successful change appends a HistoryEntry. State also gives each
+// request's referenceId and each quote's SubmitCount (1 when a client
 // submits exactly once) and Writes. Refused calls change nothing.
 //
 // # Admin API
@@ -83,19 +82,16 @@
 // RouteToken, after the token check; the first active fault that matches
 // and wins its Probability draw fires, Count times (0: unlimited). Draws
 // come from a source seeded by Options.Seed, so fault runs are
-// reproducible. Actions:
+// reproducible. Actions (Fault documents their parameters and defaults):
 //
-//	status          answer Status (default 503), code injected_fault, Retry-After when
-//	                RetryAfter is set; nothing is applied
+//	status          answer Status, code injected_fault (Retry-After: RetryAfter); nothing is applied
 //	latency         wait Latency, then serve normally
 //	drop            close the connection unanswered; nothing is applied
 //	garbage         answer 200 with a body that is not JSON; nothing is applied
 //	land_then_drop  apply the call, then close the connection unanswered
-//	land_then_hang  apply the call, hold the connection for Latency (0: until the client
-//	                goes away, at most DefaultMaxHang), then close it unanswered
-//	echo            answer Status (default 400) with plain text quoting the call's
-//	                credentials and Options.Token in every form of EchoForms; nothing
-//	                is applied. For redaction tests.
+//	land_then_hang  apply the call, hold the connection for Latency, then close it unanswered
+//	echo            answer Status, plain text quoting the call's credentials and Options.Token
+//	                in every form of EchoForms (for redaction tests); nothing is applied
 //
 // The land_then_ actions are the "timed out but landed" cases: a client
 // that retries an accept with the same referenceId gets 409

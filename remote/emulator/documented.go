@@ -160,14 +160,6 @@ func (e *Emulator) issueToken(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// validToken reports whether tok was issued and has not expired.
-func (e *Emulator) validToken(tok string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	exp, ok := e.tokens[tok]
-	return ok && e.now().Before(exp)
-}
-
 // ExpireTokens makes every access token issued so far expire now.
 func (e *Emulator) ExpireTokens() {
 	e.mu.Lock()

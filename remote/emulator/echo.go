@@ -19,9 +19,8 @@ import (
 func (e *Emulator) echoBody(r *http.Request) string {
 	values := []string{}
 	if h := r.Header.Get("Authorization"); h != "" {
-		values = append(values, h)
 		scheme, cred, _ := strings.Cut(h, " ")
-		values = append(values, cred)
+		values = append(values, h, cred)
 		if strings.EqualFold(scheme, "Basic") {
 			if b, err := base64.StdEncoding.DecodeString(cred); err == nil {
 				values = append(values, string(b))

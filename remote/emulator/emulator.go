@@ -84,17 +84,13 @@ func New(opts Options) (*Emulator, error) {
 	if opts.Token == "" {
 		return nil, ErrNoToken
 	}
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = DefaultMaxBodyBytes
-	}
+	opts.MaxBodyBytes = cmp.Or(max(opts.MaxBodyBytes, 0), DefaultMaxBodyBytes)
 	opts.Mode = cmp.Or(opts.Mode, ModeSpec)
 	if opts.Mode != ModeSpec && opts.Mode != ModeDocumented {
 		return nil, fmt.Errorf("%w, got %q", ErrMode, opts.Mode)
 	}
 	opts.ClientID = cmp.Or(opts.ClientID, DefaultClientID)
-	if opts.TokenTTL <= 0 {
-		opts.TokenTTL = DefaultTokenTTL
-	}
+	opts.TokenTTL = cmp.Or(max(opts.TokenTTL, 0), DefaultTokenTTL)
 	e := &Emulator{opts: opts, now: opts.Now, routes: routeTable(opts.Mode)}
 	if e.now == nil {
 		e.now = time.Now
@@ -112,9 +108,7 @@ func New(opts Options) (*Emulator, error) {
 // SetSeed reseeds the random source of fault probabilities and random
 // requests; 0 seeds from the clock.
 func (e *Emulator) SetSeed(seed uint64) {
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
+	seed = cmp.Or(seed, uint64(time.Now().UnixNano()))
 	e.mu.Lock()
 	e.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	e.mu.Unlock()
@@ -126,7 +120,9 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.EscapedPath()
 	switch {
 	case strings.HasPrefix(path, AdminPrefix) || path == strings.TrimSuffix(AdminPrefix, "/"):
-		e.serveAdmin(w, r)
+		if aerr := e.admin(w, r); aerr != nil {
+			writeError(w, aerr, false) // JSON in every mode
+		}
 	case strings.HasPrefix(path, APIPrefix+"/"):
 		e.serveAPI(w, r, strings.TrimPrefix(path, APIPrefix))
 	case path == TokenPath && e.documented():
@@ -176,7 +172,10 @@ func (e *Emulator) authorized(r *http.Request) bool {
 		return false
 	}
 	if e.documented() {
-		return e.validToken(strings.TrimSpace(tok))
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		exp, ok := e.tokens[strings.TrimSpace(tok)]
+		return ok && e.now().Before(exp)
 	}
 	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(e.opts.Token)) == 1
 }

@@ -34,9 +34,8 @@ const (
 	CodeStateSaveFailed        = "state_save_failed"        // 500: the change is applied in memory, not on disk
 )
 
-// ErrorBody is the JSON body of every error answer:
-//
-//	{"error":{"code":"reference_in_use","message":"…","field":"referenceId"}}
+// ErrorBody is the JSON body of every error answer (the package
+// documentation shows one).
 type ErrorBody struct {
 	Error ErrorDetail `json:"error"`
 }

@@ -101,9 +101,7 @@ func (e *Emulator) AddFault(f Fault) string {
 	if err := f.Validate(); err != nil {
 		panic("emulator: AddFault: " + err.Error())
 	}
-	if f.Status == 0 {
-		f.Status = map[string]int{FaultStatus: DefaultFaultStatus, FaultEcho: DefaultEchoStatus}[f.Action]
-	}
+	f.Status = cmp.Or(f.Status, map[string]int{FaultStatus: DefaultFaultStatus, FaultEcho: DefaultEchoStatus}[f.Action])
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.nextF++

@@ -35,9 +35,8 @@ func decodeObject(data []byte, field string) (object, *apiError) {
 	return obj, nil
 }
 
-// A field is a member an object of the API may hold: the kind its value
-// must be, whether it is required, the pointer its value is decoded into
-// and what else the value must satisfy (checked after the decode).
+// A field is a member an object of the API may hold, as decode checks it
+// (check last, after the decode into dst).
 type field struct {
 	name     string
 	kind     string // a k… kind; "" leaves the kind to check

@@ -125,10 +125,7 @@ func decodeQuote(body []byte, typeRequired, statusRequired bool) (quote, *apiErr
 		q.Extra[name] = compactRaw(v)
 		return nil
 	})
-	if aerr != nil {
-		return quote{}, aerr
-	}
-	return q, nil
+	return q, aerr
 }
 
 // decodeItem parses one Quote item at path.

@@ -33,18 +33,12 @@ func (j *job) assignItemIDs(q *quote, replacing string) {
 	for _, it := range q.Items {
 		used[it.ID.text] = true
 	}
-	next := func() string {
-		j.NextItemID++
-		return strconv.FormatInt(j.NextItemID, 10)
-	}
 	for i := range q.Items {
-		if q.Items[i].ID.text != "" {
-			continue
+		for q.Items[i].ID.text == "" {
+			j.NextItemID++
+			if id := strconv.FormatInt(j.NextItemID, 10); !used[id] {
+				q.Items[i].ID, used[id] = itemID{id, true}, true
+			}
 		}
-		id := next()
-		for used[id] {
-			id = next()
-		}
-		q.Items[i].ID, used[id] = itemID{id, true}, true
 	}
 }

@@ -3,7 +3,6 @@ package emulator
 import (
 	"cmp"
 	"net/http"
-	"time"
 )
 
 // putQuote serves POST /jobs/{id}/quotes, which creates a quote (201) or
@@ -99,22 +98,16 @@ func (e *Emulator) writeQuote(r *http.Request, kind string, q quote) (int, []byt
 	}
 	j.assignItemIDs(&q, q.Type)
 	sq.quote = q
-	sq.touch(now)
+	sq.Writes++
+	sq.UpdatedAt = now
+	if q.Status == StatusSubmitted {
+		sq.SubmitCount++
+		sq.SubmittedAt = now
+	}
 	out := q.render()
 	e.st.record(HistoryEntry{Time: now, Kind: kind, Route: r.Pattern, RequestID: j.RequestID, JobID: jobID,
 		QuoteType: q.Type, QuoteStatus: q.Status, Body: out})
 	return status, out, e.commitLocked()
-}
-
-// touch counts a write made at now, and a submission when the quote is now
-// Submitted.
-func (sq *storedQuote) touch(now time.Time) {
-	sq.Writes++
-	sq.UpdatedAt = now
-	if sq.quote.Status == StatusSubmitted {
-		sq.SubmitCount++
-		sq.SubmittedAt = now
-	}
 }
 
 // changeStatus serves the four status path forms with PUT and POST.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 	"unicode"
 )
@@ -49,16 +50,14 @@ func (e *Emulator) AddRequests(reqs ...SeedRequest) []string {
 // addRequest inserts or updates one request and returns its id.
 func (s *store) addRequest(sr SeedRequest, now time.Time) string {
 	id := sr.ID
-	if id == "" {
-		for {
-			s.nextRequestID++
-			id = strconv.FormatInt(s.nextRequestID, 10)
-			if s.requests[id] == nil {
-				break
-			}
-		}
-	} else if n, err := strconv.ParseInt(id, 10, 64); err == nil && n > s.nextRequestID {
+	if n, err := strconv.ParseInt(id, 10, 64); err == nil && n > s.nextRequestID {
 		s.nextRequestID = n
+	}
+	for id == "" {
+		s.nextRequestID++
+		if next := strconv.FormatInt(s.nextRequestID, 10); s.requests[next] == nil {
+			id = next
+		}
 	}
 	r := s.requests[id]
 	if r == nil {
@@ -208,10 +207,7 @@ func decodeAccept(body []byte) (ref, booking string, aerr *apiError) {
 			return nil
 		}},
 	}, unknown("unknown field %q; the accept body has referenceId and bookingDate"))
-	if aerr != nil {
-		return "", "", aerr
-	}
-	return ref, booking, nil
+	return ref, booking, aerr
 }
 
 // checkReferenceID enforces the emulator's bounds on a referenceId.
@@ -221,11 +217,8 @@ func checkReferenceID(ref string) *apiError {
 		return fieldError(CodeInvalidField, "referenceId", "referenceId must not be empty")
 	case len([]rune(ref)) > MaxReferenceIDLength:
 		return fieldError(CodeInvalidField, "referenceId", "referenceId is longer than %d characters", MaxReferenceIDLength)
-	}
-	for _, c := range ref {
-		if unicode.IsControl(c) {
-			return fieldError(CodeInvalidField, "referenceId", "referenceId contains a control character")
-		}
+	case strings.ContainsFunc(ref, unicode.IsControl):
+		return fieldError(CodeInvalidField, "referenceId", "referenceId contains a control character")
 	}
 	return nil
 }

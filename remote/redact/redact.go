@@ -7,8 +7,7 @@
 // (a 400 that echoes the Authorization header, a token endpoint that
 // quotes the client secret) would otherwise carry the secret into the
 // log and into quotesync's tables, whence status and the status page
-// show it. Whatever the text came from, Secrets.Redact replaces every
-// secret of the set in it with Mark, in every form of echoes.
+// show it.
 //
 // Why a sub-package of remote: the insurer's service is where secrets are
 // sent and echoed back (the token, the client secret, each OAuth2 token as
@@ -82,9 +81,7 @@ func (s *Secrets) Add(values ...string) {
 	for _, v := range values {
 		if len(v) >= MinLen && !slices.Contains(s.values, v) {
 			s.values = append(s.values, v)
-			if i := slices.Index(s.fetched, v); i >= 0 {
-				s.fetched = slices.Delete(s.fetched, i, i+1)
-			}
+			s.fetched = slices.DeleteFunc(s.fetched, func(f string) bool { return f == v })
 			changed = true
 		}
 	}
@@ -160,14 +157,10 @@ func (s *Secrets) Join(o *Secrets) {
 // Redact returns text with every secret of the set, in every form of
 // echoes, replaced by Mark.
 func (s *Secrets) Redact(text string) string {
-	if s == nil {
+	if s.Empty() {
 		return text
 	}
-	r := s.r.Load()
-	if r == nil {
-		return text
-	}
-	return r.Replace(text)
+	return s.r.Load().Replace(text) // once set, never nil again
 }
 
 // Empty reports whether the set holds no secret (nothing to redact).
@@ -176,8 +169,7 @@ func (s *Secrets) Empty() bool {
 }
 
 // Longest is the length in bytes of the longest form the set matches (0
-// when it holds none). A read of outside text that keeps K bytes reads
-// at least K + Longest: see Excerpt.
+// when it holds none); see ReadBound.
 func (s *Secrets) Longest() int {
 	if s == nil {
 		return 0
@@ -185,22 +177,21 @@ func (s *Secrets) Longest() int {
 	return int(s.longest.Load())
 }
 
-// Cut returns text with every secret redacted, then cut to at most max
-// bytes on a rune boundary, "…" marking a cut: redacting first leaves no
-// half of a secret in what is kept.
+// Cut returns text with every secret redacted, then (see the package doc
+// for why in that order) cut to at most max bytes, "…" marking a cut.
 func (s *Secrets) Cut(text string, max int) string {
 	return cut(s.Redact(text), max, false)
 }
 
-// Excerpt is Cut of a text read up to a bound, to at most limit bytes. When more is true the
-// read stopped at its bound and the text goes on: a secret straddling
-// the bound is not matched, and what was read of it is the raw end of
-// the redacted text, shorter than Longest. So the redacted text loses
-// its last Longest bytes, or less: the bytes after its last Mark when
-// that mark ends among them (a secret whole before the bound is kept as
-// its mark); and the excerpt says it was cut. A bounded read that keeps
-// limit bytes should read more than limit + Longest (ReadBound), so that
-// what is dropped lies past what is kept.
+// Excerpt is Cut of a text read up to a bound, to at most limit bytes.
+// When more is true the read stopped at its bound and the text goes on:
+// a secret straddling the bound is not matched, and what was read of it
+// is the raw end of the redacted text, shorter than Longest. So the
+// redacted text loses its last Longest bytes, or less: the bytes after
+// its last Mark when that mark ends among them (a secret whole before
+// the bound is kept as its mark); and the excerpt says it was cut. A
+// bounded read that keeps limit bytes should read more than limit +
+// Longest (ReadBound), so that what is dropped lies past what is kept.
 func (s *Secrets) Excerpt(text string, limit int, more bool) string {
 	text = s.Redact(text)
 	if more {
