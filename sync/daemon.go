@@ -182,7 +182,10 @@ func (d *Daemon) openEngine(s Settings, ins Insurer, o OpenOptions, log *zap.Log
 	shop, _, _ := insurerView(d.Shop, s, ins)
 	d.states.engines = len(s.Insurers)
 	e, err := New(cfg, client, sharedStates{sharedShop{shop, &d.fps}, &d.states}, d.Store.Insurer(ins.Name), log, d.obs...)
-	return e, client, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, client, nil
 }
 
 // commitNotice records a notice the outbox found through the executor of

@@ -496,7 +496,9 @@ func (p *Proposal) status(ctx context.Context, sampler *Sampler, overrides map[s
 	p.choose(c)
 }
 
-// pickQualified narrows cands to the one named "table.col" or "col".
+// pickQualified narrows the status candidates cands to the one named
+// "table.col" or "col" (a bare col not among them is looked up on the job
+// table); nil when none.
 func pickQualified(cands []candidate, name string, p *Proposal) []candidate {
 	for _, c := range cands {
 		if strings.EqualFold(c.qualified(), name) || strings.EqualFold(c.col.Name, name) {

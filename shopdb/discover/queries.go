@@ -49,8 +49,8 @@ const (
 
 func col(alias string, c *Column) string { return alias + "." + Ident(c.Name) }
 
-// Queries writes the mapping's statements. A flat table's read the one
-// table (alias l), a job being the distinct job number of its lines.
+// Queries writes the mapping's statements. A flat table's statements read
+// the one table (alias l), a job being the distinct job number of its lines.
 func (p *Proposal) Queries() Queries {
 	q := Queries{Notes: map[string][]Note{}}
 	a, agg := aJob, func(e string) string { return e }
