@@ -73,6 +73,11 @@ func parseUsers(data []byte) (*Users, error) {
 	minCost, maxCost, n := 0, 0, 0
 	for line := range strings.Lines(string(data)) {
 		n++
+		if len(line) >= MaxUsersFileBytes && !strings.HasSuffix(line, "\n") {
+			// One line as long as the file may be is not a user's: refused,
+			// as bufio.Scanner's buffer of that size refused it.
+			return nil, fmt.Errorf("line %d: longer than %d bytes; write users with quotesync passwd", n, MaxUsersFileBytes-1)
+		}
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue

@@ -56,6 +56,7 @@ func TestLoadUsers(t *testing.T) {
 		"NoColon":   {"frank\n", "line 1: not name:hash"},
 		"Twice":     {carol + "\n" + carol + "\n", "line 2: user carol is listed twice"},
 		"SpaceName": {"fr ank:" + string(h) + "\n", "line 1: user name"},
+		"WholeFile": {"dave:" + string(h) + strings.Repeat(" ", MaxUsersFileBytes-5-len(h)), "line 1: longer than 1048575 bytes"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := parseUsers([]byte(tt.content))
