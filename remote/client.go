@@ -73,7 +73,7 @@ type Config struct {
 	MaxAttempts int
 	// BackoffInitial and BackoffMax (DefaultBackoffInitial and
 	// DefaultBackoffMax when zero) are the Backoff of temporary failures;
-	// a Retry-After is waited at least.
+	// a Retry-After is waited at least, BackoffMax at most.
 	BackoffInitial, BackoffMax time.Duration
 	// RateLimit is the sustained calls (attempts) per second of the token
 	// bucket; DefaultRateLimit when zero; negative means unlimited.
@@ -215,7 +215,8 @@ func (cfg Config) normalize() (Config, string, error) {
 	return cfg, strings.TrimRight(cfg.BaseURL, "/") + APIRoot, errors.Join(errs...)
 }
 
-// orDefault refuses a negative *v through bad, and makes a zero one def.
+// orDefault refuses a negative *v through bad, and makes a zero (or a
+// refused negative) one def.
 func orDefault[T int | int64 | time.Duration](bad func(field, format string, args ...any), name string, v *T, def T) {
 	if *v < 0 {
 		bad(name, "%v must not be negative; 0 means the default, %v", *v, def)

@@ -375,6 +375,8 @@ func (j Job) MarshalJSON() ([]byte, error) {
 
 func compact(raw []byte) ([]byte, error) {
 	var b bytes.Buffer
-	err := json.Compact(&b, raw)
-	return b.Bytes(), err
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }

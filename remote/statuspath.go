@@ -96,10 +96,11 @@ func segment(s string) string {
 // answers with; an empty 2xx body gives {Type: quoteType, Status: status}.
 //
 // With StatusPathAuto, a 404 or 405 moves on to the next (method, form)
-// pair; the first pair that gets any other answer but a 401/403 (success,
-// 409 for an already Submitted quote, a 400) is remembered for the life of
-// the Client and used alone from then on. When every pair gets 404/405 the
-// last error is returned (ErrNotFound or ErrRejected).
+// pair; the first pair that gets any other answer but a 401/403 or a
+// temporary failure (success, 409 for an already Submitted quote, a 400)
+// is remembered for the life of the Client and used alone from then on.
+// When every pair gets 404/405 the last error is returned (ErrNotFound or
+// ErrRejected).
 func (c *Client) SetStatus(ctx context.Context, jobID, quoteType, status string) (Quote, error) {
 	if err := nonEmpty(c.cfg.StatusMethod, c.cfg.StatusPath, "job id", jobID, "quote type", quoteType, "status", status); err != nil {
 		return Quote{}, err

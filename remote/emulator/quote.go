@@ -76,7 +76,8 @@ func (id *itemID) UnmarshalJSON(b []byte) error {
 
 // decodeQuote parses and validates a Quote body. With typeRequired unset
 // (PUT /jobs/{id}/quotes/{type}) type may be absent; with statusRequired
-// unset status may be absent. Absent fields are left zero.
+// unset status may be absent. Absent fields are left zero. What was read
+// comes back beside an error; use it only without one.
 func decodeQuote(body []byte, typeRequired, statusRequired bool) (quote, *apiError) {
 	q := quote{Rates: []rate{}, Items: []item{}}
 	_, aerr := decodeFields(body, "", []field{

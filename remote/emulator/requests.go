@@ -196,6 +196,7 @@ func (e *Emulator) acceptRequest(id, ref, booking string) ([]byte, *apiError) {
 }
 
 // decodeAccept parses the accept body {"referenceId":…,"bookingDate":…}.
+// What was read comes back beside an error; use it only without one.
 func decodeAccept(body []byte) (ref, booking string, aerr *apiError) {
 	_, aerr = decodeFields(body, "", []field{
 		{name: "referenceId", kind: kString, required: true, dst: &ref,

@@ -178,7 +178,8 @@ func (s *Secrets) Longest() int {
 }
 
 // Cut returns text with every secret redacted, then (see the package doc
-// for why in that order) cut to at most max bytes, "…" marking a cut.
+// for why in that order) cut to at most max bytes on a rune boundary, "…"
+// marking a cut.
 func (s *Secrets) Cut(text string, max int) string {
 	return cut(s.Redact(text), max, false)
 }
