@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/store"
 )
@@ -90,8 +91,13 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []store.Request) {
 			case w.stateErr != nil:
 				pl = planHold(w.row, w.state, ReasonEstimateState, w.stateErr)
 			default:
-				q := e.buildQuote(job, f.lines[job], f.fields[job])
-				pl = planJob(p.now, w.row, w.state, f.lines[job], f.bad[job], q, hashQuote(q))
+				// Planned on the hash first: only a push carries the quote,
+				// and a pass pushes few of the jobs whose lines it hashes.
+				lines, fields := f.lines[job], f.fields[job]
+				h := hashLines(e.cfg.Quote, job, lines, fields)
+				if pl = planJob(p.now, w.row, w.state, lines, f.bad[job], remote.Quote{}, h); pl.do == DoPushDraft {
+					pl = planJob(p.now, w.row, w.state, lines, f.bad[job], e.buildQuote(job, lines, fields), h)
+				}
 			}
 			if pl.do == DoHold {
 				p.add(&p.summary.Held, 1)
@@ -233,7 +239,7 @@ func (e *Engine) readStillFinal(ctx context.Context, todo []pushJob) ([]pushJob,
 		cur, ok := now[job]
 		same := ok && badNow[job] == nil && cur.Final && cur.Marker == w.state.Marker
 		if same && w.state.Marker == "" {
-			same = badLines[job] == nil && hashQuote(e.buildQuote(job, lines[job], fields[job])) == w.row.PushedHash
+			same = badLines[job] == nil && hashLines(e.cfg.Quote, job, lines[job], fields[job]) == w.row.PushedHash
 		}
 		if same {
 			kept = append(kept, w)
