@@ -57,9 +57,7 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []store.Request) {
 					ch <- fetchedLines{err: e.recovered(v)}
 				}
 			}()
-			var f fetchedLines
-			f.lines, f.fields, f.bad, f.err = e.lines(ctx, c.read)
-			ch <- f
+			ch <- e.lines(ctx, c.read)
 		}()
 		return ch
 	}
@@ -93,10 +91,10 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []store.Request) {
 			default:
 				// Planned on the hash first: only a push carries the quote,
 				// and a pass pushes few of the jobs whose lines it hashes.
-				lines, fields := f.lines[job], f.fields[job]
+				lines, fields := f.lines[job].Lines, f.fields[job]
 				h := hashLines(e.cfg.Quote, job, lines, fields)
-				if pl = planJob(p.now, w.row, w.state, lines, f.bad[job], remote.Quote{}, h); pl.do == DoPushDraft {
-					pl = planJob(p.now, w.row, w.state, lines, f.bad[job], e.buildQuote(job, lines, fields), h)
+				if pl = planJob(p.now, w.row, w.state, lines, f.bad(job), remote.Quote{}, h); pl.do == DoPushDraft {
+					pl = planJob(p.now, w.row, w.state, lines, f.bad(job), e.buildQuote(job, lines, fields), h)
 				}
 			}
 			if pl.do == DoHold {
@@ -121,13 +119,23 @@ type lineWork struct {
 }
 
 // fetchedLines is one chunk's lines and the quote-level fields of its
-// jobs (shop.queries.quote_fields). bad holds the jobs whose lines or
-// fields are invalid.
+// jobs (shop.queries.quote_fields). badFields holds the jobs whose fields
+// are invalid.
 type fetchedLines struct {
-	lines  map[string][]shopdb.Line
-	fields map[string]map[string]string
-	bad    map[string]error
-	err    error
+	lines     map[string]shopdb.JobLines
+	fields    map[string]map[string]string
+	badFields map[string]error
+	err       error
+}
+
+// bad is what holds job back, nil when nothing does: its first bad line,
+// else its bad field (a bad line before a bad field, as the pass always
+// said).
+func (f fetchedLines) bad(job string) error {
+	if err := f.lines[job].Err(); err != nil {
+		return err
+	}
+	return f.badFields[job]
 }
 
 // chunkWork splits the push work into chunks of at most lineChunk jobs
@@ -150,32 +158,15 @@ func chunkWork(work []pushJob) []lineWork {
 }
 
 // lines reads the lines and quote fields of jobs, none when jobs is
-// empty: the lines of each job without a bad row or field, and the first
-// of those of each job with one.
-func (e *Engine) lines(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]map[string]string, map[string]error, error) {
+// empty.
+func (e *Engine) lines(ctx context.Context, jobs []string) (f fetchedLines) {
 	if len(jobs) == 0 {
-		return nil, nil, nil, nil
+		return f
 	}
-	fields, bad, err := e.shop.QuoteFields(ctx, jobs)
-	if err != nil {
-		return nil, nil, nil, err
+	if f.fields, f.badFields, f.err = e.shop.QuoteFields(ctx, jobs); f.err == nil {
+		f.lines, f.err = e.shop.Lines(ctx, jobs)
 	}
-	all, err := e.shop.Lines(ctx, jobs)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	lines := make(map[string][]shopdb.Line, len(all))
-	if bad == nil {
-		bad = make(map[string]error)
-	}
-	for job, jl := range all {
-		if err := jl.Err(); err != nil {
-			bad[job] = err // a bad line before a bad field, as the pass always said
-		} else {
-			lines[job] = jl.Lines
-		}
-	}
-	return lines, fields, bad, nil
+	return f
 }
 
 // submitAll submits the final estimates whose content the remote now
@@ -229,9 +220,9 @@ func (e *Engine) readStillFinal(ctx context.Context, todo []pushJob) ([]pushJob,
 	if err != nil {
 		return nil, err
 	}
-	lines, fields, badLines, err := e.lines(ctx, unmarked)
-	if err != nil {
-		return nil, err
+	f := e.lines(ctx, unmarked)
+	if f.err != nil {
+		return nil, f.err
 	}
 	kept := todo[:0]
 	for _, w := range todo {
@@ -239,7 +230,7 @@ func (e *Engine) readStillFinal(ctx context.Context, todo []pushJob) ([]pushJob,
 		cur, ok := now[job]
 		same := ok && badNow[job] == nil && cur.Final && cur.Marker == w.state.Marker
 		if same && w.state.Marker == "" {
-			same = badLines[job] == nil && hashLines(e.cfg.Quote, job, lines[job], fields[job]) == w.row.PushedHash
+			same = f.bad(job) == nil && hashLines(e.cfg.Quote, job, f.lines[job].Lines, f.fields[job]) == w.row.PushedHash
 		}
 		if same {
 			kept = append(kept, w)
