@@ -97,7 +97,7 @@ func canonHash(q remote.Quote, n int, item func(i int) remote.Item) string {
 		w.item(item(i))
 	}
 	w.int(len(q.Extra))
-	for _, k := range sortedKeys(w, q.Extra) {
+	for _, k := range slices.Sorted(maps.Keys(q.Extra)) {
 		w.str(k)
 		w.bytes(q.Extra[k])
 	}
@@ -129,31 +129,18 @@ func (c *canonWriter) item(it remote.Item) {
 	}
 	c.int(len(it.Metadata))
 	if len(it.Metadata) > 0 {
-		for _, k := range sortedKeys(c, it.Metadata) {
+		for _, k := range slices.Sorted(maps.Keys(it.Metadata)) {
 			c.str(k)
 			c.str(it.Metadata[k])
 		}
 	}
 }
 
-// sortedKeys returns the keys of m sorted, in a slice c reuses.
-func sortedKeys[V any](c *canonWriter, m map[string]V) []string {
-	c.keys = c.keys[:0]
-	for k := range m {
-		c.keys = append(c.keys, k)
-	}
-	slices.Sort(c.keys)
-	return c.keys
-}
-
 // canonWriter appends length-prefixed fields to one buffer (hashed at
 // once), so that no two different quotes produce the same byte stream.
 // The stream is what pushed hashes stored by earlier versions were made
 // of: changing it would re-push every Draft once.
-type canonWriter struct {
-	buf, amount []byte
-	keys        []string
-}
+type canonWriter struct{ buf, amount []byte }
 
 func (c *canonWriter) str(s string) {
 	c.buf = strconv.AppendInt(c.buf, int64(len(s)), 10)
