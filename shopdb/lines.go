@@ -249,7 +249,8 @@ func (db *DB) Lines(ctx context.Context, jobs []string) (map[string]JobLines, er
 // one job's lines at a time, not a chunk's (BenchmarkOnceIdle10k,
 // idle-daemon-after-full-read). The jobs whose rows come apart are read
 // again in one more statement and f is called for them again: a job's
-// last call holds all its rows.
+// last call holds all its rows. After that, the DB's EachLines hands
+// over every job at the statement's end, as Lines.
 func (db *DB) EachLines(ctx context.Context, jobs []string, f func(job string, jl JobLines)) error {
 	return db.readLines(ctx, jobs, true, f)
 }
@@ -258,6 +259,7 @@ func (db *DB) EachLines(ctx context.Context, jobs []string, f func(job string, j
 // once the statement ends) and EachLines (each: f called as a job's run
 // of rows ends).
 func (db *DB) readLines(ctx context.Context, jobs []string, each bool, f func(job string, jl JobLines)) error {
+	each = each && !db.linesApart.Load()
 	set := newJobSet(jobs)
 	if len(set.list) == 0 {
 		return nil
@@ -363,6 +365,7 @@ func (db *DB) readLines(ctx context.Context, jobs []string, each bool, f func(jo
 		deliver(int32(j))
 	}
 	if len(again) > 0 {
+		db.linesApart.Store(true)
 		return db.readLines(ctx, again, false, f)
 	}
 	return nil

@@ -332,7 +332,8 @@ FROM fixture_lines WHERE job IN (:jobs) ORDER BY seq DESC`
 // TestEachLinesIsLines: EachLines gives every job what Lines does, its
 // last call for a job holding all its rows, whether the query returns a
 // job's rows together (the sample mapping) or apart (ordered by line_no:
-// each job is read again in a second statement).
+// the first call reads each job again in a second statement, the next
+// hands every job over at the statement's end).
 func TestEachLinesIsLines(t *testing.T) {
 	for _, order := range []string{"", " ORDER BY l.line_no, j.job_no"} {
 		t.Run(fmt.Sprintf("order %q", order), func(t *testing.T) {
@@ -349,16 +350,21 @@ func TestEachLinesIsLines(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, calls := map[string]shopdb.JobLines{}, 0
-			err = db.EachLines(testContext(t), jobs, func(job string, jl shopdb.JobLines) { got[job], calls = jl, calls+1 })
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("EachLines differs from Lines (-Lines +EachLines):\n%s", diff)
-			}
-			if order != "" && calls <= len(got) {
-				t.Errorf("%d calls for %d jobs whose rows come apart: want a second call for them", calls, len(got))
+			for try := range 2 {
+				got, calls := map[string]shopdb.JobLines{}, 0
+				err = db.EachLines(testContext(t), jobs, func(job string, jl shopdb.JobLines) { got[job], calls = jl, calls+1 })
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("call %d: EachLines differs from Lines (-Lines +EachLines):\n%s", try, diff)
+				}
+				if order == "" {
+					continue // the database's plan decides whether the rows come together
+				}
+				if again := calls > len(got); again != (try == 0) {
+					t.Errorf("call %d: %d calls for %d jobs whose rows come apart: want them read again the first time only", try, calls, len(got))
+				}
 			}
 		})
 	}
