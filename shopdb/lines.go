@@ -723,8 +723,12 @@ func splitSign(s string) (neg bool, mag string) {
 }
 
 // lineNumber parses a line_no: a whole number of at most 2^31 in size
-// (in any form decimal.NewFromString reads, "7", "7.00" or "7e0").
+// (in any form decimal.NewFromString reads, "7", "7.00" or "7e0"). Plain
+// digits are read without a decimal: three allocations a row less.
 func lineNumber(s string) (int, bool) {
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil && i >= -1<<31 && i <= 1<<31 {
+		return int(i), true
+	}
 	n, err := decimal.NewFromString(s)
 	if err != nil || !n.IsInteger() || n.Abs().GreaterThan(decimal.NewFromInt(1<<31)) {
 		return 0, false
