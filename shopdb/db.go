@@ -38,6 +38,10 @@ type pool struct {
 	// linesPerJob is how many lines a job had in the last Lines call, on
 	// average: the next call makes each job's slice that big at once.
 	linesPerJob atomic.Int64
+	// linesApart: line_items returned a job's rows apart once; EachLines
+	// then hands over every job at the statement's end, as Lines does,
+	// instead of reading most jobs twice.
+	linesApart atomic.Bool
 }
 
 // Open validates cfg, connects and pings. quotesync's own tables are

@@ -3,6 +3,8 @@ package shopdb
 import (
 	"slices"
 	"testing"
+
+	"github.com/shopspring/decimal"
 )
 
 func TestCompareLineIDs(t *testing.T) {
@@ -57,5 +59,22 @@ func TestCompareLineIDsTotalOrder(t *testing.T) {
 	slices.SortFunc(got, compareLineIDs)
 	if !slices.Equal(got, want) {
 		t.Errorf("sorting the reversed input gave %q, want %q", got, want)
+	}
+}
+
+// TestLineNumberPlainDigits: a line_no of plain digits, read without a
+// decimal, is what the decimal reading gives, at the bounds too.
+func TestLineNumberPlainDigits(t *testing.T) {
+	for _, s := range []string{"7", "+7", "-7", "007", "0", "-0", "2147483648", "-2147483648", "2147483649", "-2147483649",
+		"9223372036854775807", "9223372036854775808", "-9223372036854775809", "", "+", "-", "7.00", "7e0", "0x7", "1_0", "٣"} {
+		n, err := decimal.NewFromString(s)
+		wantOK := err == nil && n.IsInteger() && !n.Abs().GreaterThan(decimal.NewFromInt(1<<31))
+		want := 0
+		if wantOK {
+			want = int(n.IntPart())
+		}
+		if got, ok := lineNumber(s); got != want || ok != wantOK {
+			t.Errorf("lineNumber(%q) = %d, %v; the decimal reading gives %d, %v", s, got, ok, want, wantOK)
+		}
 	}
 }

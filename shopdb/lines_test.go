@@ -328,3 +328,44 @@ FROM fixture_lines WHERE job IN (:jobs) ORDER BY seq DESC`
 		}
 	}
 }
+
+// TestEachLinesIsLines: EachLines gives every job what Lines does, its
+// last call for a job holding all its rows, whether the query returns a
+// job's rows together (the sample mapping) or apart (ordered by line_no:
+// the first call reads each job again in a second statement, the next
+// hands every job over at the statement's end).
+func TestEachLinesIsLines(t *testing.T) {
+	for _, order := range []string{"", " ORDER BY l.line_no, j.job_no"} {
+		t.Run(fmt.Sprintf("order %q", order), func(t *testing.T) {
+			d := shopdbtest.NewSampleShop(t)
+			cfg := d.Config()
+			cfg.Queries.LineItems += order
+			db := d.Open(t, cfg)
+			jobs, err := d.Shop().GenerateJobs(testContext(t), 20, 6)
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs = append(jobs, sampleshop.JobDraft, sampleshop.JobFinal, sampleshop.JobNoLines, sampleshop.JobBadLine)
+			want, err := db.Lines(testContext(t), jobs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for try := range 2 {
+				got, calls := map[string]shopdb.JobLines{}, 0
+				err = db.EachLines(testContext(t), jobs, func(job string, jl shopdb.JobLines) { got[job], calls = jl, calls+1 })
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("call %d: EachLines differs from Lines (-Lines +EachLines):\n%s", try, diff)
+				}
+				if order == "" {
+					continue // the database's plan decides whether the rows come together
+				}
+				if again := calls > len(got); again != (try == 0) {
+					t.Errorf("call %d: %d calls for %d jobs whose rows come apart: want them read again the first time only", try, calls, len(got))
+				}
+			}
+		})
+	}
+}

@@ -472,6 +472,11 @@ func (s timedShop) Lines(ctx context.Context, jobs []string) (map[string]shopdb.
 	return s.DB.Lines(ctx, jobs)
 }
 
+func (s timedShop) EachLines(ctx context.Context, jobs []string, f func(job string, jl shopdb.JobLines)) error {
+	defer s.p.since("db.EachLines", time.Now())
+	return s.DB.EachLines(ctx, jobs, f)
+}
+
 func (s timedStore) UpdateMarkers(ctx context.Context, us []store.MarkerUpdate) (int, error) {
 	defer s.p.since("db.UpdateMarkers", time.Now())
 	return s.Store.UpdateMarkers(ctx, us)

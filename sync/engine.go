@@ -43,6 +43,7 @@ type Shop interface {
 	Jobs(tx *sqlx.Tx, nr shopdb.NewRequest) *shopdb.Jobs
 	JobStates(ctx context.Context, jobs []string) (map[string]shopdb.JobState, map[string]error, error)
 	Lines(ctx context.Context, jobs []string) (map[string]shopdb.JobLines, error)
+	EachLines(ctx context.Context, jobs []string, f func(job string, jl shopdb.JobLines)) error
 	QuoteFields(ctx context.Context, jobs []string) (map[string]map[string]string, map[string]error, error)
 	HasShopChanged() bool
 	Fingerprint(ctx context.Context, state string) (shopdb.Fingerprint, error)

@@ -46,6 +46,9 @@ func (fakeShop) JobStates(context.Context, []string) (map[string]shopdb.JobState
 func (fakeShop) Lines(context.Context, []string) (map[string]shopdb.JobLines, error) {
 	return nil, errNotFaked
 }
+func (fakeShop) EachLines(context.Context, []string, func(string, shopdb.JobLines)) error {
+	return errNotFaked
+}
 func (fakeShop) QuoteFields(context.Context, []string) (map[string]map[string]string, map[string]error, error) {
 	return nil, nil, nil
 }

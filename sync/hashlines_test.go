@@ -2,12 +2,17 @@ package sync
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/quotesync/quotesync/shopdb"
+	"github.com/quotesync/quotesync/shopdb/sampleshop"
+	"github.com/quotesync/quotesync/shopdb/shopdbtest"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -87,5 +92,101 @@ func TestHashQuoteFields(t *testing.T) {
 			t.Errorf("fields %s hash like %s", name, other)
 		}
 		seen[h] = name
+	}
+}
+
+// quoteConfigs are quote settings a hash must hold under: the default,
+// rates (one at the canonical form's edge), no referenceId, no type.
+func quoteConfigs() []QuoteConfig {
+	rated := DefaultConfig().Quote
+	rated.Rates = map[string]decimal.Decimal{"RemoveReplaceLabour": dec("95.50"), "Parts": dec("-0.0001"), "": dec("1e30")}
+	omit := DefaultConfig().Quote
+	omit.OmitReferenceID = true
+	return []QuoteConfig{DefaultConfig().Quote, rated, omit, {}}
+}
+
+// sameHash fails t unless the pass's hash of a job's lines (hashLines) is
+// that of the quote built from them (hashQuote of buildQuote), the hash
+// every pushed hash stored so far was made of, under each of cfgs.
+func sameHash(t *testing.T, what, job string, lines []shopdb.Line, fields map[string]string) {
+	t.Helper()
+	for i, cfg := range quoteConfigs() {
+		want := hashQuote(buildQuote(cfg, job, lines, fields))
+		if got := hashLines(cfg, job, lines, fields); got != want {
+			t.Errorf("%s, settings %d: hashLines = %s, hashQuote(buildQuote) = %s", what, i, got, want)
+		}
+	}
+}
+
+// TestHashLinesIsHashQuote: hashing a job's lines without building its
+// quote gives the quote's hash, over odd and hostile lines and fields:
+// texts that look like the canonical form's length prefixes, markers or
+// JSON, bad UTF-8, amounts past int64 and in exponent form, the zero
+// Decimal, empty and nil metadata, markup and is_on_report or not.
+func TestHashLinesIsHashQuote(t *testing.T) {
+	texts := []string{"", " ", ":", "1:", "3:abc", "12:x", "markup", "onreport", "true", "0", "-1",
+		"<&>\u2028", "\xff\xfe", "é", "\x00", `"q"\`, strings.Repeat("x", 1000)}
+	amounts := []decimal.Decimal{{}, dec("0"), dec("-0.000"), dec("95.5000"), dec("-0.05"), dec("1e3"), dec("1.5E-70"),
+		dec("123456789012345678901234567890.125"), dec("9223372036854775807"), dec("-9223372036854775809")}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	text := func() string { return texts[rnd.IntN(len(texts))] }
+	amount := func() decimal.Decimal { return amounts[rnd.IntN(len(amounts))] }
+	strs := func() map[string]string {
+		switch n := rnd.IntN(5); n {
+		case 0:
+			return nil
+		default:
+			m := map[string]string{}
+			for range n - 1 {
+				m[text()] = text()
+			}
+			return m
+		}
+	}
+	sameHash(t, "no lines", "RO-1", nil, nil)
+	sameHash(t, "an empty slice of lines", "RO-1", []shopdb.Line{}, map[string]string{})
+	for i := range 2000 {
+		lines := make([]shopdb.Line, rnd.IntN(12))
+		for k := range lines {
+			l := shopdb.Line{Job: text(), LineID: text(), Order: rnd.IntN(1<<32) - 1<<31, Code: text(), WorkType: text(),
+				Description: text(), PartNumber: text(), Quantity: amount(), Price: amount(), Total: amount(), Metadata: strs()}
+			if rnd.IntN(2) == 0 {
+				l.Markup = ptr(amount())
+			}
+			if n := rnd.IntN(3); n < 2 {
+				l.OnReport = ptr(n == 1)
+			}
+			lines[k] = l
+		}
+		sameHash(t, fmt.Sprintf("case %d", i), text(), lines, strs())
+	}
+}
+
+// TestHashLinesIsHashQuoteSampleShop: hashing the lines of the sample
+// shop's jobs as shopdb reads them (with a quote field) without building
+// their quotes gives their quotes' hashes.
+func TestHashLinesIsHashQuoteSampleShop(t *testing.T) {
+	d := shopdbtest.NewSampleShop(t)
+	cfg := d.Config()
+	cfg.Queries.QuoteFields = "SELECT job_no AS job, registration AS vehicle, claim_number AS claimNote FROM jobs WHERE job_no IN (:jobs)"
+	db := d.Open(t, cfg)
+	jobs, err := d.Shop().GenerateJobs(t.Context(), 40, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs = append(jobs, sampleshop.JobDraft, sampleshop.JobFinal, sampleshop.JobNoLines, sampleshop.JobWalkIn, sampleshop.JobBadLine)
+	all, err := db.Lines(t.Context(), jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields, _, err := db.QuoteFields(t.Context(), jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all[sampleshop.JobDraft].Lines) == 0 || len(fields[sampleshop.JobDraft]) == 0 {
+		t.Fatalf("job %s: lines %v, fields %v; want both", sampleshop.JobDraft, all[sampleshop.JobDraft], fields[sampleshop.JobDraft])
+	}
+	for _, job := range jobs {
+		sameHash(t, job, job, all[job].Lines, fields[job])
 	}
 }

@@ -3,14 +3,17 @@ package sync
 import (
 	"context"
 	"fmt"
+	"time"
 
+	"github.com/quotesync/quotesync/remote"
 	"github.com/quotesync/quotesync/shopdb"
 	"github.com/quotesync/quotesync/shopdb/store"
 )
 
 // lineChunk is how many jobs' lines one statement of line_items reads:
-// lines are read, hashed and dropped chunk by chunk, so that a pass over
-// many changed jobs holds only a chunk's lines at a time. linePrefetch is
+// lines are read chunk by chunk, and each job's hashed and dropped as
+// soon as its rows are read (planChunk), so that a pass over many changed
+// jobs holds a job's lines at a time, not a chunk's. linePrefetch is
 // how many chunks are read ahead of the one being hashed: one. With two,
 // the two statements contend on the database's page latches: the database
 // spends about twice the CPU, the pass takes longer and its peak is
@@ -26,9 +29,10 @@ const (
 // and watches submitted jobs for changes that need a supplement. It costs
 // the estimate states (one round trip, none when the shop did not change
 // since the last pass), plus one round trip per chunk of jobs whose
-// marker moved (or that have none), whose lines are read, built into
-// their quote and hashed, plus the writes; the change markers of jobs
-// examined with nothing to push are written together at the end.
+// marker moved (or that have none), whose lines are read and hashed
+// (and built into their quote for a push), plus the writes; the change
+// markers of jobs examined with nothing to push are written together at
+// the end.
 func (e *Engine) pushAll(ctx context.Context, p *pass, rows []store.Request) {
 	cands, jobs := pushCandidates(rows)
 	e.rememberJobs(p, jobs)
@@ -46,24 +50,22 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []store.Request) {
 	chunks := chunkWork(work)
 	// linePrefetch chunks' lines are read at once, and the next is asked
 	// for as soon as one is taken: the database runs one chunk's query
-	// while quotesync parses and hashes another's rows, and at most
-	// linePrefetch+1 chunks' lines are in memory.
-	fetch := func(c lineWork) <-chan fetchedLines {
-		ch := make(chan fetchedLines, 1)
+	// while quotesync performs another's plans, and at most
+	// linePrefetch+1 chunks' plans are in memory.
+	fetch := func(c lineWork) <-chan plannedChunk {
+		ch := make(chan plannedChunk, 1)
 		go func() {
 			defer func() {
 				if v := recover(); v != nil {
-					ch <- fetchedLines{err: e.recovered(v)}
+					ch <- plannedChunk{err: e.recovered(v)}
 				}
 			}()
-			var f fetchedLines
-			f.lines, f.fields, f.bad, f.err = e.lines(ctx, c.read)
-			ch <- f
+			ch <- e.planChunk(ctx, p.now, c)
 		}()
 		return ch
 	}
 	var ready []*pushJob
-	pending := make([]<-chan fetchedLines, 0, len(chunks))
+	pending := make([]<-chan plannedChunk, 0, len(chunks))
 	for _, c := range chunks[:min(linePrefetch, len(chunks))] {
 		pending = append(pending, fetch(c))
 	}
@@ -83,21 +85,12 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []store.Request) {
 		}
 		got := make([]*pushJob, len(c.jobs))
 		p.each(ctx, len(c.jobs), func(ctx context.Context, i int) {
-			w := c.jobs[i]
-			job := w.row.JobNumber
-			var pl plan
-			switch {
-			case w.stateErr != nil:
-				pl = planHold(w.row, w.state, ReasonEstimateState, w.stateErr)
-			default:
-				q := e.buildQuote(job, f.lines[job], f.fields[job])
-				pl = planJob(p.now, w.row, w.state, f.lines[job], f.bad[job], q, hashQuote(q))
-			}
+			pl := f.plans[i]
 			if pl.do == DoHold {
 				p.add(&p.summary.Held, 1)
 			}
 			if r, ok := p.act.perform(ctx, p, pl); ok && pl.final {
-				got[i] = &pushJob{row: r, state: w.state}
+				got[i] = &pushJob{row: r, state: c.jobs[i].state}
 			}
 		})
 		ready = append(ready, got...)
@@ -114,14 +107,37 @@ type lineWork struct {
 	read []string
 }
 
-// fetchedLines is one chunk's lines and the quote-level fields of its
-// jobs (shop.queries.quote_fields). bad holds the jobs whose lines or
-// fields are invalid.
-type fetchedLines struct {
-	lines  map[string][]shopdb.Line
-	fields map[string]map[string]string
-	bad    map[string]error
-	err    error
+// plannedChunk is the plan of each job of a chunk, in its order.
+type plannedChunk struct {
+	plans []plan
+	err   error
+}
+
+// planChunk plans the jobs of c on their lines: each job's lines are
+// hashed as soon as shopdb has read them all, and kept only in the quote
+// of a job to push (a pass pushes few of the jobs whose lines it hashes),
+// so that the pass holds no chunk's lines (BenchmarkIdlePass10k, case
+// marker-moved; BenchmarkOnceIdle10k, idle-daemon-after-full-read).
+func (e *Engine) planChunk(ctx context.Context, now time.Time, c lineWork) (f plannedChunk) {
+	f.plans = make([]plan, len(c.jobs))
+	at := make(map[string][]int, len(c.read))
+	for i, w := range c.jobs {
+		if w.stateErr != nil {
+			f.plans[i] = planHold(w.row, w.state, ReasonEstimateState, w.stateErr)
+		} else {
+			at[w.row.JobNumber] = append(at[w.row.JobNumber], i)
+		}
+	}
+	f.err = e.eachLines(ctx, c.read, func(job string, lines []shopdb.Line, fields map[string]string, bad error) {
+		h := hashLines(e.cfg.Quote, job, lines, fields)
+		for _, i := range at[job] {
+			w := c.jobs[i]
+			if f.plans[i] = planJob(now, w.row, w.state, lines, bad, remote.Quote{}, h); f.plans[i].do == DoPushDraft {
+				f.plans[i] = planJob(now, w.row, w.state, lines, bad, e.buildQuote(job, lines, fields), h)
+			}
+		}
+	})
+	return f
 }
 
 // chunkWork splits the push work into chunks of at most lineChunk jobs
@@ -143,33 +159,38 @@ func chunkWork(work []pushJob) []lineWork {
 	return out
 }
 
-// lines reads the lines and quote fields of jobs, none when jobs is
-// empty: the lines of each job without a bad row or field, and the first
-// of those of each job with one.
-func (e *Engine) lines(ctx context.Context, jobs []string) (map[string][]shopdb.Line, map[string]map[string]string, map[string]error, error) {
+// eachLines reads the quote fields, then the lines of jobs (none when
+// jobs is empty), and calls f for each job with its lines, its fields and
+// what holds it back: its first bad line, else its bad field (a bad line
+// before a bad field, as the pass always said). A job whose rows the
+// shop's query returned apart gets a second call, which counts
+// (shopdb.DB.EachLines).
+func (e *Engine) eachLines(ctx context.Context, jobs []string, f func(job string, lines []shopdb.Line, fields map[string]string, bad error)) error {
 	if len(jobs) == 0 {
-		return nil, nil, nil, nil
+		return nil
 	}
-	fields, bad, err := e.shop.QuoteFields(ctx, jobs)
+	fields, badFields, err := e.shop.QuoteFields(ctx, jobs)
 	if err != nil {
-		return nil, nil, nil, err
+		return err
 	}
-	all, err := e.shop.Lines(ctx, jobs)
-	if err != nil {
-		return nil, nil, nil, err
+	seen := make(map[string]bool, len(jobs))
+	call := func(job string, jl shopdb.JobLines) {
+		bad := jl.Err()
+		if bad == nil {
+			bad = badFields[job]
+		}
+		seen[job] = true
+		f(job, jl.Lines, fields[job], bad)
 	}
-	lines := make(map[string][]shopdb.Line, len(all))
-	if bad == nil {
-		bad = make(map[string]error)
+	if err := e.shop.EachLines(ctx, jobs, call); err != nil {
+		return err
 	}
-	for job, jl := range all {
-		if err := jl.Err(); err != nil {
-			bad[job] = err // a bad line before a bad field, as the pass always said
-		} else {
-			lines[job] = jl.Lines
+	for _, job := range jobs {
+		if !seen[job] {
+			call(job, shopdb.JobLines{}) // no lines in the shop
 		}
 	}
-	return lines, fields, bad, nil
+	return nil
 }
 
 // submitAll submits the final estimates whose content the remote now
@@ -223,7 +244,13 @@ func (e *Engine) readStillFinal(ctx context.Context, todo []pushJob) ([]pushJob,
 	if err != nil {
 		return nil, err
 	}
-	lines, fields, badLines, err := e.lines(ctx, unmarked)
+	hashes := make(map[string]string, len(unmarked))
+	err = e.eachLines(ctx, unmarked, func(job string, lines []shopdb.Line, fields map[string]string, bad error) {
+		hashes[job] = "" // held back: its hash is none pushed
+		if bad == nil {
+			hashes[job] = hashLines(e.cfg.Quote, job, lines, fields)
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +260,7 @@ func (e *Engine) readStillFinal(ctx context.Context, todo []pushJob) ([]pushJob,
 		cur, ok := now[job]
 		same := ok && badNow[job] == nil && cur.Final && cur.Marker == w.state.Marker
 		if same && w.state.Marker == "" {
-			same = badLines[job] == nil && hashQuote(e.buildQuote(job, lines[job], fields[job])) == w.row.PushedHash
+			same = hashes[job] != "" && hashes[job] == w.row.PushedHash
 		}
 		if same {
 			kept = append(kept, w)

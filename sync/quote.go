@@ -40,21 +40,26 @@ func buildQuote(cfg QuoteConfig, job string, lines []shopdb.Line, fields map[str
 	}
 	q.Items = make([]remote.Item, 0, len(lines))
 	for _, l := range lines {
-		q.Items = append(q.Items, remote.Item{
-			ID:          l.LineID,
-			Order:       l.Order,
-			Type:        l.WorkType,
-			Description: l.Description,
-			Quantity:    l.Quantity,
-			Price:       l.Price,
-			Total:       l.Total,
-			PartNumber:  l.PartNumber,
-			Markup:      l.Markup,
-			IsOnReport:  l.OnReport,
-			Metadata:    l.Metadata,
-		})
+		q.Items = append(q.Items, lineItem(l))
 	}
 	return q
+}
+
+// lineItem is the quote item of a line.
+func lineItem(l shopdb.Line) remote.Item {
+	return remote.Item{
+		ID:          l.LineID,
+		Order:       l.Order,
+		Type:        l.WorkType,
+		Description: l.Description,
+		Quantity:    l.Quantity,
+		Price:       l.Price,
+		Total:       l.Total,
+		PartNumber:  l.PartNumber,
+		Markup:      l.Markup,
+		IsOnReport:  l.OnReport,
+		Metadata:    l.Metadata,
+	}
 }
 
 // hashQuote returns the SHA-256 of a canonical form of the quote: every
@@ -62,6 +67,20 @@ func buildQuote(cfg QuoteConfig, job string, lines []shopdb.Line, fields map[str
 // exact form (95.5000 and 95.5 are the same amount). Two quotes hash alike
 // exactly when pushing one over the other changes nothing.
 func hashQuote(q remote.Quote) string {
+	return canonHash(q, len(q.Items), func(i int) remote.Item { return q.Items[i] })
+}
+
+// hashLines is hashQuote(buildQuote(cfg, job, lines, fields)), the same
+// bytes hashed, without the quote's items: a pass hashes the lines of
+// every job whose marker moved and builds the quote of the few it pushes
+// (BenchmarkIdlePass10k, case marker-moved).
+func hashLines(cfg QuoteConfig, job string, lines []shopdb.Line, fields map[string]string) string {
+	return canonHash(buildQuote(cfg, job, nil, fields), len(lines), func(i int) remote.Item { return lineItem(lines[i]) })
+}
+
+// canonHash hashes q with its n items item(0) … item(n-1), whatever
+// q.Items holds.
+func canonHash(q remote.Quote, n int, item func(i int) remote.Item) string {
 	w := canonWriters.Get().(*canonWriter)
 	defer canonWriters.Put(w)
 	w.buf = w.buf[:0]
@@ -73,9 +92,9 @@ func hashQuote(q remote.Quote) string {
 		w.str(r.Type)
 		w.dec(r.Rate)
 	}
-	w.int(len(q.Items))
-	for _, it := range q.Items {
-		w.item(it)
+	w.int(n)
+	for i := range n {
+		w.item(item(i))
 	}
 	w.int(len(q.Extra))
 	for _, k := range slices.Sorted(maps.Keys(q.Extra)) {
@@ -86,7 +105,7 @@ func hashQuote(q remote.Quote) string {
 	return hex.EncodeToString(s[:])
 }
 
-// canonWriters are the buffers of hashQuote: a pass hashes a quote for
+// canonWriters are the buffers of canonHash: a pass hashes a quote for
 // every job whose marker moved.
 var canonWriters = gosync.Pool{New: func() any { return &canonWriter{} }}
 
