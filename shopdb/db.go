@@ -35,8 +35,9 @@ type pool struct {
 	lim bounds // cfg.Limits, ready
 	// digest derives the markers estimate_state lacks (linedigest.go).
 	digest lineDigest
-	// linesPerJob is how many lines a job had in the last Lines call, on
-	// average: the next call makes each job's slice that big at once.
+	// linesPerJob is how many lines a job had in the last read of lines
+	// (Lines, EachLines or its re-read), on average: the next read makes
+	// each job's slice that big at once.
 	linesPerJob atomic.Int64
 	// linesApart: line_items returned a job's rows apart once; EachLines
 	// then hands over every job at the statement's end, as Lines does,

@@ -243,14 +243,17 @@ func (db *DB) Lines(ctx context.Context, jobs []string) (map[string]JobLines, er
 	return out, nil
 }
 
-// EachLines is Lines calling f with each job's lines as soon as the
-// statement has returned them all, keeping none: when the query returns
-// a job's rows together, as a join driven by the jobs does, a pass holds
-// one job's lines at a time, not a chunk's (BenchmarkOnceIdle10k,
+// EachLines is Lines calling f with each job's lines when the statement
+// moves on to another job, keeping none: when the query returns a job's
+// rows together, as a join driven by the jobs does, a pass holds one
+// job's lines at a time, not a chunk's (BenchmarkOnceIdle10k,
 // idle-daemon-after-full-read). The jobs whose rows come apart are read
-// again in one more statement and f is called for them again: a job's
-// last call holds all its rows. After that, the DB's EachLines hands
-// over every job at the statement's end, as Lines.
+// again in one more statement, within the same query timeout, and f is
+// called for them again: a job's last call holds all its rows, and f
+// may have been called for some jobs when an error is returned. After
+// that, this DB's EachLines (shared by the insurers of its pool) hands
+// over every job at the statement's end, as Lines, for the life of the
+// process.
 func (db *DB) EachLines(ctx context.Context, jobs []string, f func(job string, jl JobLines)) error {
 	return db.readLines(ctx, jobs, true, f)
 }
@@ -364,9 +367,38 @@ func (db *DB) readLines(ctx context.Context, jobs []string, each bool, f func(jo
 	for j := range got {
 		deliver(int32(j))
 	}
-	if len(again) > 0 {
-		db.linesApart.Store(true)
-		return db.readLines(ctx, again, false, f)
+	if len(again) == 0 {
+		return nil
+	}
+	db.linesApart.Store(true)
+	// The jobs read again, with every spelling asked that folds like one
+	// of them, in the order asked: a row resolves to the job it did in
+	// the first statement. Only the jobs read again get a call, a job
+	// whose rows are gone meanwhile one with no lines: its last call is
+	// the second statement's.
+	want := make(map[string]bool, len(again))
+	fold := make(map[string]bool, len(again))
+	for _, j := range again {
+		want[j], fold[strings.ToLower(j)] = true, true
+	}
+	var reread []string
+	for _, j := range set.list {
+		if want[j] || fold[strings.ToLower(j)] {
+			reread = append(reread, j)
+		}
+	}
+	if err := db.readLines(qctx, reread, false, func(job string, jl JobLines) {
+		if want[job] {
+			delete(want, job)
+			f(job, jl)
+		}
+	}); err != nil {
+		return err
+	}
+	for _, j := range again {
+		if want[j] {
+			f(j, JobLines{})
+		}
 	}
 	return nil
 }

@@ -13,8 +13,8 @@ import (
 // lineChunk is how many jobs' lines one statement of line_items reads:
 // lines are read chunk by chunk, and each job's hashed and dropped as
 // soon as its rows are read (planChunk), so that a pass over many changed
-// jobs holds a job's lines at a time, not a chunk's. linePrefetch is
-// how many chunks are read ahead of the one being hashed: one. With two,
+// jobs holds a job's lines at a time, not a chunk's. linePrefetch is how
+// many chunks are read ahead of the one being performed: one. With two,
 // the two statements contend on the database's page latches: the database
 // spends about twice the CPU, the pass takes longer and its peak is
 // higher; and a smaller chunk costs the database more per line
@@ -85,6 +85,10 @@ func (e *Engine) pushAll(ctx context.Context, p *pass, rows []store.Request) {
 		}
 		got := make([]*pushJob, len(c.jobs))
 		p.each(ctx, len(c.jobs), func(ctx context.Context, i int) {
+			if err := f.failed[i]; err != nil {
+				p.fail(err)
+				return
+			}
 			pl := f.plans[i]
 			if pl.do == DoHold {
 				p.add(&p.summary.Held, 1)
@@ -110,11 +114,16 @@ type lineWork struct {
 // plannedChunk is the plan of each job of a chunk, in its order.
 type plannedChunk struct {
 	plans []plan
-	err   error
+	// failed holds, at a job's index, the panic its planning raised: its
+	// plan does nothing, and the pass fails, as when planning panicked on
+	// the job's own goroutine.
+	failed []error
+	err    error
 }
 
 // planChunk plans the jobs of c on their lines: each job's lines are
-// hashed as soon as shopdb has read them all, and kept only in the quote
+// hashed when shopdb hands them over (a job whose rows came apart is
+// planned again on its complete lines), and kept only in the quote
 // of a job to push (a pass pushes few of the jobs whose lines it hashes),
 // so that the pass holds no chunk's lines (BenchmarkIdlePass10k, case
 // marker-moved; BenchmarkOnceIdle10k, idle-daemon-after-full-read).
@@ -128,10 +137,20 @@ func (e *Engine) planChunk(ctx context.Context, now time.Time, c lineWork) (f pl
 			at[w.row.JobNumber] = append(at[w.row.JobNumber], i)
 		}
 	}
+	f.failed = make([]error, len(c.jobs))
 	f.err = e.eachLines(ctx, c.read, func(job string, lines []shopdb.Line, fields map[string]string, bad error) {
+		defer func() {
+			if v := recover(); v != nil {
+				err := e.recovered(v)
+				for _, i := range at[job] {
+					f.plans[i], f.failed[i] = plan{row: c.jobs[i].row}, err
+				}
+			}
+		}()
 		h := hashLines(e.cfg.Quote, job, lines, fields)
 		for _, i := range at[job] {
 			w := c.jobs[i]
+			f.failed[i] = nil
 			if f.plans[i] = planJob(now, w.row, w.state, lines, bad, remote.Quote{}, h); f.plans[i].do == DoPushDraft {
 				f.plans[i] = planJob(now, w.row, w.state, lines, bad, e.buildQuote(job, lines, fields), h)
 			}
